@@ -1,0 +1,44 @@
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `workers` runs inside workerd (the Worker, its Durable Objects, the MCP
+// transports) against a real HTTP Proxmox simulator started by the global setup; `node` runs
+// the simulator's own tests and checks that need Node (schema conformance, scripts).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            main: './src/index.ts',
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: {
+              bindings: {
+                PVE_BASE_URL: `${inject('simulatorUrl')}/api2/json`,
+                PVE_TOKEN_ID: inject('simulatorTokenId'),
+                PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
+                AUTH_MODE: 'none',
+                SIMULATOR_URL: inject('simulatorUrl'),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: 'workers',
+          include: ['test/worker/**/*.test.ts'],
+          globalSetup: ['./test/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/node/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+    ],
+  },
+});

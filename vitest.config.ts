@@ -18,6 +18,7 @@ export default defineConfig({
                 PVE_TOKEN_ID: inject('simulatorTokenId'),
                 PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
                 AUTH_MODE: 'none',
+                PVE_TIMEOUT_MS: '2000',
                 SIMULATOR_URL: inject('simulatorUrl'),
               },
             },
@@ -29,6 +30,8 @@ export default defineConfig({
           globalSetup: ['./test/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
+          // One simulator serves every file; its request log and faults are shared state.
+          fileParallelism: false,
         },
       },
       {

@@ -1,0 +1,88 @@
+// The configuration contract: every binding and variable the Worker reads, and how they turn
+// into a checked configuration. Each variable works with `wrangler dev --var NAME:VALUE`.
+
+import type { PveClientConfig } from './proxmox/client';
+
+export interface AppEnv {
+  MCP_OBJECT: DurableObjectNamespace;
+  /** Optional service binding to pveproxy (Workers VPC service over Cloudflare Tunnel). */
+  PVE?: Fetcher;
+  /** e.g. https://pve.example.com:8006 or https://pve.example.com/api2/json */
+  PVE_BASE_URL?: string;
+  /** user@realm!tokenid */
+  PVE_TOKEN_ID?: string;
+  PVE_TOKEN_SECRET?: string;
+  CF_ACCESS_CLIENT_ID?: string;
+  CF_ACCESS_CLIENT_SECRET?: string;
+  /** Per-request timeout towards Proxmox, in milliseconds (default 15000). */
+  PVE_TIMEOUT_MS?: string;
+  /** JSON text; overrides the bundled policy.json. */
+  POLICY?: string;
+  /** `none` (loopback only) or `oauth` (the default). */
+  AUTH_MODE?: string;
+}
+
+export type AuthMode = 'none' | 'oauth';
+
+export function authMode(env: AppEnv): AuthMode | { error: string } {
+  const mode = (env.AUTH_MODE ?? '').trim() || 'oauth';
+  if (mode === 'none' || mode === 'oauth') return mode;
+  return { error: `AUTH_MODE must be "none" or "oauth", got ${JSON.stringify(mode.slice(0, 20))}` };
+}
+
+const TOKEN_ID_RE = /^[^\s:@!=]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$/;
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** Builds the Proxmox client settings, or says what is missing; never echoes a secret. */
+export function pveConfig(env: AppEnv): PveClientConfig | { error: string } {
+  const problems: string[] = [];
+  const tokenId = env.PVE_TOKEN_ID?.trim() ?? '';
+  const tokenSecret = env.PVE_TOKEN_SECRET?.trim() ?? '';
+  if (!TOKEN_ID_RE.test(tokenId)) problems.push('PVE_TOKEN_ID must look like user@realm!tokenid');
+  if (!tokenSecret) problems.push('PVE_TOKEN_SECRET is not set');
+  else if (/[\s=]/.test(tokenSecret)) problems.push('PVE_TOKEN_SECRET contains spaces or "="');
+
+  const baseUrl = normaliseBaseUrl(env.PVE_BASE_URL, env.PVE !== undefined);
+  if (typeof baseUrl !== 'string') problems.push(baseUrl.error);
+
+  const timeout = env.PVE_TIMEOUT_MS ? Number(env.PVE_TIMEOUT_MS) : DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(timeout) || timeout < 100 || timeout > 120_000) {
+    problems.push('PVE_TIMEOUT_MS must be an integer between 100 and 120000');
+  }
+  const accessId = env.CF_ACCESS_CLIENT_ID?.trim() || undefined;
+  const accessSecret = env.CF_ACCESS_CLIENT_SECRET?.trim() || undefined;
+  if (Boolean(accessId) !== Boolean(accessSecret)) {
+    problems.push('set both CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET, or neither');
+  }
+  if (problems.length || typeof baseUrl !== 'string') return { error: problems.join('; ') };
+  return {
+    baseUrl,
+    tokenId,
+    tokenSecret,
+    accessClientId: accessId,
+    accessClientSecret: accessSecret,
+    binding: env.PVE,
+    timeoutMs: timeout,
+  };
+}
+
+/** Accepts an origin or a URL ending in /api2/json; a service binding needs no host of its own. */
+function normaliseBaseUrl(raw: string | undefined, hasBinding: boolean): string | { error: string } {
+  const text = raw?.trim() ?? '';
+  if (!text) {
+    return hasBinding ? 'http://pve/api2/json' : { error: 'PVE_BASE_URL is not set' };
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { error: 'PVE_BASE_URL is not a URL' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: 'PVE_BASE_URL must be http(s)' };
+  if (url.username || url.password || url.search || url.hash) {
+    return { error: 'PVE_BASE_URL must not contain credentials, a query or a fragment' };
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  const withApi = path.endsWith('/api2/json') ? path : `${path}/api2/json`;
+  return `${url.origin}${withApi}`;
+}

@@ -1,0 +1,43 @@
+// The MCP agent: one Durable Object per MCP session (streamable HTTP or SSE). It only wires
+// the SDK server to our tool seam; tools and policy never see McpAgent types.
+
+import { McpAgent } from 'agents/mcp';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import type { AppEnv } from '../env';
+import { identityFromProps } from '../identity';
+import { TOOLS } from '../tools';
+import { SERVER_NAME, VERSION } from '../version';
+import { makeScope } from './context';
+import { installTools } from './tool-registry';
+import { ToolFailure } from './tool-spec';
+
+const INSTRUCTIONS =
+  'Proxmox VE tools. pve_list_vms lists VMs and containers across the cluster. ' +
+  'pve_create_qemu_vm creates a VM only with confirm=true; call it first without confirm to ' +
+  'preview the exact parameters, show them to the user, and confirm only with their consent.';
+
+export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown>> {
+  // The low-level SDK server: our seam answers tools/list and tools/call itself, so that
+  // validation, policy and logging wrap every call (McpServer would validate before us).
+  server = new Server(
+    { name: SERVER_NAME, title: 'Proxmox VE', version: VERSION },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    },
+  );
+
+  override async init(): Promise<void> {
+    installTools(this.server, TOOLS, {
+      scope: (requestId) => {
+        const identity = identityFromProps(this.props);
+        // No identity means the session did not come through our auth layer: fail closed.
+        if (!identity) throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
+        return makeScope(this.env, identity, requestId);
+      },
+      sessionId: () => this.name,
+    });
+  }
+}

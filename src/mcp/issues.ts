@@ -1,0 +1,82 @@
+// Turns zod issues into one line per field, saying what is allowed, in words an agent can act on.
+
+import type { z } from 'zod';
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+export function describeIssues(error: z.ZodError): FieldProblem[] {
+  return describeList(error.issues, []);
+}
+
+function describeList(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    const field = path.length ? path.map(String).join('.') : '(arguments)';
+    switch (issue.code) {
+      case 'unrecognized_keys':
+        for (const key of issue.keys) {
+          out.push({ field: key.slice(0, 64), message: 'unknown argument (not accepted by this tool)' });
+        }
+        break;
+      case 'invalid_type':
+        out.push({
+          field,
+          message:
+            issue.input === undefined
+              ? `required (${issue.expected})`
+              : `expected ${issue.expected}, got ${kindOf(issue.input)}`,
+        });
+        break;
+      case 'too_small':
+      case 'too_big':
+        out.push({ field, message: bound(issue) });
+        break;
+      case 'invalid_value':
+        out.push({ field, message: `must be one of ${issue.values.map(String).join(', ')}` });
+        break;
+      case 'invalid_union': {
+        // Explain the alternative whose type matched the input (e.g. the list form of tags),
+        // not every alternative that could never have applied.
+        const branch = issue.errors.find((b) => !b.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+        if (branch) out.push(...describeList(branch, path));
+        else out.push({ field, message: `expected ${issue.errors.map((b) => expectedOf(b)).join(' or ')}` });
+        break;
+      }
+      default:
+        out.push({ field, message: issue.message });
+    }
+  }
+  return out;
+}
+
+function bound(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string {
+  const small = issue.code === 'too_small';
+  const limit = small ? (issue as z.core.$ZodIssueTooSmall).minimum : (issue as z.core.$ZodIssueTooBig).maximum;
+  const inclusive = issue.inclusive !== false;
+  const relation = small ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
+  switch (issue.origin) {
+    case 'string':
+      return `must be ${relation} ${String(limit)} characters long`;
+    case 'array':
+    case 'set':
+      return `must have ${relation} ${String(limit)} items`;
+    default:
+      return `must be ${relation} ${String(limit)}`;
+  }
+}
+
+function expectedOf(branch: readonly z.core.$ZodIssue[]): string {
+  const first = branch[0];
+  return first?.code === 'invalid_type' ? first.expected : 'another form';
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number' && !Number.isInteger(value)) return 'a non-integer number';
+  return typeof value;
+}

@@ -1,0 +1,21 @@
+// One structured JSON line per tool call. Carries ids, outcome, upstream status and latency;
+// never argument values, tokens or secrets (Workers Logs indexes the JSON fields).
+
+export interface ToolCallLog {
+  request_id: string;
+  tool: string;
+  session: string;
+  user: string;
+  outcome: 'ok' | 'failed' | 'invalid' | 'error';
+  arg_keys: string[];
+  error_kind?: string;
+  /** Internal errors only: name and message, for the operator. */
+  error?: string;
+  upstream_status?: number | null;
+  upstream_calls?: number;
+  latency_ms?: number;
+}
+
+export function logToolCall(entry: ToolCallLog): void {
+  console.log(JSON.stringify({ msg: 'tool_call', ...entry }));
+}

@@ -1,0 +1,141 @@
+// The Proxmox VE API client: fetch only, so it runs in workerd. It talks to pveproxy directly
+// (PVE_BASE_URL) or through a service binding (Workers VPC service over Cloudflare Tunnel),
+// sends fixed-length form bodies, never follows redirects, bounds every call with a timeout,
+// and turns every failure into a PveError. Knows nothing of MCP.
+
+import type { z } from 'zod';
+import { PveError, type PveFailure } from './errors';
+import { readData } from './response';
+
+export interface PveClientConfig {
+  /** Ends in /api2/json, without a trailing slash. */
+  baseUrl: string;
+  tokenId: string;
+  tokenSecret: string;
+  accessClientId?: string;
+  accessClientSecret?: string;
+  /** A service binding to pveproxy; when set, requests go through it instead of the internet. */
+  binding?: Fetcher;
+  timeoutMs: number;
+}
+
+/** One upstream exchange, for the per-call log line. */
+export interface UpstreamCall {
+  method: string;
+  path: string;
+  status: number | null;
+  ms: number;
+}
+
+type Query = Record<string, string | number | undefined>;
+export type FormParams = Record<string, string | number | boolean | undefined>;
+
+const RETRYABLE_STATUS = new Set([502, 503, 504, 530]);
+
+export class PveClient {
+  readonly calls: UpstreamCall[] = [];
+
+  constructor(private readonly config: PveClientConfig) {}
+
+  /** GET, retried once on a network error or a 502/503/504/530 (reads are safe to repeat). */
+  async get<S extends z.ZodType>(path: string, schema: S, query: Query = {}): Promise<z.output<S>> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+    const target = qs.size ? `${path}?${qs}` : path;
+    try {
+      return await this.exchange('GET', target, path, schema);
+    } catch (err) {
+      if (!(err instanceof PveError) || !isRetryable(err.failure)) throw err;
+      return this.exchange('GET', target, path, schema);
+    }
+  }
+
+  /** POST with a URL-encoded, fixed-length body; never retried (the write may have happened). */
+  async post<S extends z.ZodType>(path: string, schema: S, params: FormParams): Promise<z.output<S>> {
+    return this.exchange('POST', path, path, schema, encodeForm(params));
+  }
+
+  private async exchange<S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    target: string,
+    path: string,
+    schema: S,
+    body?: string,
+  ): Promise<z.output<S>> {
+    const started = Date.now();
+    const call: UpstreamCall = { method, path, status: null, ms: 0 };
+    this.calls.push(call);
+    const fail = (failure: PveFailure): PveError => new PveError(failure, method, path);
+    let response: Response;
+    try {
+      response = await this.send(method, target, body);
+    } catch (err) {
+      call.ms = Date.now() - started;
+      if (isTimeout(err)) throw fail({ kind: 'timeout', timeoutMs: this.config.timeoutMs });
+      throw fail({ kind: 'network', cause: networkCause(err) });
+    }
+    call.status = response.status;
+    try {
+      const data = await readData(response, path, fail, this.config.timeoutMs);
+      const parsed = schema.safeParse(data);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        const at = issue?.path.length ? ` at data.${issue.path.join('.')}` : '';
+        throw fail({ kind: 'bad_response', status: response.status, problem: `${issue?.message ?? 'invalid'}${at}` });
+      }
+      return parsed.data;
+    } finally {
+      call.ms = Date.now() - started;
+    }
+  }
+
+  private send(method: string, target: string, body: string | undefined): Promise<Response> {
+    const { config } = this;
+    const headers = new Headers({
+      Authorization: `PVEAPIToken=${config.tokenId}=${config.tokenSecret}`,
+      Accept: 'application/json',
+    });
+    if (config.accessClientId && config.accessClientSecret) {
+      headers.set('CF-Access-Client-Id', config.accessClientId);
+      headers.set('CF-Access-Client-Secret', config.accessClientSecret);
+    }
+    if (body !== undefined) headers.set('Content-Type', 'application/x-www-form-urlencoded');
+    const init: RequestInit = {
+      method,
+      headers,
+      // A string body has a known length, so workerd sends Content-Length, never chunked:
+      // pveproxy answers 501 to chunked bodies.
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(config.timeoutMs),
+    };
+    const url = `${config.baseUrl}${target}`;
+    return config.binding ? config.binding.fetch(url, init) : fetch(url, init);
+  }
+}
+
+/** Booleans become 1/0: pveproxy rejects `true` in form bodies. URLSearchParams encodes `;`
+ * and `&`, which pveproxy would otherwise split pairs on. */
+export function encodeForm(params: FormParams): string {
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    form.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
+  }
+  return form.toString();
+}
+
+function isRetryable(f: PveFailure): boolean {
+  if (f.kind === 'network') return true;
+  return 'status' in f && RETRYABLE_STATUS.has(f.status) && f.kind !== 'access_denied';
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+}
+
+function networkCause(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  // Keep it short and free of anything but the runtime's own description.
+  return text.split('\n')[0]?.slice(0, 200) || 'connection failed';
+}

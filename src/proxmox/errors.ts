@@ -1,0 +1,74 @@
+// What can go wrong between us and pveproxy, as one tagged error, and the one place that turns
+// it into words an agent (and the operator reading over its shoulder) can act on.
+// Messages carry PVE's own text and the failing field, never a header, token or secret.
+
+export type PveFailure =
+  | { kind: 'invalid_parameters'; status: 400; message: string; params: Record<string, string> }
+  | { kind: 'auth_failed'; status: 401; reason: string }
+  | { kind: 'forbidden'; status: 403; message: string; path?: string; privilege?: string }
+  | { kind: 'server_error'; status: 500; message: string }
+  | { kind: 'not_implemented'; status: 501; message: string }
+  | { kind: 'node_unreachable'; status: number; message: string; node?: string }
+  | { kind: 'access_denied'; status: number; location?: string }
+  | { kind: 'tunnel_error'; status: number; code?: string }
+  | { kind: 'redirect'; status: number; location?: string }
+  | { kind: 'not_json'; status: number; contentType: string }
+  | { kind: 'bad_response'; status: number; problem: string }
+  | { kind: 'http_error'; status: number; message: string }
+  | { kind: 'timeout'; timeoutMs: number }
+  | { kind: 'network'; cause: string };
+
+export class PveError extends Error {
+  override readonly name = 'PveError';
+  constructor(
+    readonly failure: PveFailure,
+    readonly method: string,
+    readonly path: string,
+  ) {
+    super(describePveFailure(failure, method, path));
+  }
+
+  get status(): number | undefined {
+    return 'status' in this.failure ? this.failure.status : undefined;
+  }
+}
+
+export function describePveFailure(f: PveFailure, method: string, path: string): string {
+  const where = `${method} ${path}`;
+  switch (f.kind) {
+    case 'invalid_parameters': {
+      const fields = Object.entries(f.params).map(([k, v]) => `${k}: ${v}`);
+      return `Proxmox rejected the parameters (400 ${f.message})${fields.length ? ` — ${fields.join('; ')}` : ''}`;
+    }
+    case 'auth_failed':
+      return `Proxmox rejected the API token (401 ${f.reason}). Check PVE_TOKEN_ID (user@realm!tokenid) and PVE_TOKEN_SECRET, and that the token is not expired or deleted.`;
+    case 'forbidden':
+      return f.privilege
+        ? `The Proxmox API token lacks the privilege ${f.privilege} on ${f.path} (403 ${f.message}). Grant it to the token (and, with privilege separation, to its user).`
+        : `Proxmox refused the request (403 ${f.message}).`;
+    case 'server_error':
+      return `Proxmox reported an error (500): ${f.message}`;
+    case 'not_implemented':
+      return /chunked/i.test(f.message)
+        ? `Proxmox refused a chunked request body (501 ${f.message}). If a Cloudflare Tunnel sits in front of pveproxy, set originRequest.disableChunkedEncoding: true in cloudflared.`
+        : `Proxmox does not implement ${where} (501 ${f.message}).`;
+    case 'node_unreachable':
+      return `pveproxy could not reach ${f.node ? `node ${f.node}` : 'the target node'} (${f.status} ${f.message}). The node may be offline or partitioned from the cluster.`;
+    case 'access_denied':
+      return `Cloudflare Access refused the request (${f.status}${f.location ? `, redirect to ${f.location}` : ''}). Check CF_ACCESS_CLIENT_ID / CF_ACCESS_CLIENT_SECRET and that the Access application has a Service Auth policy that includes this service token.`;
+    case 'tunnel_error':
+      return `Cloudflare could not reach pveproxy through the tunnel (${f.status}${f.code ? `, error ${f.code}` : ''}). Check that cloudflared is running and connected, and its ingress rule for this hostname.`;
+    case 'redirect':
+      return `Expected the Proxmox API but got a redirect (${f.status}${f.location ? ` to ${f.location}` : ''}). Check PVE_BASE_URL (scheme, host and /api2/json path).`;
+    case 'not_json':
+      return `Expected JSON from the Proxmox API but got ${f.contentType || 'no content type'} (status ${f.status}). Something other than pveproxy answered: check PVE_BASE_URL, the tunnel and any proxy in between.`;
+    case 'bad_response':
+      return `Proxmox answered ${where} with data of an unexpected shape: ${f.problem}`;
+    case 'http_error':
+      return `Proxmox answered ${where} with HTTP ${f.status}: ${f.message}`;
+    case 'timeout':
+      return `Proxmox did not answer ${where} within ${Math.round(f.timeoutMs / 1000)} s.`;
+    case 'network':
+      return `Could not connect to the Proxmox API for ${where}: ${f.cause}`;
+  }
+}

@@ -1,0 +1,45 @@
+// Proxmox's own value formats (pve-common JSONSchema.pm, pve-access-control, qemu-server),
+// written as predicates. Each returns null when the value is valid, else what is allowed.
+
+/** `pve-node`: one DNS label (pve_verify_node_name). Length capped like any DNS label. */
+export const NODE_RE = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
+export const NODE_RULE =
+  'a Proxmox node name: letters, digits and inner hyphens, at most 63 characters (e.g. pve1)';
+
+/** `pve-vmid`: 100–999999999 (`^[1-9][0-9]{2,8}$`). */
+export const VMID_MIN = 100;
+export const VMID_MAX = 999_999_999;
+
+/** `dns-name`: dot-separated labels (pve_verify_dns_name), capped at DNS lengths. */
+const DNS_LABEL = '[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?';
+export const DNS_NAME_RE = new RegExp(`^(?:${DNS_LABEL}\\.)*${DNS_LABEL}$`);
+export const DNS_NAME_RULE =
+  'a DNS name: labels of letters, digits and inner hyphens separated by dots (e.g. web-01)';
+
+/** `pve-storage-id` (parse_id). */
+export const STORAGE_ID_RE = /^[a-z][a-z0-9\-_.]*[a-z0-9]$/i;
+
+/** `pve-bridge-id`; a Linux interface name, so at most 15 characters. */
+export const BRIDGE_RE = /^[-_.A-Za-z0-9]{1,15}$/;
+
+/** `mac-addr`: unicast only (the I/G bit must not be set). */
+export const MAC_RE = /^[a-f0-9][02468ace](?::[a-f0-9]{2}){5}$/i;
+
+/** `pve-tag` ($PVE_TAG_RE). */
+export const TAG_RE = /^[A-Za-z0-9_][A-Za-z0-9_\-+.]*$/;
+export const TAG_MAX = 64;
+
+/** `pve-poolid`, including nested pools (PVE 8.1+: up to three levels). */
+export const POOL_RE = /^[A-Za-z0-9.\-_]{1,64}(?:\/[A-Za-z0-9.\-_]{1,64}){0,2}$/;
+
+/** `urlencoded` (pve_verify_urlencoded), used for drive serial and model. */
+export const URLENCODED_RE = /^[-%a-zA-Z0-9_.!~*'()]*$/;
+
+/** Any control character (C0, DEL, C1) or a Unicode line/paragraph separator. */
+export const CONTROL_CHAR_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** Shortens a user value for an error message, so huge inputs do not come back whole. */
+export function quote(value: string, max = 40): string {
+  const shown = value.length > max ? `${value.slice(0, max)}…` : value;
+  return JSON.stringify(shown);
+}

@@ -1,0 +1,150 @@
+// Reads a pveproxy response into its `data`, or classifies what answered instead: PVE's own
+// errors (with `errors` per parameter, and `message` since libpve-http-server-perl 5.2; older
+// servers only have the reason phrase), Cloudflare Access, Cloudflare Tunnel, redirects, HTML.
+
+import type { PveError, PveFailure } from './errors';
+
+const MAX_BODY_CHARS = 16 * 1024 * 1024;
+const NODE_IN_PATH = /^\/nodes\/([^/]+)\//;
+
+type Fail = (failure: PveFailure) => PveError;
+
+export async function readData(
+  response: Response,
+  path: string,
+  fail: Fail,
+  timeoutMs: number,
+): Promise<unknown> {
+  const { status } = response;
+  const contentType = response.headers.get('content-type') ?? '';
+
+  if (status >= 300 && status < 400) {
+    await response.body?.cancel();
+    const location = stripQuery(response.headers.get('location'));
+    if (location && /(^|\.)cloudflareaccess\.com$/i.test(hostOf(location))) {
+      throw fail({ kind: 'access_denied', status, location });
+    }
+    throw fail({ kind: 'redirect', status, location });
+  }
+
+  const text = await readText(response, fail, timeoutMs);
+  const json = /json/i.test(contentType) ? parseJson(text) : undefined;
+
+  if (json === undefined) {
+    throw classifyNonJson(status, contentType, text, path, response.statusText, fail);
+  }
+  const body = (json ?? {}) as { data?: unknown; errors?: unknown; message?: unknown };
+  if (status === 200) {
+    if (!('data' in body)) throw fail({ kind: 'bad_response', status, problem: 'no "data" member' });
+    return body.data;
+  }
+  const message = pveMessage(body.message, response.statusText);
+  throw fail(classifyPveError(status, message, body.errors, path));
+}
+
+async function readText(response: Response, fail: Fail, timeoutMs: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? '0');
+  if (declared > MAX_BODY_CHARS) {
+    await response.body?.cancel();
+    throw fail({ kind: 'bad_response', status: response.status, problem: `body of ${declared} bytes is too large` });
+  }
+  try {
+    const text = await response.text();
+    if (text.length > MAX_BODY_CHARS) {
+      throw fail({ kind: 'bad_response', status: response.status, problem: 'body is too large' });
+    }
+    return text;
+  } catch (err) {
+    if (err instanceof Error && err.name === 'PveError') throw err;
+    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
+      throw fail({ kind: 'timeout', timeoutMs });
+    }
+    throw fail({ kind: 'network', cause: 'the connection broke while reading the response' });
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function classifyPveError(status: number, message: string, errors: unknown, path: string): PveFailure {
+  switch (status) {
+    case 400:
+      return { kind: 'invalid_parameters', status, message, params: stringRecord(errors) };
+    case 401:
+      return { kind: 'auth_failed', status, reason: message };
+    case 403: {
+      const m = /^Permission check failed \((\S.*), ([A-Za-z.]+)\)$/.exec(message);
+      return m ? { kind: 'forbidden', status, message, path: m[1], privilege: m[2] } : { kind: 'forbidden', status, message };
+    }
+    case 500:
+      return { kind: 'server_error', status, message };
+    case 501:
+      return { kind: 'not_implemented', status, message };
+    default:
+      return classifyOther(status, message, path);
+  }
+}
+
+function classifyNonJson(
+  status: number,
+  contentType: string,
+  text: string,
+  path: string,
+  statusText: string,
+  fail: Fail,
+): PveError {
+  const lower = text.slice(0, 4096).toLowerCase();
+  if (lower.includes('cloudflareaccess.com') || lower.includes('cloudflare access')) {
+    return fail({ kind: 'access_denied', status });
+  }
+  const cfCode = /error code:?\s*(1\d{3})/i.exec(text.slice(0, 4096))?.[1];
+  if (status === 530 || cfCode) return fail({ kind: 'tunnel_error', status, code: cfCode });
+  // pveproxy's own errors without a JSON body: 401 (empty body), 501 (plain reason), 595/596.
+  const message = pveMessage(undefined, statusText) || text.trim().split('\n')[0]?.slice(0, 200) || '';
+  if (status === 401) return fail({ kind: 'auth_failed', status, reason: message || 'Authentication failed!' });
+  if (status === 501) return fail({ kind: 'not_implemented', status, message });
+  if (status >= 595 && status <= 599) return fail(classifyOther(status, message, path));
+  if ((status === 502 || status === 503 || status === 504) && !/json/i.test(contentType)) {
+    return fail({ kind: 'tunnel_error', status });
+  }
+  return fail({ kind: 'not_json', status, contentType });
+}
+
+function classifyOther(status: number, message: string, path: string): PveFailure {
+  if (status >= 595 && status <= 599) {
+    return { kind: 'node_unreachable', status, message: message || 'proxy error', node: NODE_IN_PATH.exec(path)?.[1] };
+  }
+  return { kind: 'http_error', status, message: message || 'no message' };
+}
+
+function pveMessage(message: unknown, statusText: string): string {
+  const text = typeof message === 'string' && message.trim() !== '' ? message : statusText;
+  return text.trim().split('\n')[0]?.slice(0, 500) ?? '';
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) out[k] = String(v).trim().slice(0, 500);
+  }
+  return out;
+}
+
+function stripQuery(location: string | null): string | undefined {
+  if (!location) return undefined;
+  return location.split(/[?#]/)[0];
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
+}

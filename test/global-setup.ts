@@ -1,0 +1,26 @@
+// Starts a real HTTP Proxmox simulator for the workerd tests and hands its address, tokens and
+// the real PVE 9 schema of the endpoints we call to them (via vitest's provide/inject).
+
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { SIMULATOR_TOKENS, startSimulator } from '../simulator/server.ts';
+import { findSchemaFile, loadEndpoints } from './support/pve-schema-load.ts';
+
+
+/** Every endpoint the Worker may call; requests it sends are checked against these. */
+export const ENDPOINTS_USED = [
+  'GET /cluster/resources',
+  'GET /cluster/nextid',
+  'POST /nodes/{node}/qemu',
+  'GET /nodes/{node}/tasks/{upid}/status',
+];
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const sim = await startSimulator({ authFailDelayMs: 200, taskDurationMs: 300 });
+  project.provide('simulatorUrl', sim.url);
+  project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
+  project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
+  const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '..'));
+  project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
+  return () => sim.close();
+}

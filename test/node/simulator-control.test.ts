@@ -1,0 +1,165 @@
+// The control API: request log, faults, tenants, offline nodes, reset and config.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
+import { createSimClient, rawRequest } from '../../simulator/sim-client.ts';
+
+let sim: RunningSimulator;
+beforeAll(async () => {
+  sim = await startSimulator({ authFailDelayMs: 50, taskDurationMs: 100 });
+});
+afterAll(() => sim.close());
+
+const client = () => createSimClient(sim.url, `ctl-${randomUUID().slice(0, 8)}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('request log', () => {
+  it('records method, path, query, redacted auth, body, params and framing', async () => {
+    const c = client();
+    await c.api('GET', '/cluster/resources', { query: { type: 'vm' } });
+    await c.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106, tags: 'a;b' } });
+    await rawRequest(`${c.root}/api2/json/nodes/pve1/qemu`, { method: 'POST', body: 'vmid=107', chunked: true });
+    const [get, post, chunked] = await c.requests();
+    expect(get).toMatchObject({ seq: 1, method: 'GET', path: '/api2/json/cluster/resources', query: { type: 'vm' }, body: null, status: 200, chunked: false, contentLength: null });
+    expect(get?.headers.authorization).toBe(`PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=<redacted>`);
+    expect(JSON.stringify(get)).not.toContain(SIMULATOR_TOKENS.admin.secret);
+    expect(post).toMatchObject({ method: 'POST', body: 'vmid=106&tags=a%3Bb', params: { vmid: '106', tags: 'a;b' }, contentLength: 19, chunked: false, status: 200 });
+    expect(chunked).toMatchObject({ chunked: true, contentLength: null, body: 'vmid=107', status: 501 });
+  });
+
+  it('logs the decoded path pveproxy routes on, and the raw one as sent', async () => {
+    const c = client();
+    const upid = 'UPID:pve1:00001234:00005678:6B0D6503:qmcreate:999:root@pam!mcp:';
+    await c.api('GET', `/nodes/pve1/tasks/${encodeURIComponent(upid)}/status`);
+    const [entry] = await c.requests();
+    expect(entry?.path).toBe(`/api2/json/nodes/pve1/tasks/${upid}/status`);
+    expect(entry?.rawPath).toBe(`/api2/json/nodes/pve1/tasks/${encodeURIComponent(upid)}/status`);
+  });
+
+  it('does not log control requests and can be cleared', async () => {
+    const c = client();
+    await c.api('GET', '/version');
+    await c.requests();
+    expect(await c.requests()).toHaveLength(1);
+    await c.clearRequests();
+    expect(await c.requests()).toEqual([]);
+  });
+});
+
+describe('faults', () => {
+  it('serves an injected status and HTML body, once by default', async () => {
+    const c = client();
+    const page = '<html><title>Sign in ・ Cloudflare Access</title></html>';
+    await c.fault({ path: '^/cluster/resources$', status: 200, body: page, contentType: 'text/html' });
+    const faulted = await c.api('GET', '/cluster/resources');
+    expect([faulted.status, faulted.headers.get('content-type'), faulted.text]).toEqual([200, 'text/html', page]);
+    expect((await c.api('GET', '/cluster/resources')).body.data).toBeInstanceOf(Array);
+  });
+
+  it('can redirect like Cloudflare Access', async () => {
+    const c = client();
+    const location = 'https://team.cloudflareaccess.com/cdn-cgi/access/login/pve.example.com';
+    await c.fault({ path: '.*', status: 302, headers: { Location: location } });
+    const res = await c.api('GET', '/version');
+    expect([res.status, res.headers.get('location')]).toEqual([302, location]);
+  });
+
+  it('applies a fault `times` times, matching the method', async () => {
+    const c = client();
+    await c.fault({ method: 'GET', path: '^/version$', status: 530, body: 'error code: 1033', times: 2 });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await c.api('GET', '/version')).status);
+    expect(statuses).toEqual([530, 530, 200]);
+  });
+
+  it('sends a JSON object body as JSON with a custom reason', async () => {
+    const c = client();
+    await c.fault({ path: '^/nodes$', status: 596, reason: 'Connection timed out', body: { data: null } });
+    const res = await c.api('GET', '/nodes');
+    expect([res.status, res.reason, res.body]).toEqual([596, 'Connection timed out', { data: null }]);
+  });
+
+  it('drops the connection without a response', async () => {
+    const c = client();
+    await c.fault({ path: '^/version$', drop: true });
+    await expect(c.api('GET', '/version')).rejects.toThrow();
+    expect((await c.requests())[0]?.status).toBeNull();
+  });
+
+  it('hangs until the client gives up', async () => {
+    const c = client();
+    await c.fault({ path: '^/version$', hang: true });
+    await expect(rawRequest(`${c.root}/api2/json/version`, { timeoutMs: 200 })).rejects.toThrow('timeout');
+  });
+
+  it('delays a normal answer with delayMs alone', async () => {
+    const c = client();
+    await c.fault({ path: '^/version$', delayMs: 250 });
+    const started = Date.now();
+    expect((await c.api('GET', '/version')).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(240);
+  });
+
+  it('makes the next create task fail with taskExitStatus', async () => {
+    const c = client();
+    await c.fault({ method: 'POST', path: '^/nodes/[^/]+/qemu$', taskExitStatus: "unable to create VM 106 - can't lock file" });
+    const res = await c.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106 } });
+    expect(res.status).toBe(200);
+    await sleep(200);
+    const status = await c.api('GET', `/nodes/pve1/tasks/${encodeURIComponent(res.body.data as string)}/status`);
+    expect(status.body.data).toMatchObject({ status: 'stopped', exitstatus: "unable to create VM 106 - can't lock file" });
+    expect((await c.api('GET', '/cluster/nextid')).body.data).toBe('106');
+  });
+});
+
+describe('tenants, nodes and reset', () => {
+  it('keeps tenants isolated', async () => {
+    const a = client();
+    const b = client();
+    await a.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106 } });
+    await a.setNodeOnline('pve2', false);
+    expect((await a.api('GET', '/cluster/nextid')).body.data).toBe('107');
+    expect((await b.api('GET', '/cluster/nextid')).body.data).toBe('106');
+    expect((await b.api('GET', '/nodes/pve2/qemu')).status).toBe(200);
+    expect(await b.requests()).toHaveLength(2);
+  });
+
+  it('answers 595 for an offline node and shows its guests as unknown', async () => {
+    const c = client();
+    await c.setNodeOnline('pve3', false);
+    const res = await c.api('GET', '/nodes/pve3/qemu');
+    expect([res.status, res.reason, res.text]).toEqual([595, 'No route to host', '']);
+    const vm = ((await c.api('GET', '/cluster/resources', { query: { type: 'vm' } })).body.data as Record<string, unknown>[]).find(
+      (item) => item.vmid === 105,
+    );
+    expect(vm).toEqual({ id: 'qemu/105', vmid: 105, node: 'pve3', type: 'qemu', status: 'unknown', tags: 'k8s' });
+    const nodes = (await c.api('GET', '/nodes')).body.data as { node: string; status: string }[];
+    expect(nodes.find((n) => n.node === 'pve3')?.status).toBe('offline');
+    await c.setNodeOnline('pve3', true);
+    expect((await c.api('GET', '/nodes/pve3/qemu')).status).toBe(200);
+  });
+
+  it('reset reseeds state, log, faults and node status', async () => {
+    const c = client();
+    await c.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106 } });
+    await c.setNodeOnline('pve1', false);
+    await c.fault({ path: '.*', status: 503 });
+    await c.reset();
+    expect(await c.requests()).toEqual([]);
+    expect((await c.api('GET', '/cluster/nextid')).body.data).toBe('106');
+    expect((await c.api('GET', '/nodes/pve1/qemu')).status).toBe(200);
+  });
+
+  it('changes the task duration through config', async () => {
+    const c = client();
+    await c.configure({ taskDurationMs: 0 });
+    const res = await c.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106 } });
+    const status = await c.api('GET', `/nodes/pve1/tasks/${encodeURIComponent(res.body.data as string)}/status`);
+    expect(status.body.data).toMatchObject({ status: 'stopped', exitstatus: 'OK' });
+  });
+
+  it('refuses bad control input with 400', async () => {
+    const res = await fetch(`${client().root}/_sim/faults`, { method: 'POST', body: JSON.stringify({ path: '(' }) });
+    expect(res.status).toBe(400);
+  });
+});

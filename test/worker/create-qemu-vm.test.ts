@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { call, connect, text, TRANSPORTS } from './helpers/mcp';
+import { sim } from './helpers/sim';
+import { ISO } from './helpers/fixtures';
+
+const FULL = {
+  node: 'pve1',
+  name: 'web-01',
+  memory: 2048,
+  cores: 2,
+  sockets: 1,
+  net0: 'virtio,bridge=vmbr0,firewall=1',
+  scsi0: 'local-lvm:32,iothread=1,discard=on',
+  ide2: ISO,
+  ostype: 'l26',
+  cpu: 'host',
+  scsihw: 'virtio-scsi-single',
+  boot: 'order=scsi0;ide2;net0',
+  agent: true,
+  tags: ['web', 'prod'],
+  start: false,
+  description: 'Made by a test.\nSecond line; with & and = signs',
+};
+
+async function nextFree(): Promise<number> {
+  const res = await sim.api('GET', '/cluster/nextid');
+  return Number(((await res.json()) as { data: string }).data);
+}
+
+describe.each(TRANSPORTS)('pve_create_qemu_vm over %s', (kind) => {
+  let client: Client;
+  beforeAll(async () => {
+    await sim.reset();
+    client = await connect(kind);
+  });
+  afterAll(() => client.close());
+  beforeEach(() => sim.clearLog());
+
+  it('previews without confirm and sends no write to Proxmox', async () => {
+    const expectedId = await nextFree();
+    await sim.clearLog();
+    const result = await call(client, 'pve_create_qemu_vm', FULL);
+    expect(result.isError).toBeFalsy();
+    const s = result.structuredContent!;
+    expect(s.mode).toBe('preview');
+    expect(s.vmid).toBe(expectedId);
+    expect(s.vmid_source).toBe('next_free');
+    expect(s.params).toEqual({
+      vmid: String(expectedId),
+      name: 'web-01',
+      memory: '2048',
+      cores: '2',
+      sockets: '1',
+      net0: 'virtio,bridge=vmbr0,firewall=1',
+      scsi0: 'local-lvm:32,discard=on,iothread=1',
+      ide2: `${ISO},media=cdrom`,
+      ostype: 'l26',
+      cpu: 'host',
+      scsihw: 'virtio-scsi-single',
+      boot: 'order=scsi0;ide2;net0',
+      agent: '1',
+      tags: 'web;prod',
+      start: '0',
+      description: FULL.description,
+    });
+    expect(text(result)).toMatch(/Preview only: nothing was sent/);
+    expect(text(result)).toMatch(/confirm: true/);
+    const requests = await sim.requests();
+    expect(requests.filter((r) => r.method !== 'GET')).toEqual([]);
+    expect(requests.map((r) => r.path)).toEqual(['/api2/json/cluster/nextid']);
+  });
+
+  it('creates with confirm: one fixed-length form POST, booleans as 1/0, separators encoded', async () => {
+    const expectedId = await nextFree();
+    await sim.clearLog();
+    const result = await call(client, 'pve_create_qemu_vm', { ...FULL, confirm: true });
+    expect(result.isError).toBeFalsy();
+    const s = result.structuredContent!;
+    expect(s).toMatchObject({ mode: 'created', node: 'pve1', vmid: expectedId, attempts: 1 });
+    expect(s.upid).toMatch(new RegExp(`^UPID:pve1:[0-9A-F]{8}:[0-9A-F]{8,9}:[0-9A-F]{8}:qmcreate:${expectedId}:root@pam!mcp:$`));
+    const [post, ...more] = await sim.writes();
+    expect(more).toEqual([]);
+    expect(post!.path).toBe('/api2/json/nodes/pve1/qemu');
+    expect(post!.chunked).toBe(false);
+    expect(post!.contentLength).toBe(new TextEncoder().encode(post!.body!).length);
+    expect(post!.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(post!.params).toEqual(s.params);
+    expect(post!.params!.start).toBe('0');
+    // ";" and "&" must be percent-encoded: pveproxy splits form pairs on both.
+    expect(post!.body).not.toMatch(/[;]/);
+    expect(post!.body).toContain('boot=order%3Dscsi0%3Bide2%3Bnet0');
+    expect(post!.headers.authorization).toBe('PVEAPIToken=root@pam!mcp=<redacted>');
+  });
+
+  it('waits for the task when asked and reports its exit status', async () => {
+    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve2', name: 'waited', memory: 512, confirm: true, wait: true, timeout_s: 10 });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent!.task).toEqual({ status: 'stopped', exitstatus: 'OK', succeeded: true });
+    expect(text(result)).toMatch(/The task finished: OK/);
+    const polls = (await sim.requests()).filter((r) => r.path.includes('/tasks/'));
+    expect(polls.length).toBeGreaterThan(0);
+    expect(polls[0]!.path).toMatch(/^\/api2\/json\/nodes\/pve2\/tasks\/UPID:pve2:.*\/status$/);
+  });
+
+  it('reports a task that ends in error as an error result, with its exit status', async () => {
+    await sim.fault({ path: '^/nodes/pve1/qemu$', method: 'POST', taskExitStatus: 'unable to create image: out of space' });
+    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', scsi0: 'local-lvm:8', confirm: true, wait: true });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent!.task).toEqual({ status: 'stopped', exitstatus: 'unable to create image: out of space', succeeded: false });
+    expect(text(result)).toMatch(/The task failed: unable to create image: out of space/);
+  });
+
+  it('uses a given vmid and surfaces PVE\'s 500 when it already exists, without a second POST', async () => {
+    const existing = (await (await sim.api('GET', '/cluster/resources?type=vm')).json()) as { data: { vmid: number; node: string }[] };
+    const taken = existing.data[0]!;
+    await sim.clearLog();
+    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: taken.vmid, confirm: true });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toContain(`Proxmox reported an error (500): unable to create VM ${taken.vmid} - VM ${taken.vmid} already exists on node '${taken.node}'`);
+    expect(result.structuredContent!.error).toMatchObject({ kind: 'upstream.server_error', upstream_status: 500 });
+    expect(await sim.writes()).toHaveLength(1);
+  });
+});
+
+describe('concurrent creates without a vmid', () => {
+  let clients: Client[];
+  beforeAll(async () => {
+    await sim.reset();
+    clients = await Promise.all([connect('http'), connect('http'), connect('sse')]);
+  });
+  afterAll(() => Promise.all(clients.map((c) => c.close())));
+
+  it('never collide: a taken automatic vmid is replaced by the next free one', async () => {
+    const first = await nextFree();
+    await sim.clearLog();
+    // Hold every nextid answer back long enough that all three calls are given the same id.
+    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', delayMs: 300, times: 3, status: 0 });
+    const results = await Promise.all(
+      clients.map((c, i) => call(c, 'pve_create_qemu_vm', { node: 'pve1', name: `race-${i}`, confirm: true })),
+    );
+    for (const r of results) expect(r.isError, text(r)).toBeFalsy();
+    const ids = results.map((r) => r.structuredContent!.vmid as number).sort((a, b) => a - b);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids[0]).toBe(first);
+    const posts = await sim.writes();
+    // Three creations plus at least one POST refused with "already exists".
+    expect(posts.filter((p) => p.status === 200)).toHaveLength(3);
+    expect(posts.some((p) => p.status === 500)).toBe(true);
+    expect(results.some((r) => (r.structuredContent!.attempts as number) > 1)).toBe(true);
+  });
+});

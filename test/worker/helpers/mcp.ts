@@ -1,0 +1,45 @@
+// MCP SDK clients connected to the Worker under test through its own fetch handler
+// (exports.default.fetch), over streamable HTTP (/mcp) or legacy SSE (/sse).
+
+import { exports } from 'cloudflare:workers';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+
+export type TransportKind = 'http' | 'sse';
+export const TRANSPORTS: TransportKind[] = ['http', 'sse'];
+
+export const ORIGIN = 'http://localhost';
+
+/** fetch that lands in the Worker's default export, as a request from a local client would. */
+export function workerFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(new Request(input, init));
+}
+
+export async function connect(kind: TransportKind = 'http'): Promise<Client> {
+  const client = new Client(
+    { name: 'vitest', version: '1.0.0' },
+    { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
+  );
+  const transport =
+    kind === 'http'
+      ? new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), { fetch: workerFetch })
+      : new SSEClientTransport(new URL(`${ORIGIN}/sse`), {
+          fetch: workerFetch,
+          eventSourceInit: { fetch: workerFetch },
+        });
+  await client.connect(transport);
+  return client;
+}
+
+/** Calls a tool and returns its result with the types narrowed for assertions. */
+export async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult & { structuredContent?: Record<string, any> }> {
+  const result = await client.callTool({ name, arguments: args });
+  return result as CallToolResult & { structuredContent?: Record<string, any> };
+}
+
+export function text(result: CallToolResult): string {
+  return result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}

@@ -1,0 +1,70 @@
+// Talks to the Proxmox simulator's control API (/_sim): its request log, resets and faults.
+
+import { inject } from 'vitest';
+
+export interface SimRequest {
+  seq: number;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body: string | null;
+  params: Record<string, string> | null;
+  contentLength: number | null;
+  chunked: boolean;
+  status: number;
+}
+
+export interface SimFault {
+  method?: string;
+  path: string;
+  times?: number;
+  status?: number;
+  body?: string | Record<string, unknown>;
+  contentType?: string;
+  headers?: Record<string, string>;
+  reason?: string;
+  delayMs?: number;
+  drop?: boolean;
+  hang?: boolean;
+  taskExitStatus?: string;
+}
+
+const base = (): string => inject('simulatorUrl');
+
+async function control(method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(`${base()}/_sim${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`simulator control ${method} ${path}: ${res.status} ${await res.text()}`);
+  const text = await res.text();
+  return text ? (JSON.parse(text) as unknown) : null;
+}
+
+export const sim = {
+  reset: () => control('POST', '/reset'),
+  clearLog: () => control('DELETE', '/requests'),
+  async requests(): Promise<SimRequest[]> {
+    const out = (await control('GET', '/requests')) as { requests: SimRequest[] };
+    return out.requests;
+  },
+  async writes(): Promise<SimRequest[]> {
+    return (await this.requests()).filter((r) => r.method !== 'GET');
+  },
+  fault: (fault: SimFault) => control('POST', '/faults', fault),
+  setNode: (node: string, state: 'online' | 'offline') => control('POST', `/nodes/${node}/${state}`),
+  config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) => control('POST', '/config', config),
+  /** Calls the simulated PVE API directly, as a test's own Proxmox client. */
+  async api(method: string, path: string, params?: Record<string, string>): Promise<Response> {
+    return fetch(`${base()}/api2/json${path}`, {
+      method,
+      headers: {
+        Authorization: `PVEAPIToken=${inject('simulatorTokenId')}=${inject('simulatorTokenSecret')}`,
+        ...(params ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      body: params ? new URLSearchParams(params).toString() : undefined,
+    });
+  },
+};

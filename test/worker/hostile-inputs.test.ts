@@ -1,0 +1,119 @@
+// Bad input gets a clear error and changes nothing: every row carries confirm: true, yet no
+// write may reach Proxmox, and the error must name the offending field.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { call, connect, text } from './helpers/mcp';
+import { sim } from './helpers/sim';
+
+const ok = { node: 'pve1', confirm: true };
+const huge = 'a'.repeat(100_000);
+
+const CREATE_CASES: [label: string, args: Record<string, unknown>, field: string][] = [
+  ['node missing', { confirm: true }, 'node'],
+  ['node as a number', { ...ok, node: 1 }, 'node'],
+  ['node path traversal', { ...ok, node: '../../access/users' }, 'node'],
+  ['node with a slash', { ...ok, node: 'pve1/qemu/100' }, 'node'],
+  ['node percent-encoded slash', { ...ok, node: 'pve1%2F..' }, 'node'],
+  ['node with a query', { ...ok, node: 'pve1?x=1' }, 'node'],
+  ['node with a newline', { ...ok, node: 'pve1\nX-Evil: 1' }, 'node'],
+  ['node too long', { ...ok, node: 'n'.repeat(64) }, 'node'],
+  ['vmid below range', { ...ok, vmid: 99 }, 'vmid'],
+  ['vmid above range', { ...ok, vmid: 1_000_000_000 }, 'vmid'],
+  ['vmid fractional', { ...ok, vmid: 100.5 }, 'vmid'],
+  ['vmid as string', { ...ok, vmid: '100' }, 'vmid'],
+  ['name not a DNS name', { ...ok, name: 'web_01' }, 'name'],
+  ['name smuggling a parameter', { ...ok, name: 'x&start=1' }, 'name'],
+  ['memory below 16', { ...ok, memory: 8 }, 'memory'],
+  ['memory negative', { ...ok, memory: -1 }, 'memory'],
+  ['memory as a property string', { ...ok, memory: '2048,hotplug=1' }, 'memory'],
+  ['cores zero', { ...ok, cores: 0 }, 'cores'],
+  ['sockets absurd', { ...ok, sockets: 10_000 }, 'sockets'],
+  ['unknown argument', { ...ok, args: '-drive file=/dev/sda' }, 'args'],
+  ['unknown argument hookscript', { ...ok, hookscript: 'local:snippets/x.sh' }, 'hookscript'],
+  ['ostype not in the enum', { ...ok, ostype: 'linux' }, 'ostype'],
+  ['scsihw not in the enum', { ...ok, scsihw: 'virtio' }, 'scsihw'],
+  ['net0 smuggling a key with a comma', { ...ok, net0: 'virtio,bridge=vmbr0,tag=5,link_down=0,foo=bar' }, 'net0'],
+  ['net0 smuggling a parameter with &', { ...ok, net0: 'virtio,bridge=vmbr0&args=-x' }, 'net0'],
+  ['net0 smuggling with ;', { ...ok, net0: 'virtio,bridge=vmbr0;args=-x' }, 'net0'],
+  ['net0 with a newline', { ...ok, net0: 'virtio,bridge=vmbr0\nstart=1' }, 'net0'],
+  ['net0 with = inside a value', { ...ok, net0: 'virtio,bridge=vmbr0=x' }, 'net0'],
+  ['net0 duplicate key', { ...ok, net0: 'virtio,bridge=vmbr0,bridge=vmbr1' }, 'net0'],
+  ['net0 model unknown', { ...ok, net0: 'rtl9999,bridge=vmbr0' }, 'net0'],
+  ['net0 VLAN out of range', { ...ok, net0: 'virtio,bridge=vmbr0,tag=4095' }, 'net0'],
+  ['net0 multicast MAC', { ...ok, net0: 'virtio=01:00:5E:00:00:01,bridge=vmbr0' }, 'net0'],
+  ['net0 missing model', { ...ok, net0: 'bridge=vmbr0' }, 'net0'],
+  ['scsi0 absolute host path', { ...ok, scsi0: '/dev/sda' }, 'scsi0'],
+  ['scsi0 path traversal in volume', { ...ok, scsi0: 'local:../../etc/pve/priv/token.cfg' }, 'scsi0'],
+  ['scsi0 smuggling import-from a host path', { ...ok, scsi0: 'local-lvm:0,import-from=/etc/shadow' }, 'scsi0'],
+  ['scsi0 unknown key', { ...ok, scsi0: 'local-lvm:32,foo=1' }, 'scsi0'],
+  ['scsi0 IDE-only key', { ...ok, scsi0: 'local-lvm:32,model=x' }, 'scsi0'],
+  ['scsi0 boolean as word', { ...ok, scsi0: 'local-lvm:32,iothread=maybe' }, 'scsi0'],
+  ['scsi0 stray comma', { ...ok, scsi0: 'local-lvm:32,,ssd=1' }, 'scsi0'],
+  ['ide2 ISO as a disk', { ...ok, ide2: 'local:iso/x.iso,media=disk' }, 'ide2'],
+  ['ide2 SCSI-only key', { ...ok, ide2: 'local:iso/x.iso,iothread=1' }, 'ide2'],
+  ['cpu flag not allowed per VM', { ...ok, cpu: 'host,flags=+vmx' }, 'cpu'],
+  ['cpu smuggling args', { ...ok, cpu: 'host,args=-enable-kvm' }, 'cpu'],
+  ['boot legacy form', { ...ok, boot: 'cdn' }, 'boot'],
+  ['boot unknown device', { ...ok, boot: 'order=scsi0;cdrom;net0' }, 'boot'],
+  ['agent not a boolean', { ...ok, agent: 'sometimes' }, 'agent'],
+  ['agent unknown key', { ...ok, agent: '1,exec=rm' }, 'agent'],
+  ['tags with a space inside a tag list item', { ...ok, tags: ['ok', 'not ok'] }, 'tags'],
+  ['tags with a semicolon smuggle', { ...ok, tags: 'a;b&start=1' }, 'tags'],
+  ['pool with spaces', { ...ok, pool: 'my pool' }, 'pool'],
+  ['start as a string', { ...ok, start: 'true' }, 'start'],
+  ['description too long', { ...ok, description: 'd'.repeat(8193) }, 'description'],
+  ['description with control characters', { ...ok, description: 'ok\u0000\u001b[2J' }, 'description'],
+  ['huge name', { ...ok, name: huge }, 'name'],
+  ['huge net0', { ...ok, net0: huge }, 'net0'],
+  ['timeout_s above 120', { ...ok, wait: true, timeout_s: 600 }, 'timeout_s'],
+  ['confirm as a string', { node: 'pve1', confirm: 'yes' }, 'confirm'],
+  ['arguments as an array element', { ...ok, net0: ['virtio'] }, 'net0'],
+  ['null node', { ...ok, node: null }, 'node'],
+];
+
+const LIST_CASES: [label: string, args: Record<string, unknown>, field: string][] = [
+  ['limit zero', { limit: 0 }, 'limit'],
+  ['limit above 1000', { limit: 1001 }, 'limit'],
+  ['type not qemu/lxc', { type: 'openvz' }, 'type'],
+  ['node traversal', { node: '..' }, 'node'],
+  ['unknown filter', { pool: 'x' }, 'pool'],
+  ['tag with a slash', { tag: 'a/b' }, 'tag'],
+];
+
+describe('hostile and malformed inputs', () => {
+  let client: Client;
+  beforeAll(async () => {
+    await sim.reset();
+    await sim.clearLog();
+    client = await connect('http');
+  });
+  afterAll(async () => {
+    // Not one write reached Proxmox during the whole table.
+    expect(await sim.writes()).toEqual([]);
+    await client.close();
+  });
+
+  it('has at least 30 create cases', () => {
+    expect(CREATE_CASES.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each(CREATE_CASES)('create: %s → error naming %s', async (_label, args, field) => {
+    const result = await call(client, 'pve_create_qemu_vm', args);
+    expect(result.isError).toBe(true);
+    const error = result.structuredContent!.error as { kind: string; fields: { field: string }[] };
+    expect(error.kind).toBe('invalid_arguments');
+    expect(error.fields.map((f) => f.field)).toContain(field);
+    expect(text(result)).toMatch(new RegExp(`^- ${field}: `, 'm'));
+    expect(text(result).length).toBeLessThan(2000);
+    expect(await sim.writes()).toEqual([]);
+  });
+
+  it.each(LIST_CASES)('list: %s → error naming %s, no upstream call', async (_label, args, field) => {
+    await sim.clearLog();
+    const result = await call(client, 'pve_list_vms', args);
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(new RegExp(`^- ${field}: `, 'm'));
+    expect(await sim.requests()).toEqual([]);
+  });
+});

@@ -76,7 +76,7 @@ export const NET_FORMAT: PropertyFormat = {
 // Volumes: `STORAGE:SIZE_GiB` allocates a new disk; `STORAGE:VOLNAME` attaches an existing
 // volume (ISO images live under `iso/`). Absolute host paths are refused outright: only root
 // may use them in PVE, and they would expose host block devices to an agent.
-const NEW_DISK_RE = /^([A-Za-z][A-Za-z0-9\-_.]*[A-Za-z0-9]):(\d{1,7}(?:\.\d{1,3})?)$/;
+const NEW_DISK_RE = /^([A-Za-z][A-Za-z0-9\-_.]*[A-Za-z0-9]):(\d+(?:\.\d+)?)$/;
 const VOLUME_RE = /^([A-Za-z][A-Za-z0-9\-_.]*[A-Za-z0-9]):([A-Za-z0-9][A-Za-z0-9._+\-/]{0,254})$/;
 const MAX_DISK_GIB = 1_048_576;
 
@@ -179,9 +179,9 @@ export const BOOT_FORMAT: PropertyFormat = {
   keys: { order: { type: 'string', check: checkBootOrder } },
 };
 
-// VM-specific CPU flags PVE accepts (qemu-server CPUConfig.pm); others need a custom model.
+// VM-specific CPU flags PVE 9.1 accepts (qemu-server CPUConfig.pm); others need a custom model.
 const CPU_FLAGS = ['pcid', 'spec-ctrl', 'ibpb', 'ssbd', 'virt-ssbd', 'amd-ssbd', 'amd-no-ssb',
-  'pdpe1gb', 'md-clear', 'hv-tlbflush', 'hv-evmcs', 'aes'];
+  'pdpe1gb', 'md-clear', 'hv-tlbflush', 'hv-evmcs', 'aes', 'nested-virt'];
 const CPU_FLAG_RE = new RegExp(`^[+-](?:${CPU_FLAGS.join('|')})$`);
 
 export const CPU_FORMAT: PropertyFormat = {
@@ -249,7 +249,7 @@ export function parseDrive(text: string, format: PropertyFormat): OptionResult {
       if (fresh && Number(fresh[2]) === 0 && p['import-from'] === undefined) {
         return 'size 0 is only valid together with import-from';
       }
-      if (!fresh && p['import-from'] !== undefined) {
+      if (p['import-from'] !== undefined && !(fresh && Number(fresh[2]) === 0)) {
         return 'import-from needs a new disk written STORAGE:0, e.g. local-lvm:0';
       }
       if (isIso(file)) {

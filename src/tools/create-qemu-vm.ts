@@ -76,7 +76,7 @@ export const createQemuVm = defineTool({
 function preview(args: CreateArgs, vmid: number, given: boolean, params: Record<string, string>) {
   const sent = { vmid: String(vmid), ...params };
   const lines = Object.entries(sent).map(([k, v]) => `  ${k}=${v}`);
-  const idNote = given ? '' : ' (vmid is the next free id right now; it is taken again at creation)';
+  const idNote = given ? '' : ` (${vmid} is the next free id now; the id is chosen again when you confirm)`;
   const nextStep = 'Call pve_create_qemu_vm again with the same arguments and confirm: true to create it.';
   return {
     structured: {

@@ -32,6 +32,8 @@ export default defineConfig({
           hookTimeout: 30_000,
           // One simulator serves every file; its request log and faults are shared state.
           fileParallelism: false,
+          // The per-call JSON log lines are asserted where they matter; elsewhere they are noise.
+          onConsoleLog: (log) => !log.includes('"msg":"tool_call"'),
         },
       },
       {

@@ -1,5 +1,5 @@
 // Values the global setup hands to tests (vitest provide/inject), and the Worker's exports.
-import type { EndpointDef } from './support/pve-schema-load';
+import type { EndpointDef } from './support/pve-endpoint';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -65,7 +65,7 @@ describe('parseDrive', () => {
     ['local:iso/x.iso,media=disk', /ISO image must be attached with media=cdrom/],
     ['local-lvm:32,serial=a b', /not a URL-encoded serial/],
     ['local-lvm:32,wwn=0x12', /not a WWN/],
-    ['local-lvm:99999999', /not STORAGE:SIZE_GiB|at most/],
+    ['local-lvm:99999999', /size must be at most 1048576 GiB/],
   ])('refuses %s', (input, message) => {
     const r = parseDrive(input, SCSI_FORMAT);
     expect(r.ok).toBe(false);

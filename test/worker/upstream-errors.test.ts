@@ -63,7 +63,7 @@ const ROWS: Row[] = [
     label: '501 for a chunked body, with the cloudflared fix',
     tool: 'create',
     fault: { method: 'POST', path: '^/nodes/pve1/qemu$', status: 501, reason: 'chunked transfer encoding not supported', body: '' },
-    message: /chunked request body .* disableChunkedEncoding: true/,
+    message: /chunked request body .*disableChunkedEncoding: true/,
     kind: 'upstream.not_implemented',
     status: 501,
   },

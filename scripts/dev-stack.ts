@@ -1,0 +1,100 @@
+// Starts the local stack: a Proxmox simulator (unless a real PVE_BASE_URL is given) and
+// `wrangler dev` pointed at it. Used by `npm start` and `npm run bench`.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { SIMULATOR_TOKENS, startSimulator, type SimulatorOptions } from '../simulator/server.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+/** Offline hygiene for every wrangler call: no metrics, no error reports, no network lookups. */
+export const OFFLINE_WRANGLER_ENV = {
+  WRANGLER_SEND_METRICS: 'false',
+  WRANGLER_SEND_ERROR_REPORTS: 'false',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  WRANGLER_HIDE_BANNER: 'true',
+};
+
+export interface StackOptions {
+  port: number;
+  /** Simulator port; 0 picks a free one. Ignored when `pve` is given. */
+  simPort: number;
+  simulator?: SimulatorOptions;
+  /** Settings of a real Proxmox to use instead of the simulator. */
+  pve?: Record<string, string>;
+  vars?: Record<string, string>;
+  /** Where wrangler's output goes. */
+  stdio: 'inherit' | 'ignore';
+  /** Separate persisted state (Durable Objects, KV), e.g. for a benchmark. */
+  persistTo?: string;
+}
+
+export interface Stack {
+  url: string;
+  simulatorUrl: string | null;
+  vars: Record<string, string>;
+  wrangler: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const vars: Record<string, string> = { AUTH_MODE: 'none', ...options.vars };
+  let closeSimulator = async (): Promise<void> => {};
+  let simulatorUrl: string | null = null;
+  if (options.pve) {
+    Object.assign(vars, options.pve);
+  } else {
+    const sim = await startSimulator({ ...options.simulator, port: options.simPort });
+    closeSimulator = sim.close;
+    simulatorUrl = sim.url;
+    vars.PVE_BASE_URL = `${sim.url}/api2/json`;
+    vars.PVE_TOKEN_ID = SIMULATOR_TOKENS.admin.id;
+    vars.PVE_TOKEN_SECRET = SIMULATOR_TOKENS.admin.secret;
+  }
+
+  const args = ['dev', '--port', String(options.port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false'];
+  if (options.persistTo) args.push('--persist-to', options.persistTo);
+  for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
+  const wrangler = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
+    cwd: root,
+    env: { ...process.env, ...OFFLINE_WRANGLER_ENV },
+    stdio: ['ignore', options.stdio, options.stdio],
+    // Its own process group, so stopping kills workerd too (killing only wrangler leaves it).
+    detached: true,
+  });
+  const stop = async (): Promise<void> => {
+    killGroup(wrangler);
+    await closeSimulator();
+  };
+  const url = `http://localhost:${options.port}`;
+  try {
+    await waitForHealth(`${url}/health`, wrangler);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url, simulatorUrl, vars, wrangler, stop };
+}
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
+async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the Worker did not become healthy at ${url}`);
+}

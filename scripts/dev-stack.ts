@@ -66,6 +66,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     killGroup(wrangler);
     await closeSimulator();
   };
+  // However this process ends, take wrangler's process group (and workerd) with it.
+  process.once('exit', () => killGroup(wrangler));
   const url = `http://localhost:${options.port}`;
   try {
     await waitForHealth(`${url}/health`, wrangler);

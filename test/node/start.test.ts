@@ -1,0 +1,75 @@
+// `npm start` end to end: the simulator and `wrangler dev` come up, an MCP SDK client lists and
+// calls both tools over /mcp and /sse, and stopping it stops workerd too.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const port = 18_000 + Math.floor(Math.random() * 2000);
+let child: ChildProcess;
+let output = '';
+let state: string;
+
+beforeAll(async () => {
+  state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-start-'));
+  child = spawn('npm', ['start'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), SIM_PORT: '0', XDG_CONFIG_HOME: state },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('MCP server ready')) {
+    if (child.exitCode !== null) throw new Error(`npm start exited: ${output}`);
+    if (Date.now() > deadline) throw new Error(`npm start did not become ready: ${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}, 70_000);
+
+afterAll(async () => {
+  if (child.exitCode === null) {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+  rmSync(state, { recursive: true, force: true });
+});
+
+describe('npm start', () => {
+  it('says it serves loopback only without authentication', () => {
+    expect(output).toContain('AUTH_MODE=none: no authentication. Only loopback requests are served');
+    expect(output).toMatch(/Proxmox simulator: http:\/\/127\.0\.0\.1:\d+\/api2\/json/);
+  });
+
+  it.each([
+    ['streamable HTTP', () => new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`))],
+    ['SSE', () => new SSEClientTransport(new URL(`http://localhost:${port}/sse`))],
+  ])('lists and calls both tools over %s', async (_label, transport) => {
+    const client = new Client({ name: 'start-test', version: '1' });
+    await client.connect(transport());
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(['pve_list_vms', 'pve_create_qemu_vm']);
+      const list = await client.callTool({ name: 'pve_list_vms', arguments: { limit: 3 } });
+      expect(list.isError).toBeFalsy();
+      expect((list.structuredContent as { total: number }).total).toBeGreaterThanOrEqual(12);
+      const preview = await client.callTool({ name: 'pve_create_qemu_vm', arguments: { node: 'pve1', name: 'demo' } });
+      expect((preview.structuredContent as { mode: string }).mode).toBe('preview');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('stops workerd when stopped', async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await new Promise((r) => setTimeout(r, 500));
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+  });
+});

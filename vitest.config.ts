@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
 // the simulator's own tests and checks that need Node (schema conformance, scripts).
 export default defineConfig({
   test: {
+    // The per-call JSON log lines are asserted where they matter; elsewhere they are noise.
+    onConsoleLog: (log) => !log.includes('"msg":"tool_call"'),
     projects: [
       {
         plugins: [
@@ -32,8 +34,6 @@ export default defineConfig({
           hookTimeout: 30_000,
           // One simulator serves every file; its request log and faults are shared state.
           fileParallelism: false,
-          // The per-call JSON log lines are asserted where they matter; elsewhere they are noise.
-          onConsoleLog: (log) => !log.includes('"msg":"tool_call"'),
         },
       },
       {

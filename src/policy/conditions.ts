@@ -1,0 +1,102 @@
+// Argument and identity conditions: resolving a dotted path against the call, and the
+// comparison operators. Pure. A comparison on an absent field does not apply (neither matches
+// a deny_if nor fails a require); `exists` is how a rule demands or forbids a field.
+
+import type { Identity } from '../identity';
+import type { Condition } from './schema';
+
+export interface CallView {
+  tool: string;
+  /** Validated arguments; property strings appear as objects of their typed fields. */
+  args: Readonly<Record<string, unknown>>;
+}
+
+const ABSENT = Symbol('absent');
+type Resolved = unknown | typeof ABSENT;
+
+/** `args.<field>[.<key>]`, or `user.id`, `user.email`, `user.groups`, `user.client`. */
+export function resolvePath(path: string, call: CallView, identity: Identity): Resolved {
+  const [root, ...rest] = path.split('.');
+  let value: unknown;
+  if (root === 'args') value = call.args;
+  else if (root === 'user') value = userView(identity);
+  else return ABSENT;
+  for (const key of rest) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return ABSENT;
+    if (!Object.prototype.hasOwnProperty.call(value, key)) return ABSENT;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value === undefined ? ABSENT : value;
+}
+
+function userView(identity: Identity): Record<string, unknown> {
+  return {
+    id: identity.userId,
+    ...(identity.email ? { email: identity.email } : {}),
+    groups: identity.groups,
+    client: identity.clientId,
+  };
+}
+
+/** Whether the condition holds for the call; `null` when its field is absent (not applicable). */
+export function testCondition(cond: Condition, call: CallView, identity: Identity, regex?: RegExp): boolean | null {
+  const actual = resolvePath(cond.path, call, identity);
+  if (cond.op === 'exists') return (actual !== ABSENT) === cond.value;
+  if (actual === ABSENT) return null;
+  const expected = cond.value;
+  switch (cond.op) {
+    case 'eq':
+      return equal(actual, expected);
+    case 'neq':
+      return !equal(actual, expected);
+    case 'in':
+      return Array.isArray(expected) && expected.some((e) => equal(actual, e));
+    case 'not_in':
+      return Array.isArray(expected) && !expected.some((e) => equal(actual, e));
+    case 'lt':
+    case 'lte':
+    case 'gt':
+    case 'gte':
+      return compare(cond.op, actual, expected);
+    case 'regex':
+      return typeof actual === 'string' && (regex ?? new RegExp(String(expected))).test(actual);
+    case 'contains':
+      if (Array.isArray(actual)) return actual.some((a) => equal(a, expected));
+      return typeof actual === 'string' && typeof expected === 'string' && actual.includes(expected);
+  }
+}
+
+/** Equality that lets a number match its string form (PVE and JSON disagree on ids). */
+function equal(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a === 'number' && typeof b === 'string') return b.trim() !== '' && Number(b) === a;
+  if (typeof a === 'string' && typeof b === 'number') return a.trim() !== '' && Number(a) === b;
+  return false;
+}
+
+function compare(op: 'lt' | 'lte' | 'gt' | 'gte', a: unknown, b: unknown): boolean {
+  const x = typeof a === 'number' ? a : typeof a === 'string' && a.trim() !== '' ? Number(a) : NaN;
+  const y = typeof b === 'number' ? b : NaN;
+  if (Number.isNaN(x) || Number.isNaN(y)) return false;
+  switch (op) {
+    case 'lt':
+      return x < y;
+    case 'lte':
+      return x <= y;
+    case 'gt':
+      return x > y;
+    case 'gte':
+      return x >= y;
+  }
+}
+
+/** Whether a rule with `principals`/`except` applies to this identity. */
+export function appliesTo(rule: { principals?: string[]; except?: string[] }, identity: Identity): boolean {
+  const matches = (list: string[]): boolean =>
+    list.some((p) =>
+      p.startsWith('group:') ? identity.groups.includes(p.slice(6)) : p === identity.userId || (identity.email !== undefined && p.toLowerCase() === identity.email.toLowerCase()),
+    );
+  if (rule.principals && !matches(rule.principals)) return false;
+  if (rule.except && matches(rule.except)) return false;
+  return true;
+}

@@ -1,0 +1,156 @@
+// The decision for one tool call: (policy, call, identity, counter readings, now) → decision.
+// No I/O, no clock, no `this`. Order: invalid policy, hide, default, action deny, deny_if,
+// require, require_approval, limits. Rules of the tool come before those of all_tools.
+
+import type { Identity } from '../identity';
+import { appliesTo, testCondition, type CallView } from './conditions';
+import type { CompiledPolicy } from './load';
+import type { Condition, Limit, Scope, Window } from './schema';
+import { retryAfterSeconds, windowEnd, windowStart } from './windows';
+
+/** A limit that applies to this call, resolved to the counter it counts in. */
+export interface AppliedLimit {
+  rule: string;
+  scope: Scope;
+  /** Counter id within its scope: `<tool>/<counter>` or `*\/<counter>` for all_tools. */
+  key: string;
+  counter: string;
+  window: Window;
+  windowStart: number;
+  windowEnd: number;
+  max: number;
+  reason?: string;
+}
+
+export type Decision =
+  | { kind: 'allow'; limits: AppliedLimit[] }
+  | { kind: 'deny'; rule: string; reason: string }
+  | { kind: 'limited'; rule: string; reason: string; counter: string; retry_after_s: number }
+  | { kind: 'approval_required'; rule: string; reason: string; approvers?: string[] };
+
+/** Current counts by `${scope}:${key}:${windowStart}`; absent means 0. */
+export type CounterReadings = ReadonlyMap<string, number>;
+
+export function readingKey(limit: Pick<AppliedLimit, 'scope' | 'key' | 'windowStart'>): string {
+  return `${limit.scope}:${limit.key}:${limit.windowStart}`;
+}
+
+/**
+ * Decides a call. With `readings`, limits already at their max give `limited`; without them
+ * (null) the applicable limits are returned for the counter store to reserve atomically.
+ */
+export function evaluatePolicy(
+  policy: CompiledPolicy,
+  call: CallView,
+  identity: Identity,
+  readings: CounterReadings | null,
+  now: number,
+): Decision {
+  const { doc } = policy;
+  const tool = doc.tools[call.tool];
+  const at = `/tools/${call.tool}`;
+
+  if (doc.hide?.includes('*') || doc.hide?.includes(call.tool)) {
+    return { kind: 'deny', rule: '(hidden)', reason: `Tool "${call.tool}" is hidden by policy.` };
+  }
+  if (!tool && doc.default === 'deny') {
+    return { kind: 'deny', rule: '(default deny)', reason: `Tool "${call.tool}" is not allowed by policy.` };
+  }
+  if (tool?.action === 'deny') {
+    return { kind: 'deny', rule: `${at}/action`, reason: tool.reason ?? `Tool "${call.tool}" is denied by policy.` };
+  }
+  const sets = [
+    ...(tool ? [{ at, rules: tool, namespace: call.tool }] : []),
+    ...(doc.all_tools ? [{ at: '/all_tools', rules: doc.all_tools, namespace: '*' }] : []),
+  ];
+  for (const { at: base, rules } of sets) {
+    const denied = firstMatch(policy, rules.deny_if, `${base}/deny_if`, call, identity, true);
+    if (denied) return denied;
+    const unmet = firstMatch(policy, rules.require, `${base}/require`, call, identity, false);
+    if (unmet) return unmet;
+  }
+  if (tool?.action === 'require_approval') {
+    return {
+      kind: 'approval_required',
+      rule: `${at}/action`,
+      reason: tool.reason ?? `Calls to "${call.tool}" need a person's approval.`,
+      ...(tool.approvers ? { approvers: tool.approvers } : {}),
+    };
+  }
+  const limits = sets.flatMap(({ at: base, rules, namespace }) =>
+    (rules.limits ?? []).flatMap((limit, i) =>
+      appliesTo(limit, identity) ? [applyLimit(limit, `${base}/limits/${i}`, namespace, now)] : [],
+    ),
+  );
+  if (readings) {
+    const over = checkLimits(limits, readings, now);
+    if (over) return over;
+  }
+  return { kind: 'allow', limits };
+}
+
+/** The first limit whose counter has reached its max, as a `limited` decision; else null. */
+export function checkLimits(limits: readonly AppliedLimit[], readings: CounterReadings, now: number): Decision | null {
+  for (const limit of limits) {
+    const count = readings.get(readingKey(limit)) ?? 0;
+    if (count >= limit.max) {
+      const retry = retryAfterSeconds(limit.window, now);
+      return {
+        kind: 'limited',
+        rule: limit.rule,
+        counter: limit.counter,
+        retry_after_s: retry,
+        reason:
+          limit.reason ??
+          `Rate limit reached: ${limit.counter} allows ${limit.max} call${limit.max === 1 ? '' : 's'} per ${limit.window} per ${limit.scope}. Try again in ${retry} s.`,
+      };
+    }
+  }
+  return null;
+}
+
+function applyLimit(limit: Limit, rule: string, namespace: string, now: number): AppliedLimit {
+  return {
+    rule,
+    scope: limit.scope,
+    key: `${namespace}/${limit.counter}`,
+    counter: limit.counter,
+    window: limit.window,
+    windowStart: windowStart(limit.window, now),
+    windowEnd: windowEnd(limit.window, now),
+    max: limit.max,
+    ...(limit.reason ? { reason: limit.reason } : {}),
+  };
+}
+
+function firstMatch(
+  policy: CompiledPolicy,
+  conditions: Condition[] | undefined,
+  at: string,
+  call: CallView,
+  identity: Identity,
+  denyWhen: boolean,
+): Decision | null {
+  if (!conditions) return null;
+  for (const [i, cond] of conditions.entries()) {
+    if (!appliesTo(cond, identity)) continue;
+    const holds = testCondition(cond, call, identity, policy.regexes.get(cond));
+    if (holds === null || holds !== denyWhen) continue;
+    return { kind: 'deny', rule: `${at}/${i}`, reason: cond.reason ?? describe(cond, denyWhen) };
+  }
+  return null;
+}
+
+function describe(cond: Condition, denyWhen: boolean): string {
+  const value = JSON.stringify(cond.value);
+  return denyWhen
+    ? `Denied by policy: ${cond.path} ${cond.op} ${value}.`
+    : `Denied by policy: ${cond.path} must satisfy ${cond.op} ${value}.`;
+}
+
+/** Whether tools/list should show the tool (hidden and default-denied tools are left out). */
+export function isListed(policy: CompiledPolicy, tool: string): boolean {
+  const { doc } = policy;
+  if (doc.hide?.includes('*') || doc.hide?.includes(tool)) return false;
+  return doc.tools[tool] !== undefined || doc.default === 'allow';
+}

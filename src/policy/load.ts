@@ -1,0 +1,208 @@
+// Loads a policy document: zod for the shape, then the checks zod cannot make (known tools and
+// argument names, operator/value types, regexes that compile, duplicate counters). Reports every
+// error at once, each with its JSON pointer. Pure.
+
+import type { z } from 'zod';
+import { policySchema, type Condition, type PolicyDocument } from './schema';
+
+export interface PolicyError {
+  pointer: string;
+  message: string;
+}
+
+/** The argument names of each tool the server offers. */
+export type ToolCatalog = Readonly<Record<string, readonly string[]>>;
+
+export interface CompiledPolicy {
+  readonly doc: PolicyDocument;
+  readonly catalog: ToolCatalog;
+  /** Compiled `regex` conditions, by condition object. */
+  readonly regexes: ReadonlyMap<Condition, RegExp>;
+}
+
+export type LoadResult = { ok: true; policy: CompiledPolicy } | { ok: false; errors: PolicyError[] };
+
+const USER_FIELDS = ['id', 'email', 'groups', 'client'];
+const MAX_REGEX = 500;
+
+export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult {
+  const parsed = policySchema.safeParse(document);
+  const errors: PolicyError[] = parsed.success ? [] : parsed.error.issues.map(fromZod);
+  // The checks below walk the raw document defensively, so that a shape error elsewhere does
+  // not hide an unknown tool or argument name: every error is reported at once.
+  const regexes = new Map<unknown, RegExp>();
+  checkSemantics(document, catalog, errors, regexes);
+  if (!parsed.success || errors.length) return { ok: false, errors: dedupe(errors) };
+  // Re-key compiled regexes by the parsed condition objects the evaluator sees.
+  const byCondition = new Map<Condition, RegExp>();
+  const doc = parsed.data;
+  const rawTools = record(record(document)?.tools);
+  for (const [name, tool] of Object.entries(doc.tools)) {
+    pairRegexes(tool, record(rawTools?.[name]), regexes, byCondition);
+  }
+  if (doc.all_tools) pairRegexes(doc.all_tools, record(record(document)?.all_tools), regexes, byCondition);
+  return { ok: true, policy: { doc, catalog, regexes: byCondition } };
+}
+
+function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyError[], regexes: Map<unknown, RegExp>): void {
+  const doc = record(document);
+  if (!doc) return;
+  const known = new Set(Object.keys(catalog));
+  const allArgs = new Set(Object.values(catalog).flat());
+  array(doc.hide)?.forEach((name, i) => {
+    if (typeof name === 'string' && name !== '*' && !known.has(name)) errors.push(unknownTool(`/hide/${i}`, name, known));
+  });
+  const allTools = record(doc.all_tools);
+  if (allTools) checkRules(allTools, '/all_tools', allArgs, errors, regexes);
+  for (const [name, raw] of Object.entries(record(doc.tools) ?? {})) {
+    const at = `/tools/${escape(name)}`;
+    if (!known.has(name)) {
+      errors.push(unknownTool(at, name, known));
+      continue;
+    }
+    const tool = record(raw);
+    if (!tool) continue;
+    const args = new Set(catalog[name]);
+    checkRules(tool, at, args, errors, regexes);
+    if (tool.approvers !== undefined && tool.action !== 'require_approval') {
+      errors.push({ pointer: `${at}/approvers`, message: 'approvers only apply when action is "require_approval"' });
+    }
+    array(tool.sensitive)?.forEach((arg, i) => {
+      if (typeof arg === 'string' && !args.has(arg)) {
+        errors.push({ pointer: `${at}/sensitive/${i}`, message: `${name} has no argument "${arg}"` });
+      }
+    });
+  }
+}
+
+function checkRules(
+  rules: Record<string, unknown>,
+  at: string,
+  args: ReadonlySet<string>,
+  errors: PolicyError[],
+  regexes: Map<unknown, RegExp>,
+): void {
+  for (const kind of ['deny_if', 'require'] as const) {
+    array(rules[kind])?.forEach((cond, i) => {
+      const c = record(cond);
+      if (c) checkCondition(c, `${at}/${kind}/${i}`, args, errors, regexes);
+    });
+  }
+  const seen = new Map<string, string>();
+  array(rules.limits)?.forEach((raw, i) => {
+    const limit = record(raw);
+    if (!limit || typeof limit.counter !== 'string') return;
+    const key = `${String(limit.scope)}/${limit.counter}`;
+    const first = seen.get(key);
+    if (first) errors.push({ pointer: `${at}/limits/${i}/counter`, message: `counter "${limit.counter}" (scope ${String(limit.scope)}) is already defined at ${first}` });
+    else seen.set(key, `${at}/limits/${i}`);
+  });
+}
+
+function checkCondition(
+  cond: Record<string, unknown>,
+  at: string,
+  args: ReadonlySet<string>,
+  errors: PolicyError[],
+  regexes: Map<unknown, RegExp>,
+): void {
+  if (typeof cond.path === 'string') {
+    const [root, first, ...rest] = cond.path.split('.');
+    if (root === 'args') {
+      if (!first || !args.has(first)) {
+        errors.push({ pointer: `${at}/path`, message: `unknown argument "${first ?? ''}"; known: ${[...args].sort().join(', ')}` });
+      }
+    } else if (root === 'user') {
+      if (!first || !USER_FIELDS.includes(first) || rest.length) {
+        errors.push({ pointer: `${at}/path`, message: `user paths are ${USER_FIELDS.map((f) => `user.${f}`).join(', ')}` });
+      }
+    } else {
+      errors.push({ pointer: `${at}/path`, message: 'path must start with "args." or "user."' });
+    }
+  }
+  const value = cond.value;
+  const problem = ((): string | null => {
+    switch (cond.op) {
+      case 'in':
+      case 'not_in':
+        return Array.isArray(value) ? null : `operator "${cond.op}" needs a list value`;
+      case 'lt':
+      case 'lte':
+      case 'gt':
+      case 'gte':
+        return typeof value === 'number' ? null : `operator "${cond.op}" needs a number`;
+      case 'exists':
+        return typeof value === 'boolean' ? null : 'operator "exists" needs true or false';
+      case 'regex': {
+        if (typeof value !== 'string') return 'operator "regex" needs a string';
+        if (value.length > MAX_REGEX) return `regex longer than ${MAX_REGEX} characters`;
+        try {
+          regexes.set(cond, new RegExp(value));
+          return null;
+        } catch (err) {
+          return `invalid regex: ${err instanceof Error ? err.message : 'does not compile'}`;
+        }
+      }
+      case 'eq':
+      case 'neq':
+      case 'contains':
+        return Array.isArray(value) ? `operator "${cond.op}" needs a single value, not a list` : null;
+      default:
+        return null; // an unknown operator is reported by the schema
+    }
+  })();
+  if (problem) errors.push({ pointer: `${at}/value`, message: problem });
+}
+
+function pairRegexes(
+  parsed: { deny_if?: Condition[]; require?: Condition[] },
+  raw: Record<string, unknown> | undefined,
+  regexes: Map<unknown, RegExp>,
+  out: Map<Condition, RegExp>,
+): void {
+  for (const kind of ['deny_if', 'require'] as const) {
+    parsed[kind]?.forEach((cond, i) => {
+      const re = regexes.get(array(raw?.[kind])?.[i]);
+      if (re) out.set(cond, re);
+    });
+  }
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function array(value: unknown): unknown[] | undefined {
+  return Array.isArray(value) ? value : undefined;
+}
+
+function dedupe(errors: PolicyError[]): PolicyError[] {
+  const seen = new Set<string>();
+  return errors.filter((e) => {
+    const key = `${e.pointer} ${e.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function unknownTool(pointer: string, name: string, known: ReadonlySet<string>): PolicyError {
+  return { pointer, message: `unknown tool "${name}"; this server offers ${[...known].join(', ')}` };
+}
+
+function fromZod(issue: z.core.$ZodIssue): PolicyError {
+  const path = issue.path.map((p) => escape(String(p)));
+  if (issue.code === 'unrecognized_keys') {
+    return { pointer: `/${path.join('/')}`, message: `unknown key(s): ${issue.keys.join(', ')}` };
+  }
+  return { pointer: `/${path.join('/')}`, message: issue.message };
+}
+
+/** RFC 6901 escaping of one pointer segment. */
+function escape(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export function formatErrors(errors: readonly PolicyError[]): string {
+  return errors.map((e) => `${e.pointer || '/'}: ${e.message}`).join('\n');
+}

@@ -1,0 +1,69 @@
+// The policy document (policy.json or the POLICY variable), PolicyLayer-compatible: the
+// recommended rule `{"version":"1","default":"deny","tools":{"x":{"limits":[...]}}}` loads as is.
+
+import { z } from 'zod';
+
+export const OPERATORS = ['eq', 'neq', 'in', 'not_in', 'lt', 'lte', 'gt', 'gte', 'regex', 'exists', 'contains'] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+export const WINDOWS = ['second', 'minute', 'hour', 'day'] as const;
+export type Window = (typeof WINDOWS)[number];
+
+export const SCOPES = ['session', 'grant', 'user', 'global'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Users (id or email) and `group:<name>` entries a rule is limited to, or exempts. */
+const principalList = z.array(z.string().min(1).max(200)).max(200);
+
+const principalFilter = {
+  principals: principalList.optional(),
+  except: principalList.optional(),
+};
+
+const scalar = z.union([z.string().max(1000), z.number(), z.boolean()]);
+
+export const conditionSchema = z.strictObject({
+  path: z.string().min(1).max(200),
+  op: z.enum(OPERATORS),
+  value: z.union([scalar, z.array(scalar).max(1000)]),
+  reason: z.string().max(500).optional(),
+  ...principalFilter,
+});
+export type Condition = z.output<typeof conditionSchema>;
+
+export const limitSchema = z.strictObject({
+  counter: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'letters, digits, "_", ".", ":" or "-", at most 64' }),
+  window: z.enum(WINDOWS),
+  max: z.number().int().min(0).max(1_000_000_000),
+  scope: z.enum(SCOPES),
+  reason: z.string().max(500).optional(),
+  ...principalFilter,
+});
+export type Limit = z.output<typeof limitSchema>;
+
+const rules = {
+  limits: z.array(limitSchema).max(50).optional(),
+  deny_if: z.array(conditionSchema).max(100).optional(),
+  require: z.array(conditionSchema).max(100).optional(),
+};
+
+export const toolPolicySchema = z.strictObject({
+  action: z.enum(['allow', 'deny', 'require_approval']).optional(),
+  reason: z.string().max(500).optional(),
+  /** Who may approve a `require_approval` call (users or group:<name>); the caller never may. */
+  approvers: principalList.optional(),
+  /** Argument names whose values are never stored in the audit trail. */
+  sensitive: z.array(z.string().min(1).max(64)).max(100).optional(),
+  ...rules,
+});
+export type ToolPolicy = z.output<typeof toolPolicySchema>;
+
+export const policySchema = z.strictObject({
+  version: z.literal('1'),
+  description: z.string().max(2000).optional(),
+  default: z.enum(['allow', 'deny']).default('allow'),
+  hide: z.array(z.string().min(1).max(128)).max(500).optional(),
+  all_tools: z.strictObject(rules).optional(),
+  tools: z.record(z.string().min(1).max(128), toolPolicySchema).default({}),
+});
+export type PolicyDocument = z.output<typeof policySchema>;

@@ -1,0 +1,69 @@
+// Reserves the slots of every limit that applies to a call, across scopes: session counters in
+// the session's own Durable Object, grant/user/global ones in a PolicyCounters object per scope
+// key. Each object reserves its part atomically; if a later part is full or fails, the parts
+// already taken are given back. Any store error is reported, and the caller denies.
+
+import type { Identity } from '../identity';
+import type { AppliedLimit, Decision } from '../policy/evaluate';
+import type { Scope } from '../policy/schema';
+import type { ReserveItem } from './sql-counters';
+
+/** One place counters live: reserve/release for the items of one scope key. */
+export interface CounterTarget {
+  reserve(items: ReserveItem[], now: number): Promise<Decision | null> | Decision | null;
+  release(items: Pick<ReserveItem, 'key' | 'windowStart'>[]): Promise<void> | void;
+}
+
+export interface CounterBackend {
+  target(scope: Scope, identity: Identity): CounterTarget;
+}
+
+export type Reservation =
+  | { ok: true; release(): Promise<void> }
+  | { ok: false; decision: Decision };
+
+export async function reserveLimits(
+  limits: readonly AppliedLimit[],
+  identity: Identity,
+  backend: CounterBackend,
+  now: number,
+): Promise<Reservation> {
+  const byScope = new Map<Scope, ReserveItem[]>();
+  for (const limit of limits) {
+    const list = byScope.get(limit.scope) ?? [];
+    list.push(limit);
+    byScope.set(limit.scope, list);
+  }
+  const taken: { target: CounterTarget; items: ReserveItem[] }[] = [];
+  const releaseTaken = async (): Promise<void> => {
+    // Best effort: a release that fails leaves the slot used, which errs on the safe side.
+    await Promise.allSettled(taken.map(({ target, items }) => target.release(items)));
+  };
+  try {
+    for (const [scope, items] of byScope) {
+      const target = backend.target(scope, identity);
+      const over = await target.reserve(items, now);
+      if (over) {
+        await releaseTaken();
+        return { ok: false, decision: over };
+      }
+      taken.push({ target, items });
+    }
+  } catch (err) {
+    await releaseTaken();
+    throw err;
+  }
+  return { ok: true, release: releaseTaken };
+}
+
+/** The Durable Object name holding a scope's counters for this identity. */
+export function counterObjectName(scope: Exclude<Scope, 'session'>, identity: Identity): string {
+  switch (scope) {
+    case 'grant':
+      return `grant:${identity.grantId}`;
+    case 'user':
+      return `user:${identity.userId}`;
+    case 'global':
+      return 'global';
+  }
+}

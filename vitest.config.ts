@@ -1,41 +1,69 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
-// Two projects: `workers` runs inside workerd (the Worker, its Durable Objects, the MCP
-// transports) against a real HTTP Proxmox simulator started by the global setup; `node` runs
-// the simulator's own tests and checks that need Node (schema conformance, scripts).
+/** Test policies: each workerd project runs the Worker under one POLICY (or the bundled file). */
+const POLICIES = {
+  open: { version: '1', default: 'allow' },
+  limits: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_create_qemu_vm: {
+        limits: [{ counter: 'pve_create_qemu_vm_rate', window: 'minute', max: 5, scope: 'grant' }],
+      },
+      pve_list_vms: {
+        limits: [{ counter: 'list_per_session', window: 'hour', max: 3, scope: 'session' }],
+      },
+    },
+  },
+  createOnly: { version: '1', default: 'deny', tools: { pve_create_qemu_vm: {} } },
+  broken: { version: '1', default: 'maybe', tools: { pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] } } },
+};
+
+/**
+ * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
+ * against a real HTTP Proxmox simulator that the global setup starts for it.
+ */
+function workersProject(name: string, include: string[], policy: object | null): TestProjectInlineConfiguration {
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => ({
+        main: './src/index.ts',
+        wrangler: { configPath: './wrangler.toml' },
+        miniflare: {
+          bindings: {
+            PVE_BASE_URL: `${inject('simulatorUrl')}/api2/json`,
+            PVE_TOKEN_ID: inject('simulatorTokenId'),
+            PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
+            AUTH_MODE: 'none',
+            PVE_TIMEOUT_MS: '2000',
+            ...(policy ? { POLICY: JSON.stringify(policy) } : {}),
+          },
+        },
+      })),
+    ],
+    test: {
+      name,
+      include,
+      globalSetup: ['./test/global-setup.ts'],
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+      // One simulator per project; its request log and faults are shared by the project's files.
+      fileParallelism: false,
+    },
+  };
+}
+
 export default defineConfig({
   test: {
     // The per-call JSON log lines are asserted where they matter; elsewhere they are noise.
     onConsoleLog: (log) => !log.includes('"msg":"tool_call"'),
     projects: [
-      {
-        plugins: [
-          cloudflareTest(({ inject }) => ({
-            main: './src/index.ts',
-            wrangler: { configPath: './wrangler.toml' },
-            miniflare: {
-              bindings: {
-                PVE_BASE_URL: `${inject('simulatorUrl')}/api2/json`,
-                PVE_TOKEN_ID: inject('simulatorTokenId'),
-                PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
-                AUTH_MODE: 'none',
-                PVE_TIMEOUT_MS: '2000',
-                SIMULATOR_URL: inject('simulatorUrl'),
-              },
-            },
-          })),
-        ],
-        test: {
-          name: 'workers',
-          include: ['test/worker/**/*.test.ts'],
-          globalSetup: ['./test/global-setup.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 30_000,
-          // One simulator serves every file; its request log and faults are shared state.
-          fileParallelism: false,
-        },
-      },
+      workersProject('workers', ['test/worker/**/*.test.ts'], POLICIES.open),
+      workersProject('policy-limits', ['test/policy/limits.test.ts'], POLICIES.limits),
+      workersProject('policy-default-deny', ['test/policy/default-deny.test.ts'], POLICIES.createOnly),
+      workersProject('policy-bundled', ['test/policy/bundled.test.ts'], null),
+      workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
       {
         test: {
           name: 'node',

@@ -27,6 +27,7 @@ export interface StackOptions {
   stdio: 'inherit' | 'ignore';
   /** Separate persisted state (Durable Objects, KV), e.g. for a benchmark. */
   persistTo?: string;
+  inspectorPort?: number;
 }
 
 export interface Stack {
@@ -53,6 +54,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
 
   const args = ['dev', '--port', String(options.port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false'];
+  // Several stacks (the benchmark) must not fight over the default devtools port.
+  if (options.inspectorPort !== undefined) args.push('--inspector-port', String(options.inspectorPort));
   if (options.persistTo) args.push('--persist-to', options.persistTo);
   for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
   const wrangler = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {

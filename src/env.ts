@@ -1,10 +1,13 @@
 // The configuration contract: every binding and variable the Worker reads, and how they turn
 // into a checked configuration. Each variable works with `wrangler dev --var NAME:VALUE`.
 
+import type { PolicyCounters } from './counters/policy-counters';
 import type { PveClientConfig } from './proxmox/client';
 
 export interface AppEnv {
   MCP_OBJECT: DurableObjectNamespace;
+  /** Rate-limit counters of the grant, user and global scopes (one object per scope key). */
+  POLICY_COUNTERS: DurableObjectNamespace<PolicyCounters>;
   /** Optional service binding to pveproxy (Workers VPC service over Cloudflare Tunnel). */
   PVE?: Fetcher;
   /** e.g. https://pve.example.com:8006 or https://pve.example.com/api2/json */

@@ -7,10 +7,13 @@ import { authMode, pveConfig, type AppEnv } from './env';
 import { loopbackViolation } from './guard';
 import { ANONYMOUS } from './identity';
 import { ProxmoxMcp } from './mcp/agent';
-import { policySource } from './policy/source';
+import { formatErrors } from './policy/load';
+import { activePolicy } from './policy/source';
+import { TOOL_CATALOG } from './tools';
 import { VERSION } from './version';
 
 export { ProxmoxMcp };
+export { PolicyCounters } from './counters/policy-counters';
 
 const streamable = ProxmoxMcp.serve('/mcp');
 const sse = ProxmoxMcp.serveSSE('/sse');
@@ -41,14 +44,17 @@ app.use('*', async (c, next) => {
 
 app.get('/health', (c) => {
   const pve = pveConfig(c.env);
-  const policy = policySource(c.env.POLICY);
-  const problems = [...('error' in pve ? [pve.error] : []), ...(policy.error ? [policy.error] : [])];
+  const policy = activePolicy(c.env.POLICY, TOOL_CATALOG);
+  const problems = [
+    ...('error' in pve ? [pve.error] : []),
+    ...(policy.ok ? [] : [`policy (${policy.origin}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`]),
+  ];
   return c.json({
     ok: problems.length === 0,
     version: VERSION,
     auth_mode: authMode(c.env),
     proxmox: 'error' in pve ? { configured: false } : { configured: true, via: pve.binding ? 'service-binding' : 'url' },
-    policy: { origin: policy.origin, valid: !policy.error },
+    policy: policy.ok ? { origin: policy.origin, valid: true } : { origin: policy.origin, valid: false, errors: policy.errors },
     ...(problems.length ? { problems } : {}),
   });
 });

@@ -1,4 +1,4 @@
-// Values the global setup hands to tests (vitest provide/inject), and the Worker's exports.
+// Values the global setup hands to tests (vitest provide/inject).
 import type { EndpointDef } from './support/pve-endpoint';
 
 declare module 'vitest' {
@@ -7,13 +7,5 @@ declare module 'vitest' {
     simulatorTokenId: string;
     simulatorTokenSecret: string;
     pveEndpoints: EndpointDef[] | null;
-  }
-}
-
-declare global {
-  namespace Cloudflare {
-    interface GlobalProps {
-      mainModule: typeof import('../src/index');
-    }
   }
 }

@@ -6,7 +6,10 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import type { AppEnv } from '../env';
 import { identityFromProps } from '../identity';
-import { TOOLS } from '../tools';
+import { counterObjectName, type CounterBackend } from '../counters/reserve';
+import { SqlCounters } from '../counters/sql-counters';
+import { activePolicy } from '../policy/source';
+import { TOOL_CATALOG, TOOLS } from '../tools';
 import { SERVER_NAME, VERSION } from '../version';
 import { makeScope } from './context';
 import { installTools } from './tool-registry';
@@ -29,8 +32,23 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
     },
   );
 
+  /** Session-scoped counters live in this session's own storage, so a new session starts at 0. */
+  private sessionCounters: SqlCounters | undefined;
+
+  private counterBackend(): CounterBackend {
+    this.sessionCounters ??= new SqlCounters(this.ctx.storage.sql);
+    const session = this.sessionCounters;
+    const namespace = this.env.POLICY_COUNTERS;
+    return {
+      target: (scope, identity) =>
+        scope === 'session' ? session : namespace.get(namespace.idFromName(counterObjectName(scope, identity))),
+    };
+  }
+
   override async init(): Promise<void> {
     installTools(this.server, TOOLS, {
+      policy: () => activePolicy(this.env.POLICY, TOOL_CATALOG),
+      counters: () => this.counterBackend(),
       scope: (requestId) => {
         const identity = identityFromProps(this.props);
         // No identity means the session did not come through our auth layer: fail closed.

@@ -6,7 +6,10 @@ export interface ToolCallLog {
   tool: string;
   session: string;
   user: string;
-  outcome: 'ok' | 'failed' | 'invalid' | 'error';
+  outcome: 'ok' | 'failed' | 'invalid' | 'denied' | 'error';
+  /** Policy refusals: the decision and the rule that fired. */
+  decision?: string;
+  rule?: string;
   arg_keys: string[];
   error_kind?: string;
   /** Internal errors only: name and message, for the operator. */

@@ -15,7 +15,12 @@ import {
 import { z } from 'zod';
 import type { UpstreamCall } from '../proxmox/client';
 import { PveError } from '../proxmox/errors';
+import type { CounterBackend } from '../counters/reserve';
+import { isListed } from '../policy/evaluate';
+import type { ActivePolicy } from '../policy/source';
 import { describeIssues } from './issues';
+import { policyView } from '../policy/view';
+import { passGate, refusalResult, type Refusal } from './policy-gate';
 import { logToolCall, type ToolCallLog } from './log';
 import { ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
 
@@ -31,13 +36,22 @@ export interface ToolHost {
   scope(requestId: string): CallScope;
   /** Session id for logs. */
   sessionId(): string;
+  /** The policy in force. */
+  policy(): ActivePolicy;
+  /** Where rate-limit counters live. */
+  counters(): CounterBackend;
 }
 
 export function installTools(server: Server, tools: readonly ToolSpec[], host: ToolHost): void {
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const listed: Tool[] = tools.map(describeTool);
+  const described: Tool[] = tools.map(describeTool);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    const active = host.policy();
+    // Hidden and default-denied tools are left out; with a broken policy every tool is shown
+    // (and every call is denied with the reason), so the agent can tell the user why.
+    return { tools: active.ok ? described.filter((t) => isListed(active.policy, t.name)) : described };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
@@ -85,7 +99,27 @@ async function callTool(tool: ToolSpec, rawArgs: unknown, host: ToolHost): Promi
     if (!parsed.success) {
       throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, describeIssues(parsed.error));
     }
-    const success = await tool.run(parsed.data, scope.ctx);
+    const gate = await passGate(host.policy(), host.counters(), {
+      tool: tool.name,
+      args: policyView(parsed.data),
+      identity: scope.ctx.identity,
+      dryRun: tool.dryRun?.(parsed.data) ?? false,
+      now: Date.now(),
+    });
+    if (!gate.ok) {
+      entry.outcome = 'denied';
+      entry.decision = gate.refusal.kind;
+      entry.rule = gate.refusal.rule;
+      return finish(entry, started, scope, refusalResult(notYetApprovable(gate.refusal)));
+    }
+    let success;
+    try {
+      success = await tool.run(parsed.data, scope.ctx);
+    } catch (err) {
+      // A failed call gives its rate-limit slot back, unless its write may have happened.
+      if (gate.release && !(err instanceof ToolFailure && err.kind === 'indeterminate')) await gate.release();
+      throw err;
+    }
     result = {
       content: [{ type: 'text', text: success.text }],
       structuredContent: success.structured as Record<string, unknown>,
@@ -95,12 +129,22 @@ async function callTool(tool: ToolSpec, rawArgs: unknown, host: ToolHost): Promi
   } catch (err) {
     result = failureResult(err, entry);
   }
+  return finish(entry, started, scope, result);
+}
+
+function finish(entry: ToolCallLog, started: number, scope: CallScope | undefined, result: CallToolResult): CallToolResult {
   const calls = scope?.upstream() ?? [];
   entry.upstream_status = calls.at(-1)?.status ?? null;
   entry.upstream_calls = calls.length;
   entry.latency_ms = Date.now() - started;
   logToolCall(entry);
   return result;
+}
+
+/** Until approvals exist, a call that needs one is refused, saying so. */
+function notYetApprovable(refusal: Refusal): Refusal {
+  if (refusal.kind !== 'approval_required') return refusal;
+  return { ...refusal, reason: `${refusal.reason} Approvals are not available on this server, so the call is denied.` };
 }
 
 function failureResult(err: unknown, entry: ToolCallLog): CallToolResult {

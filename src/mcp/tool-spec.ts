@@ -33,6 +33,8 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** True when this call only reads or previews: rate limits then take no slot. */
+  dryRun?(args: z.output<I>): boolean;
   run(args: z.output<I>, ctx: ToolContext): Promise<ToolSuccess<z.input<O>>>;
 }
 
@@ -41,7 +43,11 @@ export function defineTool<I extends z.ZodType, O extends z.ZodObject>(spec: Too
   return spec;
 }
 
-export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'internal';
+/**
+ * `indeterminate`: a write may or may not have happened (its answer was lost), so the call
+ * keeps its rate-limit slot; after any other failure the slot is given back.
+ */
+export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'indeterminate' | 'internal';
 
 /** A failure a tool reports on purpose; anything else thrown is reported as `internal`. */
 export class ToolFailure extends Error {

@@ -1,28 +1,37 @@
-// Where the policy comes from: the POLICY variable (JSON text) when set, else the bundled
-// policy.json. Parsed once per distinct text.
+// The active policy: the POLICY variable (JSON text) when set, else the bundled policy.json,
+// loaded against the tools this server offers. Loaded once per distinct text; a broken policy
+// is kept as its errors, so that every call is denied and /health can say why.
 
 import bundled from '../../policy.json';
+import { loadPolicy, type CompiledPolicy, type PolicyError, type ToolCatalog } from './load';
 
-export interface PolicySource {
-  origin: 'POLICY' | 'policy.json';
-  document: unknown;
-  error?: string;
-}
+export type PolicyOrigin = 'POLICY' | 'policy.json';
 
-let cached: { text: string | undefined; source: PolicySource } | undefined;
+export type ActivePolicy =
+  | { ok: true; origin: PolicyOrigin; policy: CompiledPolicy }
+  | { ok: false; origin: PolicyOrigin; errors: PolicyError[] };
 
-export function policySource(text: string | undefined): PolicySource {
-  if (cached && cached.text === text) return cached.source;
-  let source: PolicySource;
-  if (text === undefined || text.trim() === '') {
-    source = { origin: 'policy.json', document: bundled };
+let cached: { text: string | undefined; catalog: ToolCatalog; active: ActivePolicy } | undefined;
+
+export function activePolicy(text: string | undefined, catalog: ToolCatalog): ActivePolicy {
+  if (cached && cached.text === text && cached.catalog === catalog) return cached.active;
+  const origin: PolicyOrigin = text === undefined || text.trim() === '' ? 'policy.json' : 'POLICY';
+  let active: ActivePolicy;
+  if (origin === 'policy.json') {
+    active = withOrigin(loadPolicy(bundled, catalog), origin);
   } else {
+    let document: unknown;
     try {
-      source = { origin: 'POLICY', document: JSON.parse(text) as unknown };
+      document = JSON.parse(text!) as unknown;
+      active = withOrigin(loadPolicy(document, catalog), origin);
     } catch (err) {
-      source = { origin: 'POLICY', document: null, error: `POLICY is not valid JSON: ${err instanceof Error ? err.message : 'parse error'}` };
+      active = { ok: false, origin, errors: [{ pointer: '', message: `POLICY is not valid JSON: ${err instanceof Error ? err.message : 'parse error'}` }] };
     }
   }
-  cached = { text, source };
-  return source;
+  cached = { text, catalog, active };
+  return active;
+}
+
+function withOrigin(result: ReturnType<typeof loadPolicy>, origin: PolicyOrigin): ActivePolicy {
+  return result.ok ? { ok: true, origin, policy: result.policy } : { ok: false, origin, errors: result.errors };
 }

@@ -15,7 +15,7 @@ export interface PveClientConfig {
   accessClientId?: string;
   accessClientSecret?: string;
   /** A service binding to pveproxy; when set, requests go through it instead of the internet. */
-  binding?: Fetcher;
+  binding?: { fetch(input: string, init?: RequestInit): Promise<Response> };
   timeoutMs: number;
 }
 

@@ -21,7 +21,15 @@ export const errorOutput = z.object({
   upstream_status: z.number().int().optional(),
 });
 
-/** Members every output schema carries, so an error result still matches it. */
+export const policyOutput = z.object({
+  decision: z.enum(['deny', 'limited', 'approval_required']),
+  rule: z.string().describe('The policy rule that decided, e.g. /tools/pve_create_qemu_vm/limits/0 or (default deny).'),
+  reason: z.string(),
+  retry_after_s: z.number().int().optional().describe('When limited: seconds until the window resets.'),
+});
+
+/** Members every output schema carries, so an error or a policy denial still matches it. */
 export const outputExtras = {
   error: errorOutput.optional().describe('Present only when the call failed.'),
+  policy: policyOutput.optional().describe('Present only when the policy refused the call.'),
 };

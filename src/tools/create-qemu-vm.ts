@@ -46,6 +46,7 @@ export const createQemuVm = defineTool({
     idempotentHint: false,
     openWorldHint: false,
   },
+  dryRun: (args) => !args.confirm,
   async run(args, ctx) {
     const pve = ctx.pve();
     const params = createParams(args);
@@ -102,7 +103,7 @@ async function postCreate(pve: PveClient, node: string, firstVmid: number, given
     } catch (err) {
       if (err instanceof PveError && (err.failure.kind === 'timeout' || err.failure.kind === 'network')) {
         throw new ToolFailure(
-          'upstream',
+          'indeterminate',
           `${err.message} The create request for VM ${vmid} may or may not have reached Proxmox: ` +
             `check with pve_list_vms whether VM ${vmid} exists before trying again.`,
         );

@@ -1,0 +1,65 @@
+// `npm run policy -- check|explain`: validates a policy file and explains a decision offline.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'policy-cli-'));
+
+function run(...args: string[]): { status: number | null; out: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/policy.ts', ...args], { cwd: root, encoding: 'utf8' });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+function file(name: string, doc: unknown): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, typeof doc === 'string' ? doc : JSON.stringify(doc));
+  return p;
+}
+
+describe('npm run policy -- check', () => {
+  it('accepts the bundled policy.json', () => {
+    const r = run('check', 'policy.json');
+    expect(r.status).toBe(0);
+    expect(r.out).toMatch(/policy\.json: valid \(default deny/);
+  });
+
+  it('lists every error with its JSON pointer and exits 1', () => {
+    const r = run('check', file('bad.json', { version: '1', default: 'deny', tools: { pve_list_vm: {}, pve_create_qemu_vm: { deny_if: [{ path: 'args.ram', op: 'gt', value: 1 }], limits: [{ counter: 'c', window: 'week', max: 1, scope: 'grant' }] } } }));
+    expect(r.status).toBe(1);
+    expect(r.out).toContain('invalid policy (3 errors)');
+    expect(r.out).toContain('/tools/pve_list_vm: unknown tool "pve_list_vm"');
+    expect(r.out).toContain('/tools/pve_create_qemu_vm/deny_if/0/path: unknown argument "ram"');
+    expect(r.out).toContain('/tools/pve_create_qemu_vm/limits/0/window:');
+  });
+
+  it('says when the file is not JSON', () => {
+    const r = run('check', file('nojson.json', '{ version: 1'));
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/nojson\.json: .*JSON/);
+  });
+});
+
+describe('npm run policy -- explain', () => {
+  it.each<[string, object, number, RegExp]>([
+    ['an allowed list', { tool: 'pve_list_vms' }, 0, /"kind": "allow"/],
+    ['a default-denied tool', { tool: 'pve_delete_vm' }, 3, /"rule": "\(default deny\)"/],
+    ['a memory cap on a property of the call', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', memory: 65536 } }, 3, /"rule": "\/tools\/pve_create_qemu_vm\/deny_if\/0"/],
+    ['a disk cap inside the scsi0 property string', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', scsi0: 'local-lvm:4096' } }, 3, /deny_if\/3"[\s\S]*512 GiB/],
+    ['a full counter, with the retry time', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', confirm: true }, counters: { pve_create_qemu_vm_rate: 30 }, now: '2026-11-30T12:00:45Z' }, 3, /"kind": "limited"[\s\S]*"retry_after_s": 15/],
+    ['a counter below its max', { tool: 'pve_create_qemu_vm', args: { node: 'pve1' }, counters: { pve_create_qemu_vm_rate: 29 } }, 0, /"kind": "allow"/],
+  ])('explains %s', (_label, callJson, status, out) => {
+    const r = run('explain', 'policy.json', JSON.stringify(callJson));
+    expect(r.out).toMatch(out);
+    expect(r.status).toBe(status);
+  });
+
+  it('refuses arguments the tool itself would refuse', () => {
+    const r = run('explain', 'policy.json', JSON.stringify({ tool: 'pve_create_qemu_vm', args: { node: '../x' } }));
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/- node: must be a Proxmox node name/);
+  });
+});

@@ -1,0 +1,36 @@
+// A broken POLICY never fails open: every call is denied saying why, and /health reports it.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
+import { sim } from '../worker/helpers/sim';
+
+describe('an invalid POLICY', () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connect('http');
+  });
+  afterAll(() => client.close());
+
+  it('is reported by /health with every error and its pointer', async () => {
+    const res = await workerFetch(`${ORIGIN}/health`);
+    const body = (await res.json()) as { ok: boolean; policy: { valid: boolean; errors: { pointer: string }[] } };
+    expect(body.ok).toBe(false);
+    expect(body.policy.valid).toBe(false);
+    expect(body.policy.errors.map((e) => e.pointer)).toEqual(
+      expect.arrayContaining(['/default', '/tools/pve_list_vms/limits/0/window', '/tools/pve_list_vms/limits/0/max']),
+    );
+  });
+
+  it.each([
+    ['pve_list_vms', {}],
+    ['pve_create_qemu_vm', { node: 'pve1', vmid: 7000, confirm: true }],
+  ])('denies %s, saying the policy is invalid, without calling Proxmox', async (tool, args) => {
+    await sim.clearLog();
+    const result = await call(client, tool, args);
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^\[POLICY DENIED\] The server's policy \(POLICY\) is invalid/);
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(invalid policy)' });
+    expect(await sim.requests()).toEqual([]);
+  });
+});

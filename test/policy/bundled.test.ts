@@ -1,0 +1,49 @@
+// The policy.json shipped in the repository, as a deployment without POLICY gets it.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
+import { sim } from '../worker/helpers/sim';
+
+const RULE = '/tools/pve_create_qemu_vm/deny_if';
+
+describe('the bundled policy.json', () => {
+  let client: Client;
+  beforeAll(async () => {
+    await sim.reset();
+    client = await connect('http');
+  });
+  afterAll(() => client.close());
+
+  it('is reported valid by /health', async () => {
+    const body = (await (await workerFetch(`${ORIGIN}/health`)).json()) as Record<string, unknown>;
+    expect(body.policy).toEqual({ origin: 'policy.json', valid: true });
+  });
+
+  it('allows listing', async () => {
+    expect((await call(client, 'pve_list_vms', {})).isError).toBeFalsy();
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['memory over 32 GiB', { memory: 65536 }, `${RULE}/0`],
+    ['more than 16 cores', { cores: 32 }, `${RULE}/1`],
+    ['more than 2 sockets', { sockets: 4 }, `${RULE}/2`],
+    ['a disk over 512 GiB', { scsi0: 'local-lvm:2048' }, `${RULE}/3`],
+    ['attaching an existing volume', { scsi0: 'local-lvm:vm-100-disk-0' }, `${RULE}/4`],
+    ['importing another VM\'s disk', { scsi0: 'local-lvm:0,import-from=local-lvm:vm-100-disk-0' }, `${RULE}/5`],
+  ])('denies %s, even as a preview, before calling Proxmox', async (_label, args, rule) => {
+    await sim.clearLog();
+    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', ...args });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
+    expect(await sim.requests()).toEqual([]);
+  });
+
+  it('allows a modest VM with an imported cloud image', async () => {
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1', memory: 4096, cores: 2, scsi0: 'local-lvm:0,import-from=local:import/debian-12-genericcloud-amd64.qcow2',
+    });
+    expect(result.isError, text(result)).toBeFalsy();
+  });
+});

@@ -1,0 +1,100 @@
+// Rate limits under concurrency, in workerd, with the seed policy changed to max 5:
+//   pve_create_qemu_vm: 5 per minute per grant; pve_list_vms: 3 per hour per session.
+
+import { abortAllDurableObjects } from 'cloudflare:test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { call, connect, text } from '../worker/helpers/mcp';
+import { sim } from '../worker/helpers/sim';
+
+const CREATE_RULE = '/tools/pve_create_qemu_vm/limits/0';
+const clients: Client[] = [];
+
+async function open(kind: 'http' | 'sse' = 'http'): Promise<Client> {
+  const client = await connect(kind);
+  clients.push(client);
+  return client;
+}
+
+describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
+  beforeAll(async () => {
+    await sim.reset();
+    // The create counter is a calendar minute: start early in one so the whole file fits in it.
+    const second = new Date().getUTCSeconds();
+    if (second > 30) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+  }, 45_000);
+  afterAll(() => Promise.all(clients.map((c) => c.close().catch(() => {}))));
+
+  it('gives the slot back when the upstream call fails', async () => {
+    const client = await open();
+    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', times: 3, status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage is full\n' } });
+    for (let i = 0; i < 3; i++) {
+      const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 4000 + i, confirm: true });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(/storage is full/);
+    }
+  });
+
+  it('lets exactly 5 of 20 concurrent confirmed creates from 3 sessions reach Proxmox', async () => {
+    const sessions = [await open('http'), await open('http'), await open('sse')];
+    await sim.clearLog();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call(sessions[i % 3]!, 'pve_create_qemu_vm', { node: 'pve2', vmid: 5000 + i, memory: 512, confirm: true }),
+      ),
+    );
+    const posts = await sim.writes();
+    expect(posts).toHaveLength(5);
+    expect(posts.every((p) => p.status === 200)).toBe(true);
+    const created = results.filter((r) => !r.isError);
+    const denied = results.filter((r) => r.isError);
+    expect(created).toHaveLength(5);
+    expect(denied).toHaveLength(15);
+    for (const r of denied) {
+      expect(text(r)).toMatch(/^\[POLICY DENIED\] Rate limit reached: pve_create_qemu_vm_rate allows 5 calls per minute per grant/);
+      const policy = r.structuredContent!.policy as { decision: string; rule: string; retry_after_s: number };
+      expect(policy).toMatchObject({ decision: 'limited', rule: CREATE_RULE });
+      expect(policy.retry_after_s).toBeGreaterThanOrEqual(1);
+      expect(policy.retry_after_s).toBeLessThanOrEqual(60);
+    }
+  });
+
+  it('still previews when the quota is used up (a preview writes nothing)', async () => {
+    const client = await open();
+    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', name: 'preview-only' });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent!.mode).toBe('preview');
+  });
+
+  it('keeps the grant counter when every Durable Object restarts', async () => {
+    await abortAllDurableObjects();
+    const client = await open('sse');
+    await sim.clearLog();
+    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 5100, confirm: true });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: CREATE_RULE });
+    expect(await sim.writes()).toEqual([]);
+  });
+
+  it('resets a session-scoped limit for a new session, but not the grant one', async () => {
+    const first = await open();
+    for (let i = 0; i < 3; i++) expect((await call(first, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const fourth = await call(first, 'pve_list_vms', { limit: 1 });
+    expect(fourth.isError).toBe(true);
+    expect(fourth.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: '/tools/pve_list_vms/limits/0' });
+    expect((fourth.structuredContent!.policy as { retry_after_s: number }).retry_after_s).toBeGreaterThan(60);
+
+    const second = await open();
+    expect((await call(second, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const create = await call(second, 'pve_create_qemu_vm', { node: 'pve1', vmid: 5101, confirm: true });
+    expect(create.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: CREATE_RULE });
+  });
+
+  it('keeps a session counter across a restart of that session\'s Durable Object', async () => {
+    const client = await open();
+    for (let i = 0; i < 3; i++) await call(client, 'pve_list_vms', { limit: 1 });
+    await abortAllDurableObjects();
+    const again = await call(client, 'pve_list_vms', { limit: 1 });
+    expect(again.structuredContent!.policy).toMatchObject({ decision: 'limited' });
+  });
+});

@@ -115,10 +115,9 @@ async function postCreate(pve: PveClient, node: string, firstVmid: number, given
       if (tried.length >= MAX_VMID_ATTEMPTS) {
         throw new ToolFailure('conflict', `VM ids ${tried.join(', ')} were each taken by another creation first; try again or pass vmid.`);
       }
-      vmid = await pve.get('/cluster/nextid', nextId);
-      if (tried.includes(vmid)) {
-        throw new ToolFailure('conflict', `Proxmox offered VM id ${vmid} again although it is taken; pass vmid explicitly.`);
-      }
+      const offered = await pve.get('/cluster/nextid', nextId);
+      // A node that has not seen the other creation yet may offer a taken id again: go past it.
+      vmid = tried.includes(offered) ? Math.max(...tried) + 1 : offered;
     }
   }
 }

@@ -136,7 +136,9 @@ describe('concurrent creates without a vmid', () => {
     await sim.clearLog();
     // nextid is only free "at time of check": give all three calls the same answer, as PVE
     // does when they ask at the same moment. Later nextid calls get the simulator's real one.
-    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', times: 3, status: 200, contentType: 'application/json;charset=UTF-8', body: { data: String(first) } });
+    // The answers are held back 1 s, so all three first asks take the three faults before any
+    // retry can.
+    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', times: 3, delayMs: 1000, status: 200, contentType: 'application/json;charset=UTF-8', body: { data: String(first) } });
     const results = await Promise.all(
       clients.map((c, i) => call(c, 'pve_create_qemu_vm', { node: 'pve1', name: `race-${i}`, confirm: true })),
     );
@@ -153,5 +155,22 @@ describe('concurrent creates without a vmid', () => {
     for (const id of refused) expect(ids).toContain(id);
     const attempts = results.map((r) => r.structuredContent!.attempts as number);
     expect(attempts.reduce((a, b) => a + b, 0)).toBe(posts.length);
+  });
+
+  it('goes past an id that Proxmox offers again although it is taken', async () => {
+    const taken = await nextFree();
+    expect((await sim.api('POST', '/nodes/pve3/qemu', { vmid: String(taken) })).status).toBe(200);
+    await sim.clearLog();
+    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', times: 2, status: 200, contentType: 'application/json;charset=UTF-8', body: { data: String(taken) } });
+    const result = await call(clients[0]!, 'pve_create_qemu_vm', { node: 'pve1', confirm: true });
+    expect(result.isError, text(result)).toBeFalsy();
+    const vmid = result.structuredContent!.vmid as number;
+    expect(vmid).toBeGreaterThan(taken);
+    const writes = (await sim.writes()).map((p) => [p.params!.vmid, p.status]);
+    // The id offered twice was tried once; the id after it, then (if taken too) the real next one.
+    expect(writes[0]).toEqual([String(taken), 500]);
+    expect(writes[1]![0]).toBe(String(taken + 1));
+    expect(writes.at(-1)).toEqual([String(vmid), 200]);
+    expect(result.structuredContent!.attempts).toBe(writes.length);
   });
 });

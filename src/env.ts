@@ -23,6 +23,30 @@ export interface AppEnv {
   POLICY?: string;
   /** `none` (loopback only) or `oauth` (the default). */
   AUTH_MODE?: string;
+  /** OAuth library storage (clients, grants, tokens). */
+  OAUTH_KV: KVNamespace;
+  /** Public origin (resource and issuer); default: the request's own origin. */
+  PUBLIC_URL?: string;
+  /** Upstream identity provider: `dev` (local only), `oidc` or `github`. */
+  IDP?: string;
+  /** Comma-separated user ids, logins or emails admitted (`*`: anyone who can sign in). */
+  ALLOWED_USERS?: string;
+  /** Comma-separated groups admitted. */
+  ALLOWED_GROUPS?: string;
+  OIDC_ISSUER?: string;
+  OIDC_CLIENT_ID?: string;
+  OIDC_CLIENT_SECRET?: string;
+  /** Space- or comma-separated; default `openid email profile`. */
+  OIDC_SCOPES?: string;
+  /** Claim holding the groups (dotted path allowed); default `groups`. */
+  OIDC_GROUPS_CLAIM?: string;
+  GITHUB_CLIENT_ID?: string;
+  GITHUB_CLIENT_SECRET?: string;
+  /** Org whose membership and teams become groups. */
+  GITHUB_ORG?: string;
+  /** For GitHub Enterprise Server; defaults https://github.com and https://api.github.com. */
+  GITHUB_URL?: string;
+  GITHUB_API_URL?: string;
 }
 
 export type AuthMode = 'none' | 'oauth';

@@ -3,6 +3,8 @@
 
 export interface Identity {
   userId: string;
+  /** Login or user name at the identity provider (GitHub login, preferred_username). */
+  login?: string;
   email?: string;
   name?: string;
   groups: string[];
@@ -27,6 +29,7 @@ export function identityFromProps(props: unknown): Identity | null {
   const groups = Array.isArray(p.groups) ? p.groups.filter((g): g is string => typeof g === 'string') : [];
   return {
     userId: p.userId,
+    ...(typeof p.login === 'string' ? { login: p.login } : {}),
     email: typeof p.email === 'string' ? p.email : undefined,
     name: typeof p.name === 'string' ? p.name : undefined,
     groups,

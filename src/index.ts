@@ -1,86 +1,65 @@
-// The Worker: routes /health and the MCP endpoints (/mcp streamable HTTP, /sse legacy SSE),
-// guarding them according to AUTH_MODE. The MCP agent class is exported for its DO binding.
+// The Worker. AUTH_MODE=none: no sign-in, loopback requests only (DNS-rebinding protection).
+// AUTH_MODE=oauth (the default): an OAuth 2.1 authorization server in front of /mcp and /sse,
+// signing people in through the configured identity provider.
 
 import { Hono, type Context } from 'hono';
 import { env as startupEnv } from 'cloudflare:workers';
-import { authMode, pveConfig, type AppEnv } from './env';
+import { idpKind, publicOrigin } from './auth/config';
+import { providerFor } from './auth/provider';
+import { authMode, type AppEnv } from './env';
 import { loopbackViolation } from './guard';
+import { health } from './health';
 import { ANONYMOUS } from './identity';
-import { ProxmoxMcp } from './mcp/agent';
-import { formatErrors } from './policy/load';
-import { activePolicy } from './policy/source';
-import { TOOL_CATALOG } from './tools';
-import { VERSION } from './version';
+import { mcpApi } from './mcp/api';
 
-export { ProxmoxMcp };
+export { ProxmoxMcp } from './mcp/agent';
 export { PolicyCounters } from './counters/policy-counters';
 
-const streamable = ProxmoxMcp.serve('/mcp');
-const sse = ProxmoxMcp.serveSSE('/sse');
-
 // Said once per isolate start, so an operator sees it in `wrangler dev` and in Workers Logs.
-if ((startupEnv as AppEnv).AUTH_MODE === 'none') {
+const startup = startupEnv as AppEnv;
+if (startup.AUTH_MODE === 'none') {
   console.warn(
     'AUTH_MODE=none: no authentication. Only loopback requests are served (Host and Origin must be localhost); everything else gets 403.',
   );
+} else if (startup.IDP === 'dev') {
+  console.warn('IDP=dev: the local development sign-in believes any name typed into it. Only loopback requests are served.');
 }
 
-const app = new Hono<{ Bindings: AppEnv }>();
-
-app.use('*', async (c, next) => {
-  const mode = authMode(c.env);
-  if (typeof mode !== 'string') return c.json({ error: 'misconfigured', message: mode.error }, 500);
-  if (mode === 'none') {
-    const why = loopbackViolation(c.req.raw);
-    if (why) {
-      return c.json(
-        { error: 'forbidden', message: `${why}. With AUTH_MODE=none this server only answers loopback requests.` },
-        403,
-      );
-    }
-  }
-  await next();
-});
-
-app.get('/health', (c) => {
-  const pve = pveConfig(c.env);
-  const policy = activePolicy(c.env.POLICY, TOOL_CATALOG);
-  const problems = [
-    ...('error' in pve ? [pve.error] : []),
-    ...(policy.ok ? [] : [`policy (${policy.origin}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`]),
-  ];
-  return c.json({
-    ok: problems.length === 0,
-    version: VERSION,
-    auth_mode: authMode(c.env),
-    proxmox: 'error' in pve ? { configured: false } : { configured: true, via: pve.binding ? 'service-binding' : 'url' },
-    policy: policy.ok ? { origin: policy.origin, valid: true } : { origin: policy.origin, valid: false, errors: policy.errors },
-    ...(problems.length ? { problems } : {}),
-  });
-});
-
-type AppContext = Context<{ Bindings: AppEnv }>;
-
-function serveMcp(c: AppContext, handler: typeof streamable): Promise<Response> | Response {
-  if (authMode(c.env) !== 'none') {
-    return new Response(JSON.stringify({ error: 'unavailable', message: 'AUTH_MODE=oauth is not set up on this server yet.' }), {
-      status: 503,
-      headers: { 'content-type': 'application/json' },
-    });
-  }
-  const ctx = c.executionCtx as ExecutionContext & { props?: unknown };
+/** AUTH_MODE=none: health and the MCP endpoints as the anonymous local user. */
+const local = new Hono<{ Bindings: AppEnv }>();
+local.get('/health', health);
+const asAnonymous = (c: Context<{ Bindings: AppEnv }>): Promise<Response> => {
+  // Hono types its execution context loosely; it is the Worker's own.
+  const ctx = c.executionCtx as unknown as ExecutionContext & { props?: unknown };
   ctx.props = { ...ANONYMOUS };
-  return handler.fetch(c.req.raw, c.env, ctx);
-}
-
-app.all('/mcp', (c) => serveMcp(c, streamable));
-app.all('/sse', (c) => serveMcp(c, sse));
-app.all('/sse/*', (c) => serveMcp(c, sse));
-
-app.notFound((c) => c.json({ error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' }, 404));
-app.onError((err, c) => {
+  return mcpApi.fetch(c.req.raw, c.env, ctx);
+};
+local.all('/mcp', asAnonymous);
+local.all('/sse', asAnonymous);
+local.all('/sse/*', asAnonymous);
+local.notFound((c) => c.json({ error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' }, 404));
+local.onError((err, c) => {
   console.error(JSON.stringify({ msg: 'unhandled', error: `${err.name}: ${err.message}`.slice(0, 300) }));
   return c.json({ error: 'internal', message: 'Internal error.' }, 500);
 });
 
-export default app;
+function refuse(status: number, error: string, message: string): Response {
+  return new Response(JSON.stringify({ error, message }), { status, headers: { 'content-type': 'application/json' } });
+}
+
+export default {
+  async fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
+    const mode = authMode(env);
+    if (typeof mode !== 'string') return refuse(500, 'misconfigured', mode.error);
+    const loopbackOnly = mode === 'none' || idpKind(env) === 'dev';
+    if (loopbackOnly) {
+      const why = loopbackViolation(request);
+      if (why) {
+        const reason = mode === 'none' ? 'With AUTH_MODE=none' : 'With the development sign-in (IDP=dev)';
+        return refuse(403, 'forbidden', `${why}. ${reason} this server only answers loopback requests.`);
+      }
+    }
+    if (mode === 'none') return local.fetch(request, env, ctx);
+    return providerFor(publicOrigin(env, request)).fetch(request, env, ctx);
+  },
+} satisfies ExportedHandler<AppEnv>;

@@ -45,6 +45,12 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
     };
   }
 
+  /** Who opened this session (its grant), or null if it was never opened. For ownership checks. */
+  async owner(): Promise<{ userId: string; grantId: string } | null> {
+    const identity = identityFromProps(this.props ?? (await this.ctx.storage.get('props')));
+    return identity ? { userId: identity.userId, grantId: identity.grantId } : null;
+  }
+
   override async init(): Promise<void> {
     installTools(this.server, TOOLS, {
       policy: () => activePolicy(this.env.POLICY, TOOL_CATALOG),

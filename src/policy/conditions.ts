@@ -14,7 +14,7 @@ export interface CallView {
 const ABSENT = Symbol('absent');
 type Resolved = unknown | typeof ABSENT;
 
-/** `args.<field>[.<key>]`, or `user.id`, `user.email`, `user.groups`, `user.client`. */
+/** `args.<field>[.<key>]`, or `user.id`, `user.login`, `user.email`, `user.groups`, `user.client`. */
 export function resolvePath(path: string, call: CallView, identity: Identity): Resolved {
   const [root, ...rest] = path.split('.');
   let value: unknown;
@@ -32,6 +32,7 @@ export function resolvePath(path: string, call: CallView, identity: Identity): R
 function userView(identity: Identity): Record<string, unknown> {
   return {
     id: identity.userId,
+    ...(identity.login ? { login: identity.login } : {}),
     ...(identity.email ? { email: identity.email } : {}),
     groups: identity.groups,
     client: identity.clientId,
@@ -94,7 +95,11 @@ function compare(op: 'lt' | 'lte' | 'gt' | 'gte', a: unknown, b: unknown): boole
 export function appliesTo(rule: { principals?: string[]; except?: string[] }, identity: Identity): boolean {
   const matches = (list: string[]): boolean =>
     list.some((p) =>
-      p.startsWith('group:') ? identity.groups.includes(p.slice(6)) : p === identity.userId || (identity.email !== undefined && p.toLowerCase() === identity.email.toLowerCase()),
+      p.startsWith('group:')
+        ? identity.groups.includes(p.slice(6))
+        : p === identity.userId ||
+          (identity.login !== undefined && p.toLowerCase() === identity.login.toLowerCase()) ||
+          (identity.email !== undefined && p.toLowerCase() === identity.email.toLowerCase()),
     );
   if (rule.principals && !matches(rule.principals)) return false;
   if (rule.except && matches(rule.except)) return false;

@@ -1,0 +1,98 @@
+// Sign-in configuration: which upstream identity provider (IDP), who is admitted
+// (ALLOWED_USERS / ALLOWED_GROUPS), and the public origin (PUBLIC_URL). Read from the Worker's
+// variables; every problem is reported, never guessed around.
+
+import type { AppEnv } from '../env';
+import { devIdp } from './idp-dev';
+import { githubConfigProblem, githubIdp, type GithubConfig } from './idp-github';
+import { oidcConfigProblem, oidcIdp, type OidcConfig } from './idp-oidc';
+import type { UpstreamIdp } from './idp';
+
+export type IdpKind = 'dev' | 'oidc' | 'github';
+
+export interface AuthConfig {
+  idp: UpstreamIdp;
+  allowedUsers: string[];
+  allowedGroups: string[];
+}
+
+const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(/[,\s]+/)
+    .map((v) => v.trim())
+    .filter(Boolean);
+
+export function idpKind(env: AppEnv): IdpKind | { error: string } {
+  const kind = (env.IDP ?? '').trim();
+  if (kind === 'dev' || kind === 'oidc' || kind === 'github') return kind;
+  return { error: kind ? `IDP must be dev, oidc or github, got ${JSON.stringify(kind.slice(0, 20))}` : 'IDP is not set (dev, oidc or github)' };
+}
+
+export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: string } {
+  const kind = idpKind(env);
+  if (typeof kind !== 'string') return kind;
+  const allowedUsers = list(env.ALLOWED_USERS);
+  const allowedGroups = list(env.ALLOWED_GROUPS);
+  const problems: string[] = [];
+  const need = (name: keyof AppEnv): string => {
+    const value = (env[name] as string | undefined)?.trim() ?? '';
+    if (!value) problems.push(`${name} is not set`);
+    return value;
+  };
+  let idp: UpstreamIdp | undefined;
+  switch (kind) {
+    case 'dev':
+      idp = devIdp(origin);
+      break;
+    case 'oidc': {
+      const issuer = need('OIDC_ISSUER');
+      const clientId = need('OIDC_CLIENT_ID');
+      const clientSecret = need('OIDC_CLIENT_SECRET');
+      if (!problems.length) {
+        const config: OidcConfig = {
+          issuer,
+          clientId,
+          clientSecret,
+          scopes: list(env.OIDC_SCOPES).length ? list(env.OIDC_SCOPES) : ['openid', 'email', 'profile'],
+          groupsClaim: env.OIDC_GROUPS_CLAIM?.trim() || 'groups',
+        };
+        const problem = oidcConfigProblem(config);
+        if (problem) problems.push(problem);
+        else idp = oidcIdp(config);
+      }
+      break;
+    }
+    case 'github': {
+      const clientId = need('GITHUB_CLIENT_ID');
+      const clientSecret = need('GITHUB_CLIENT_SECRET');
+      if (!problems.length) {
+        const config: GithubConfig = {
+          clientId,
+          clientSecret,
+          org: env.GITHUB_ORG?.trim() || undefined,
+          webUrl: env.GITHUB_URL?.trim() || 'https://github.com',
+          apiUrl: env.GITHUB_API_URL?.trim() || 'https://api.github.com',
+        };
+        const problem = githubConfigProblem(config);
+        if (problem) problems.push(problem);
+        else idp = githubIdp(config);
+      }
+      break;
+    }
+  }
+  if (problems.length || !idp) return { error: problems.join('; ') };
+  return { idp, allowedUsers, allowedGroups };
+}
+
+/** The public origin: PUBLIC_URL when set, else the request's own. */
+export function publicOrigin(env: AppEnv, request: Request): string {
+  const configured = env.PUBLIC_URL?.trim();
+  if (configured) {
+    try {
+      return new URL(configured).origin;
+    } catch {
+      // fall through: a malformed PUBLIC_URL is reported by /health
+    }
+  }
+  return new URL(request.url).origin;
+}

@@ -1,0 +1,46 @@
+// The OAuth 2.1 authorization server and resource guard, from @cloudflare/workers-oauth-provider:
+// RFC 9728/8414 metadata, dynamic client registration, PKCE, tokens bound to this server's
+// resource, refresh tokens. One provider per public origin (PUBLIC_URL, or the request's own).
+
+import { OAuthProvider, GrantType, type TokenExchangeCallbackOptions } from '@cloudflare/workers-oauth-provider';
+import type { AppEnv } from '../env';
+import { mcpApi } from '../mcp/api';
+import { authApp } from './app';
+
+const ACCESS_TOKEN_TTL_S = 60 * 60;
+const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
+const REFRESH_IDLE_TTL_S = 7 * 24 * 60 * 60;
+const MAX_CACHED = 16;
+
+const providers = new Map<string, OAuthProvider<AppEnv>>();
+
+export function providerFor(origin: string): OAuthProvider<AppEnv> {
+  let provider = providers.get(origin);
+  if (!provider) {
+    if (providers.size >= MAX_CACHED) providers.clear();
+    provider = new OAuthProvider<AppEnv>({
+      apiRoute: ['/mcp', '/sse'],
+      apiHandler: mcpApi as never,
+      defaultHandler: authApp as never,
+      authorizeEndpoint: `${origin}/authorize`,
+      tokenEndpoint: `${origin}/token`,
+      clientRegistrationEndpoint: `${origin}/register`,
+      resourceMetadata: { resource: origin, resource_name: 'Proxmox VE MCP server' },
+      accessTokenTTL: ACCESS_TOKEN_TTL_S,
+      refreshTokenTTL: REFRESH_TOKEN_TTL_S,
+      refreshTokenIdleTTL: REFRESH_IDLE_TTL_S,
+      tokenExchangeCallback: addGrantId,
+      onError: ({ code, description, status, internal }) => {
+        console.warn(JSON.stringify({ msg: 'oauth_error', code, status, description, internal }));
+      },
+    });
+    providers.set(origin, provider);
+  }
+  return provider;
+}
+
+/** The grant id exists only once the grant does: add it to the props at the code exchange. */
+function addGrantId({ grantType, grantId, props }: TokenExchangeCallbackOptions<AppEnv>) {
+  if (grantType !== GrantType.AUTHORIZATION_CODE) return undefined;
+  return { newProps: { ...(props as Record<string, unknown>), grantId } };
+}

@@ -1,0 +1,176 @@
+// The interactive part of the authorization server (everything else — metadata, /register,
+// /token — is the OAuth library's): /authorize shows the consent page; approving sends the
+// browser to the upstream identity provider; /oauth/callback checks who signed in, admits them
+// or not, and completes the grant. CSRF and browser binding come from the library's consent and
+// upstream transactions (a single-use handle or state bound to a __Host- cookie).
+
+import {
+  AuthorizationError,
+  CimdFetchError,
+  authorizationErrorRedirect,
+  type OAuthHelpers,
+} from '@cloudflare/workers-oauth-provider';
+import { Hono, type Context } from 'hono';
+import type { AppEnv } from '../env';
+import { activePolicy } from '../policy/source';
+import { isListed } from '../policy/evaluate';
+import { TOOL_CATALOG, TOOLS } from '../tools';
+import { admit } from './admission';
+import { authConfig, publicOrigin, type AuthConfig } from './config';
+import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
+import { IdpError, type UpstreamData } from './idp';
+import { consentPage, devLoginPage, messagePage, type ToolSummary } from './pages';
+
+export const CALLBACK_PATH = '/oauth/callback';
+/** No scripts, no framing; forms may lead anywhere, since approval redirects to the IdP and the client. */
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+
+type AuthEnv = AppEnv & { OAUTH_PROVIDER: OAuthHelpers };
+type Ctx = Context<{ Bindings: AuthEnv }>;
+
+export const authRoutes = new Hono<{ Bindings: AuthEnv }>();
+
+async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
+  const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
+  if ('error' in cfg) {
+    console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
+    return page(c, 503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.', cfg.error);
+  }
+  return cfg;
+}
+
+authRoutes.get('/authorize', async (c) => {
+  const cfg = await configOr503(c);
+  if (cfg instanceof Response) return cfg;
+  const oauth = c.env.OAUTH_PROVIDER;
+  return handleAuthErrors(c, async () => {
+    const request = await oauth.parseAuthRequest(c.req.raw);
+    const details = await oauth.describeConsent(request);
+    const consent = await oauth.beginConsent(request);
+    consent.headers.set('Content-Type', 'text/html; charset=utf-8');
+    consent.headers.set('Content-Security-Policy', PAGE_CSP);
+    const body = await consentPage(details, consent.handle, toolsOffered(c.env), 'Proxmox VE');
+    return new Response(body.toString(), { headers: consent.headers });
+  });
+});
+
+authRoutes.post('/authorize', async (c) => {
+  const cfg = await configOr503(c);
+  if (cfg instanceof Response) return cfg;
+  const oauth = c.env.OAUTH_PROVIDER;
+  return handleAuthErrors(c, async () => {
+    const form = await c.req.raw.formData();
+    const handle = String(form.get('handle') ?? '');
+    if (form.get('decision') !== 'approve') {
+      const denied = await oauth.denyConsent(c.req.raw, handle);
+      return new Response(null, { status: 302, headers: denied.headers });
+    }
+    const approved = await oauth.approveConsent(c.req.raw, handle);
+    const data = await cfg.idp.prepare();
+    const { state, headers } = await oauth.beginUpstream(approved.request, { data, headers: approved.headers });
+    headers.set('Location', await cfg.idp.authorizeUrl(data, state, callbackUrl(c)));
+    return new Response(null, { status: 302, headers });
+  });
+});
+
+authRoutes.get(DEV_LOGIN_PATH, async (c) => {
+  const cfg = await configOr503(c);
+  if (cfg instanceof Response) return cfg;
+  if (cfg.idp.kind !== 'dev') return c.notFound();
+  return htmlResponse(await devLoginPage(c.req.query('state') ?? '', CALLBACK_PATH), 200);
+});
+
+authRoutes.get(CALLBACK_PATH, async (c) => {
+  const cfg = await configOr503(c);
+  if (cfg instanceof Response) return cfg;
+  const oauth = c.env.OAUTH_PROVIDER;
+  const url = new URL(c.req.url);
+  if (cfg.idp.kind === 'dev') {
+    // Check the typed name before the single-use state is spent, so a typo can be corrected.
+    try {
+      devIdentity(url.searchParams);
+    } catch (err) {
+      if (err instanceof IdpError) return htmlResponse(await devLoginPage(url.searchParams.get('state') ?? '', CALLBACK_PATH, err.message), 400);
+      throw err;
+    }
+  }
+  return handleAuthErrors(c, async () => {
+    const { request, data, headers } = await oauth.finishUpstream<UpstreamData>(c.req.raw);
+    if (url.searchParams.has('error')) {
+      headers.set('Location', authorizationErrorRedirect(request, 'access_denied'));
+      return new Response(null, { status: 302, headers });
+    }
+    let identity;
+    try {
+      identity = await cfg.idp.finish(c.req.raw, data ?? {}, callbackUrl(c));
+    } catch (err) {
+      if (!(err instanceof IdpError)) throw err;
+      logAuth('sign_in_failed', { client: request.clientId, reason: err.message });
+      return page(c, 401, 'Sign-in failed', err.message, undefined, headers);
+    }
+    const admission = admit(identity, cfg.allowedUsers, cfg.allowedGroups, cfg.idp.kind === 'dev');
+    if (!admission.admitted) {
+      logAuth('sign_in_refused', { user: identity.userId, client: request.clientId });
+      const who = identity.email ?? identity.login ?? identity.userId;
+      return page(c, 403, 'Not allowed', `${who} may not use this server. ${admission.reason}`, 'No access was granted. Ask the administrator to add you to ALLOWED_USERS or ALLOWED_GROUPS.', headers);
+    }
+    const props = {
+      userId: identity.userId,
+      ...(identity.email ? { email: identity.email } : {}),
+      ...(identity.name ? { name: identity.name } : {}),
+      ...(identity.login ? { login: identity.login } : {}),
+      groups: identity.groups,
+      clientId: request.clientId,
+    };
+    const { redirectTo } = await oauth.completeAuthorization({
+      request,
+      userId: identity.userId,
+      metadata: { login: identity.login ?? null, email: identity.email ?? null, idp: cfg.idp.kind },
+      scope: request.scope,
+      props,
+    });
+    logAuth('sign_in', { user: identity.userId, client: request.clientId, idp: cfg.idp.kind });
+    headers.set('Location', redirectTo);
+    return new Response(null, { status: 302, headers });
+  });
+});
+
+function toolsOffered(env: AppEnv): ToolSummary[] {
+  const active = activePolicy(env.POLICY, TOOL_CATALOG);
+  return TOOLS.filter((t) => active.ok && isListed(active.policy, t.name)).map((t) => ({
+    title: t.annotations.title,
+    readOnly: t.annotations.readOnlyHint,
+  }));
+}
+
+function callbackUrl(c: Ctx): string {
+  return `${publicOrigin(c.env, c.req.raw)}${CALLBACK_PATH}`;
+}
+
+/** The library's refusals: redirect to the client only when it validated the redirect URI. */
+async function handleAuthErrors(c: Ctx, run: () => Promise<Response>): Promise<Response> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof AuthorizationError && err.redirectTo) return Response.redirect(err.redirectTo, 302);
+    if (err instanceof AuthorizationError) return page(c, 400, 'This sign-in cannot continue', err.description ?? 'The request is invalid.', 'Start again from your app.');
+    if (err instanceof CimdFetchError) return page(c, 400, 'This app could not be verified', 'Its client metadata document could not be fetched.');
+    throw err;
+  }
+}
+
+async function page(c: Ctx, status: number, title: string, message: string, detail?: string, headers?: Headers): Promise<Response> {
+  return htmlResponse(await messagePage(title, message, detail), status, headers);
+}
+
+function htmlResponse(body: { toString(): string }, status: number, headers = new Headers()): Response {
+  headers.set('Content-Type', 'text/html; charset=utf-8');
+  headers.set('Cache-Control', 'no-store');
+  headers.set('Content-Security-Policy', PAGE_CSP);
+  headers.set('X-Frame-Options', 'DENY');
+  return new Response(body.toString(), { status, headers });
+}
+
+function logAuth(event: string, fields: Record<string, string>): void {
+  console.log(JSON.stringify({ msg: event, ...fields }));
+}

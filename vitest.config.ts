@@ -18,13 +18,31 @@ const POLICIES = {
   },
   createOnly: { version: '1', default: 'deny', tools: { pve_create_qemu_vm: {} } },
   broken: { version: '1', default: 'maybe', tools: { pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] } } },
+  perUser: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_list_vms: {
+        limits: [
+          { counter: 'per_user', window: 'hour', max: 3, scope: 'user' },
+          { counter: 'per_grant', window: 'hour', max: 2, scope: 'grant' },
+        ],
+      },
+      pve_create_qemu_vm: {},
+    },
+  },
 };
 
 /**
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
  * against a real HTTP Proxmox simulator that the global setup starts for it.
  */
-function workersProject(name: string, include: string[], policy: object | null): TestProjectInlineConfiguration {
+function workersProject(
+  name: string,
+  include: string[],
+  policy: object | null,
+  extra: (inject: (key: 'fakeIdpUrl') => string) => Record<string, string> = () => ({}),
+): TestProjectInlineConfiguration {
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -38,6 +56,7 @@ function workersProject(name: string, include: string[], policy: object | null):
             AUTH_MODE: 'none',
             PVE_TIMEOUT_MS: '2000',
             ...(policy ? { POLICY: JSON.stringify(policy) } : {}),
+            ...extra(inject),
           },
         },
       })),
@@ -64,6 +83,42 @@ export default defineConfig({
       workersProject('policy-default-deny', ['test/policy/default-deny.test.ts'], POLICIES.createOnly),
       workersProject('policy-bundled', ['test/policy/bundled.test.ts'], null),
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
+      workersProject('auth-dev', ['test/auth/**/*.test.ts'], POLICIES.perUser, () => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ALLOWED_USERS: 'alice@example.com',
+        ALLOWED_GROUPS: 'ops',
+      })),
+      // The identity provider modules themselves, against the fake IdP.
+      workersProject('idp', ['test/idp/**/*.test.ts'], POLICIES.open),
+      workersProject('auth-oidc', ['test/auth-oidc/**/*.test.ts'], POLICIES.open, (inject) => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'oidc',
+        OIDC_ISSUER: `${inject('fakeIdpUrl')}/oidc`,
+        OIDC_CLIENT_ID: 'mcp-test-client',
+        OIDC_CLIENT_SECRET: 'mcp-test-secret',
+        ALLOWED_GROUPS: 'pve-admins',
+      })),
+      workersProject('auth-github', ['test/auth-github/**/*.test.ts'], POLICIES.open, (inject) => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'github',
+        GITHUB_CLIENT_ID: 'mcp-test-client',
+        GITHUB_CLIENT_SECRET: 'mcp-test-secret',
+        GITHUB_ORG: 'acme',
+        GITHUB_URL: `${inject('fakeIdpUrl')}/github`,
+        GITHUB_API_URL: `${inject('fakeIdpUrl')}/github-api`,
+        ALLOWED_GROUPS: 'acme/ops',
+      })),
+      {
+        test: {
+          name: 'browser',
+          environment: 'node',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: ['./test/browser/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 90_000,
+        },
+      },
       {
         test: {
           name: 'node',

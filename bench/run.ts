@@ -69,7 +69,7 @@ async function main(): Promise<void> {
           inspectorPort: BASE_PORT + 100 + i,
           simPort: 0,
           simulator: { taskDurationMs: 50 },
-          vars: { POLICY: JSON.stringify(POLICIES[name]) },
+          vars: { AUTH_MODE: 'none', POLICY: JSON.stringify(POLICIES[name]) },
           stdio: 'ignore',
           persistTo: path.join(state, name),
         });

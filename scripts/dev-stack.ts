@@ -39,7 +39,7 @@ export interface Stack {
 }
 
 export async function startStack(options: StackOptions): Promise<Stack> {
-  const vars: Record<string, string> = { AUTH_MODE: 'none', ...options.vars };
+  const vars: Record<string, string> = { ...options.vars };
   let closeSimulator = async (): Promise<void> => {};
   let simulatorUrl: string | null = null;
   if (options.pve) {

@@ -1,6 +1,7 @@
 // `npm start`: the Proxmox simulator plus `wrangler dev` pointed at it, so the server works with
-// no Proxmox and no Cloudflare account. With PVE_BASE_URL (and a token) in the environment it
-// uses that Proxmox instead of the simulator.
+// no Proxmox and no Cloudflare account. Sign-in is real OAuth with the local development identity
+// provider (any name; loopback only); AUTH_MODE=none turns sign-in off. With PVE_BASE_URL (and a
+// token) in the environment it uses that Proxmox instead of the simulator.
 
 import { startStack } from './dev-stack.ts';
 
@@ -17,11 +18,23 @@ function realPve(): Record<string, string> | undefined {
   return out;
 }
 
+function authVars(): Record<string, string> {
+  const mode = process.env.AUTH_MODE ?? 'oauth';
+  if (mode !== 'oauth') return { AUTH_MODE: mode };
+  const vars: Record<string, string> = { AUTH_MODE: 'oauth', IDP: process.env.IDP ?? 'dev' };
+  const names = ['ALLOWED_USERS', 'ALLOWED_GROUPS', 'PUBLIC_URL', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_SCOPES', 'OIDC_GROUPS_CLAIM', 'GITHUB_CLIENT_ID', 'GITHUB_CLIENT_SECRET', 'GITHUB_ORG'];
+  for (const name of names) {
+    const value = process.env[name];
+    if (value) vars[name] = value;
+  }
+  return vars;
+}
+
 const stack = await startStack({
   port,
   simPort,
   pve: realPve(),
-  vars: { AUTH_MODE: process.env.AUTH_MODE ?? 'none' },
+  vars: authVars(),
   stdio: 'inherit',
 });
 
@@ -38,11 +51,16 @@ console.log(
     stack.simulatorUrl
       ? `Proxmox simulator: ${stack.simulatorUrl}/api2/json (3 nodes, seeded guests)`
       : `Proxmox API: ${stack.vars.PVE_BASE_URL}`,
-    `MCP server ready (AUTH_MODE=${stack.vars.AUTH_MODE}):`,
+    `MCP server ready (AUTH_MODE=${stack.vars.AUTH_MODE}${stack.vars.IDP ? `, IDP=${stack.vars.IDP}` : ''}):`,
     `  streamable HTTP  ${stack.url}/mcp`,
     `  SSE              ${stack.url}/sse`,
     `  health           ${stack.url}/health`,
-    `Try: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --transport http --method tools/list`,
+    stack.vars.IDP === 'dev'
+      ? `Clients sign in through ${stack.url}/authorize with any user name (local development sign-in).`
+      : '',
+    stack.vars.AUTH_MODE === 'oauth'
+      ? `Try: npx -y mcp-remote@0.15.1 ${stack.url}/mcp   (opens the sign-in page in your browser)`
+      : `Try: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --transport http --method tools/list`,
     '',
   ].join('\n'),
 );

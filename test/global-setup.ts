@@ -1,9 +1,11 @@
-// Starts a real HTTP Proxmox simulator for the workerd tests and hands its address, tokens and
-// the real PVE 9 schema of the endpoints we call to them (via vitest's provide/inject).
+// Starts a real HTTP Proxmox simulator and a fake identity provider (OIDC issuer and GitHub) for
+// the workerd tests, and hands their addresses, the simulator's tokens and the real PVE 9 schema
+// of the endpoints we call to them (via vitest's provide/inject).
 
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { SIMULATOR_TOKENS, startSimulator } from '../simulator/server.ts';
+import { startFakeIdp } from './support/fake-idp.ts';
 import { findSchemaFile, loadEndpoints } from './support/pve-schema-load.ts';
 
 
@@ -16,11 +18,14 @@ export const ENDPOINTS_USED = [
 ];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const sim = await startSimulator({ authFailDelayMs: 200, taskDurationMs: 300 });
+  const [sim, idp] = await Promise.all([startSimulator({ authFailDelayMs: 200, taskDurationMs: 300 }), startFakeIdp()]);
+  project.provide('fakeIdpUrl', idp.url);
   project.provide('simulatorUrl', sim.url);
   project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
   project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
   const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '..'));
   project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
-  return () => sim.close();
+  return async () => {
+    await Promise.all([sim.close(), idp.close()]);
+  };
 }

@@ -7,5 +7,7 @@ declare module 'vitest' {
     simulatorTokenId: string;
     simulatorTokenSecret: string;
     pveEndpoints: EndpointDef[] | null;
+    /** http://127.0.0.1:PORT of the fake IdP (test/support/fake-idp.ts), no trailing slash. */
+    fakeIdpUrl: string;
   }
 }

@@ -1,5 +1,6 @@
-// `npm start` end to end: the simulator and `wrangler dev` come up, an MCP SDK client lists and
-// calls both tools over /mcp and /sse, and stopping it stops workerd too.
+// `npm start` with AUTH_MODE=none end to end: the simulator and `wrangler dev` come up, an MCP SDK
+// client lists and calls both tools over /mcp and /sse, and stopping it stops workerd too.
+// (The default, OAuth with the dev sign-in, is exercised through mcp-remote in mcp-remote.test.ts.)
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +21,7 @@ beforeAll(async () => {
   state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-start-'));
   child = spawn('npm', ['start'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), SIM_PORT: '0', XDG_CONFIG_HOME: state },
+    env: { ...process.env, AUTH_MODE: 'none', PORT: String(port), SIM_PORT: '0', XDG_CONFIG_HOME: state },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));

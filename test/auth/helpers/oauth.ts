@@ -1,0 +1,141 @@
+// Drives the OAuth flow the way an MCP client and a person in a browser would: the MCP SDK
+// client's own OAuth support (DCR, PKCE, token exchange, refresh) with a test OAuthClientProvider,
+// and a small cookie-keeping "browser" that submits the consent and sign-in forms.
+
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import { FormBrowser, signInUpstream, signInWithDevIdp, type Login, type LoginResult } from '../../support/form-browser';
+import { workerFetch } from '../../worker/helpers/mcp';
+
+export type { Login };
+
+export const ORIGIN = 'http://localhost';
+export const REDIRECT = 'http://127.0.0.1:33418/oauth/callback';
+
+/** An MCP client's OAuth state, kept in memory; records where it was sent to sign in. */
+export class TestOAuthClient implements OAuthClientProvider {
+  authorizationUrl: URL | undefined;
+  private info: OAuthClientInformationMixed | undefined;
+  private saved: OAuthTokens | undefined;
+  private verifiers: string[] = [];
+
+  constructor(readonly name = 'Test MCP client') {}
+
+  get redirectUrl(): string {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: this.name,
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    // The SSE transport can start two authorizations at once (the stream and the start both see
+    // the 401); like a real client, keep the first registration and the URL that goes with it.
+    this.info ??= info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    if (this.info && url.searchParams.get('client_id') !== this.info.client_id) return;
+    this.authorizationUrl ??= url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifiers.push(verifier);
+  }
+  /** The verifier whose S256 challenge is in the authorization URL we kept. */
+  async codeVerifier(): Promise<string> {
+    const challenge = this.authorizationUrl?.searchParams.get('code_challenge');
+    for (const v of this.verifiers) {
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(v)));
+      const b64 = btoa(String.fromCharCode(...digest)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+      if (b64 === challenge) return v;
+    }
+    throw new Error('no code verifier matches the authorization URL');
+  }
+}
+
+/** A browser tab: the Worker under test at http://localhost, real HTTP elsewhere (the fake IdP). */
+export class Browser extends FormBrowser {
+  constructor() {
+    super((url, init) => (new URL(url).origin === ORIGIN ? workerFetch(url, init) : fetch(url, init)));
+  }
+}
+
+/** Consent, then sign in with the dev IdP; returns where the browser was finally sent. */
+export function signIn(authorizationUrl: URL, login: Login, browser: FormBrowser = new Browser()): Promise<LoginResult> {
+  return signInWithDevIdp(browser, authorizationUrl.toString(), login);
+}
+
+export type Kind = 'http' | 'sse';
+
+function transport(kind: Kind, auth: TestOAuthClient) {
+  return kind === 'http'
+    ? new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), { fetch: workerFetch, authProvider: auth })
+    : new SSEClientTransport(new URL(`${ORIGIN}/sse`), { fetch: workerFetch, authProvider: auth, eventSourceInit: { fetch: workerFetch } });
+}
+
+function newClient(): Client {
+  return new Client({ name: 'vitest-oauth', version: '1' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+}
+
+/**
+ * The whole flow: connect (401 → DCR → authorization URL), sign in as `login`, hand the code to
+ * the transport, and connect again. Returns the connected client and its OAuth state.
+ */
+export async function connectSignedIn(
+  kind: Kind,
+  login: Login | 'upstream',
+  auth = new TestOAuthClient(),
+): Promise<{ client: Client; auth: TestOAuthClient }> {
+  const first = transport(kind, auth);
+  await expectUnauthorized(newClient().connect(first));
+  const result =
+    login === 'upstream'
+      ? await signInUpstream(new Browser(), auth.authorizationUrl!.toString(), REDIRECT)
+      : await signIn(auth.authorizationUrl!, login);
+  const code = result.location ? new URL(result.location).searchParams.get('code') : null;
+  if (!code) throw new Error(`sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? result.location}`);
+  await first.finishAuth(code);
+  const client = newClient();
+  await client.connect(transport(kind, auth));
+  return { client, auth };
+}
+
+/** Connects without tokens: registers the client and returns where it would send the browser. */
+export async function startAuthorization(kind: Kind, auth: TestOAuthClient): Promise<string> {
+  await expectUnauthorized(newClient().connect(transport(kind, auth)));
+  return auth.authorizationUrl!.toString();
+}
+
+/** Connects with tokens the client already holds (no sign-in). */
+export async function connectWith(kind: Kind, auth: TestOAuthClient): Promise<Client> {
+  const client = newClient();
+  await client.connect(transport(kind, auth));
+  return client;
+}
+
+async function expectUnauthorized(connecting: Promise<void>): Promise<void> {
+  try {
+    await connecting;
+  } catch (err) {
+    if (err instanceof Error && /unauthorized/i.test(`${err.name} ${err.message}`)) return;
+    throw err;
+  }
+  throw new Error('expected the first connection to need authorization');
+}

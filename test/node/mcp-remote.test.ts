@@ -1,0 +1,103 @@
+// `npm start` with its default sign-in (OAuth, local development identity provider) and
+// mcp-remote — what Claude Desktop, Cursor and other stdio clients use for remote servers:
+// mcp-remote registers itself, prints the sign-in URL, a browser consents and signs in, and the
+// tools are listed and called over stdio.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FormBrowser, signInWithDevIdp } from '../support/form-browser.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const port = 20_000 + Math.floor(Math.random() * 2000);
+const callbackPort = port + 3000;
+const processes: ChildProcess[] = [];
+let state: string;
+
+function startProcess(command: string, args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let output = '';
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  processes.push(child);
+  return { child, output: () => output };
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-remote-'));
+  const server = startProcess('npm', ['start'], { PORT: String(port), SIM_PORT: '0' });
+  await waitFor('npm start', () => {
+    if (server.child.exitCode !== null) throw new Error(`npm start exited: ${server.output()}`);
+    return server.output().includes('MCP server ready') ? true : undefined;
+  });
+}, 70_000);
+
+afterAll(async () => {
+  for (const child of processes.reverse()) {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }
+  rmSync(state, { recursive: true, force: true });
+});
+
+describe('mcp-remote against npm start', () => {
+  it('signs in through the consent and dev login pages, then lists and calls the tools', async () => {
+    const remote = startProcess(
+      process.execPath,
+      [path.join(root, 'node_modules/mcp-remote/dist/proxy.js'), `http://localhost:${port}/mcp`, String(callbackPort)],
+      // No desktop here: the "browser" below follows the URL mcp-remote prints.
+      { MCP_REMOTE_CONFIG_DIR: state, BROWSER: 'true', DISPLAY: '' },
+    );
+    const authUrl = await waitFor('the sign-in URL', () => /Please authorize this client by visiting:\s+(\S+)/.exec(remote.output())?.[1]);
+    expect(new URL(authUrl).pathname).toBe('/authorize');
+
+    const browser = new FormBrowser((url, init) => fetch(url, init));
+    const result = await signInWithDevIdp(browser, authUrl, { user: 'desktop-user@example.com', groups: 'ops' });
+    expect(result.consentHtml).toMatch(/Allow <span class="uri">MCP CLI/);
+    expect(result.consentHtml).toMatch(/app on your own computer/);
+    const callback = new URL(result.location!);
+    expect(callback.origin).toBe(`http://localhost:${callbackPort}`);
+    expect(callback.searchParams.get('code')).toBeTruthy();
+    await (await fetch(callback)).text(); // the browser lands on mcp-remote's callback
+
+    // mcp-remote now talks MCP over stdio.
+    let stdout = '';
+    remote.child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    const send = (message: object): void => {
+      remote.child.stdin!.write(`${JSON.stringify(message)}\n`);
+    };
+    const reply = (id: number) =>
+      waitFor(`reply ${id}`, () => {
+        for (const line of stdout.split('\n')) {
+          if (!line.trim().startsWith('{')) continue;
+          const message = JSON.parse(line) as { id?: number };
+          if (message.id === id) return message as { result?: Record<string, unknown>; error?: unknown };
+        }
+        return undefined;
+      });
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '1' } } });
+    expect((await reply(1)).result).toMatchObject({ serverInfo: { name: 'proxmox-mcp' } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const tools = (await reply(2)).result!.tools as { name: string }[];
+    expect(tools.map((t) => t.name)).toEqual(['pve_list_vms', 'pve_create_qemu_vm']);
+    send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'pve_list_vms', arguments: { limit: 2 } } });
+    const listed = (await reply(3)).result as { isError?: boolean; structuredContent: { total: number } };
+    expect(listed.isError).toBeFalsy();
+    expect(listed.structuredContent.total).toBeGreaterThanOrEqual(12);
+  }, 90_000);
+});

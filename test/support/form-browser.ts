@@ -1,0 +1,101 @@
+// A minimal browser for tests: keeps cookies, never follows redirects by itself, submits our
+// consent and dev sign-in forms. Parameterised by fetch, so it runs in workerd (the Worker's own
+// fetch) and in Node (real HTTP to `wrangler dev`).
+
+export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+export class FormBrowser {
+  private jar = new Map<string, string>();
+
+  constructor(private readonly fetchFn: Fetch) {}
+
+  get(url: string): Promise<Response> {
+    return this.send(url, { method: 'GET' });
+  }
+
+  post(url: string, form: Record<string, string>): Promise<Response> {
+    return this.send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+  }
+
+  private async send(url: string, init: RequestInit): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.jar.size) headers.set('cookie', [...this.jar].map(([k, v]) => `${k}=${v}`).join('; '));
+    const res = await this.fetchFn(url, { ...init, headers, redirect: 'manual' });
+    for (const cookie of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = cookie.split(';');
+      const [name, ...value] = (pair ?? '').split('=');
+      const expired = attrs.some((a) => /max-age=0\b/i.test(a.trim()) || /expires=thu, 01 jan 1970/i.test(a.trim()));
+      if (expired) this.jar.delete((name ?? '').trim());
+      else this.jar.set((name ?? '').trim(), value.join('='));
+    }
+    return res;
+  }
+}
+
+export interface Login {
+  user: string;
+  groups?: string;
+  decision?: 'approve' | 'deny';
+}
+
+export interface LoginResult {
+  /** Where the flow ended: the client's redirect URI (with code or error), or null on our page. */
+  location: string | null;
+  status: number;
+  consentHtml: string;
+  finalHtml: string | null;
+}
+
+/** Consent, then the dev sign-in; returns where the browser was finally sent. */
+export async function signInWithDevIdp(browser: FormBrowser, authorizationUrl: string, login: Login): Promise<LoginResult> {
+  const origin = new URL(authorizationUrl).origin;
+  const consent = await browser.get(authorizationUrl);
+  const consentHtml = await consent.text();
+  if (consent.status !== 200) throw new Error(`consent page: ${consent.status} ${consentHtml.slice(0, 300)}`);
+  const handle = /name="handle" value="([^"]+)"/.exec(consentHtml)?.[1];
+  if (!handle) throw new Error('no consent handle on the page');
+  const decided = await browser.post(`${origin}/authorize`, { handle, decision: login.decision ?? 'approve' });
+  const next = decided.headers.get('location');
+  if (decided.status !== 302 || !next) throw new Error(`consent post: ${decided.status}`);
+  if (login.decision === 'deny') return { location: next, status: decided.status, consentHtml, finalHtml: null };
+  const loginPage = await browser.get(new URL(next, origin).toString());
+  const loginHtml = await loginPage.text();
+  const state = /name="state" value="([^"]+)"/.exec(loginHtml)?.[1];
+  if (!state) throw new Error(`no state on the login page: ${loginHtml.slice(0, 300)}`);
+  const params = new URLSearchParams({ state, user: login.user, groups: login.groups ?? '' });
+  const done = await browser.get(`${origin}/oauth/callback?${params}`);
+  return {
+    location: done.headers.get('location'),
+    status: done.status,
+    consentHtml,
+    finalHtml: done.status === 302 ? null : await done.text(),
+  };
+}
+
+/**
+ * Consent, then follow redirects through an upstream identity provider that answers at once (the
+ * fake IdP) until the browser is sent to `clientRedirect`, or lands on one of our pages.
+ */
+export async function signInUpstream(browser: FormBrowser, authorizationUrl: string, clientRedirect: string): Promise<LoginResult> {
+  const origin = new URL(authorizationUrl).origin;
+  const consent = await browser.get(authorizationUrl);
+  const consentHtml = await consent.text();
+  const handle = /name="handle" value="([^"]+)"/.exec(consentHtml)?.[1];
+  if (!handle) throw new Error(`no consent handle on the page: ${consent.status} ${consentHtml.slice(0, 300)}`);
+  let res = await browser.post(`${origin}/authorize`, { handle, decision: 'approve' });
+  for (let hops = 0; hops < 10; hops++) {
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || !location) {
+      return { location: null, status: res.status, consentHtml, finalHtml: await res.text() };
+    }
+    const next = new URL(location, origin).toString();
+    if (next.startsWith(clientRedirect)) return { location: next, status: res.status, consentHtml, finalHtml: null };
+    await res.body?.cancel();
+    res = await browser.get(next);
+  }
+  throw new Error('too many redirects');
+}

@@ -1,0 +1,251 @@
+// The audit trail: one row per MCP tools/call in a Durable Object's SQLite storage, read newest
+// first with keyset pagination, pruned by age and by a row cap on an alarm. Every method but
+// `append` and `alarm` is synchronous SQL, so each runs whole on the object's single thread.
+
+import { DurableObject } from 'cloudflare:workers';
+import { bound, COLUMNS, decodeCursor, encodeCursor, rowValues, toRecord, type Row } from './audit-row';
+import type { AuditPage, AuditQuery, AuditRecord, AuditStats, StoredAuditRecord } from './record';
+
+export interface AuditEnv {
+  /** Days a record is kept: 1–3650, default 90. */
+  AUDIT_RETENTION_DAYS?: string;
+  /** Rows kept at most (the oldest go first): 1,000–50,000,000, default 1,000,000. */
+  AUDIT_MAX_ROWS?: string;
+}
+
+const DAY_MS = 86_400_000;
+/** Time between prunes once caught up. */
+export const PRUNE_INTERVAL_MS = 6 * 3_600_000;
+/** Time before the next prune when the last one stopped at its budget. */
+const CATCH_UP_DELAY_MS = 1_000;
+/** Time before the next prune after one failed. */
+const RETRY_DELAY_MS = 5 * 60_000;
+/** Rows one DELETE removes at most, and how many of those one prune runs, so a prune is bounded. */
+const PRUNE_BATCH = 10_000;
+const PRUNE_BUDGET = 10 * PRUNE_BATCH;
+const MAX_PAGE = 1_000;
+
+/**
+ * Audit records in SQLite. Two instances by name (./names.ts): AUDIT_OBJECT holds the records;
+ * AUDIT_LOST_OBJECT only counts, through `recordLost`, the records the writer could not append to
+ * the first one (an instance that is failing cannot be trusted to count its own failures). So a
+ * reader takes records and `count` from AUDIT_OBJECT and `lost` from `stats()` of
+ * AUDIT_LOST_OBJECT; AUDIT_OBJECT's own `lost` stays 0.
+ *
+ * Table audit_records: id INTEGER PRIMARY KEY AUTOINCREMENT (never reused after pruning, so a
+ * cursor stays valid), ts INTEGER (epoch ms), request_id, user_id, user_email, client_id,
+ * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_sha256 TEXT, args TEXT (JSON
+ * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
+ * NUMERIC, vmid INTEGER, upid, approval_id TEXT. Indexes on (ts), (user_id, ts),
+ * (user_email, ts), (tool, ts), (decision, ts). Table audit_meta: key TEXT PRIMARY KEY,
+ * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
+ *
+ * Lifecycle: `append` makes sure an alarm is set; the alarm prunes (records older than the
+ * retention, then the oldest beyond the row cap) and sets the next one, PRUNE_INTERVAL_MS later,
+ * or CATCH_UP_DELAY_MS later while a backlog remains.
+ *
+ * Limits: strings clipped to 256 (ids) or 1,024 characters, at most 100 arg keys, args JSON at
+ * most 16 KiB (else replaced by `{"_truncated":true,"bytes":n}`); a prune deletes at most
+ * 100,000 rows, 10,000 per statement. Durable Object storage holds 10 GB: at the default cap,
+ * rows must average under 10 KB (`stats().db_bytes` shows the size).
+ */
+export class AuditLog extends DurableObject<AuditEnv> {
+  private readonly limits = auditLimits(this.env);
+  private readonly sql = this.ctx.storage.sql;
+  private ready = false;
+  private alarmSet = false;
+
+  private ensure(): void {
+    if (this.ready) return;
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS audit_records (
+         id INTEGER PRIMARY KEY AUTOINCREMENT, ts INTEGER NOT NULL,
+         request_id TEXT NOT NULL, user_id TEXT NOT NULL, user_email TEXT, client_id TEXT NOT NULL,
+         grant_id TEXT NOT NULL, session TEXT NOT NULL, tool TEXT NOT NULL, arg_keys TEXT NOT NULL,
+         args_sha256 TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
+         outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
+         vmid INTEGER, upid TEXT, approval_id TEXT)`,
+    );
+    for (const cols of ['ts', 'user_id, ts', 'user_email, ts', 'tool, ts', 'decision, ts']) {
+      const name = `audit_records_${cols.replace(', ', '_')}`;
+      this.sql.exec(`CREATE INDEX IF NOT EXISTS ${name} ON audit_records (${cols})`);
+    }
+    this.sql.exec('CREATE TABLE IF NOT EXISTS audit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)');
+    this.ready = true;
+  }
+
+  /**
+   * Stores one record (clipped to the size caps, never refused) and makes sure a prune is
+   * scheduled. Throws only when storage itself fails (e.g. full): the writer then counts a loss.
+   */
+  async append(record: AuditRecord): Promise<void> {
+    this.ensure();
+    const row = rowValues(record, Date.now());
+    this.sql.exec(`INSERT INTO audit_records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`, ...row);
+    if (this.alarmSet) return;
+    try {
+      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + PRUNE_INTERVAL_MS);
+      this.alarmSet = true;
+    } catch (err) {
+      // The record is stored: failing the call would count it as lost. The next append retries.
+      logError('audit_alarm_failed', err);
+    }
+  }
+
+  /** One page, newest first (ts, then id, descending). Throws on a bad limit or cursor. */
+  query(q: AuditQuery): AuditPage {
+    this.ensure();
+    const limit = q.limit;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE}, got ${String(limit).slice(0, 20)}`);
+    }
+    const where: string[] = [];
+    const params: SqlStorageValue[] = [];
+    const filter = (clause: string, ...values: SqlStorageValue[]): void => {
+      where.push(clause);
+      params.push(...values);
+    };
+    // Empty strings mean "no filter": a blank form field on the admin page. A user is named by
+    // id or by email, whichever the admin knows; both columns are indexed with ts.
+    if (q.user) filter('(user_id = ? OR user_email = ?)', q.user, q.user);
+    if (q.tool) filter('tool = ?', q.tool);
+    if (q.decision) filter('decision = ?', q.decision);
+    if (q.outcome) filter('outcome = ?', q.outcome);
+    if (q.from !== undefined) filter('ts >= ?', bound('from', q.from));
+    if (q.to !== undefined) filter('ts <= ?', bound('to', q.to));
+    if (q.cursor) {
+      const after = decodeCursor(q.cursor);
+      filter('(ts < ? OR (ts = ? AND id < ?))', after.ts, after.ts, after.id);
+    }
+    const rows = this.sql
+      .exec<Row>(
+        `SELECT * FROM audit_records ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY ts DESC, id DESC LIMIT ?`,
+        ...params,
+        limit + 1, // one more than asked, to know whether a next page exists
+      )
+      .toArray();
+    const records = rows.slice(0, limit).map(toRecord);
+    const last = records[records.length - 1];
+    return { records, next_cursor: rows.length > limit && last ? encodeCursor(last) : null };
+  }
+
+  /** One record by id, or null (also for an id that is not an integer). */
+  get(id: number): StoredAuditRecord | null {
+    this.ensure();
+    if (!Number.isSafeInteger(id)) return null;
+    const row = this.sql.exec<Row>('SELECT * FROM audit_records WHERE id = ?', id).toArray()[0];
+    return row ? toRecord(row) : null;
+  }
+
+  /** Deletes records older than the retention, then the oldest beyond the row cap (bounded). */
+  prune(now: number): { deleted: number } {
+    return { deleted: this.pruneBounded(now).deleted };
+  }
+
+  /** The scheduled prune, with the real clock; always sets the next alarm. */
+  override async alarm(): Promise<void> {
+    let delay = PRUNE_INTERVAL_MS;
+    try {
+      if (!this.pruneBounded(Date.now()).done) delay = CATCH_UP_DELAY_MS;
+    } catch (err) {
+      // Not rethrown: our own retry keeps the prune schedule alive whatever went wrong.
+      logError('audit_prune_failed', err);
+      delay = RETRY_DELAY_MS;
+    }
+    await this.ctx.storage.setAlarm(Date.now() + delay);
+    this.alarmSet = true;
+  }
+
+  stats(): AuditStats {
+    this.ensure();
+    const row = this.sql
+      .exec<{ n: number; oldest: number | null; newest: number | null }>(
+        'SELECT count(*) AS n, min(ts) AS oldest, max(ts) AS newest FROM audit_records',
+      )
+      .one();
+    const lost = this.sql.exec<{ value: number }>("SELECT value FROM audit_meta WHERE key = 'lost'").toArray()[0];
+    return {
+      count: row.n,
+      oldest_ts: row.oldest,
+      newest_ts: row.newest,
+      lost: lost?.value ?? 0,
+      retention_days: this.limits.retentionDays,
+      max_rows: this.limits.maxRows,
+      db_bytes: this.sql.databaseSize,
+      config_problems: [...this.limits.problems],
+    };
+  }
+
+  /** Adds `n` (a non-negative integer) to this instance's lost counter. */
+  recordLost(n: number): void {
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError('recordLost takes a non-negative integer');
+    if (n === 0) return;
+    this.ensure();
+    this.sql.exec(
+      `INSERT INTO audit_meta (key, value) VALUES ('lost', ?)
+       ON CONFLICT (key) DO UPDATE SET value = value + excluded.value`,
+      n,
+    );
+  }
+
+  private pruneBounded(now: number): { deleted: number; done: boolean } {
+    this.ensure();
+    if (!Number.isFinite(now)) throw new RangeError('prune needs a finite epoch ms');
+    const cutoff = now - this.limits.retentionDays * DAY_MS;
+    let deleted = 0;
+    while (deleted < PRUNE_BUDGET) {
+      const n = this.deleteOldest('WHERE ts < ?', [cutoff], Math.min(PRUNE_BATCH, PRUNE_BUDGET - deleted));
+      deleted += n;
+      if (n === 0) break;
+    }
+    while (deleted < PRUNE_BUDGET) {
+      const excess = this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM audit_records').one().n - this.limits.maxRows;
+      if (excess <= 0) return { deleted, done: true };
+      deleted += this.deleteOldest('', [], Math.min(excess, PRUNE_BATCH, PRUNE_BUDGET - deleted));
+    }
+    return { deleted, done: false };
+  }
+
+  /** Deletes up to `n` of the oldest rows matching `where`; returns how many went. */
+  private deleteOldest(where: string, params: SqlStorageValue[], n: number): number {
+    return this.sql
+      .exec(`DELETE FROM audit_records WHERE id IN (SELECT id FROM audit_records ${where} ORDER BY ts, id LIMIT ?) RETURNING id`, ...params, n)
+      .toArray().length;
+  }
+}
+
+/**
+ * The RPC surface as a caller sees it. Cast a stub to it: workers-types turn a result holding
+ * `unknown` (the record's `args`) into `never` over RPC.
+ */
+export interface AuditLogRpc {
+  append(record: AuditRecord): Promise<void>;
+  query(q: AuditQuery): Promise<AuditPage>;
+  get(id: number): Promise<StoredAuditRecord | null>;
+  prune(now: number): Promise<{ deleted: number }>;
+  stats(): Promise<AuditStats>;
+  recordLost(n: number): Promise<void>;
+}
+
+/** The retention and the row cap from the environment; an invalid value falls back to its default. */
+export function auditLimits(env: AuditEnv): { retentionDays: number; maxRows: number; problems: string[] } {
+  const problems: string[] = [];
+  const retentionDays = setting(env.AUDIT_RETENTION_DAYS, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650, problems);
+  const maxRows = setting(env.AUDIT_MAX_ROWS, 'AUDIT_MAX_ROWS', 1_000_000, 1_000, 50_000_000, problems);
+  return { retentionDays, maxRows, problems };
+}
+
+function setting(raw: string | undefined, name: string, fallback: number, min: number, max: number, problems: string[]): number {
+  const text = (raw ?? '').trim().replace(/_/g, '');
+  if (!text) return fallback;
+  const value = Number(text);
+  if (/^\d+$/.test(text) && value >= min && value <= max) return value;
+  problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw?.slice(0, 20))}; using ${fallback}`);
+  return fallback;
+}
+
+function logError(msg: string, err: unknown): void {
+  const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  console.error(JSON.stringify({ msg, error: error.slice(0, 300) }));
+}

@@ -1,0 +1,111 @@
+// What an audit record keeps of a call's arguments: a canonical JSON text to hash (so identical
+// calls match whatever their key order), the hash itself, and a redacted copy of the values.
+// Pure functions: no storage, no clock.
+
+/** Replaces the value of a sensitive argument. */
+export const REDACTED = '[redacted]';
+/** Strings longer than this are cut: an audit trail records what was asked, not payloads. */
+export const MAX_ARG_STRING = 1_000;
+/**
+ * Argument names redacted whatever the policy says: Proxmox's own secret parameters
+ * (`cipassword`, `sshkeys`) and the names that usually hold credentials.
+ */
+export const BUILT_IN_SENSITIVE: readonly string[] = [
+  'cipassword',
+  'sshkeys',
+  'password',
+  'secret',
+  'token',
+  'api_key',
+  'apikey',
+];
+
+/**
+ * JSON text with object keys sorted (by UTF-16 code units, as RFC 8785 does), no whitespace,
+ * `undefined`, function and symbol members dropped, arrays kept in order (such entries become
+ * `null`, as in JSON.stringify). A top-level `undefined` gives `null`, so there is always a text
+ * to hash. Throws a TypeError on a cycle or a BigInt, like JSON.stringify.
+ */
+export function canonicalJson(value: unknown): string {
+  return write(value, new Set()) ?? 'null';
+}
+
+function write(value: unknown, open: Set<object>): string | undefined {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    // Dates and the like serialise as JSON.stringify would serialise them.
+    value = (value as { toJSON: () => unknown }).toJSON();
+  }
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'bigint':
+      throw new TypeError('canonicalJson: a BigInt has no JSON form');
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  const obj = value as object;
+  if (open.has(obj)) throw new TypeError('canonicalJson: the value contains a cycle');
+  open.add(obj);
+  let text: string;
+  if (Array.isArray(obj)) {
+    text = `[${obj.map((item: unknown) => write(item, open) ?? 'null').join(',')}]`;
+  } else {
+    const record = obj as Record<string, unknown>;
+    const members: string[] = [];
+    for (const key of Object.keys(record).sort()) {
+      const member = write(record[key], open);
+      if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
+    }
+    text = `{${members.join(',')}}`;
+  }
+  open.delete(obj);
+  return text;
+}
+
+/** Lower-case hex SHA-256 of the UTF-8 bytes of `text` (WebCrypto). */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * A copy of `args` fit for storage: each top-level argument named in `sensitive` or in
+ * BUILT_IN_SENSITIVE (case-insensitive) becomes "[redacted]"; every string longer than
+ * MAX_ARG_STRING, at any depth, is cut with a marker. Names are matched at the top level only:
+ * tool arguments are a flat list of named parameters, and a nested key named like a secret is
+ * not a parameter a policy can name.
+ */
+export function redactArgs(args: Record<string, unknown>, sensitive: readonly string[]): Record<string, unknown> {
+  const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive].map((name) => name.toLowerCase()));
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) {
+    out[key] = names.has(key.toLowerCase()) ? REDACTED : cutLongStrings(value);
+  }
+  return out;
+}
+
+function cutLongStrings(value: unknown): unknown {
+  if (typeof value === 'string') return cutString(value);
+  if (Array.isArray(value)) return value.map(cutLongStrings);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = cutLongStrings(item);
+    return out;
+  }
+  return value;
+}
+
+/** Keeps the first MAX_ARG_STRING code units (never half a surrogate pair) and says how much went. */
+export function cutString(text: string, max = MAX_ARG_STRING): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…[cut ${text.length - end} chars]`;
+}

@@ -1,0 +1,72 @@
+// One audit record: a tools/call as it was decided and answered. Argument values are stored
+// only after redaction (sensitive arguments never reach storage); `args_sha256` is the SHA-256 of
+// the canonical arguments, so identical calls can be matched without keeping their values.
+
+/** The policy's decision; `none` when the call never reached the policy (invalid arguments). */
+export type AuditDecision = 'allow' | 'deny' | 'limited' | 'approval_required' | 'none';
+
+/** What became of the call. */
+export type AuditOutcome = 'ok' | 'failed' | 'error' | 'denied' | 'invalid' | 'approval_pending';
+
+export interface AuditRecord {
+  /** Epoch ms when the call arrived. */
+  ts: number;
+  request_id: string;
+  user_id: string;
+  user_email: string | null;
+  client_id: string;
+  grant_id: string;
+  session: string;
+  tool: string;
+  arg_keys: string[];
+  args_sha256: string;
+  /** Argument values, sensitive ones replaced by "[redacted]". */
+  args: Record<string, unknown>;
+  decision: AuditDecision;
+  /** The policy rule that fired (JSON pointer or "(default deny)"...), or null. */
+  rule: string | null;
+  outcome: AuditOutcome;
+  error_kind: string | null;
+  upstream_status: number | null;
+  latency_ms: number;
+  vmid: number | null;
+  upid: string | null;
+  approval_id: string | null;
+}
+
+export interface StoredAuditRecord extends AuditRecord {
+  id: number;
+}
+
+export interface AuditQuery {
+  user?: string;
+  tool?: string;
+  decision?: AuditDecision;
+  outcome?: AuditOutcome;
+  /** Inclusive epoch ms bounds on ts. */
+  from?: number;
+  to?: number;
+  /** Opaque cursor from a previous page (newest first). */
+  cursor?: string;
+  /** 1–1000. */
+  limit: number;
+}
+
+export interface AuditPage {
+  records: StoredAuditRecord[];
+  next_cursor: string | null;
+}
+
+export interface AuditStats {
+  count: number;
+  oldest_ts: number | null;
+  newest_ts: number | null;
+  /** Records that could not be written (counted by the writer's fallback). */
+  lost: number;
+  retention_days: number;
+  max_rows: number;
+  /** Bytes of the instance's SQLite database (Durable Object storage holds at most 10 GB). */
+  db_bytes: number;
+  /** Invalid AUDIT_RETENTION_DAYS / AUDIT_MAX_ROWS values, replaced by their defaults. */
+  config_problems: string[];
+}

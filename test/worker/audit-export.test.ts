@@ -1,0 +1,161 @@
+// The pure helpers of the audit trail: JSON Lines and CSV export (RFC 4180 quoting, the
+// formula-injection guard), canonical JSON, SHA-256, and argument redaction.
+
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, redactArgs, sha256Hex } from '../../src/audit/canonical';
+import { CSV_COLUMNS, csvCell, toCsv, toJsonLines } from '../../src/audit/export';
+import type { StoredAuditRecord } from '../../src/audit/record';
+
+const T0 = Date.parse('2026-11-30T12:00:00Z');
+
+function stored(over: Partial<StoredAuditRecord> = {}): StoredAuditRecord {
+  return {
+    id: 1,
+    ts: T0,
+    request_id: 'r1',
+    user_id: 'u1',
+    user_email: 'alice@example.com',
+    client_id: 'client',
+    grant_id: 'grant',
+    session: 'session',
+    tool: 'pve_create_qemu_vm',
+    arg_keys: ['node', 'name'],
+    args_sha256: 'a'.repeat(64),
+    args: { node: 'pve1', name: 'web-1' },
+    decision: 'allow',
+    rule: null,
+    outcome: 'ok',
+    error_kind: null,
+    upstream_status: 200,
+    latency_ms: 42,
+    vmid: 101,
+    upid: null,
+    approval_id: null,
+    ...over,
+  };
+}
+
+describe('toJsonLines', () => {
+  it('writes one JSON object per line that parses back to the record', () => {
+    const records = [stored(), stored({ id: 2, args: { text: 'line1\nline2' }, user_email: null })];
+    const text = toJsonLines(records);
+    expect(text.endsWith('\n')).toBe(true);
+    const lines = text.split('\n').slice(0, -1);
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual(records);
+    expect(Object.keys(JSON.parse(lines[0]!) as object)).toEqual(CSV_COLUMNS.filter((c) => c !== 'time'));
+  });
+
+  it('writes nothing for no records', () => {
+    expect(toJsonLines([])).toBe('');
+  });
+});
+
+describe('toCsv', () => {
+  it('writes the header and one CRLF-terminated row per record, in the fixed column order', () => {
+    const text = toCsv([stored()]);
+    const [head, row, end] = text.split('\r\n');
+    expect(head).toBe(CSV_COLUMNS.join(','));
+    expect(end).toBe('');
+    expect(row).toBe(
+      `1,${T0},2026-11-30T12:00:00.000Z,r1,u1,alice@example.com,client,grant,session,pve_create_qemu_vm,allow,,ok,,200,42,101,,,` +
+        `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}"`,
+    );
+    expect(toCsv([stored()], false)).toBe(`${row}\r\n`);
+  });
+
+  it('quotes commas, quotes and line breaks inside a cell', () => {
+    const row = toCsv([stored({ rule: 'a,b', error_kind: 'say "hi"', upid: 'one\r\ntwo' })], false);
+    expect(row).toContain(',"a,b",ok,"say ""hi""",');
+    expect(row).toContain(',"one\r\ntwo",');
+  });
+
+  it.each<[unknown, string]>([
+    ['=1+1', "'=1+1"],
+    ['+1', "'+1"],
+    ['-1', "'-1"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tcmd', "'\tcmd"],
+    ['\rcmd', `"'\rcmd"`],
+    ['=HYPERLINK("http://x","y")', `"'=HYPERLINK(""http://x"",""y"")"`],
+    ['plain', 'plain'],
+    ['a=b', 'a=b'],
+    [-5, '-5'],
+    [0, '0'],
+    [null, ''],
+    [true, 'true'],
+  ])('writes the cell %j as %j', (value, cell) => {
+    expect(csvCell(value)).toBe(cell);
+  });
+
+  it('guards user text wherever it lands', () => {
+    const row = toCsv([stored({ user_email: '=cmd|" /C calc"!A0', tool: '@x' })], false);
+    expect(row).toContain(`,"'=cmd|"" /C calc""!A0",`);
+    expect(row).toContain(",'@x,");
+  });
+});
+
+describe('canonicalJson', () => {
+  it.each<[string, unknown, string]>([
+    ['sorts keys', { b: 1, a: 2 }, '{"a":2,"b":1}'],
+    ['sorts nested keys, keeps array order', { z: { y: 1, x: [3, { d: 1, c: 2 }] } }, '{"z":{"x":[3,{"c":2,"d":1}],"y":1}}'],
+    ['drops undefined members', { a: undefined, b: null }, '{"b":null}'],
+    ['writes undefined array entries as null', [1, undefined, 2], '[1,null,2]'],
+    ['escapes strings', { s: 'a"b\n\u2028' }, '{"s":"a\\"b\\n\u2028"}'],
+    ['writes non-finite numbers as null', [Number.NaN, Infinity, -0], '[null,null,0]'],
+    ['uses toJSON', { at: new Date(T0) }, '{"at":"2026-11-30T12:00:00.000Z"}'],
+    ['gives null for undefined', undefined, 'null'],
+    ['sorts by code unit', { b: 1, B: 2, a: 3, é: 4 }, '{"B":2,"a":3,"b":1,"é":4}'],
+  ])('%s', (_name, value, text) => {
+    expect(canonicalJson(value)).toBe(text);
+  });
+
+  it('is the same text whatever the key order', () => {
+    expect(canonicalJson({ node: 'pve1', memory: 2048, net0: { a: 1, b: 2 } })).toBe(
+      canonicalJson({ net0: { b: 2, a: 1 }, memory: 2048, node: 'pve1' }),
+    );
+  });
+
+  it('throws on a cycle and on a BigInt', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    expect(() => canonicalJson(cyclic)).toThrow(TypeError);
+    expect(() => canonicalJson({ n: 1n })).toThrow(TypeError);
+  });
+
+  it('allows the same object twice when it is not a cycle', () => {
+    const shared = { a: 1 };
+    expect(canonicalJson([shared, shared])).toBe('[{"a":1},{"a":1}]');
+  });
+});
+
+describe('sha256Hex', () => {
+  it.each([
+    ['', 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
+    ['abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
+  ])('hashes %j to the known vector', async (text, hex) => {
+    expect(await sha256Hex(text)).toBe(hex);
+  });
+});
+
+describe('redactArgs', () => {
+  const long = 'a'.repeat(1500);
+  it.each<[string, Record<string, unknown>, string[], Record<string, unknown>]>([
+    ['a built-in name', { password: 'hunter2', name: 'vm' }, [], { password: '[redacted]', name: 'vm' }],
+    ['built-in names whatever their case', { CIPassword: 'x', SSHKeys: 'k', Token: 't', SECRET: 's', Api_Key: 'a', apiKey: 'b' }, [], { CIPassword: '[redacted]', SSHKeys: '[redacted]', Token: '[redacted]', SECRET: '[redacted]', Api_Key: '[redacted]', apiKey: '[redacted]' }],
+    ['a policy name whatever its case', { myKey: 'x', other: 1 }, ['MYKEY'], { myKey: '[redacted]', other: 1 }],
+    ['a non-string sensitive value', { sshkeys: ['k1', 'k2'] }, [], { sshkeys: '[redacted]' }],
+    ['nothing in nested objects', { net0: { password: 'x' } }, ['password'], { net0: { password: 'x' } }],
+    ['long strings by cutting them', { description: long }, [], { description: `${'a'.repeat(1000)}…[cut 500 chars]` }],
+    ['long strings in nested values too', { meta: { notes: [long] } }, [], { meta: { notes: [`${'a'.repeat(1000)}…[cut 500 chars]`] } }],
+    ['no other value', { memory: 2048, onboot: true, tags: ['a'], none: null }, [], { memory: 2048, onboot: true, tags: ['a'], none: null }],
+  ])('redacts %s', (_name, args, sensitive, expected) => {
+    expect(redactArgs(args, sensitive)).toEqual(expected);
+  });
+
+  it('never splits a surrogate pair and leaves its input alone', () => {
+    const args = { s: `${'a'.repeat(999)}😀tail` };
+    const out = redactArgs(args, []);
+    expect(out['s']).toBe(`${'a'.repeat(999)}…[cut 6 chars]`);
+    expect(args.s).toHaveLength(1005);
+  });
+});

@@ -1,0 +1,117 @@
+// Pending and decided approvals, in one Durable Object's SQLite storage (approvals are rare and
+// must be seen together on the admin page). Every method is synchronous over SQL, so deciding
+// and consuming are atomic: an approval is spent at most once.
+//
+// Table approvals: id TEXT PK (128-bit random, base64url), status, created_at, expires_at,
+// tool, args TEXT json (redacted), upstream TEXT json, args_sha256, grant_id, user_id,
+// user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at.
+// Rows are deleted 7 days after they expire, by an alarm.
+
+import { DurableObject } from 'cloudflare:workers';
+import { mayConsume, mayDecide, type DecideCheck } from './rules';
+import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types';
+
+const KEEP_AFTER_EXPIRY_MS = 7 * 86_400_000;
+const PRUNE_EVERY_MS = 6 * 3_600_000;
+
+type Row = Record<string, string | number | null>;
+
+export class Approvals extends DurableObject {
+  private ready = false;
+
+  private get sql(): SqlStorage {
+    if (!this.ready) {
+      this.ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS approvals (
+        id TEXT PRIMARY KEY, status TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+        tool TEXT NOT NULL, args TEXT NOT NULL, upstream TEXT, args_sha256 TEXT NOT NULL, grant_id TEXT NOT NULL,
+        user_id TEXT NOT NULL, user_email TEXT, client_id TEXT NOT NULL, approvers TEXT, reason TEXT NOT NULL,
+        rule TEXT NOT NULL, decided_by TEXT, decided_at INTEGER, used_at INTEGER)`);
+      this.ctx.storage.sql.exec('CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at)');
+      this.ready = true;
+    }
+    return this.ctx.storage.sql;
+  }
+
+  async create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval> {
+    const id = randomId();
+    this.sql.exec(
+      `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_sha256, grant_id, user_id,
+         user_email, client_id, approvers, reason, rule) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id, now, now + ttlMs, request.tool, JSON.stringify(request.args), request.upstream ? JSON.stringify(request.upstream) : null,
+      request.args_sha256, request.grant_id, request.user_id, request.user_email, request.client_id,
+      request.approvers ? JSON.stringify(request.approvers) : null, request.reason, request.rule,
+    );
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+    return this.get(id)!;
+  }
+
+  get(id: string): Approval | null {
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return null;
+    const row = this.sql.exec<Row>('SELECT * FROM approvals WHERE id = ?', id).toArray()[0];
+    return row ? fromRow(row) : null;
+  }
+
+  decide(id: string, decision: 'approve' | 'deny', decider: Decider, now: number): DecideCheck {
+    const approval = this.get(id);
+    if (!approval) return { ok: false, reason: 'No such approval.' };
+    const check = mayDecide(approval, decider, now);
+    if (!check.ok) return check;
+    this.sql.exec(
+      `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
+      decision === 'approve' ? 'approved' : 'denied', decider.email ?? decider.userId, now, id,
+    );
+    return { ok: true };
+  }
+
+  /** Spends an approval on a call: null when it was valid (and is now used), else why not. */
+  consume(id: string, call: { tool: string; args_sha256: string; grant_id: string }, now: number): ConsumeRefusal | null {
+    const refusal = mayConsume(this.get(id), call, now);
+    if (refusal) return refusal;
+    this.sql.exec(`UPDATE approvals SET status = 'used', used_at = ? WHERE id = ? AND status = 'approved'`, now, id);
+    return null;
+  }
+
+  /** Pending approvals that have not expired, oldest first. */
+  pending(now: number): Approval[] {
+    return this.sql
+      .exec<Row>(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at LIMIT 200`, now)
+      .toArray()
+      .map(fromRow);
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    this.sql.exec('DELETE FROM approvals WHERE expires_at < ?', now - KEEP_AFTER_EXPIRY_MS);
+    const left = this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM approvals').one().n;
+    if (left > 0) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+  }
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromRow(row: Row): Approval {
+  const parse = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : null);
+  return {
+    id: String(row.id),
+    status: row.status as Approval['status'],
+    created_at: Number(row.created_at),
+    expires_at: Number(row.expires_at),
+    tool: String(row.tool),
+    args: parse(row.args) as Approval['args'],
+    upstream: parse(row.upstream) as Record<string, string> | null,
+    args_sha256: String(row.args_sha256),
+    grant_id: String(row.grant_id),
+    user_id: String(row.user_id),
+    user_email: row.user_email === null ? null : String(row.user_email),
+    client_id: String(row.client_id),
+    approvers: parse(row.approvers) as string[] | null,
+    reason: String(row.reason),
+    rule: String(row.rule),
+    decided_by: row.decided_by === null ? null : String(row.decided_by),
+    decided_at: row.decided_at === null ? null : Number(row.decided_at),
+    used_at: row.used_at === null ? null : Number(row.used_at),
+  };
+}

@@ -1,0 +1,18 @@
+// Where approvals live (one Approvals Durable Object) and how long they last (APPROVAL_TTL_MINUTES,
+// default 15, at most a day).
+
+import type { AppEnv } from '../env';
+import type { ApprovalStore } from '../mcp/approval-gate';
+
+export const APPROVALS_OBJECT = 'approvals';
+const DEFAULT_TTL_MIN = 15;
+
+export function approvalTtlMs(env: AppEnv): number {
+  const minutes = Number(env.APPROVAL_TTL_MINUTES ?? DEFAULT_TTL_MIN);
+  return (Number.isInteger(minutes) && minutes >= 1 && minutes <= 1440 ? minutes : DEFAULT_TTL_MIN) * 60_000;
+}
+
+export function approvalStore(env: AppEnv): ApprovalStore {
+  const ns = env.APPROVALS;
+  return ns.get(ns.idFromName(APPROVALS_OBJECT)) as unknown as ApprovalStore;
+}

@@ -1,0 +1,54 @@
+// Who may decide an approval, and whether an approval may be spent on a call. Pure.
+
+import type { Approval, ConsumeRefusal, Decider } from './types';
+
+export type DecideCheck = { ok: true } | { ok: false; reason: string };
+
+export function mayDecide(approval: Approval, decider: Decider, now: number): DecideCheck {
+  if (approval.status !== 'pending' || approval.expires_at <= now) {
+    const state = approval.expires_at <= now && approval.status === 'pending' ? 'expired' : approval.status;
+    return { ok: false, reason: `This approval is already ${state}.` };
+  }
+  const isCaller = decider.userId === approval.user_id;
+  if (approval.approvers) {
+    // Named approvers exist so that nobody approves their own call.
+    if (isCaller) return { ok: false, reason: 'You asked for this call, and the policy requires someone else to approve it.' };
+    if (!matchesAny(approval.approvers, decider)) {
+      return { ok: false, reason: `Only ${approval.approvers.join(', ')} may approve calls to ${approval.tool}.` };
+    }
+    return { ok: true };
+  }
+  if (isCaller || decider.isAdmin) return { ok: true };
+  return { ok: false, reason: 'Only the person who asked, or an administrator, may approve this call.' };
+}
+
+function matchesAny(list: readonly string[], who: Decider): boolean {
+  const names = [who.userId, who.login, who.email].filter((n): n is string => !!n).map((n) => n.toLowerCase());
+  return list.some((p) => (p.startsWith('group:') ? who.groups.includes(p.slice(6)) : names.includes(p.toLowerCase())));
+}
+
+/** Whether this approval may be spent on this call (tool, arguments, grant), now. */
+export function mayConsume(
+  approval: Approval | null,
+  call: { tool: string; args_sha256: string; grant_id: string },
+  now: number,
+): ConsumeRefusal | null {
+  if (!approval) return 'not_found';
+  if (approval.status === 'used') return 'used';
+  if (approval.status === 'denied') return 'denied';
+  if (approval.expires_at <= now || approval.status === 'expired') return 'expired';
+  if (approval.status === 'pending') return 'pending';
+  if (approval.tool !== call.tool || approval.args_sha256 !== call.args_sha256) return 'other_call';
+  if (approval.grant_id !== call.grant_id) return 'other_grant';
+  return null;
+}
+
+export const CONSUME_MESSAGES: Record<ConsumeRefusal, string> = {
+  not_found: 'This approval_id does not exist.',
+  pending: 'This call has not been approved yet. Ask the person to approve it, then call again with the same approval_id.',
+  denied: 'A person denied this call.',
+  used: 'This approval was already used; each approval allows one call. Ask for a new one.',
+  expired: 'This approval expired. Call again without approval_id to ask for a new one.',
+  other_call: 'This approval is for a different call (tool or arguments differ). Approvals are bound to the exact call.',
+  other_grant: 'This approval was asked for by another client or session grant.',
+};

@@ -1,0 +1,46 @@
+// A request for a person's approval of one exact tool call. It is bound to the tool, the SHA-256
+// of the canonical arguments and the grant that asked; it is single-use and expires.
+
+/** JSON data (what RPC to the Durable Object can carry). */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'used' | 'expired';
+
+export interface ApprovalRequest {
+  tool: string;
+  /** Canonical arguments, sensitive values redacted: what the approver is shown. */
+  args: Record<string, Json>;
+  /** The exact Proxmox parameters the call would send, when the tool can say in advance. */
+  upstream: Record<string, string> | null;
+  args_sha256: string;
+  grant_id: string;
+  user_id: string;
+  user_email: string | null;
+  client_id: string;
+  /** From the policy: who may approve (users or group:<name>); null means the caller or an admin. */
+  approvers: string[] | null;
+  reason: string;
+  rule: string;
+}
+
+export interface Approval extends ApprovalRequest {
+  id: string;
+  status: ApprovalStatus;
+  created_at: number;
+  expires_at: number;
+  decided_by: string | null;
+  decided_at: number | null;
+  used_at: number | null;
+}
+
+/** Who is deciding, from their web session. */
+export interface Decider {
+  userId: string;
+  login?: string;
+  email?: string;
+  groups: string[];
+  isAdmin: boolean;
+}
+
+/** Why an approval id was not accepted for a call, in words the agent can pass on. */
+export type ConsumeRefusal = 'not_found' | 'pending' | 'denied' | 'used' | 'expired' | 'other_call' | 'other_grant';

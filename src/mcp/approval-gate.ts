@@ -1,0 +1,125 @@
+// Human approval of a call the policy marks `require_approval`, three ways:
+//   1. the call carries an approval_id a person granted out of band: spend it (once, for this
+//      exact call and grant);
+//   2. the client can be asked (MCP elicitation, form mode) and the policy names no approvers:
+//      ask the user in the conversation;
+//   3. otherwise open a pending approval and tell the agent where a person approves it.
+
+import { ElicitResultSchema, type ServerRequest, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Approval, ApprovalRequest, ConsumeRefusal, Json } from '../approvals/types';
+import { CONSUME_MESSAGES } from '../approvals/rules';
+import type { Identity } from '../identity';
+import type { Decision } from '../policy/evaluate';
+
+export type ApprovalOutcome =
+  | { kind: 'approved'; approvalId: string | null }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'pending'; approval_id: string; approval_url: string; expires_at: string };
+
+export interface ApprovalPort {
+  resolve(required: Extract<Decision, { kind: 'approval_required' }>): Promise<ApprovalOutcome>;
+}
+
+export interface ApprovalCall {
+  tool: string;
+  approvalId: string | undefined;
+  /** Canonical arguments with sensitive values redacted: what a person is shown. */
+  shownArgs: Record<string, Json>;
+  /** The exact Proxmox parameters, when the tool can tell before running. */
+  upstream: Record<string, string> | null;
+  argsSha256: string;
+  identity: Identity;
+}
+
+/** The approvals Durable Object, as this gate uses it (its RPC stub, typed plainly). */
+export interface ApprovalStore {
+  create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval>;
+  consume(id: string, call: { tool: string; args_sha256: string; grant_id: string }, now: number): Promise<ConsumeRefusal | null>;
+}
+
+export interface ApprovalDeps {
+  store: () => ApprovalStore;
+  /** The in-flight request, to ask the client (elicitation) on its stream; null when it cannot. */
+  elicit: RequestHandlerExtra<ServerRequest, ServerNotification> | null;
+  approvalUrl: (id: string) => string;
+  ttlMs: number;
+  now: () => number;
+}
+
+/** How long a person has to answer in the conversation. */
+const ELICIT_TIMEOUT_MS = 5 * 60_000;
+
+export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPort {
+  return {
+    async resolve(required) {
+      if (call.approvalId !== undefined) {
+        const refusal = await deps.store().consume(call.approvalId, { tool: call.tool, args_sha256: call.argsSha256, grant_id: call.identity.grantId }, deps.now());
+        return refusal ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] } : { kind: 'approved', approvalId: call.approvalId };
+      }
+      if (deps.elicit && !required.approvers) return askInConversation(call, required, deps.elicit);
+      const approval = await deps.store().create(
+        {
+          tool: call.tool,
+          args: call.shownArgs,
+          upstream: call.upstream,
+          args_sha256: call.argsSha256,
+          grant_id: call.identity.grantId,
+          user_id: call.identity.userId,
+          user_email: call.identity.email ?? null,
+          client_id: call.identity.clientId,
+          approvers: required.approvers ?? null,
+          reason: required.reason,
+          rule: required.rule,
+        },
+        deps.now(),
+        deps.ttlMs,
+      );
+      return {
+        kind: 'pending',
+        approval_id: approval.id,
+        approval_url: deps.approvalUrl(approval.id),
+        expires_at: new Date(approval.expires_at).toISOString(),
+      };
+    },
+  };
+}
+
+async function askInConversation(
+  call: ApprovalCall,
+  required: Extract<Decision, { kind: 'approval_required' }>,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): Promise<ApprovalOutcome> {
+  const who = call.identity.email ?? call.identity.login ?? call.identity.userId;
+  const params = call.upstream ?? Object.fromEntries(Object.entries(call.shownArgs).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  const lines = Object.entries(params).map(([k, v]) => `  ${k}=${v}`);
+  const message = [
+    `${required.reason}`,
+    `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
+    ...lines,
+    'Approve this exact call?',
+  ].join('\n');
+  let result;
+  try {
+    result = await extra.sendRequest(
+      {
+        method: 'elicitation/create',
+        params: {
+          message,
+          requestedSchema: {
+            type: 'object',
+            properties: { approve: { type: 'boolean', title: 'Approve this call', default: false } },
+            required: ['approve'],
+          },
+        },
+      },
+      ElicitResultSchema,
+      { timeout: ELICIT_TIMEOUT_MS },
+    );
+  } catch (err) {
+    return { kind: 'refused', reason: `Approval could not be asked for in the conversation (${err instanceof Error ? err.message.slice(0, 120) : 'no answer'}).` };
+  }
+  if (result.action === 'accept' && result.content?.approve === true) return { kind: 'approved', approvalId: null };
+  const how = result.action === 'cancel' ? 'cancelled the approval request' : 'declined the call';
+  return { kind: 'refused', reason: `${who} ${how}.` };
+}

@@ -1,6 +1,8 @@
 // The configuration contract: every binding and variable the Worker reads, and how they turn
 // into a checked configuration. Each variable works with `wrangler dev --var NAME:VALUE`.
 
+import type { Approvals } from './approvals/approvals-store';
+import type { AuditLog } from './audit/audit-log';
 import type { PolicyCounters } from './counters/policy-counters';
 import type { PveClientConfig } from './proxmox/client';
 
@@ -8,6 +10,20 @@ export interface AppEnv {
   MCP_OBJECT: DurableObjectNamespace;
   /** Rate-limit counters of the grant, user and global scopes (one object per scope key). */
   POLICY_COUNTERS: DurableObjectNamespace<PolicyCounters>;
+  /** Pending and decided human approvals (one object). */
+  APPROVALS: DurableObjectNamespace<Approvals>;
+  /** The audit trail (one object for records, one for the count of lost records). */
+  AUDIT: DurableObjectNamespace<AuditLog>;
+  /** How long an out-of-band approval can be given and used, in minutes (default 15). */
+  APPROVAL_TTL_MINUTES?: string;
+  /** `false` turns the audit trail off (for measurements; /health and /admin say so). Default on. */
+  AUDIT_ENABLED?: string;
+  /** Audit retention in days (default 90) and row cap (default 1,000,000). */
+  AUDIT_RETENTION_DAYS?: string;
+  AUDIT_MAX_ROWS?: string;
+  /** Who may open /admin (and approve any call without named approvers). */
+  ADMIN_USERS?: string;
+  ADMIN_GROUPS?: string;
   /** Optional service binding to pveproxy (Workers VPC service over Cloudflare Tunnel). */
   PVE?: Fetcher;
   /** e.g. https://pve.example.com:8006 or https://pve.example.com/api2/json */
@@ -50,6 +66,11 @@ export interface AppEnv {
 }
 
 export type AuthMode = 'none' | 'oauth';
+
+/** Auditing is on unless AUDIT_ENABLED is exactly "false". */
+export function auditEnabled(env: AppEnv): boolean {
+  return (env.AUDIT_ENABLED ?? '').trim().toLowerCase() !== 'false';
+}
 
 export function authMode(env: AppEnv): AuthMode | { error: string } {
   const mode = (env.AUTH_MODE ?? '').trim() || 'oauth';

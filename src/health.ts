@@ -3,7 +3,7 @@
 
 import type { Context } from 'hono';
 import { authConfig, publicOrigin } from './auth/config';
-import { authMode, pveConfig, type AppEnv } from './env';
+import { auditEnabled, authMode, pveConfig, type AppEnv } from './env';
 import { isLoopbackHostname } from './guard';
 import { formatErrors } from './policy/load';
 import { activePolicy } from './policy/source';
@@ -29,6 +29,7 @@ export function health(c: Context<{ Bindings: AppEnv }>): Response {
     auth_mode: typeof mode === 'string' ? mode : 'invalid',
     ...(auth && !('error' in auth) ? { idp: auth.idp.kind } : {}),
     proxmox: 'error' in pve ? { configured: false } : { configured: true, via: pve.binding ? 'service-binding' : 'url' },
+    audit: auditEnabled(env) ? 'on' : 'off',
     policy: policy.ok
       ? { origin: policy.origin, valid: true }
       : { origin: policy.origin, valid: false, ...(local ? { errors: policy.errors } : { error_count: policy.errors.length }) },

@@ -11,9 +11,12 @@ import { loopbackViolation } from './guard';
 import { health } from './health';
 import { ANONYMOUS } from './identity';
 import { mcpApi } from './mcp/api';
+import { webRoutes } from './web/routes';
 
 export { ProxmoxMcp } from './mcp/agent';
 export { PolicyCounters } from './counters/policy-counters';
+export { Approvals } from './approvals/approvals-store';
+export { AuditLog } from './audit/audit-log';
 
 // Said once per isolate start, so an operator sees it in `wrangler dev` and in Workers Logs.
 const startup = startupEnv as AppEnv;
@@ -21,7 +24,11 @@ if (startup.AUTH_MODE === 'none') {
   console.warn(
     'AUTH_MODE=none: no authentication. Only loopback requests are served (Host and Origin must be localhost); everything else gets 403.',
   );
-} else if (startup.IDP === 'dev') {
+}
+if (startup.AUDIT_ENABLED?.trim().toLowerCase() === 'false') {
+  console.warn('AUDIT_ENABLED=false: tool calls are not recorded in the audit trail.');
+}
+if (startup.AUTH_MODE !== 'none' && startup.IDP === 'dev') {
   console.warn('IDP=dev: the local development sign-in believes any name typed into it. Only loopback requests are served.');
 }
 
@@ -37,6 +44,7 @@ const asAnonymous = (c: Context<{ Bindings: AppEnv }>): Promise<Response> => {
 local.all('/mcp', asAnonymous);
 local.all('/sse', asAnonymous);
 local.all('/sse/*', asAnonymous);
+local.route('/', webRoutes);
 local.notFound((c) => c.json({ error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' }, 404));
 local.onError((err, c) => {
   console.error(JSON.stringify({ msg: 'unhandled', error: `${err.name}: ${err.message}`.slice(0, 300) }));

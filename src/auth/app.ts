@@ -4,12 +4,14 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../env';
 import { health } from '../health';
+import { webRoutes } from '../web/routes';
 import { authRoutes } from './routes';
 
 export const authApp = new Hono<{ Bindings: AppEnv }>();
 
 authApp.get('/health', health);
 authApp.route('/', authRoutes as unknown as Hono<{ Bindings: AppEnv }>);
+authApp.route('/', webRoutes);
 authApp.get('/', (c) =>
   c.text('Proxmox VE MCP server. Add this URL with /mcp (or /sse) to your MCP client; it will ask you to sign in.\n'),
 );

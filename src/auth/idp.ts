@@ -3,6 +3,9 @@
 // and returns who signed in. Everything a provider needs between the two (PKCE verifier, nonce)
 // is kept server-side by the OAuth library's upstream transaction, never in the browser.
 
+/** Where every upstream identity provider sends the browser back (MCP and web sign-ins alike). */
+export const CALLBACK_PATH = '/oauth/callback';
+
 export interface UpstreamIdentity {
   /** Stable, provider-scoped id; becomes the grant's userId (must not contain ':'). */
   userId: string;

@@ -13,15 +13,25 @@ body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding
 h1{font-size:1.4rem;line-height:1.3}
 .box{border:1px solid #ccc;border-radius:8px;padding:1rem;margin:1rem 0;background:#fafafa}
 .warn{border-color:#c77700;background:#fff7e6}
-code,.uri{font-family:ui-monospace,monospace;word-break:break-all}
+code,.uri{font-family:ui-monospace,monospace}
+.uri{word-break:break-all}
+td code{overflow-wrap:anywhere}
+body.wide{max-width:72rem}
 label{display:block;margin:.75rem 0 .25rem;font-weight:600}
 input[type=text]{width:100%;box-sizing:border-box;padding:.5rem;font-size:1rem}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap;margin-top:1rem}
 button{font-size:1rem;padding:.6rem 1.2rem;border-radius:6px;border:1px solid #555;background:#fff;cursor:pointer}
 button.primary{background:#0b57d0;border-color:#0b57d0;color:#fff}
-ul{padding-left:1.2rem}`;
+ul{padding-left:1.2rem}
+table{border-collapse:collapse;width:100%}
+th,td{border-bottom:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top;font-size:.9rem}
+nav a{margin-right:1rem}
+fieldset{border:1px solid #ccc;border-radius:8px;display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
+fieldset label{margin:0;font-weight:600;font-size:.9rem}
+fieldset input,fieldset select{display:block;padding:.35rem;font-size:.95rem}
+pre{overflow-x:auto;background:#f4f4f4;padding:.75rem;border-radius:6px;font-size:.85rem}`;
 
-export function layout(title: string, body: Html): Html {
+export function layout(title: string, body: Html, wide = false): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -31,7 +41,7 @@ export function layout(title: string, body: Html): Html {
 <title>${title}</title>
 <style>${STYLE}</style>
 </head>
-<body>
+<body${wide ? html` class="wide"` : ''}>
 <main>${body}</main>
 </body>
 </html>`;

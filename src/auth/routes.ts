@@ -18,10 +18,10 @@ import { TOOL_CATALOG, TOOLS } from '../tools';
 import { admit } from './admission';
 import { authConfig, publicOrigin, type AuthConfig } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
-import { IdpError, type UpstreamData } from './idp';
+import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ToolSummary } from './pages';
+import { finishWebLogin } from '../web/login';
 
-export const CALLBACK_PATH = '/oauth/callback';
 /** No scripts, no framing; forms may lead anywhere, since approval redirects to the IdP and the client. */
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
@@ -95,6 +95,16 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
     }
   }
   return handleAuthErrors(c, async () => {
+    // The same callback serves browser sign-ins to the admin and approval pages.
+    let web;
+    try {
+      web = await finishWebLogin(c.env, cfg, c.req.raw, callbackUrl(c));
+    } catch (err) {
+      if (!(err instanceof IdpError)) throw err;
+      return page(c, 401, 'Sign-in failed', err.message);
+    }
+    if (web.kind === 'signed_in') return web.response;
+    if (web.kind === 'refused') return page(c, web.status, web.title, web.message);
     const { request, data, headers } = await oauth.finishUpstream<UpstreamData>(c.req.raw);
     if (url.searchParams.has('error')) {
       headers.set('Location', authorizationErrorRedirect(request, 'access_denied'));

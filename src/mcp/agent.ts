@@ -4,8 +4,11 @@
 import { McpAgent } from 'agents/mcp';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
-import type { AppEnv } from '../env';
+import { auditEnabled, type AppEnv } from '../env';
 import { identityFromProps } from '../identity';
+import { approvalStore, approvalTtlMs } from '../approvals/config';
+import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
+import type { AuditRecord } from '../audit/record';
 import { counterObjectName, type CounterBackend } from '../counters/reserve';
 import { SqlCounters } from '../counters/sql-counters';
 import { activePolicy } from '../policy/source';
@@ -51,8 +54,35 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
     return identity ? { userId: identity.userId, grantId: identity.grantId } : null;
   }
 
+  /** The public origin this session was opened through (for approval page links). */
+  private origin(): string {
+    const fromProps = (this.props as { publicOrigin?: unknown } | undefined)?.publicOrigin;
+    return typeof fromProps === 'string' ? fromProps : 'http://localhost:8787';
+  }
+
+  private recordAudit(record: AuditRecord): void {
+    if (!auditEnabled(this.env)) return;
+    const audit = this.env.AUDIT;
+    const write = async (): Promise<void> => {
+      try {
+        await audit.get(audit.idFromName(AUDIT_OBJECT)).append(record);
+      } catch (err) {
+        // Never fail the call for its record; count the loss where the admin page shows it.
+        console.error(JSON.stringify({ msg: 'audit_lost', request_id: record.request_id, error: err instanceof Error ? err.message.slice(0, 200) : 'unknown' }));
+        await audit.get(audit.idFromName(AUDIT_LOST_OBJECT)).recordLost(1).catch(() => undefined);
+      }
+    };
+    this.ctx.waitUntil(write());
+  }
+
   override async init(): Promise<void> {
     installTools(this.server, TOOLS, {
+      approvals: () => ({
+        store: () => approvalStore(this.env),
+        url: (id) => `${this.origin()}/approvals/${id}`,
+        ttlMs: approvalTtlMs(this.env),
+      }),
+      audit: (record) => this.recordAudit(record),
       policy: () => activePolicy(this.env.POLICY, TOOL_CATALOG),
       counters: () => this.counterBackend(),
       scope: (requestId) => {

@@ -6,7 +6,7 @@ export interface ToolCallLog {
   tool: string;
   session: string;
   user: string;
-  outcome: 'ok' | 'failed' | 'invalid' | 'denied' | 'error';
+  outcome: 'ok' | 'failed' | 'invalid' | 'denied' | 'approval_pending' | 'error';
   /** Policy refusals: the decision and the rule that fired. */
   decision?: string;
   rule?: string;

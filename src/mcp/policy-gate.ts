@@ -9,12 +9,20 @@ import type { Identity } from '../identity';
 import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
 import type { ActivePolicy } from '../policy/source';
+import type { ApprovalPort } from './approval-gate';
 
 export type Refusal = Exclude<Decision, { kind: 'allow' }>;
 
+/** A call waiting for a person: where they approve it, and the id to call again with. */
+export interface PendingApproval {
+  approval_id: string;
+  approval_url: string;
+  expires_at: string;
+}
+
 export type GateResult =
-  | { ok: true; release: (() => Promise<void>) | null }
-  | { ok: false; refusal: Refusal };
+  | { ok: true; release: (() => Promise<void>) | null; approvalId: string | null }
+  | { ok: false; refusal: Refusal; pending?: PendingApproval };
 
 export interface GateInput {
   tool: string;
@@ -26,7 +34,12 @@ export interface GateInput {
   now: number;
 }
 
-export async function passGate(active: ActivePolicy, counters: CounterBackend, input: GateInput): Promise<GateResult> {
+export async function passGate(
+  active: ActivePolicy,
+  counters: CounterBackend,
+  input: GateInput,
+  approvals: ApprovalPort | null = null,
+): Promise<GateResult> {
   if (!active.ok) {
     console.error(JSON.stringify({ msg: 'policy_invalid', origin: active.origin, errors: formatErrors(active.errors).slice(0, 2000) }));
     return {
@@ -38,12 +51,28 @@ export async function passGate(active: ActivePolicy, counters: CounterBackend, i
       },
     };
   }
-  const decision = evaluatePolicy(active.policy, { tool: input.tool, args: input.args }, input.identity, null, input.now);
+  const call = { tool: input.tool, args: input.args };
+  let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
+  let approvalId: string | null = null;
+  if (decision.kind === 'approval_required') {
+    if (!approvals) {
+      return { ok: false, refusal: { ...decision, reason: `${decision.reason} Approvals are not available here, so the call is denied.` } };
+    }
+    const outcome = await approvals.resolve(decision);
+    if (outcome.kind === 'refused') return { ok: false, refusal: { kind: 'deny', rule: decision.rule, reason: outcome.reason } };
+    if (outcome.kind === 'pending') {
+      const { kind: _pending, ...pending } = outcome;
+      return { ok: false, refusal: decision, pending };
+    }
+    approvalId = outcome.approvalId;
+    // Approved: the rest of the policy (limits) still applies.
+    decision = evaluatePolicy(active.policy, { ...call, approved: true }, input.identity, null, input.now);
+  }
   if (decision.kind !== 'allow') return { ok: false, refusal: decision };
-  if (input.dryRun || decision.limits.length === 0) return { ok: true, release: null };
+  if (input.dryRun || decision.limits.length === 0) return { ok: true, release: null, approvalId };
   try {
     const reservation = await reserveLimits(decision.limits, input.identity, counters, input.now);
-    return reservation.ok ? { ok: true, release: reservation.release } : { ok: false, refusal: reservation.decision as Refusal };
+    return reservation.ok ? { ok: true, release: reservation.release, approvalId } : { ok: false, refusal: reservation.decision as Refusal };
   } catch (err) {
     console.error(JSON.stringify({ msg: 'counter_store_error', error: err instanceof Error ? err.message.slice(0, 300) : 'unknown' }));
     return {
@@ -53,13 +82,20 @@ export async function passGate(active: ActivePolicy, counters: CounterBackend, i
   }
 }
 
-export function refusalResult(refusal: Refusal): CallToolResult {
+export function refusalResult(refusal: Refusal, tool: string, pending?: PendingApproval): CallToolResult {
   const policy = {
     decision: refusal.kind,
     rule: refusal.rule,
     reason: refusal.reason,
     ...(refusal.kind === 'limited' ? { retry_after_s: refusal.retry_after_s } : {}),
   };
+  if (pending) {
+    const text =
+      `[APPROVAL REQUIRED] ${refusal.reason} Nothing was sent to Proxmox. Ask a person to approve this exact call at ` +
+      `${pending.approval_url} before ${pending.expires_at}, then call ${tool} again with the same arguments and ` +
+      `approval_id: "${pending.approval_id}".`;
+    return { content: [{ type: 'text', text }], structuredContent: { policy, ...pending }, isError: true };
+  }
   return {
     content: [{ type: 'text', text: `[POLICY DENIED] ${refusal.reason}` }],
     structuredContent: { policy },

@@ -1,7 +1,6 @@
 // The one seam between our tools and the MCP protocol: it answers tools/list and tools/call on
-// an SDK `Server`, validating arguments itself (so every call, valid or not, is answered by us,
-// logged once, and errors name the field), and turning every failure into an `isError` result.
-// Nothing else registers tools, so nothing bypasses what this wraps around each call.
+// an SDK `Server`; every call goes through runCall (validation, policy, approvals, limits, one log
+// line, one audit record). Nothing else registers tools, so nothing bypasses what it wraps.
 
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -9,20 +8,17 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
-  type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { UpstreamCall } from '../proxmox/client';
-import { PveError } from '../proxmox/errors';
+import type { AuditRecord } from '../audit/record';
 import type { CounterBackend } from '../counters/reserve';
 import { isListed } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
-import { describeIssues } from './issues';
-import { policyView } from '../policy/view';
-import { passGate, refusalResult, type Refusal } from './policy-gate';
-import { logToolCall, type ToolCallLog } from './log';
-import { ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
+import type { UpstreamCall } from '../proxmox/client';
+import type { ApprovalStore } from './approval-gate';
+import { runCall } from './call-pipeline';
+import type { ToolContext, ToolSpec } from './tool-spec';
 
 /** One call's context, plus what the seam needs to log it. */
 export interface CallScope {
@@ -32,7 +28,7 @@ export interface CallScope {
 }
 
 export interface ToolHost {
-  /** A fresh scope for one call. */
+  /** A fresh scope for one call; throws a ToolFailure when the caller has no identity. */
   scope(requestId: string): CallScope;
   /** Session id for logs. */
   sessionId(): string;
@@ -40,11 +36,28 @@ export interface ToolHost {
   policy(): ActivePolicy;
   /** Where rate-limit counters live. */
   counters(): CounterBackend;
+  /** Human approvals: the store, the page for an id, how long an approval lasts. */
+  approvals(): { store: () => ApprovalStore; url: (id: string) => string; ttlMs: number };
+  /** Records the call in the audit trail, without waiting for it or failing the call. */
+  audit(record: AuditRecord): void;
 }
 
+/** Every tool also takes approval_id: the id of a person's approval, to spend on this call. */
+const APPROVAL_ID = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{16,64}$/, { error: 'must be an approval_id exactly as returned' })
+  .optional()
+  .describe('Only after a call answered [APPROVAL REQUIRED]: the approval_id it gave, once a person approved.');
+
 export function installTools(server: Server, tools: readonly ToolSpec[], host: ToolHost): void {
+  const inputs = new Map(tools.map((t) => [t.name, (t.input as unknown as z.ZodObject).extend({ approval_id: APPROVAL_ID })]));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const described: Tool[] = tools.map(describeTool);
+  const described: Tool[] = tools.map((t) => describeTool(t, inputs.get(t.name)!));
+  const canElicit = (): boolean => {
+    const elicitation = server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
+    // An empty object (2025-06-18) means form mode; newer clients list the modes they support.
+    return !!elicitation && (elicitation.form !== undefined || elicitation.url === undefined);
+  };
 
   server.setRequestHandler(ListToolsRequestSchema, () => {
     const active = host.policy();
@@ -52,22 +65,22 @@ export function installTools(server: Server, tools: readonly ToolSpec[], host: T
     // (and every call is denied with the reason), so the agent can tell the user why.
     return { tools: active.ok ? described.filter((t) => isListed(active.policy, t.name)) : described };
   });
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name);
     if (!tool) {
       // Per the MCP spec an unknown tool is a protocol error, not a tool result.
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
     }
-    return callTool(tool, request.params.arguments, host);
+    return runCall(tool, inputs.get(tool.name)!, request.params.arguments, host, canElicit() ? extra : null);
   });
 }
 
-function describeTool(tool: ToolSpec): Tool {
+function describeTool(tool: ToolSpec, input: z.ZodType): Tool {
   return {
     name: tool.name,
     title: tool.annotations.title,
     description: tool.description,
-    inputSchema: toJsonSchema(tool.input, 'input') as Tool['inputSchema'],
+    inputSchema: toJsonSchema(input, 'input') as Tool['inputSchema'],
     outputSchema: toJsonSchema(tool.output, 'output') as Tool['outputSchema'],
     annotations: tool.annotations,
   };
@@ -77,95 +90,4 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string,
   const json = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' });
   delete json.$schema;
   return json;
-}
-
-async function callTool(tool: ToolSpec, rawArgs: unknown, host: ToolHost): Promise<CallToolResult> {
-  const requestId = crypto.randomUUID();
-  const started = Date.now();
-  const entry: ToolCallLog = {
-    request_id: requestId,
-    tool: tool.name,
-    session: host.sessionId(),
-    user: '(none)',
-    outcome: 'ok',
-    arg_keys: rawArgs && typeof rawArgs === 'object' ? Object.keys(rawArgs).slice(0, 40) : [],
-  };
-  let result: CallToolResult;
-  let scope: CallScope | undefined;
-  try {
-    scope = host.scope(requestId);
-    entry.user = scope.ctx.identity.userId;
-    const parsed = tool.input.safeParse(rawArgs ?? {}, { reportInput: true });
-    if (!parsed.success) {
-      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, describeIssues(parsed.error));
-    }
-    const gate = await passGate(host.policy(), host.counters(), {
-      tool: tool.name,
-      args: policyView(parsed.data),
-      identity: scope.ctx.identity,
-      dryRun: tool.dryRun?.(parsed.data) ?? false,
-      now: Date.now(),
-    });
-    if (!gate.ok) {
-      entry.outcome = 'denied';
-      entry.decision = gate.refusal.kind;
-      entry.rule = gate.refusal.rule;
-      return finish(entry, started, scope, refusalResult(notYetApprovable(gate.refusal)));
-    }
-    let success;
-    try {
-      success = await tool.run(parsed.data, scope.ctx);
-    } catch (err) {
-      // A failed call gives its rate-limit slot back, unless its write may have happened.
-      if (gate.release && !(err instanceof ToolFailure && err.kind === 'indeterminate')) await gate.release();
-      throw err;
-    }
-    result = {
-      content: [{ type: 'text', text: success.text }],
-      structuredContent: success.structured as Record<string, unknown>,
-      ...(success.isError ? { isError: true } : {}),
-    };
-    entry.outcome = success.isError ? 'failed' : 'ok';
-  } catch (err) {
-    result = failureResult(err, entry);
-  }
-  return finish(entry, started, scope, result);
-}
-
-function finish(entry: ToolCallLog, started: number, scope: CallScope | undefined, result: CallToolResult): CallToolResult {
-  const calls = scope?.upstream() ?? [];
-  entry.upstream_status = calls.at(-1)?.status ?? null;
-  entry.upstream_calls = calls.length;
-  entry.latency_ms = Date.now() - started;
-  logToolCall(entry);
-  return result;
-}
-
-/** Until approvals exist, a call that needs one is refused, saying so. */
-function notYetApprovable(refusal: Refusal): Refusal {
-  if (refusal.kind !== 'approval_required') return refusal;
-  return { ...refusal, reason: `${refusal.reason} Approvals are not available on this server, so the call is denied.` };
-}
-
-function failureResult(err: unknown, entry: ToolCallLog): CallToolResult {
-  let error: { kind: string; message: string; fields?: { field: string; message: string }[]; upstream_status?: number };
-  if (err instanceof ToolFailure) {
-    const lines = err.fields.map((f) => `- ${f.field}: ${f.message}`);
-    error = { kind: err.kind, message: [err.message, ...lines].join('\n') };
-    if (err.fields.length) error.fields = [...err.fields];
-  } else if (err instanceof PveError) {
-    error = { kind: `upstream.${err.failure.kind}`, message: err.message };
-    if (err.status !== undefined) error.upstream_status = err.status;
-  } else {
-    // Unexpected: keep the detail in the log only; the agent gets no stack and no internals.
-    entry.error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : 'non-error thrown';
-    error = { kind: 'internal', message: `Internal error (request ${entry.request_id}).` };
-  }
-  entry.outcome = error.kind === 'invalid_arguments' ? 'invalid' : 'error';
-  entry.error_kind = error.kind;
-  return {
-    content: [{ type: 'text', text: error.message }],
-    structuredContent: { error },
-    isError: true,
-  };
 }

@@ -35,6 +35,8 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject
   annotations: ToolAnnotations;
   /** True when this call only reads or previews: rate limits then take no slot. */
   dryRun?(args: z.output<I>): boolean;
+  /** The exact upstream parameters this call would send, when known before running (shown to approvers). */
+  describeCall?(args: z.output<I>): Record<string, string> | null;
   run(args: z.output<I>, ctx: ToolContext): Promise<ToolSuccess<z.input<O>>>;
 }
 

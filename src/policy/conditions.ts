@@ -9,6 +9,8 @@ export interface CallView {
   tool: string;
   /** Validated arguments; property strings appear as objects of their typed fields. */
   args: Readonly<Record<string, unknown>>;
+  /** A person approved this exact call (require_approval is then satisfied; limits still apply). */
+  approved?: boolean;
 }
 
 const ABSENT = Symbol('absent');

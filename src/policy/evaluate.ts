@@ -69,7 +69,7 @@ export function evaluatePolicy(
     const unmet = firstMatch(policy, rules.require, `${base}/require`, call, identity, false);
     if (unmet) return unmet;
   }
-  if (tool?.action === 'require_approval') {
+  if (tool?.action === 'require_approval' && !call.approved) {
     return {
       kind: 'approval_required',
       rule: `${at}/action`,

@@ -32,4 +32,7 @@ export const policyOutput = z.object({
 export const outputExtras = {
   error: errorOutput.optional().describe('Present only when the call failed.'),
   policy: policyOutput.optional().describe('Present only when the policy refused the call.'),
+  approval_id: z.string().optional().describe('When a person must approve: call again with this approval_id once they have.'),
+  approval_url: z.string().optional().describe('When a person must approve: the page where they do.'),
+  expires_at: z.string().optional().describe('When a person must approve: until when the approval can be given and used.'),
 };

@@ -47,6 +47,7 @@ export const createQemuVm = defineTool({
     openWorldHint: false,
   },
   dryRun: (args) => !args.confirm,
+  describeCall: (args) => ({ node: args.node, vmid: args.vmid === undefined ? '(next free id)' : String(args.vmid), ...createParams(args) }),
   async run(args, ctx) {
     const pve = ctx.pve();
     const params = createParams(args);

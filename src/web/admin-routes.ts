@@ -1,0 +1,159 @@
+// /admin and /admin/audit, for ADMIN_USERS / ADMIN_GROUPS only: reads the audit trail (filters,
+// keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy.
+
+import { Hono, type Context } from 'hono';
+import { approvalStore } from '../approvals/config';
+import type { Approval } from '../approvals/types';
+import { toCsv, toJsonLines } from '../audit/export';
+import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
+import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery, AuditStats } from '../audit/record';
+import type { CounterRow } from '../counters/sql-counters';
+import { auditEnabled, type AppEnv } from '../env';
+import { formatErrors } from '../policy/load';
+import { activePolicy } from '../policy/source';
+import { TOOL_CATALOG } from '../tools';
+import { adminPage, type CounterRowView } from './admin-page';
+import { isAdmin } from './admins';
+import { html, page, viewer, type Viewer } from './common';
+
+type Ctx = Context<{ Bindings: AppEnv }>;
+
+interface AuditReader {
+  query(q: AuditQuery): Promise<AuditPage>;
+  stats(): Promise<AuditStats>;
+}
+
+const DECISIONS: AuditDecision[] = ['allow', 'deny', 'limited', 'approval_required', 'none'];
+const OUTCOMES: AuditOutcome[] = ['ok', 'failed', 'error', 'denied', 'invalid', 'approval_pending'];
+
+export const adminRoutes = new Hono<{ Bindings: AppEnv }>();
+
+async function admin(c: Ctx): Promise<Viewer | Response> {
+  const v = await viewer(c);
+  if (v instanceof Response) return v;
+  if (!isAdmin(c.env, v.identity)) {
+    return page(c, 403, 'Administrators only', `${v.identity.email ?? v.identity.userId} is not an administrator of this server (ADMIN_USERS / ADMIN_GROUPS).`);
+  }
+  return v;
+}
+
+function audit(env: AppEnv, name: string): AuditReader {
+  return env.AUDIT.get(env.AUDIT.idFromName(name)) as unknown as AuditReader;
+}
+
+/** Reads filters from the query string; an invalid value is ignored rather than guessed at. */
+function filters(c: Ctx, defaultLimit: number): AuditQuery {
+  const q = (name: string): string | undefined => c.req.query(name)?.trim() || undefined;
+  const time = (value: string | undefined): number | undefined => {
+    if (!value) return undefined;
+    const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
+    return Number.isFinite(ms) ? ms : undefined;
+  };
+  const limit = Number(q('limit') ?? defaultLimit);
+  const decision = q('decision');
+  const outcome = q('outcome');
+  return {
+    user: q('user')?.slice(0, 200),
+    tool: q('tool')?.slice(0, 128),
+    decision: DECISIONS.includes(decision as AuditDecision) ? (decision as AuditDecision) : undefined,
+    outcome: OUTCOMES.includes(outcome as AuditOutcome) ? (outcome as AuditOutcome) : undefined,
+    from: time(q('from')),
+    to: time(q('to')),
+    cursor: q('cursor'),
+    limit: Number.isInteger(limit) && limit >= 1 && limit <= 1000 ? limit : defaultLimit,
+  };
+}
+
+function queryString(f: Omit<AuditQuery, 'limit'> & { limit?: number }, extra: Record<string, string> = {}): string {
+  const out = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...f, ...extra })) {
+    if (v === undefined || v === '') continue;
+    out.set(k, typeof v === 'number' && (k === 'from' || k === 'to') ? new Date(v).toISOString() : String(v));
+  }
+  return out.toString();
+}
+
+adminRoutes.get('/', async (c) => {
+  const v = await admin(c);
+  if (v instanceof Response) return v;
+  const f = filters(c, 50);
+  let result: AuditPage;
+  try {
+    result = await audit(c.env, AUDIT_OBJECT).query(f);
+  } catch (err) {
+    return page(c, 400, 'Cannot list calls', err instanceof Error ? err.message : 'The query failed.');
+  }
+  const now = Date.now();
+  const [stats, lost, pending, counters] = await Promise.all([
+    audit(c.env, AUDIT_OBJECT).stats().catch(() => null),
+    audit(c.env, AUDIT_LOST_OBJECT).stats().then((s) => s.lost).catch(() => 0),
+    (approvalStore(c.env) as unknown as { pending(now: number): Promise<Approval[]> }).pending(now),
+    counterRows(c.env, result, now),
+  ]);
+  const active = activePolicy(c.env.POLICY, TOOL_CATALOG);
+  const { cursor: _cursor, limit: _limit, ...shown } = f;
+  return html(
+    c,
+    adminPage({
+      viewer: v.identity.email ?? v.identity.userId,
+      csrf: v.csrf,
+      filters: shown,
+      records: result.records,
+      nextPage: result.next_cursor ? queryString(shown, { cursor: result.next_cursor }) : null,
+      exportQuery: queryString(shown),
+      pending,
+      counters,
+      stats,
+      lost,
+      auditOn: auditEnabled(c.env),
+      policy: {
+        origin: active.origin,
+        valid: active.ok,
+        text: active.ok ? JSON.stringify(active.policy.doc, null, 2) : c.env.POLICY ?? '(bundled policy.json)',
+        errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
+      },
+    }),
+  );
+});
+
+adminRoutes.get('/audit', async (c) => {
+  const v = await admin(c);
+  if (v instanceof Response) return v;
+  const f = filters(c, 100);
+  const format = c.req.query('format') === 'csv' ? 'csv' : 'jsonl';
+  let result: AuditPage;
+  try {
+    result = await audit(c.env, AUDIT_OBJECT).query(f);
+  } catch (err) {
+    return c.json({ error: 'invalid_query', message: err instanceof Error ? err.message : 'The query failed.' }, 400);
+  }
+  const headers: Record<string, string> = {
+    'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+    'Content-Disposition': `attachment; filename="audit.${format === 'csv' ? 'csv' : 'jsonl'}"`,
+    'Cache-Control': 'no-store',
+  };
+  if (result.next_cursor) {
+    const { cursor: _cursor, ...rest } = f;
+    headers['X-Next-Cursor'] = result.next_cursor;
+    headers.Link = `</admin/audit?${queryString(rest, { cursor: result.next_cursor, format })}>; rel="next"`;
+  }
+  const body = format === 'csv' ? toCsv(result.records, !f.cursor) : toJsonLines(result.records);
+  return new Response(body, { headers });
+});
+
+/** Counters of the users and grants seen in these records, plus the global ones. */
+async function counterRows(env: AppEnv, result: AuditPage, now: number): Promise<CounterRowView[]> {
+  const names = new Set<string>(['global']);
+  for (const r of result.records.slice(0, 100)) {
+    if (r.user_id && r.user_id !== '(none)') names.add(`user:${r.user_id}`);
+    if (r.grant_id) names.add(`grant:${r.grant_id}`);
+  }
+  const ns = env.POLICY_COUNTERS;
+  const rows = await Promise.all(
+    [...names].slice(0, 40).map(async (name) => {
+      const list = (await (ns.get(ns.idFromName(name)) as unknown as { list(now: number): Promise<CounterRow[]> }).list(now).catch(() => [])) as CounterRow[];
+      return list.filter((r) => r.count > 0).map((r) => ({ object: name, key: r.key, count: r.count, resetsAt: r.expiresAt }));
+    }),
+  );
+  return rows.flat();
+}

@@ -1,0 +1,50 @@
+// The approval page: the exact call (tool, Proxmox parameters, arguments), who asked and when,
+// and Approve / Deny when the viewer may decide. Plain HTML, escaped, no JavaScript.
+
+import { html } from 'hono/html';
+import type { Approval } from '../approvals/types';
+import { layout } from '../auth/pages';
+
+export interface ApprovalView {
+  approval: Approval;
+  viewer: string;
+  /** Why the viewer may not decide, or null when they may. */
+  cannotDecide: string | null;
+  csrf: string;
+  now: number;
+  /** A message after deciding. */
+  notice?: string;
+}
+
+export function approvalPage(view: ApprovalView) {
+  const a = view.approval;
+  const status = a.status === 'pending' && a.expires_at <= view.now ? 'expired' : a.status;
+  const params = a.upstream ?? Object.fromEntries(Object.entries(a.args).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  const rows = Object.entries(params).map(([k, v]) => html`<tr><th scope="row"><code>${k}</code></th><td><code class="uri">${v}</code></td></tr>`);
+  const decision =
+    status === 'pending' && !view.cannotDecide
+      ? html`<form method="post" action="/approvals/${a.id}">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<div class="actions">
+<button class="primary" type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</div>
+</form>`
+      : status === 'pending'
+        ? html`<p role="alert">${view.cannotDecide}</p>`
+        : '';
+  return layout(
+    `Approve ${a.tool}?`,
+    html`<h1>Approve <code>${a.tool}</code>?</h1>
+${view.notice ? html`<p role="status"><strong>${view.notice}</strong></p>` : ''}
+<div class="box">
+<p><strong>${a.user_email ?? a.user_id}</strong> (client <code>${a.client_id}</code>) asked at ${new Date(a.created_at).toISOString()}.</p>
+<p>${a.reason}</p>
+<p>Status: <strong>${status}</strong>${status === 'pending' ? html` — until ${new Date(a.expires_at).toISOString()}` : ''}${a.decided_by ? html` — by ${a.decided_by}` : ''}</p>
+</div>
+<h2>${a.upstream ? 'Proxmox parameters' : 'Arguments'}</h2>
+<div style="overflow-x:auto"><table><tbody>${rows}</tbody></table></div>
+<p><small>Approving allows this exact call once, from the same client, until the approval expires. You are signed in as ${view.viewer}.</small></p>
+${decision}`,
+  );
+}

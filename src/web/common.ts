@@ -1,0 +1,50 @@
+// What every web page shares: who is looking (a web session, or the one local person with
+// AUTH_MODE=none), checking that a form post came from our own page, and safe HTML responses.
+
+import type { Context } from 'hono';
+import { publicOrigin } from '../auth/config';
+import { messagePage } from '../auth/pages';
+import { authMode, type AppEnv } from '../env';
+import { ANONYMOUS, type Identity } from '../identity';
+import { readSession } from './session';
+
+type Ctx = Context<{ Bindings: AppEnv }>;
+
+export interface Viewer {
+  identity: Identity;
+  csrf: string;
+}
+
+/** The person looking at the page, or the response that sends them to sign in. */
+export async function viewer(c: Ctx): Promise<Viewer | Response> {
+  if (authMode(c.env) === 'none') return { identity: ANONYMOUS, csrf: 'local' };
+  const session = await readSession(c.env, c.req.raw);
+  if (session) return session;
+  if (c.req.method === 'GET') {
+    const url = new URL(c.req.url);
+    return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 302);
+  }
+  return page(c, 401, 'Sign in first', 'Your session has ended. Open the page again to sign in.');
+}
+
+/** A form post must come from our own pages: same origin, and the session's CSRF token. */
+export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, string> | Response> {
+  const origin = c.req.header('origin');
+  if (origin && origin !== publicOrigin(c.env, c.req.raw)) return page(c, 403, 'Refused', 'This form was not sent from this site.');
+  const form = Object.fromEntries([...(await c.req.raw.formData()).entries()].map(([k, val]) => [k, String(val)]));
+  if (form.csrf !== v.csrf) return page(c, 403, 'Refused', 'This form is stale or was not sent from this site. Reload the page.');
+  return form;
+}
+
+export function page(c: Ctx, status: number, title: string, message: string): Response | Promise<Response> {
+  return html(c, messagePage(title, message), status);
+}
+
+export async function html(c: Ctx, body: unknown, status = 200): Promise<Response> {
+  return c.html((await body) as string, status as 200, {
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+    'X-Frame-Options': 'DENY',
+  });
+}
+

@@ -1,0 +1,84 @@
+// The web pages for people (not agents): /approvals/:id to approve or deny a call, /admin for
+// administrators, /admin/audit to export the audit trail, /login and /logout. With
+// AUTH_MODE=none the one local person needs no sign-in (the loopback guard is the boundary, and
+// also refuses cross-site form posts by their Origin); otherwise a web session is required.
+
+import { Hono } from 'hono';
+import { approvalStore, APPROVALS_OBJECT } from '../approvals/config';
+import { mayDecide } from '../approvals/rules';
+import type { Approval, Decider } from '../approvals/types';
+import { authConfig, publicOrigin } from '../auth/config';
+import { authMode, type AppEnv } from '../env';
+import type { Identity } from '../identity';
+import { approvalPage } from './approval-page';
+import { adminRoutes } from './admin-routes';
+import { isAdmin } from './admins';
+import { beginWebLogin, safeNext } from './login';
+import { endSession } from './session';
+import { CALLBACK_PATH } from '../auth/idp';
+import { checkPost, html, page, viewer } from './common';
+
+export const webRoutes = new Hono<{ Bindings: AppEnv }>();
+
+webRoutes.get('/login', async (c) => {
+  const next = safeNext(c.req.query('next'));
+  if (authMode(c.env) === 'none') return c.redirect(next, 302);
+  const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
+  if ('error' in cfg) return page(c, 503, 'Sign-in is not configured', cfg.error);
+  return beginWebLogin(c.env, cfg, next, `${publicOrigin(c.env, c.req.raw)}${CALLBACK_PATH}`);
+});
+
+webRoutes.post('/logout', async (c) => {
+  const v = await viewer(c);
+  if (v instanceof Response) return v;
+  const form = await checkPost(c, v);
+  if (form instanceof Response) return form;
+  return new Response(null, { status: 303, headers: { Location: '/', 'Set-Cookie': await endSession(c.env, c.req.raw) } });
+});
+
+function decider(env: AppEnv, identity: Identity): Decider {
+  return { userId: identity.userId, login: identity.login, email: identity.email, groups: identity.groups, isAdmin: isAdmin(env, identity) };
+}
+
+async function loadApproval(env: AppEnv, id: string): Promise<Approval | null> {
+  const ns = env.APPROVALS;
+  const stub = ns.get(ns.idFromName(APPROVALS_OBJECT)) as unknown as { get(id: string): Promise<Approval | null> };
+  return stub.get(id);
+}
+
+webRoutes.get('/approvals/:id', async (c) => {
+  const v = await viewer(c);
+  if (v instanceof Response) return v;
+  const approval = await loadApproval(c.env, c.req.param('id'));
+  if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
+  const check = mayDecide(approval, decider(c.env, v.identity), Date.now());
+  const done = c.req.query('done');
+  return html(
+    c,
+    approvalPage({
+      approval,
+      viewer: v.identity.email ?? v.identity.userId,
+      cannotDecide: check.ok ? null : check.reason,
+      csrf: v.csrf,
+      now: Date.now(),
+      notice: done === 'approve' ? 'Approved. The agent can now make this call once.' : done === 'deny' ? 'Denied.' : undefined,
+    }),
+  );
+});
+
+webRoutes.post('/approvals/:id', async (c) => {
+  const v = await viewer(c);
+  if (v instanceof Response) return v;
+  const form = await checkPost(c, v);
+  if (form instanceof Response) return form;
+  const decision = form.decision === 'approve' ? 'approve' : 'deny';
+  const id = c.req.param('id');
+  const store = approvalStore(c.env) as unknown as { decide(id: string, d: string, who: Decider, now: number): Promise<{ ok: boolean; reason?: string }> };
+  const result = await store.decide(id, decision, decider(c.env, v.identity), Date.now());
+  if (!result.ok) return page(c, 403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
+  console.log(JSON.stringify({ msg: 'approval_decided', approval_id: id, decision, by: v.identity.userId }));
+  const back = form.back === '/admin' ? '/admin#approvals' : `/approvals/${id}?done=${decision}`;
+  return c.redirect(back, 303);
+});
+
+webRoutes.route('/admin', adminRoutes);

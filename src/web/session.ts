@@ -1,0 +1,63 @@
+// Browser sessions for the admin and approval pages, separate from MCP tokens: a random token in
+// a __Host- cookie (Secure, HttpOnly, SameSite=Lax), its SHA-256 as the KV key, the signed-in
+// identity and a CSRF token as the value. Eight hours, then sign in again.
+
+import type { AppEnv } from '../env';
+import type { Identity } from '../identity';
+
+export const SESSION_COOKIE = '__Host-pve-mcp-session';
+const SESSION_TTL_S = 8 * 3600;
+
+export interface WebSession {
+  identity: Identity;
+  /** Sent back by every form of the session; a POST without it is refused. */
+  csrf: string;
+}
+
+export async function createSession(env: AppEnv, identity: Identity): Promise<{ cookie: string; session: WebSession }> {
+  const token = randomToken();
+  const session: WebSession = { identity, csrf: randomToken() };
+  await env.OAUTH_KV.put(await key(token), JSON.stringify(session), { expirationTtl: SESSION_TTL_S });
+  const cookie = `${SESSION_COOKIE}=${token}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=${SESSION_TTL_S}`;
+  return { cookie, session };
+}
+
+export async function readSession(env: AppEnv, request: Request): Promise<WebSession | null> {
+  const token = readCookie(request, SESSION_COOKIE);
+  if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  const stored = await env.OAUTH_KV.get(await key(token));
+  if (!stored) return null;
+  try {
+    return JSON.parse(stored) as WebSession;
+  } catch {
+    return null;
+  }
+}
+
+export async function endSession(env: AppEnv, request: Request): Promise<string> {
+  const token = readCookie(request, SESSION_COOKIE);
+  if (token) await env.OAUTH_KV.delete(await key(token));
+  return `${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0`;
+}
+
+export function readCookie(request: Request, name: string): string | null {
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return null;
+}
+
+export function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+async function key(token: string): Promise<string> {
+  return `websession:${await sha256Hex(token)}`;
+}

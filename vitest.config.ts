@@ -18,6 +18,22 @@ const POLICIES = {
   },
   createOnly: { version: '1', default: 'deny', tools: { pve_create_qemu_vm: {} } },
   broken: { version: '1', default: 'maybe', tools: { pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] } } },
+  approvals: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_create_qemu_vm: { action: 'require_approval', reason: 'Creating VMs needs a person\'s OK.', sensitive: ['description'] },
+      pve_list_vms: { action: 'require_approval', approvers: ['group:approvers'], reason: 'Listing needs an approver.' },
+    },
+  },
+  audited: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
+      pve_create_qemu_vm: { deny_if: [{ path: 'args.memory', op: 'gt', value: 8192 }], sensitive: ['description'] },
+    },
+  },
   perUser: {
     version: '1',
     default: 'deny',
@@ -89,6 +105,13 @@ export default defineConfig({
         ALLOWED_USERS: 'alice@example.com',
         ALLOWED_GROUPS: 'ops',
       })),
+      workersProject('approvals', ['test/approvals/**/*.test.ts'], POLICIES.approvals, () => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ALLOWED_GROUPS: 'ops',
+        ADMIN_USERS: 'admin@example.com',
+      })),
+      workersProject('audit', ['test/audit/**/*.test.ts'], POLICIES.audited),
       // The identity provider modules themselves, against the fake IdP.
       workersProject('idp', ['test/idp/**/*.test.ts'], POLICIES.open),
       workersProject('auth-oidc', ['test/auth-oidc/**/*.test.ts'], POLICIES.open, (inject) => ({

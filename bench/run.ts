@@ -36,6 +36,8 @@ const POLICIES: Record<string, object> = {
   open: { version: '1', default: 'allow' },
   // The same open policy on a second server: how much two identical servers differ in one run.
   control: { version: '1', default: 'allow' },
+  // The open policy without the audit trail (AUDIT_ENABLED=false): what auditing costs.
+  noAudit: { version: '1', default: 'allow' },
   rules: { version: '1', default: 'deny', tools: { pve_list_vms: RULES, pve_create_qemu_vm: {} } },
   grantLimit: {
     version: '1',
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
           inspectorPort: BASE_PORT + 100 + i,
           simPort: 0,
           simulator: { taskDurationMs: 50 },
-          vars: { AUTH_MODE: 'none', POLICY: JSON.stringify(POLICIES[name]) },
+          vars: { AUTH_MODE: 'none', POLICY: JSON.stringify(POLICIES[name]), ...(name === 'noAudit' ? { AUDIT_ENABLED: 'false' } : {}) },
           stdio: 'ignore',
           persistTo: path.join(state, name),
         });
@@ -102,13 +104,15 @@ async function main(): Promise<void> {
         node: 'pve1', name: 'bench-vm', memory: 2048, cores: 2, net0: 'virtio,bridge=vmbr0,firewall=1', scsi0: 'local-lvm:32,iothread=1',
       }),
       mcpSeries('MCP pve_list_vms, open policy, 2nd server', await connect('control'), 'pve_list_vms', {}),
+      mcpSeries('MCP pve_list_vms, open policy, audit off', await connect('noAudit'), 'pve_list_vms', {}),
       mcpSeries('MCP pve_list_vms, 3 rules, no limit', await connect('rules'), 'pve_list_vms', {}),
       mcpSeries('MCP pve_list_vms, 3 rules + grant limit', await connect('grantLimit'), 'pve_list_vms', {}),
       mcpSeries('MCP pve_list_vms, 3 rules + session limit', await connect('sessionLimit'), 'pve_list_vms', {}),
     ];
     for (const s of series) for (let i = 0; i < WARMUP; i++) await s.run();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const s of series) {
+      // A different order each round, so no series is always first (or last) after the others.
+      for (const s of shuffled(series)) {
         const started = performance.now();
         for (let i = 0; i < PER_ROUND; i++) {
           const t = performance.now();
@@ -139,6 +143,15 @@ function mcpSeries(name: string, client: Client, tool: string, args: Record<stri
   };
 }
 
+function shuffled<T>(items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 function quantile(sorted: number[], q: number): number {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i] ?? NaN;
@@ -150,21 +163,23 @@ function median(samples: number[]): number {
 
 function report(series: Series[]): void {
   const baseline = median(series[0]!.samples);
-  const open = median(series.find((s) => s.name === 'MCP pve_list_vms, open policy')!.samples);
+  // Baseline: both audited servers under the open policy together, so neither one's luck decides.
+  const open = median(series.filter((s) => s.name.startsWith('MCP pve_list_vms, open policy') && !s.name.endsWith('audit off')).flatMap((s) => s.samples));
   const mcpCalls = series.slice(1).reduce((n, s) => n + s.samples.length, 0);
   console.log(`\n${ROUNDS} interleaved rounds × ${PER_ROUND} sequential calls per series; ${mcpCalls} MCP tool calls in all.`);
-  console.log(`${'series'.padEnd(46)} ${'calls/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p50÷direct'.padStart(11)} ${'policy +ms'.padStart(11)}`);
+  console.log(`${'series'.padEnd(46)} ${'calls/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p50÷direct'.padStart(11)} ${'+ms'.padStart(11)}`);
   for (const s of series) {
     const sorted = [...s.samples].sort((a, b) => a - b);
     const p50 = quantile(sorted, 0.5);
     const rate = (s.samples.length / s.elapsedMs) * 1000;
-    const added = s.name.startsWith('MCP pve_list_vms, 3 rules') || s.name.endsWith('2nd server') ? `${(p50 - open >= 0 ? '+' : '')}${(p50 - open).toFixed(2)}` : '';
+    const added = s.name.startsWith('MCP pve_list_vms') ? `${(p50 - open >= 0 ? '+' : '')}${(p50 - open).toFixed(2)}` : '';
     console.log(
       `${s.name.padEnd(46)} ${rate.toFixed(0).padStart(8)} ${p50.toFixed(2).padStart(8)} ${quantile(sorted, 0.99).toFixed(2).padStart(8)} ${(p50 / baseline).toFixed(1).padStart(10)}× ${added.padStart(11)}`,
     );
   }
-  console.log('policy +ms: median minus the median of pve_list_vms under the open policy, same run;');
-  console.log('the 2nd-server row is the same open policy on another server: the noise between servers.');
+  console.log('+ms: median minus the median of pve_list_vms on the two audited open-policy servers together, same run;');
+  console.log('their own two rows show the noise between identical servers. Audit off: the open policy without the');
+  console.log('audit trail (its "+ms" is minus what auditing adds).');
 }
 
 /** The pure evaluation alone, in-process: what the rules cost without any I/O around them. */

@@ -72,7 +72,7 @@ describe('identity in the session', () => {
     const names = await listSessionProps(ns);
     const dora = names.find((p) => p.userId === 'dora@example.com');
     expect(dora).toMatchObject({ userId: 'dora@example.com', email: 'dora@example.com', groups: ['ops'], clientId: expect.any(String), grantId: expect.any(String) });
-    expect(Object.keys(dora!).sort()).toEqual(['clientId', 'email', 'grantId', 'groups', 'login', 'name', 'userId']);
+    expect(Object.keys(dora!).sort()).toEqual(['clientId', 'email', 'grantId', 'groups', 'login', 'name', 'publicOrigin', 'userId']);
     await client.close();
   });
 });

@@ -99,3 +99,30 @@ export async function signInUpstream(browser: FormBrowser, authorizationUrl: str
   }
   throw new Error('too many redirects');
 }
+
+/**
+ * Opens one of our web pages (admin, approval) as `user`, signing in through the dev identity
+ * provider when the page asks for it. Returns the page's HTML and status.
+ */
+export async function openAsDevUser(browser: FormBrowser, url: string, user: string, groups = ''): Promise<{ status: number; html: string }> {
+  const origin = new URL(url).origin;
+  let res = await browser.get(url);
+  for (let hops = 0; hops < 8 && res.status >= 300 && res.status < 400; hops++) {
+    const next = new URL(res.headers.get('location')!, origin);
+    await res.body?.cancel();
+    if (next.pathname === '/dev-idp/login') {
+      const state = next.searchParams.get('state')!;
+      res = await browser.get(`${origin}/oauth/callback?${new URLSearchParams({ state, user, groups })}`);
+    } else {
+      res = await browser.get(next.toString());
+    }
+  }
+  return { status: res.status, html: await res.text() };
+}
+
+/** The CSRF token of the first form on a page. */
+export function csrfOf(html: string): string {
+  const token = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (!token) throw new Error(`no csrf token on the page: ${html.slice(0, 300)}`);
+  return token;
+}

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { FormBrowser, signInUpstream, signInWithDevIdp, type Login, type LoginResult } from '../../support/form-browser';
 import { workerFetch } from '../../worker/helpers/mcp';
@@ -90,8 +91,16 @@ function transport(kind: Kind, auth: TestOAuthClient) {
     : new SSEClientTransport(new URL(`${ORIGIN}/sse`), { fetch: workerFetch, authProvider: auth, eventSourceInit: { fetch: workerFetch } });
 }
 
-function newClient(): Client {
-  return new Client({ name: 'vitest-oauth', version: '1' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+export type ElicitAnswer = (params: ElicitRequest['params']) => ElicitResult | Promise<ElicitResult>;
+
+/** An MCP client; with `elicit`, it declares the elicitation capability and answers with it. */
+function newClient(elicit?: ElicitAnswer): Client {
+  const client = new Client(
+    { name: 'vitest-oauth', version: '1' },
+    { jsonSchemaValidator: new CfWorkerJsonSchemaValidator(), capabilities: elicit ? { elicitation: {} } : {} },
+  );
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
+  return client;
 }
 
 /**
@@ -102,6 +111,7 @@ export async function connectSignedIn(
   kind: Kind,
   login: Login | 'upstream',
   auth = new TestOAuthClient(),
+  elicit?: ElicitAnswer,
 ): Promise<{ client: Client; auth: TestOAuthClient }> {
   const first = transport(kind, auth);
   await expectUnauthorized(newClient().connect(first));
@@ -112,7 +122,7 @@ export async function connectSignedIn(
   const code = result.location ? new URL(result.location).searchParams.get('code') : null;
   if (!code) throw new Error(`sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? result.location}`);
   await first.finishAuth(code);
-  const client = newClient();
+  const client = newClient(elicit);
   await client.connect(transport(kind, auth));
   return { client, auth };
 }

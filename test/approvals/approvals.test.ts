@@ -1,0 +1,200 @@
+// Human approval of calls the policy marks require_approval, in workerd:
+//   pve_create_qemu_vm: require_approval (no approvers: the caller or an admin may approve);
+//   pve_list_vms: require_approval with approvers ["group:approvers"] (never the caller).
+// In the conversation (MCP elicitation, driven by the SDK client's handler) and out of band
+// (the approval page, signed in through the dev IdP; then a retry with approval_id).
+
+import { runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Approvals } from '../../src/approvals/approvals-store';
+import type { AuditLogRpc } from '../../src/audit/audit-log';
+import type { StoredAuditRecord } from '../../src/audit/record';
+import type { AppEnv } from '../../src/env';
+import { Browser, connectSignedIn, type ElicitAnswer } from '../auth/helpers/oauth';
+import { csrfOf, openAsDevUser } from '../support/form-browser';
+import { call, text } from '../worker/helpers/mcp';
+import { sim } from '../worker/helpers/sim';
+
+const CREATE = { node: 'pve1', name: 'approved-vm', memory: 1024, net0: 'virtio,bridge=vmbr0', description: 'top s3cr3t notes', confirm: true };
+
+async function decide(id: string, user: string, decision: 'approve' | 'deny', groups = 'ops') {
+  const browser = new Browser();
+  const opened = await openAsDevUser(browser, `http://localhost/approvals/${id}`, user, groups);
+  if (opened.status !== 200) return { status: opened.status, html: opened.html };
+  if (!/name="csrf"/.test(opened.html)) return { status: 200, html: opened.html };
+  const res = await browser.post(`http://localhost/approvals/${id}`, { csrf: csrfOf(opened.html), decision });
+  const html = res.status === 303 ? (await browser.get(new URL(res.headers.get('location')!, 'http://localhost').toString()).then((r) => r.text())) : await res.text();
+  return { status: res.status, html };
+}
+
+beforeAll(() => sim.reset());
+
+async function auditedWith(approvalId: string, n: number): Promise<StoredAuditRecord[]> {
+  const ns = (env as unknown as AppEnv).AUDIT;
+  const stub = ns.get(ns.idFromName('audit')) as unknown as AuditLogRpc;
+  for (let i = 0; i < 50; i++) {
+    const mine = (await stub.query({ limit: 1000 })).records.filter((r) => r.approval_id === approvalId);
+    if (mine.length >= n) return mine.sort((a, b) => a.id - b.id);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('audit records did not arrive');
+}
+
+async function dumpTable(ns: DurableObjectNamespace, name: string, table: string): Promise<string> {
+  return runInDurableObject(ns.get(ns.idFromName(name)), (_i, state) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()));
+}
+
+describe('approval in the conversation (elicitation)', () => {
+  it('asks the user with the exact Proxmox parameters, proceeds on accept, and asks again next time', async () => {
+    const asked: ElicitRequest['params'][] = [];
+    const accept: ElicitAnswer = (params) => (asked.push(params), { action: 'accept', content: { approve: true } });
+    const { client } = await connectSignedIn('http', { user: 'ann@example.com', groups: 'ops' }, undefined, accept);
+    await sim.clearLog();
+    const first = await call(client, 'pve_create_qemu_vm', CREATE);
+    expect(first.isError, text(first)).toBeFalsy();
+    expect(first.structuredContent!.mode).toBe('created');
+    expect(asked).toHaveLength(1);
+    const message = (asked[0] as { message: string }).message;
+    expect(message).toContain("Creating VMs needs a person's OK.");
+    expect(message).toContain('ann@example.com');
+    expect(message).toContain('pve_create_qemu_vm, sending Proxmox these parameters');
+    expect(message).toContain('net0=virtio,bridge=vmbr0');
+    expect(message).not.toContain('s3cr3t');
+    expect(await sim.writes()).toHaveLength(1);
+    // An answer is good for one call only.
+    expect((await call(client, 'pve_create_qemu_vm', { ...CREATE, name: 'second-vm' })).isError).toBeFalsy();
+    expect(asked).toHaveLength(2);
+    await client.close();
+  });
+
+  it.each([
+    ['decline', { action: 'decline' as const }, /declined the call/],
+    ['cancel', { action: 'cancel' as const }, /cancelled the approval request/],
+    ['accept without approving', { action: 'accept' as const, content: { approve: false } }, /declined the call/],
+  ])('denies on %s, sending nothing to Proxmox', async (_label, answer, message) => {
+    const { client } = await connectSignedIn('sse', { user: 'bea@example.com', groups: 'ops' }, undefined, () => answer);
+    await sim.clearLog();
+    const result = await call(client, 'pve_create_qemu_vm', CREATE);
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^\[POLICY DENIED\] bea@example\.com /);
+    expect(text(result)).toMatch(message);
+    expect(await sim.writes()).toEqual([]);
+    await client.close();
+  });
+});
+
+describe('approval out of band', () => {
+  it('returns an approval link; once approved on the page, the retry with approval_id creates the VM once', async () => {
+    const { client } = await connectSignedIn('http', { user: 'carl@example.com', groups: 'ops' });
+    await sim.clearLog();
+    const pending = await call(client, 'pve_create_qemu_vm', CREATE);
+    expect(pending.isError).toBe(true);
+    const s = pending.structuredContent!;
+    expect(s.policy).toMatchObject({ decision: 'approval_required', rule: '/tools/pve_create_qemu_vm/action' });
+    expect(s.approval_url).toBe(`http://localhost/approvals/${s.approval_id}`);
+    expect(Date.parse(s.expires_at as string) - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect(text(pending)).toMatch(/^\[APPROVAL REQUIRED\] .* approval_id: "[A-Za-z0-9_-]{22}"\.$/);
+    expect(await sim.writes()).toEqual([]);
+
+    // Waiting: the retry is refused until someone decides.
+    const early = await call(client, 'pve_create_qemu_vm', { ...CREATE, approval_id: s.approval_id });
+    expect(text(early)).toMatch(/has not been approved yet/);
+
+    const page = await decide(s.approval_id as string, 'carl@example.com', 'approve');
+    expect(page.status).toBe(303);
+    expect(page.html).toMatch(/Approved\. The agent can now make this call once\./);
+    expect(page.html).toContain('net0');
+    expect(page.html).not.toContain('s3cr3t');
+
+    const done = await call(client, 'pve_create_qemu_vm', { ...CREATE, approval_id: s.approval_id });
+    expect(done.isError, text(done)).toBeFalsy();
+    expect(done.structuredContent!.mode).toBe('created');
+    expect(await sim.writes()).toHaveLength(1);
+
+    const replay = await call(client, 'pve_create_qemu_vm', { ...CREATE, approval_id: s.approval_id });
+    expect(text(replay)).toMatch(/^\[POLICY DENIED\] This approval was already used/);
+    expect(await sim.writes()).toHaveLength(1);
+    await client.close();
+
+    // The audit trail has the whole story under the approval id, and no secret anywhere.
+    const audit = await auditedWith(s.approval_id as string, 4);
+    expect(audit.map((r) => [r.decision, r.outcome])).toEqual([
+      ['approval_required', 'approval_pending'],
+      ['deny', 'denied'],
+      ['allow', 'ok'],
+      ['deny', 'denied'],
+    ]);
+    const stores = await Promise.all([
+      dumpTable((env as unknown as AppEnv).APPROVALS, 'approvals', 'approvals'),
+      dumpTable((env as unknown as AppEnv).AUDIT, 'audit', 'audit_records'),
+    ]);
+    for (const dump of stores) expect(dump).not.toContain('s3cr3t');
+  });
+
+  it('refuses a denied approval, a different call, a forged id, and an expired approval', async () => {
+    const { client, auth } = await connectSignedIn('http', { user: 'dina@example.com', groups: 'ops' });
+    const ask = async (args = CREATE) => (await call(client, 'pve_create_qemu_vm', args)).structuredContent!.approval_id as string;
+
+    const denied = await ask();
+    expect((await decide(denied, 'admin@example.com', 'deny')).html).toMatch(/Denied\./);
+    expect(text(await call(client, 'pve_create_qemu_vm', { ...CREATE, approval_id: denied }))).toMatch(/A person denied this call/);
+
+    const approved = await ask();
+    await decide(approved, 'dina@example.com', 'approve');
+    const other = await call(client, 'pve_create_qemu_vm', { ...CREATE, memory: 4096, approval_id: approved });
+    expect(text(other)).toMatch(/for a different call/);
+
+    // The same approval from another client of the same person is another grant.
+    const second = await connectSignedIn('http', { user: 'dina@example.com', groups: 'ops' });
+    expect(text(await call(second.client, 'pve_create_qemu_vm', { ...CREATE, approval_id: approved }))).toMatch(/another client/);
+    await second.client.close();
+
+    const forged = await call(client, 'pve_create_qemu_vm', { ...CREATE, approval_id: 'AAAAAAAAAAAAAAAAAAAAAA' });
+    expect(text(forged)).toMatch(/does not exist/);
+
+    const expiring = await ask();
+    await decide(expiring, 'dina@example.com', 'approve');
+    const ns = (env as unknown as AppEnv).APPROVALS;
+    await runInDurableObject(ns.get(ns.idFromName('approvals')) as DurableObjectStub<Approvals>, (_i, state) => {
+      state.storage.sql.exec('UPDATE approvals SET expires_at = ? WHERE id = ?', Date.now() - 1, expiring);
+    });
+    expect(text(await call(client, 'pve_create_qemu_vm', { ...CREATE, approval_id: expiring }))).toMatch(/expired/);
+    void auth;
+    await client.close();
+  });
+
+  it('never lets the caller approve their own call when the policy names approvers', async () => {
+    // Even with the elicitation capability, named approvers mean out of band.
+    const { client } = await connectSignedIn('http', { user: 'eve@example.com', groups: 'ops,approvers' }, undefined, () => ({ action: 'accept', content: { approve: true } }));
+    const pending = await call(client, 'pve_list_vms', { limit: 1 });
+    const id = pending.structuredContent!.approval_id as string;
+    expect(id).toBeTruthy();
+
+    const self = await decide(id, 'eve@example.com', 'approve', 'ops,approvers');
+    expect(self.html).toMatch(/the policy requires someone else to approve it/);
+    expect(self.html).not.toMatch(/name="decision" value="approve"/);
+
+    const outsider = await decide(id, 'admin@example.com', 'approve');
+    expect(outsider.html).toMatch(/Only group:approvers may approve calls to pve_list_vms/);
+
+    const approver = await decide(id, 'fred@example.com', 'approve', 'ops,approvers');
+    expect(approver.status).toBe(303);
+    const listed = await call(client, 'pve_list_vms', { limit: 1, approval_id: id });
+    expect(listed.isError, text(listed)).toBeFalsy();
+    await client.close();
+  });
+
+  it('refuses a decision posted without the page\'s CSRF token', async () => {
+    const { client } = await connectSignedIn('http', { user: 'gus@example.com', groups: 'ops' });
+    const id = (await call(client, 'pve_create_qemu_vm', CREATE)).structuredContent!.approval_id as string;
+    const browser = new Browser();
+    await openAsDevUser(browser, `http://localhost/approvals/${id}`, 'gus@example.com', 'ops');
+    const forged = await browser.post(`http://localhost/approvals/${id}`, { csrf: 'guess', decision: 'approve' });
+    expect(forged.status).toBe(403);
+    const crossSite = await browser.post(`http://localhost/approvals/${id}`, { decision: 'approve' });
+    expect(crossSite.status).toBe(403);
+    await client.close();
+  });
+});

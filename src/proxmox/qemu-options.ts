@@ -272,6 +272,26 @@ export function parseDrive(text: string, format: PropertyFormat): OptionResult {
   );
 }
 
+/**
+ * A CD-ROM drive (the installer ISO on ide2): `none`, `cdrom`, or an ISO volume, never a disk.
+ * Disks belong on scsi0, where policy rules on storage, size and imports look for them.
+ */
+export function parseCdrom(text: string): OptionResult {
+  let result = parseDrive(text, IDE_FORMAT);
+  if (!result.ok) return result;
+  const file = String(result.value.fields.file ?? '');
+  if ((file === 'none' || file === 'cdrom') && result.value.fields.media === undefined) {
+    result = parseDrive(`${text},media=cdrom`, IDE_FORMAT);
+    if (!result.ok) return result;
+  }
+  const { fields } = result.value;
+  if (file !== 'none' && file !== 'cdrom' && fields.iso !== true) {
+    return { ok: false, error: 'only a CD-ROM goes here: an ISO volume (STORAGE:iso/NAME.iso), none or cdrom; put disks on scsi0' };
+  }
+  if (fields.media !== 'cdrom') return { ok: false, error: 'a CD-ROM drive needs media=cdrom' };
+  return result;
+}
+
 function isIso(file: string): boolean {
   const volname = file.slice(file.indexOf(':') + 1);
   return file.includes(':') && volname.startsWith('iso/');

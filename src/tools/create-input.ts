@@ -14,10 +14,10 @@ import {
   quote,
 } from '../proxmox/formats';
 import {
-  IDE_FORMAT,
   SCSI_FORMAT,
   parseAgent,
   parseBoot,
+  parseCdrom,
   parseCpu,
   parseDrive,
   parseNet,
@@ -80,9 +80,9 @@ export const createInput = z.strictObject({
   scsi0: propertyString((t) => parseDrive(t, SCSI_FORMAT), 'local-lvm:32,iothread=1')
     .optional()
     .describe('First SCSI disk: STORAGE:SIZE_GiB for a new disk, e.g. local-lvm:32,discard=on.'),
-  ide2: propertyString((t) => parseDrive(t, IDE_FORMAT), 'local:iso/debian-12.iso,media=cdrom')
+  ide2: propertyString(parseCdrom, 'local:iso/debian-12.iso,media=cdrom')
     .optional()
-    .describe('IDE slot 2, usually the installer ISO: local:iso/NAME.iso (media=cdrom is added).'),
+    .describe('The CD-ROM on IDE slot 2, e.g. the installer ISO local:iso/NAME.iso (media=cdrom is added), or none.'),
   ostype: z.enum(OSTYPES).optional().describe('Guest OS type, e.g. l26 for Linux, win11.'),
   cpu: propertyString(parseCpu, 'host').optional().describe('CPU model, e.g. host or x86-64-v2-AES.'),
   scsihw: z.enum(SCSIHW).optional().describe('SCSI controller, e.g. virtio-scsi-single.'),

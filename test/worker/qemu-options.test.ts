@@ -4,6 +4,7 @@ import {
   SCSI_FORMAT,
   parseAgent,
   parseBoot,
+  parseCdrom,
   parseCpu,
   parseDrive,
   parseNet,
@@ -112,5 +113,26 @@ describe('encodeForm', () => {
     expect(encodeForm({ start: true, template: false, boot: 'order=scsi0;net0', description: 'a&b c', skip: undefined })).toBe(
       'start=1&template=0&boot=order%3Dscsi0%3Bnet0&description=a%26b+c',
     );
+  });
+});
+
+describe('parseCdrom (ide2)', () => {
+  it.each([
+    ['local:iso/debian.iso', 'local:iso/debian.iso,media=cdrom'],
+    ['none', 'none,media=cdrom'],
+    ['cdrom,media=cdrom', 'cdrom,media=cdrom'],
+  ])('accepts %s', (input, text) => {
+    const r = parseCdrom(input);
+    expect(r.ok ? r.value.text : r.error).toBe(text);
+  });
+
+  it.each([
+    ['local-lvm:4000', /only a CD-ROM goes here/],
+    ['local-lvm:vm-100-disk-0', /only a CD-ROM goes here/],
+    ['local-lvm:0,import-from=local-lvm:vm-100-disk-0', /only a CD-ROM goes here/],
+    ['none,media=disk', /needs media=cdrom/],
+  ])('refuses a disk: %s', (input, message) => {
+    const r = parseCdrom(input);
+    expect(!r.ok && r.error).toMatch(message);
   });
 });

@@ -48,6 +48,21 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
     };
   }
 
+  /**
+   * A session belongs to the grant that opened it: props carrying another grant never replace
+   * the stored ones (the Worker refuses such requests; this holds even if a path misses it).
+   */
+  override async updateProps(props?: Record<string, unknown>): Promise<void> {
+    const stored = identityFromProps(await this.ctx.storage.get('props'));
+    const incoming = identityFromProps(props);
+    if (stored && (!incoming || incoming.grantId !== stored.grantId)) {
+      console.warn(JSON.stringify({ msg: 'session_props_kept', session: this.name }));
+      this.props = (await this.ctx.storage.get('props')) as Record<string, unknown>;
+      return;
+    }
+    await super.updateProps(props);
+  }
+
   /** Who opened this session (its grant), or null if it was never opened. For ownership checks. */
   async owner(): Promise<{ userId: string; grantId: string } | null> {
     const identity = identityFromProps(this.props ?? (await this.ctx.storage.get('props')));

@@ -32,12 +32,14 @@ export const mcpApi = {
   },
 };
 
+/** The session a request names: the Mcp-Session-Id header on /mcp, the sessionId query on any /sse path. */
 function sessionObjectName(request: Request, url: URL): string | null {
   if (url.pathname === '/mcp') {
     const id = request.headers.get('mcp-session-id');
     return id ? `streamable-http:${id}` : null;
   }
-  if (url.pathname.startsWith('/sse/')) {
+  if (url.pathname === '/sse' || url.pathname.startsWith('/sse/')) {
+    // GET /sse?sessionId= reattaches to an existing session, so it is checked like a message.
     const id = url.searchParams.get('sessionId');
     return id ? `sse:${id}` : null;
   }
@@ -48,7 +50,13 @@ async function ownedBy(env: AppEnv, name: string, identity: Identity): Promise<b
   const known = owners.get(name);
   if (known !== undefined) return known === identity.grantId;
   const stub = env.MCP_OBJECT.get(env.MCP_OBJECT.idFromName(name)) as unknown as DurableObjectStub<ProxmoxMcp>;
-  const owner = await stub.owner();
+  let owner;
+  try {
+    owner = await stub.owner();
+  } catch (err) {
+    console.error(JSON.stringify({ msg: 'session_owner_unavailable', error: err instanceof Error ? err.message.slice(0, 200) : 'unknown' }));
+    return false; // fail closed: the caller is told the session does not exist
+  }
   if (owner === null) return true; // no such session: the transport answers 404 itself
   if (owners.size >= MAX_OWNERS) owners.clear();
   owners.set(name, owner.grantId);

@@ -190,6 +190,29 @@ describe('sessions belong to their grant', () => {
   });
 });
 
+describe('SSE sessions belong to their grant too', () => {
+  it('refuses another user both a message to and a reattachment of someone else\'s SSE session', async () => {
+    const alice = await connectSignedIn('sse', { user: 'jane@example.com', groups: 'ops' });
+    const bob = await connectSignedIn('sse', { user: 'karl@example.com', groups: 'ops' });
+    const stream = await workerFetch(`${ORIGIN}/sse`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${alice.auth.tokens()!.access_token}` } });
+    const reader = stream.body!.getReader();
+    let events = '';
+    while (!/sessionId=([0-9a-f]+)/.test(events)) events += new TextDecoder().decode((await reader.read()).value);
+    const session = /sessionId=([0-9a-f]+)/.exec(events)![1]!;
+    const asBob = { authorization: `Bearer ${bob.auth.tokens()!.access_token}` };
+    const message = await workerFetch(`${ORIGIN}/sse/message?sessionId=${session}`, {
+      method: 'POST',
+      headers: { ...asBob, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    expect(message.status).toBe(404);
+    const reattach = await workerFetch(`${ORIGIN}/sse?sessionId=${session}`, { headers: { ...asBob, accept: 'text/event-stream' } });
+    expect(reattach.status).toBe(404);
+    await reader.cancel();
+    await Promise.all([alice.client.close(), bob.client.close()]);
+  });
+});
+
 describe('the dev identity provider', () => {
   it('is refused off loopback', async () => {
     const res = await workerFetch(`${ORIGIN}/authorize`, { headers: { host: 'mcp.example.com' } });

@@ -56,6 +56,8 @@ export interface AppEnv {
   OIDC_SCOPES?: string;
   /** Claim holding the groups (dotted path allowed); default `groups`. */
   OIDC_GROUPS_CLAIM?: string;
+  /** `true`: accept an email whose ID token says nothing of email_verified (IdPs that only send verified ones). */
+  OIDC_TRUST_EMAIL?: string;
   GITHUB_CLIENT_ID?: string;
   GITHUB_CLIENT_SECRET?: string;
   /** Org whose membership and teams become groups. */

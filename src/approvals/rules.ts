@@ -23,7 +23,7 @@ export function mayDecide(approval: Approval, decider: Decider, now: number): De
 }
 
 function matchesAny(list: readonly string[], who: Decider): boolean {
-  const names = [who.userId, who.login, who.email].filter((n): n is string => !!n).map((n) => n.toLowerCase());
+  const names = [who.userId, who.email].filter((n): n is string => !!n).map((n) => n.toLowerCase());
   return list.some((p) => (p.startsWith('group:') ? who.groups.includes(p.slice(6)) : names.includes(p.toLowerCase())));
 }
 

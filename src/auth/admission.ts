@@ -1,5 +1,5 @@
-// Who may get a grant at all: ALLOWED_USERS (ids, logins or emails; `*` for anyone who can
-// sign in) and ALLOWED_GROUPS. Fails closed: with both empty nobody is admitted, except with
+// Who may get a grant at all: ALLOWED_USERS (user ids or verified emails; `*` for anyone who
+// can sign in) and ALLOWED_GROUPS. Fails closed: with both empty nobody is admitted, except with
 // the local dev IdP. Pure.
 
 import type { UpstreamIdentity } from './idp';
@@ -17,7 +17,8 @@ export function admit(
       ? { admitted: true }
       : { admitted: false, reason: 'No one is admitted yet: the administrator has not set ALLOWED_USERS or ALLOWED_GROUPS.' };
   }
-  const names = [identity.userId, identity.login, identity.email]
+  // Logins and preferred user names can be chosen or renamed: only ids and verified emails match.
+  const names = [identity.userId, identity.email]
     .filter((n): n is string => typeof n === 'string' && n !== '')
     .map((n) => n.toLowerCase());
   const userOk = allowedUsers.some((u) => u === '*' || names.includes(u.toLowerCase()));

@@ -3,6 +3,7 @@
 // variables; every problem is reported, never guessed around.
 
 import type { AppEnv } from '../env';
+import { admit } from './admission';
 import { devIdp } from './idp-dev';
 import { githubConfigProblem, githubIdp, type GithubConfig } from './idp-github';
 import { oidcConfigProblem, oidcIdp, type OidcConfig } from './idp-oidc';
@@ -55,6 +56,7 @@ export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: s
           clientSecret,
           scopes: list(env.OIDC_SCOPES).length ? list(env.OIDC_SCOPES) : ['openid', 'email', 'profile'],
           groupsClaim: env.OIDC_GROUPS_CLAIM?.trim() || 'groups',
+          trustEmail: env.OIDC_TRUST_EMAIL?.trim().toLowerCase() === 'true',
         };
         const problem = oidcConfigProblem(config);
         if (problem) problems.push(problem);
@@ -82,6 +84,16 @@ export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: s
   }
   if (problems.length || !idp) return { error: problems.join('; ') };
   return { idp, allowedUsers, allowedGroups };
+}
+
+/**
+ * Whether someone signed in earlier is still admitted by the current ALLOWED_USERS and
+ * ALLOWED_GROUPS, checked on every request: removing a person takes effect at once, not when
+ * their grant expires. (Groups are those from their last sign-in.)
+ */
+export function stillAdmitted(env: AppEnv, identity: { userId: string; email?: string; groups: string[] }): boolean {
+  if ((env.AUTH_MODE ?? '').trim() === 'none') return true;
+  return admit(identity, list(env.ALLOWED_USERS), list(env.ALLOWED_GROUPS), (env.IDP ?? '').trim() === 'dev').admitted;
 }
 
 /** The public origin: PUBLIC_URL when set, else the request's own. */

@@ -16,6 +16,8 @@ export interface OidcConfig {
   scopes: string[];
   /** Default 'groups'; a dotted path such as 'realm_access.roles' reaches into nested claims. */
   groupsClaim: string;
+  /** Accept an email the provider does not mark verified nor unverified (e.g. Entra ID). */
+  trustEmail?: boolean;
 }
 
 /** Why this configuration cannot work (for /health or config checks), or undefined. */
@@ -132,7 +134,7 @@ export function oidcIdp(config: OidcConfig): UpstreamIdp {
         const extra =
           lacking && entry.as.userinfo_endpoint ? await userinfo(entry, client, tokens, http) : {};
         // The ID token wins where both speak: userinfo only fills in what the token left out.
-        return identityFromClaims({ ...extra, ...claims }, config.groupsClaim);
+        return identityFromClaims({ ...extra, ...claims }, config.groupsClaim, config.trustEmail === true);
       } catch (err) {
         throw oidcErrorFrom(err, 'callback', config.issuer);
       }
@@ -201,12 +203,18 @@ export function claimAt(claims: Record<string, unknown>, name: string): unknown 
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' && value.trim() ? value.trim() : undefined;
 
-/** The identity in verified claims. Some IdPs (Cognito) send email_verified as a string. */
-export function identityFromClaims(claims: Record<string, unknown>, groupsClaim: string): UpstreamIdentity {
+/**
+ * The identity in verified claims. The email counts only when the provider says it is verified
+ * (some, like Cognito, send "true" as a string), or, with `trustEmail`, when it says nothing:
+ * allow-lists, admins, approvers and policy principals match it. `preferred_username` is for
+ * display only: users can often choose it.
+ */
+export function identityFromClaims(claims: Record<string, unknown>, groupsClaim: string, trustEmail = false): UpstreamIdentity {
   const sub = typeof claims.sub === 'string' ? claims.sub : '';
   if (!sub) throw new IdpError('The sign-in could not be verified: the ID token has no subject (sub).');
-  const unverified = claims.email_verified === false || claims.email_verified === 'false';
-  const email = unverified ? undefined : text(claims.email);
+  const verified = claims.email_verified === true || claims.email_verified === 'true';
+  const unstated = claims.email_verified === undefined || claims.email_verified === null;
+  const email = verified || (unstated && trustEmail) ? text(claims.email) : undefined;
   const login = text(claims.preferred_username) ?? email;
   const name = text(claims.name) ?? text(claims.preferred_username);
   const raw = claimAt(claims, groupsClaim);

@@ -3,7 +3,7 @@
 // user with AUTH_MODE=none). A session belongs to the grant that opened it: a request naming
 // someone else's session is answered as if the session did not exist.
 
-import { publicOrigin } from '../auth/config';
+import { publicOrigin, stillAdmitted } from '../auth/config';
 import type { AppEnv } from '../env';
 import { identityFromProps, type Identity } from '../identity';
 import { ProxmoxMcp } from './agent';
@@ -19,6 +19,9 @@ export const mcpApi = {
   async fetch(request: Request, env: AppEnv, ctx: ExecutionContext & { props?: unknown }): Promise<Response> {
     const identity = identityFromProps(ctx.props);
     if (!identity) return json(401, { error: 'invalid_token', message: 'This token carries no usable identity; sign in again.' });
+    if (!stillAdmitted(env, identity)) {
+      return json(403, { error: 'access_denied', message: `${identity.email ?? identity.userId} is no longer allowed to use this server.` });
+    }
     // The session keeps its public origin, to link approval pages.
     ctx.props = { ...identity, publicOrigin: publicOrigin(env, request) };
     const url = new URL(request.url);

@@ -16,7 +16,7 @@ export interface CallView {
 const ABSENT = Symbol('absent');
 type Resolved = unknown | typeof ABSENT;
 
-/** `args.<field>[.<key>]`, or `user.id`, `user.login`, `user.email`, `user.groups`, `user.client`. */
+/** `args.<field>[.<key>]`, or `user.id`, `user.email`, `user.groups`, `user.client`. */
 export function resolvePath(path: string, call: CallView, identity: Identity): Resolved {
   const [root, ...rest] = path.split('.');
   let value: unknown;
@@ -34,7 +34,6 @@ export function resolvePath(path: string, call: CallView, identity: Identity): R
 function userView(identity: Identity): Record<string, unknown> {
   return {
     id: identity.userId,
-    ...(identity.login ? { login: identity.login } : {}),
     ...(identity.email ? { email: identity.email } : {}),
     groups: identity.groups,
     client: identity.clientId,
@@ -97,11 +96,10 @@ function compare(op: 'lt' | 'lte' | 'gt' | 'gte', a: unknown, b: unknown): boole
 export function appliesTo(rule: { principals?: string[]; except?: string[] }, identity: Identity): boolean {
   const matches = (list: string[]): boolean =>
     list.some((p) =>
+      // Ids and verified emails only: logins and preferred user names can be chosen or renamed.
       p.startsWith('group:')
         ? identity.groups.includes(p.slice(6))
-        : p === identity.userId ||
-          (identity.login !== undefined && p.toLowerCase() === identity.login.toLowerCase()) ||
-          (identity.email !== undefined && p.toLowerCase() === identity.email.toLowerCase()),
+        : p === identity.userId || (identity.email !== undefined && p.toLowerCase() === identity.email.toLowerCase()),
     );
   if (rule.principals && !matches(rule.principals)) return false;
   if (rule.except && matches(rule.except)) return false;

@@ -22,7 +22,7 @@ export interface CompiledPolicy {
 
 export type LoadResult = { ok: true; policy: CompiledPolicy } | { ok: false; errors: PolicyError[] };
 
-const USER_FIELDS = ['id', 'login', 'email', 'groups', 'client'];
+const USER_FIELDS = ['id', 'email', 'groups', 'client'];
 const MAX_REGEX = 500;
 
 export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult {

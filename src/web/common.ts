@@ -2,7 +2,7 @@
 // AUTH_MODE=none), checking that a form post came from our own page, and safe HTML responses.
 
 import type { Context } from 'hono';
-import { publicOrigin } from '../auth/config';
+import { publicOrigin, stillAdmitted } from '../auth/config';
 import { messagePage } from '../auth/pages';
 import { authMode, type AppEnv } from '../env';
 import { ANONYMOUS, type Identity } from '../identity';
@@ -19,6 +19,9 @@ export interface Viewer {
 export async function viewer(c: Ctx): Promise<Viewer | Response> {
   if (authMode(c.env) === 'none') return { identity: ANONYMOUS, csrf: 'local' };
   const session = await readSession(c.env, c.req.raw);
+  if (session && !stillAdmitted(c.env, session.identity)) {
+    return page(c, 403, 'Not allowed', `${session.identity.email ?? session.identity.userId} is no longer allowed to use this server.`);
+  }
   if (session) return session;
   if (c.req.method === 'GET') {
     const url = new URL(c.req.url);

@@ -4,11 +4,12 @@
 // allow-list, a denied consent, a forged form, someone else's session.
 // ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops; pve_list_vms: 3/hour per user, 2/hour per grant.
 
-import { runInDurableObject } from 'cloudflare:test';
+import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { AppEnv } from '../../src/env';
 import type { ProxmoxMcp } from '../../src/mcp/agent';
+import { mcpApi } from '../../src/mcp/api';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
 import { Browser, connectSignedIn, connectWith, ORIGIN, REDIRECT, signIn, TestOAuthClient } from './helpers/oauth';
 
@@ -210,6 +211,17 @@ describe('SSE sessions belong to their grant too', () => {
     expect(reattach.status).toBe(404);
     await reader.cancel();
     await Promise.all([alice.client.close(), bob.client.close()]);
+  });
+});
+
+describe('admission is checked on every request', () => {
+  it('refuses a grant whose person was removed from the allow-lists since signing in', async () => {
+    const props = { userId: 'lena@example.com', email: 'lena@example.com', groups: ['ops'], clientId: 'c', grantId: 'g-lena' };
+    const request = new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
+    const removed = { ...(env as unknown as AppEnv), ALLOWED_USERS: 'alice@example.com', ALLOWED_GROUPS: 'admins' };
+    const res = await mcpApi.fetch(request, removed, Object.assign(createExecutionContext(), { props }));
+    expect(res.status).toBe(403);
+    expect(await res.text()).toMatch(/lena@example\.com is no longer allowed/);
   });
 });
 

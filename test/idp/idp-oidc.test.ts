@@ -190,13 +190,16 @@ describe('identityFromClaims', () => {
   });
 
   it.each([
-    [{}, 'a@example.com', 'a'],
-    [{ email_verified: false }, undefined, 'a'],
-    [{ email_verified: 'false' }, undefined, 'a'],
-    [{ email_verified: false, preferred_username: undefined }, undefined, undefined],
-    [{ preferred_username: undefined }, 'a@example.com', 'a@example.com'],
-  ])('takes email and login from %j', (claims, email, login) => {
-    const identity = identityFromClaims({ ...base, ...claims }, 'groups');
+    [{ email_verified: true }, false, 'a@example.com', 'a'],
+    [{ email_verified: 'true' }, false, 'a@example.com', 'a'],
+    [{}, false, undefined, 'a'],
+    [{}, true, 'a@example.com', 'a'],
+    [{ email_verified: false }, true, undefined, 'a'],
+    [{ email_verified: 'false' }, false, undefined, 'a'],
+    [{ email_verified: false, preferred_username: undefined }, false, undefined, undefined],
+    [{ email_verified: true, preferred_username: undefined }, false, 'a@example.com', 'a@example.com'],
+  ])('takes email and login from %j (trust unstated: %s)', (claims, trust, email, login) => {
+    const identity = identityFromClaims({ ...base, ...claims }, 'groups', trust);
     expect([identity.email, identity.login]).toEqual([email, login]);
   });
 

@@ -35,6 +35,8 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject
   annotations: ToolAnnotations;
   /** True when this call only reads or previews: rate limits then take no slot. */
   dryRun?(args: z.output<I>): boolean;
+  /** For property-string arguments: the fields policy rules may reach into (args.net0.bridge). */
+  policyFields?: Readonly<Record<string, readonly string[]>>;
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */
   describeCall?(args: z.output<I>): Record<string, string> | null;
   run(args: z.output<I>, ctx: ToolContext): Promise<ToolSuccess<z.input<O>>>;

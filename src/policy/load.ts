@@ -10,8 +10,30 @@ export interface PolicyError {
   message: string;
 }
 
-/** The argument names of each tool the server offers. */
-export type ToolCatalog = Readonly<Record<string, readonly string[]>>;
+/**
+ * The arguments of each tool the server offers, and for property-string arguments the fields a
+ * rule may reach into (args.net0.bridge): null for an argument without fields.
+ */
+export type ToolCatalog = Readonly<Record<string, Readonly<Record<string, readonly string[] | null>>>>;
+
+/** Argument name → its fields, merged over several tools (for all_tools rules). */
+type ArgFields = ReadonlyMap<string, ReadonlySet<string> | null>;
+
+function argFields(tools: readonly Readonly<Record<string, readonly string[] | null>>[]): ArgFields {
+  const out = new Map<string, Set<string> | null>();
+  for (const args of tools) {
+    for (const [arg, fields] of Object.entries(args)) {
+      if (!fields) {
+        if (!out.has(arg)) out.set(arg, null);
+        continue;
+      }
+      const merged = out.get(arg) ?? new Set<string>();
+      for (const f of fields) merged.add(f);
+      out.set(arg, merged);
+    }
+  }
+  return out;
+}
 
 export interface CompiledPolicy {
   readonly doc: PolicyDocument;
@@ -48,7 +70,7 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyE
   const doc = record(document);
   if (!doc) return;
   const known = new Set(Object.keys(catalog));
-  const allArgs = new Set(Object.values(catalog).flat());
+  const allArgs = argFields(Object.values(catalog));
   array(doc.hide)?.forEach((name, i) => {
     if (typeof name === 'string' && name !== '*' && !known.has(name)) errors.push(unknownTool(`/hide/${i}`, name, known));
   });
@@ -62,7 +84,7 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyE
     }
     const tool = record(raw);
     if (!tool) continue;
-    const args = new Set(catalog[name]);
+    const args = argFields([catalog[name]!]);
     checkRules(tool, at, args, errors, regexes);
     if (tool.approvers !== undefined && tool.action !== 'require_approval') {
       errors.push({ pointer: `${at}/approvers`, message: 'approvers only apply when action is "require_approval"' });
@@ -78,7 +100,7 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyE
 function checkRules(
   rules: Record<string, unknown>,
   at: string,
-  args: ReadonlySet<string>,
+  args: ArgFields,
   errors: PolicyError[],
   regexes: Map<unknown, RegExp>,
 ): void {
@@ -102,15 +124,21 @@ function checkRules(
 function checkCondition(
   cond: Record<string, unknown>,
   at: string,
-  args: ReadonlySet<string>,
+  args: ArgFields,
   errors: PolicyError[],
   regexes: Map<unknown, RegExp>,
 ): void {
   if (typeof cond.path === 'string') {
     const [root, first, ...rest] = cond.path.split('.');
     if (root === 'args') {
-      if (!first || !args.has(first)) {
-        errors.push({ pointer: `${at}/path`, message: `unknown argument "${first ?? ''}"; known: ${[...args].sort().join(', ')}` });
+      // A typo in a path would make its rule never apply: every segment must exist.
+      const fields = first ? args.get(first) : undefined;
+      if (!first || fields === undefined) {
+        errors.push({ pointer: `${at}/path`, message: `unknown argument "${first ?? ''}"; known: ${[...args.keys()].sort().join(', ')}` });
+      } else if (rest.length > 0 && !fields) {
+        errors.push({ pointer: `${at}/path`, message: `argument "${first}" has no fields to reach into` });
+      } else if (rest.length > 1 || (rest[0] !== undefined && !fields!.has(rest[0]))) {
+        errors.push({ pointer: `${at}/path`, message: `"${first}" has no field "${rest.join('.')}"; known: ${[...fields!].sort().join(', ')}` });
       }
     } else if (root === 'user') {
       if (!first || !USER_FIELDS.includes(first) || rest.length) {

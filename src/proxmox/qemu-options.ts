@@ -202,6 +202,14 @@ export const CPU_FORMAT: PropertyFormat = {
   },
 };
 
+/** Fields a parsed drive carries besides its keys (see parseDrive). */
+export const DRIVE_DERIVED_FIELDS = ['storage', 'size_gib', 'new_disk', 'volume', 'iso'] as const;
+
+/** Every field a parsed property string of this format can have (its keys, plus derived ones). */
+export function fieldsOf(format: PropertyFormat, derived: readonly string[] = []): string[] {
+  return [...Object.keys(format.keys), ...derived];
+}
+
 /** Turns parsed strings into typed fields using the format's rules. */
 function typed(parsed: Parsed, format: PropertyFormat): Record<string, FieldValue> {
   const out: Record<string, FieldValue> = {};

@@ -6,6 +6,16 @@ import { z } from 'zod';
 import { defineTool, ToolFailure } from '../mcp/tool-spec';
 import type { PveClient } from '../proxmox/client';
 import { PveError } from '../proxmox/errors';
+import {
+  AGENT_FORMAT,
+  BOOT_FORMAT,
+  CPU_FORMAT,
+  DRIVE_DERIVED_FIELDS,
+  IDE_FORMAT,
+  NET_FORMAT,
+  SCSI_FORMAT,
+  fieldsOf,
+} from '../proxmox/qemu-options';
 import { nextId, upidString } from '../proxmox/schemas';
 import { createInput, createParams, type CreateArgs } from './create-input';
 import { outputExtras } from './common';
@@ -47,6 +57,14 @@ export const createQemuVm = defineTool({
     openWorldHint: false,
   },
   dryRun: (args) => !args.confirm,
+  policyFields: {
+    net0: fieldsOf(NET_FORMAT),
+    scsi0: fieldsOf(SCSI_FORMAT, DRIVE_DERIVED_FIELDS),
+    ide2: fieldsOf(IDE_FORMAT, DRIVE_DERIVED_FIELDS),
+    cpu: fieldsOf(CPU_FORMAT),
+    boot: fieldsOf(BOOT_FORMAT),
+    agent: fieldsOf(AGENT_FORMAT),
+  },
   describeCall: (args) => ({ node: args.node, vmid: args.vmid === undefined ? '(next free id)' : String(args.vmid), ...createParams(args) }),
   async run(args, ctx) {
     const pve = ctx.pve();

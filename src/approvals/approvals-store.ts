@@ -5,13 +5,16 @@
 // Table approvals: id TEXT PK (128-bit random, base64url), status, created_at, expires_at,
 // tool, args TEXT json (redacted), upstream TEXT json, args_sha256, grant_id, user_id,
 // user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at.
-// Rows are deleted 7 days after they expire, by an alarm.
+// Rows are deleted 90 days after they expire (so the audit trail's approval ids can still be
+// looked up: who decided, when), by an alarm.
 
 import { DurableObject } from 'cloudflare:workers';
 import { mayConsume, mayDecide, type DecideCheck } from './rules';
 import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types';
 
-const KEEP_AFTER_EXPIRY_MS = 7 * 86_400_000;
+/** As long as the audit trail keeps the calls that name them (its default retention). */
+const KEEP_AFTER_EXPIRY_MS = 90 * 86_400_000;
+const MAX_PENDING_PER_GRANT = 20;
 const PRUNE_EVERY_MS = 6 * 3_600_000;
 
 type Row = Record<string, string | number | null>;
@@ -32,7 +35,23 @@ export class Approvals extends DurableObject {
     return this.ctx.storage.sql;
   }
 
-  async create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval> {
+  /**
+   * Opens an approval, or returns the one already waiting for the same call from the same grant
+   * (an agent asking again does not flood approvers). Null when the grant already has
+   * MAX_PENDING_PER_GRANT calls waiting.
+   */
+  async create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null> {
+    const waiting = this.sql
+      .exec<Row>(
+        `SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? AND grant_id = ? ORDER BY created_at`,
+        now,
+        request.grant_id,
+      )
+      .toArray()
+      .map(fromRow);
+    const same = waiting.find((a) => a.tool === request.tool && a.args_sha256 === request.args_sha256);
+    if (same) return same;
+    if (waiting.length >= MAX_PENDING_PER_GRANT) return null;
     const id = randomId();
     this.sql.exec(
       `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_sha256, grant_id, user_id,
@@ -69,6 +88,11 @@ export class Approvals extends DurableObject {
     if (refusal) return refusal;
     this.sql.exec(`UPDATE approvals SET status = 'used', used_at = ? WHERE id = ? AND status = 'approved'`, now, id);
     return null;
+  }
+
+  /** Gives a spent approval back (the call it was spent on was refused or failed before Proxmox). */
+  restore(id: string): void {
+    this.sql.exec(`UPDATE approvals SET status = 'approved', used_at = NULL WHERE id = ? AND status = 'used'`, id);
   }
 
   /** Pending approvals that have not expired, oldest first. */

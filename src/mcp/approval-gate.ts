@@ -13,13 +13,18 @@ import type { Identity } from '../identity';
 import type { Decision } from '../policy/evaluate';
 
 export type ApprovalOutcome =
-  | { kind: 'approved'; approvalId: string | null }
+  | { kind: 'approved'; approvalId: string }
   | { kind: 'refused'; reason: string }
   | { kind: 'pending'; approval_id: string; approval_url: string; expires_at: string };
 
 export interface ApprovalPort {
   resolve(required: Extract<Decision, { kind: 'approval_required' }>): Promise<ApprovalOutcome>;
+  /** Gives back an approval spent on a call that was then refused or failed before Proxmox. */
+  restore(approvalId: string): Promise<void>;
 }
+
+/** The audit trail's approval_id for a call a user approved in the conversation. */
+export const ELICITED = 'elicitation';
 
 export interface ApprovalCall {
   tool: string;
@@ -34,7 +39,8 @@ export interface ApprovalCall {
 
 /** The approvals Durable Object, as this gate uses it (its RPC stub, typed plainly). */
 export interface ApprovalStore {
-  create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval>;
+  create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
+  restore(id: string): Promise<void>;
   consume(id: string, call: { tool: string; args_sha256: string; grant_id: string }, now: number): Promise<ConsumeRefusal | null>;
 }
 
@@ -52,6 +58,9 @@ const ELICIT_TIMEOUT_MS = 5 * 60_000;
 
 export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPort {
   return {
+    async restore(approvalId) {
+      if (approvalId !== ELICITED) await deps.store().restore(approvalId);
+    },
     async resolve(required) {
       if (call.approvalId !== undefined) {
         const refusal = await deps.store().consume(call.approvalId, { tool: call.tool, args_sha256: call.argsSha256, grant_id: call.identity.grantId }, deps.now());
@@ -75,6 +84,9 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
         deps.now(),
         deps.ttlMs,
       );
+      if (!approval) {
+        return { kind: 'refused', reason: 'Too many calls from this client are already waiting for approval; ask a person to decide on them first.' };
+      }
       return {
         kind: 'pending',
         approval_id: approval.id,
@@ -119,7 +131,8 @@ async function askInConversation(
   } catch (err) {
     return { kind: 'refused', reason: `Approval could not be asked for in the conversation (${err instanceof Error ? err.message.slice(0, 120) : 'no answer'}).` };
   }
-  if (result.action === 'accept' && result.content?.approve === true) return { kind: 'approved', approvalId: null };
+  // The client relays the question; the audit trail records that the approval came this way.
+  if (result.action === 'accept' && result.content?.approve === true) return { kind: 'approved', approvalId: ELICITED };
   const how = result.action === 'cancel' ? 'cancelled the approval request' : 'declined the call';
   return { kind: 'refused', reason: `${who} ${how}.` };
 }

@@ -60,21 +60,22 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     facts.argKeys = Object.keys(shown);
     facts.argsSha256 = await sha256Hex(canonicalJson(shown));
     const approvals = host.approvals();
+    const port = approvalPort(
+      {
+        tool: tool.name,
+        approvalId,
+        shownArgs: facts.args as Record<string, Json>,
+        upstream: upstreamShown(tool, args, sensitive),
+        argsSha256: facts.argsSha256,
+        identity: scope.ctx.identity,
+      },
+      { store: approvals.store, approvalUrl: approvals.url, ttlMs: approvals.ttlMs, elicit: extra, now: Date.now },
+    );
     const gate = await passGate(
       active,
       host.counters(),
       { tool: tool.name, args: policyView(args), identity: scope.ctx.identity, dryRun: tool.dryRun?.(args) ?? false, now: Date.now() },
-      approvalPort(
-        {
-          tool: tool.name,
-          approvalId,
-          shownArgs: facts.args as Record<string, Json>,
-          upstream: upstreamShown(tool, args, sensitive),
-          argsSha256: facts.argsSha256,
-          identity: scope.ctx.identity,
-        },
-        { store: approvals.store, approvalUrl: approvals.url, ttlMs: approvals.ttlMs, elicit: extra, now: Date.now },
-      ),
+      port,
     );
     if (!gate.ok) {
       facts.decision = gate.refusal.kind;
@@ -90,8 +91,12 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       try {
         success = await tool.run(args, scope.ctx);
       } catch (err) {
-        // A failed call gives its rate-limit slot back, unless its write may have happened.
-        if (gate.release && !(err instanceof ToolFailure && err.kind === 'indeterminate')) await gate.release();
+        // A failed call gives back its rate-limit slot and its approval, unless its write may
+        // have happened.
+        if (!(err instanceof ToolFailure && err.kind === 'indeterminate')) {
+          if (gate.release) await gate.release();
+          if (gate.approvalId) await port.restore(gate.approvalId).catch(() => undefined);
+        }
         throw err;
       }
       result = {

@@ -54,6 +54,10 @@ export async function passGate(
   const call = { tool: input.tool, args: input.args };
   let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
   let approvalId: string | null = null;
+  if (decision.kind === 'approval_required' && input.dryRun) {
+    // A preview sends nothing to Proxmox: it needs no approval (the confirmed call will).
+    decision = evaluatePolicy(active.policy, { ...call, approved: true }, input.identity, null, input.now);
+  }
   if (decision.kind === 'approval_required') {
     if (!approvals) {
       return { ok: false, refusal: { ...decision, reason: `${decision.reason} Approvals are not available here, so the call is denied.` } };
@@ -68,12 +72,21 @@ export async function passGate(
     // Approved: the rest of the policy (limits) still applies.
     decision = evaluatePolicy(active.policy, { ...call, approved: true }, input.identity, null, input.now);
   }
-  if (decision.kind !== 'allow') return { ok: false, refusal: decision };
+  // A spent approval is given back when the call is refused after all (limits, store errors).
+  const giveBack = async (): Promise<void> => {
+    if (approvalId && approvals) await approvals.restore(approvalId).catch(() => undefined);
+  };
+  if (decision.kind !== 'allow') {
+    await giveBack();
+    return { ok: false, refusal: decision };
+  }
   if (input.dryRun || decision.limits.length === 0) return { ok: true, release: null, approvalId };
   try {
     const reservation = await reserveLimits(decision.limits, input.identity, counters, input.now);
+    if (!reservation.ok) await giveBack();
     return reservation.ok ? { ok: true, release: reservation.release, approvalId } : { ok: false, refusal: reservation.decision as Refusal };
   } catch (err) {
+    await giveBack();
     console.error(JSON.stringify({ msg: 'counter_store_error', error: err instanceof Error ? err.message.slice(0, 300) : 'unknown' }));
     return {
       ok: false,

@@ -66,6 +66,16 @@ describe('approval in the conversation (elicitation)', () => {
     // An answer is good for one call only.
     expect((await call(client, 'pve_create_qemu_vm', { ...CREATE, name: 'second-vm' })).isError).toBeFalsy();
     expect(asked).toHaveLength(2);
+    // A preview sends nothing to Proxmox: no approval asked.
+    const { confirm: _confirm, ...preview } = CREATE;
+    expect((await call(client, 'pve_create_qemu_vm', preview)).structuredContent!.mode).toBe('preview');
+    expect(asked).toHaveLength(2);
+    // The audit trail says how these calls were approved.
+    const audit = await auditedWith('elicitation', 2);
+    expect(audit.map((r) => [r.user_id, r.decision, r.outcome])).toEqual([
+      ['ann@example.com', 'allow', 'ok'],
+      ['ann@example.com', 'allow', 'ok'],
+    ]);
     await client.close();
   });
 
@@ -183,6 +193,26 @@ describe('approval out of band', () => {
     expect(approver.status).toBe(303);
     const listed = await call(client, 'pve_list_vms', { limit: 1, approval_id: id });
     expect(listed.isError, text(listed)).toBeFalsy();
+    await client.close();
+  });
+
+  it('asks once for the same call, gives a spent approval back when the call fails, and caps what waits', async () => {
+    const { client } = await connectSignedIn('http', { user: 'hugo@example.com', groups: 'ops' });
+    const args = { ...CREATE, name: 'retry-vm' };
+    const first = (await call(client, 'pve_create_qemu_vm', args)).structuredContent!.approval_id;
+    const again = (await call(client, 'pve_create_qemu_vm', args)).structuredContent!.approval_id;
+    expect(again).toBe(first);
+    await decide(first as string, 'hugo@example.com', 'approve');
+    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage full\n' } });
+    const failed = await call(client, 'pve_create_qemu_vm', { ...args, approval_id: first });
+    expect(text(failed)).toMatch(/storage full/);
+    const retried = await call(client, 'pve_create_qemu_vm', { ...args, approval_id: first });
+    expect(retried.isError, text(retried)).toBeFalsy();
+
+    const waiting = [];
+    for (let i = 0; i < 21; i++) waiting.push(await call(client, 'pve_create_qemu_vm', { ...CREATE, name: `queued-${i}` }));
+    expect(waiting.slice(0, 20).every((r) => typeof r.structuredContent!.approval_id === 'string')).toBe(true);
+    expect(text(waiting[20]!)).toMatch(/Too many calls from this client are already waiting for approval/);
     await client.close();
   });
 

@@ -120,7 +120,7 @@ async function postCreate(pve: PveClient, node: string, firstVmid: number, given
       const upid = await pve.post(path, upidString, { vmid, ...params });
       return { vmid, upid, attempts: tried.length + 1 };
     } catch (err) {
-      if (err instanceof PveError && (err.failure.kind === 'timeout' || err.failure.kind === 'network')) {
+      if (err instanceof PveError && mayHaveHappened(err)) {
         throw new ToolFailure(
           'indeterminate',
           `${err.message} The create request for VM ${vmid} may or may not have reached Proxmox: ` +
@@ -138,6 +138,29 @@ async function postCreate(pve: PveClient, node: string, firstVmid: number, given
       // A node that has not seen the other creation yet may offer a taken id again: go past it.
       vmid = tried.includes(offered) ? Math.max(...tried) + 1 : offered;
     }
+  }
+}
+
+/**
+ * Whether a failed create POST may still have created the VM: only a JSON error from pveproxy
+ * itself (or a refusal before the request could reach it) says for sure that it did not.
+ */
+function mayHaveHappened(err: PveError): boolean {
+  const f = err.failure;
+  switch (f.kind) {
+    case 'timeout':
+    case 'network':
+    case 'bad_response':
+    case 'http_error':
+      return true;
+    case 'tunnel_error':
+      return f.status !== 530; // 530 (e.g. 1033): the tunnel is down, nothing reached pveproxy
+    case 'not_json':
+      return f.status >= 200 && f.status < 300;
+    case 'node_unreachable':
+      return f.status !== 595; // 595: pveproxy could not even connect to the node
+    default:
+      return false;
   }
 }
 

@@ -192,6 +192,19 @@ describe('Proxmox errors become clear tool errors', () => {
     expect(await sim.writes()).toHaveLength(1);
   });
 
+  it.each([
+    ['a 502 from the tunnel', { status: 502, contentType: 'text/html', body: '<html>502 Bad Gateway</html>' }, true],
+    ['a 200 that is not JSON', { status: 200, contentType: 'text/html', body: '<html>ok?</html>' }, true],
+    ['a 530 (tunnel down: nothing reached pveproxy)', { status: 530, contentType: 'text/plain', body: 'error code: 1033' }, false],
+    ['a JSON 500 from pveproxy', { status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage full\n' } }, false],
+  ] as const)('tells whether a create answered by %s may have happened', async (_label, fault, unknown) => {
+    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', ...fault });
+    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 151, confirm: true });
+    expect(result.isError).toBe(true);
+    expect(/may or may not have reached Proxmox/.test(text(result))).toBe(unknown);
+    expect((result.structuredContent!.error as { kind: string }).kind === 'indeterminate').toBe(unknown);
+  });
+
   it('sends the token and no Access headers when none are configured', async () => {
     await call(client, 'pve_list_vms', {});
     const [req] = await sim.requests();

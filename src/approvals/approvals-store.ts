@@ -9,7 +9,7 @@
 // looked up: who decided, when), by an alarm.
 
 import { DurableObject } from 'cloudflare:workers';
-import { mayConsume, mayDecide, type DecideCheck } from './rules';
+import { mayConsume, mayDecide, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
 import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types';
 
 /** As long as the audit trail keeps the calls that name them (its default retention). */
@@ -72,7 +72,7 @@ export class Approvals extends DurableObject {
 
   decide(id: string, decision: 'approve' | 'deny', decider: Decider, now: number): DecideCheck {
     const approval = this.get(id);
-    if (!approval) return { ok: false, reason: 'No such approval.' };
+    if (!approval) return { ok: false, reason: NO_SUCH_APPROVAL };
     const check = mayDecide(approval, decider, now);
     if (!check.ok) return check;
     this.sql.exec(

@@ -4,6 +4,13 @@ import type { Approval, ConsumeRefusal, Decider } from './types';
 
 export type DecideCheck = { ok: true } | { ok: false; reason: string };
 
+export const NO_SUCH_APPROVAL = 'No such approval.';
+
+/** Who may see an approval's page: the person who asked, named approvers, administrators. */
+export function mayView(approval: Approval, viewer: Decider): boolean {
+  return viewer.isAdmin || viewer.userId === approval.user_id || (approval.approvers !== null && matchesAny(approval.approvers, viewer));
+}
+
 export function mayDecide(approval: Approval, decider: Decider, now: number): DecideCheck {
   if (approval.status !== 'pending' || approval.expires_at <= now) {
     const state = approval.expires_at <= now && approval.status === 'pending' ? 'expired' : approval.status;

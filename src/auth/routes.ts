@@ -34,7 +34,8 @@ async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
   const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
   if ('error' in cfg) {
     console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
-    return page(c, 503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.', cfg.error);
+    // The details are for the operator (logs, /health on loopback), not for whoever visits.
+    return page(c, 503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.');
   }
   return cfg;
 }

@@ -87,7 +87,7 @@ adminRoutes.get('/', async (c) => {
   const [stats, lost, pending, counters] = await Promise.all([
     audit(c.env, AUDIT_OBJECT).stats().catch(() => null),
     audit(c.env, AUDIT_LOST_OBJECT).stats().then((s) => s.lost).catch(() => 0),
-    (approvalStore(c.env) as unknown as { pending(now: number): Promise<Approval[]> }).pending(now),
+    (approvalStore(c.env) as unknown as { pending(now: number): Promise<Approval[]> }).pending(now).catch(() => [] as Approval[]),
     counterRows(c.env, result, now),
   ]);
   const active = activePolicy(c.env.POLICY, TOOL_CATALOG);

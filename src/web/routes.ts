@@ -5,7 +5,7 @@
 
 import { Hono } from 'hono';
 import { approvalStore, APPROVALS_OBJECT } from '../approvals/config';
-import { mayDecide } from '../approvals/rules';
+import { mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
 import type { Approval, Decider } from '../approvals/types';
 import { authConfig, publicOrigin } from '../auth/config';
 import { authMode, type AppEnv } from '../env';
@@ -24,7 +24,10 @@ webRoutes.get('/login', async (c) => {
   const next = safeNext(c.req.query('next'));
   if (authMode(c.env) === 'none') return c.redirect(next, 302);
   const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
-  if ('error' in cfg) return page(c, 503, 'Sign-in is not configured', cfg.error);
+  if ('error' in cfg) {
+    console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
+    return page(c, 503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.');
+  }
   return beginWebLogin(c.env, cfg, next, `${publicOrigin(c.env, c.req.raw)}${CALLBACK_PATH}`);
 });
 
@@ -51,7 +54,11 @@ webRoutes.get('/approvals/:id', async (c) => {
   if (v instanceof Response) return v;
   const approval = await loadApproval(c.env, c.req.param('id'));
   if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
-  const check = mayDecide(approval, decider(c.env, v.identity), Date.now());
+  const who = decider(c.env, v.identity);
+  if (!mayView(approval, who)) {
+    return page(c, 403, 'Not yours to see', 'Only the person who asked, the named approvers and administrators can see this approval.');
+  }
+  const check = mayDecide(approval, who, Date.now());
   const done = c.req.query('done');
   return html(
     c,
@@ -75,6 +82,7 @@ webRoutes.post('/approvals/:id', async (c) => {
   const id = c.req.param('id');
   const store = approvalStore(c.env) as unknown as { decide(id: string, d: string, who: Decider, now: number): Promise<{ ok: boolean; reason?: string }> };
   const result = await store.decide(id, decision, decider(c.env, v.identity), Date.now());
+  if (!result.ok && result.reason === NO_SUCH_APPROVAL) return page(c, 404, 'No such approval', 'This approval link is not valid.');
   if (!result.ok) return page(c, 403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
   console.log(JSON.stringify({ msg: 'approval_decided', approval_id: id, decision, by: v.identity.userId }));
   const back = form.back === '/admin' ? '/admin#approvals' : `/approvals/${id}?done=${decision}`;

@@ -189,6 +189,10 @@ describe('approval out of band', () => {
     const outsider = await decide(id, 'admin@example.com', 'approve');
     expect(outsider.html).toMatch(/Only group:approvers may approve calls to pve_list_vms/);
 
+    const stranger = await openAsDevUser(new Browser(), `http://localhost/approvals/${id}`, 'zoe@example.com', 'ops');
+    expect(stranger.status).toBe(403);
+    expect(stranger.html).toMatch(/Only the person who asked, the named approvers and administrators/);
+
     const approver = await decide(id, 'fred@example.com', 'approve', 'ops,approvers');
     expect(approver.status).toBe(303);
     const listed = await call(client, 'pve_list_vms', { limit: 1, approval_id: id });
@@ -225,6 +229,9 @@ describe('approval out of band', () => {
     expect(forged.status).toBe(403);
     const crossSite = await browser.post(`http://localhost/approvals/${id}`, { decision: 'approve' });
     expect(crossSite.status).toBe(403);
+    const page = await openAsDevUser(browser, `http://localhost/approvals/${id}`, 'gus@example.com', 'ops');
+    const unknown = await browser.post('http://localhost/approvals/AAAAAAAAAAAAAAAAAAAAAA', { csrf: csrfOf(page.html), decision: 'approve' });
+    expect(unknown.status).toBe(404);
     await client.close();
   });
 });

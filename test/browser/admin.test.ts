@@ -2,16 +2,14 @@
 // in with the dev identity provider, approves it on /admin, the agent's retry goes through, and
 // the call shows in the audit list. A signed-in non-admin gets 403.
 
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
-import { FormBrowser, signInWithDevIdp } from '../support/form-browser.ts';
+import { devSignedInClient } from '../support/oauth-node.ts';
 import { CHROMIUM } from './global-setup.ts';
 
 const POLICY = {
@@ -19,38 +17,11 @@ const POLICY = {
   default: 'deny',
   tools: { pve_list_vms: {}, pve_create_qemu_vm: { action: 'require_approval', reason: 'VM creation needs an approval.' } },
 };
-const CALLBACK = 'http://127.0.0.1:9/callback'; // never visited: the code is read from the redirect
 
 let stack: Stack;
 let browser: Browser;
 let agent: Client;
 let state: string;
-
-/** An MCP client signed in as `user` (DCR, consent, dev sign-in, PKCE code exchange). */
-async function signedInClient(user: string): Promise<Client> {
-  const reg = await fetch(`${stack.url}/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Agent', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] }),
-  });
-  const { client_id: clientId } = (await reg.json()) as { client_id: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const params = new URLSearchParams({
-    response_type: 'code', client_id: clientId, redirect_uri: CALLBACK, state: 'x', resource: stack.url,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
-  });
-  const login = await signInWithDevIdp(new FormBrowser((u, i) => fetch(u, i)), `${stack.url}/authorize?${params}`, { user, groups: 'ops' });
-  const code = new URL(login.location!).searchParams.get('code')!;
-  const token = await fetch(`${stack.url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier, resource: stack.url }),
-  });
-  const { access_token: accessToken } = (await token.json()) as { access_token: string };
-  const client = new Client({ name: 'agent', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }));
-  return client;
-}
 
 async function signInOnPage(page: Page, user: string): Promise<void> {
   await page.waitForURL(/\/dev-idp\/login/);
@@ -76,7 +47,7 @@ beforeAll(async () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     }),
   ]);
-  agent = await signedInClient('agent-user@example.com');
+  agent = await devSignedInClient(stack.url, 'agent-user@example.com', 'ops');
 }, 90_000);
 
 afterAll(async () => {

@@ -1,0 +1,41 @@
+// An MCP client signed in to a running server (wrangler dev) as a given person through the dev
+// identity provider, the way a real client does it: dynamic registration, consent, sign-in,
+// PKCE code exchange. For Node-side tests and the benchmark.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { FormBrowser, signInWithDevIdp } from './form-browser.ts';
+
+const CALLBACK = 'http://127.0.0.1:9/callback'; // never visited: the code is read from the redirect
+
+export async function devSignedInClient(serverUrl: string, user: string, groups = ''): Promise<Client> {
+  const reg = await fetch(`${serverUrl}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Node client', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] }),
+  });
+  const { client_id: clientId } = (await reg.json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const params = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: CALLBACK,
+    state: randomBytes(8).toString('hex'),
+    resource: serverUrl,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  });
+  const login = await signInWithDevIdp(new FormBrowser((u, i) => fetch(u, i)), `${serverUrl}/authorize?${params}`, { user, groups });
+  const code = login.location ? new URL(login.location).searchParams.get('code') : null;
+  if (!code) throw new Error(`sign-in as ${user} failed: ${login.status} ${login.finalHtml?.slice(0, 200) ?? ''}`);
+  const token = await fetch(`${serverUrl}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier, resource: serverUrl }),
+  });
+  const { access_token: accessToken } = (await token.json()) as { access_token: string };
+  const client = new Client({ name: `node-${user}`, version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${serverUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }));
+  return client;
+}

@@ -35,7 +35,7 @@ async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
   if ('error' in cfg) {
     console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
     // The details are for the operator (logs, /health on loopback), not for whoever visits.
-    return page(c, 503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.');
+    return page(503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.');
   }
   return cfg;
 }
@@ -102,10 +102,10 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
       web = await finishWebLogin(c.env, cfg, c.req.raw, callbackUrl(c));
     } catch (err) {
       if (!(err instanceof IdpError)) throw err;
-      return page(c, 401, 'Sign-in failed', err.message);
+      return page(401, 'Sign-in failed', err.message);
     }
     if (web.kind === 'signed_in') return web.response;
-    if (web.kind === 'refused') return page(c, web.status, web.title, web.message);
+    if (web.kind === 'refused') return page(web.status, web.title, web.message);
     const { request, data, headers } = await oauth.finishUpstream<UpstreamData>(c.req.raw);
     if (url.searchParams.has('error')) {
       headers.set('Location', authorizationErrorRedirect(request, 'access_denied'));
@@ -117,13 +117,13 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
     } catch (err) {
       if (!(err instanceof IdpError)) throw err;
       logAuth('sign_in_failed', { client: request.clientId, reason: err.message });
-      return page(c, 401, 'Sign-in failed', err.message, undefined, headers);
+      return page(401, 'Sign-in failed', err.message, undefined, headers);
     }
     const admission = admit(identity, cfg.allowedUsers, cfg.allowedGroups, cfg.idp.kind === 'dev');
     if (!admission.admitted) {
       logAuth('sign_in_refused', { user: identity.userId, client: request.clientId });
       const who = identity.email ?? identity.login ?? identity.userId;
-      return page(c, 403, 'Not allowed', `${who} may not use this server. ${admission.reason}`, 'No access was granted. Ask the administrator to add you to ALLOWED_USERS or ALLOWED_GROUPS.', headers);
+      return page(403, 'Not allowed', `${who} may not use this server. ${admission.reason}`, 'No access was granted. Ask the administrator to add you to ALLOWED_USERS or ALLOWED_GROUPS.', headers);
     }
     const props = {
       userId: identity.userId,
@@ -164,13 +164,13 @@ async function handleAuthErrors(c: Ctx, run: () => Promise<Response>): Promise<R
     return await run();
   } catch (err) {
     if (err instanceof AuthorizationError && err.redirectTo) return Response.redirect(err.redirectTo, 302);
-    if (err instanceof AuthorizationError) return page(c, 400, 'This sign-in cannot continue', err.description ?? 'The request is invalid.', 'Start again from your app.');
-    if (err instanceof CimdFetchError) return page(c, 400, 'This app could not be verified', 'Its client metadata document could not be fetched.');
+    if (err instanceof AuthorizationError) return page(400, 'This sign-in cannot continue', err.description ?? 'The request is invalid.', 'Start again from your app.');
+    if (err instanceof CimdFetchError) return page(400, 'This app could not be verified', 'Its client metadata document could not be fetched.');
     throw err;
   }
 }
 
-async function page(c: Ctx, status: number, title: string, message: string, detail?: string, headers?: Headers): Promise<Response> {
+async function page(status: number, title: string, message: string, detail?: string, headers?: Headers): Promise<Response> {
   return htmlResponse(await messagePage(title, message, detail), status, headers);
 }
 

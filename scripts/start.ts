@@ -59,7 +59,12 @@ console.log(
       ? `Clients sign in through ${stack.url}/authorize with any user name (local development sign-in).`
       : '',
     stack.vars.AUTH_MODE === 'oauth'
-      ? `Try: npx -y mcp-remote@0.15.1 ${stack.url}/mcp   (opens the sign-in page in your browser)`
+      ? [
+          `Try: npx -y mcp-remote@0.15.1 ${stack.url}/mcp   (opens the sign-in page in your browser)`,
+          stack.vars.IDP === 'dev'
+            ? `  or: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --header "Authorization: Bearer $(npm run -s token)" --method tools/list`
+            : '',
+        ].join('\n')
       : `Try: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --transport http --method tools/list`,
     '',
   ].join('\n'),

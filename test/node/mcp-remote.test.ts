@@ -3,11 +3,13 @@
 // mcp-remote registers itself, prints the sign-in URL, a browser consents and signs in, and the
 // tools are listed and called over stdio.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FormBrowser, signInWithDevIdp } from '../support/form-browser.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -100,4 +102,20 @@ describe('mcp-remote against npm start', () => {
     expect(listed.isError).toBeFalsy();
     expect(listed.structuredContent.total).toBeGreaterThanOrEqual(12);
   }, 90_000);
+
+  it('gives header-only clients (the Inspector CLI) a token through npm run token', async () => {
+    const token = spawnSync('npm', ['run', '-s', 'token', '--', 'inspector@example.com', 'ops'], {
+      cwd: root,
+      env: { ...process.env, PORT: String(port) },
+      encoding: 'utf8',
+    });
+    expect(token.status).toBe(0);
+    const client = new Client({ name: 'header-only', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token.stdout.trim()}` } } }),
+    );
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['pve_list_vms', 'pve_create_qemu_vm']);
+    await client.close();
+  }, 60_000);
 });

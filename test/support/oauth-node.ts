@@ -9,7 +9,8 @@ import { FormBrowser, signInWithDevIdp } from './form-browser.ts';
 
 const CALLBACK = 'http://127.0.0.1:9/callback'; // never visited: the code is read from the redirect
 
-export async function devSignedInClient(serverUrl: string, user: string, groups = ''): Promise<Client> {
+/** An access token for `user`, from a freshly registered client signed in through the dev IdP. */
+export async function devAccessToken(serverUrl: string, user: string, groups = ''): Promise<string> {
   const reg = await fetch(`${serverUrl}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -34,7 +35,12 @@ export async function devSignedInClient(serverUrl: string, user: string, groups 
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier, resource: serverUrl }),
   });
-  const { access_token: accessToken } = (await token.json()) as { access_token: string };
+  if (!token.ok) throw new Error(`token exchange failed: ${token.status}`);
+  return ((await token.json()) as { access_token: string }).access_token;
+}
+
+export async function devSignedInClient(serverUrl: string, user: string, groups = ''): Promise<Client> {
+  const accessToken = await devAccessToken(serverUrl, user, groups);
   const client = new Client({ name: `node-${user}`, version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${serverUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }));
   return client;

@@ -5,12 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devSignedInClient } from '../support/oauth-node.ts';
-import { CHROMIUM } from './global-setup.ts';
+import { launchChromium } from './global-setup.ts';
 
 const POLICY = {
   version: '1',
@@ -42,10 +42,7 @@ beforeAll(async () => {
       stdio: 'ignore',
       persistTo: state,
     }),
-    chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    }),
+    launchChromium(),
   ]);
   agent = await devSignedInClient(stack.url, 'agent-user@example.com', 'ops');
 }, 90_000);

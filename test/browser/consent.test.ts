@@ -8,10 +8,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
-import { CHROMIUM } from './global-setup.ts';
+import { launchChromium } from './global-setup.ts';
 
 let stack: Stack;
 let browser: Browser;
@@ -33,10 +33,7 @@ beforeAll(async () => {
       stdio: 'ignore',
       persistTo: state,
     }),
-    chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    }),
+    launchChromium(),
   ]);
   // The MCP client's redirect URI: a local page that records what the browser brings back.
   callbackServer = createServer((req, res) => {

@@ -7,6 +7,16 @@ import { existsSync } from 'node:fs';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/** Headless Chromium as this machine needs it: no sandbox as root, no background network calls. */
+export function launchChromium(): Promise<import('playwright-core').Browser> {
+  return import('playwright-core').then(({ chromium }) =>
+    chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    }),
+  );
+}
+
 export default function setup(): void {
   if (existsSync(CHROMIUM)) return;
   if (process.getuid?.() !== 0) {

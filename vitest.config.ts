@@ -26,12 +26,35 @@ const POLICIES = {
       pve_list_vms: { action: 'require_approval', approvers: ['group:approvers'], reason: 'Listing needs an approver.' },
     },
   },
+  approvalsWeb: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_create_qemu_vm: { action: 'require_approval', approval: 'web', reason: 'A person approves new VMs on the approval page.' },
+    },
+  },
   audited: {
     version: '1',
     default: 'deny',
     tools: {
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
       pve_create_qemu_vm: { deny_if: [{ path: 'args.memory', op: 'gt', value: 8192 }], sensitive: ['description'] },
+    },
+  },
+  // No `default` (so deny), a require on an argument calls may leave out, vmid bounds the
+  // server-chosen vmid must meet, and a grant-scoped limit (its counter object can be hung).
+  failClosed: {
+    version: '1',
+    tools: {
+      pve_create_qemu_vm: {
+        deny_if: [
+          { path: 'args.vmid', op: 'lt', value: 1000, reason: 'Agent VMs take ids from 1000 up.' },
+          { path: 'args.vmid', op: 'gt', value: 5000, reason: 'Agent VMs take ids up to 5000.' },
+        ],
+        require: [{ path: 'args.pool', op: 'eq', value: 'lab' }],
+        sensitive: ['description'],
+      },
+      pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 1000, scope: 'grant' }] },
     },
   },
   perUser: {
@@ -111,7 +134,22 @@ export default defineConfig({
         ALLOWED_GROUPS: 'ops',
         ADMIN_USERS: 'admin@example.com',
       })),
+      workersProject('approvals-web', ['test/approvals-web/**/*.test.ts'], POLICIES.approvalsWeb, () => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ALLOWED_GROUPS: 'ops',
+      })),
       workersProject('audit', ['test/audit/**/*.test.ts'], POLICIES.audited),
+      // Fail-closed corners, with a Cloudflare Access service token configured (its secret must
+      // never come back out) and a short Proxmox timeout.
+      workersProject('fail-closed', ['test/fail-closed/**/*.test.ts'], POLICIES.failClosed, () => ({
+        CF_ACCESS_CLIENT_ID: 'access-client.access',
+        CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
+      })),
+      // Plain http to a Proxmox that is not on this machine: refused before any request.
+      workersProject('insecure-upstream', ['test/insecure-upstream/**/*.test.ts'], POLICIES.open, () => ({
+        PVE_BASE_URL: 'http://pve.example.com:8006/api2/json',
+      })),
       // The identity provider modules themselves, against the fake IdP.
       workersProject('idp', ['test/idp/**/*.test.ts'], POLICIES.open),
       workersProject('auth-oidc', ['test/auth-oidc/**/*.test.ts'], POLICIES.open, (inject) => ({

@@ -2,6 +2,8 @@
 // `wrangler dev` pointed at it. Used by `npm start` and `npm run bench`.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { SIMULATOR_TOKENS, startSimulator, type SimulatorOptions } from '../simulator/server.ts';
 
@@ -57,20 +59,29 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   // Several stacks (the benchmark) must not fight over the default devtools port.
   if (options.inspectorPort !== undefined) args.push('--inspector-port', String(options.inspectorPort));
   if (options.persistTo) args.push('--persist-to', options.persistTo);
-  for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
+  // Secrets never go on the command line (any local user reads it with `ps`): they go into a
+  // file only we can read, removed when the stack stops.
+  const secrets = writeSecretsFile(vars);
+  if (secrets) args.push('--env-file', secrets.file);
+  for (const [name, value] of Object.entries(vars)) if (!SECRET_VARS.has(name)) args.push('--var', `${name}:${value}`);
   const wrangler = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
     cwd: root,
-    env: { ...process.env, ...OFFLINE_WRANGLER_ENV },
+    // Nor in its environment: wrangler and workerd get them from the file alone.
+    env: { ...withoutSecrets(process.env), ...OFFLINE_WRANGLER_ENV },
     stdio: ['ignore', options.stdio, options.stdio],
     // Its own process group, so stopping kills workerd too (killing only wrangler leaves it).
     detached: true,
   });
   const stop = async (): Promise<void> => {
     killGroup(wrangler);
+    secrets?.remove();
     await closeSimulator();
   };
   // However this process ends, take wrangler's process group (and workerd) with it.
-  process.once('exit', () => killGroup(wrangler));
+  process.once('exit', () => {
+    killGroup(wrangler);
+    secrets?.remove();
+  });
   const url = `http://localhost:${options.port}`;
   try {
     await waitForHealth(`${url}/health`, wrangler);
@@ -79,6 +90,39 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     throw err;
   }
   return { url, simulatorUrl, vars, wrangler, stop };
+}
+
+/** Variables that are secrets in a deployment (`wrangler secret put`): never passed as --var. */
+export const SECRET_VARS = new Set(['PVE_TOKEN_SECRET', 'CF_ACCESS_CLIENT_SECRET', 'OIDC_CLIENT_SECRET', 'GITHUB_CLIENT_SECRET']);
+
+/**
+ * Writes the secrets among `vars` to a .env file in a fresh directory only this user can enter
+ * (0700, file 0600), for `wrangler dev --env-file`. Null when there are none.
+ */
+function writeSecretsFile(vars: Record<string, string>): { file: string; remove(): void } | null {
+  const entries = Object.entries(vars).filter(([name]) => SECRET_VARS.has(name));
+  if (entries.length === 0) return null;
+  const lines = entries.map(([name, value]) => {
+    // Single quotes keep a .env value literal; a secret with a quote or a line break cannot be.
+    if (/['\r\n]/.test(value)) throw new Error(`${name} contains a quote or a line break, which cannot be passed to wrangler dev safely`);
+    return `${name}='${value}'`;
+  });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-secrets-'));
+  const file = path.join(dir, 'secrets.env');
+  writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+  let removed = false;
+  return {
+    file,
+    remove() {
+      if (removed) return;
+      removed = true;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_VARS.has(name)));
 }
 
 function killGroup(child: ChildProcess): void {

@@ -2,6 +2,8 @@
 // pointer. `npm run policy -- explain <file> '<call json>'`: prints the decision for a call and
 // the rule that fires, without calling anything. The call is
 // {"tool": "...", "args": {...}, "user"?: {"id", "email", "groups"}, "counters"?: {"<counter>": n}, "now"?: "<ISO time>"}.
+// Rules behave as on the server: a `require` on a field the call leaves out fails, a `deny_if`
+// on it does not fire; a policy without "default" denies unlisted tools (check warns).
 
 import { readFileSync } from 'node:fs';
 import type { Identity } from '../src/identity.ts';
@@ -29,6 +31,7 @@ function load(file: string) {
     console.error(`${file}: invalid policy (${result.errors.length} error${result.errors.length === 1 ? '' : 's'})\n${formatErrors(result.errors)}`);
     process.exit(1);
   }
+  for (const w of result.warnings) console.error(`${file}: warning: ${w.pointer}: ${w.message}`);
   return result.policy;
 }
 
@@ -65,4 +68,12 @@ if (first.kind === 'allow') {
 }
 const decision = evaluatePolicy(policy, view, identity, readings, now);
 console.log(JSON.stringify(decision, null, 2));
+// The server fills some arguments in (e.g. the next free vmid) before its policy decides; this
+// offline check cannot, so it says which rules saw them absent.
+const given = (call.args ?? {}) as Record<string, unknown>;
+for (const name of tool?.fills ?? []) {
+  if (given[name] === undefined) {
+    console.log(`note: without "${name}", the server fills it in (reading Proxmox) before the policy decides, and rules on args.${name} see that value; here they saw it absent (a require on it fails, a deny_if does not fire). Give "${name}" to explain a particular value.`);
+  }
+}
 process.exit(decision.kind === 'allow' ? 0 : 3);

@@ -4,6 +4,7 @@
 import type { Approvals } from './approvals/approvals-store';
 import type { AuditLog } from './audit/audit-log';
 import type { PolicyCounters } from './counters/policy-counters';
+import { isLoopbackHostname } from './guard';
 import type { PveClientConfig } from './proxmox/client';
 
 export interface AppEnv {
@@ -39,6 +40,8 @@ export interface AppEnv {
   POLICY?: string;
   /** `none` (loopback only) or `oauth` (the default). */
   AUTH_MODE?: string;
+  /** AUTH_MODE=none: browser origins (comma-separated) allowed to call from another origin. */
+  CORS_ORIGINS?: string;
   /** OAuth library storage (clients, grants, tokens). */
   OAUTH_KV: KVNamespace;
   /** Public origin (resource and issuer); default: the request's own origin. */
@@ -68,6 +71,13 @@ export interface AppEnv {
 }
 
 export type AuthMode = 'none' | 'oauth';
+
+/** Every secret the Worker is configured with: what the scrubber (../secrets/scrub.ts) removes. */
+export function configuredSecrets(env: AppEnv): string[] {
+  return [env.PVE_TOKEN_SECRET, env.CF_ACCESS_CLIENT_SECRET, env.OIDC_CLIENT_SECRET, env.GITHUB_CLIENT_SECRET].filter(
+    (s): s is string => typeof s === 'string' && s.trim() !== '',
+  );
+}
 
 /** Auditing is on unless AUDIT_ENABLED is exactly "false". */
 export function auditEnabled(env: AppEnv): boolean {
@@ -129,6 +139,14 @@ function normaliseBaseUrl(raw: string | undefined, hasBinding: boolean): string 
     return { error: 'PVE_BASE_URL is not a URL' };
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: 'PVE_BASE_URL must be http(s)' };
+  // The API token travels in every request: over the network it must be encrypted. Plain http
+  // is for a Proxmox (or the simulator) on this machine, or a service binding (the Worker's
+  // fetch then never leaves Cloudflare; the tunnel carries the request to pveproxy over TLS).
+  if (url.protocol === 'http:' && !hasBinding && !isLoopbackHostname(url.hostname)) {
+    return {
+      error: `PVE_BASE_URL must use https: (plain http is only allowed for a loopback address or through the PVE service binding), got http://${url.host}: the API token would cross the network unencrypted`,
+    };
+  }
   if (url.username || url.password || url.search || url.hash) {
     return { error: 'PVE_BASE_URL must not contain credentials, a query or a fragment' };
   }

@@ -37,3 +37,30 @@ export function identityFromProps(props: unknown): Identity | null {
     grantId: p.grantId,
   };
 }
+
+/** What matching a person needs: who they are and their groups. */
+export interface PersonFacts {
+  userId: string;
+  email?: string;
+  groups: readonly string[];
+}
+
+/**
+ * The one rule for naming a person, used by admission, administrators, approvers and policy
+ * principals alike: a user id matches exactly (ids are opaque and case-sensitive at the IdP); an
+ * email matches case-insensitively, and only the verified email the grant carries. Logins and
+ * preferred user names never match: people can often choose or rename them.
+ */
+export function matchesPerson(entry: string, who: PersonFacts): boolean {
+  if (entry === who.userId) return true;
+  return who.email !== undefined && entry.includes('@') && entry.toLowerCase() === who.email.toLowerCase();
+}
+
+/** A principal entry: `group:<name>` (exact group name) or a person as in `matchesPerson`. */
+export function matchesPrincipal(entry: string, who: PersonFacts): boolean {
+  return entry.startsWith('group:') ? who.groups.includes(entry.slice(6)) : matchesPerson(entry, who);
+}
+
+export function matchesAnyPrincipal(entries: readonly string[], who: PersonFacts): boolean {
+  return entries.some((entry) => matchesPrincipal(entry, who));
+}

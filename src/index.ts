@@ -1,13 +1,16 @@
-// The Worker. AUTH_MODE=none: no sign-in, loopback requests only (DNS-rebinding protection).
-// AUTH_MODE=oauth (the default): an OAuth 2.1 authorization server in front of /mcp and /sse,
-// signing people in through the configured identity provider.
+// The Worker. AUTH_MODE=none: no sign-in, loopback requests only (DNS-rebinding protection),
+// same-origin browsers only. AUTH_MODE=oauth (the default): an OAuth 2.1 authorization server
+// in front of /mcp and /sse, signing people in through the configured identity provider.
+// Every request body is read with a size cap (chunked ones too); no request gets a stack trace.
 
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { env as startupEnv } from 'cloudflare:workers';
 import { idpKind, publicOrigin } from './auth/config';
 import { providerFor } from './auth/provider';
 import { authMode, type AppEnv } from './env';
-import { loopbackViolation } from './guard';
+import { corsOrigins, crossOriginViolation, loopbackViolation, withCors } from './guard';
+import { jsonDeeperThan, MAX_MESSAGE_DEPTH } from './http/json-depth';
 import { health } from './health';
 import { ANONYMOUS } from './identity';
 import { mcpApi } from './mcp/api';
@@ -17,6 +20,11 @@ export { ProxmoxMcp } from './mcp/agent';
 export { PolicyCounters } from './counters/policy-counters';
 export { Approvals } from './approvals/approvals-store';
 export { AuditLog } from './audit/audit-log';
+
+/** MCP messages: the MCP transports' own limit, now also for bodies sent without a length. */
+const MCP_BODY_LIMIT = 4 * 1024 * 1024;
+/** Everything else (sign-in and web forms, token and registration requests) is small. */
+const FORM_BODY_LIMIT = 64 * 1024;
 
 // Said once per isolate start, so an operator sees it in `wrangler dev` and in Workers Logs.
 const startup = startupEnv as AppEnv;
@@ -32,10 +40,12 @@ if (startup.AUTH_MODE !== 'none' && startup.IDP === 'dev') {
   console.warn('IDP=dev: the local development sign-in believes any name typed into it. Only loopback requests are served.');
 }
 
+type AppContext = Context<{ Bindings: AppEnv }>;
+
 /** AUTH_MODE=none: health and the MCP endpoints as the anonymous local user. */
 const local = new Hono<{ Bindings: AppEnv }>();
 local.get('/health', health);
-const asAnonymous = (c: Context<{ Bindings: AppEnv }>): Promise<Response> => {
+const asAnonymous = (c: AppContext): Promise<Response> => {
   // Hono types its execution context loosely; it is the Worker's own.
   const ctx = c.executionCtx as unknown as ExecutionContext & { props?: unknown };
   ctx.props = { ...ANONYMOUS };
@@ -47,7 +57,7 @@ local.all('/sse/*', asAnonymous);
 local.route('/', webRoutes);
 local.notFound((c) => c.json({ error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' }, 404));
 local.onError((err, c) => {
-  console.error(JSON.stringify({ msg: 'unhandled', error: `${err.name}: ${err.message}`.slice(0, 300) }));
+  logUnhandled(err);
   return c.json({ error: 'internal', message: 'Internal error.' }, 500);
 });
 
@@ -55,19 +65,79 @@ function refuse(status: number, error: string, message: string): Response {
   return new Response(JSON.stringify({ error, message }), { status, headers: { 'content-type': 'application/json' } });
 }
 
-export default {
-  async fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
-    const mode = authMode(env);
-    if (typeof mode !== 'string') return refuse(500, 'misconfigured', mode.error);
-    const loopbackOnly = mode === 'none' || idpKind(env) === 'dev';
-    if (loopbackOnly) {
-      const why = loopbackViolation(request);
-      if (why) {
-        const reason = mode === 'none' ? 'With AUTH_MODE=none' : 'With the development sign-in (IDP=dev)';
-        return refuse(403, 'forbidden', `${why}. ${reason} this server only answers loopback requests.`);
-      }
+function logUnhandled(err: unknown): void {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  console.error(JSON.stringify({ msg: 'unhandled', error: text.slice(0, 300) }));
+}
+
+const tooLarge = (limit: number) => (c: AppContext) =>
+  c.json({ error: 'payload_too_large', message: `The request body is larger than ${limit} bytes.` }, 413);
+
+/** Pages a person opens in a browser: with PUBLIC_URL set they live on that origin only. */
+const BROWSER_PATHS = /^\/(?:authorize|login|admin(?:\/.*)?|approvals\/[^/]+|dev-idp\/login)$/;
+
+const entry = new Hono<{ Bindings: AppEnv }>();
+/** MCP messages nested absurdly deep are refused before any code walks them (see json-depth.ts). */
+const depthLimit = async (c: AppContext, next: () => Promise<void>): Promise<Response | void> => {
+  if (c.req.method !== 'POST' || !c.req.raw.body) return next();
+  if (!jsonDeeperThan(await c.req.raw.clone().text(), MAX_MESSAGE_DEPTH)) return next();
+  return c.json(
+    { jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: the message nests more than ${MAX_MESSAGE_DEPTH} levels deep.` }, id: null },
+    400,
+  );
+};
+entry.use('/mcp', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), depthLimit);
+entry.use('/sse/*', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), depthLimit);
+entry.use('*', async (c, next) => {
+  const path = c.req.path;
+  if (path === '/mcp' || path.startsWith('/sse/')) return next();
+  return bodyLimit({ maxSize: FORM_BODY_LIMIT, onError: tooLarge(FORM_BODY_LIMIT) })(c, next);
+});
+entry.all('*', (c) => dispatch(c.req.raw, c.env, c.executionCtx as unknown as ExecutionContext));
+entry.onError((err) => {
+  logUnhandled(err);
+  return refuse(500, 'internal', 'Internal error.');
+});
+
+async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
+  const mode = authMode(env);
+  if (typeof mode !== 'string') return refuse(500, 'misconfigured', mode.error);
+  const loopbackOnly = mode === 'none' || idpKind(env) === 'dev';
+  if (loopbackOnly) {
+    const why = loopbackViolation(request);
+    if (why) {
+      const reason = mode === 'none' ? 'With AUTH_MODE=none' : 'With the development sign-in (IDP=dev)';
+      return refuse(403, 'forbidden', `${why}. ${reason} this server only answers loopback requests.`);
     }
-    if (mode === 'none') return local.fetch(request, env, ctx);
-    return providerFor(publicOrigin(env, request)).fetch(request, env, ctx);
+  }
+  if (mode === 'none') {
+    // Nobody signs in, so a browser page on another origin would act as the user: refuse it.
+    const allowed = corsOrigins(env.CORS_ORIGINS);
+    const why = crossOriginViolation(request, allowed);
+    if (why) return refuse(403, 'forbidden', `${why}. With AUTH_MODE=none only same-origin browser requests are served.`);
+    if (request.method === 'OPTIONS') return withCors(new Response(null, { status: 204 }), request, allowed);
+    return withCors(await local.fetch(request, env, ctx), request, allowed);
+  }
+  const origin = publicOrigin(env, request);
+  const url = new URL(request.url);
+  if (origin !== url.origin && request.method === 'GET' && BROWSER_PATHS.test(url.pathname)) {
+    // Sign-in works on the public origin (its callback is the one registered with the IdP).
+    return Response.redirect(`${origin}${url.pathname}${url.search}`, 302);
+  }
+  let provider;
+  try {
+    provider = providerFor(origin);
+  } catch (err) {
+    logUnhandled(err);
+    return refuse(400, 'unsupported_origin', `This server cannot sign anyone in at ${origin.slice(0, 100)}. Use its https address, or http://localhost or http://127.0.0.1 locally.`);
+  }
+  // The OAuth library keeps its helpers on the env object it is given (only when absent): each
+  // request gets its own copy, so one origin's provider never answers for another's.
+  return provider.fetch(request, { ...env }, ctx);
+}
+
+export default {
+  fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
+    return Promise.resolve(entry.fetch(request, env, ctx));
   },
 } satisfies ExportedHandler<AppEnv>;

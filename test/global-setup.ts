@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { SIMULATOR_TOKENS, startSimulator } from '../simulator/server.ts';
 import { startFakeIdp } from './support/fake-idp.ts';
-import { findSchemaFile, loadEndpoints } from './support/pve-schema-load.ts';
+import { findSchemaFile, loadEndpoints, requireInCi } from './support/pve-schema-load.ts';
 
 
 /** Every endpoint the Worker may call; requests it sends are checked against these. */
@@ -24,6 +24,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
   project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
   const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '..'));
+  requireInCi(schemaFile, 'The PVE 9.1.3 API schema (checked against every request the Worker sends)');
   project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
   return async () => {
     await Promise.all([sim.close(), idp.close()]);

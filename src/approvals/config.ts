@@ -3,6 +3,7 @@
 
 import type { AppEnv } from '../env';
 import type { ApprovalStore } from '../mcp/approval-gate';
+import { timedStub } from '../stores/deadline';
 
 export const APPROVALS_OBJECT = 'approvals';
 const DEFAULT_TTL_MIN = 15;
@@ -12,7 +13,8 @@ export function approvalTtlMs(env: AppEnv): number {
   return (Number.isInteger(minutes) && minutes >= 1 && minutes <= 1440 ? minutes : DEFAULT_TTL_MIN) * 60_000;
 }
 
+/** The approvals object, every call bounded by a deadline (a hung store denies, never hangs). */
 export function approvalStore(env: AppEnv): ApprovalStore {
   const ns = env.APPROVALS;
-  return ns.get(ns.idFromName(APPROVALS_OBJECT)) as unknown as ApprovalStore;
+  return timedStub(ns.get(ns.idFromName(APPROVALS_OBJECT)), 'approvals') as unknown as ApprovalStore;
 }

@@ -1,5 +1,6 @@
 // Who may decide an approval, and whether an approval may be spent on a call. Pure.
 
+import { matchesAnyPrincipal } from '../identity';
 import type { Approval, ConsumeRefusal, Decider } from './types';
 
 export type DecideCheck = { ok: true } | { ok: false; reason: string };
@@ -8,7 +9,7 @@ export const NO_SUCH_APPROVAL = 'No such approval.';
 
 /** Who may see an approval's page: the person who asked, named approvers, administrators. */
 export function mayView(approval: Approval, viewer: Decider): boolean {
-  return viewer.isAdmin || viewer.userId === approval.user_id || (approval.approvers !== null && matchesAny(approval.approvers, viewer));
+  return viewer.isAdmin || viewer.userId === approval.user_id || (approval.approvers !== null && matchesAnyPrincipal(approval.approvers, viewer));
 }
 
 export function mayDecide(approval: Approval, decider: Decider, now: number): DecideCheck {
@@ -20,18 +21,13 @@ export function mayDecide(approval: Approval, decider: Decider, now: number): De
   if (approval.approvers) {
     // Named approvers exist so that nobody approves their own call.
     if (isCaller) return { ok: false, reason: 'You asked for this call, and the policy requires someone else to approve it.' };
-    if (!matchesAny(approval.approvers, decider)) {
+    if (!matchesAnyPrincipal(approval.approvers, decider)) {
       return { ok: false, reason: `Only ${approval.approvers.join(', ')} may approve calls to ${approval.tool}.` };
     }
     return { ok: true };
   }
   if (isCaller || decider.isAdmin) return { ok: true };
   return { ok: false, reason: 'Only the person who asked, or an administrator, may approve this call.' };
-}
-
-function matchesAny(list: readonly string[], who: Decider): boolean {
-  const names = [who.userId, who.email].filter((n): n is string => !!n).map((n) => n.toLowerCase());
-  return list.some((p) => (p.startsWith('group:') ? who.groups.includes(p.slice(6)) : names.includes(p.toLowerCase())));
 }
 
 /** Whether this approval may be spent on this call (tool, arguments, grant), now. */

@@ -64,14 +64,32 @@ export class AuditLog extends DurableObject<AuditEnv> {
          grant_id TEXT NOT NULL, session TEXT NOT NULL, tool TEXT NOT NULL, arg_keys TEXT NOT NULL,
          args_sha256 TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
-         vmid INTEGER, upid TEXT, approval_id TEXT)`,
+         vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT)`,
     );
+    // Tables created before approval_channel existed gain it (SQLite adds a column in place).
+    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(audit_records)').toArray().map((c) => c.name);
+    if (!columns.includes('approval_channel')) this.sql.exec('ALTER TABLE audit_records ADD COLUMN approval_channel TEXT');
     for (const cols of ['ts', 'user_id, ts', 'user_email, ts', 'tool, ts', 'decision, ts']) {
       const name = `audit_records_${cols.replace(', ', '_')}`;
       this.sql.exec(`CREATE INDEX IF NOT EXISTS ${name} ON audit_records (${cols})`);
     }
     this.sql.exec('CREATE TABLE IF NOT EXISTS audit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)');
+    this.sql.exec('CREATE TABLE IF NOT EXISTS audit_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)');
     this.ready = true;
+  }
+
+  /**
+   * The key of the argument hash (./arg-hash.ts): 32 random bytes, base64, made on first use and
+   * kept here for good, so hashes of the same call stay comparable across restarts. It never
+   * leaves the server.
+   */
+  argsHashKey(): string {
+    this.ensure();
+    const stored = this.sql.exec<{ value: string }>("SELECT value FROM audit_keys WHERE name = 'args_hmac'").toArray()[0];
+    if (stored) return stored.value;
+    const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+    this.sql.exec("INSERT INTO audit_keys (name, value) VALUES ('args_hmac', ?)", key);
+    return key;
   }
 
   /**
@@ -226,6 +244,7 @@ export interface AuditLogRpc {
   prune(now: number): Promise<{ deleted: number }>;
   stats(): Promise<AuditStats>;
   recordLost(n: number): Promise<void>;
+  argsHashKey(): Promise<string>;
 }
 
 /** The retention and the row cap from the environment; an invalid value falls back to its default. */

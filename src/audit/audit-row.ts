@@ -14,7 +14,7 @@ export const MAX_ARGS_BYTES = 16 * 1024;
 export const COLUMNS = [
   'ts', 'request_id', 'user_id', 'user_email', 'client_id', 'grant_id', 'session', 'tool', 'arg_keys',
   'args_sha256', 'args', 'decision', 'rule', 'outcome', 'error_kind', 'upstream_status', 'latency_ms',
-  'vmid', 'upid', 'approval_id',
+  'vmid', 'upid', 'approval_id', 'approval_channel',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
@@ -29,7 +29,7 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     JSON.stringify(keys), text(r.args_sha256, 128), argsJson(r.args), text(r.decision, 32),
     optText(r.rule, MAX_TEXT), text(r.outcome, 32), optText(r.error_kind, MAX_ID),
     optNumber(r.upstream_status), optNumber(r.latency_ms) ?? 0, optNumber(r.vmid),
-    optText(r.upid, MAX_TEXT), optText(r.approval_id, MAX_ID),
+    optText(r.upid, MAX_TEXT), optText(r.approval_id, MAX_ID), optText(r.approval_channel, 32),
   ];
 }
 
@@ -87,6 +87,7 @@ export function toRecord(row: Row): StoredAuditRecord {
     vmid: nn(row.vmid),
     upid: ns(row.upid),
     approval_id: ns(row.approval_id),
+    approval_channel: ns(row.approval_channel) as StoredAuditRecord['approval_channel'],
   };
 }
 

@@ -109,3 +109,8 @@ export function cutString(text: string, max = MAX_ARG_STRING): string {
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
   return `${text.slice(0, end)}…[cut ${text.length - end} chars]`;
 }
+
+/** Every argument value replaced, keys kept: for when the list of sensitive names is unknown. */
+export function redactAll(args: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(args).map((key) => [key, REDACTED]));
+}

@@ -29,6 +29,7 @@ export const CSV_COLUMNS = [
   'vmid',
   'upid',
   'approval_id',
+  'approval_channel',
   'arg_keys',
   'args_sha256',
   'args',

@@ -19,6 +19,11 @@ export interface AuditRecord {
   session: string;
   tool: string;
   arg_keys: string[];
+  /**
+   * HMAC-SHA256 (hex) of the canonical arguments under a key only this server holds (see
+   * ./arg-hash.ts): identical calls match, and a short secret argument cannot be recovered by
+   * hashing guesses. (The name predates the key; the digest is still SHA-256.)
+   */
   args_sha256: string;
   /** Argument values, sensitive ones replaced by "[redacted]". */
   args: Record<string, unknown>;
@@ -32,7 +37,11 @@ export interface AuditRecord {
   vmid: number | null;
   upid: string | null;
   approval_id: string | null;
+  /** How a person approved the call: `conversation` (MCP elicitation) or `web` (the approval page). */
+  approval_channel: ApprovalChannel | null;
 }
+
+export type ApprovalChannel = 'conversation' | 'web';
 
 export interface StoredAuditRecord extends AuditRecord {
   id: number;

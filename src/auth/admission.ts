@@ -1,7 +1,8 @@
-// Who may get a grant at all: ALLOWED_USERS (user ids or verified emails; `*` for anyone who
-// can sign in) and ALLOWED_GROUPS. Fails closed: with both empty nobody is admitted, except with
+// Who may get a grant at all: ALLOWED_USERS (user ids or verified emails, matched by the one
+// person rule in ../identity.ts; `*` for anyone who can sign in) and ALLOWED_GROUPS. Fails closed: with both empty nobody is admitted, except with
 // the local dev IdP. Pure.
 
+import { matchesPerson } from '../identity';
 import type { UpstreamIdentity } from './idp';
 
 export type Admission = { admitted: true } | { admitted: false; reason: string };
@@ -17,11 +18,7 @@ export function admit(
       ? { admitted: true }
       : { admitted: false, reason: 'No one is admitted yet: the administrator has not set ALLOWED_USERS or ALLOWED_GROUPS.' };
   }
-  // Logins and preferred user names can be chosen or renamed: only ids and verified emails match.
-  const names = [identity.userId, identity.email]
-    .filter((n): n is string => typeof n === 'string' && n !== '')
-    .map((n) => n.toLowerCase());
-  const userOk = allowedUsers.some((u) => u === '*' || names.includes(u.toLowerCase()));
+  const userOk = allowedUsers.some((u) => u === '*' || matchesPerson(u, identity));
   const groupOk = allowedGroups.some((g) => identity.groups.includes(g));
   if (userOk || groupOk) return { admitted: true };
   return { admitted: false, reason: 'Your account is not on this server\'s list of allowed users or groups.' };

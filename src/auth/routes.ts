@@ -21,6 +21,7 @@ import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ToolSummary } from './pages';
 import { finishWebLogin } from '../web/login';
+import { readForm } from '../http/form';
 
 /** No scripts, no framing; forms may lead anywhere, since approval redirects to the IdP and the client. */
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
@@ -59,8 +60,9 @@ authRoutes.post('/authorize', async (c) => {
   const cfg = await configOr503(c);
   if (cfg instanceof Response) return cfg;
   const oauth = c.env.OAUTH_PROVIDER;
+  const form = await readForm(c.req.raw);
+  if (!form) return page(400, 'This form could not be read', 'Send the consent form from its page (application/x-www-form-urlencoded).');
   return handleAuthErrors(c, async () => {
-    const form = await c.req.raw.formData();
     const handle = String(form.get('handle') ?? '');
     if (form.get('decision') !== 'approve') {
       const denied = await oauth.denyConsent(c.req.raw, handle);

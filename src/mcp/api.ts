@@ -4,8 +4,10 @@
 // someone else's session is answered as if the session did not exist.
 
 import { publicOrigin, stillAdmitted } from '../auth/config';
+import { noteGrantUse } from '../auth/grants';
 import type { AppEnv } from '../env';
 import { identityFromProps, type Identity } from '../identity';
+import { timedStub } from '../stores/deadline';
 import { ProxmoxMcp } from './agent';
 
 const streamable = ProxmoxMcp.serve('/mcp');
@@ -22,13 +24,16 @@ export const mcpApi = {
     if (!stillAdmitted(env, identity)) {
       return json(403, { error: 'access_denied', message: `${identity.email ?? identity.userId} is no longer allowed to use this server.` });
     }
+    noteGrantUse(env, identity.grantId, (p) => ctx.waitUntil(p));
     // The session keeps its public origin, to link approval pages.
     ctx.props = { ...identity, publicOrigin: publicOrigin(env, request) };
     const url = new URL(request.url);
     const session = sessionObjectName(request, url);
-    if (session && !(await ownedBy(env, session, identity))) {
-      return json(404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+    const owned = session ? await ownedBy(env, session, identity) : true;
+    if (owned === 'unavailable') {
+      return json(503, { jsonrpc: '2.0', error: { code: -32001, message: 'The session could not be checked in time; try again.' }, id: null });
     }
+    if (!owned) return json(404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
     if (url.pathname === '/mcp') return streamable.fetch(request, env, ctx);
     if (url.pathname === '/sse' || url.pathname.startsWith('/sse/')) return sse.fetch(request, env, ctx);
     return json(404, { error: 'not_found', message: 'Try /mcp or /sse.' });
@@ -49,16 +54,16 @@ function sessionObjectName(request: Request, url: URL): string | null {
   return null;
 }
 
-async function ownedBy(env: AppEnv, name: string, identity: Identity): Promise<boolean> {
+async function ownedBy(env: AppEnv, name: string, identity: Identity): Promise<boolean | 'unavailable'> {
   const known = owners.get(name);
   if (known !== undefined) return known === identity.grantId;
-  const stub = env.MCP_OBJECT.get(env.MCP_OBJECT.idFromName(name)) as unknown as DurableObjectStub<ProxmoxMcp>;
+  const stub = timedStub(env.MCP_OBJECT.get(env.MCP_OBJECT.idFromName(name)) as unknown as DurableObjectStub<ProxmoxMcp>, 'session');
   let owner;
   try {
     owner = await stub.owner();
   } catch (err) {
     console.error(JSON.stringify({ msg: 'session_owner_unavailable', error: err instanceof Error ? err.message.slice(0, 200) : 'unknown' }));
-    return false; // fail closed: the caller is told the session does not exist
+    return 'unavailable'; // fail closed: the request is refused
   }
   if (owner === null) return true; // no such session: the transport answers 404 itself
   if (owners.size >= MAX_OWNERS) owners.clear();

@@ -1,8 +1,8 @@
 // Human approval of a call the policy marks `require_approval`, three ways:
 //   1. the call carries an approval_id a person granted out of band: spend it (once, for this
 //      exact call and grant);
-//   2. the client can be asked (MCP elicitation, form mode) and the policy names no approvers:
-//      ask the user in the conversation;
+//   2. the client can be asked (MCP elicitation, form mode), the policy names no approvers and
+//      does not say `"approval": "web"`: ask the user in the conversation;
 //   3. otherwise open a pending approval and tell the agent where a person approves it.
 
 import { ElicitResultSchema, type ServerRequest, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
@@ -66,7 +66,9 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
         const refusal = await deps.store().consume(call.approvalId, { tool: call.tool, args_sha256: call.argsSha256, grant_id: call.identity.grantId }, deps.now());
         return refusal ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] } : { kind: 'approved', approvalId: call.approvalId };
       }
-      if (deps.elicit && !required.approvers) return askInConversation(call, required, deps.elicit);
+      // Named approvers, or a policy that wants approvals on the web page only: never in the
+      // conversation, where the client (or the agent behind it) relays the question.
+      if (deps.elicit && !required.approvers && !required.webOnly) return askInConversation(call, required, deps.elicit);
       const approval = await deps.store().create(
         {
           tool: call.tool,

@@ -1,21 +1,27 @@
-// One tools/call, start to end: identity, argument validation, policy (with approvals and rate
-// limits), the tool, and exactly one log line and one audit record whatever happened. Failures
-// become isError results here; nothing the agent sees carries a stack trace or a secret.
+// One tools/call, start to end: identity, argument validation, the reads that fill in what the
+// caller left to the server, policy (with approvals and rate limits), the tool, and exactly one
+// log line and one audit record whatever happened. Failures become isError results here;
+// nothing the agent sees, logs or stores carries a stack trace or a configured secret.
 
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { Json } from '../approvals/types';
-import { BUILT_IN_SENSITIVE, canonicalJson, redactArgs, sha256Hex } from '../audit/canonical';
-import type { AuditDecision, AuditRecord } from '../audit/record';
-import { PveError } from '../proxmox/errors';
+import { canonicalJson, redactAll, redactArgs } from '../audit/canonical';
+import type { ApprovalChannel, AuditDecision, AuditRecord } from '../audit/record';
+import type { Identity } from '../identity';
+import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
+import type { ActivePolicy } from '../policy/source';
 import { policyView } from '../policy/view';
-import { approvalPort } from './approval-gate';
+import { PveError } from '../proxmox/errors';
+import { StoreTimeout } from '../stores/deadline';
+import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
+import { approvalPort, ELICITED } from './approval-gate';
 import { describeIssues } from './issues';
 import { logToolCall, type ToolCallLog } from './log';
 import { passGate, refusalResult } from './policy-gate';
 import type { CallScope, ToolHost } from './tool-registry';
-import { ToolFailure, type ToolSpec } from './tool-spec';
+import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -25,7 +31,7 @@ interface CallFacts {
   decision: AuditDecision;
   args: Record<string, unknown>;
   argKeys: string[];
-  argsSha256: string;
+  argsHash: string;
   approvalId: string | null;
 }
 
@@ -38,43 +44,64 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     decision: 'none',
     args: {},
     argKeys: rawKeys,
-    argsSha256: '',
+    argsHash: '',
     approvalId: null,
   };
   const active = host.policy();
-  const sensitive = [...BUILT_IN_SENSITIVE, ...(active.ok ? (active.policy.doc.tools[tool.name]?.sensitive ?? []) : [])];
+  const scrub = host.scrubber();
+  // While the policy is invalid its `sensitive` lists are unknown: no argument value is stored.
+  const redact = (args: Record<string, unknown>): Record<string, unknown> =>
+    active.ok ? redactArgs(args, active.policy.doc.tools[tool.name]?.sensitive ?? []) : redactAll(args);
   let scope: CallScope | undefined;
   let result: CallToolResult;
   try {
     scope = host.scope(requestId);
-    facts.log.user = scope.ctx.identity.userId;
+    const identity = scope.ctx.identity;
+    facts.log.user = identity.userId;
+    const deep = tooDeep(rawArgs, MAX_ARG_DEPTH);
+    if (deep !== null) {
+      // Nothing deeper is walked (canonical JSON, redaction): a hostile depth could overflow it.
+      facts.args = Object.fromEntries(rawKeys.map((k) => [k, '[not stored: nested too deep]']));
+      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, [
+        { field: deep, message: `nested more than ${MAX_ARG_DEPTH} levels deep` },
+      ]);
+    }
     const parsed = input.safeParse(rawArgs ?? {}, { reportInput: true });
     if (!parsed.success) {
-      facts.args = redactArgs(plainArgs(rawArgs), sensitive);
-      facts.argsSha256 = await sha256Hex(canonicalJson(rawArgs ?? {}));
+      facts.args = redact(plainArgs(rawArgs));
+      facts.argsHash = await host.hashArgs(canonicalJson(rawArgs ?? {}));
       throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, describeIssues(parsed.error));
     }
-    const { approval_id: approvalId, ...args } = parsed.data as Record<string, unknown> & { approval_id?: string };
+    const { approval_id: approvalId, ...given } = parsed.data as Record<string, unknown> & { approval_id?: string };
+    // Fill in what the caller left to the server (a read, never a write) before the policy
+    // decides, unless the policy refuses the tool outright anyway.
+    let args = given;
+    let filled: readonly string[] = [];
+    if (tool.resolve && active.ok && !refusedOutright(active.policy, tool.name)) {
+      const resolved = await tool.resolve(args, scope.ctx);
+      args = resolved.args as Record<string, unknown>;
+      filled = resolved.filled;
+    }
     const shown = shownArgs(args);
-    facts.args = redactArgs(shown, sensitive);
+    facts.args = redact(shown);
     facts.argKeys = Object.keys(shown);
-    facts.argsSha256 = await sha256Hex(canonicalJson(shown));
+    facts.argsHash = await host.hashArgs(canonicalJson(shown));
     const approvals = host.approvals();
     const port = approvalPort(
       {
         tool: tool.name,
         approvalId,
         shownArgs: facts.args as Record<string, Json>,
-        upstream: upstreamShown(tool, args, sensitive),
-        argsSha256: facts.argsSha256,
-        identity: scope.ctx.identity,
+        upstream: upstreamShown(tool, args, redact),
+        argsSha256: facts.argsHash,
+        identity,
       },
       { store: approvals.store, approvalUrl: approvals.url, ttlMs: approvals.ttlMs, elicit: extra, now: Date.now },
     );
     const gate = await passGate(
       active,
       host.counters(),
-      { tool: tool.name, args: policyView(args), identity: scope.ctx.identity, dryRun: tool.dryRun?.(args) ?? false, now: Date.now() },
+      { tool: tool.name, args: policyView(args), identity, dryRun: tool.dryRun?.(args) ?? false, now: Date.now() },
       port,
     );
     if (!gate.ok) {
@@ -83,28 +110,41 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       facts.log.decision = gate.refusal.kind;
       facts.log.rule = gate.refusal.rule;
       facts.approvalId = gate.pending?.approval_id ?? approvalId ?? null;
-      result = refusalResult(gate.refusal, tool.name, gate.pending);
+      result = refusalResult(gate.refusal, tool.name, gate.pending, pick(args, filled));
     } else {
       facts.decision = 'allow';
       facts.approvalId = gate.approvalId;
+      const ctx: ToolContext = {
+        ...scope.ctx,
+        filled,
+        recheck: (next) => recheckPolicy(active, tool.name, next, identity, gate.approvalId !== null),
+      };
       let success;
       try {
-        success = await tool.run(args, scope.ctx);
+        success = await tool.run(args, ctx);
       } catch (err) {
         // A failed call gives back its rate-limit slot and its approval, unless its write may
         // have happened.
         if (!(err instanceof ToolFailure && err.kind === 'indeterminate')) {
-          if (gate.release) await gate.release();
+          if (gate.release) await gate.release().catch(() => undefined);
           if (gate.approvalId) await port.restore(gate.approvalId).catch(() => undefined);
         }
-        throw err;
+        if (!(err instanceof PolicyRefusal)) throw err;
+        facts.decision = 'deny';
+        facts.log.outcome = 'denied';
+        facts.log.decision = 'deny';
+        facts.log.rule = err.rule;
+        success = null;
+        result = refusalResult({ kind: 'deny', rule: err.rule, reason: err.reason }, tool.name);
       }
-      result = {
-        content: [{ type: 'text', text: success.text }],
-        structuredContent: success.structured as Record<string, unknown>,
-        ...(success.isError ? { isError: true } : {}),
-      };
-      facts.log.outcome = success.isError ? 'failed' : 'ok';
+      if (success) {
+        result = {
+          content: [{ type: 'text', text: success.text }],
+          structuredContent: success.structured as Record<string, unknown>,
+          ...(success.isError ? { isError: true } : {}),
+        };
+        facts.log.outcome = success.isError ? 'failed' : 'ok';
+      }
     }
   } catch (err) {
     result = failureResult(err, facts.log);
@@ -113,9 +153,27 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   facts.log.upstream_status = calls.at(-1)?.status ?? null;
   facts.log.upstream_calls = calls.length;
   facts.log.latency_ms = Date.now() - started;
-  logToolCall(facts.log);
-  host.audit(auditRecord(facts, scope, result, started));
-  return result;
+  // Last line of defence: whatever echoed a configured secret, it leaves here without it.
+  logToolCall(scrub.deep(facts.log));
+  host.audit(scrub.deep(auditRecord(facts, scope, result!, started)));
+  return scrub.deep(result!);
+}
+
+/**
+ * The policy's answer for changed arguments in the middle of a call (no new limit slot: it is
+ * the same call). An approval covered the arguments as approved, so a change needs a new one.
+ */
+function recheckPolicy(active: ActivePolicy, tool: string, next: Record<string, unknown>, identity: Identity, approved: boolean): void {
+  if (!active.ok) throw new PolicyRefusal('(invalid policy)', 'The server\'s policy is invalid, so the call stops here.');
+  const decision = evaluatePolicy(active.policy, { tool, args: policyView(next) }, identity, null, Date.now());
+  if (decision.kind === 'allow') return;
+  if (decision.kind === 'approval_required' && approved) {
+    throw new PolicyRefusal(
+      decision.rule,
+      'The approval covers the call exactly as approved; with the arguments the server had to change it needs a new approval. Call again without approval_id to ask for one.',
+    );
+  }
+  throw new PolicyRefusal(decision.rule, decision.reason);
 }
 
 /** Arguments as shown and hashed: property strings by their canonical text. */
@@ -128,14 +186,28 @@ function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+function pick(args: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
+}
+
 /** The exact upstream parameters for approvers, with sensitive values redacted like the rest. */
-function upstreamShown(tool: ToolSpec, args: Record<string, unknown>, sensitive: readonly string[]): Record<string, string> | null {
+function upstreamShown(
+  tool: ToolSpec,
+  args: Record<string, unknown>,
+  redact: (args: Record<string, unknown>) => Record<string, unknown>,
+): Record<string, string> | null {
   const params = tool.describeCall?.(args);
-  return params ? (redactArgs(params, sensitive) as Record<string, string>) : null;
+  return params ? (redact(params) as Record<string, string>) : null;
 }
 
 function plainArgs(raw: unknown): Record<string, unknown> {
   return raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { '(arguments)': raw ?? null };
+}
+
+/** How a person approved the call; null unless an approval was actually spent on it. */
+function channelOf(approvalId: string | null, decision: AuditDecision): ApprovalChannel | null {
+  if (!approvalId || decision !== 'allow') return null;
+  return approvalId === ELICITED ? 'conversation' : 'web';
 }
 
 function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: CallToolResult, started: number): AuditRecord {
@@ -151,7 +223,7 @@ function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: Cal
     session: facts.log.session,
     tool: facts.log.tool,
     arg_keys: facts.argKeys,
-    args_sha256: facts.argsSha256,
+    args_sha256: facts.argsHash,
     args: facts.args,
     decision: facts.decision,
     rule: facts.log.rule ?? null,
@@ -162,6 +234,7 @@ function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: Cal
     vmid: typeof structured.vmid === 'number' && structured.mode === 'created' ? structured.vmid : null,
     upid: typeof structured.upid === 'string' ? structured.upid : null,
     approval_id: facts.approvalId,
+    approval_channel: channelOf(facts.approvalId, facts.decision),
   };
 }
 
@@ -174,6 +247,10 @@ function failureResult(err: unknown, entry: ToolCallLog): CallToolResult {
   } else if (err instanceof PveError) {
     error = { kind: `upstream.${err.failure.kind}`, message: err.message };
     if (err.status !== undefined) error.upstream_status = err.status;
+  } else if (err instanceof StoreTimeout) {
+    // Only the steps before the policy reach here with it (the gate turns its own into denials).
+    entry.error = err.message;
+    error = { kind: 'unavailable', message: 'A store of this server did not answer in time, so the call was refused before the policy ran. Try again shortly.' };
   } else {
     // Unexpected: keep the detail in the log only; the agent gets no stack and no internals.
     entry.error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : 'non-error thrown';

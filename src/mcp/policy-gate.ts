@@ -62,7 +62,16 @@ export async function passGate(
     if (!approvals) {
       return { ok: false, refusal: { ...decision, reason: `${decision.reason} Approvals are not available here, so the call is denied.` } };
     }
-    const outcome = await approvals.resolve(decision);
+    let outcome;
+    try {
+      outcome = await approvals.resolve(decision);
+    } catch (err) {
+      console.error(JSON.stringify({ msg: 'approval_store_error', error: err instanceof Error ? err.message.slice(0, 300) : 'unknown' }));
+      return {
+        ok: false,
+        refusal: { kind: 'deny', rule: '(approval store unavailable)', reason: 'The approvals store did not answer, so the call is denied. Try again shortly.' },
+      };
+    }
     if (outcome.kind === 'refused') return { ok: false, refusal: { kind: 'deny', rule: decision.rule, reason: outcome.reason } };
     if (outcome.kind === 'pending') {
       const { kind: _pending, ...pending } = outcome;
@@ -95,7 +104,13 @@ export async function passGate(
   }
 }
 
-export function refusalResult(refusal: Refusal, tool: string, pending?: PendingApproval): CallToolResult {
+/**
+ * What the agent sees for a refusal. A pending approval's text is written to be relayed as it
+ * is (clients such as Claude.ai cannot be asked in the conversation, so the link is the way):
+ * what to tell the user, the link alone on its line, and exactly how to call again. `pinned` are
+ * arguments the server filled in that the approval covers (the vmid it picked).
+ */
+export function refusalResult(refusal: Refusal, tool: string, pending?: PendingApproval, pinned: Record<string, unknown> = {}): CallToolResult {
   const policy = {
     decision: refusal.kind,
     rule: refusal.rule,
@@ -103,10 +118,16 @@ export function refusalResult(refusal: Refusal, tool: string, pending?: PendingA
     ...(refusal.kind === 'limited' ? { retry_after_s: refusal.retry_after_s } : {}),
   };
   if (pending) {
-    const text =
-      `[APPROVAL REQUIRED] ${refusal.reason} Nothing was sent to Proxmox. Ask a person to approve this exact call at ` +
-      `${pending.approval_url} before ${pending.expires_at}, then call ${tool} again with the same arguments and ` +
-      `approval_id: "${pending.approval_id}".`;
+    const extra = Object.entries(pinned).map(([k, v]) => ` and ${k}: ${JSON.stringify(v)}`).join('');
+    const pinnedNote = Object.keys(pinned).length
+      ? ` The approval is for ${Object.entries(pinned).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ')}, which the server chose for this call.`
+      : '';
+    const text = [
+      `[APPROVAL REQUIRED] ${refusal.reason} Nothing was sent to Proxmox.`,
+      `Tell the user: a person must approve this exact call on the approval page before it can run (the link works until ${pending.expires_at}):`,
+      pending.approval_url,
+      `Once it is approved, call ${tool} again with the same arguments plus approval_id: "${pending.approval_id}"${extra}.${pinnedNote}`,
+    ].join('\n');
     return { content: [{ type: 'text', text }], structuredContent: { policy, ...pending }, isError: true };
   }
   return {

@@ -16,13 +16,14 @@ import type { CounterBackend } from '../counters/reserve';
 import { isListed } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import type { UpstreamCall } from '../proxmox/client';
+import type { Scrubber } from '../secrets/scrub';
 import type { ApprovalStore } from './approval-gate';
 import { runCall } from './call-pipeline';
-import type { ToolContext, ToolSpec } from './tool-spec';
+import type { BaseToolContext, ToolSpec } from './tool-spec';
 
 /** One call's context, plus what the seam needs to log it. */
 export interface CallScope {
-  ctx: ToolContext;
+  ctx: BaseToolContext;
   /** The upstream exchanges made so far during this call. */
   upstream(): readonly UpstreamCall[];
 }
@@ -40,6 +41,10 @@ export interface ToolHost {
   approvals(): { store: () => ApprovalStore; url: (id: string) => string; ttlMs: number };
   /** Records the call in the audit trail, without waiting for it or failing the call. */
   audit(record: AuditRecord): void;
+  /** Removes configured secrets from results, log lines and audit records. */
+  scrubber(): Scrubber;
+  /** The keyed hash of canonical arguments (audit records, approvals). */
+  hashArgs(canonical: string): Promise<string>;
 }
 
 /** Every tool also takes approval_id: the id of a person's approval, to spend on this call. */

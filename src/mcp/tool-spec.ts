@@ -13,11 +13,39 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
-export interface ToolContext {
+/** What every step of a call may use: who calls, and the Proxmox client. */
+export interface BaseToolContext {
   readonly requestId: string;
   readonly identity: Identity;
   /** The Proxmox client for this call; throws a `config` ToolFailure when not configured. */
   pve(): PveClient;
+}
+
+export interface ToolContext extends BaseToolContext {
+  /** Arguments the server filled in before the policy decided (see ToolSpec.resolve). */
+  readonly filled: readonly string[];
+  /**
+   * Asks the policy again about changed arguments (e.g. another vmid after a collision), before
+   * a new request goes out; throws a PolicyRefusal when it would not allow them.
+   */
+  recheck(args: Record<string, unknown>): void;
+}
+
+/** The policy refused arguments a tool was about to use (see ToolContext.recheck). */
+export class PolicyRefusal extends Error {
+  override readonly name = 'PolicyRefusal';
+  constructor(
+    readonly rule: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** What `resolve` returns: the arguments as they will be used, and which ones it filled in. */
+export interface Resolved<A> {
+  args: A;
+  filled: readonly string[];
 }
 
 export interface ToolSuccess<S> {
@@ -35,6 +63,14 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject
   annotations: ToolAnnotations;
   /** True when this call only reads or previews: rate limits then take no slot. */
   dryRun?(args: z.output<I>): boolean;
+  /**
+   * Reads (never writes) that fill in arguments the caller left to the server, such as the next
+   * free vmid, before the policy decides: rules, approvals and the approver's page then see the
+   * values that will be used.
+   */
+  resolve?(args: z.output<I>, ctx: BaseToolContext): Promise<Resolved<z.output<I>>>;
+  /** The arguments `resolve` may fill in (for `policy explain`, which cannot read Proxmox). */
+  fills?: readonly string[];
   /** For property-string arguments: the fields policy rules may reach into (args.net0.bridge). */
   policyFields?: Readonly<Record<string, readonly string[]>>;
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */
@@ -51,7 +87,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodObject>(spec: Too
  * `indeterminate`: a write may or may not have happened (its answer was lost), so the call
  * keeps its rate-limit slot; after any other failure the slot is given back.
  */
-export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'indeterminate' | 'internal';
+export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'indeterminate' | 'unavailable' | 'internal';
 
 /** A failure a tool reports on purpose; anything else thrown is reported as `internal`. */
 export class ToolFailure extends Error {

@@ -1,8 +1,9 @@
 // Argument and identity conditions: resolving a dotted path against the call, and the
-// comparison operators. Pure. A comparison on an absent field does not apply (neither matches
-// a deny_if nor fails a require); `exists` is how a rule demands or forbids a field.
+// comparison operators. Pure. A comparison on an absent field reports `absent`: a `require`
+// must hold, so the field being absent fails it (fail closed), while a `deny_if` does not fire
+// on it; `exists` is how a rule forbids a field outright.
 
-import type { Identity } from '../identity';
+import { matchesAnyPrincipal, type Identity } from '../identity';
 import type { Condition } from './schema';
 
 export interface CallView {
@@ -40,11 +41,11 @@ function userView(identity: Identity): Record<string, unknown> {
   };
 }
 
-/** Whether the condition holds for the call; `null` when its field is absent (not applicable). */
-export function testCondition(cond: Condition, call: CallView, identity: Identity, regex?: RegExp): boolean | null {
+/** Whether the condition holds for the call; `'absent'` when the field it compares is absent. */
+export function testCondition(cond: Condition, call: CallView, identity: Identity, regex?: RegExp): boolean | 'absent' {
   const actual = resolvePath(cond.path, call, identity);
   if (cond.op === 'exists') return (actual !== ABSENT) === cond.value;
-  if (actual === ABSENT) return null;
+  if (actual === ABSENT) return 'absent';
   const expected = cond.value;
   switch (cond.op) {
     case 'eq':
@@ -94,14 +95,7 @@ function compare(op: 'lt' | 'lte' | 'gt' | 'gte', a: unknown, b: unknown): boole
 
 /** Whether a rule with `principals`/`except` applies to this identity. */
 export function appliesTo(rule: { principals?: string[]; except?: string[] }, identity: Identity): boolean {
-  const matches = (list: string[]): boolean =>
-    list.some((p) =>
-      // Ids and verified emails only: logins and preferred user names can be chosen or renamed.
-      p.startsWith('group:')
-        ? identity.groups.includes(p.slice(6))
-        : p === identity.userId || (identity.email !== undefined && p.toLowerCase() === identity.email.toLowerCase()),
-    );
-  if (rule.principals && !matches(rule.principals)) return false;
-  if (rule.except && matches(rule.except)) return false;
+  if (rule.principals && !matchesAnyPrincipal(rule.principals, identity)) return false;
+  if (rule.except && matchesAnyPrincipal(rule.except, identity)) return false;
   return true;
 }

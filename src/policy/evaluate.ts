@@ -1,6 +1,7 @@
 // The decision for one tool call: (policy, call, identity, counter readings, now) → decision.
 // No I/O, no clock, no `this`. Order: invalid policy, hide, default, action deny, deny_if,
-// require, require_approval, limits. Rules of the tool come before those of all_tools.
+// require, require_approval, limits. Rules of the tool come before those of all_tools. A
+// `require` whose field the call leaves out is not met; a `deny_if` on an absent field is.
 
 import type { Identity } from '../identity';
 import { appliesTo, testCondition, type CallView } from './conditions';
@@ -26,7 +27,7 @@ export type Decision =
   | { kind: 'allow'; limits: AppliedLimit[] }
   | { kind: 'deny'; rule: string; reason: string }
   | { kind: 'limited'; rule: string; reason: string; counter: string; retry_after_s: number }
-  | { kind: 'approval_required'; rule: string; reason: string; approvers?: string[] };
+  | { kind: 'approval_required'; rule: string; reason: string; approvers?: string[]; webOnly?: boolean };
 
 /** Current counts by `${scope}:${key}:${windowStart}`; absent means 0. */
 export type CounterReadings = ReadonlyMap<string, number>;
@@ -50,15 +51,8 @@ export function evaluatePolicy(
   const tool = doc.tools[call.tool];
   const at = `/tools/${call.tool}`;
 
-  if (doc.hide?.includes('*') || doc.hide?.includes(call.tool)) {
-    return { kind: 'deny', rule: '(hidden)', reason: `Tool "${call.tool}" is hidden by policy.` };
-  }
-  if (!tool && doc.default === 'deny') {
-    return { kind: 'deny', rule: '(default deny)', reason: `Tool "${call.tool}" is not allowed by policy.` };
-  }
-  if (tool?.action === 'deny') {
-    return { kind: 'deny', rule: `${at}/action`, reason: tool.reason ?? `Tool "${call.tool}" is denied by policy.` };
-  }
+  const outright = refusedOutright(policy, call.tool);
+  if (outright) return outright;
   const sets = [
     ...(tool ? [{ at, rules: tool, namespace: call.tool }] : []),
     ...(doc.all_tools ? [{ at: '/all_tools', rules: doc.all_tools, namespace: '*' }] : []),
@@ -75,6 +69,7 @@ export function evaluatePolicy(
       rule: `${at}/action`,
       reason: tool.reason ?? `Calls to "${call.tool}" need a person's approval.`,
       ...(tool.approvers ? { approvers: tool.approvers } : {}),
+      ...(tool.approval === 'web' ? { webOnly: true } : {}),
     };
   }
   const limits = sets.flatMap(({ at: base, rules, namespace }) =>
@@ -135,17 +130,38 @@ function firstMatch(
   for (const [i, cond] of conditions.entries()) {
     if (!appliesTo(cond, identity)) continue;
     const holds = testCondition(cond, call, identity, policy.regexes.get(cond));
-    if (holds === null || holds !== denyWhen) continue;
-    return { kind: 'deny', rule: `${at}/${i}`, reason: cond.reason ?? describe(cond, denyWhen) };
+    // A deny_if on an absent field does not fire; a require on one is not met (fail closed).
+    const refuses = holds === 'absent' ? !denyWhen : holds === denyWhen;
+    if (!refuses) continue;
+    return { kind: 'deny', rule: `${at}/${i}`, reason: cond.reason ?? describe(cond, denyWhen, holds === 'absent') };
   }
   return null;
 }
 
-function describe(cond: Condition, denyWhen: boolean): string {
+function describe(cond: Condition, denyWhen: boolean, absent: boolean): string {
   const value = JSON.stringify(cond.value);
-  return denyWhen
-    ? `Denied by policy: ${cond.path} ${cond.op} ${value}.`
-    : `Denied by policy: ${cond.path} must satisfy ${cond.op} ${value}.`;
+  if (denyWhen) return `Denied by policy: ${cond.path} ${cond.op} ${value}.`;
+  if (absent) return `Denied by policy: ${cond.path} is required (it must satisfy ${cond.op} ${value}) and this call has none.`;
+  return `Denied by policy: ${cond.path} must satisfy ${cond.op} ${value}.`;
+}
+
+/**
+ * The refusal that needs no look at the arguments (hidden, not allowed by default, action deny),
+ * or null. Checked first, and before a tool reads anything to fill in arguments.
+ */
+export function refusedOutright(policy: CompiledPolicy, toolName: string): Decision | null {
+  const { doc } = policy;
+  const tool = doc.tools[toolName];
+  if (doc.hide?.includes('*') || doc.hide?.includes(toolName)) {
+    return { kind: 'deny', rule: '(hidden)', reason: `Tool "${toolName}" is hidden by policy.` };
+  }
+  if (!tool && doc.default === 'deny') {
+    return { kind: 'deny', rule: '(default deny)', reason: `Tool "${toolName}" is not allowed by policy.` };
+  }
+  if (tool?.action === 'deny') {
+    return { kind: 'deny', rule: `/tools/${toolName}/action`, reason: tool.reason ?? `Tool "${toolName}" is denied by policy.` };
+  }
+  return null;
 }
 
 /** Whether tools/list should show the tool (hidden and default-denied tools are left out). */

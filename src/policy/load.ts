@@ -42,7 +42,12 @@ export interface CompiledPolicy {
   readonly regexes: ReadonlyMap<Condition, RegExp>;
 }
 
-export type LoadResult = { ok: true; policy: CompiledPolicy } | { ok: false; errors: PolicyError[] };
+/** Things that load but may not mean what the author thinks (shown by `policy check`). */
+export type PolicyWarning = PolicyError;
+
+export type LoadResult =
+  | { ok: true; policy: CompiledPolicy; warnings: PolicyWarning[] }
+  | { ok: false; errors: PolicyError[] };
 
 const USER_FIELDS = ['id', 'email', 'groups', 'client'];
 const MAX_REGEX = 500;
@@ -63,7 +68,17 @@ export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult 
     pairRegexes(tool, record(rawTools?.[name]), regexes, byCondition);
   }
   if (doc.all_tools) pairRegexes(doc.all_tools, record(record(document)?.all_tools), regexes, byCondition);
-  return { ok: true, policy: { doc, catalog, regexes: byCondition } };
+  return { ok: true, policy: { doc, catalog, regexes: byCondition }, warnings: warningsFor(record(document) ?? {}) };
+}
+
+function warningsFor(raw: Record<string, unknown>): PolicyWarning[] {
+  if ('default' in raw) return [];
+  return [
+    {
+      pointer: '/default',
+      message: 'no "default": every tool not listed under "tools" is denied. Say "default": "deny" (or "allow") to make that explicit.',
+    },
+  ];
 }
 
 function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyError[], regexes: Map<unknown, RegExp>): void {
@@ -86,8 +101,10 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyE
     if (!tool) continue;
     const args = argFields([catalog[name]!]);
     checkRules(tool, at, args, errors, regexes);
-    if (tool.approvers !== undefined && tool.action !== 'require_approval') {
-      errors.push({ pointer: `${at}/approvers`, message: 'approvers only apply when action is "require_approval"' });
+    for (const key of ['approvers', 'approval'] as const) {
+      if (tool[key] !== undefined && tool.action !== 'require_approval') {
+        errors.push({ pointer: `${at}/${key}`, message: `${key} only applies when action is "require_approval"` });
+      }
     }
     array(tool.sensitive)?.forEach((arg, i) => {
       if (typeof arg === 'string' && !args.has(arg)) {

@@ -52,6 +52,12 @@ export const toolPolicySchema = z.strictObject({
   reason: z.string().max(500).optional(),
   /** Who may approve a `require_approval` call (users or group:<name>); the caller never may. */
   approvers: principalList.optional(),
+  /**
+   * Where a person approves: `auto` (default) asks in the conversation when the client can elicit
+   * and no approvers are named, else sends a link; `web` always sends the link, so an approval is
+   * never given inside the conversation an agent relays.
+   */
+  approval: z.enum(['auto', 'web']).optional(),
   /** Argument names whose values are never stored in the audit trail. */
   sensitive: z.array(z.string().min(1).max(64)).max(100).optional(),
   ...rules,
@@ -61,7 +67,8 @@ export type ToolPolicy = z.output<typeof toolPolicySchema>;
 export const policySchema = z.strictObject({
   version: z.literal('1'),
   description: z.string().max(2000).optional(),
-  default: z.enum(['allow', 'deny']).default('allow'),
+  // Fail closed: a policy that does not say is a deny-by-default policy (`policy check` warns).
+  default: z.enum(['allow', 'deny']).default('deny'),
   hide: z.array(z.string().min(1).max(128)).max(500).optional(),
   all_tools: z.strictObject(rules).optional(),
   tools: z.record(z.string().min(1).max(128), toolPolicySchema).default({}),

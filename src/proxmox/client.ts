@@ -4,6 +4,7 @@
 // and turns every failure into a PveError. Knows nothing of MCP.
 
 import type { z } from 'zod';
+import { scrubberFor, type Scrubber } from '../secrets/scrub';
 import { PveError, type PveFailure } from './errors';
 import { readData } from './response';
 
@@ -30,29 +31,43 @@ export interface UpstreamCall {
 type Query = Record<string, string | number | undefined>;
 export type FormParams = Record<string, string | number | boolean | undefined>;
 
+/** Per-call options: a caller with a deadline of its own (e.g. `wait`) bounds the call by it. */
+export interface CallOptions {
+  /** At most this long for the call, retry included (never more than the configured timeout). */
+  timeoutMs?: number;
+}
+
 const RETRYABLE_STATUS = new Set([502, 503, 504, 530]);
+/** A retry is not worth starting with less time than this left. */
+const MIN_RETRY_MS = 250;
 
 export class PveClient {
   readonly calls: UpstreamCall[] = [];
+  /** Removes the token secret and the Access secret from anything upstream sends back. */
+  readonly scrub: Scrubber;
 
-  constructor(private readonly config: PveClientConfig) {}
+  constructor(private readonly config: PveClientConfig) {
+    this.scrub = scrubberFor([config.tokenSecret, config.accessClientSecret]);
+  }
 
   /** GET, retried once on a network error or a 502/503/504/530 (reads are safe to repeat). */
-  async get<S extends z.ZodType>(path: string, schema: S, query: Query = {}): Promise<z.output<S>> {
+  async get<S extends z.ZodType>(path: string, schema: S, query: Query = {}, options: CallOptions = {}): Promise<z.output<S>> {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
     const target = qs.size ? `${path}?${qs}` : path;
+    const deadline = Date.now() + Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
     try {
-      return await this.exchange('GET', target, path, schema);
+      return await this.exchange('GET', target, path, schema, undefined, deadline - Date.now());
     } catch (err) {
-      if (!(err instanceof PveError) || !isRetryable(err.failure)) throw err;
-      return this.exchange('GET', target, path, schema);
+      const left = deadline - Date.now();
+      if (!(err instanceof PveError) || !isRetryable(err.failure) || left < MIN_RETRY_MS) throw err;
+      return this.exchange('GET', target, path, schema, undefined, left);
     }
   }
 
   /** POST with a URL-encoded, fixed-length body; never retried (the write may have happened). */
   async post<S extends z.ZodType>(path: string, schema: S, params: FormParams): Promise<z.output<S>> {
-    return this.exchange('POST', path, path, schema, encodeForm(params));
+    return this.exchange('POST', path, path, schema, encodeForm(params), this.config.timeoutMs);
   }
 
   private async exchange<S extends z.ZodType>(
@@ -60,23 +75,26 @@ export class PveClient {
     target: string,
     path: string,
     schema: S,
-    body?: string,
+    body: string | undefined,
+    timeoutMs: number,
   ): Promise<z.output<S>> {
     const started = Date.now();
     const call: UpstreamCall = { method, path, status: null, ms: 0 };
     this.calls.push(call);
-    const fail = (failure: PveFailure): PveError => new PveError(failure, method, path);
+    // Every failure's text is scrubbed here, once, before any message is built from it.
+    const fail = (failure: PveFailure): PveError => new PveError(this.scrub.deep(failure), method, path);
+    const budget = Math.max(1, Math.round(timeoutMs));
     let response: Response;
     try {
-      response = await this.send(method, target, body);
+      response = await this.send(method, target, body, budget);
     } catch (err) {
       call.ms = Date.now() - started;
-      if (isTimeout(err)) throw fail({ kind: 'timeout', timeoutMs: this.config.timeoutMs });
+      if (isTimeout(err)) throw fail({ kind: 'timeout', timeoutMs: budget });
       throw fail({ kind: 'network', cause: networkCause(err) });
     }
     call.status = response.status;
     try {
-      const data = await readData(response, path, fail, this.config.timeoutMs);
+      const data = await readData(response, path, fail, budget);
       const parsed = schema.safeParse(data);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -89,7 +107,7 @@ export class PveClient {
     }
   }
 
-  private send(method: string, target: string, body: string | undefined): Promise<Response> {
+  private send(method: string, target: string, body: string | undefined, timeoutMs: number): Promise<Response> {
     const { config } = this;
     const headers = new Headers({
       Authorization: `PVEAPIToken=${config.tokenId}=${config.tokenSecret}`,
@@ -107,7 +125,7 @@ export class PveClient {
       // pveproxy answers 501 to chunked bodies.
       body,
       redirect: 'manual',
-      signal: AbortSignal.timeout(config.timeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     };
     const url = `${config.baseUrl}${target}`;
     return config.binding ? config.binding.fetch(url, init) : fetch(url, init);

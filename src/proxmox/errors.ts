@@ -9,7 +9,7 @@ export type PveFailure =
   | { kind: 'server_error'; status: 500; message: string }
   | { kind: 'not_implemented'; status: 501; message: string }
   | { kind: 'node_unreachable'; status: number; message: string; node?: string }
-  | { kind: 'access_denied'; status: number; location?: string }
+  | { kind: 'access_denied'; status: number; location?: string; inferred?: boolean }
   | { kind: 'tunnel_error'; status: number; code?: string }
   | { kind: 'redirect'; status: number; location?: string }
   | { kind: 'not_json'; status: number; contentType: string }
@@ -55,6 +55,9 @@ export function describePveFailure(f: PveFailure, method: string, path: string):
     case 'node_unreachable':
       return `pveproxy could not reach ${f.node ? `node ${f.node}` : 'the target node'} (${f.status} ${f.message}). The node may be offline or partitioned from the cluster.`;
     case 'access_denied':
+      if (f.inferred) {
+        return `Something in front of pveproxy refused the request with a non-JSON ${f.status} (pveproxy's own refusals are JSON). Most likely it is Cloudflare Access, whose service-token refusal page says only "Forbidden": check that CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET are set to a valid service token and that the Access application has a Service Auth policy that includes it.`;
+      }
       return `Cloudflare Access refused the request (${f.status}${f.location ? `, redirect to ${f.location}` : ''}). Check CF_ACCESS_CLIENT_ID / CF_ACCESS_CLIENT_SECRET and that the Access application has a Service Auth policy that includes this service token.`;
     case 'tunnel_error':
       return `Cloudflare could not reach pveproxy through the tunnel (${f.status}${f.code ? `, error ${f.code}` : ''}). Check that cloudflared is running and connected, and its ingress rule for this hostname.`;

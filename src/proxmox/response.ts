@@ -4,7 +4,8 @@
 
 import type { PveError, PveFailure } from './errors';
 
-const MAX_BODY_CHARS = 16 * 1024 * 1024;
+/** Far above any real answer (a 10,000-guest /cluster/resources is about 5 MiB). */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const NODE_IN_PATH = /^\/nodes\/([^/]+)\//;
 
 type Fail = (failure: PveFailure) => PveError;
@@ -42,18 +43,33 @@ export async function readData(
   throw fail(classifyPveError(status, message, body.errors, path));
 }
 
+/**
+ * The body as text, read with a byte cap whether or not Content-Length is sent: a chunked body
+ * that never ends, or a huge one, stops at the cap instead of filling the isolate's memory.
+ */
 async function readText(response: Response, fail: Fail, timeoutMs: number): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? '0');
-  if (declared > MAX_BODY_CHARS) {
+  if (declared > MAX_BODY_BYTES) {
     await response.body?.cancel();
     throw fail({ kind: 'bad_response', status: response.status, problem: `body of ${declared} bytes is too large` });
   }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
   try {
-    const text = await response.text();
-    if (text.length > MAX_BODY_CHARS) {
-      throw fail({ kind: 'bad_response', status: response.status, problem: 'body is too large' });
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        throw fail({ kind: 'bad_response', status: response.status, problem: `body is larger than ${MAX_BODY_BYTES} bytes` });
+      }
+      text += decoder.decode(value, { stream: true });
     }
-    return text;
+    return text + decoder.decode();
   } catch (err) {
     if (err instanceof Error && err.name === 'PveError') throw err;
     if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
@@ -108,6 +124,9 @@ function classifyNonJson(
   // pveproxy's own errors without a JSON body: 401 (empty body), 501 (plain reason), 595/596.
   const message = pveMessage(undefined, statusText) || text.trim().split('\n')[0]?.slice(0, 200) || '';
   if (status === 401) return fail({ kind: 'auth_failed', status, reason: message || 'Authentication failed!' });
+  // pveproxy's own 403s are JSON; an HTML or plain 403 comes from in front of it. Cloudflare
+  // Access's service-auth refusal is such a page and says only "Forbidden".
+  if (status === 403) return fail({ kind: 'access_denied', status, inferred: true });
   if (status === 501) return fail({ kind: 'not_implemented', status, message });
   if (status >= 595 && status <= 599) return fail(classifyOther(status, message, path));
   if ((status === 502 || status === 503 || status === 504) && !/json/i.test(contentType)) {

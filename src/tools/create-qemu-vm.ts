@@ -3,7 +3,7 @@
 // taken meanwhile, and optionally waits for the creation task.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../mcp/tool-spec';
+import { defineTool, ToolFailure, type ToolContext } from '../mcp/tool-spec';
 import type { PveClient } from '../proxmox/client';
 import { PveError } from '../proxmox/errors';
 import {
@@ -65,15 +65,21 @@ export const createQemuVm = defineTool({
     boot: fieldsOf(BOOT_FORMAT),
     agent: fieldsOf(AGENT_FORMAT),
   },
+  // The policy and the approver see the vmid that will be used, not "whatever is free".
+  fills: ['vmid'],
+  async resolve(args, ctx) {
+    if (args.vmid !== undefined) return { args, filled: [] };
+    return { args: { ...args, vmid: await ctx.pve().get('/cluster/nextid', nextId) }, filled: ['vmid'] };
+  },
   describeCall: (args) => ({ node: args.node, vmid: args.vmid === undefined ? '(next free id)' : String(args.vmid), ...createParams(args) }),
   async run(args, ctx) {
     const pve = ctx.pve();
     const params = createParams(args);
-    const given = args.vmid !== undefined;
+    const given = !ctx.filled.includes('vmid');
     const vmid = args.vmid ?? (await pve.get('/cluster/nextid', nextId));
     if (!args.confirm) return preview(args, vmid, given, params);
 
-    const created = await postCreate(pve, args.node, vmid, given, params);
+    const created = await postCreate(pve, ctx, args, vmid, given, params);
     const task = args.wait ? await waitForTask(pve, created.upid, args.timeout_s * 1000) : undefined;
     const structured = {
       mode: 'created' as const,
@@ -111,8 +117,8 @@ function preview(args: CreateArgs, vmid: number, given: boolean, params: Record<
   };
 }
 
-async function postCreate(pve: PveClient, node: string, firstVmid: number, given: boolean, params: Record<string, string>) {
-  const path = `/nodes/${encodeURIComponent(node)}/qemu`;
+async function postCreate(pve: PveClient, ctx: ToolContext, args: CreateArgs, firstVmid: number, given: boolean, params: Record<string, string>) {
+  const path = `/nodes/${encodeURIComponent(args.node)}/qemu`;
   const tried: number[] = [];
   let vmid = firstVmid;
   for (;;) {
@@ -137,6 +143,8 @@ async function postCreate(pve: PveClient, node: string, firstVmid: number, given
       const offered = await pve.get('/cluster/nextid', nextId);
       // A node that has not seen the other creation yet may offer a taken id again: go past it.
       vmid = tried.includes(offered) ? Math.max(...tried) + 1 : offered;
+      // The policy decided on the first id; another id is another call, asked about first.
+      ctx.recheck({ ...args, vmid });
     }
   }
 }

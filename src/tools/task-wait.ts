@@ -25,8 +25,15 @@ export async function waitForTask(pve: PveClient, upid: string, timeoutMs: numbe
   for (;;) {
     let status;
     try {
-      status = await pve.get(path, taskStatus);
+      // Each poll gets only what is left of timeout_s: a slow answer never stretches the wait.
+      status = await pve.get(path, taskStatus, {}, { timeoutMs: Math.max(1, deadline - Date.now()) });
     } catch (err) {
+      if (err instanceof PveError && err.failure.kind === 'timeout' && Date.now() >= deadline - 5) {
+        return {
+          state: { status: 'unknown', exitstatus: null, succeeded: null },
+          summary: `The task was started; its status did not come back within ${Math.round(timeoutMs / 1000)} s. Check it again later.`,
+        };
+      }
       const why = err instanceof PveError ? err.message : 'unexpected error';
       return {
         state: { status: 'unknown', exitstatus: null, succeeded: null },

@@ -5,6 +5,7 @@
 import { html } from 'hono/html';
 import type { Approval } from '../approvals/types';
 import type { AuditQuery, AuditStats, StoredAuditRecord } from '../audit/record';
+import type { GrantRow } from '../auth/grants';
 import { layout } from '../auth/pages';
 
 export interface CounterRowView {
@@ -27,6 +28,10 @@ export interface AdminView {
   lost: number;
   policy: { origin: string; valid: boolean; text: string; errors: string[] };
   auditOn: boolean;
+  /** Grants, or why they cannot be listed (AUTH_MODE=none has none). */
+  grants: { rows: GrantRow[]; more: boolean } | { unavailable: string };
+  /** A message after an action (e.g. a revocation). */
+  notice?: string;
 }
 
 const DECISIONS = ['', 'allow', 'deny', 'limited', 'approval_required', 'none'];
@@ -49,15 +54,30 @@ export function adminPage(v: AdminView) {
 <button type="submit" name="decision" value="approve" aria-label="Approve ${a.tool} for ${a.user_email ?? a.user_id}">Approve</button>
 <button type="submit" name="decision" value="deny" aria-label="Deny ${a.tool} for ${a.user_email ?? a.user_id}">Deny</button></form></td></tr>`,
   );
+  const grants =
+    'unavailable' in v.grants
+      ? html`<p>${v.grants.unavailable}</p>`
+      : v.grants.rows.length === 0
+        ? html`<p>No grants.</p>`
+        : html`<div style="overflow-x:auto"><table><thead><tr><th scope="col">Person</th><th scope="col">Client</th><th scope="col">Created (UTC)</th><th scope="col">Last used (UTC)</th><th scope="col">Revoke</th></tr></thead><tbody>${v.grants.rows.map(
+            (g) => html`<tr><td>${g.who}${g.who !== g.userId ? html`<br><small><code>${g.userId}</code></small>` : ''}</td><td>${g.clientName}<br><small><code>${g.clientId}</code></small></td>
+<td>${iso(g.createdAt)}</td><td>${iso(g.lastUsed) || '—'}</td>
+<td><form method="post" action="/admin/grants/revoke"><input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="user" value="${g.userId}"><input type="hidden" name="grant" value="${g.grantId}">
+<button type="submit" aria-label="Revoke ${g.clientName} for ${g.who}">Revoke</button></form></td></tr>`,
+          )}</tbody></table></div>${v.grants.more ? html`<p><small>Only the first grants are listed.</small></p>` : ''}`;
   const counters = v.counters.map(
     (c) => html`<tr><td><code>${c.object}</code></td><td><code>${c.key}</code></td><td>${c.count}</td><td>${iso(c.resetsAt)}</td></tr>`,
   );
   return layout(
     'Proxmox MCP — admin',
     html`<h1>Proxmox MCP — admin</h1>
+${v.notice ? html`<p role="status"><strong>${v.notice}</strong></p>` : ''}
 <nav><span>Signed in as ${v.viewer}</span> ${v.csrf === 'local' ? '(no sign-in: AUTH_MODE=none)' : html`<form method="post" action="/logout" style="display:inline"><input type="hidden" name="csrf" value="${v.csrf}"><button type="submit">Sign out</button></form>`}</nav>
 <h2 id="approvals">Pending approvals (${v.pending.length})</h2>
 ${v.pending.length ? html`<div style="overflow-x:auto"><table><thead><tr><th scope="col">Asked</th><th scope="col">By</th><th scope="col">Tool</th><th scope="col">Call</th><th scope="col">Expires</th><th scope="col">Decide</th></tr></thead><tbody>${pending}</tbody></table></div>` : html`<p>None.</p>`}
+<h2 id="grants">People's grants</h2>
+<p><small>Each client a person signs in with holds a grant. Revoking one stops its tokens at once and ends the MCP sessions it opened; the person can sign in again unless you also remove them from ALLOWED_USERS / ALLOWED_GROUPS.</small></p>
+${grants}
 <h2 id="calls">Recent calls</h2>
 <form method="get" action="/admin"><fieldset><legend>Filter</legend>
 <label>User <input name="user" value="${f.user ?? ''}" placeholder="id or email"></label>

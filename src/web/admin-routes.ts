@@ -14,7 +14,9 @@ import { activePolicy } from '../policy/source';
 import { TOOL_CATALOG } from '../tools';
 import { adminPage, type CounterRowView } from './admin-page';
 import { isAdmin } from './admins';
-import { html, page, viewer, type Viewer } from './common';
+import { checkPost, html, page, viewer, type Viewer } from './common';
+import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import { listGrants, revokeGrant } from '../auth/grants';
 
 type Ctx = Context<{ Bindings: AppEnv }>;
 
@@ -92,6 +94,14 @@ adminRoutes.get('/', async (c) => {
   ]);
   const active = activePolicy(c.env.POLICY, TOOL_CATALOG);
   const { cursor: _cursor, limit: _limit, ...shown } = f;
+  const oauth = oauthHelpers(c);
+  const grants = oauth
+    ? await listGrants(c.env, oauth).then(
+        (g) => ({ rows: g.grants, more: g.more }),
+        () => ({ unavailable: 'Grants could not be listed just now.' }),
+      )
+    : { unavailable: 'No grants: sign-in is off (AUTH_MODE=none).' };
+  const done = c.req.query('revoked');
   return html(
     c,
     adminPage({
@@ -106,6 +116,8 @@ adminRoutes.get('/', async (c) => {
       stats,
       lost,
       auditOn: auditEnabled(c.env),
+      grants,
+      notice: done ? `Grant revoked; ${done} session${done === '1' ? '' : 's'} ended.` : undefined,
       policy: {
         origin: active.origin,
         valid: active.ok,
@@ -139,6 +151,26 @@ adminRoutes.get('/audit', async (c) => {
   }
   const body = format === 'csv' ? toCsv(result.records, !f.cursor) : toJsonLines(result.records);
   return new Response(body, { headers });
+});
+
+/** The OAuth library's helpers (present on every request the OAuth provider handles). */
+function oauthHelpers(c: Ctx): OAuthHelpers | null {
+  return (c.env as AppEnv & { OAUTH_PROVIDER?: OAuthHelpers }).OAUTH_PROVIDER ?? null;
+}
+
+adminRoutes.post('/grants/revoke', async (c) => {
+  const v = await admin(c);
+  if (v instanceof Response) return v;
+  const form = await checkPost(c, v);
+  if (form instanceof Response) return form;
+  const oauth = oauthHelpers(c);
+  if (!oauth) return page(c, 400, 'Nothing to revoke', 'Sign-in is off (AUTH_MODE=none): there are no grants.');
+  const user = form.user ?? '';
+  const grant = form.grant ?? '';
+  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grant)) return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
+  const result = await revokeGrant(c.env, oauth, user, grant);
+  console.log(JSON.stringify({ msg: 'grant_revoked', grant, user, by: v.identity.userId, sessions_ended: result.ended, sessions_unreachable: result.unreachable }));
+  return c.redirect(`/admin?revoked=${result.ended}#grants`, 303);
 });
 
 /** Counters of the users and grants seen in these records, plus the global ones. */

@@ -2,7 +2,7 @@
 // nobody is, except where there is only one local person anyway (AUTH_MODE=none, or IDP=dev).
 
 import type { AppEnv } from '../env';
-import type { Identity } from '../identity';
+import { matchesPerson, type Identity } from '../identity';
 
 const list = (value: string | undefined): string[] =>
   (value ?? '')
@@ -11,11 +11,10 @@ const list = (value: string | undefined): string[] =>
     .filter(Boolean);
 
 export function isAdmin(env: AppEnv, identity: Identity): boolean {
-  const users = list(env.ADMIN_USERS).map((u) => u.toLowerCase());
+  const users = list(env.ADMIN_USERS);
   const groups = list(env.ADMIN_GROUPS);
   if (users.length === 0 && groups.length === 0) {
     return (env.AUTH_MODE ?? '').trim() === 'none' || (env.IDP ?? '').trim() === 'dev';
   }
-  const names = [identity.userId, identity.email].filter((n): n is string => !!n).map((n) => n.toLowerCase());
-  return names.some((n) => users.includes(n)) || identity.groups.some((g) => groups.includes(g));
+  return users.some((u) => matchesPerson(u, identity)) || identity.groups.some((g) => groups.includes(g));
 }

@@ -4,6 +4,7 @@
 import type { Context } from 'hono';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { messagePage } from '../auth/pages';
+import { readForm } from '../http/form';
 import { authMode, type AppEnv } from '../env';
 import { ANONYMOUS, type Identity } from '../identity';
 import { readSession } from './session';
@@ -34,7 +35,9 @@ export async function viewer(c: Ctx): Promise<Viewer | Response> {
 export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, string> | Response> {
   const origin = c.req.header('origin');
   if (origin && origin !== publicOrigin(c.env, c.req.raw)) return page(c, 403, 'Refused', 'This form was not sent from this site.');
-  const form = Object.fromEntries([...(await c.req.raw.formData()).entries()].map(([k, val]) => [k, String(val)]));
+  const data = await readForm(c.req.raw);
+  if (!data) return page(c, 400, 'Refused', 'This form could not be read. Send it from its page.');
+  const form = Object.fromEntries([...data.entries()].map(([k, val]) => [k, String(val)]));
   if (form.csrf !== v.csrf) return page(c, 403, 'Refused', 'This form is stale or was not sent from this site. Reload the page.');
   return form;
 }

@@ -9,13 +9,13 @@ import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Approvals } from '../../src/approvals/approvals-store';
-import type { AuditLogRpc } from '../../src/audit/audit-log';
 import type { StoredAuditRecord } from '../../src/audit/record';
 import type { AppEnv } from '../../src/env';
 import { Browser, connectSignedIn, type ElicitAnswer } from '../auth/helpers/oauth';
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { auditRecords } from '../worker/helpers/audit';
 
 const CREATE = { node: 'pve1', name: 'approved-vm', memory: 1024, net0: 'virtio,bridge=vmbr0', description: 'top s3cr3t notes', confirm: true };
 
@@ -31,16 +31,7 @@ async function decide(id: string, user: string, decision: 'approve' | 'deny', gr
 
 beforeAll(() => sim.reset());
 
-async function auditedWith(approvalId: string, n: number): Promise<StoredAuditRecord[]> {
-  const ns = (env as unknown as AppEnv).AUDIT;
-  const stub = ns.get(ns.idFromName('audit')) as unknown as AuditLogRpc;
-  for (let i = 0; i < 50; i++) {
-    const mine = (await stub.query({ limit: 1000 })).records.filter((r) => r.approval_id === approvalId);
-    if (mine.length >= n) return mine.sort((a, b) => a.id - b.id);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('audit records did not arrive');
-}
+const auditedWith = (approvalId: string, n: number): Promise<StoredAuditRecord[]> => auditRecords((r) => r.approval_id === approvalId, n);
 
 async function dumpTable(ns: DurableObjectNamespace, name: string, table: string): Promise<string> {
   return runInDurableObject(ns.get(ns.idFromName(name)), (_i, state) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()));
@@ -72,9 +63,9 @@ describe('approval in the conversation (elicitation)', () => {
     expect(asked).toHaveLength(2);
     // The audit trail says how these calls were approved.
     const audit = await auditedWith('elicitation', 2);
-    expect(audit.map((r) => [r.user_id, r.decision, r.outcome])).toEqual([
-      ['ann@example.com', 'allow', 'ok'],
-      ['ann@example.com', 'allow', 'ok'],
+    expect(audit.map((r) => [r.user_id, r.decision, r.outcome, r.approval_channel])).toEqual([
+      ['ann@example.com', 'allow', 'ok', 'conversation'],
+      ['ann@example.com', 'allow', 'ok', 'conversation'],
     ]);
     await client.close();
   });
@@ -105,7 +96,12 @@ describe('approval out of band', () => {
     expect(s.policy).toMatchObject({ decision: 'approval_required', rule: '/tools/pve_create_qemu_vm/action' });
     expect(s.approval_url).toBe(`http://localhost/approvals/${s.approval_id}`);
     expect(Date.parse(s.expires_at as string) - Date.now()).toBeGreaterThan(14 * 60_000);
-    expect(text(pending)).toMatch(/^\[APPROVAL REQUIRED\] .* approval_id: "[A-Za-z0-9_-]{22}"\.$/);
+    // Written to be relayed as is: what to tell the user, the link alone on its line, how to retry.
+    const lines = text(pending).split('\n');
+    expect(lines[0]).toMatch(/^\[APPROVAL REQUIRED\] .*Nothing was sent to Proxmox\.$/);
+    expect(lines[1]).toMatch(/^Tell the user: a person must approve this exact call/);
+    expect(lines[2]).toBe(s.approval_url);
+    expect(lines[3]).toMatch(new RegExp(`approval_id: "${s.approval_id}"`));
     expect(await sim.writes()).toEqual([]);
 
     // Waiting: the retry is refused until someone decides.
@@ -130,11 +126,11 @@ describe('approval out of band', () => {
 
     // The audit trail has the whole story under the approval id, and no secret anywhere.
     const audit = await auditedWith(s.approval_id as string, 4);
-    expect(audit.map((r) => [r.decision, r.outcome])).toEqual([
-      ['approval_required', 'approval_pending'],
-      ['deny', 'denied'],
-      ['allow', 'ok'],
-      ['deny', 'denied'],
+    expect(audit.map((r) => [r.decision, r.outcome, r.approval_channel])).toEqual([
+      ['approval_required', 'approval_pending', null],
+      ['deny', 'denied', null],
+      ['allow', 'ok', 'web'],
+      ['deny', 'denied', null],
     ]);
     const stores = await Promise.all([
       dumpTable((env as unknown as AppEnv).APPROVALS, 'approvals', 'approvals'),

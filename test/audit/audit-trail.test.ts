@@ -126,7 +126,7 @@ describe('the audit trail', () => {
     await auditStub().append({
       ts: old, request_id: 'old-one', user_id: 'u', user_email: null, client_id: 'c', grant_id: 'g', session: 's', tool: 'pve_list_vms',
       arg_keys: [], args_sha256: '0'.repeat(64), args: {}, decision: 'allow', rule: null, outcome: 'ok', error_kind: null,
-      upstream_status: 200, latency_ms: 1, vmid: null, upid: null, approval_id: null,
+      upstream_status: 200, latency_ms: 1, vmid: null, upid: null, approval_id: null, approval_channel: null,
     });
     expect((await auditStub().query({ limit: 1000, to: old })).records.map((r) => r.request_id)).toEqual(['old-one']);
     expect(await runDurableObjectAlarm(ns.get(ns.idFromName('audit')))).toBe(true);

@@ -36,6 +36,13 @@ describe('npm run policy -- check', () => {
     expect(r.out).toContain('/tools/pve_create_qemu_vm/limits/0/window:');
   });
 
+  it('warns when the policy has no default (it then denies every unlisted tool)', () => {
+    const r = run('check', file('nodefault.json', { version: '1', tools: { pve_list_vms: {} } }));
+    expect(r.status).toBe(0);
+    expect(r.out).toContain('warning: /default: no "default": every tool not listed under "tools" is denied');
+    expect(r.out).toMatch(/valid \(default deny/);
+  });
+
   it('says when the file is not JSON', () => {
     const r = run('check', file('nojson.json', '{ version: 1'));
     expect(r.status).toBe(1);
@@ -55,6 +62,21 @@ describe('npm run policy -- explain', () => {
     const r = run('explain', 'policy.json', JSON.stringify(callJson));
     expect(r.out).toMatch(out);
     expect(r.status).toBe(status);
+  });
+
+  it('explains a require on an argument the call leaves out as a denial, and notes what the server fills in', () => {
+    const policy = file('require.json', {
+      version: '1',
+      tools: { pve_create_qemu_vm: { require: [{ path: 'args.pool', op: 'eq', value: 'agents' }], deny_if: [{ path: 'args.vmid', op: 'lt', value: 1000 }] } },
+    });
+    const absent = run('explain', policy, JSON.stringify({ tool: 'pve_create_qemu_vm', args: { node: 'pve1' } }));
+    expect(absent.status).toBe(3);
+    expect(absent.out).toContain('"rule": "/tools/pve_create_qemu_vm/require/0"');
+    expect(absent.out).toContain('args.pool is required (it must satisfy eq \\"agents\\") and this call has none');
+    expect(absent.out).toMatch(/note: without "vmid", the server fills it in/);
+    const small = run('explain', policy, JSON.stringify({ tool: 'pve_create_qemu_vm', args: { node: 'pve1', pool: 'agents', vmid: 200 } }));
+    expect(small.out).toContain('"rule": "/tools/pve_create_qemu_vm/deny_if/0"');
+    expect(small.out).not.toMatch(/note:/);
   });
 
   it('refuses arguments the tool itself would refuse', () => {

@@ -12,7 +12,7 @@ import {
   uncheckedPatterns,
   type LoggedRequest,
 } from '../support/pve-schema-check.ts';
-import { findSchemaFile, loadEndpoints, type EndpointDef } from '../support/pve-schema-load.ts';
+import { findSchemaFile, loadEndpoints, requireInCi, type EndpointDef } from '../support/pve-schema-load.ts';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 const WANTED = [
@@ -27,6 +27,7 @@ const WANTED = [
 ];
 
 const schemaFile = findSchemaFile(REPO_ROOT);
+requireInCi(schemaFile, 'The PVE 9.1.3 API schema');
 if (schemaFile === null) {
   console.warn(
     'pve-schema-check: PVE API schema not found (set PVE_API_SCHEMA, or put it in ' +
@@ -436,5 +437,20 @@ describe('loadEndpoints and findSchemaFile', () => {
     expect(findSchemaFile('/nonexistent/repo')).toBe(file);
     vi.stubEnv('PVE_API_SCHEMA', `${file}.missing`);
     expect(() => findSchemaFile(REPO_ROOT)).toThrow('PVE_API_SCHEMA');
+  });
+
+  it('finds nothing away from the shared folder, with no fixed fallback path', () => {
+    vi.stubEnv('PVE_API_SCHEMA', '');
+    expect(findSchemaFile('/nonexistent/repo')).toBeNull();
+  });
+
+  it('fails the run under CI when the schema is missing, and only warns elsewhere', () => {
+    vi.stubEnv('CI', 'true');
+    expect(() => requireInCi(null, 'The PVE 9.1.3 API schema')).toThrow('The PVE 9.1.3 API schema was not found');
+    vi.stubEnv('CI', '');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    expect(() => requireInCi(null, 'The PVE 9.1.3 API schema')).not.toThrow();
+    expect(warn.mock.calls[0]?.[0]).toMatch(/SKIPPED/);
+    warn.mockRestore();
   });
 });

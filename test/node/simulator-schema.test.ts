@@ -1,5 +1,7 @@
 // Unit tests of the simulator's PVE-compatible decoding and validation (no HTTP).
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { findReferenceFile, requireInCi } from '../support/pve-schema-load.ts';
 import { describe, expect, it } from 'vitest';
 import { decodeUrlencoded } from '../../simulator/form-decode.ts';
 import { QEMU_CREATE_PARAM_NAMES, QEMU_CREATE_SCHEMA } from '../../simulator/qemu-create-schema.ts';
@@ -126,11 +128,12 @@ describe('UPID (pve-common test vectors)', () => {
   });
 });
 
-const SHARED_SCHEMA = '/work/shared/pve-api/endpoints-9.1.3.json';
+const SHARED_SCHEMA = findReferenceFile(path.resolve(import.meta.dirname, '../..'), 'endpoints-9.1.3.json');
+requireInCi(SHARED_SCHEMA, 'endpoints-9.1.3.json (PVE 9.1.3 reference data)');
 
-describe.skipIf(!existsSync(SHARED_SCHEMA))('conformance with the PVE 9.1.3 schema', () => {
+describe.skipIf(SHARED_SCHEMA === null)('conformance with the PVE 9.1.3 schema', () => {
   it('accepts exactly the parameter names of POST /nodes/{node}/qemu', () => {
-    const table = JSON.parse(readFileSync(SHARED_SCHEMA, 'utf8')) as { qemu_create_param_table: { name: string }[] };
+    const table = JSON.parse(readFileSync(SHARED_SCHEMA!, 'utf8')) as { qemu_create_param_table: { name: string }[] };
     expect(QEMU_CREATE_PARAM_NAMES).toEqual(table.qemu_create_param_table.map((row) => row.name).sort());
   });
 });

@@ -2,45 +2,23 @@
 // client lists and calls both tools over /mcp and /sse, and stopping it stops workerd too.
 // (The default, OAuth with the dev sign-in, is exercised through mcp-remote in mcp-remote.test.ts.)
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startNpm, type NpmStart } from '../support/npm-start.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
-const port = 18_000 + Math.floor(Math.random() * 2000);
-let child: ChildProcess;
+let server: NpmStart;
+let port: number;
 let output = '';
-let state: string;
 
 beforeAll(async () => {
-  state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-start-'));
-  child = spawn('npm', ['start'], {
-    cwd: root,
-    env: { ...process.env, AUTH_MODE: 'none', PORT: String(port), SIM_PORT: '0', XDG_CONFIG_HOME: state },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('MCP server ready')) {
-    if (child.exitCode !== null) throw new Error(`npm start exited: ${output}`);
-    if (Date.now() > deadline) throw new Error(`npm start did not become ready: ${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  server = await startNpm({ AUTH_MODE: 'none' });
+  port = server.port;
+  output = server.output();
 }, 70_000);
 
-afterAll(async () => {
-  if (child.exitCode === null) {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-  }
-  rmSync(state, { recursive: true, force: true });
-});
+afterAll(() => server.stop());
 
 describe('npm start', () => {
   it('says it serves loopback only without authentication', () => {
@@ -68,8 +46,9 @@ describe('npm start', () => {
   });
 
   it('stops workerd when stopped', async () => {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    // npm alone, not its group: `npm start` itself must take wrangler and workerd down.
+    server.child.kill('SIGTERM');
+    await new Promise((r) => server.child.once('exit', r));
     await new Promise((r) => setTimeout(r, 500));
     await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
   });

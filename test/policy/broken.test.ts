@@ -1,9 +1,10 @@
 // A broken POLICY never fails open: every call is denied saying why, and /health reports it.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { auditRecords } from '../worker/helpers/audit';
 
 describe('an invalid POLICY', () => {
   let client: Client;
@@ -32,5 +33,25 @@ describe('an invalid POLICY', () => {
     expect(text(result)).toMatch(/^\[POLICY DENIED\] The server's policy \(POLICY\) is invalid/);
     expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(invalid policy)' });
     expect(await sim.requests()).toEqual([]);
+  });
+});
+
+describe('the audit trail while the policy is invalid', () => {
+  // Its `sensitive` lists cannot be trusted, so every value is treated as one.
+  it('keeps no argument value at all: the list of sensitive arguments is unknown', async () => {
+    const client = await connect('http');
+    const logs: string[] = [];
+    const spy = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void logs.push(a.map(String).join(' ')));
+    try {
+      await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 7001, description: 'my-pin-4321', confirm: true });
+    } finally {
+      spy.mockRestore();
+      await client.close();
+    }
+    const { request_id: requestId } = JSON.parse(logs.find((l) => l.includes('"msg":"tool_call"'))!) as { request_id: string };
+    const [record] = await auditRecords((r) => r.request_id === requestId);
+    expect(record!.arg_keys).toEqual(['node', 'vmid', 'description', 'wait', 'timeout_s', 'confirm']);
+    expect(Object.values(record!.args)).toEqual(Array(6).fill('[redacted]'));
+    expect(JSON.stringify(record)).not.toContain('my-pin-4321');
   });
 });

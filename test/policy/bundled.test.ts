@@ -31,13 +31,14 @@ describe('the bundled policy.json', () => {
     ['a disk over 512 GiB', { scsi0: 'local-lvm:2048' }, `${RULE}/3`],
     ['attaching an existing volume', { scsi0: 'local-lvm:vm-100-disk-0' }, `${RULE}/4`],
     ['importing another VM\'s disk', { scsi0: 'local-lvm:0,import-from=local-lvm:vm-100-disk-0' }, `${RULE}/5`],
-  ])('denies %s, even as a preview, before calling Proxmox', async (_label, args, rule) => {
+  ])('denies %s, even as a preview, before writing anything', async (_label, args, rule) => {
     await sim.clearLog();
     const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', ...args });
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
     expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
-    expect(await sim.requests()).toEqual([]);
+    // The only request: the read of the next free vmid, which the policy sees as args.vmid.
+    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api2/json/cluster/nextid']);
   });
 
   it('allows a modest VM with an imported cloud image', async () => {

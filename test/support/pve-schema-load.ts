@@ -11,13 +11,13 @@ import type { EndpointDef } from './pve-endpoint.ts';
 export type { EndpointDef };
 
 const SCHEMA_FILE_NAME = 'pve-api-schema-9.1.3.json';
-const SHARED_SCHEMA_DIR = '/work/shared/pve-api';
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
 const ENDPOINT_KEY_RE = /^(GET|POST|PUT|DELETE) (\/\S*)$/;
 
 /**
- * Finds the schema file: $PVE_API_SCHEMA, else ../shared/pve-api/… relative to the repo root,
- * else /work/shared/pve-api/…; null when none exists.
+ * Finds the schema file: $PVE_API_SCHEMA, else ../shared/pve-api/… relative to the repo root;
+ * null when neither exists. Tests that need it call `requireInCi`. (`.ci/run` sets
+ * PVE_API_SCHEMA when the checkout is not beside the shared folder.)
  */
 export function findSchemaFile(repoRoot: string): string | null {
   const fromEnv = process.env.PVE_API_SCHEMA;
@@ -28,11 +28,26 @@ export function findSchemaFile(repoRoot: string): string | null {
     }
     return path.resolve(fromEnv);
   }
-  const candidates = [
-    path.resolve(repoRoot, '..', 'shared', 'pve-api', SCHEMA_FILE_NAME),
-    path.join(SHARED_SCHEMA_DIR, SCHEMA_FILE_NAME),
-  ];
-  return candidates.find((file) => existsSync(file)) ?? null;
+  const beside = path.resolve(repoRoot, '..', 'shared', 'pve-api', SCHEMA_FILE_NAME);
+  return existsSync(beside) ? beside : null;
+}
+
+/** A reference file beside the schema (e.g. endpoints-9.1.3.json), found the same way, or null. */
+export function findReferenceFile(repoRoot: string, name: string): string | null {
+  const schema = findSchemaFile(repoRoot);
+  const file = schema ? path.join(path.dirname(schema), name) : null;
+  return file && existsSync(file) ? file : null;
+}
+
+/**
+ * Tests that check against the real schema must not vanish quietly. Under CI (CI=true) a
+ * missing file fails the run; elsewhere the tests are skipped and this says so, loudly.
+ */
+export function requireInCi(file: string | null, what: string): void {
+  if (file) return;
+  const message = `${what} was not found (set PVE_API_SCHEMA, or keep the shared pve-api folder beside the checkout)`;
+  if (/^(1|true)$/i.test(process.env.CI ?? '')) throw new Error(`${message}: CI needs it`);
+  console.warn(`WARNING: ${message}; the tests that check against it are SKIPPED.`);
 }
 
 /**

@@ -31,6 +31,7 @@ function stored(over: Partial<StoredAuditRecord> = {}): StoredAuditRecord {
     vmid: 101,
     upid: null,
     approval_id: null,
+    approval_channel: null,
     ...over,
   };
 }
@@ -57,7 +58,7 @@ describe('toCsv', () => {
     expect(head).toBe(CSV_COLUMNS.join(','));
     expect(end).toBe('');
     expect(row).toBe(
-      `1,${T0},2026-11-30T12:00:00.000Z,r1,u1,alice@example.com,client,grant,session,pve_create_qemu_vm,allow,,ok,,200,42,101,,,` +
+      `1,${T0},2026-11-30T12:00:00.000Z,r1,u1,alice@example.com,client,grant,session,pve_create_qemu_vm,allow,,ok,,200,42,101,,,,` +
         `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}"`,
     );
     expect(toCsv([stored()], false)).toBe(`${row}\r\n`);

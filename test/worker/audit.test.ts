@@ -42,6 +42,7 @@ function record(over: Partial<AuditRecord> = {}): AuditRecord {
     vmid: null,
     upid: null,
     approval_id: null,
+    approval_channel: null,
     ...over,
   };
 }

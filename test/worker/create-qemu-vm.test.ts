@@ -174,3 +174,23 @@ describe('concurrent creates without a vmid', () => {
     expect(result.structuredContent!.attempts).toBe(writes.length);
   });
 });
+
+describe('wait is bounded by timeout_s', () => {
+  it('never runs past it, even when a status poll hangs', async () => {
+    const client = await connect('http');
+    try {
+      await sim.fault({ method: 'GET', path: '/tasks/.*/status$', hang: true, times: 10 });
+      const started = Date.now();
+      const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 7300, confirm: true, wait: true, timeout_s: 1 });
+      const took = Date.now() - started;
+      expect(result.isError, text(result)).toBeFalsy();
+      expect(result.structuredContent!.task).toEqual({ status: 'unknown', exitstatus: null, succeeded: null });
+      expect(text(result)).toMatch(/did not come back within 1 s/);
+      // The create POST, then at most a second of polling, plus MCP's own round trips.
+      expect(took).toBeLessThan(1_900);
+    } finally {
+      await sim.reset();
+      await client.close();
+    }
+  });
+});

@@ -3,11 +3,19 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { call, connect, text } from './helpers/mcp';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { call, connect, ORIGIN, text, workerFetch } from './helpers/mcp';
 import { sim } from './helpers/sim';
 
 const ok = { node: 'pve1', confirm: true };
 const huge = 'a'.repeat(100_000);
+
+/** `{a: {a: ... }}`, `depth` levels. */
+function nested(depth: number): unknown {
+  let value: unknown = 'x';
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+}
 
 const CREATE_CASES: [label: string, args: Record<string, unknown>, field: string][] = [
   ['node missing', { confirm: true }, 'node'],
@@ -73,6 +81,8 @@ const CREATE_CASES: [label: string, args: Record<string, unknown>, field: string
   ['confirm as a string', { node: 'pve1', confirm: 'yes' }, 'confirm'],
   ['arguments as an array element', { ...ok, net0: ['virtio'] }, 'net0'],
   ['null node', { ...ok, node: null }, 'node'],
+  ['an argument nested 40 deep', { ...ok, net0: nested(40) }, 'net0'],
+  ['an unknown argument nested 40 deep', { ...ok, extra: nested(40) }, 'extra'],
 ];
 
 const LIST_CASES: [label: string, args: Record<string, unknown>, field: string][] = [
@@ -82,6 +92,7 @@ const LIST_CASES: [label: string, args: Record<string, unknown>, field: string][
   ['node traversal', { node: '..' }, 'node'],
   ['unknown filter', { pool: 'x' }, 'pool'],
   ['tag with a slash', { tag: 'a/b' }, 'tag'],
+  ['name nested 40 deep', { name: nested(40) }, 'name'],
 ];
 
 describe('hostile and malformed inputs', () => {
@@ -119,5 +130,24 @@ describe('hostile and malformed inputs', () => {
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(new RegExp(`^- ${field}: `, 'm'));
     expect(await sim.requests()).toEqual([]);
+  });
+});
+
+describe('a message nested 20,000 deep', () => {
+  it('gets a 400 naming the problem, not an internal error (no client can even stringify it)', async () => {
+    const client = await connect('http');
+    const session = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    const body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pve_create_qemu_vm","arguments":{"node":"pve1","confirm":true,"net0":${deep}}}}`;
+    await sim.clearLog();
+    const res = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: -32602, message: 'Invalid params: the message nests more than 64 levels deep.' } });
+    expect(await sim.requests()).toEqual([]);
+    await client.close();
   });
 });

@@ -181,10 +181,10 @@ describe('operators', () => {
   ])('%s %s %j → %s', (path, op, value, holds) => {
     const deny = policy({ tools: { [CREATE]: { deny_if: [{ path, op, value }] } } });
     const require = policy({ tools: { [CREATE]: { require: [{ path, op, value }] } } });
-    // deny_if denies exactly when the condition holds; require exactly when it is false;
-    // an absent field (null) does neither.
+    // deny_if denies exactly when the condition holds; require whenever it does not: a field
+    // the call leaves out (null) never fires a deny_if and always fails a require.
     expect(decide(deny, CREATE, args).kind).toBe(holds === true ? 'deny' : 'allow');
-    expect(decide(require, CREATE, args).kind).toBe(holds === false ? 'deny' : 'allow');
+    expect(decide(require, CREATE, args).kind).toBe(holds === true ? 'allow' : 'deny');
   });
 
   it('names the rule that fires and its reason', () => {
@@ -205,7 +205,7 @@ describe('operators', () => {
   });
 
   it('applies all_tools rules after the tool\'s own', () => {
-    const p = policy({ all_tools: { require: [{ path: 'user.groups', op: 'contains', value: 'staff' }] }, tools: { [CREATE]: { deny_if: [{ path: 'args.memory', op: 'gt', value: 1 }] } } });
+    const p = policy({ default: 'allow', all_tools: { require: [{ path: 'user.groups', op: 'contains', value: 'staff' }] }, tools: { [CREATE]: { deny_if: [{ path: 'args.memory', op: 'gt', value: 1 }] } } });
     expect(decide(p, CREATE, { memory: 2 }, who('bob', []))).toMatchObject({ rule: `/tools/${CREATE}/deny_if/0` });
     expect(decide(p, LIST, {}, who('bob', []))).toMatchObject({ rule: '/all_tools/require/0' });
     expect(decide(p, LIST, {}, who('bob', ['staff'])).kind).toBe('allow');
@@ -309,5 +309,47 @@ describe('calendar windows in UTC', () => {
     expect(new Date(windowStart(window, at(now))).toISOString()).toBe(start);
     expect(windowEnd(window, at(now)) - windowStart(window, at(now))).toBe({ second: 1e3, minute: 6e4, hour: 36e5, day: 864e5 }[window]);
     expect(retryAfterSeconds(window, at(now))).toBe(retry);
+  });
+});
+
+describe('failing closed', () => {
+  it('a policy without `default` denies an unlisted tool, and loading it warns', () => {
+    const result = loadPolicy({ version: '1', tools: { [CREATE]: {} } }, TOOL_CATALOG);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(decide(result.policy, LIST)).toEqual({ kind: 'deny', rule: '(default deny)', reason: `Tool "${LIST}" is not allowed by policy.` });
+    expect(result.warnings).toEqual([{ pointer: '/default', message: expect.stringContaining('every tool not listed under "tools" is denied') }]);
+    const explicit = loadPolicy({ version: '1', default: 'deny', tools: {} }, TOOL_CATALOG);
+    expect(explicit.ok && explicit.warnings).toEqual([]);
+  });
+
+  it('a require on user.email denies a person without an email, naming the rule', () => {
+    const p = policy({ default: 'allow', all_tools: { require: [{ path: 'user.email', op: 'regex', value: '@example\\.com$' }] } });
+    expect(decide(p, LIST, {}, who('bob'))).toEqual({
+      kind: 'deny',
+      rule: '/all_tools/require/0',
+      reason: 'Denied by policy: user.email is required (it must satisfy regex "@example\\\\.com$") and this call has none.',
+    });
+    expect(decide(p, LIST, {}, who('bob', [], 'bob@example.com')).kind).toBe('allow');
+    expect(decide(p, LIST, {}, who('eve', [], 'eve@evil.example')).kind).toBe('deny');
+  });
+
+  it('a require on an absent property-string field denies; a deny_if on it does not fire', () => {
+    const p = policy({
+      tools: {
+        [CREATE]: {
+          deny_if: [{ path: 'args.net0.tag', op: 'eq', value: 1 }],
+          require: [{ path: 'args.pool', op: 'eq', value: 'agents' }],
+        },
+      },
+    });
+    expect(decide(p, CREATE, { pool: 'agents' }).kind).toBe('allow');
+    expect(decide(p, CREATE, {})).toMatchObject({ kind: 'deny', rule: `/tools/${CREATE}/require/0` });
+  });
+
+  it('`exists: false` in a require is met by an absent field', () => {
+    const p = policy({ tools: { [CREATE]: { require: [{ path: 'args.ide2', op: 'exists', value: false }] } } });
+    expect(decide(p, CREATE, {}).kind).toBe('allow');
+    expect(decide(p, CREATE, { ide2: { iso: 'x' } }).kind).toBe('deny');
   });
 });

@@ -39,8 +39,70 @@ describe('AUTH_MODE=none serves loopback only (DNS-rebinding protection)', () =>
   });
 
   it.each([['localhost:8787'], ['127.0.0.1:8787'], ['[::1]:8787']])('accepts Host %s', async (host) => {
-    const res = await workerFetch(`${ORIGIN}/health`, { headers: { host, origin: 'http://localhost:6274' } });
+    const res = await workerFetch(`${ORIGIN}/health`, { headers: { host } });
     expect(res.status).toBe(200);
+  });
+
+  it('refuses a Host under .localhost with a 403, not a 500', async () => {
+    const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, host: 'evil.localhost:8787' }, body: JSON.stringify(INIT) });
+    expect(res.status).toBe(403);
+    expect(await res.text()).not.toMatch(/at \w+ \(|\.ts:\d+/);
+  });
+});
+
+describe('AUTH_MODE=none serves same-origin browsers only (no CORS unless configured)', () => {
+  it('refuses a page on another localhost port, preflight included', async () => {
+    for (const method of ['POST', 'OPTIONS']) {
+      const res = await workerFetch(`${ORIGIN}/mcp`, {
+        method,
+        headers: { ...MCP_HEADERS, origin: 'http://localhost:6274' },
+        body: method === 'POST' ? JSON.stringify(INIT) : undefined,
+      });
+      expect(res.status).toBe(403);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(((await res.json()) as { message: string }).message).toMatch(/may not call this server from a browser \(set CORS_ORIGINS/);
+    }
+  });
+
+  it('answers its own origin and non-browser clients without any CORS header', async () => {
+    for (const headers of [{ ...MCP_HEADERS, origin: ORIGIN }, MCP_HEADERS]) {
+      const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers, body: JSON.stringify(INIT) });
+      expect(res.status).toBe(200);
+      expect([...res.headers.keys()].filter((h) => h.startsWith('access-control-'))).toEqual([]);
+      await res.body?.cancel();
+    }
+  });
+});
+
+describe('request bodies are capped, with or without a length', () => {
+  it('answers 413 to a chunked MCP body over 4 MiB', async () => {
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 4 * 1024 * 1024 + chunk.length) return controller.close();
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: MCP_HEADERS, body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+  });
+
+  it('answers 413 to a form over 64 KiB, and 400 to a post that is not a form', async () => {
+    const big = await workerFetch(`${ORIGIN}/approvals/AAAAAAAAAAAAAAAAAAAAAA`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `decision=approve&x=${'a'.repeat(70 * 1024)}`,
+    });
+    expect(big.status).toBe(413);
+    const json = await workerFetch(`${ORIGIN}/approvals/AAAAAAAAAAAAAAAAAAAAAA`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"decision":"approve"}',
+    });
+    expect(json.status).toBe(400);
+    expect(await json.text()).toMatch(/could not be read/);
   });
 });
 

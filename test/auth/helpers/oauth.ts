@@ -15,6 +15,9 @@ import { workerFetch } from '../../worker/helpers/mcp';
 export type { Login };
 
 export const ORIGIN = 'http://localhost';
+/** The other local origin wrangler prints; the Worker must sign people in on both. */
+export const ORIGIN_IP = 'http://127.0.0.1';
+const WORKER_ORIGINS = new Set([ORIGIN, ORIGIN_IP]);
 export const REDIRECT = 'http://127.0.0.1:33418/oauth/callback';
 
 /** An MCP client's OAuth state, kept in memory; records where it was sent to sign in. */
@@ -71,10 +74,10 @@ export class TestOAuthClient implements OAuthClientProvider {
   }
 }
 
-/** A browser tab: the Worker under test at http://localhost, real HTTP elsewhere (the fake IdP). */
+/** A browser tab: the Worker under test at its local origins, real HTTP elsewhere (the fake IdP). */
 export class Browser extends FormBrowser {
   constructor() {
-    super((url, init) => (new URL(url).origin === ORIGIN ? workerFetch(url, init) : fetch(url, init)));
+    super((url, init) => (WORKER_ORIGINS.has(new URL(url).origin) ? workerFetch(url, init) : fetch(url, init)));
   }
 }
 
@@ -85,10 +88,10 @@ export function signIn(authorizationUrl: URL, login: Login, browser: FormBrowser
 
 export type Kind = 'http' | 'sse';
 
-function transport(kind: Kind, auth: TestOAuthClient) {
+function transport(kind: Kind, auth: TestOAuthClient, origin = ORIGIN) {
   return kind === 'http'
-    ? new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), { fetch: workerFetch, authProvider: auth })
-    : new SSEClientTransport(new URL(`${ORIGIN}/sse`), { fetch: workerFetch, authProvider: auth, eventSourceInit: { fetch: workerFetch } });
+    ? new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { fetch: workerFetch, authProvider: auth })
+    : new SSEClientTransport(new URL(`${origin}/sse`), { fetch: workerFetch, authProvider: auth, eventSourceInit: { fetch: workerFetch } });
 }
 
 export type ElicitAnswer = (params: ElicitRequest['params']) => ElicitResult | Promise<ElicitResult>;
@@ -112,8 +115,9 @@ export async function connectSignedIn(
   login: Login | 'upstream',
   auth = new TestOAuthClient(),
   elicit?: ElicitAnswer,
+  origin = ORIGIN,
 ): Promise<{ client: Client; auth: TestOAuthClient }> {
-  const first = transport(kind, auth);
+  const first = transport(kind, auth, origin);
   await expectUnauthorized(newClient().connect(first));
   const result =
     login === 'upstream'
@@ -123,7 +127,7 @@ export async function connectSignedIn(
   if (!code) throw new Error(`sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? result.location}`);
   await first.finishAuth(code);
   const client = newClient(elicit);
-  await client.connect(transport(kind, auth));
+  await client.connect(transport(kind, auth, origin));
   return { client, auth };
 }
 
@@ -134,9 +138,9 @@ export async function startAuthorization(kind: Kind, auth: TestOAuthClient): Pro
 }
 
 /** Connects with tokens the client already holds (no sign-in). */
-export async function connectWith(kind: Kind, auth: TestOAuthClient): Promise<Client> {
+export async function connectWith(kind: Kind, auth: TestOAuthClient, origin = ORIGIN): Promise<Client> {
   const client = newClient();
-  await client.connect(transport(kind, auth));
+  await client.connect(transport(kind, auth, origin));
   return client;
 }
 

@@ -54,6 +54,7 @@ export const sim = {
     return (await this.requests()).filter((r) => r.method !== 'GET');
   },
   fault: (fault: SimFault) => control('POST', '/faults', fault),
+  clearFaults: () => control('DELETE', '/faults'),
   setNode: (node: string, state: 'online' | 'offline') => control('POST', `/nodes/${node}/${state}`),
   config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) => control('POST', '/config', config),
   /** Calls the simulated PVE API directly, as a test's own Proxmox client. */

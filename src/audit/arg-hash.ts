@@ -1,0 +1,37 @@
+// The argument hash that audit records and approvals carry: HMAC-SHA256 of the canonical JSON
+// arguments under a key only this server holds (kept by the audit Durable Object). Identical
+// calls still match, but a short secret argument (a password, a PIN) cannot be found by hashing
+// guesses, as it could from a plain SHA-256.
+
+export type ArgsHasher = (canonical: string) => Promise<string>;
+
+let cachedKey: Promise<CryptoKey> | undefined;
+
+/**
+ * A hasher whose key is loaded once per isolate through `loadKey` (base64 of 32 bytes). A failed
+ * load is not cached: the next call tries again, and this one fails (its caller fails closed).
+ */
+export function argsHasher(loadKey: () => Promise<string>): ArgsHasher {
+  return async (canonical) => {
+    cachedKey ??= loadKey().then(importKey);
+    let key: CryptoKey;
+    try {
+      key = await cachedKey;
+    } catch (err) {
+      cachedKey = undefined;
+      throw err;
+    }
+    return hmacHex(key, canonical);
+  };
+}
+
+export async function importKey(base64: string): Promise<CryptoKey> {
+  const raw = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  if (raw.length < 32) throw new Error('the argument-hash key is shorter than 32 bytes');
+  return crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+}
+
+export async function hmacHex(key: CryptoKey, text: string): Promise<string> {
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, '0')).join('');
+}

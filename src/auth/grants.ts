@@ -1,0 +1,123 @@
+// Grants as an administrator sees and ends them: who holds which grant, through which client,
+// since when and last used when; and revocation, which deletes the grant and its tokens (the
+// OAuth library's revokeGrant: the next request with them gets 401) and ends the MCP sessions
+// the grant opened (their open streams close; the session ids are dead for everyone).
+//
+// KV keys of ours beside the library's (`grant:<user>:<grant>`, `token:...`, `client:...`):
+//   grant-used:<grantId>                  epoch ms of the last MCP request (written at most once
+//                                         a minute per isolate), expires after 31 days
+//   grant-session:<grantId>:<session>     one per MCP session the grant opened (the session's
+//                                         Durable Object name), expires after 31 days
+
+import type { GrantSummary, OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import type { AppEnv } from '../env';
+import { timedStub } from '../stores/deadline';
+
+const INDEX_TTL_S = 31 * 86_400;
+const USE_WRITE_EVERY_MS = 60_000;
+/** How many grants the admin page lists at most (KV lists 1,000 keys a page). */
+const MAX_LISTED = 2_000;
+
+export interface GrantRow {
+  userId: string;
+  grantId: string;
+  clientId: string;
+  clientName: string;
+  createdAt: number;
+  expiresAt: number | null;
+  lastUsed: number | null;
+  who: string;
+}
+
+const lastWritten = new Map<string, number>();
+
+/** Notes that a grant was used now (for "last used"); cheap: one KV write a minute per isolate. */
+export function noteGrantUse(env: AppEnv, grantId: string, waitUntil: (p: Promise<unknown>) => void, now = Date.now()): void {
+  if (grantId === 'local' || now - (lastWritten.get(grantId) ?? 0) < USE_WRITE_EVERY_MS) return;
+  if (lastWritten.size > 10_000) lastWritten.clear();
+  lastWritten.set(grantId, now);
+  waitUntil(env.OAUTH_KV.put(`grant-used:${grantId}`, String(now), { expirationTtl: INDEX_TTL_S }).catch(() => undefined));
+}
+
+/** Remembers that a grant opened an MCP session, so revoking the grant can end it. */
+export async function recordGrantSession(env: AppEnv, grantId: string, session: string): Promise<void> {
+  if (grantId === 'local') return;
+  await env.OAUTH_KV.put(`grant-session:${grantId}:${session}`, '1', { expirationTtl: INDEX_TTL_S });
+}
+
+/** Every grant (up to MAX_LISTED), newest first, with its client's name and last use. */
+export async function listGrants(env: AppEnv, oauth: OAuthHelpers): Promise<{ grants: GrantRow[]; more: boolean }> {
+  const users = new Set<string>();
+  let cursor: string | undefined;
+  let seen = 0;
+  do {
+    const page = await env.OAUTH_KV.list({ prefix: 'grant:', cursor });
+    for (const key of page.keys) {
+      // grant:<userId>:<grantId>; grant ids never contain ':', so the last one separates.
+      const rest = key.name.slice('grant:'.length);
+      const at = rest.lastIndexOf(':');
+      if (at > 0) users.add(rest.slice(0, at));
+    }
+    seen += page.keys.length;
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor && seen < MAX_LISTED);
+  const summaries = (await Promise.all([...users].map((u) => allGrantsOf(oauth, u)))).flat();
+  const clients = new Map<string, string>();
+  const rows = await Promise.all(
+    summaries.map(async (g): Promise<GrantRow> => {
+      if (!clients.has(g.clientId)) clients.set(g.clientId, (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '');
+      const used = await env.OAUTH_KV.get(`grant-used:${g.id}`);
+      const meta = (g.metadata ?? {}) as { email?: unknown; login?: unknown };
+      return {
+        userId: g.userId,
+        grantId: g.id,
+        clientId: g.clientId,
+        clientName: clients.get(g.clientId) || '(unnamed client)',
+        createdAt: g.createdAt * 1000,
+        expiresAt: g.expiresAt ? g.expiresAt * 1000 : null,
+        lastUsed: used ? Number(used) : null,
+        who: typeof meta.email === 'string' ? meta.email : g.userId,
+      };
+    }),
+  );
+  rows.sort((a, b) => b.createdAt - a.createdAt);
+  return { grants: rows, more: cursor !== undefined };
+}
+
+async function allGrantsOf(oauth: OAuthHelpers, userId: string): Promise<GrantSummary[]> {
+  const out: GrantSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await oauth.listUserGrants(userId, { cursor });
+    out.push(...page.items);
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+}
+
+/**
+ * Revokes a grant: its tokens stop working at once, and every MCP session it opened is ended.
+ * Returns how many sessions were ended (and how many could not be reached: they are dead anyway,
+ * since every request needs a token, but their open streams may stay until they idle out).
+ */
+export async function revokeGrant(env: AppEnv, oauth: OAuthHelpers, userId: string, grantId: string): Promise<{ ended: number; unreachable: number }> {
+  await oauth.revokeGrant(grantId, userId);
+  const prefix = `grant-session:${grantId}:`;
+  const names: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.OAUTH_KV.list({ prefix, cursor });
+    names.push(...page.keys.map((k) => k.name));
+    cursor = page.list_complete ? undefined : page.cursor;
+  } while (cursor);
+  const results = await Promise.allSettled(
+    names.map(async (key) => {
+      const session = key.slice(prefix.length);
+      const ns = env.MCP_OBJECT as DurableObjectNamespace<{ endSession(): Promise<void> } & Rpc.DurableObjectBranded>;
+      await timedStub(ns.get(ns.idFromName(session)), 'session').endSession();
+      await env.OAUTH_KV.delete(key);
+    }),
+  );
+  const ended = results.filter((r) => r.status === 'fulfilled').length;
+  return { ended, unreachable: results.length - ended };
+}

@@ -1,0 +1,90 @@
+// Sign-in works on every local origin the Worker answers on (wrangler prints 127.0.0.1, people
+// type localhost), and an administrator can cut someone off: after revoking a grant on /admin,
+// its tokens get 401 and its MCP sessions are dead. Also: a consent post that is not a form is
+// a 400, not a 500.
+// ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops; IDP=dev (any signed-in person is an admin).
+
+import { describe, expect, it } from 'vitest';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { call, text, workerFetch } from '../worker/helpers/mcp';
+import { openAsDevUser } from '../support/form-browser';
+import { Browser, connectSignedIn, ORIGIN, ORIGIN_IP, TestOAuthClient } from './helpers/oauth';
+
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+describe('sign-in on every local origin', () => {
+  it.each([ORIGIN, ORIGIN_IP, ORIGIN])('signs in and calls a tool through %s', async (origin) => {
+    const { client } = await connectSignedIn('http', { user: 'alice@example.com' }, new TestOAuthClient(), undefined, origin);
+    const result = await call(client, 'pve_list_vms', { limit: 1 });
+    expect(result.isError, text(result)).toBeFalsy();
+    await client.close();
+  });
+
+  it('publishes each origin as its own resource and issuer', async () => {
+    for (const origin of [ORIGIN, ORIGIN_IP]) {
+      const meta = (await (await workerFetch(`${origin}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+      expect(meta.issuer).toBe(origin);
+      const resource = (await (await workerFetch(`${origin}/.well-known/oauth-protected-resource`)).json()) as { resource: string };
+      expect(resource.resource).toBe(origin);
+    }
+  });
+});
+
+describe('revoking a grant on /admin', () => {
+  it('stops its tokens at once and ends its sessions; other grants keep working', async () => {
+    const victim = await connectSignedIn('http', { user: 'mallory@example.com', groups: 'ops' }, new TestOAuthClient('Mallory\'s client'));
+    const bystander = await connectSignedIn('http', { user: 'mallory@example.com', groups: 'ops' }, new TestOAuthClient('Mallory\'s other client'));
+    expect((await call(victim.client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const session = (victim.client.transport as StreamableHTTPClientTransport).sessionId!;
+    const token = victim.auth.tokens()!.access_token;
+
+    // An administrator signs in to /admin and sees the grant with its client and last use.
+    const admin = new Browser();
+    const login = await openAsDevUser(admin, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
+    expect(login.status).toBe(200);
+    const page = login.html;
+    expect(page).toContain('Mallory&#39;s client');
+    const row = page.split('<tr>').find((r) => r.includes('Mallory&#39;s client') && !r.includes('other client'))!;
+    expect(row).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td>\d{4}-\d\d-\d\dT/); // created, last used
+    const form = row.match(/<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/)![0];
+    const field = (name: string) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]!;
+
+    // Without the CSRF token the form is refused.
+    const forged = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: 'forged' });
+    expect(forged.status).toBe(403);
+    expect((await call(victim.client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+
+    const revoked = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: field('csrf') });
+    expect(revoked.status).toBe(303);
+    expect(revoked.headers.get('location')).toBe('/admin?revoked=1#grants');
+
+    // The revoked grant's token: 401, on a new session and on the old one.
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const fresh = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(init) });
+    expect(fresh.status).toBe(401);
+    const old = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': session },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(old.status).toBe(401);
+    // Its session is dead for everyone, even a valid token of the same person.
+    const hijack = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${bystander.auth.tokens()!.access_token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    });
+    expect(hijack.status).toBe(404);
+    // The other grant works on.
+    expect((await call(bystander.client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    await bystander.client.close();
+  });
+});
+
+describe('POST /authorize that is not a form', () => {
+  it('answers 400, not 500', async () => {
+    const res = await workerFetch(`${ORIGIN}/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"decision":"approve"}' });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toMatch(/This form could not be read/);
+  });
+});

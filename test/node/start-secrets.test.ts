@@ -1,0 +1,69 @@
+// `npm start` against a real Proxmox configuration (PVE_BASE_URL and a token in the environment):
+// the token secret and the Access secret never appear on any process's command line (`ps` shows
+// every user's), they still reach the Worker (a call succeeds with them), and the private file
+// that carried them is gone once the server stops.
+
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import os from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
+import { startNpm, type NpmStart } from '../support/npm-start.ts';
+
+const ACCESS_SECRET = 'access-secret-for-ps-test-7f3a9c';
+let sim: RunningSimulator;
+let server: NpmStart;
+
+const secretDirs = () => readdirSync(os.tmpdir()).filter((d) => d.startsWith('pve-mcp-secrets-'));
+
+beforeAll(async () => {
+  sim = await startSimulator({ authFailDelayMs: 0 });
+  server = await startNpm({
+    AUTH_MODE: 'none',
+    PVE_BASE_URL: `${sim.url}/api2/json`,
+    PVE_TOKEN_ID: SIMULATOR_TOKENS.admin.id,
+    PVE_TOKEN_SECRET: SIMULATOR_TOKENS.admin.secret,
+    CF_ACCESS_CLIENT_ID: 'ps-test.access',
+    CF_ACCESS_CLIENT_SECRET: ACCESS_SECRET,
+  });
+}, 70_000);
+
+afterAll(async () => {
+  await server.stop();
+  await sim.close();
+});
+
+describe('npm start with a real-Proxmox configuration', () => {
+  it('uses the given Proxmox, not the simulator it would start', () => {
+    expect(server.output()).toContain(`Proxmox API: ${sim.url}/api2/json`);
+  });
+
+  it('puts no secret on any command line', () => {
+    const commandLines = execFileSync('ps', ['-eo', 'args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    expect(commandLines).toContain('wrangler'); // the check looks at the right processes
+    expect(commandLines).toContain('--env-file');
+    expect(commandLines).not.toContain(SIMULATOR_TOKENS.admin.secret);
+    expect(commandLines).not.toContain(ACCESS_SECRET);
+  });
+
+  it('still hands the secrets to the Worker: calls reach Proxmox with the token and the Access headers', async () => {
+    const client = new Client({ name: 'start-secrets-test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://localhost:${server.port}/mcp`)));
+    const list = await client.callTool({ name: 'pve_list_vms', arguments: { limit: 1 } });
+    expect(list.isError, JSON.stringify(list.content)).toBeFalsy();
+    await client.close();
+    const log = (await (await fetch(`${sim.url}/_sim/requests`)).json()) as { requests: { headers: Record<string, string> }[] };
+    const last = log.requests.at(-1)!;
+    expect(last.headers['cf-access-client-id']).toBe('ps-test.access');
+    expect(last.headers['cf-access-client-secret']).toBeDefined();
+  });
+
+  it('removes the private secrets file when it stops', async () => {
+    expect(secretDirs().length).toBeGreaterThan(0);
+    const mine = secretDirs();
+    await server.stop();
+    for (const dir of mine) expect(secretDirs()).not.toContain(dir);
+  });
+});

@@ -1,0 +1,77 @@
+// One rule for naming a person, wherever a person is named: ids match exactly, emails
+// case-insensitively, groups exactly; logins never. Admission, administrators, approvers and
+// policy principals all answer the same for the same entry and person.
+
+import { describe, expect, it } from 'vitest';
+import { mayDecide } from '../../src/approvals/rules';
+import type { Approval } from '../../src/approvals/types';
+import { admit } from '../../src/auth/admission';
+import type { AppEnv } from '../../src/env';
+import { matchesPerson, matchesPrincipal, type Identity } from '../../src/identity';
+import { evaluatePolicy } from '../../src/policy/evaluate';
+import { loadPolicy } from '../../src/policy/load';
+import { TOOL_CATALOG } from '../../src/tools';
+import { isAdmin } from '../../src/web/admins';
+
+function person(userId: string, email?: string, groups: string[] = [], login?: string): Identity {
+  return { userId, email, groups, login, clientId: 'c', grantId: `g-${userId}` };
+}
+
+const ALICE = person('Alice', 'Alice@Example.com', ['Ops'], 'alice-login');
+
+const CASES: [string, Identity, boolean][] = [
+  ['Alice', ALICE, true], // the id, exactly
+  ['alice', ALICE, false], // an id in another case is another id
+  ['alice@example.com', ALICE, true], // the email, in any case
+  ['ALICE@EXAMPLE.COM', ALICE, true],
+  ['alice-login', ALICE, false], // a login never matches
+  ['group:Ops', ALICE, true],
+  ['group:ops', ALICE, false], // group names are exact
+  ['Ops', ALICE, false], // a bare group name is not a principal
+  ['auth0|abc', person('auth0|abc'), true],
+  ['x@y.z', person('u1'), false], // no email, no email match
+];
+
+describe('matchesPrincipal', () => {
+  it.each(CASES)('%s matches %o: %s', (entry, who, expected) => {
+    expect(matchesPrincipal(entry, who)).toBe(expected);
+  });
+});
+
+describe('every place that names people uses the same rule', () => {
+  const personEntries = CASES.filter(([entry]) => !entry.startsWith('group:') && entry !== 'Ops');
+
+  it.each(personEntries)('admission (ALLOWED_USERS=%s)', (entry, who, expected) => {
+    expect(admit(who, [entry], [], false).admitted).toBe(expected);
+    expect(matchesPerson(entry, who)).toBe(expected);
+  });
+
+  it.each(personEntries)('administrators (ADMIN_USERS=%s)', (entry, who, expected) => {
+    expect(isAdmin({ ADMIN_USERS: entry } as AppEnv, who)).toBe(expected);
+  });
+
+  it.each(CASES)('approvers (%s)', (entry, who, expected) => {
+    const approval = {
+      status: 'pending', expires_at: Date.now() + 60_000, approvers: [entry], user_id: 'someone-else', tool: 'pve_create_qemu_vm',
+    } as Approval;
+    const decision = mayDecide(approval, { userId: who.userId, email: who.email, groups: who.groups, isAdmin: false }, Date.now());
+    expect(decision.ok).toBe(expected);
+  });
+
+  it.each(CASES)('policy principals (%s)', (entry, who, expected) => {
+    const loaded = loadPolicy(
+      { version: '1', default: 'allow', tools: { pve_list_vms: { deny_if: [{ path: 'args.limit', op: 'gt', value: 0, principals: [entry] }] } } },
+      TOOL_CATALOG,
+    );
+    if (!loaded.ok) throw new Error('policy did not load');
+    const decision = evaluatePolicy(loaded.policy, { tool: 'pve_list_vms', args: { limit: 1 } }, who, null, Date.now());
+    expect(decision.kind === 'deny').toBe(expected);
+  });
+
+  it('ADMIN_GROUPS and ALLOWED_GROUPS are exact group names', () => {
+    expect(isAdmin({ ADMIN_GROUPS: 'Ops' } as AppEnv, ALICE)).toBe(true);
+    expect(isAdmin({ ADMIN_GROUPS: 'ops' } as AppEnv, ALICE)).toBe(false);
+    expect(admit(ALICE, [], ['Ops'], false).admitted).toBe(true);
+    expect(admit(ALICE, [], ['ops'], false).admitted).toBe(false);
+  });
+});

@@ -8,7 +8,9 @@
 //     and a session-scoped limit (the session's own storage). Same server, so the difference is
 //     the policy's cost, not one server's luck;
 //   - the same no-rules call on a second, identical server (how much servers differ), and on a
-//     third without the audit trail (what auditing costs).
+//     third without the audit trail (what auditing costs);
+//   - with BENCH_BASELINE=<another checkout> (e.g. `git worktree add /tmp/base main`), the same
+//     calls on a server running that checkout's Worker: a before/after in one run.
 // Prints calls/s, p50, p99, each median's ratio to the direct call, and the added milliseconds.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,13 +61,20 @@ interface Series {
 
 async function main(): Promise<void> {
   const state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-bench-'));
-  const servers = { main: {}, twin: {}, noAudit: { AUDIT_ENABLED: 'false' } } as const;
-  const stacks = new Map<keyof typeof servers, Stack>();
+  const baseline = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
+  const servers: Record<string, Record<string, string>> = {
+    main: {},
+    twin: {},
+    noAudit: { AUDIT_ENABLED: 'false' },
+    ...(baseline ? { baseline: {} } : {}),
+  };
+  const stacks = new Map<string, Stack>();
   const clients: Client[] = [];
   try {
     await Promise.all(
-      (Object.keys(servers) as (keyof typeof servers)[]).map(async (name, i) => {
+      Object.keys(servers).map(async (name, i) => {
         const stack = await startStack({
+          ...(name === 'baseline' ? { root: baseline } : {}),
           port: BASE_PORT + i,
           inspectorPort: BASE_PORT + 100 + i,
           simPort: 0,
@@ -77,7 +86,7 @@ async function main(): Promise<void> {
         stacks.set(name, stack);
       }),
     );
-    const as = async (server: keyof typeof servers, user: string): Promise<Client> => {
+    const as = async (server: string, user: string): Promise<Client> => {
       const client = await devSignedInClient(stacks.get(server)!.url, user);
       clients.push(client);
       return client;
@@ -86,6 +95,9 @@ async function main(): Promise<void> {
     const sim = stacks.get('main')!.simulatorUrl!;
     const auth = { Authorization: `PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=${SIMULATOR_TOKENS.admin.secret}` };
     const LIST = 'MCP pve_list_vms, no rules';
+    const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
+    const previewArgs = { node: 'pve1', name: 'bench-vm', memory: 2048, cores: 2, net0: 'virtio,bridge=vmbr0,firewall=1', scsi0: 'local-lvm:32,iothread=1' };
+    const base = baseline ? await as('baseline', 'open@bench') : undefined;
     const series: Series[] = [
       {
         name: 'direct GET simulator /cluster/resources',
@@ -99,14 +111,18 @@ async function main(): Promise<void> {
       },
       mcpSeries('MCP refused call (no upstream)', open, 'pve_list_vms', { limit: 0 }, true),
       mcpSeries(LIST, open, 'pve_list_vms', {}),
-      mcpSeries('MCP pve_create_qemu_vm preview, no rules', open, 'pve_create_qemu_vm', {
-        node: 'pve1', name: 'bench-vm', memory: 2048, cores: 2, net0: 'virtio,bridge=vmbr0,firewall=1', scsi0: 'local-lvm:32,iothread=1',
-      }),
+      mcpSeries(PREVIEW, open, 'pve_create_qemu_vm', previewArgs),
       { ...mcpSeries('MCP pve_list_vms, 3 rules', await as('main', 'rules@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, 3 rules + grant limit', await as('main', 'grant@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, 3 rules + session limit', await as('main', 'session@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, no rules, twin server', await as('twin', 'open@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, no rules, audit off', await as('noAudit', 'open@bench'), 'pve_list_vms', {}), against: LIST },
+      ...(base
+        ? [
+            { ...mcpSeries('MCP pve_list_vms, no rules, BASELINE', base, 'pve_list_vms', {}), against: LIST },
+            { ...mcpSeries('MCP create preview, no rules, BASELINE', base, 'pve_create_qemu_vm', previewArgs), against: PREVIEW },
+          ]
+        : []),
     ];
     for (const s of series) for (let i = 0; i < WARMUP; i++) await s.run();
     for (let round = 0; round < ROUNDS; round++) {
@@ -177,7 +193,8 @@ function report(series: Series[]): void {
   }
   console.log('+ms: median minus the median of "pve_list_vms, no rules" on the main server, same run. The rules rows run');
   console.log('on that same server (rules scoped to the signed-in person); the twin row is an identical second server');
-  console.log('(how much servers differ); audit off is a third server without the audit trail.');
+  console.log('(how much servers differ); audit off is a third server without the audit trail; BASELINE rows run');
+  console.log('the BENCH_BASELINE checkout\'s Worker (+ms against the same call on this one: negative means this is slower).');
 }
 
 /** The pure evaluation alone, in-process: what the rules cost without any I/O around them. */

@@ -30,6 +30,8 @@ export interface StackOptions {
   /** Separate persisted state (Durable Objects, KV), e.g. for a benchmark. */
   persistTo?: string;
   inspectorPort?: number;
+  /** Another checkout to run the Worker from (e.g. a baseline for the benchmark); default this one. */
+  root?: string;
 }
 
 export interface Stack {
@@ -64,8 +66,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const secrets = writeSecretsFile(vars);
   if (secrets) args.push('--env-file', secrets.file);
   for (const [name, value] of Object.entries(vars)) if (!SECRET_VARS.has(name)) args.push('--var', `${name}:${value}`);
+  const workerRoot = options.root ?? root;
   const wrangler = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
-    cwd: root,
+    cwd: workerRoot,
     // Nor in its environment: wrangler and workerd get them from the file alone.
     env: { ...withoutSecrets(process.env), ...OFFLINE_WRANGLER_ENV },
     stdio: ['ignore', options.stdio, options.stdio],

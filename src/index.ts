@@ -68,6 +68,8 @@ export default {
       }
     }
     if (mode === 'none') return local.fetch(request, env, ctx);
-    return providerFor(publicOrigin(env, request)).fetch(request, env, ctx);
+    // A copy per request: the OAuth library caches its helpers on env, which one isolate shares
+    // across hostnames (one provider each); the first hostname's would serve the others.
+    return providerFor(publicOrigin(env, request)).fetch(request, { ...env }, ctx);
   },
 } satisfies ExportedHandler<AppEnv>;

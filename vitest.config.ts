@@ -112,6 +112,18 @@ function workersProject(
   };
 }
 
+/** Sign-in through the fake OpenID Connect provider; pve-admins are admitted. */
+function oidcSignIn(inject: (key: 'fakeIdpUrl') => string): Record<string, string> {
+  return {
+    AUTH_MODE: 'oauth',
+    IDP: 'oidc',
+    OIDC_ISSUER: `${inject('fakeIdpUrl')}/oidc`,
+    OIDC_CLIENT_ID: 'mcp-test-client',
+    OIDC_CLIENT_SECRET: 'mcp-test-secret',
+    ALLOWED_GROUPS: 'pve-admins',
+  };
+}
+
 export default defineConfig({
   test: {
     // The per-call JSON log lines are asserted where they matter; elsewhere they are noise.
@@ -152,13 +164,11 @@ export default defineConfig({
       })),
       // The identity provider modules themselves, against the fake IdP.
       workersProject('idp', ['test/idp/**/*.test.ts'], POLICIES.open),
-      workersProject('auth-oidc', ['test/auth-oidc/**/*.test.ts'], POLICIES.open, (inject) => ({
-        AUTH_MODE: 'oauth',
-        IDP: 'oidc',
-        OIDC_ISSUER: `${inject('fakeIdpUrl')}/oidc`,
-        OIDC_CLIENT_ID: 'mcp-test-client',
-        OIDC_CLIENT_SECRET: 'mcp-test-secret',
-        ALLOWED_GROUPS: 'pve-admins',
+      workersProject('auth-oidc', ['test/auth-oidc/**/*.test.ts'], POLICIES.open, oidcSignIn),
+      // /health's views and Proxmox probe, and the Worker on public hostnames, with a real IdP.
+      workersProject('health', ['test/health/**/*.test.ts'], POLICIES.open, (inject) => ({
+        ...oidcSignIn(inject),
+        ADMIN_USERS: 'lead@corp.example',
       })),
       workersProject('auth-github', ['test/auth-github/**/*.test.ts'], POLICIES.open, (inject) => ({
         AUTH_MODE: 'oauth',

@@ -1,7 +1,8 @@
 // `npm start`: the Proxmox simulator plus `wrangler dev` pointed at it, so the server works with
 // no Proxmox and no Cloudflare account. Sign-in is real OAuth with the local development identity
 // provider (any name; loopback only); AUTH_MODE=none turns sign-in off. With PVE_BASE_URL (and a
-// token) in the environment it uses that Proxmox instead of the simulator.
+// token) in the environment it uses that Proxmox instead of the simulator; POLICY, PUBLIC_URL and
+// the sign-in settings are taken from the environment too.
 
 import { startStack } from './dev-stack.ts';
 
@@ -30,11 +31,17 @@ function authVars(): Record<string, string> {
   return vars;
 }
 
+/** Other settings taken from the environment as they are: POLICY='{"version":"1",...}' npm start. */
+function otherVars(): Record<string, string> {
+  const value = process.env.POLICY;
+  return value ? { POLICY: value } : {};
+}
+
 const stack = await startStack({
   port,
   simPort,
   pve: realPve(),
-  vars: authVars(),
+  vars: { ...authVars(), ...otherVars() },
   stdio: 'inherit',
 });
 

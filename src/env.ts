@@ -130,7 +130,8 @@ export function pveConfig(env: AppEnv): PveClientConfig | { error: string } {
 function normaliseBaseUrl(raw: string | undefined, hasBinding: boolean): string | { error: string } {
   const text = raw?.trim() ?? '';
   if (!text) {
-    return hasBinding ? 'http://pve/api2/json' : { error: 'PVE_BASE_URL is not set' };
+    // A VPC service to pveproxy serves https (pveproxy has no plain http).
+    return hasBinding ? 'https://pve/api2/json' : { error: 'PVE_BASE_URL is not set' };
   }
   let url: URL;
   try {

@@ -1,38 +1,73 @@
-// GET /health: whether this server is configured to work — Proxmox connection, policy, sign-in —
-// without calling Proxmox. Details that only an operator needs are shown on loopback only.
+// GET /health: whether this server can work — configuration complete, sign-in set up, PUBLIC_URL
+// matching the origin asked, Proxmox answering (one cached GET /version), the policy valid, the
+// audit trail on. Always 200 (`ok` says it); each problem carries its fix. Problem texts and
+// failure details only for the operator view (loopback, or an administrator's bearer token:
+// src/health/viewer.ts); anyone else gets booleans and counts. Never a secret, a user or an
+// upstream body.
 
 import type { Context } from 'hono';
 import { authConfig, publicOrigin } from './auth/config';
 import { auditEnabled, authMode, pveConfig, type AppEnv } from './env';
-import { isLoopbackHostname } from './guard';
+import { configProblems, publicUrlState, type HealthProblem } from './health/config-checks';
+import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './health/proxmox-probe';
+import { healthView } from './health/viewer';
 import { formatErrors } from './policy/load';
 import { activePolicy } from './policy/source';
 import { TOOL_CATALOG } from './tools';
 import { VERSION } from './version';
 
-export function health(c: Context<{ Bindings: AppEnv }>): Response {
+export async function health(c: Context<{ Bindings: AppEnv }>): Promise<Response> {
   const env = c.env;
+  const request = c.req.raw;
   const mode = authMode(env);
   const pve = pveConfig(env);
   const policy = activePolicy(env.POLICY, TOOL_CATALOG);
-  const auth = mode === 'oauth' ? authConfig(env, publicOrigin(env, c.req.raw)) : null;
-  const problems = [
-    ...(typeof mode === 'string' ? [] : [mode.error]),
-    ...('error' in pve ? [pve.error] : []),
-    ...(policy.ok ? [] : [`policy (${policy.origin}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`]),
-    ...(auth && 'error' in auth ? [`sign-in: ${auth.error}`] : []),
+  const auth = mode === 'oauth' ? authConfig(env, publicOrigin(env, request)) : null;
+  const [view, probe] = await Promise.all([healthView(env, request), 'error' in pve ? null : probeProxmox(pve)]);
+  const problems: HealthProblem[] = [
+    ...configProblems(env, request),
+    ...(probe && probe.status !== 'ok'
+      ? [{ check: 'proxmox' as const, message: probe.message ?? `Proxmox probe: ${probe.status}`, fix: PROBE_FIX[probe.status] }]
+      : []),
+    ...(policy.ok
+      ? []
+      : [
+          {
+            check: 'policy' as const,
+            message: `policy (${policy.origin}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`,
+            fix: 'Correct the errors (`npm run policy -- check <file>` lists them), then set POLICY or policy.json again and redeploy.',
+          },
+        ]),
   ];
-  const local = isLoopbackHostname(new URL(c.req.url).hostname);
+  const operator = view === 'operator';
   return c.json({
     ok: problems.length === 0,
     version: VERSION,
+    view,
     auth_mode: typeof mode === 'string' ? mode : 'invalid',
     ...(auth && !('error' in auth) ? { idp: auth.idp.kind } : {}),
-    proxmox: 'error' in pve ? { configured: false } : { configured: true, via: pve.binding ? 'service-binding' : 'url' },
+    ...(mode === 'oauth' ? { public_url: publicUrlState(env, request), oauth_kv: Boolean((env as Partial<AppEnv>).OAUTH_KV) } : {}),
+    proxmox: 'error' in pve ? { configured: false } : { configured: true, via: pve.binding ? 'service-binding' : 'url', ...probeView(probe, operator) },
     audit: auditEnabled(env) ? 'on' : 'off',
     policy: policy.ok
       ? { origin: policy.origin, valid: true }
-      : { origin: policy.origin, valid: false, ...(local ? { errors: policy.errors } : { error_count: policy.errors.length }) },
-    ...(problems.length ? (local ? { problems } : { problem_count: problems.length }) : {}),
+      : { origin: policy.origin, valid: false, ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }) },
+    ...(problems.length
+      ? operator
+        ? { problems }
+        : { problem_count: problems.length, failing: [...new Set(problems.map((p) => p.check))] }
+      : {}),
   });
+}
+
+function probeView(probe: ProxmoxProbe | null, operator: boolean): Record<string, unknown> {
+  if (!probe) return {};
+  if (!operator) return { reachable: probe.status === 'ok' };
+  return {
+    reachable: probe.status === 'ok',
+    status: probe.status,
+    latency_ms: probe.ms,
+    checked_at: new Date(probe.at).toISOString(),
+    ...(probe.pveVersion ? { pve_version: probe.pveVersion } : {}),
+  };
 }

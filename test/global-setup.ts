@@ -11,6 +11,7 @@ import { findSchemaFile, loadEndpoints, requireInCi } from './support/pve-schema
 
 /** Every endpoint the Worker may call; requests it sends are checked against these. */
 export const ENDPOINTS_USED = [
+  'GET /version',
   'GET /cluster/resources',
   'GET /cluster/nextid',
   'POST /nodes/{node}/qemu',

@@ -16,10 +16,10 @@ describe('PVE_BASE_URL over plain http to another host', () => {
 
   it('/health is not ok and says why', async () => {
     const res = await workerFetch(`${ORIGIN}/health`);
-    const body = (await res.json()) as { ok: boolean; proxmox: { configured: boolean }; problems: string[] };
+    const body = (await res.json()) as { ok: boolean; proxmox: { configured: boolean }; problems: { check: string; message: string }[] };
     expect(body.ok).toBe(false);
     expect(body.proxmox.configured).toBe(false);
-    expect(body.problems).toContain(WHY);
+    expect(body.problems.map((p) => p.message).join('\n')).toContain(WHY);
   });
 
   it('every call fails with that reason, before any request', async () => {

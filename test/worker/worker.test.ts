@@ -2,6 +2,7 @@
 // raw HTTP, and the tool list contract.
 
 import { describe, expect, it } from 'vitest';
+import { forgetProbes } from '../../src/health/proxmox-probe';
 import { call, connect, ORIGIN, text, TRANSPORTS, workerFetch } from './helpers/mcp';
 import { sim } from './helpers/sim';
 
@@ -14,13 +15,14 @@ const INIT = {
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 describe('GET /health', () => {
-  it('answers 200 with ok and version, without touching Proxmox', async () => {
+  it('answers 200 with ok and version, having asked Proxmox only GET /version', async () => {
+    forgetProbes();
     await sim.clearLog();
     const res = await workerFetch(`${ORIGIN}/health`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ ok: true, version: '0.1.0', auth_mode: 'none', proxmox: { configured: true, via: 'url' } });
-    expect(await sim.requests()).toEqual([]);
+    expect(body).toMatchObject({ ok: true, version: '0.1.0', view: 'operator', auth_mode: 'none', proxmox: { configured: true, via: 'url', reachable: true } });
+    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api2/json/version']);
   });
 });
 

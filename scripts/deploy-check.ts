@@ -1,0 +1,90 @@
+// `npm run deploy:check [-- file.toml ...]`: `wrangler deploy --dry-run` on every deploy
+// configuration (deploy/*.toml by default, or the files given) and on the repository's
+// wrangler.toml, without a Cloudflare account. Fails (exit 1) on any wrangler warning or error, on
+// a binding written in a file that wrangler does not bind, and on a binding or migration that
+// wrangler.toml has and a file lacks. See scripts/deploy-check/rules.ts.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { experimental_readRawConfig } from 'wrangler';
+import { OFFLINE_WRANGLER_ENV } from './dev-stack.ts';
+import { checkConfig, referenceOf, type CheckedConfig, type Finding } from './deploy-check/rules.ts';
+import { parseDryRun } from './deploy-check/wrangler-output.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+const REFERENCE = path.join(root, 'wrangler.toml');
+const CONCURRENCY = 2;
+
+function dryRun(file: string): Promise<{ exitCode: number | null; output: string }> {
+  const outdir = mkdtempSync(path.join(os.tmpdir(), 'deploy-check-'));
+  const args = ['deploy', '--dry-run', '--outdir', outdir, '--config', file];
+  const child = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
+    cwd: root,
+    env: { ...process.env, ...OFFLINE_WRANGLER_ENV, FORCE_COLOR: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve) => {
+    child.on('close', (exitCode) => {
+      rmSync(outdir, { recursive: true, force: true });
+      resolve({ exitCode, output });
+    });
+  });
+}
+
+async function inspect(file: string): Promise<CheckedConfig | Finding> {
+  let raw: Record<string, unknown>;
+  try {
+    raw = experimental_readRawConfig({ config: file }).rawConfig as Record<string, unknown>;
+  } catch (err) {
+    return { problem: `cannot be read: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, fix: 'Fix the TOML syntax.' };
+  }
+  const { exitCode, output } = await dryRun(file);
+  return { raw, exitCode, report: parseDryRun(output) };
+}
+
+async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+const given = process.argv.slice(2).map((f) => path.resolve(f));
+const deployDir = path.join(root, 'deploy');
+const files = given.length
+  ? given
+  : readdirSync(deployDir)
+      .filter((f) => f.endsWith('.toml'))
+      .sort()
+      .map((f) => path.join(deployDir, f));
+
+const [reference, ...checked] = await mapLimited([REFERENCE, ...files], CONCURRENCY, inspect);
+const referenceConfig = reference && 'raw' in reference ? reference : null;
+let failed = 0;
+const report = (file: string, result: CheckedConfig | Finding, isReference: boolean): void => {
+  const findings = 'raw' in result ? checkConfig(result, isReference || !referenceConfig ? null : referenceOf(referenceConfig)) : [result];
+  const name = path.relative(process.cwd(), file) || file;
+  if (findings.length === 0) {
+    const bound = 'raw' in result ? [...result.report.bindings].filter(([, t]) => t !== 'Environment Variable').map(([n]) => n) : [];
+    console.log(`ok    ${name} (bindings: ${bound.join(', ')})`);
+    return;
+  }
+  failed++;
+  console.log(`FAIL  ${name}`);
+  for (const f of findings) console.log(`  - ${f.problem}\n    fix: ${f.fix}`);
+};
+report(REFERENCE, reference!, true);
+checked.forEach((result, i) => report(files[i]!, result, false));
+console.log(failed ? `deploy:check: ${failed} of ${checked.length + 1} configurations have problems.` : `deploy:check: ${checked.length + 1} configurations ok.`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,100 @@
+// What /health finds wrong in the configuration itself, before anything is called: each problem
+// names the check it belongs to, what is wrong and what to do. Pure: the environment and the
+// request's origin in, problems out. Messages name settings, never their secret values.
+
+import { auditLimits } from '../audit/audit-log';
+import { authConfig, publicOrigin } from '../auth/config';
+import { authMode, pveConfig, type AppEnv } from '../env';
+import { isLoopbackHostname } from '../guard';
+
+export type HealthCheck = 'auth_mode' | 'sign_in' | 'public_url' | 'oauth_kv' | 'proxmox' | 'policy' | 'audit';
+
+export interface HealthProblem {
+  check: HealthCheck;
+  message: string;
+  fix: string;
+}
+
+export interface PublicUrlState {
+  configured: boolean;
+  /** Whether clients using the request's origin get metadata and tokens for that origin. */
+  matches_request: boolean;
+}
+
+export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
+  const mode = authMode(env);
+  const pve = pveConfig(env);
+  const problems: HealthProblem[] = [];
+  if (typeof mode !== 'string') {
+    problems.push({ check: 'auth_mode', message: mode.error, fix: 'Set AUTH_MODE to "oauth" (or "none" for loopback-only local use).' });
+  }
+  if ('error' in pve) {
+    problems.push({
+      check: 'proxmox',
+      message: `Proxmox connection is not configured: ${pve.error}`,
+      fix: 'Set PVE_BASE_URL and PVE_TOKEN_ID under [vars] (or a PVE VPC service binding) and `wrangler secret put PVE_TOKEN_SECRET`.',
+    });
+  }
+  if (mode === 'oauth') problems.push(...signInProblems(env, request));
+  problems.push(
+    ...auditLimits(env).problems.map((message) => ({ check: 'audit' as const, message, fix: 'Correct the value or remove it to use the default.' })),
+  );
+  return problems;
+}
+
+function signInProblems(env: AppEnv, request: Request): HealthProblem[] {
+  const problems: HealthProblem[] = [];
+  // Typed as always present, but a config without [[kv_namespaces]] leaves it undefined.
+  if (!(env as Partial<AppEnv>).OAUTH_KV) {
+    problems.push({
+      check: 'oauth_kv',
+      message: 'The OAUTH_KV binding is missing: OAuth clients, grants and tokens cannot be stored, so nobody can sign in.',
+      fix: 'Run `wrangler kv namespace create OAUTH_KV` and add its id as [[kv_namespaces]] binding = "OAUTH_KV" to the deploy configuration.',
+    });
+  }
+  const auth = authConfig(env, publicOrigin(env, request));
+  if ('error' in auth) {
+    problems.push({
+      check: 'sign_in',
+      message: `Sign-in is not configured: ${auth.error}.`,
+      fix: 'Set the identity provider settings under [vars] and its client secret with `wrangler secret put` (README: Sign-in).',
+    });
+  } else if (auth.idp.kind !== 'dev' && auth.allowedUsers.length === 0 && auth.allowedGroups.length === 0) {
+    problems.push({
+      check: 'sign_in',
+      message: 'Nobody is admitted: neither ALLOWED_USERS nor ALLOWED_GROUPS is set.',
+      fix: 'Set ALLOWED_GROUPS (groups from the identity provider) or ALLOWED_USERS (ids or verified emails; "*" admits anyone who can sign in).',
+    });
+  }
+  const url = publicUrlProblem(env.PUBLIC_URL, new URL(request.url).origin);
+  if (url) problems.push(url);
+  return problems;
+}
+
+export function publicUrlState(env: AppEnv, request: Request): PublicUrlState {
+  const configured = Boolean(env.PUBLIC_URL?.trim());
+  return { configured, matches_request: publicUrlProblem(env.PUBLIC_URL, new URL(request.url).origin) === null };
+}
+
+/** PUBLIC_URL names the resource and issuer: a client on another origin cannot use its tokens. */
+function publicUrlProblem(raw: string | undefined, requestOrigin: string): HealthProblem | null {
+  const text = raw?.trim();
+  if (!text) return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { check: 'public_url', message: 'PUBLIC_URL is not a URL; the request\'s own origin is used instead.', fix: 'Set PUBLIC_URL to the origin clients use, e.g. https://mcp.example.com.' };
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHostname(url.hostname))) {
+    return { check: 'public_url', message: `PUBLIC_URL ${url.origin} is not https: OAuth 2.1 clients refuse it.`, fix: 'Use the https:// origin clients reach the Worker on.' };
+  }
+  if (url.origin !== requestOrigin) {
+    return {
+      check: 'public_url',
+      message: `PUBLIC_URL is ${url.origin} but this request came to ${requestOrigin}: OAuth metadata and tokens name ${url.origin}, so a client using ${requestOrigin} cannot sign in (401).`,
+      fix: `Set PUBLIC_URL to ${requestOrigin} if clients use it, or have them use ${url.origin} (and serve only that hostname: workers_dev = false).`,
+    };
+  }
+  return null;
+}

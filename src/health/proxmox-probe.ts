@@ -1,0 +1,110 @@
+// Whether Proxmox answers, for /health: one cheap authenticated read (GET /version) through the
+// same client and error classification the tools use, with a short timeout. The result is kept
+// for PROBE_TTL_MS per isolate and per connection setting, so /health cannot be used to hammer
+// pveproxy. Only settled results are kept: a promise shared across requests may not outlive the
+// request that made it in workerd.
+
+import { z } from 'zod';
+import { PveClient, type PveClientConfig } from '../proxmox/client';
+import { PveError, type PveFailure } from '../proxmox/errors';
+
+export const PROBE_TTL_MS = 10_000;
+const PROBE_TIMEOUT_MS = 3_000;
+const MAX_KEYS = 8;
+
+/** What answered: `ok`, or which part of the way to pveproxy failed. */
+export type ProbeStatus =
+  | 'ok'
+  | 'auth_failed'
+  | 'forbidden'
+  | 'access_denied'
+  | 'tunnel_down'
+  | 'not_pveproxy'
+  | 'timeout'
+  | 'unreachable'
+  | 'error';
+
+export interface ProxmoxProbe {
+  status: ProbeStatus;
+  ms: number;
+  /** When the probe ran (epoch ms); older than now means a cached result. */
+  at: number;
+  /** PVE's version string, when it answered. */
+  pveVersion?: string;
+  /** The client's own description of the failure (operator eyes only: it may name hosts). */
+  message?: string;
+}
+
+const versionData = z.object({ version: z.string() });
+const cache = new Map<string, ProxmoxProbe>();
+
+export async function probeProxmox(config: PveClientConfig, now: () => number = Date.now): Promise<ProxmoxProbe> {
+  // The secret is not part of the key: changing a secret redeploys, which starts new isolates.
+  const key = `${config.binding ? 'binding' : 'url'} ${config.baseUrl} ${config.tokenId}`;
+  const cached = cache.get(key);
+  if (cached && now() - cached.at < PROBE_TTL_MS) return cached;
+  const client = new PveClient({ ...config, timeoutMs: Math.min(config.timeoutMs, PROBE_TIMEOUT_MS) });
+  const started = now();
+  let result: ProxmoxProbe;
+  try {
+    const data = await client.get('/version', versionData);
+    result = { status: 'ok', ms: now() - started, at: started, pveVersion: data.version };
+  } catch (err) {
+    const failure: PveFailure = err instanceof PveError ? err.failure : { kind: 'network', cause: 'unexpected error' };
+    result = { status: statusOf(failure), ms: now() - started, at: started, message: err instanceof Error ? err.message : String(err) };
+  }
+  if (cache.size >= MAX_KEYS) cache.clear();
+  cache.set(key, result);
+  return result;
+}
+
+/** For tests: forget every kept result. */
+export function forgetProbes(): void {
+  cache.clear();
+}
+
+function statusOf(failure: PveFailure): ProbeStatus {
+  switch (failure.kind) {
+    case 'auth_failed':
+      return 'auth_failed';
+    case 'forbidden':
+      return 'forbidden';
+    case 'access_denied':
+      return 'access_denied';
+    case 'tunnel_error':
+      return 'tunnel_down';
+    case 'not_json':
+    case 'redirect':
+      return 'not_pveproxy';
+    case 'timeout':
+      return 'timeout';
+    case 'network':
+      return 'unreachable';
+    case 'invalid_parameters':
+    case 'server_error':
+    case 'not_implemented':
+    case 'node_unreachable':
+    case 'bad_response':
+    case 'http_error':
+      return 'error';
+  }
+}
+
+/** What an operator does about each failure. */
+export const PROBE_FIX: Record<Exclude<ProbeStatus, 'ok'>, string> = {
+  auth_failed:
+    'Check PVE_TOKEN_ID (user@realm!tokenid) and the secret (`wrangler secret put PVE_TOKEN_SECRET`); the token must still exist on the cluster (`pveum user token list <user>`).',
+  forbidden:
+    'Something refused GET /version with 403: if Cloudflare Access protects PVE_BASE_URL, its policy must be Service Auth and include the service token; otherwise check the token on the cluster.',
+  access_denied:
+    'Check CF_ACCESS_CLIENT_ID and `wrangler secret put CF_ACCESS_CLIENT_SECRET`, and that the Access application for PVE_BASE_URL has a Service Auth policy including that service token.',
+  tunnel_down:
+    'Start cloudflared next to pveproxy (`systemctl status cloudflared`) and check its ingress rule for this hostname (service: https://localhost:8006).',
+  not_pveproxy:
+    'PVE_BASE_URL reaches something other than pveproxy (an HTML page or a redirect): check its host and /api2/json path, and any proxy or Access application in front.',
+  timeout:
+    'pveproxy did not answer in time: check that it runs (`systemctl status pveproxy`), the tunnel or VPC service in between, and PVE_TIMEOUT_MS.',
+  unreachable:
+    'Nothing answered at PVE_BASE_URL: check host and port, that pveproxy (locally: the simulator, `npm start`) is running, the tunnel or VPC service, and that its TLS certificate is one the Worker trusts (README: certificates).',
+  error: 'pveproxy answered GET /version with an error: see the message, and the Proxmox logs (`journalctl -u pveproxy`).',
+};

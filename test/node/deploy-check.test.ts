@@ -1,0 +1,102 @@
+// `npm run deploy:check`: every example under deploy/ passes wrangler's dry run cleanly, and the
+// mistake the README once invited — a top-level key appended after the last [table] — fails,
+// naming the key, the table it fell into and the fix. The parsing of wrangler's output is checked
+// on its own with wrangler 4.86's real wording.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkConfig, type CheckedConfig } from '../../scripts/deploy-check/rules.ts';
+import { parseDryRun } from '../../scripts/deploy-check/wrangler-output.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'deploy-check-test-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const ESC = '\u001b';
+const MISPLACED_OUTPUT = [
+  `${ESC}[33m▲ ${ESC}[43;33m[${ESC}[43;30mWARNING${ESC}[43;33m]${ESC}[0m ${ESC}[1mProcessing bad.toml configuration:${ESC}[0m`,
+  '',
+  '    - Unexpected fields found in observability field: "vpc_services"',
+  '',
+  'Total Upload: 3685.83 KiB / gzip: 723.46 KiB',
+  'Your Worker has access to the following bindings:',
+  'Binding                                          Resource          ',
+  'env.MCP_OBJECT (ProxmoxMcp)                      Durable Object    ',
+  'env.OAUTH_KV (<id from wrangler kv namespace>)   KV Namespace      ',
+  'env.AUTH_MODE ("oauth")                          Environment Variable',
+  '',
+  '--dry-run: exiting now.',
+].join('\n');
+
+function deployCheck(...files: string[]): { status: number | null; output: string } {
+  const run = spawnSync('npm', ['run', '-s', 'deploy:check', '--', ...files], { cwd: root, encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: tmp } });
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
+
+describe('wrangler dry-run output', () => {
+  it('yields the warnings (without colours) and the bindings with their types', () => {
+    const report = parseDryRun(MISPLACED_OUTPUT);
+    expect(report.warnings).toEqual(['Processing bad.toml configuration:\n- Unexpected fields found in observability field: "vpc_services"']);
+    expect(report.errors).toEqual([]);
+    expect([...report.bindings]).toEqual([
+      ['MCP_OBJECT', 'Durable Object'],
+      ['OAUTH_KV', 'KV Namespace'],
+      ['AUTH_MODE', 'Environment Variable'],
+    ]);
+  });
+
+  it('turns a key that fell into a table, and the binding it hides, into findings with a fix', () => {
+    const config: CheckedConfig = {
+      raw: { observability: { enabled: true, vpc_services: [{ binding: 'PVE', service_id: 'x' }] } },
+      exitCode: 0,
+      report: parseDryRun(MISPLACED_OUTPUT),
+    };
+    const findings = checkConfig(config, null);
+    expect(findings.map((f) => f.problem)).toEqual([
+      'wrangler reads "vpc_services" as part of [observability] and ignores it there',
+      'binding PVE is written at observability.vpc_services[0] but wrangler does not bind it, so env.PVE would be missing',
+    ]);
+    expect(findings[0]!.fix).toMatch(/move "vpc_services" above the first \[table\] header/);
+  });
+
+  it('reports a binding or migration the repository needs and a file lacks', () => {
+    const reference = { bindings: new Map([['AUDIT', 'Durable Object']]), migrations: [{ tag: 'v1', body: 'new_sqlite_classes=["AuditLog"]' }] };
+    const findings = checkConfig({ raw: { vars: { IDP: 'dev', PVE_TOKEN_SECRET: 'x' } }, exitCode: 0, report: parseDryRun('') }, reference);
+    expect(findings.map((f) => f.problem)).toEqual([
+      'binding AUDIT (Durable Object) is missing; the Worker needs it',
+      'migration v1 (new_sqlite_classes=["AuditLog"]) is missing',
+      'IDP = "dev" serves loopback requests only',
+      'PVE_TOKEN_SECRET is in [vars], in plain text',
+    ]);
+  });
+});
+
+describe('npm run deploy:check', () => {
+  it('passes on wrangler.toml and every example configuration', () => {
+    const { status, output } = deployCheck();
+    const examples = readdirSync(path.join(root, 'deploy')).filter((f) => f.endsWith('.toml'));
+    expect(examples.sort()).toEqual(['access-hostname.toml', 'github.toml', 'oidc.toml', 'workers-vpc.toml']);
+    for (const file of ['wrangler.toml', ...examples.map((f) => `deploy/${f}`)]) expect(output).toContain(`ok    ${file}`);
+    expect(output).toContain('deploy:check: 5 configurations ok.');
+    expect(status).toBe(0);
+  }, 180_000);
+
+  it('fails on a configuration with a top-level key placed after a table, saying where it went and how to fix it', () => {
+    // What the README once said to do: append the vpc_services line at the end of the file.
+    const line = 'vpc_services = [{ binding = "PVE", service_id = "<VPC service id>" }]\n';
+    const example = readFileSync(path.join(root, 'deploy/workers-vpc.toml'), 'utf8');
+    expect(example).toContain(line);
+    const bad = path.join(tmp, 'appended.toml');
+    writeFileSync(bad, `${example.replace(line, '').replace('main = "../src/index.ts"', `main = "${path.join(root, 'src/index.ts')}"`)}\n${line}`);
+    const { status, output } = deployCheck(bad);
+    expect(status).toBe(1);
+    expect(output).toContain('FAIL');
+    expect(output).toContain('wrangler reads "vpc_services" as part of [observability] and ignores it there');
+    expect(output).toContain('move "vpc_services" above the first [table] header');
+    expect(output).toContain('binding PVE is written at observability.vpc_services[0] but wrangler does not bind it');
+    expect(output).toContain('deploy:check: 1 of 2 configurations have problems.');
+  }, 120_000);
+});

@@ -1,0 +1,146 @@
+// `npm run doctor` against `npm start` (default sign-in: OAuth with the development identity
+// provider): every check passes; then, each on its own server, the Proxmox simulator stopped, a
+// broken POLICY and a wrong PUBLIC_URL make it exit non-zero with a line naming the problem and
+// the fix. Servers get free ports and are stopped with their whole process group.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
+import { PROBE_TTL_MS } from '../../src/health/proxmox-probe.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-doctor-'));
+afterAll(() => rmSync(state, { recursive: true, force: true }));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+interface Server {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** `npm start` in its own process group, ready when it says so. */
+async function npmStart(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child: ChildProcess = spawn('npm', ['start'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), SIM_PORT: '0', XDG_CONFIG_HOME: state, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.pid === undefined) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    process.kill(-child.pid, 'SIGTERM');
+    await exited;
+  };
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('MCP server ready')) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`npm start did not become ready: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url: `http://localhost:${port}`, stop };
+}
+
+/** Runs the doctor without blocking this process: the simulator above answers from its event loop. */
+async function doctor(url: string): Promise<{ status: number | null; output: string; line: (name: string) => string }> {
+  const child = spawn('npm', ['run', '-s', 'doctor', '--', url], { cwd: root, env: { ...process.env, MCP_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const line = (name: string): string => output.split('\n').find((l) => new RegExp(`^\\w+/?\\w*\\s+${name}\\s`).test(l)) ?? `(no line for ${name})`;
+  return { status, output, line };
+}
+
+const CHECKS = ['health', 'sign_in', 'public_url', 'oauth_kv', 'proxmox', 'policy', 'audit', 'oauth metadata', 'resource metadata', 'resource metadata /mcp', '401 challenge', 'client registration', 'sign-in', 'tools/list', 'read-only call'];
+
+describe('npm run doctor against npm start', () => {
+  let sim: RunningSimulator;
+  let server: Server;
+  beforeAll(async () => {
+    // A simulator of our own, so that it can be stopped while the server keeps running.
+    sim = await startSimulator({ port: 0 });
+    server = await npmStart({ PVE_BASE_URL: `${sim.url}/api2/json`, PVE_TOKEN_ID: SIMULATOR_TOKENS.admin.id, PVE_TOKEN_SECRET: SIMULATOR_TOKENS.admin.secret });
+  }, 70_000);
+  afterAll(async () => {
+    await server?.stop();
+    await sim?.close();
+  });
+
+  it('passes every check, signing in through the development sign-in, and exits 0', async () => {
+    const { status, output, line } = await doctor(server.url);
+    for (const name of CHECKS) expect(line(name), output).toMatch(/^PASS /);
+    expect(line('proxmox')).toMatch(/reachable \(GET \/version in \d+ ms, PVE 9\.1\.3\)/);
+    expect(line('tools/list')).toMatch(/2 tools in \d+ ms: pve_list_vms, pve_create_qemu_vm/);
+    expect(line('read-only call')).toMatch(/pve_list_vms \{limit: 1\} answered in \d+ ms \(12 guests in all\)/);
+    expect(output.trim().split('\n').at(-1)).toBe(`${CHECKS.length} passed, 0 failed`);
+    expect(status).toBe(0);
+  }, 60_000);
+
+  it('fails naming Proxmox, and what to check, once the simulator is stopped', async () => {
+    await sim.close();
+    // /health keeps a probe's answer this long: past it, it asks again and nothing answers.
+    await new Promise((r) => setTimeout(r, PROBE_TTL_MS + 500));
+    const { status, output, line } = await doctor(server.url);
+    expect(status, output).toBe(1);
+    expect(line('proxmox')).toMatch(/^FAIL  proxmox\s+Could not connect to the Proxmox API for GET \/version: .* Fix: Nothing answered at PVE_BASE_URL: check host and port, that pveproxy \(locally: the simulator, `npm start`\) is running/);
+    expect(line('read-only call')).toMatch(/^FAIL .*Could not connect to the Proxmox API/);
+    for (const name of ['sign_in', 'public_url', 'policy', 'oauth metadata', '401 challenge', 'tools/list']) expect(line(name)).toMatch(/^PASS /);
+    expect(output).not.toContain(SIMULATOR_TOKENS.admin.secret);
+  }, 60_000);
+});
+
+describe('npm run doctor against npm start with a broken POLICY', () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await npmStart({ POLICY: JSON.stringify({ version: '1', default: 'maybe' }) });
+  }, 70_000);
+  afterAll(() => server?.stop());
+
+  it('exits 1 naming the policy error and the fix', async () => {
+    const { status, output, line } = await doctor(server.url);
+    expect(status, output).toBe(1);
+    expect(line('policy')).toMatch(/^FAIL  policy\s+policy \(POLICY\) is invalid; every tool call is denied: \/default: Invalid option.* Fix: Correct the errors \(`npm run policy -- check <file>` lists them\)/);
+    expect(line('read-only call')).toMatch(/^FAIL .*\[POLICY DENIED\]/);
+    expect(line('proxmox')).toMatch(/^PASS /);
+  }, 60_000);
+});
+
+describe('npm run doctor against npm start with a PUBLIC_URL that is not the URL used', () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await npmStart({ PUBLIC_URL: 'https://mcp.example.com' });
+  }, 70_000);
+  afterAll(() => server?.stop());
+
+  it('exits 1 naming PUBLIC_URL, the URL used and the fix', async () => {
+    const { status, output, line } = await doctor(server.url);
+    expect(status, output).toBe(1);
+    expect(line('public_url')).toContain(`FAIL  public_url`);
+    expect(line('public_url')).toContain(`PUBLIC_URL is https://mcp.example.com but this request came to ${server.url}`);
+    expect(line('public_url')).toContain(`Fix: Set PUBLIC_URL to ${server.url} if clients use it, or have them use https://mcp.example.com`);
+    expect(line('oauth metadata')).toContain(`FAIL  oauth metadata         issuer is https://mcp.example.com, not ${server.url}`);
+    expect(line('401 challenge')).toMatch(/^FAIL .*401 without resource_metadata/);
+    expect(line('proxmox')).toMatch(/^PASS /);
+  }, 60_000);
+});

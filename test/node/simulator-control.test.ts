@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
-import { createSimClient, rawRequest } from '../../simulator/sim-client.ts';
+import { createSimClient, rawRequest } from '../../simulator/control/sim-client.ts';
 
 let sim: RunningSimulator;
 beforeAll(async () => {

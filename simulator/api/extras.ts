@@ -1,9 +1,9 @@
 // Endpoints beyond the core set that clients commonly use around VM creation: the token
 // preflight (/access/permissions), pools, a node's storages and one VM's current status.
-import { dieError, permError } from './api-error.ts';
-import { findNode, guestsSorted, uptimeSeconds } from './cluster-state.ts';
+import { dieError, permError } from '../schema/pve-error.ts';
+import { findNode, guestsSorted, uptimeSeconds } from '../cluster/cluster-state.ts';
 import { NODE_PARAM, type HandlerContext, type Route } from './handler-context.ts';
-import { findToken, hasPrivilege, type Identity } from './tokens.ts';
+import { findToken, hasPrivilege, type Identity } from '../access/tokens.ts';
 import { vmResource } from './views.ts';
 
 /** PVE 9 privilege names (pve-access-control $privgroups plus Permissions.Modify). */

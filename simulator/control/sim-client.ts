@@ -1,9 +1,9 @@
 // A small client for tests: PVE API calls with the simulator's tokens, the control API, and raw
 // HTTP requests (for framing a fetch() cannot produce, e.g. a chunked body or a GET with a body).
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { SIMULATOR_TOKENS } from './tokens.ts';
+import { SIMULATOR_TOKENS } from '../access/tokens.ts';
 import type { FaultSpec } from './faults.ts';
-import type { LoggedRequest } from './request-log.ts';
+import type { LoggedRequest } from '../http/request-log.ts';
 
 export interface ApiOptions {
   /** Form fields, encoded with URLSearchParams, or a raw form string sent as is. */

@@ -1,9 +1,9 @@
 // GET /version, /nodes, /cluster/resources, /cluster/nextid (pve-manager API2/Cluster.pm,
 // API2/Nodes.pm), with the per-entry privilege filtering PVE applies.
-import { dieError, paramError } from './api-error.ts';
-import { guestsSorted, nextFreeVmid, type ClusterState } from './cluster-state.ts';
+import { dieError, paramError } from '../schema/pve-error.ts';
+import { guestsSorted, nextFreeVmid, type ClusterState } from '../cluster/cluster-state.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
-import { hasPrivilege, type Identity } from './tokens.ts';
+import { hasPrivilege, type Identity } from '../access/tokens.ts';
 import { nodeEntry, storageResource, vmResource } from './views.ts';
 
 function version(): unknown {

@@ -1,8 +1,8 @@
 // GET /nodes/{node}/qemu and /nodes/{node}/lxc: the node's guests of that type, each only if
 // the caller has VM.Audit on it (qemu-server / pve-container vmlist).
-import { guestsSorted } from './cluster-state.ts';
+import { guestsSorted } from '../cluster/cluster-state.ts';
 import { NODE_PARAM, type HandlerContext, type Route } from './handler-context.ts';
-import { hasPrivilege } from './tokens.ts';
+import { hasPrivilege } from '../access/tokens.ts';
 import { lxcListEntry, qemuListEntry } from './views.ts';
 
 function listGuests(type: 'qemu' | 'lxc') {

@@ -1,7 +1,7 @@
 // Request decoding exactly like pve-http-server AnyEvent.pm decode_urlencoded: pairs are split
 // on BOTH '&' and ';', each pair on '=' with any further '=' parts dropped, then '+' → space and
 // %XX decoding. So an unencoded `tags=a;b` arrives as `tags=a` plus an unknown parameter `b`.
-import type { ParamValue } from './schema-types.ts';
+import type { ParamValue } from '../schema/schema-types.ts';
 
 export type FormValue = string | null | string[];
 

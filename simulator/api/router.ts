@@ -1,17 +1,17 @@
 // The API behind /api2/json, as pve-manager's rest_handler runs it: find the handler (else 501),
 // refuse body parameters that contradict the URI, "proxy" to the node named in the path (unknown
 // node → 500 hostname lookup, offline node → 595), then validate parameters and call the handler.
-import { ApiError, paramError } from './api-error.ts';
-import { findNode } from './cluster-state.ts';
-import { CLUSTER_ROUTES } from './handlers-cluster.ts';
+import { ApiError, paramError } from '../schema/pve-error.ts';
+import { findNode } from '../cluster/cluster-state.ts';
+import { CLUSTER_ROUTES } from './cluster.ts';
 import { CREATE_ROUTES } from './create-vm.ts';
-import { EXTRA_ROUTES } from './handlers-extras.ts';
-import { GUEST_ROUTES } from './handlers-guests.ts';
+import { EXTRA_ROUTES } from './extras.ts';
+import { GUEST_ROUTES } from './guest-list.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
-import { ResultWithTotal, TASK_ROUTES } from './handlers-tasks.ts';
-import { apiErrorReply, emptyReply, jsonReply, type Reply } from './http-reply.ts';
-import { validateParams } from './schema-check.ts';
-import type { Params } from './schema-types.ts';
+import { ResultWithTotal, TASK_ROUTES } from './tasks.ts';
+import { apiErrorReply, emptyReply, jsonReply, type Reply } from '../http/http-reply.ts';
+import { validateParams } from '../schema/schema-check.ts';
+import type { Params } from '../schema/schema-types.ts';
 
 const ROUTES: readonly Route[] = [
   ...CLUSTER_ROUTES,

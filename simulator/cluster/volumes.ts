@@ -1,6 +1,6 @@
 // Volume ids as pve-storage parses them (parse_volume_id, each plugin's parse_volname), and
 // whether a volume exists on a node of the simulated cluster.
-import { dieError } from './api-error.ts';
+import { dieError } from '../schema/pve-error.ts';
 import { findStorage, type ClusterState, type NodeState, type StorageDef } from './cluster-state.ts';
 
 /** qemu-server $NEW_DISK_RE: `[STORAGE:]SIZE_GiB` allocates a new volume. */

@@ -1,18 +1,18 @@
 // The control API under /_sim (or /t/<tenant>/_sim): no auth, JSON in and out, not logged.
 // Tests use it to read the request log, reset the tenant, queue faults and take nodes offline.
 //
-//   GET    /requests                 {requests: LoggedRequest[]} (see request-log.ts)
+//   GET    /requests                 {requests: LoggedRequest[]} (see http/request-log.ts)
 //   DELETE /requests                 clear the log
 //   POST   /reset                    reseed cluster; clear log and faults; default config
-//   POST   /faults                   queue a fault (FaultSpec in faults.ts) → {id, fault}
+//   POST   /faults                   queue a fault (FaultSpec in control/faults.ts) → {id, fault}
 //   GET    /faults, DELETE /faults   list or drop queued faults
 //   GET    /config, POST /config     {authFailDelayMs?, taskDurationMs?, strictBridges?}
 //   POST   /nodes/<node>/offline     requests under /nodes/<node>/ answer 595; guests 'unknown'
 //   POST   /nodes/<node>/online
 // Errors: 400 {error} for bad input, 404 {error} for unknown endpoints or nodes.
-import { findNode } from './cluster-state.ts';
+import { findNode } from '../cluster/cluster-state.ts';
 import { parseFaultSpec } from './faults.ts';
-import type { Tenant, TenantConfig } from './tenant.ts';
+import type { Tenant, TenantConfig } from '../tenant.ts';
 
 export interface ControlReply {
   readonly status: number;

@@ -5,7 +5,7 @@
 // below /api2/json) match. A fault with status/body/reason/headers answers instead of PVE
 // (status defaults to 500; a string body is sent verbatim as text/plain unless contentType says
 // otherwise, an object body as JSON); with only delayMs it delays the normal answer.
-import type { Reply } from './http-reply.ts';
+import type { Reply } from '../http/http-reply.ts';
 
 export interface FaultSpec {
   readonly method?: string;

@@ -1,7 +1,7 @@
 // What the simulator answers, as data (so faults, logging and delays can wrap it), and the one
 // function that writes it to the socket. pveproxy-style replies get pveproxy's headers.
 import { STATUS_CODES, type ServerResponse } from 'node:http';
-import type { ApiError } from './api-error.ts';
+import type { ApiError } from '../schema/pve-error.ts';
 
 export type Reply =
   | {

@@ -1,8 +1,8 @@
 // What an API handler gets: the tenant's cluster, the caller, validated parameters and the
 // clock. Handlers return `data` or throw ApiError; they never touch HTTP.
-import type { ClusterState } from './cluster-state.ts';
-import type { KeySchema, Params } from './schema-types.ts';
-import type { Identity } from './tokens.ts';
+import type { ClusterState } from '../cluster/cluster-state.ts';
+import type { KeySchema, Params } from '../schema/schema-types.ts';
+import type { Identity } from '../access/tokens.ts';
 
 export interface HandlerContext {
   readonly state: ClusterState;

@@ -1,10 +1,10 @@
 // GET /nodes/{node}/tasks/{upid}/status and /log (pve-manager API2/Tasks.pm). A task lives on
 // the node in its UPID; asking another node for it finds no task file there.
-import { paramError, permError } from './api-error.ts';
-import type { Task } from './cluster-state.ts';
+import { paramError, permError } from '../schema/pve-error.ts';
+import type { Task } from '../cluster/cluster-state.ts';
 import { NODE_PARAM, type HandlerContext, type Route } from './handler-context.ts';
-import { hasPrivilege, type Identity } from './tokens.ts';
-import { decodeUpid, type UpidParts } from './upid.ts';
+import { hasPrivilege, type Identity } from '../access/tokens.ts';
+import { decodeUpid, type UpidParts } from '../cluster/upid.ts';
 
 /** A list result with PVE's top-level `total` next to `data`. */
 export class ResultWithTotal {

@@ -2,7 +2,7 @@
 // Content-Type says application/json, otherwise form-decoded; query parameters override them.
 import type { IncomingHttpHeaders } from 'node:http';
 import { decodeUrlencoded, formToParams } from './form-decode.ts';
-import type { Params, ParamValue } from './schema-types.ts';
+import type { Params, ParamValue } from '../schema/schema-types.ts';
 
 /** pve-http-server parse_content_type: the media type before any `;` or `,`, case kept. */
 export function parseContentType(header: string): string {

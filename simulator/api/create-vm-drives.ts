@@ -1,13 +1,13 @@
 // The drive checks of qemu-server create_vm that run before the task is forked:
 // $check_storage_access (storages exist, may hold images, caller may use them) and then
 // $check_drive_param (import-from syntax, ISOs need media=cdrom). Returns what the task creates.
-import { dieError, paramError, permError } from './api-error.ts';
-import type { ClusterState, StorageDef } from './cluster-state.ts';
-import { isValidDriveName } from './formats.ts';
-import { driveFormatOf } from './qemu-drive-formats.ts';
-import { parsePropertyString } from './schema-check.ts';
-import { hasPrivilege, type Identity } from './tokens.ts';
-import { NEW_DISK_RE, parseVolname, parseVolumeId, storageConfig } from './volumes.ts';
+import { dieError, paramError, permError } from '../schema/pve-error.ts';
+import type { ClusterState, StorageDef } from '../cluster/cluster-state.ts';
+import { isValidDriveName } from '../schema/formats.ts';
+import { driveFormatOf } from '../schema/qemu-drive-formats.ts';
+import { parsePropertyString } from '../schema/schema-check.ts';
+import { hasPrivilege, type Identity } from '../access/tokens.ts';
+import { NEW_DISK_RE, parseVolname, parseVolumeId, storageConfig } from '../cluster/volumes.ts';
 
 export interface DrivePlan {
   readonly key: string;

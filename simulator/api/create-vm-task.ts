@@ -1,11 +1,11 @@
 // The qmcreate worker: PVE writes a config holding only `lock: create`, forks a task that
 // allocates disks and writes the real config, then drops the lock (or removes the VM on error).
 // Here the task's outcome is decided up front and applied when its time is up (settleTasks).
-import type { ClusterState, Guest, NodeState, Task } from './cluster-state.ts';
+import type { ClusterState, Guest, NodeState, Task } from '../cluster/cluster-state.ts';
 import type { DrivePlan } from './create-vm-drives.ts';
-import { splitList } from './formats.ts';
-import { encodeUpid } from './upid.ts';
-import { parseVolname, volumeExists } from './volumes.ts';
+import { splitList } from '../schema/formats.ts';
+import { encodeUpid } from '../cluster/upid.ts';
+import { parseVolname, volumeExists } from '../cluster/volumes.ts';
 
 const MIB = 1024 ** 2;
 const GIB = 1024 ** 3;

@@ -1,7 +1,7 @@
 // Response shapes for guests, nodes, storages and pools, following pve-manager's
 // extract_*_stats (cluster/resources, /nodes) and qemu-server/pve-container vmstatus (node lists).
 // Flags are 0/1 integers and optional keys are left out, as PVE does.
-import { uptimeSeconds, type Guest, type NodeState, type StorageDef } from './cluster-state.ts';
+import { uptimeSeconds, type Guest, type NodeState, type StorageDef } from '../cluster/cluster-state.ts';
 
 type Entry = Record<string, unknown>;
 

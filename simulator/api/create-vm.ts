@@ -1,15 +1,15 @@
 // POST /nodes/{node}/qemu, following qemu-server API2/Qemu.pm create_vm step by step: quorum,
 // pool, permissions (VM.PowerMgmt for start=1, then VM.Allocate), drive checks, the cluster-wide
 // vmid check, then a qmcreate task whose UPID is returned.
-import { dieError, paramError, permError } from './api-error.ts';
-import { findNode } from './cluster-state.ts';
+import { dieError, paramError, permError } from '../schema/pve-error.ts';
+import { findNode } from '../cluster/cluster-state.ts';
 import { checkDrives } from './create-vm-drives.ts';
 import { spawnCreateTask } from './create-vm-task.ts';
-import { isValidDriveName } from './formats.ts';
+import { isValidDriveName } from '../schema/formats.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
-import { QEMU_CREATE_SCHEMA } from './qemu-create-schema.ts';
-import type { Params } from './schema-types.ts';
-import { hasPrivilege } from './tokens.ts';
+import { QEMU_CREATE_SCHEMA } from '../schema/qemu-create-schema.ts';
+import type { Params } from '../schema/schema-types.ts';
+import { hasPrivilege } from '../access/tokens.ts';
 
 /** Validated values as the strings Perl code sees (JSON true/false → 1/0). */
 function asStrings(params: Params): Record<string, string> {

@@ -1,7 +1,7 @@
 // API-token authentication as pveproxy does it (pve-http-server extract_auth_value, pve-manager
 // auth_handler, pve-access-control verify_token). Pure: headers in, tagged result out.
 import type { IncomingHttpHeaders } from 'node:http';
-import { findToken, type Identity } from './tokens.ts';
+import { findToken, type Identity } from '../access/tokens.ts';
 
 export type AuthResult =
   | { readonly ok: true; readonly identity: Identity }

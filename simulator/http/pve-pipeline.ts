@@ -2,13 +2,13 @@
 // method known? → chunked body refused → /api2 auth (401, delayed) → body length/type checks →
 // formatter → parameter extraction → rest_handler. Everything before auth answers unauthenticated.
 import type { IncomingHttpHeaders } from 'node:http';
-import { runApiCall } from './api-router.ts';
+import { runApiCall } from '../api/router.ts';
 import { authenticate } from './auth.ts';
-import { settleTasks } from './cluster-state.ts';
+import { settleTasks } from '../cluster/cluster-state.ts';
 import { unescapePath } from './form-decode.ts';
 import { emptyReply, textError, type Reply } from './http-reply.ts';
 import { extractParams, parseContentType } from './request-params.ts';
-import type { Tenant } from './tenant.ts';
+import type { Tenant } from '../tenant.ts';
 
 export interface IncomingFacts {
   readonly method: string;

@@ -2,9 +2,10 @@
 // API2/Nodes.pm), with the per-entry privilege filtering PVE applies.
 import { dieError, paramError } from '../schema/pve-error.ts';
 import { guestsSorted, nextFreeVmid, type ClusterState } from '../cluster/cluster-state.ts';
-import type { HandlerContext, Route } from './handler-context.ts';
+import { ALL_USERS } from '../access/permissions.ts';
+import { VMID_PARAM, type HandlerContext, type Route } from './handler-context.ts';
 import { hasPrivilege, type Identity } from '../access/tokens.ts';
-import { nodeEntry, storageResource, vmResource } from './views.ts';
+import { factsOf, nodeEntry, storageResource, vmResource } from './views.ts';
 
 function version(): unknown {
   return { version: '9.1.3', release: '9.1', repoid: 'e5010dcea566a205' };
@@ -23,16 +24,16 @@ function poolResources(state: ClusterState, identity: Identity, now: number): Re
   return [...state.pools.keys()].sort().map((pool) => {
     const entry: Record<string, number | string> = { id: `/pool/${pool}`, pool, type: 'pool' };
     for (const guest of guestsSorted(state)) {
-      const stats = vmResource(guest, true, true, now);
-      const uptime = Number(stats.uptime);
+      const uptime = Number(vmResource(state, guest, true, now).uptime ?? 0);
       if (guest.pool !== pool || !uptime) continue;
+      const facts = factsOf(state, guest);
       const maxcpu = Number(entry.maxcpu ?? 0);
       const cpu = Number(entry.cpu ?? 0);
       entry.uptime = Math.max(Number(entry.uptime ?? 0), uptime);
       entry.mem = Number(entry.mem ?? 0) + guest.mem;
-      entry.maxmem = Number(entry.maxmem ?? 0) + guest.maxmem;
-      entry.cpu = (cpu * maxcpu + guest.cpu * guest.cpus) / (maxcpu + guest.cpus);
-      entry.maxcpu = maxcpu + guest.cpus;
+      entry.maxmem = Number(entry.maxmem ?? 0) + facts.maxmem;
+      entry.cpu = (cpu * maxcpu + guest.cpu * facts.cpus) / (maxcpu + facts.cpus);
+      entry.maxcpu = maxcpu + facts.cpus;
     }
     return entry;
   });
@@ -41,14 +42,13 @@ function poolResources(state: ClusterState, identity: Identity, now: number): Re
 function clusterResources({ state, identity, params, now }: HandlerContext): unknown {
   const type = params.type === undefined || params.type === null ? undefined : String(params.type);
   const wants = (kind: string) => type === undefined || type === kind;
-  const online = new Map(state.nodes.map((node) => [node.name, node.online]));
   const res: unknown[] = [];
   if (type === undefined) res.push(...poolResources(state, identity, now));
   if (wants('vm')) {
     const showPool = hasPrivilege(identity, '/pool', 'Pool.Audit');
     for (const guest of guestsSorted(state)) {
       if (!hasPrivilege(identity, `/vms/${guest.vmid}`, 'VM.Audit')) continue;
-      res.push(vmResource(guest, online.get(guest.node) ?? false, showPool, now));
+      res.push(vmResource(state, guest, showPool, now));
     }
   }
   if (wants('node')) {
@@ -80,20 +80,21 @@ function nextId({ state, params }: HandlerContext): unknown {
   return String(free);
 }
 
-const VMID_PARAM = { type: 'integer', format: 'pve-vmid', minimum: 100, maximum: 999999999 } as const;
 
 export const CLUSTER_ROUTES: readonly Route[] = [
-  { method: 'GET', path: '/version', schema: {}, handle: version },
-  { method: 'GET', path: '/nodes', schema: {}, handle: listNodes },
+  { method: 'GET', path: '/version', permissions: ALL_USERS, schema: {}, handle: version },
+  { method: 'GET', path: '/nodes', permissions: ALL_USERS, schema: {}, handle: listNodes },
   {
     method: 'GET',
     path: '/cluster/resources',
+    permissions: ALL_USERS,
     schema: { type: { type: 'string', optional: true, enum: ['vm', 'storage', 'node', 'sdn'] } },
     handle: clusterResources,
   },
   {
     method: 'GET',
     path: '/cluster/nextid',
+    permissions: ALL_USERS,
     schema: { vmid: { ...VMID_PARAM, optional: true } },
     handle: nextId,
   },

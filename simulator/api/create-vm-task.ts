@@ -1,11 +1,15 @@
 // The qmcreate worker: PVE writes a config holding only `lock: create`, forks a task that
-// allocates disks and writes the real config, then drops the lock (or removes the VM on error).
-// Here the task's outcome is decided up front and applied when its time is up (settleTasks).
-import type { ClusterState, Guest, NodeState, Task } from '../cluster/cluster-state.ts';
-import type { DrivePlan } from './create-vm-drives.ts';
+// allocates disks (create_disks) and writes the real config (defaults: boot order, smbios1 uuid,
+// vmgenid, meta), then drops the lock, or removes the VM and its new volumes on error.
+import { createHash, randomBytes } from 'node:crypto';
+import type { ClusterState, Guest, NodeState } from '../cluster/cluster-state.ts';
+import { defaultBootOrder, formatSize, printProps, randomUuid } from '../cluster/guest-config.ts';
+import { bootGuest } from '../cluster/power.ts';
+import { allocLines, copyLines } from '../cluster/storage-log.ts';
+import { spawnTask, WorkerDie, type TaskLog } from '../cluster/tasks.ts';
+import { allocateImage, findVolume, removeVolume } from '../cluster/volumes.ts';
 import { splitList } from '../schema/formats.ts';
-import { encodeUpid } from '../cluster/upid.ts';
-import { parseVolname, volumeExists } from '../cluster/volumes.ts';
+import type { DrivePlan } from './create-vm-drives.ts';
 
 const MIB = 1024 ** 2;
 const GIB = 1024 ** 3;
@@ -24,113 +28,101 @@ export interface CreateRequest {
   readonly forcedExitStatus?: string;
 }
 
-const isSuccess = (status: string) => status === 'OK' || /^WARNINGS: \d+$/.test(status);
-
 /** PVE::GuestHelpers::get_unique_tags with default tag-style: lower-cased, sorted, unique. */
-function uniqueTags(tags: string): string {
+export function uniqueTags(tags: string): string {
   return [...new Set(splitList(tags).map((tag) => tag.toLowerCase()))].sort().join(';');
 }
 
-/** Simulate create_disks: log like PVE, fail on the first volume that does not exist. */
-interface DiskRun {
-  readonly log: string[];
-  readonly error?: string;
-  /** Bytes per drive key of the disks allocated. */
-  readonly sizes: Map<string, number>;
+/** PVE::Tools::encrypt_pw: crypt() with a random SHA-256 ('$5$') salt, unless already crypted. */
+export function encryptPassword(password: string): string {
+  if (/^\$(?:[156]|2[ay])(\$.+){2}/.test(password)) return password;
+  const salt = randomBytes(6).toString('base64').replace(/[+=]/g, '.');
+  const hash = createHash('sha256').update(`${salt}${password}`).digest('base64').replace(/[+=]/g, '.').slice(0, 43);
+  return `$5$${salt}$${hash}`;
 }
 
-function runDisks(state: ClusterState, req: CreateRequest): DiskRun {
-  const log: string[] = [];
-  const sizes = new Map<string, number>();
-  const counters = new Map<string, number>();
+export type DiskRequest = Pick<CreateRequest, 'vmid' | 'node' | 'drives' | 'now'> & {
+  /** How a missing volume is reported: create_vm says "unable to create VM <id> - ...". */
+  readonly errorPrefix?: string;
+};
+
+/** create_disks: allocate new volumes, check existing ones; returns the drive values to write. */
+export function createDisks(state: ClusterState, req: DiskRequest, log: TaskLog, allocated: string[]): Record<string, string> {
+  const written: Record<string, string> = {};
   for (const plan of req.drives) {
-    const suffix = Object.entries(plan.drive)
-      .filter(([key]) => key !== 'file' && key !== 'import-from')
-      .map(([key, value]) => `,${key}=${value}`)
-      .join('');
-    if (plan.kind === 'new' && plan.storage) {
-      const index = counters.get(plan.storage.id) ?? 0;
-      counters.set(plan.storage.id, index + 1);
-      const name = `vm-${req.vmid}-disk-${index}`;
-      const size = plan.key === 'efidisk0' ? '1M' : plan.key === 'tpmstate0' ? '4M' : `${plan.sizeGiB}G`;
-      if (plan.storage.type === 'lvmthin') log.push(`  Logical volume "${name}" created.`);
-      const volume = `${plan.storage.id}:${name}${suffix},size=${size}`;
-      log.push(`${plan.key}: successfully created disk '${volume}'`);
-      sizes.set(plan.key, Math.round((plan.sizeGiB ?? 0) * GIB));
-    } else if (plan.kind === 'cloudinit' && plan.storage) {
-      const volume = `${plan.storage.id}:vm-${req.vmid}-cloudinit,media=cdrom`;
-      log.push(`${plan.key}: successfully created disk '${volume}'`);
+    const { file, 'import-from': importFrom, ...options } = plan.drive;
+    if ((plan.kind === 'new' || plan.kind === 'cloudinit') && plan.storage) {
+      const source = importFrom === undefined ? undefined : findVolume(state, req.node.name, importFrom);
+      const size = plan.kind === 'cloudinit' ? 4 * MIB : plan.key === 'efidisk0' || plan.key === 'tpmstate0' ? 4 * MIB : (source?.size ?? Math.round((plan.sizeGiB ?? 0) * GIB));
+      const name = plan.kind === 'cloudinit' ? `vm-${req.vmid}-cloudinit` : undefined;
+      const volid = allocateImage(state, { storage: plan.storage, node: req.node.name, vmid: req.vmid, size, now: req.now, ...(name ? { name } : {}) });
+      allocated.push(volid);
+      log.info(...allocLines(plan.storage, volid, size));
+      if (importFrom !== undefined) log.info(`importing disk '${importFrom}' to VM ${req.vmid} ...`, ...copyLines(size));
+      const value = plan.kind === 'cloudinit'
+        ? printProps({ file: volid, media: 'cdrom' }, { defaultKey: 'file' })
+        : printProps({ ...options, file: volid, size: formatSize(size) }, { defaultKey: 'file' });
+      log.info(`${plan.key}: successfully created disk '${value}'`);
+      written[plan.key] = value;
     } else if (plan.kind === 'existing') {
-      const volid = plan.drive.file ?? '';
-      if (!volumeExists(state, req.node, parseVolname(state, volid))) {
-        return { log, error: `unable to create VM ${req.vmid} - volume ${volid} does not exist`, sizes };
-      }
+      const volume = findVolume(state, req.node.name, file ?? '');
+      if (!volume) throw new WorkerDie(`${req.errorPrefix ?? ''}volume ${file} does not exist`);
+      written[plan.key] = printProps({ ...options, file: file ?? '', size: formatSize(volume.size) }, { defaultKey: 'file' });
+    } else {
+      written[plan.key] = printProps({ ...options, file: file ?? 'none' }, { defaultKey: 'file' });
     }
   }
-  return { log, sizes };
+  return written;
 }
 
-/** The guest as its final config describes it (qemu-server vmstatus defaults otherwise). */
-function finalGuest(placeholder: Guest, req: CreateRequest, sizes: Map<string, number>): Partial<Guest> {
-  const { params } = req;
-  const memory = /^(?:current=)?(\d+)$/.exec(params.memory ?? '')?.[1];
-  const cpus = Number(params.vcpus ?? 0) || Number(params.sockets ?? 1) * Number(params.cores ?? 1);
-  const bootOrder = /order=([^,]+)/.exec(params.boot ?? '')?.[1]?.split(';') ?? [];
-  const firstDisk = [...bootOrder, ...sizes.keys()].find((key) => sizes.has(key));
-  const tags = params.tags === undefined ? '' : uniqueTags(params.tags);
-  return {
-    name: params.name ?? placeholder.name,
-    cpus: Math.min(cpus, req.node.maxcpu),
-    maxmem: Number(memory ?? 512) * MIB,
-    maxdisk: firstDisk ? (sizes.get(firstDisk) ?? 0) : 0,
-    template: params.template === '1',
-    ...(tags ? { tags } : {}),
-    ...(req.pool !== undefined ? { pool: req.pool } : {}),
-  };
+/** The config create_vm writes: parameters as given, disks as created, PVE's defaults added. */
+function finalConfig(req: CreateRequest, disks: Record<string, string>, now: number): Record<string, string> {
+  const config: Record<string, string> = { ...req.params, ...disks };
+  if (config.tags !== undefined) config.tags = uniqueTags(config.tags);
+  if (config.cipassword !== undefined && !/^win/.test(config.ostype ?? '')) config.cipassword = encryptPassword(config.cipassword);
+  config.boot ??= defaultBootOrder(config);
+  config.smbios1 ??= `uuid=${randomUuid()}`;
+  if (config.vmgenid === undefined || config.vmgenid === '1') config.vmgenid = randomUuid();
+  // Windows guests get their machine version pinned at create (check_and_pin_machine_string)
+  if (/^win/.test(config.ostype ?? '') && !/\d/.test(config.machine ?? '')) {
+    config.machine = config.machine === 'q35' ? 'pc-q35-10.0+pve1' : 'pc-i440fx-10.0+pve1';
+  }
+  config.meta = `creation-qemu=10.0.2,ctime=${Math.floor(now / 1000)}`;
+  return config;
 }
 
 /** Create the locked placeholder guest and the task; returns the UPID. */
 export function spawnCreateTask(state: ClusterState, req: CreateRequest): string {
-  const placeholder: Guest = {
-    vmid: req.vmid, type: 'qemu', node: req.node.name, name: `VM ${req.vmid}`, status: 'stopped',
-    template: false, cpus: 1, maxmem: 512 * MIB, mem: 0, maxdisk: 0, disk: 0, cpu: 0,
-    netin: 0, netout: 0, diskread: 0, diskwrite: 0, lock: 'create',
+  const guest: Guest = {
+    vmid: req.vmid, type: 'qemu', node: req.node.name, config: { lock: 'create' }, pending: {}, pendingDelete: [],
+    snapshots: new Map(), status: 'stopped', qmpstatus: 'running', agentRunning: false,
+    cpu: 0, mem: 0, disk: 0, netin: 0, netout: 0, diskread: 0, diskwrite: 0,
   };
-  state.guests.set(req.vmid, placeholder);
-  const disks = runDisks(state, req);
-  const exitStatus = req.forcedExitStatus ?? (disks.error ? disks.error : 'OK');
-  const log = [...disks.log];
-  const missingBridge = Object.entries(req.params)
-    .filter(([key]) => /^net\d+$/.test(key))
-    .map(([, value]) => /(?:^|,)bridge=([^,]+)/.exec(value)?.[1])
-    .find((bridge) => bridge !== undefined && !req.node.bridges.includes(bridge));
-  if (isSuccess(exitStatus) && req.start) log.push('Execute autostart');
-  const upid = encodeUpid({
-    node: req.node.name,
-    pid: 100_000 + Math.floor(Math.random() * 3_000_000),
-    pstart: Math.floor((req.now - req.node.bootedAt) / 10) + Math.floor(Math.random() * 5_000),
-    starttime: Math.floor(req.now / 1000),
-    type: 'qmcreate',
-    id: String(req.vmid),
-    user: req.user,
+  state.guests.set(req.vmid, guest);
+  const allocated: string[] = [];
+  return spawnTask(state, {
+    node: req.node, type: 'qmcreate', id: String(req.vmid), user: req.user, now: req.now, durationMs: req.durationMs,
+    vmid: req.vmid,
+    ...(req.forcedExitStatus !== undefined ? { forcedExitStatus: req.forcedExitStatus } : {}),
+    work: () => ({
+      commit: (log, now) => {
+        const disks = createDisks(state, { ...req, errorPrefix: `unable to create VM ${req.vmid} - ` }, log, allocated);
+        guest.config = finalConfig(req, disks, now);
+        if (req.pool !== undefined) guest.pool = req.pool;
+        if (!req.start) return;
+        log.info('Execute autostart');
+        // vm_start runs as its own qmstart task; a missing bridge makes that one fail, not this one.
+        const bridges = Object.entries(guest.config)
+          .filter(([key]) => /^net\d+$/.test(key))
+          .map(([, value]) => /(?:^|,)bridge=([^,]+)/.exec(value)?.[1]);
+        if (bridges.every((bridge) => bridge === undefined || req.node.bridges.includes(bridge))) {
+          bootGuest(guest, now, req.node.maxcpu);
+        }
+      },
+      undo: () => {
+        state.guests.delete(req.vmid);
+        for (const volid of allocated) removeVolume(state, req.node.name, volid);
+      },
+    }),
   });
-  const endsAt = req.now + req.durationMs;
-  const finish = () => {
-    if (!isSuccess(exitStatus)) {
-      state.guests.delete(req.vmid);
-      log.push(`TASK ERROR: ${exitStatus}`);
-      return;
-    }
-    Object.assign(placeholder, finalGuest(placeholder, req, disks.sizes));
-    delete placeholder.lock;
-    // vm_start runs as its own qmstart task; a missing bridge makes that one fail, not this one.
-    if (req.start && missingBridge === undefined) {
-      Object.assign(placeholder, { status: 'running', bootedAt: endsAt, pid: 200_000 + req.vmid });
-      Object.assign(placeholder, { cpu: 0.0123, mem: Math.round(placeholder.maxmem * 0.3) });
-    }
-    log.push(exitStatus === 'OK' ? 'TASK OK' : `TASK ${exitStatus}`);
-  };
-  const task: Task = { upid, node: req.node.name, endsAt, exitStatus, log, finish, finished: false };
-  state.tasks.set(upid, task);
-  return upid;
 }

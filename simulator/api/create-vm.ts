@@ -6,27 +6,12 @@ import { findNode } from '../cluster/cluster-state.ts';
 import { checkDrives } from './create-vm-drives.ts';
 import { spawnCreateTask } from './create-vm-task.ts';
 import { isValidDriveName } from '../schema/formats.ts';
+import { ALL_USERS } from '../access/permissions.ts';
+import { printNet } from './net-config.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
 import { QEMU_CREATE_SCHEMA } from '../schema/qemu-create-schema.ts';
-import type { Params } from '../schema/schema-types.ts';
 import { hasPrivilege } from '../access/tokens.ts';
-
-/** Validated values as the strings Perl code sees (JSON true/false → 1/0). */
-function asStrings(params: Params): Record<string, string> {
-  const res: Record<string, string> = Object.create(null);
-  for (const [key, value] of Object.entries(params)) {
-    if (value === undefined || value === null) continue;
-    res[key] = typeof value === 'boolean' ? (value ? '1' : '0') : String(value);
-  }
-  return res;
-}
-
-/** Remove and return a parameter, like extract_param. */
-function extract(params: Record<string, string>, key: string): string | undefined {
-  const value = params[key];
-  delete params[key];
-  return value;
-}
+import { asStrings, extract } from './guest-helpers.ts';
 
 const perlTrue = (value: string | undefined) => value !== undefined && value !== '' && value !== '0';
 
@@ -74,6 +59,8 @@ function createVm(ctx: HandlerContext): unknown {
     if (cdrom) params.ide2 = /media=/.test(cdrom) ? cdrom : `${cdrom},media=cdrom`;
     drives = checkDrives(state, identity, params, storage);
     if (ctx.strictBridges) checkBridges(params, node.bridges);
+    // add_random_macs: NICs without a MAC get one before the config is written
+    for (const key of Object.keys(params).filter((k) => /^net\d+$/.test(k))) params[key] = printNet(params[key] ?? '');
   }
 
   const existing = state.guests.get(vmid);
@@ -108,5 +95,5 @@ function checkBridges(params: Record<string, string>, bridges: readonly string[]
 }
 
 export const CREATE_ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/nodes/{node}/qemu', schema: QEMU_CREATE_SCHEMA, handle: createVm },
+  { method: 'POST', path: '/nodes/{node}/qemu', permissions: ALL_USERS, schema: QEMU_CREATE_SCHEMA, handle: createVm },
 ];

@@ -1,8 +1,9 @@
 // Endpoints beyond the core set that clients commonly use around VM creation: the token
-// preflight (/access/permissions), pools, a node's storages and one VM's current status.
+// preflight (/access/permissions) and pools.
 import { dieError, permError } from '../schema/pve-error.ts';
-import { findNode, guestsSorted, uptimeSeconds } from '../cluster/cluster-state.ts';
-import { NODE_PARAM, type HandlerContext, type Route } from './handler-context.ts';
+import { ALL_USERS } from '../access/permissions.ts';
+import { guestsSorted } from '../cluster/cluster-state.ts';
+import type { HandlerContext, Route } from './handler-context.ts';
 import { findToken, hasPrivilege, type Identity } from '../access/tokens.ts';
 import { vmResource } from './views.ts';
 
@@ -54,70 +55,16 @@ function pools({ state, identity, params, now }: HandlerContext): unknown {
         : {
             members: guestsSorted(state)
               .filter((guest) => guest.pool === id)
-              .map((guest) => vmResource(guest, findNode(state, guest.node)?.online ?? false, true, now)),
+              .map((guest) => vmResource(state, guest, true, now)),
           }),
     }));
-}
-
-function nodeStorages({ state, identity, params }: HandlerContext): unknown {
-  const wanted = params.content === undefined ? [] : String(params.content).split(/[,;\s]+/).filter(Boolean);
-  return state.storages
-    .filter((storage) => params.storage === undefined || storage.id === params.storage)
-    .filter((storage) => wanted.every((content) => storage.content.includes(content)))
-    .filter(
-      (storage) =>
-        hasPrivilege(identity, `/storage/${storage.id}`, 'Datastore.Audit') ||
-        hasPrivilege(identity, `/storage/${storage.id}`, 'Datastore.AllocateSpace'),
-    )
-    .map((storage) => ({
-      storage: storage.id,
-      type: storage.type,
-      content: storage.content.join(','),
-      shared: storage.shared ? 1 : 0,
-      active: 1,
-      enabled: 1,
-      total: storage.maxdisk,
-      used: storage.disk,
-      avail: storage.maxdisk - storage.disk,
-      used_fraction: storage.disk / storage.maxdisk,
-    }));
-}
-
-function vmStatus({ state, params, now }: HandlerContext): unknown {
-  const vmid = Number(params.vmid);
-  const guest = state.guests.get(vmid);
-  if (!guest || guest.type !== 'qemu' || guest.node !== params.node) {
-    throw dieError(`Configuration file 'nodes/${String(params.node)}/qemu-server/${vmid}.conf' does not exist`);
-  }
-  const running = guest.status === 'running';
-  return {
-    vmid,
-    name: guest.name,
-    status: guest.status,
-    qmpstatus: guest.status,
-    cpus: guest.cpus,
-    cpu: guest.cpu,
-    maxmem: guest.maxmem,
-    mem: guest.mem,
-    maxdisk: guest.maxdisk,
-    disk: 0,
-    netin: guest.netin,
-    netout: guest.netout,
-    diskread: guest.diskread,
-    diskwrite: guest.diskwrite,
-    uptime: uptimeSeconds(guest.bootedAt, now),
-    ha: { managed: 0 },
-    ...(running && guest.pid !== undefined ? { pid: guest.pid } : {}),
-    ...(guest.template ? { template: 1 } : {}),
-    ...(guest.lock !== undefined ? { lock: guest.lock } : {}),
-    ...(guest.tags !== undefined ? { tags: guest.tags } : {}),
-  };
 }
 
 export const EXTRA_ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: '/access/permissions',
+    permissions: ALL_USERS,
     schema: {
       path: { type: 'string', optional: true },
       userid: {
@@ -131,32 +78,11 @@ export const EXTRA_ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: '/pools',
+    permissions: ALL_USERS,
     schema: {
       poolid: { type: 'string', optional: true, format: 'pve-poolid' },
       type: { type: 'string', optional: true, enum: ['qemu', 'lxc', 'storage'], requires: 'poolid' },
     },
     handle: pools,
-  },
-  {
-    method: 'GET',
-    path: '/nodes/{node}/storage',
-    schema: {
-      node: NODE_PARAM,
-      content: { type: 'string', optional: true },
-      enabled: { type: 'boolean', optional: true },
-      format: { type: 'boolean', optional: true },
-      storage: { type: 'string', optional: true, format: 'pve-storage-id' },
-      target: { type: 'string', optional: true, format: 'pve-node' },
-    },
-    handle: nodeStorages,
-  },
-  {
-    method: 'GET',
-    path: '/nodes/{node}/qemu/{vmid}/status/current',
-    schema: {
-      node: NODE_PARAM,
-      vmid: { type: 'integer', format: 'pve-vmid', minimum: 100, maximum: 999999999 },
-    },
-    handle: vmStatus,
   },
 ];

@@ -1,5 +1,6 @@
 // GET /nodes/{node}/tasks/{upid}/status and /log (pve-manager API2/Tasks.pm). A task lives on
 // the node in its UPID; asking another node for it finds no task file there.
+import { ALL_USERS } from '../access/permissions.ts';
 import { paramError, permError } from '../schema/pve-error.ts';
 import type { Task } from '../cluster/cluster-state.ts';
 import { NODE_PARAM, type HandlerContext, type Route } from './handler-context.ts';
@@ -42,7 +43,7 @@ function taskStatus(ctx: HandlerContext): unknown {
   const { parts, task } = lookup(ctx);
   if (!task) throw paramError({ upid: 'no such task' });
   checkTaskAccess(parts, ctx.identity, String(ctx.params.node));
-  const running = ctx.now < task.endsAt;
+  const running = !task.finished;
   return {
     node: parts.node,
     pid: parts.pid,
@@ -78,12 +79,14 @@ export const TASK_ROUTES: readonly Route[] = [
   {
     method: 'GET',
     path: '/nodes/{node}/tasks/{upid}/status',
+    permissions: ALL_USERS,
     schema: { node: NODE_PARAM, upid: UPID_PARAM },
     handle: taskStatus,
   },
   {
     method: 'GET',
     path: '/nodes/{node}/tasks/{upid}/log',
+    permissions: ALL_USERS,
     schema: {
       node: NODE_PARAM,
       upid: UPID_PARAM,

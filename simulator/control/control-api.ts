@@ -9,15 +9,24 @@
 //   GET    /config, POST /config     {authFailDelayMs?, taskDurationMs?, strictBridges?}
 //   POST   /nodes/<node>/offline     requests under /nodes/<node>/ answer 595; guests 'unknown'
 //   POST   /nodes/<node>/online
-// Errors: 400 {error} for bad input, 404 {error} for unknown endpoints or nodes.
+// One guest (tasks still running are settled first, so the answer is what the API would see):
+//   GET    /guests/<vmid>            {vmid, type, node, status, qmpstatus, agentRunning, lock, pool,
+//                                     checkpointed, config, pending: {values, delete},
+//                                     snapshots: {<name>: config}, digest}
+//   POST   /guests/<vmid>/lock       {lock: 'backup'|'snapshot'|...} set the config lock
+//   DELETE /guests/<vmid>/lock       clear it
+//   POST   /guests/<vmid>/agent      {running: boolean} whether the QEMU guest agent answers (VMs)
+//   POST   /guests/<vmid>/qmpstatus  {qmpstatus: 'running'|'paused'|'prelaunch'|'suspended'}
+//                                    (a running VM's QMP status, e.g. paused by the guest)
+//   each answers the guest as GET does.
+// Errors: 400 {error} for bad input, 404 {error} for unknown endpoints, nodes or guests.
 import { findNode } from '../cluster/cluster-state.ts';
+import { settleTasks } from '../cluster/tasks.ts';
+import { handleGuestControl, type ControlReply } from './control-guests.ts';
 import { parseFaultSpec } from './faults.ts';
 import type { Tenant, TenantConfig } from '../tenant.ts';
 
-export interface ControlReply {
-  readonly status: number;
-  readonly body: unknown;
-}
+export type { ControlReply };
 
 const ok = (body: unknown): ControlReply => ({ status: 200, body });
 const fail = (status: number, error: string): ControlReply => ({ status, body: { error } });
@@ -82,6 +91,11 @@ export function handleControl(
       return ok({ config: tenant.config });
     case 'POST /config':
       return updateConfig(tenant, json.value);
+  }
+  const guestRoute = /^(GET|POST|DELETE) \/guests\/(\d+)(\/[a-z]+)?$/.exec(route);
+  if (guestRoute) {
+    settleTasks(tenant.state, now);
+    return handleGuestControl(tenant, guestRoute[1] ?? '', Number(guestRoute[2]), guestRoute[3] ?? '', json.value);
   }
   const nodeRoute = /^POST \/nodes\/([^/]+)\/(offline|online)$/.exec(route);
   if (nodeRoute) {

@@ -26,6 +26,23 @@ export interface SimResponse {
 
 export type FaultInput = Partial<FaultSpec> & { readonly path: string };
 
+/** GET /_sim/guests/<vmid> (see control/control-guests.ts). */
+export interface GuestView {
+  vmid: number;
+  type: 'qemu' | 'lxc';
+  node: string;
+  status: 'running' | 'stopped';
+  qmpstatus: string;
+  agentRunning: boolean;
+  lock: string | null;
+  pool: string | null;
+  checkpointed: boolean;
+  config: Record<string, string>;
+  pending: { values: Record<string, string>; delete: string[] };
+  snapshots: Record<string, Record<string, string>>;
+  digest: string;
+}
+
 function searchParams(record: Record<string, string | number>): URLSearchParams {
   const pairs = Object.entries(record).map(([key, value]): [string, string] => [key, String(value)]);
   return new URLSearchParams(pairs);
@@ -86,6 +103,12 @@ export function createSimClient(baseUrl: string, tenant?: string) {
       control('POST', '/config', config),
     setNodeOnline: (node: string, online: boolean) =>
       control('POST', `/nodes/${node}/${online ? 'online' : 'offline'}`),
+    /** A guest as the control API shows it (config, pending, snapshots, run state), or throws. */
+    guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as GuestView,
+    setLock: (vmid: number, lock: string | null) =>
+      lock === null ? control('DELETE', `/guests/${vmid}/lock`) : control('POST', `/guests/${vmid}/lock`, { lock }),
+    setAgent: (vmid: number, running: boolean) => control('POST', `/guests/${vmid}/agent`, { running }),
+    setQmpStatus: (vmid: number, qmpstatus: string) => control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
   };
 }
 

@@ -2,9 +2,9 @@
 // method known? → chunked body refused → /api2 auth (401, delayed) → body length/type checks →
 // formatter → parameter extraction → rest_handler. Everything before auth answers unauthenticated.
 import type { IncomingHttpHeaders } from 'node:http';
-import { runApiCall } from '../api/router.ts';
+import { runApiCall } from './rest-handler.ts';
 import { authenticate } from './auth.ts';
-import { settleTasks } from '../cluster/cluster-state.ts';
+import { settleTasks } from '../cluster/tasks.ts';
 import { unescapePath } from './form-decode.ts';
 import { emptyReply, textError, type Reply } from './http-reply.ts';
 import { extractParams, parseContentType } from './request-params.ts';

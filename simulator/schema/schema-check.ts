@@ -1,6 +1,7 @@
 // A port of the parts of pve-common JSONSchema.pm that API parameter checks go through
 // (check_prop, check_object, check_type, check_format, parse_property_string), keeping the
 // order of checks and the exact error texts, because clients show and match on those.
+import { EXTRA_CODE_FORMATS } from './formats-extra.ts';
 import { CODE_FORMATS, splitList } from './formats.ts';
 import { NAMED_PROPERTY_FORMATS } from './named-formats.ts';
 import {
@@ -134,7 +135,7 @@ function checkFormat(format: string | PropertyStringFormat, value: string, path:
     return;
   }
   const [, name = format, kind] = /^(.*?)(?:-(list|opt))?$/.exec(format) ?? [];
-  const code = own(CODE_FORMATS, name);
+  const code = own(CODE_FORMATS, name) ?? own(EXTRA_CODE_FORMATS, name);
   const hash = own(NAMED_PROPERTY_FORMATS, name);
   if (code === undefined && hash === undefined) throw new PveDie(`undefined format '${format}'\n`);
   if (code && kind === 'list') {

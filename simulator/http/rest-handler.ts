@@ -1,30 +1,21 @@
 // The API behind /api2/json, as pve-manager's rest_handler runs it: find the handler (else 501),
-// refuse body parameters that contradict the URI, "proxy" to the node named in the path (unknown
-// node → 500 hostname lookup, offline node → 595), then validate parameters and call the handler.
+// refuse body parameters that contradict the URI, check the method's permissions, "proxy" to the
+// node named in the path (unknown node → 500 hostname lookup, offline node → 595), then validate
+// parameters and call the handler.
 import { ApiError, paramError } from '../schema/pve-error.ts';
 import { findNode } from '../cluster/cluster-state.ts';
-import { CLUSTER_ROUTES } from './cluster.ts';
-import { CREATE_ROUTES } from './create-vm.ts';
-import { EXTRA_ROUTES } from './extras.ts';
-import { GUEST_ROUTES } from './guest-list.ts';
-import type { HandlerContext, Route } from './handler-context.ts';
-import { ResultWithTotal, TASK_ROUTES } from './tasks.ts';
-import { apiErrorReply, emptyReply, jsonReply, type Reply } from '../http/http-reply.ts';
+import { checkApiPermissions } from '../access/permissions.ts';
+import type { HandlerContext } from '../api/handler-context.ts';
+import { ROUTES } from '../api/routes.ts';
+import { ResultWithTotal } from '../api/tasks.ts';
+import { apiErrorReply, emptyReply, jsonReply, type Reply } from './http-reply.ts';
 import { validateParams } from '../schema/schema-check.ts';
 import type { Params } from '../schema/schema-types.ts';
-
-const ROUTES: readonly Route[] = [
-  ...CLUSTER_ROUTES,
-  ...GUEST_ROUTES,
-  ...CREATE_ROUTES,
-  ...TASK_ROUTES,
-  ...EXTRA_ROUTES,
-];
 
 /** Routes compiled once: segments, with `{name}` capturing one path segment. */
 const COMPILED = ROUTES.map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }));
 
-type RouteMatch = { route: Route; uriParams: Record<string, string> };
+type RouteMatch = { route: (typeof ROUTES)[number]; uriParams: Record<string, string> };
 
 function findRoute(method: string, relPath: string): RouteMatch | undefined {
   // RESTHandler::find_handler ignores empty segments, so '/nodes//pve1/qemu/' matches too.
@@ -63,6 +54,7 @@ function handle(call: ApiCall): Reply {
     }
   }
   Object.assign(params, found.uriParams);
+  checkApiPermissions(call.identity, found.route.permissions, params);
   const nodeName = found.uriParams.node;
   if (nodeName !== undefined) {
     const node = findNode(call.state, nodeName);

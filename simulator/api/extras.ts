@@ -70,7 +70,7 @@ export const EXTRA_ROUTES: readonly Route[] = [
       userid: {
         type: 'string',
         optional: true,
-        pattern: '^[^\\s:/]+@[A-Za-z][A-Za-z0-9.\\-_]+(?:![A-Za-z][A-Za-z0-9.\\-_]+)?$',
+        pattern: '(?:^(?:[^\\s:/]+)\\@(?:[A-Za-z][A-Za-z0-9\\.\\-_]+)(?:!(?:[A-Za-z][A-Za-z0-9\\.\\-_]+))?$)',
       },
     },
     handle: permissions,

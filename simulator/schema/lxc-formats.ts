@@ -15,7 +15,7 @@ const ROOTFS_KEYS = {
   volume: { type: 'string', defaultKey: true, format: 'pve-lxc-mp-string' },
   size: opt('string', { format: 'disk-size' }),
   acl: opt('boolean'),
-  mountoptions: opt('string', { pattern: `${MOUNT_OPTION}(;${MOUNT_OPTION})*` }),
+  mountoptions: opt('string', { pattern: `(?:(?:${MOUNT_OPTION})(;(?:${MOUNT_OPTION}))*)` }),
   quota: opt('boolean'),
   replicate: opt('boolean'),
   ro: opt('boolean'),

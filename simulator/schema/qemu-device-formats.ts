@@ -112,12 +112,9 @@ export const USB_FORMAT: PropertyStringFormat = {
   keys: {
     host: opt('string', {
       defaultKey: true,
-      // vendor:product ids, a bus-port path, or 'spice' in any case
-      pattern: [
-        '(?:(?:(0x)?([0-9A-Fa-f]{4}):(0x)?([0-9A-Fa-f]{4}))',
-        '(?:(\\d+)-(\\d+(\\.\\d+)*))',
-        '[Ss][Pp][Ii][Cc][Ee])',
-      ].join('|'),
+      // vendor:product ids, a bus-port path, or 'spice' in any case (PVE's regex, group for group)
+      pattern:
+        '(?:(?:(?:(?:(0x)?([0-9A-Fa-f]{4}):(0x)?([0-9A-Fa-f]{4})))|(?:(?:(\\d+)\\-(\\d+(\\.\\d+)*)))|[Ss][Pp][Ii][Cc][Ee]))',
     }),
     mapping: opt('string', { format: 'pve-configid' }),
     usb3: opt('boolean'),

@@ -2,7 +2,7 @@
 // holds (new MACs, new disks, new smbios1 uuid), targets, pools, snapshots, and the refusals.
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
-import { expectError, runTask, useSimulator, waitTask } from '../support/sim-harness.ts';
+import { expectError, runTask, useSimulator, waitTask } from './helpers/sim-harness.ts';
 
 const client = useSimulator('clone');
 const clonePath = (node: string, vmid: number) => `/nodes/${node}/qemu/${vmid}/clone`;
@@ -11,6 +11,7 @@ const mac = (net: string | undefined) => /=([0-9A-F:]{17})/.exec(net ?? '')?.[1]
 describe('cloning', () => {
   it('makes a full copy of a VM: qmclone task, new disks, new MACs and uuid, the given name', async () => {
     const c = client();
+    await c.configure({ taskDurationMs: 1000 }); // long enough to look at the copy mid-task
     const upid = (await c.api('POST', clonePath('pve1', 100), { form: { newid: 150, name: 'web03', description: 'copy' } })).body.data;
     expect(upid).toMatch(/:qmclone:100:root@pam!mcp:$/);
     expect((await c.guest(150)).lock).toBe('clone');

@@ -1,7 +1,7 @@
 // Guest configs over HTTP: what GET config returns (created, seeded, pending, snapshot), and
 // PUT/POST updates with delete, digest, pending changes on running guests and PVE's refusals.
 import { describe, expect, it } from 'vitest';
-import { expectError, runTask, useSimulator, waitTask, type SimClient } from '../support/sim-harness.ts';
+import { expectError, runTask, useSimulator, waitTask, type SimClient } from './helpers/sim-harness.ts';
 
 const client = useSimulator('config');
 const qemu = (node: string, vmid: number) => `/nodes/${node}/qemu/${vmid}/config`;

@@ -7,7 +7,7 @@ import { ROUTES } from '../../simulator/api/routes.ts';
 import { compareParameters, type SimSchema } from '../support/pve-route-compare.ts';
 import { checkReturns } from '../support/pve-return-check.ts';
 import { findSchemaFile, loadEndpoints, type EndpointDef } from '../support/pve-schema-load.ts';
-import { useSimulator, waitTask } from '../support/sim-harness.ts';
+import { useSimulator, waitTask } from './helpers/sim-harness.ts';
 
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
 const routeKeys = ROUTES.map((route) => `${route.method} ${route.path}`);

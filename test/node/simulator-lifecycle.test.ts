@@ -2,7 +2,7 @@
 // the state they leave (volumes, config, node) and PVE's refusals.
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
-import { expectError, runTask, useSimulator, type SimClient } from '../support/sim-harness.ts';
+import { expectError, runTask, useSimulator, type SimClient } from './helpers/sim-harness.ts';
 
 const client = useSimulator('life');
 const GIB = 1024 ** 3;

@@ -2,7 +2,7 @@
 // the vz* ones, the run state each leaves, and PVE's refusals (in the call or in the task).
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
-import { expectError, runTask, useSimulator, waitTask, type SimClient } from '../support/sim-harness.ts';
+import { expectError, runTask, useSimulator, waitTask, type SimClient } from './helpers/sim-harness.ts';
 
 const client = useSimulator('power');
 const vm = (node: string, vmid: number, action: string) => `/nodes/${node}/qemu/${vmid}/status/${action}`;
@@ -15,6 +15,7 @@ async function status(c: SimClient, path: string): Promise<Record<string, unknow
 describe('qemu power actions', () => {
   it('starts a stopped VM as a qmstart task; it runs once the task ends', async () => {
     const c = client();
+    await c.configure({ taskDurationMs: 1000 }); // long enough to look at the VM mid-task
     const res = await c.api('POST', vm('pve2', 104, 'start'));
     expect(res.body.data).toMatch(/^UPID:pve2:[0-9A-F]{8}:[0-9A-F]{8,9}:[0-9A-F]{8}:qmstart:104:root@pam!mcp:$/);
     expect(await status(c, vm('pve2', 104, 'start'))).toMatchObject({ status: 'stopped', qmpstatus: 'stopped' });
@@ -131,11 +132,11 @@ describe('qemu power actions', () => {
     expect((after.body.data as { volid: string }[]).map((v) => v.volid)).not.toContain(state);
   });
 
-  it('stop with overrule-shutdown kills a waiting shutdown task', async () => {
+  it('stop with overrule-shutdown kills a running shutdown task', async () => {
     const c = client();
-    await c.setLock(100, 'backup');
+    await c.configure({ taskDurationMs: 5000 }); // a guest slow to shut down
     const shutdown = (await c.api('POST', vm('pve1', 100, 'shutdown'))).body.data as string;
-    await c.setLock(100, null);
+    await c.configure({ taskDurationMs: 40 });
     const stop = (await c.api('POST', vm('pve1', 100, 'stop'), { form: { 'overrule-shutdown': 1 } })).body.data;
     const stopped = await waitTask(c, stop);
     expect(stopped.log).toContain(`overruled qmshutdown tasks: ${shutdown}`);

@@ -2,7 +2,7 @@
 // and the QEMU guest agent's interface list, each following state and permissions.
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
-import { expectError, useSimulator, type SimClient } from '../support/sim-harness.ts';
+import { expectError, useSimulator, type SimClient } from './helpers/sim-harness.ts';
 
 const client = useSimulator('reads');
 const audit = { token: SIMULATOR_TOKENS.audit };

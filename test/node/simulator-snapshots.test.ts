@@ -2,7 +2,7 @@
 // (re-parenting), rollback (config, disks, run state) and PVE's refusals.
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
-import { expectError, runTask, useSimulator, waitTask, type SimClient } from '../support/sim-harness.ts';
+import { expectError, runTask, useSimulator, waitTask, type SimClient } from './helpers/sim-harness.ts';
 
 const client = useSimulator('snap');
 const snaps = (type: string, node: string, vmid: number) => `/nodes/${node}/${type}/${vmid}/snapshot`;
@@ -30,6 +30,7 @@ describe('the snapshot list', () => {
 describe('creating snapshots', () => {
   it('locks the VM while the qmsnapshot task runs, then makes the snapshot the parent', async () => {
     const c = client();
+    await c.configure({ taskDurationMs: 1000 }); // long enough to look at the VM mid-task
     const upid = (await c.api('POST', snaps('qemu', 'pve1', 100), { form: { snapname: 'before-update', description: 'pre 6.14' } })).body.data;
     expect(upid).toMatch(/:qmsnapshot:100:/);
     expect((await c.guest(100)).lock).toBe('snapshot');
@@ -40,6 +41,7 @@ describe('creating snapshots', () => {
     expect(tree['before-update']).toEqual({ name: 'before-update', snaptime: expect.any(Number), vmstate: 0, description: 'pre 6.14' });
     expect(tree.current?.parent).toBe('before-update');
     expect((await c.guest(100)).lock).toBeNull();
+    await c.configure({ taskDurationMs: 40 });
     await runTask(c, 'POST', snaps('qemu', 'pve1', 100), { snapname: 'second' });
     expect((await list(c, 'qemu', 'pve1', 100)).second?.parent).toBe('before-update');
   });

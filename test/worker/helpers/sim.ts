@@ -30,6 +30,23 @@ export interface SimFault {
   taskExitStatus?: string;
 }
 
+/** A guest as the simulator's control API shows it (simulator/control/control-guests.ts). */
+export interface SimGuest {
+  vmid: number;
+  type: 'qemu' | 'lxc';
+  node: string;
+  status: 'running' | 'stopped';
+  qmpstatus: string;
+  agentRunning: boolean;
+  lock: string | null;
+  pool: string | null;
+  checkpointed: boolean;
+  config: Record<string, string>;
+  pending: { values: Record<string, string>; delete: string[] };
+  snapshots: Record<string, Record<string, string>>;
+  digest: string;
+}
+
 const base = (): string => inject('simulatorUrl');
 
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -56,6 +73,15 @@ export const sim = {
   fault: (fault: SimFault) => control('POST', '/faults', fault),
   setNode: (node: string, state: 'online' | 'offline') => control('POST', `/nodes/${node}/${state}`),
   config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) => control('POST', '/config', config),
+  /** A guest's config, pending changes, snapshots and run state, read past the API under test. */
+  guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as SimGuest,
+  /** Set a guest's config lock (e.g. 'backup'), or clear it with null. */
+  setLock: (vmid: number, lock: string | null) =>
+    lock === null ? control('DELETE', `/guests/${vmid}/lock`) : control('POST', `/guests/${vmid}/lock`, { lock }),
+  /** Make a VM's QEMU guest agent answer (or not). */
+  setAgent: (vmid: number, running: boolean) => control('POST', `/guests/${vmid}/agent`, { running }),
+  /** A running VM's QMP status: 'running', 'paused', 'prelaunch' or 'suspended'. */
+  setQmpStatus: (vmid: number, qmpstatus: string) => control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
   /** Calls the simulated PVE API directly, as a test's own Proxmox client. */
   async api(method: string, path: string, params?: Record<string, string>): Promise<Response> {
     return fetch(`${base()}/api2/json${path}`, {

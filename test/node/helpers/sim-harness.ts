@@ -2,8 +2,8 @@
 // test, and waiting for a worker task to end (its status and log as the API reports them).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../simulator/server.ts';
-import { createSimClient, type SimResponse } from '../../simulator/control/sim-client.ts';
+import { startSimulator, type RunningSimulator } from '../../../simulator/server.ts';
+import { createSimClient, type SimResponse } from '../../../simulator/control/sim-client.ts';
 
 export type SimClient = ReturnType<typeof createSimClient>;
 

@@ -4,6 +4,7 @@
 import type { Guest, GuestConfig, QmpStatus } from '../cluster/cluster-state.ts';
 import { configDigest } from '../cluster/config-file.ts';
 import type { Tenant } from '../tenant.ts';
+import type { GuestView } from './guest-view.ts';
 
 export interface ControlReply {
   readonly status: number;
@@ -23,7 +24,7 @@ const QMP_STATUSES: readonly QmpStatus[] = ['running', 'paused', 'prelaunch', 's
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export function describeGuest(guest: Guest): Record<string, unknown> {
+export function describeGuest(guest: Guest): GuestView {
   const snapshots: Record<string, GuestConfig> = Object.fromEntries(guest.snapshots);
   return {
     vmid: guest.vmid,

@@ -4,6 +4,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { SIMULATOR_TOKENS } from '../access/tokens.ts';
 import type { FaultSpec } from './faults.ts';
 import type { LoggedRequest } from '../http/request-log.ts';
+import type { GuestView } from './guest-view.ts';
 
 export interface ApiOptions {
   /** Form fields, encoded with URLSearchParams, or a raw form string sent as is. */
@@ -26,22 +27,6 @@ export interface SimResponse {
 
 export type FaultInput = Partial<FaultSpec> & { readonly path: string };
 
-/** GET /_sim/guests/<vmid> (see control/control-guests.ts). */
-export interface GuestView {
-  vmid: number;
-  type: 'qemu' | 'lxc';
-  node: string;
-  status: 'running' | 'stopped';
-  qmpstatus: string;
-  agentRunning: boolean;
-  lock: string | null;
-  pool: string | null;
-  checkpointed: boolean;
-  config: Record<string, string>;
-  pending: { values: Record<string, string>; delete: string[] };
-  snapshots: Record<string, Record<string, string>>;
-  digest: string;
-}
 
 function searchParams(record: Record<string, string | number>): URLSearchParams {
   const pairs = Object.entries(record).map(([key, value]): [string, string] => [key, String(value)]);

@@ -1,6 +1,7 @@
 // Talks to the Proxmox simulator's control API (/_sim): its request log, resets and faults.
 
 import { inject } from 'vitest';
+import type { GuestView } from '../../../simulator/control/guest-view';
 
 export interface SimRequest {
   seq: number;
@@ -30,23 +31,6 @@ export interface SimFault {
   taskExitStatus?: string;
 }
 
-/** A guest as the simulator's control API shows it (simulator/control/control-guests.ts). */
-export interface SimGuest {
-  vmid: number;
-  type: 'qemu' | 'lxc';
-  node: string;
-  status: 'running' | 'stopped';
-  qmpstatus: string;
-  agentRunning: boolean;
-  lock: string | null;
-  pool: string | null;
-  checkpointed: boolean;
-  config: Record<string, string>;
-  pending: { values: Record<string, string>; delete: string[] };
-  snapshots: Record<string, Record<string, string>>;
-  digest: string;
-}
-
 const base = (): string => inject('simulatorUrl');
 
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -74,7 +58,7 @@ export const sim = {
   setNode: (node: string, state: 'online' | 'offline') => control('POST', `/nodes/${node}/${state}`),
   config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) => control('POST', '/config', config),
   /** A guest's config, pending changes, snapshots and run state, read past the API under test. */
-  guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as SimGuest,
+  guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as GuestView,
   /** Set a guest's config lock (e.g. 'backup'), or clear it with null. */
   setLock: (vmid: number, lock: string | null) =>
     lock === null ? control('DELETE', `/guests/${vmid}/lock`) : control('POST', `/guests/${vmid}/lock`, { lock }),

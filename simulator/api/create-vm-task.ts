@@ -116,7 +116,7 @@ export function spawnCreateTask(state: ClusterState, req: CreateRequest): string
           .filter(([key]) => /^net\d+$/.test(key))
           .map(([, value]) => /(?:^|,)bridge=([^,]+)/.exec(value)?.[1]);
         if (bridges.every((bridge) => bridge === undefined || req.node.bridges.includes(bridge))) {
-          bootGuest(guest, now, req.node.maxcpu);
+          bootGuest(state, guest, now);
         }
       },
       undo: () => {

@@ -11,7 +11,7 @@ import type { TaskLog, WorkPlan } from '../cluster/tasks.ts';
 import { findVolume, removeVolume } from '../cluster/volumes.ts';
 import { dieError } from '../schema/pve-error.ts';
 import { GUEST_PARAMS, SKIPLOCK_PARAM, type HandlerContext, type Route } from './handler-context.ts';
-import { checkProtection, flag, guestKind, lockError, loadGuest, onGuest, refuseRootOnly, startGuestTask } from './guest-helpers.ts';
+import { flag, guestKind, lockError, loadGuest, onGuest, refuseRootOnly, startGuestTask } from './guest-helpers.ts';
 
 /** The refusals both the API call and the worker apply; a message or undefined. */
 function earlyError(ctx: HandlerContext, guest: Guest): string | undefined {

@@ -78,7 +78,7 @@ export function spawnLxcCreateTask(ctx: HandlerContext, req: LxcCreateRequest): 
         ...(req.unprivileged ? { unprivileged: '1' } : {}),
       };
       if (req.pool !== undefined) placeholder.pool = req.pool;
-      if (req.start) bootGuest(placeholder, now, req.node.maxcpu);
+      if (req.start) bootGuest(ctx.state, placeholder, now);
     },
     undo: () => {
       ctx.state.guests.delete(req.vmid);

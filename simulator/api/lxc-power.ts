@@ -34,8 +34,7 @@ function startPlan(ctx: HandlerContext, guest: Guest): WorkPlan {
   if (guest.config.unprivileged === '1' && quota) {
     return { error: 'Quotas are not supported by unprivileged containers.' };
   }
-  const node = requestNode(ctx);
-  return { commit: (_log, now) => bootGuest(guest, now, node.maxcpu) };
+  return { commit: (_log, now) => bootGuest(ctx.state, guest, now) };
 }
 
 function start(ctx: HandlerContext): unknown {
@@ -66,10 +65,9 @@ function shutdown(ctx: HandlerContext): unknown {
 function reboot(ctx: HandlerContext): unknown {
   // pve-container's reboot says "VM", not "CT", here
   if (!isRunningHere(ctx)) throw dieError(`VM ${vmidOf(ctx)} not running`);
-  const node = requestNode(ctx);
   return startGuestTask(ctx, 'vzreboot', vmidOf(ctx), onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => {
     if (ct.status !== 'running') return {};
-    return { commit: (_log, now) => { haltGuest(ct); bootGuest(ct, now, node.maxcpu); } };
+    return { commit: (_log, now) => { haltGuest(ct); bootGuest(ctx.state, ct, now); } };
   }));
 }
 
@@ -94,7 +92,7 @@ function resume(ctx: HandlerContext): unknown {
     if (!ct || ct.node !== node.name || !ct.checkpointed) {
       return { error: `command 'lxc-checkpoint -n ${vmid} -r --foreground -D ${CHECKPOINT_DIR}' failed: exit code 1` };
     }
-    return { commit: (_log, now) => bootGuest(ct, now, node.maxcpu) };
+    return { commit: (_log, now) => bootGuest(ctx.state, ct, now) };
   });
 }
 

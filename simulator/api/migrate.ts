@@ -86,7 +86,7 @@ function migratePlan(ctx: HandlerContext, guest: Guest, target: NodeState, log: 
       delete guest.config.lock;
       if (restart) {
         mlog(taskLog, now, `start final cleanup`);
-        bootGuest(guest, now, target.maxcpu);
+        bootGuest(ctx.state, guest, now);
       }
       mlog(taskLog, now, 'migration finished successfully (duration 00:00:02)');
     },

@@ -55,7 +55,7 @@ function startPlan(ctx: HandlerContext, guest: Guest, skiplock: boolean) {
         if (guest.config.lock === 'suspended') delete guest.config.lock;
         log.info('resuming VM again');
       }
-      bootGuest(guest, now, node.maxcpu);
+      bootGuest(ctx.state, guest, now);
     },
   };
 }
@@ -103,12 +103,11 @@ function reboot(ctx: HandlerContext): unknown {
   const guest = ctx.state.guests.get(vmidOf(ctx));
   if (isPaused(guest) && guest?.node === ctx.params.node) throw dieError('VM is paused - cannot shutdown');
   if (!runningGuest(ctx)) throw dieError(`VM ${vmidOf(ctx)} not running`);
-  const node = requestNode(ctx);
   return startGuestTask(ctx, 'qmreboot', vmidOf(ctx), onGuest(ctx, 'qemu', vmidOf(ctx), (vm) => {
     if (vm.status !== 'running') return {};
     const locked = lockError(vm);
     if (locked) return { error: locked };
-    return { commit: (_log, now) => { haltGuest(vm); bootGuest(vm, now, node.maxcpu); } };
+    return { commit: (_log, now) => { haltGuest(vm); bootGuest(ctx.state, vm, now); } };
   }));
 }
 

@@ -10,7 +10,7 @@ import { deleteSnapshotLines, freeLines, rollbackLines } from '../cluster/storag
 import type { WorkPlan } from '../cluster/tasks.ts';
 import { findVolume, parseVolumeId, removeVolume } from '../cluster/volumes.ts';
 import { GUEST_PARAMS, SNAPNAME_PARAM, type HandlerContext, type Route } from './handler-context.ts';
-import { flag, lockError, onGuest, requestNode, startGuestTask } from './guest-helpers.ts';
+import { flag, lockError, onGuest, startGuestTask } from './guest-helpers.ts';
 
 const storageOf = (state: ClusterState, volid: string) => findStorage(state, parseVolumeId(volid)?.storeid ?? '');
 
@@ -60,7 +60,6 @@ function rollbackPlan(ctx: HandlerContext, guest: Guest, snapname: string, start
   if (snap.snapstate) return { error: `unable to rollback to incomplete snapshot (snapstate = ${snap.snapstate})` };
   const locked = lockError(guest);
   if (locked) return { error: locked };
-  const node = requestNode(ctx);
   if (guest.status === 'running') haltGuest(guest); // __snapshot_rollback_vm_stop: a hard stop
   guest.config.lock = 'rollback';
   return {
@@ -79,7 +78,7 @@ function rollbackPlan(ctx: HandlerContext, guest: Guest, snapname: string, start
       config.parent = snapname;
       if (guest.type === 'qemu' && config.vmgenid) config.vmgenid = randomUuid();
       guest.config = config;
-      if ((snap.vmstate && guest.type === 'qemu') || start) bootGuest(guest, now, node.maxcpu);
+      if ((snap.vmstate && guest.type === 'qemu') || start) bootGuest(ctx.state, guest, now);
     },
     undo: () => {
       if (guest.config.lock === 'rollback') delete guest.config.lock;

@@ -2,7 +2,7 @@
 // Content.pm index): each storage or volume is listed only if the caller may see it.
 import { ALL_USERS, checkAny, perm } from '../access/permissions.ts';
 import { hasPrivilege, type Identity } from '../access/tokens.ts';
-import { findNode, type ClusterState, type Volume } from '../cluster/cluster-state.ts';
+import type { ClusterState, Volume } from '../cluster/cluster-state.ts';
 import { listVolumes, storageConfig } from '../cluster/volumes.ts';
 import { paramError } from '../schema/pve-error.ts';
 import { NODE_PARAM, VMID_PARAM, type HandlerContext, type Route } from './handler-context.ts';
@@ -60,7 +60,7 @@ function nodeStorages(ctx: HandlerContext): unknown {
 }
 
 /** check_volume_access without die: what the content listing keeps for this caller. */
-function mayAccess(state: ClusterState, identity: Identity, volume: Volume): boolean {
+function mayAccess(identity: Identity, volume: Volume): boolean {
   const path = `/storage/${volume.storage}`;
   if (hasPrivilege(identity, path, 'Datastore.Allocate')) return true;
   if (['iso', 'vztmpl', 'import'].includes(volume.vtype)) return canSee(identity, volume.storage);
@@ -87,10 +87,10 @@ function storageContent(ctx: HandlerContext): unknown {
   const types = content === undefined ? ['rootdir', 'images', 'vztmpl', 'iso', 'backup', 'snippets', 'import'] : [content];
   // images serve both 'images' and 'rootdir'; the storage must have the content type enabled
   const enabled = types.filter((type) => storage.content.includes(type));
-  return listVolumes(state, storage, findNode(state, node.name)?.name ?? node.name)
+  return listVolumes(state, storage, node.name)
     .filter((volume) => enabled.includes(contentOf(state, volume)))
     .filter((volume) => vmid === undefined || volume.owner === vmid || ['import', 'snippets'].includes(volume.vtype))
-    .filter((volume) => mayAccess(state, identity, volume))
+    .filter((volume) => mayAccess(identity, volume))
     .map((volume) => ({
       volid: `${volume.storage}:${volume.volname}`,
       content: contentOf(state, volume),

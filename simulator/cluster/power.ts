@@ -1,13 +1,15 @@
 // Run-state transitions of a guest, as the end of a start/stop task leaves it: a started guest
 // gets a pid, uptime and load, after its pending config is applied (vm_start does that first);
 // a stopped guest loses them. Pure state changes, no checks.
-import type { Guest } from './cluster-state.ts';
+import { findNode, type ClusterState, type Guest } from './cluster-state.ts';
 import { guestFacts } from './guest-config.ts';
 import { applyStaged } from './pending.ts';
+import { removeVolume } from './volumes.ts';
 
-export function bootGuest(guest: Guest, now: number, nodeCpus: number): void {
-  applyStaged(guest); // the guest is still stopped here, so all pending changes apply
-  const facts = guestFacts(guest, nodeCpus);
+export function bootGuest(state: ClusterState, guest: Guest, now: number): void {
+  // the guest is still stopped here, so all pending changes apply (forced deletes free volumes)
+  applyStaged(guest, (volid) => removeVolume(state, guest.node, volid));
+  const facts = guestFacts(guest, findNode(state, guest.node)?.maxcpu ?? 1);
   Object.assign(guest, {
     status: 'running',
     qmpstatus: 'running',

@@ -1,6 +1,7 @@
 // The seeded volumes: ISOs, container templates, import images and backups on each node's local
-// `local` directory storage (some only on pve1, so "missing on that node" can be tested), and
-// one image per disk, cloud-init drive and RAM state that the seeded guest configs reference.
+// `local` directory storage (some only on pve1, so "missing on that node" can be tested), one
+// image per disk, cloud-init drive and RAM state that the seeded guest configs reference, and
+// one unreferenced disk (for destroy-unreferenced-disks).
 import type { ClusterState, Guest, Volume, VolumeType } from './cluster-state.ts';
 import { isVolumeKey, parseProps, parseSize, volumeOf } from './guest-config.ts';
 import { parseVolumeId } from './volumes.ts';
@@ -88,6 +89,15 @@ function images(state: ClusterState, guest: Guest, now: number): Volume[] {
   return res;
 }
 
+/** A disk of VM 300 that its config no longer references (left over by an aborted operation). */
+function orphans(now: number): Volume[] {
+  return [{
+    storage: 'local-lvm', node: 'pve3', volname: 'vm-300-disk-1', vtype: 'images', format: 'raw',
+    size: 8 * 1024 ** 3, ctime: Math.floor(now / 1000) - 90 * 86_400, owner: 300,
+  }];
+}
+
 export function seedVolumes(state: ClusterState, now: number): Volume[] {
-  return [...files(state, now), ...[...state.guests.values()].flatMap((guest) => images(state, guest, now))];
+  const guestImages = [...state.guests.values()].flatMap((guest) => images(state, guest, now));
+  return [...files(state, now), ...guestImages, ...orphans(now)];
 }

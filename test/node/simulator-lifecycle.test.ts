@@ -56,6 +56,17 @@ describe('destroy', () => {
     expect(pool[0]?.members).toEqual([]);
   });
 
+  it('leaves disks the config does not reference, unless destroy-unreferenced-disks is given', async () => {
+    const c = client();
+    expect(Object.keys(await volumes(c, 'pve3', 'local-lvm', 300))).toEqual(['local-lvm:vm-300-disk-0', 'local-lvm:vm-300-disk-1']);
+    await runTask(c, 'DELETE', '/nodes/pve3/qemu/300');
+    expect(Object.keys(await volumes(c, 'pve3', 'local-lvm', 300))).toEqual(['local-lvm:vm-300-disk-1']);
+    const other = client();
+    const end = await runTask(other, 'DELETE', '/nodes/pve3/qemu/300', { 'destroy-unreferenced-disks': 1 });
+    expect(end.log).toContain('  Logical volume "vm-300-disk-1" successfully removed.');
+    expect(await volumes(other, 'pve3', 'local-lvm', 300)).toEqual({});
+  });
+
   it('refuses running and protected guests at once, locked ones in the task', async () => {
     const c = client();
     expectError(await c.api('DELETE', '/nodes/pve1/qemu/100'), 500, 'VM 100 is running - destroy failed');

@@ -1,4 +1,4 @@
-// The Proxmox VE API simulator: a plain HTTP/1.1 server that answers like pveproxy
+// The Proxmox VE API simulator's entry module: a plain HTTP/1.1 server that answers like pveproxy
 // (pve-api-daemon/3.0) for the endpoints the MCP server uses, plus a control API for tests.
 // Routes: [/t/<tenant>]/api2/json/... (PVE API) and [/t/<tenant>]/_sim/... (control).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -18,7 +18,7 @@ export interface SimulatorOptions {
   host?: string;
   /** Delay of every 401, like pveproxy's ~3 s. Default 3000. */
   authFailDelayMs?: number;
-  /** How long a qmcreate task stays 'running'. Default 1500. */
+  /** How long every worker task (qmcreate, qmstart, vzmigrate, ...) stays 'running'. Default 1500. */
   taskDurationMs?: number;
 }
 

@@ -4,7 +4,7 @@
 import type { Guest } from '../cluster/cluster-state.ts';
 import { formatSize, isCdrom, isQemuDriveKey, parseProps, parseSize, printProps } from '../cluster/guest-config.ts';
 import { allocLines, copyLines } from '../cluster/storage-log.ts';
-import type { TaskLog } from '../cluster/tasks.ts';
+import { WorkerDie, type TaskLog } from '../cluster/tasks.ts';
 import { allocateImage, findVolume, parseVolname, parseVolumeId, storageConfig } from '../cluster/volumes.ts';
 import type { ClonePlan } from './clone.ts';
 import type { HandlerContext } from './handler-context.ts';
@@ -33,6 +33,10 @@ export function cloneDisks(
     }
     const linked = !plan.full && key !== 'tpmstate0';
     log.info(`create ${linked ? 'linked' : 'full'} clone of drive ${key} (${volid})`);
+    // thin LVM and RBD images are raw only (their plugins' alloc_image refuses other formats)
+    if (plan.format !== undefined && plan.format !== 'raw' && storage.type !== 'dir') {
+      throw new WorkerDie(`clone failed: unsupported format '${plan.format}'`);
+    }
     // a linked clone builds on the base image: it is recorded, so the template cannot go first
     const parent = linked && parseVolname(ctx.state, volid).isBase ? { parent: volid } : {};
     const newVolid = allocateImage(ctx.state, { storage, node: copy.node, vmid: copy.vmid, size, now, ...parent });

@@ -19,6 +19,7 @@ export interface ClonePlan {
   readonly full: boolean;
   readonly target: NodeState | undefined;
   readonly storage: string | undefined;
+  readonly format: string | undefined;
   readonly snapname: string | undefined;
 }
 
@@ -65,7 +66,7 @@ function loadAndCheck(ctx: HandlerContext, guest: Guest): ClonePlan {
   const newid = Number(ctx.params.newid);
   const existing = ctx.state.guests.get(newid);
   if (existing && existing.node === local.name) throw dieError(`unable to create VM ${newid}: config file already exists`);
-  return { source, full, target, storage: storeid, snapname };
+  return { source, full, target, storage: storeid, format: str(ctx, 'format'), snapname };
 }
 
 /** The new VM's config before its disks are added (no snapshot info, no unused disks). */

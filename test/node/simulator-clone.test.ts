@@ -75,6 +75,14 @@ describe('cloning', () => {
     expectError(await client().api('POST', clonePath('pve1', vmid), { form }), status, message);
   });
 
+  it('fails the task for a format the target storage cannot hold, and removes the half-made copy', async () => {
+    const c = client();
+    const end = await runTask(c, 'POST', clonePath('pve1', 100), { newid: 150, format: 'qcow2' });
+    expect(end.exitstatus).toBe("clone failed: unsupported format 'qcow2'");
+    expect((await c.api('GET', '/cluster/nextid', { query: { vmid: 150 } })).body.data).toBe('150');
+    expect((await c.api('GET', '/nodes/pve1/storage/local-lvm/content', { query: { vmid: 150 } })).body.data).toEqual([]);
+  });
+
   it('fails the task for a newid taken on another node, and refuses a locked source', async () => {
     const c = client();
     const end = await runTask(c, 'POST', clonePath('pve1', 100), { newid: 200 });

@@ -28,7 +28,12 @@ export const perm = (path: string, privs: readonly string[], any = false): PermC
 export const ALL_USERS: PermCheck = { kind: 'all' };
 
 /** RPCEnvironment check(): every privilege; names the first missing one. */
-export function check(identity: Identity, path: string, privs: readonly string[], noerr = false): boolean {
+export function check(
+  identity: Identity,
+  path: string,
+  privs: readonly string[],
+  noerr = false,
+): boolean {
   const missing = privs.find((priv) => !hasPrivilege(identity, path, priv));
   if (missing === undefined) return true;
   if (noerr) return false;
@@ -36,14 +41,25 @@ export function check(identity: Identity, path: string, privs: readonly string[]
 }
 
 /** RPCEnvironment check_any(): one of the privileges; names them all joined with '|'. */
-export function checkAny(identity: Identity, path: string, privs: readonly string[], noerr = false): boolean {
+export function checkAny(
+  identity: Identity,
+  path: string,
+  privs: readonly string[],
+  noerr = false,
+): boolean {
   if (privs.some((priv) => hasPrivilege(identity, path, priv))) return true;
   if (noerr) return false;
   throw permError(`${path}, ${privs.join('|')}`);
 }
 
 /** check_vm_perm: the pool path first (quietly), then /vms/<vmid>. */
-export function checkVmPerm(identity: Identity, vmid: number, privs: readonly string[], any = false, pool?: string): boolean {
+export function checkVmPerm(
+  identity: Identity,
+  vmid: number,
+  privs: readonly string[],
+  any = false,
+  pool?: string,
+): boolean {
   const run = any ? checkAny : check;
   if (pool !== undefined && run(identity, `/pool/${pool}`, privs, true)) return true;
   return run(identity, `/vms/${vmid}`, privs);

@@ -15,8 +15,14 @@ function address(vmid: number, index: number): string {
 
 function interfaces(guest: Guest, now: number): unknown[] {
   const stats = (n: number) => ({
-    'rx-bytes': guest.netin + n, 'rx-packets': Math.floor(guest.netin / 1400) + n, 'rx-errs': 0, 'rx-dropped': 0,
-    'tx-bytes': guest.netout + n, 'tx-packets': Math.floor(guest.netout / 1400) + n, 'tx-errs': 0, 'tx-dropped': 0,
+    'rx-bytes': guest.netin + n,
+    'rx-packets': Math.floor(guest.netin / 1400) + n,
+    'rx-errs': 0,
+    'rx-dropped': 0,
+    'tx-bytes': guest.netout + n,
+    'tx-packets': Math.floor(guest.netout / 1400) + n,
+    'tx-errs': 0,
+    'tx-dropped': 0,
   });
   const loopback = {
     name: 'lo',
@@ -33,14 +39,23 @@ function interfaces(guest: Guest, now: number): unknown[] {
     .map((key) => {
       const index = Number(key.slice(3));
       const net = parseProps(guest.config[key] ?? '', 'model');
-      const mac = Object.entries(net).find(([k]) => k !== 'bridge' && /^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/i.test(net[k] ?? ''))?.[1] ?? net.macaddr ?? '';
+      const mac =
+        Object.entries(net).find(
+          ([k]) => k !== 'bridge' && /^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/i.test(net[k] ?? ''),
+        )?.[1] ??
+        net.macaddr ??
+        '';
       const suffix = mac.toLowerCase().split(':').slice(3).join('');
       return {
         name: `eth${index}`,
         'hardware-address': mac.toLowerCase(),
         'ip-addresses': [
           { 'ip-address-type': 'ipv4', 'ip-address': address(guest.vmid, index), prefix: 24 },
-          { 'ip-address-type': 'ipv6', 'ip-address': `fe80::be24:11ff:fe${suffix.slice(0, 2)}:${suffix.slice(2)}`, prefix: 64 },
+          {
+            'ip-address-type': 'ipv6',
+            'ip-address': `fe80::be24:11ff:fe${suffix.slice(0, 2)}:${suffix.slice(2)}`,
+            prefix: 64,
+          },
         ],
         statistics: stats(index),
       };

@@ -2,10 +2,23 @@
 // snapshot) is copied in full, or linked to the template's base image, onto the chosen storage
 // under the new VM's id; cloud-init drives and TPM state are always regenerated or copied.
 import type { Guest } from '../cluster/cluster-state.ts';
-import { formatSize, isCdrom, isQemuDriveKey, parseProps, parseSize, printProps } from '../cluster/guest-config.ts';
+import {
+  formatSize,
+  isCdrom,
+  isQemuDriveKey,
+  parseProps,
+  parseSize,
+  printProps,
+} from '../cluster/guest-config.ts';
 import { allocLines, copyLines } from '../cluster/storage-log.ts';
 import { WorkerDie, type TaskLog } from '../cluster/tasks.ts';
-import { allocateImage, findVolume, parseVolname, parseVolumeId, storageConfig } from '../cluster/volumes.ts';
+import {
+  allocateImage,
+  findVolume,
+  parseVolname,
+  parseVolumeId,
+  storageConfig,
+} from '../cluster/volumes.ts';
 import type { ClonePlan } from './clone.ts';
 import type { HandlerContext } from './handler-context.ts';
 
@@ -24,9 +37,17 @@ export function cloneDisks(
     if (isCdrom(value) && !/cloudinit/.test(value)) continue;
     const { file: volid = '', ...options } = parseProps(value, 'file');
     const storage = storageConfig(ctx.state, plan.storage ?? parseVolumeId(volid)?.storeid ?? '');
-    const size = findVolume(ctx.state, source.node, volid)?.size ?? parseSize(options.size ?? '0') ?? 0;
+    const size =
+      findVolume(ctx.state, source.node, volid)?.size ?? parseSize(options.size ?? '0') ?? 0;
     if (/cloudinit/.test(volid)) {
-      const cloudinit = allocateImage(ctx.state, { storage, node: copy.node, vmid: copy.vmid, size, now, name: `vm-${copy.vmid}-cloudinit` });
+      const cloudinit = allocateImage(ctx.state, {
+        storage,
+        node: copy.node,
+        vmid: copy.vmid,
+        size,
+        now,
+        name: `vm-${copy.vmid}-cloudinit`,
+      });
       created.push(cloudinit);
       written[key] = printProps({ file: cloudinit, media: 'cdrom' }, { defaultKey: 'file' });
       continue;
@@ -39,11 +60,21 @@ export function cloneDisks(
     }
     // a linked clone builds on the base image: it is recorded, so the template cannot go first
     const parent = linked && parseVolname(ctx.state, volid).isBase ? { parent: volid } : {};
-    const newVolid = allocateImage(ctx.state, { storage, node: copy.node, vmid: copy.vmid, size, now, ...parent });
+    const newVolid = allocateImage(ctx.state, {
+      storage,
+      node: copy.node,
+      vmid: copy.vmid,
+      size,
+      now,
+      ...parent,
+    });
     created.push(newVolid);
     log.info(...allocLines(storage, newVolid, size));
     if (!linked) log.info(...copyLines(size));
-    written[key] = printProps({ ...options, file: newVolid, size: formatSize(size) }, { defaultKey: 'file' });
+    written[key] = printProps(
+      { ...options, file: newVolid, size: formatSize(size) },
+      { defaultKey: 'file' },
+    );
   }
   return written;
 }

@@ -41,7 +41,12 @@ function nodeStatus(ctx: HandlerContext): unknown {
     idle: 0,
     loadavg: [...node.loadavg],
     kversion: `Linux ${KERNEL_RELEASE} ${KERNEL_VERSION}`,
-    'current-kernel': { sysname: 'Linux', release: KERNEL_RELEASE, version: KERNEL_VERSION, machine: 'x86_64' },
+    'current-kernel': {
+      sysname: 'Linux',
+      release: KERNEL_RELEASE,
+      version: KERNEL_VERSION,
+      machine: 'x86_64',
+    },
     'boot-info': { mode: 'efi', secureboot: 0 },
     cpuinfo: {
       user_hz: 100,
@@ -51,7 +56,8 @@ function nodeStatus(ctx: HandlerContext): unknown {
       cores: node.maxcpu / node.sockets / 2,
       mhz: '2400.000',
       hvm: '1',
-      flags: 'fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx lm constant_tsc rep_good nopl xtopology cpuid pni pclmulqdq vmx ssse3 fma cx16 sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm avx2 bmi1 bmi2',
+      flags:
+        'fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx lm constant_tsc rep_good nopl xtopology cpuid pni pclmulqdq vmx ssse3 fma cx16 sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm avx2 bmi1 bmi2',
     },
     cpu: node.cpu,
     wait: 0.0004,
@@ -59,12 +65,23 @@ function nodeStatus(ctx: HandlerContext): unknown {
     ksm: { shared: 0 },
     swap: { total: node.swapTotal, used: node.swapUsed, free: node.swapTotal - node.swapUsed },
     pveversion: 'pve-manager/9.1.3/e5010dcea566a205',
-    rootfs: { total: node.maxdisk, used: rootUsed, avail: node.maxdisk - rootUsed - 5_153_960_755, free: node.maxdisk - rootUsed },
+    rootfs: {
+      total: node.maxdisk,
+      used: rootUsed,
+      avail: node.maxdisk - rootUsed - 5_153_960_755,
+      free: node.maxdisk - rootUsed,
+    },
   };
 }
 
 export const CLUSTER_STATUS_ROUTES: readonly Route[] = [
-  { method: 'GET', path: '/cluster/status', permissions: perm('/', ['Sys.Audit']), schema: {}, handle: clusterStatus },
+  {
+    method: 'GET',
+    path: '/cluster/status',
+    permissions: perm('/', ['Sys.Audit']),
+    schema: {},
+    handle: clusterStatus,
+  },
   {
     method: 'GET',
     path: '/nodes/{node}/status',

@@ -37,7 +37,11 @@ export function uniqueTags(tags: string): string {
 export function encryptPassword(password: string): string {
   if (/^\$(?:[156]|2[ay])(\$.+){2}/.test(password)) return password;
   const salt = randomBytes(6).toString('base64').replace(/[+=]/g, '.');
-  const hash = createHash('sha256').update(`${salt}${password}`).digest('base64').replace(/[+=]/g, '.').slice(0, 43);
+  const hash = createHash('sha256')
+    .update(`${salt}${password}`)
+    .digest('base64')
+    .replace(/[+=]/g, '.')
+    .slice(0, 43);
   return `$5$${salt}$${hash}`;
 }
 
@@ -47,27 +51,50 @@ export type DiskRequest = Pick<CreateRequest, 'vmid' | 'node' | 'drives' | 'now'
 };
 
 /** create_disks: allocate new volumes, check existing ones; returns the drive values to write. */
-export function createDisks(state: ClusterState, req: DiskRequest, log: TaskLog, allocated: string[]): Record<string, string> {
+export function createDisks(
+  state: ClusterState,
+  req: DiskRequest,
+  log: TaskLog,
+  allocated: string[],
+): Record<string, string> {
   const written: Record<string, string> = {};
   for (const plan of req.drives) {
     const { file, 'import-from': importFrom, ...options } = plan.drive;
     if ((plan.kind === 'new' || plan.kind === 'cloudinit') && plan.storage) {
-      const source = importFrom === undefined ? undefined : findVolume(state, req.node.name, importFrom);
-      const size = plan.kind === 'cloudinit' ? 4 * MIB : plan.key === 'efidisk0' || plan.key === 'tpmstate0' ? 4 * MIB : (source?.size ?? Math.round((plan.sizeGiB ?? 0) * GIB));
+      const source =
+        importFrom === undefined ? undefined : findVolume(state, req.node.name, importFrom);
+      const size =
+        plan.kind === 'cloudinit'
+          ? 4 * MIB
+          : plan.key === 'efidisk0' || plan.key === 'tpmstate0'
+            ? 4 * MIB
+            : (source?.size ?? Math.round((plan.sizeGiB ?? 0) * GIB));
       const name = plan.kind === 'cloudinit' ? `vm-${req.vmid}-cloudinit` : undefined;
-      const volid = allocateImage(state, { storage: plan.storage, node: req.node.name, vmid: req.vmid, size, now: req.now, ...(name ? { name } : {}) });
+      const volid = allocateImage(state, {
+        storage: plan.storage,
+        node: req.node.name,
+        vmid: req.vmid,
+        size,
+        now: req.now,
+        ...(name ? { name } : {}),
+      });
       allocated.push(volid);
       log.info(...allocLines(plan.storage, volid, size));
-      if (importFrom !== undefined) log.info(`importing disk '${importFrom}' to VM ${req.vmid} ...`, ...copyLines(size));
-      const value = plan.kind === 'cloudinit'
-        ? printProps({ file: volid, media: 'cdrom' }, { defaultKey: 'file' })
-        : printProps({ ...options, file: volid, size: formatSize(size) }, { defaultKey: 'file' });
+      if (importFrom !== undefined)
+        log.info(`importing disk '${importFrom}' to VM ${req.vmid} ...`, ...copyLines(size));
+      const value =
+        plan.kind === 'cloudinit'
+          ? printProps({ file: volid, media: 'cdrom' }, { defaultKey: 'file' })
+          : printProps({ ...options, file: volid, size: formatSize(size) }, { defaultKey: 'file' });
       log.info(`${plan.key}: successfully created disk '${value}'`);
       written[plan.key] = value;
     } else if (plan.kind === 'existing') {
       const volume = findVolume(state, req.node.name, file ?? '');
       if (!volume) throw new WorkerDie(`${req.errorPrefix ?? ''}volume ${file} does not exist`);
-      written[plan.key] = printProps({ ...options, file: file ?? '', size: formatSize(volume.size) }, { defaultKey: 'file' });
+      written[plan.key] = printProps(
+        { ...options, file: file ?? '', size: formatSize(volume.size) },
+        { defaultKey: 'file' },
+      );
     } else {
       written[plan.key] = printProps({ ...options, file: file ?? 'none' }, { defaultKey: 'file' });
     }
@@ -76,10 +103,15 @@ export function createDisks(state: ClusterState, req: DiskRequest, log: TaskLog,
 }
 
 /** The config create_vm writes: parameters as given, disks as created, PVE's defaults added. */
-function finalConfig(req: CreateRequest, disks: Record<string, string>, now: number): Record<string, string> {
+function finalConfig(
+  req: CreateRequest,
+  disks: Record<string, string>,
+  now: number,
+): Record<string, string> {
   const config: Record<string, string> = { ...req.params, ...disks };
   if (config.tags !== undefined) config.tags = uniqueTags(config.tags);
-  if (config.cipassword !== undefined && !/^win/.test(config.ostype ?? '')) config.cipassword = encryptPassword(config.cipassword);
+  if (config.cipassword !== undefined && !/^win/.test(config.ostype ?? ''))
+    config.cipassword = encryptPassword(config.cipassword);
   config.boot ??= defaultBootOrder(config);
   config.smbios1 ??= `uuid=${randomUuid()}`;
   if (config.vmgenid === undefined || config.vmgenid === '1') config.vmgenid = randomUuid();
@@ -94,19 +126,43 @@ function finalConfig(req: CreateRequest, disks: Record<string, string>, now: num
 /** Create the locked placeholder guest and the task; returns the UPID. */
 export function spawnCreateTask(state: ClusterState, req: CreateRequest): string {
   const guest: Guest = {
-    vmid: req.vmid, type: 'qemu', node: req.node.name, config: { lock: 'create' }, pending: {}, pendingDelete: [],
-    snapshots: new Map(), status: 'stopped', qmpstatus: 'running', agentRunning: false,
-    cpu: 0, mem: 0, disk: 0, netin: 0, netout: 0, diskread: 0, diskwrite: 0,
+    vmid: req.vmid,
+    type: 'qemu',
+    node: req.node.name,
+    config: { lock: 'create' },
+    pending: {},
+    pendingDelete: [],
+    snapshots: new Map(),
+    status: 'stopped',
+    qmpstatus: 'running',
+    agentRunning: false,
+    cpu: 0,
+    mem: 0,
+    disk: 0,
+    netin: 0,
+    netout: 0,
+    diskread: 0,
+    diskwrite: 0,
   };
   state.guests.set(req.vmid, guest);
   const allocated: string[] = [];
   return spawnTask(state, {
-    node: req.node, type: 'qmcreate', id: String(req.vmid), user: req.user, now: req.now, durationMs: req.durationMs,
+    node: req.node,
+    type: 'qmcreate',
+    id: String(req.vmid),
+    user: req.user,
+    now: req.now,
+    durationMs: req.durationMs,
     vmid: req.vmid,
     ...(req.forcedExitStatus !== undefined ? { forcedExitStatus: req.forcedExitStatus } : {}),
     work: () => ({
       commit: (log, now) => {
-        const disks = createDisks(state, { ...req, errorPrefix: `unable to create VM ${req.vmid} - ` }, log, allocated);
+        const disks = createDisks(
+          state,
+          { ...req, errorPrefix: `unable to create VM ${req.vmid} - ` },
+          log,
+          allocated,
+        );
         guest.config = finalConfig(req, disks, now);
         if (req.pool !== undefined) guest.pool = req.pool;
         if (!req.start) return;

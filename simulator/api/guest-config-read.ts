@@ -9,11 +9,19 @@ import { currentConfig } from '../cluster/pending.ts';
 import { lxcOptionType } from '../schema/lxc-schema.ts';
 import { dieError, paramError } from '../schema/pve-error.ts';
 import { qemuOptionType } from '../schema/qemu-config-schema.ts';
-import { GUEST_PARAMS, SNAPNAME_PARAM, type HandlerContext, type Route } from './handler-context.ts';
+import {
+  GUEST_PARAMS,
+  SNAPNAME_PARAM,
+  type HandlerContext,
+  type Route,
+} from './handler-context.ts';
 import { flag, loadGuest, str } from './guest-helpers.ts';
 
 /** The config as the API prints it: numbers for numeric and boolean options. */
-export function typedConfig(type: Guest['type'], config: GuestConfig): Record<string, string | number> {
+export function typedConfig(
+  type: Guest['type'],
+  config: GuestConfig,
+): Record<string, string | number> {
   const res: Record<string, string | number> = {};
   for (const [key, value] of Object.entries(config)) {
     const kind = type === 'qemu' ? qemuOptionType(key) : lxcOptionType(key);

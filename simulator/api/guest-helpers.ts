@@ -31,7 +31,14 @@ export const guestKind = (type: GuestType) => (type === 'qemu' ? 'VM' : 'CT');
 /** Perl truthiness of a validated parameter (JSON booleans included). */
 export function flag(ctx: HandlerContext, key: string): boolean {
   const value = ctx.params[key];
-  return value !== undefined && value !== null && value !== false && value !== '' && value !== '0' && value !== 0;
+  return (
+    value !== undefined &&
+    value !== null &&
+    value !== false &&
+    value !== '' &&
+    value !== '0' &&
+    value !== 0
+  );
 }
 
 export function str(ctx: HandlerContext, key: string): string | undefined {
@@ -46,7 +53,11 @@ export function requestNode(ctx: HandlerContext): NodeState {
 }
 
 /** load_config: the guest's config must exist on this node (500 otherwise, never 404). */
-export function loadGuest(ctx: HandlerContext, type: GuestType, vmid = Number(ctx.params.vmid)): Guest {
+export function loadGuest(
+  ctx: HandlerContext,
+  type: GuestType,
+  vmid = Number(ctx.params.vmid),
+): Guest {
   const guest = ctx.state.guests.get(vmid);
   const node = String(ctx.params.node);
   if (!guest || guest.type !== type || guest.node !== node) {
@@ -83,7 +94,13 @@ export function isRunning(guest: Guest): boolean {
 }
 
 /** fork_worker for a guest: a task of `type` with the vmid as id, serialized on that guest. */
-export function startGuestTask(ctx: HandlerContext, type: string, vmid: number, work: Work, node?: NodeState): string {
+export function startGuestTask(
+  ctx: HandlerContext,
+  type: string,
+  vmid: number,
+  work: Work,
+  node?: NodeState,
+): string {
   const forced = ctx.takeTaskExitStatus();
   return spawnTask(ctx.state, {
     node: node ?? requestNode(ctx),

@@ -21,7 +21,11 @@ function qemuStatus(ctx: HandlerContext): unknown {
       ? {
           'running-machine': runningMachine(guest),
           'running-qemu': '10.0.2',
-          'proxmox-support': { 'pbs-dirty-bitmap': true, 'query-bitmap-info': true, 'pbs-library-version': '1.5.2' },
+          'proxmox-support': {
+            'pbs-dirty-bitmap': true,
+            'query-bitmap-info': true,
+            'pbs-library-version': '1.5.2',
+          },
           balloon: base.maxmem,
         }
       : {}),

@@ -32,7 +32,12 @@ export interface Route {
 
 /** Common parameter schemas (pve-common standard options). */
 export const NODE_PARAM: PropSchema = { type: 'string', format: 'pve-node' };
-export const VMID_PARAM: PropSchema = { type: 'integer', format: 'pve-vmid', minimum: 100, maximum: 999999999 };
+export const VMID_PARAM: PropSchema = {
+  type: 'integer',
+  format: 'pve-vmid',
+  minimum: 100,
+  maximum: 999999999,
+};
 export const SNAPNAME_PARAM: PropSchema = { type: 'string', format: 'pve-configid', maxLength: 40 };
 export const SKIPLOCK_PARAM: PropSchema = { type: 'boolean', optional: true };
 export const DIGEST_PARAM: PropSchema = { type: 'string', optional: true, maxLength: 40 };

@@ -7,21 +7,40 @@ import { configDigest } from '../cluster/config-file.ts';
 import { formatSize, printProps } from '../cluster/guest-config.ts';
 import { applyStaged, revertPending, stageDelete, stageValue } from '../cluster/pending.ts';
 import { TaskLog } from '../cluster/tasks.ts';
-import { allocateImage, NEW_DISK_RE, parseVolumeId, removeVolume, storageConfig } from '../cluster/volumes.ts';
+import {
+  allocateImage,
+  NEW_DISK_RE,
+  parseVolumeId,
+  removeVolume,
+  storageConfig,
+} from '../cluster/volumes.ts';
 import { splitList } from '../schema/formats.ts';
 import { LXC_UPDATE_SCHEMA, lxcOptionType } from '../schema/lxc-schema.ts';
 import { MOUNTPOINT_FORMAT, ROOTFS_FORMAT } from '../schema/lxc-formats.ts';
 import { dieError, paramError } from '../schema/pve-error.ts';
 import { parsePropertyString } from '../schema/schema-check.ts';
 import { uniqueTags } from './create-vm-task.ts';
-import { asStrings, checkLock, checkProtection, extract, loadGuest, requestNode } from './guest-helpers.ts';
+import {
+  asStrings,
+  checkLock,
+  checkProtection,
+  extract,
+  loadGuest,
+  requestNode,
+} from './guest-helpers.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
 import { printLxcNet } from './net-config.ts';
 
 const GIB = 1024 ** 3;
 
 /** A mount point value: STORAGE:SIZE allocates a new volume (create_disks), else kept as given. */
-export function mountValue(ctx: HandlerContext, guest: Pick<Guest, 'vmid' | 'node'>, key: string, value: string, log: TaskLog): string {
+export function mountValue(
+  ctx: HandlerContext,
+  guest: Pick<Guest, 'vmid' | 'node'>,
+  key: string,
+  value: string,
+  log: TaskLog,
+): string {
   const mp = parsePropertyString(key === 'rootfs' ? ROOTFS_FORMAT : MOUNTPOINT_FORMAT, value, key);
   const volume = mp.volume ?? '';
   const storeid = parseVolumeId(volume)?.storeid;
@@ -34,9 +53,18 @@ export function mountValue(ctx: HandlerContext, guest: Pick<Guest, 'vmid' | 'nod
   const fresh = NEW_DISK_RE.exec(volume);
   if (!fresh || storeid === undefined) return value;
   const size = Math.round(Number(fresh[3]) * GIB);
-  const volid = allocateImage(ctx.state, { storage: storageConfig(ctx.state, storeid), node: guest.node, vmid: guest.vmid, size, now: ctx.now });
+  const volid = allocateImage(ctx.state, {
+    storage: storageConfig(ctx.state, storeid),
+    node: guest.node,
+    vmid: guest.vmid,
+    size,
+    now: ctx.now,
+  });
   log.info(`  Logical volume "${parseVolumeId(volid)?.volname}" created.`);
-  return printProps({ ...mp, volume: volid, size: formatSize(size) }, { defaultKey: 'volume', required: key === 'rootfs' ? [] : ['mp'] });
+  return printProps(
+    { ...mp, volume: volid, size: formatSize(size) },
+    { defaultKey: 'volume', required: key === 'rootfs' ? [] : ['mp'] },
+  );
 }
 
 function update(ctx: HandlerContext): unknown {
@@ -53,12 +81,17 @@ function update(ctx: HandlerContext): unknown {
   }
   for (const key of reverts) {
     if (lxcOptionType(key) === undefined) throw paramError({ revert: `unknown option '${key}'` });
-    if (params[key] !== undefined) throw paramError({ revert: `you can't use '-${key}' and '-revert ${key}' at the same time` });
+    if (params[key] !== undefined)
+      throw paramError({ revert: `you can't use '-${key}' and '-revert ${key}' at the same time` });
   }
   for (const key of deletes) {
     if (lxcOptionType(key) === undefined) throw paramError({ delete: `unknown option '${key}'` });
-    if (params[key] !== undefined) throw paramError({ delete: `you can't use '-${key}' and -delete ${key}' at the same time` });
-    if (reverts.includes(key)) throw paramError({ delete: `you can't use '-delete ${key}' and '-revert ${key}' at the same time` });
+    if (params[key] !== undefined)
+      throw paramError({ delete: `you can't use '-${key}' and -delete ${key}' at the same time` });
+    if (reverts.includes(key))
+      throw paramError({
+        delete: `you can't use '-delete ${key}' and '-revert ${key}' at the same time`,
+      });
   }
   const log = new TaskLog();
   for (const key of reverts) revertPending(guest, key);
@@ -67,8 +100,10 @@ function update(ctx: HandlerContext): unknown {
       log.warn(`cannot delete '${key}' - not set in current configuration!`);
       continue;
     }
-    if (['memory', 'rootfs', 'ostype'].includes(key)) throw dieError(`unable to delete required option '${key}'`);
-    if (/^(unused|mp)\d+$/.test(key)) checkProtection(guest, `can't remove CT ${guest.vmid} drive '${key}'`);
+    if (['memory', 'rootfs', 'ostype'].includes(key))
+      throw dieError(`unable to delete required option '${key}'`);
+    if (/^(unused|mp)\d+$/.test(key))
+      checkProtection(guest, `can't remove CT ${guest.vmid} drive '${key}'`);
     if (key === 'unprivileged') throw dieError(`unable to delete read-only option: '${key}'`);
     stageDelete(guest, key);
   }
@@ -95,7 +130,17 @@ export const LXC_CONFIG_UPDATE_ROUTES: readonly Route[] = [
   {
     method: 'PUT',
     path: '/nodes/{node}/lxc/{vmid}/config',
-    permissions: perm('/vms/{vmid}', ['VM.Config.Disk', 'VM.Config.CPU', 'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.Options'], true),
+    permissions: perm(
+      '/vms/{vmid}',
+      [
+        'VM.Config.Disk',
+        'VM.Config.CPU',
+        'VM.Config.Memory',
+        'VM.Config.Network',
+        'VM.Config.Options',
+      ],
+      true,
+    ),
     schema: LXC_UPDATE_SCHEMA,
     handle: update,
   },

@@ -24,7 +24,18 @@ export interface LxcCreateRequest {
   readonly password?: string;
 }
 
-const OSTYPES = ['debian', 'devuan', 'ubuntu', 'centos', 'fedora', 'opensuse', 'archlinux', 'alpine', 'gentoo', 'nixos'];
+const OSTYPES = [
+  'debian',
+  'devuan',
+  'ubuntu',
+  'centos',
+  'fedora',
+  'opensuse',
+  'archlinux',
+  'alpine',
+  'gentoo',
+  'nixos',
+];
 
 /** What LXC::Setup detects: the distribution named at the start of the template file. */
 function detectOstype(template: string): string {
@@ -47,9 +58,23 @@ function unpackLines(req: LxcCreateRequest, hostname: string): string[] {
 
 export function spawnLxcCreateTask(ctx: HandlerContext, req: LxcCreateRequest): string {
   const placeholder: Guest = {
-    vmid: req.vmid, type: 'lxc', node: req.node.name, config: { lock: 'create' }, pending: {}, pendingDelete: [],
-    snapshots: new Map(), status: 'stopped', qmpstatus: 'running', agentRunning: false,
-    cpu: 0, mem: 0, disk: 0, netin: 0, netout: 0, diskread: 0, diskwrite: 0,
+    vmid: req.vmid,
+    type: 'lxc',
+    node: req.node.name,
+    config: { lock: 'create' },
+    pending: {},
+    pendingDelete: [],
+    snapshots: new Map(),
+    status: 'stopped',
+    qmpstatus: 'running',
+    agentRunning: false,
+    cpu: 0,
+    mem: 0,
+    disk: 0,
+    netin: 0,
+    netout: 0,
+    diskread: 0,
+    diskwrite: 0,
   };
   ctx.state.guests.set(req.vmid, placeholder);
   const allocated: string[] = [];
@@ -59,14 +84,20 @@ export function spawnLxcCreateTask(ctx: HandlerContext, req: LxcCreateRequest): 
       const params = { ...req.params };
       params.rootfs ??= `${req.storage}:4`;
       const before = new Set(ctx.state.volumes);
-      for (const key of Object.keys(params).filter((k) => k === 'rootfs' || /^mp\d+$/.test(k)).sort()) {
+      for (const key of Object.keys(params)
+        .filter((k) => k === 'rootfs' || /^mp\d+$/.test(k))
+        .sort()) {
         params[key] = mountValue(ctx, placeholder, key, params[key] ?? '', log);
       }
-      allocated.push(...ctx.state.volumes.filter((v) => !before.has(v)).map((v) => `${v.storage}:${v.volname}`));
-      if (!findVolume(ctx.state, req.node.name, req.ostemplate)) throw fail(`can't find file '${req.ostemplate}'`);
+      allocated.push(
+        ...ctx.state.volumes.filter((v) => !before.has(v)).map((v) => `${v.storage}:${v.volname}`),
+      );
+      if (!findVolume(ctx.state, req.node.name, req.ostemplate))
+        throw fail(`can't find file '${req.ostemplate}'`);
       const hostname = params.hostname ?? `CT${req.vmid}`;
       log.info(...unpackLines(req, hostname));
-      for (const key of Object.keys(params).filter((k) => /^net\d+$/.test(k))) params[key] = printLxcNet(params[key] ?? '');
+      for (const key of Object.keys(params).filter((k) => /^net\d+$/.test(k)))
+        params[key] = printLxcNet(params[key] ?? '');
       if (params.tags !== undefined) params.tags = uniqueTags(params.tags);
       placeholder.config = {
         arch: 'amd64',
@@ -86,4 +117,3 @@ export function spawnLxcCreateTask(ctx: HandlerContext, req: LxcCreateRequest): 
     },
   }));
 }
-

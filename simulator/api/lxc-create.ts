@@ -15,19 +15,27 @@ import { spawnLxcCreateTask } from './lxc-create-task.ts';
 function checkVmidUnused(ctx: HandlerContext, vmid: number): void {
   const existing = ctx.state.guests.get(vmid);
   if (existing) {
-    throw dieError(`${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`);
+    throw dieError(
+      `${existing.type === 'qemu' ? 'VM' : 'CT'} ${vmid} already exists on node '${existing.node}'`,
+    );
   }
 }
 
 /** check_volume_access for the template, expecting content type 'vztmpl'. */
 function checkTemplateAccess(ctx: HandlerContext, ostemplate: string): void {
   const parsed = parseVolumeId(ostemplate);
-  if (!parsed) throw dieError('Only root can pass arbitrary filesystem paths. at /usr/share/perl5/PVE/Storage.pm line 652.');
+  if (!parsed)
+    throw dieError(
+      'Only root can pass arbitrary filesystem paths. at /usr/share/perl5/PVE/Storage.pm line 652.',
+    );
   const { vtype } = parseVolname(ctx.state, ostemplate);
-  if (vtype !== 'vztmpl') throw dieError(`unable to use volume ${ostemplate} - content type needs to be 'vztmpl'`);
+  if (vtype !== 'vztmpl')
+    throw dieError(`unable to use volume ${ostemplate} - content type needs to be 'vztmpl'`);
   const path = `/storage/${parsed.storeid}`;
   if (hasPrivilege(ctx.identity, path, 'Datastore.Allocate')) return;
-  const readable = ['Datastore.AllocateSpace', 'Datastore.Audit'].some((p) => hasPrivilege(ctx.identity, path, p));
+  const readable = ['Datastore.AllocateSpace', 'Datastore.Audit'].some((p) =>
+    hasPrivilege(ctx.identity, path, p),
+  );
   if (!readable) throw permError(`${path}, Datastore.AllocateSpace|Datastore.Audit`);
 }
 
@@ -44,7 +52,8 @@ function createCt(ctx: HandlerContext): unknown {
   checkQuorum(ctx);
   const node = requestNode(ctx);
   const params = asStrings(ctx.params);
-  for (const key of ['node', 'ignore-unpack-errors', 'bwlimit', 'force', 'restore', 'unique']) extract(params, key);
+  for (const key of ['node', 'ignore-unpack-errors', 'bwlimit', 'force', 'restore', 'unique'])
+    extract(params, key);
   const vmid = Number(extract(params, 'vmid'));
   const start = extract(params, 'start') === '1';
   const haManaged = extract(params, 'ha-managed') === '1';
@@ -58,7 +67,8 @@ function createCt(ctx: HandlerContext): unknown {
     throw dieError(`unable to parse ssh key: ${sshKeys.split('\n')[0]}`);
   }
   const pool = extract(params, 'pool');
-  if (pool !== undefined && !ctx.state.pools.has(pool)) throw permError(`pool '${pool}' does not exist`);
+  if (pool !== undefined && !ctx.state.pools.has(pool))
+    throw permError(`pool '${pool}' does not exist`);
   const mayAllocate =
     hasPrivilege(ctx.identity, `/vms/${vmid}`, 'VM.Allocate') ||
     (pool !== undefined && hasPrivilege(ctx.identity, `/pool/${pool}`, 'VM.Allocate'));
@@ -81,12 +91,24 @@ function createCt(ctx: HandlerContext): unknown {
   }
   if (params.rootfs === undefined) checkRootdirStorage(ctx, storage);
   return spawnLxcCreateTask(ctx, {
-    vmid, node, params, ostemplate, storage, unprivileged, start,
+    vmid,
+    node,
+    params,
+    ostemplate,
+    storage,
+    unprivileged,
+    start,
     ...(pool !== undefined ? { pool } : {}),
     ...(password !== undefined ? { password } : {}),
   });
 }
 
 export const LXC_CREATE_ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/nodes/{node}/lxc', permissions: ALL_USERS, schema: LXC_CREATE_SCHEMA, handle: createCt },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/lxc',
+    permissions: ALL_USERS,
+    schema: LXC_CREATE_SCHEMA,
+    handle: createCt,
+  },
 ];

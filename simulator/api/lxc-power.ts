@@ -7,8 +7,22 @@ import { isTemplateConfig, parseProps } from '../cluster/guest-config.ts';
 import { bootGuest, haltGuest } from '../cluster/power.ts';
 import { abortGuestTasks, type WorkPlan } from '../cluster/tasks.ts';
 import { dieError } from '../schema/pve-error.ts';
-import { GUEST_PARAMS, SKIPLOCK_PARAM, type HandlerContext, type Route, optional } from './handler-context.ts';
-import { checkQuorum, flag, lockError, onGuest, refuseRootOnly, requestNode, startGuestTask } from './guest-helpers.ts';
+import {
+  GUEST_PARAMS,
+  SKIPLOCK_PARAM,
+  type HandlerContext,
+  type Route,
+  optional,
+} from './handler-context.ts';
+import {
+  checkQuorum,
+  flag,
+  lockError,
+  onGuest,
+  refuseRootOnly,
+  requestNode,
+  startGuestTask,
+} from './guest-helpers.ts';
 
 const vmidOf = (ctx: HandlerContext) => Number(ctx.params.vmid);
 
@@ -21,7 +35,9 @@ function isRunningHere(ctx: HandlerContext): boolean {
 /** Locks other than 'mounted' stop start/stop unless skiplock is given. */
 function lockedPlan(guest: Guest, skiplock: boolean): WorkPlan | undefined {
   const error = lockError(guest);
-  return error !== undefined && !skiplock && guest.config.lock !== 'mounted' ? { error } : undefined;
+  return error !== undefined && !skiplock && guest.config.lock !== 'mounted'
+    ? { error }
+    : undefined;
 }
 
 function startPlan(ctx: HandlerContext, guest: Guest): WorkPlan {
@@ -29,7 +45,8 @@ function startPlan(ctx: HandlerContext, guest: Guest): WorkPlan {
   const locked = lockedPlan(guest, false);
   if (locked) return locked;
   const quota = Object.entries(guest.config).some(
-    ([key, value]) => (key === 'rootfs' || /^mp\d+$/.test(key)) && parseProps(value, 'volume').quota === '1',
+    ([key, value]) =>
+      (key === 'rootfs' || /^mp\d+$/.test(key)) && parseProps(value, 'volume').quota === '1',
   );
   if (guest.config.unprivileged === '1' && quota) {
     return { error: 'Quotas are not supported by unprivileged containers.' };
@@ -41,45 +58,82 @@ function start(ctx: HandlerContext): unknown {
   refuseRootOnly(ctx, 'skiplock');
   if (isRunningHere(ctx)) throw dieError(`CT ${vmidOf(ctx)} already running`);
   checkQuorum(ctx);
-  return startGuestTask(ctx, 'vzstart', vmidOf(ctx), onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => startPlan(ctx, ct)));
+  return startGuestTask(
+    ctx,
+    'vzstart',
+    vmidOf(ctx),
+    onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => startPlan(ctx, ct)),
+  );
 }
 
 function stop(ctx: HandlerContext): unknown {
   refuseRootOnly(ctx, 'skiplock');
   if (!isRunningHere(ctx)) throw dieError(`CT ${vmidOf(ctx)} not running`);
-  const overruled = flag(ctx, 'overrule-shutdown') ? abortGuestTasks(ctx.state, vmidOf(ctx), 'vzshutdown') : [];
-  return startGuestTask(ctx, 'vzstop', vmidOf(ctx), onGuest(ctx, 'lxc', vmidOf(ctx), (ct, log) => {
-    if (overruled.length > 0) log.info(`overruled vzshutdown tasks: ${overruled.join(', ')}`);
-    return lockedPlan(ct, false) ?? { commit: () => haltGuest(ct) };
-  }));
+  const overruled = flag(ctx, 'overrule-shutdown')
+    ? abortGuestTasks(ctx.state, vmidOf(ctx), 'vzshutdown')
+    : [];
+  return startGuestTask(
+    ctx,
+    'vzstop',
+    vmidOf(ctx),
+    onGuest(ctx, 'lxc', vmidOf(ctx), (ct, log) => {
+      if (overruled.length > 0) log.info(`overruled vzshutdown tasks: ${overruled.join(', ')}`);
+      return lockedPlan(ct, false) ?? { commit: () => haltGuest(ct) };
+    }),
+  );
 }
 
 function shutdown(ctx: HandlerContext): unknown {
   if (!isRunningHere(ctx)) throw dieError(`CT ${vmidOf(ctx)} not running`);
-  return startGuestTask(ctx, 'vzshutdown', vmidOf(ctx), onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => {
-    const error = lockError(ct); // shutdown honours every lock, 'mounted' included
-    return error !== undefined ? { error } : { commit: () => haltGuest(ct) };
-  }));
+  return startGuestTask(
+    ctx,
+    'vzshutdown',
+    vmidOf(ctx),
+    onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => {
+      const error = lockError(ct); // shutdown honours every lock, 'mounted' included
+      return error !== undefined ? { error } : { commit: () => haltGuest(ct) };
+    }),
+  );
 }
 
 function reboot(ctx: HandlerContext): unknown {
   // pve-container's reboot says "VM", not "CT", here
   if (!isRunningHere(ctx)) throw dieError(`VM ${vmidOf(ctx)} not running`);
-  return startGuestTask(ctx, 'vzreboot', vmidOf(ctx), onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => {
-    if (ct.status !== 'running') return {};
-    return { commit: (_log, now) => { haltGuest(ct); bootGuest(ctx.state, ct, now); } };
-  }));
+  return startGuestTask(
+    ctx,
+    'vzreboot',
+    vmidOf(ctx),
+    onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => {
+      if (ct.status !== 'running') return {};
+      return {
+        commit: (_log, now) => {
+          haltGuest(ct);
+          bootGuest(ctx.state, ct, now);
+        },
+      };
+    }),
+  );
 }
 
 const CHECKPOINT_DIR = '/var/lib/vz/dump';
 
 function suspend(ctx: HandlerContext): unknown {
   if (!isRunningHere(ctx)) throw dieError(`CT ${vmidOf(ctx)} not running`);
-  return startGuestTask(ctx, 'vzsuspend', vmidOf(ctx), onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => {
-    const error = lockError(ct);
-    if (error !== undefined) return { error };
-    return { commit: () => { haltGuest(ct); ct.checkpointed = true; } };
-  }));
+  return startGuestTask(
+    ctx,
+    'vzsuspend',
+    vmidOf(ctx),
+    onGuest(ctx, 'lxc', vmidOf(ctx), (ct) => {
+      const error = lockError(ct);
+      if (error !== undefined) return { error };
+      return {
+        commit: () => {
+          haltGuest(ct);
+          ct.checkpointed = true;
+        },
+      };
+    }),
+  );
 }
 
 function resume(ctx: HandlerContext): unknown {
@@ -90,7 +144,9 @@ function resume(ctx: HandlerContext): unknown {
   return startGuestTask(ctx, 'vzresume', vmid, () => {
     const ct = ctx.state.guests.get(vmid);
     if (!ct || ct.node !== node.name || !ct.checkpointed) {
-      return { error: `command 'lxc-checkpoint -n ${vmid} -r --foreground -D ${CHECKPOINT_DIR}' failed: exit code 1` };
+      return {
+        error: `command 'lxc-checkpoint -n ${vmid} -r --foreground -D ${CHECKPOINT_DIR}' failed: exit code 1`,
+      };
     }
     return { commit: (_log, now) => bootGuest(ctx.state, ct, now) };
   });
@@ -99,18 +155,61 @@ function resume(ctx: HandlerContext): unknown {
 const POWER = perm('/vms/{vmid}', ['VM.PowerMgmt']);
 
 export const LXC_POWER_ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/nodes/{node}/lxc/{vmid}/status/start', permissions: POWER, handle: start, schema: {
-    ...GUEST_PARAMS, skiplock: SKIPLOCK_PARAM, debug: optional({ type: 'boolean' }),
-  } },
-  { method: 'POST', path: '/nodes/{node}/lxc/{vmid}/status/stop', permissions: POWER, handle: stop, schema: {
-    ...GUEST_PARAMS, skiplock: SKIPLOCK_PARAM, 'overrule-shutdown': optional({ type: 'boolean' }),
-  } },
-  { method: 'POST', path: '/nodes/{node}/lxc/{vmid}/status/shutdown', permissions: POWER, handle: shutdown, schema: {
-    ...GUEST_PARAMS, timeout: optional({ type: 'integer', minimum: 0 }), forceStop: optional({ type: 'boolean' }),
-  } },
-  { method: 'POST', path: '/nodes/{node}/lxc/{vmid}/status/reboot', permissions: POWER, handle: reboot, schema: {
-    ...GUEST_PARAMS, timeout: optional({ type: 'integer', minimum: 0 }),
-  } },
-  { method: 'POST', path: '/nodes/{node}/lxc/{vmid}/status/suspend', permissions: POWER, handle: suspend, schema: GUEST_PARAMS },
-  { method: 'POST', path: '/nodes/{node}/lxc/{vmid}/status/resume', permissions: POWER, handle: resume, schema: GUEST_PARAMS },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/lxc/{vmid}/status/start',
+    permissions: POWER,
+    handle: start,
+    schema: {
+      ...GUEST_PARAMS,
+      skiplock: SKIPLOCK_PARAM,
+      debug: optional({ type: 'boolean' }),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/lxc/{vmid}/status/stop',
+    permissions: POWER,
+    handle: stop,
+    schema: {
+      ...GUEST_PARAMS,
+      skiplock: SKIPLOCK_PARAM,
+      'overrule-shutdown': optional({ type: 'boolean' }),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/lxc/{vmid}/status/shutdown',
+    permissions: POWER,
+    handle: shutdown,
+    schema: {
+      ...GUEST_PARAMS,
+      timeout: optional({ type: 'integer', minimum: 0 }),
+      forceStop: optional({ type: 'boolean' }),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/lxc/{vmid}/status/reboot',
+    permissions: POWER,
+    handle: reboot,
+    schema: {
+      ...GUEST_PARAMS,
+      timeout: optional({ type: 'integer', minimum: 0 }),
+    },
+  },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/lxc/{vmid}/status/suspend',
+    permissions: POWER,
+    handle: suspend,
+    schema: GUEST_PARAMS,
+  },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/lxc/{vmid}/status/resume',
+    permissions: POWER,
+    handle: resume,
+    schema: GUEST_PARAMS,
+  },
 ];

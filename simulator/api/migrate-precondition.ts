@@ -10,7 +10,12 @@ import { scanVolumes } from './migrate-volumes.ts';
 /** Options that tie a VM to its node: passed-through PCI/USB host devices and real serial ports. */
 function localResources(config: Record<string, string>): string[] {
   return Object.entries(config)
-    .filter(([key, value]) => /^hostpci\d+$/.test(key) || (/^usb\d+$/.test(key) && !/spice/i.test(value)) || (/^serial\d+$/.test(key) && value !== 'socket'))
+    .filter(
+      ([key, value]) =>
+        /^hostpci\d+$/.test(key) ||
+        (/^usb\d+$/.test(key) && !/spice/i.test(value)) ||
+        (/^serial\d+$/.test(key) && value !== 'socket'),
+    )
     .map(([key]) => key)
     .sort();
 }
@@ -31,7 +36,9 @@ function precondition(ctx: HandlerContext): unknown {
   }));
   return {
     running: running ? 1 : 0,
-    allowed_nodes: ctx.state.nodes.filter((node) => node.name !== local.name).map((node) => node.name),
+    allowed_nodes: ctx.state.nodes
+      .filter((node) => node.name !== local.name)
+      .map((node) => node.name),
     not_allowed_nodes: {},
     local_disks: disks,
     local_resources: localResources(guest.config),

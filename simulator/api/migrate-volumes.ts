@@ -30,7 +30,11 @@ export function scanVolumes(state: ClusterState, guest: Guest, running: boolean)
     seen.set(volid, { volid, size: findVolume(state, guest.node, volid)?.size ?? 0, ...volume });
   };
   for (const v of configVolumes(guest.type, guest.config)) {
-    add(v.volid, { key: v.key, cdrom: v.cdrom, ref: /^unused/.test(v.key) ? 'unused' : 'attached' });
+    add(v.volid, {
+      key: v.key,
+      cdrom: v.cdrom,
+      ref: /^unused/.test(v.key) ? 'unused' : 'attached',
+    });
   }
   for (const snap of guest.snapshots.values()) {
     for (const v of configVolumes(guest.type, snap)) {
@@ -53,10 +57,16 @@ export function scanVolumes(state: ClusterState, guest: Guest, running: boolean)
     if (volume.ref === 'vmstate') continue;
     if (inSnapshots.has(volume.volid)) {
       // only qcow2 files (and zfs/btrfs) can carry their snapshots along; thin LVs cannot
-      errors.push([volume.volid, running ? 'online storage migration not possible if non-replicated snapshot exists' : 'non-migratable snapshot exists']);
+      errors.push([
+        volume.volid,
+        running
+          ? 'online storage migration not possible if non-replicated snapshot exists'
+          : 'non-migratable snapshot exists',
+      ]);
       continue;
     }
-    if (state.volumes.some((v) => v.parent === volume.volid)) errors.push([volume.volid, 'referenced by linked clone(s)']);
+    if (state.volumes.some((v) => v.parent === volume.volid))
+      errors.push([volume.volid, 'referenced by linked clone(s)']);
   }
   return { local: [...seen.values()], errors };
 }

@@ -8,7 +8,17 @@ import { bootGuest, haltGuest } from '../cluster/power.ts';
 import type { TaskLog, WorkPlan } from '../cluster/tasks.ts';
 import { splitList } from '../schema/formats.ts';
 import { dieError, paramError } from '../schema/pve-error.ts';
-import { checkQuorum, flag, lockError, loadGuest, onGuest, refuseRootOnly, requestNode, startGuestTask, str } from './guest-helpers.ts';
+import {
+  checkQuorum,
+  flag,
+  lockError,
+  loadGuest,
+  onGuest,
+  refuseRootOnly,
+  requestNode,
+  startGuestTask,
+  str,
+} from './guest-helpers.ts';
 import { GUEST_PARAMS, type HandlerContext, type Route, optional } from './handler-context.ts';
 import { moveLocalVolumes, scanVolumes } from './migrate-volumes.ts';
 
@@ -41,7 +51,9 @@ function checkStorageMap(ctx: HandlerContext, guest: Guest, key: string): void {
     if (!storage) throw dieError(`storage '${storeid}' does not exist`);
     check(ctx.identity, `/storage/${storeid}`, ['Datastore.AllocateSpace']);
     if (!storage.content.includes(guest.type === 'qemu' ? 'images' : 'rootdir')) {
-      throw dieError(`storage '${storeid}' does not support content-type '${guest.type === 'qemu' ? 'images' : 'rootdir'}'`);
+      throw dieError(
+        `storage '${storeid}' does not support content-type '${guest.type === 'qemu' ? 'images' : 'rootdir'}'`,
+      );
     }
   }
 }
@@ -56,14 +68,27 @@ function migratePlan(ctx: HandlerContext, guest: Guest, target: NodeState, log: 
     mlog(log, ctx.now, `migration aborted (duration 00:00:00): ${reason}`, true);
     return { error: 'migration aborted' };
   };
-  if (guest.type === 'lxc' && running && flag(ctx, 'online')) return fail('lxc live migration is currently not implemented');
-  if (guest.type === 'lxc' && running && !restart) return fail('running container can only be migrated in restart mode');
+  if (guest.type === 'lxc' && running && flag(ctx, 'online'))
+    return fail('lxc live migration is currently not implemented');
+  if (guest.type === 'lxc' && running && !restart)
+    return fail('running container can only be migrated in restart mode');
   if (!target.online) return fail("Can't connect to destination address using public key");
-  mlog(log, ctx.now, `starting migration of ${guest.type === 'qemu' ? 'VM' : 'CT'} ${guest.vmid} to node '${target.name}' (${target.ip})`);
+  mlog(
+    log,
+    ctx.now,
+    `starting migration of ${guest.type === 'qemu' ? 'VM' : 'CT'} ${guest.vmid} to node '${target.name}' (${target.ip})`,
+  );
   const scan = scanVolumes(ctx.state, guest, running);
-  for (const volume of scan.local) mlog(log, ctx.now, `found local disk '${volume.volid}' (${volume.ref === 'attached' ? 'attached' : volume.ref === 'unused' ? 'unused' : 'referenced by snapshot(s)'})`);
-  for (const [volid, reason] of scan.errors) mlog(log, ctx.now, `can't migrate local disk '${volid}': ${reason}`);
-  if (scan.errors.length > 0) return fail(`can't migrate ${guest.type === 'qemu' ? 'VM' : 'CT'} - check log`);
+  for (const volume of scan.local)
+    mlog(
+      log,
+      ctx.now,
+      `found local disk '${volume.volid}' (${volume.ref === 'attached' ? 'attached' : volume.ref === 'unused' ? 'unused' : 'referenced by snapshot(s)'})`,
+    );
+  for (const [volid, reason] of scan.errors)
+    mlog(log, ctx.now, `can't migrate local disk '${volid}': ${reason}`);
+  if (scan.errors.length > 0)
+    return fail(`can't migrate ${guest.type === 'qemu' ? 'VM' : 'CT'} - check log`);
   const attached = scan.local.filter((v) => v.ref === 'attached' && !v.cdrom);
   if (online && attached.length > 0 && !flag(ctx, 'with-local-disks')) {
     return fail("can't live migrate attached local disks without with-local-disks option");
@@ -76,9 +101,14 @@ function migratePlan(ctx: HandlerContext, guest: Guest, target: NodeState, log: 
   return {
     commit: (taskLog, now) => {
       if (online) mlog(taskLog, now, `starting VM ${guest.vmid} on remote node '${target.name}'`);
-      if (attached.length > 0) mlog(taskLog, now, online ? 'starting storage migration' : 'copying local disk images');
+      if (attached.length > 0)
+        mlog(taskLog, now, online ? 'starting storage migration' : 'copying local disk images');
       if (online) {
-        mlog(taskLog, now, 'starting online/live migration on unix:/run/qemu-server/' + `${guest.vmid}.migrate`);
+        mlog(
+          taskLog,
+          now,
+          'starting online/live migration on unix:/run/qemu-server/' + `${guest.vmid}.migrate`,
+        );
         mlog(taskLog, now, 'migration status: completed');
       }
       moveLocalVolumes(ctx.state, guest, target.name);
@@ -106,14 +136,19 @@ function migrate(type: Guest['type']) {
       if (locked) throw dieError(locked);
     }
     if (guest.status === 'running') {
-      if (type === 'qemu' && !flag(ctx, 'online')) throw dieError("can't migrate running VM without --online");
+      if (type === 'qemu' && !flag(ctx, 'online'))
+        throw dieError("can't migrate running VM without --online");
       if (type === 'lxc' && !flag(ctx, 'online') && !flag(ctx, 'restart')) {
         throw dieError("can't migrate running container without --online or --restart");
       }
     }
     checkStorageMap(ctx, guest, type === 'qemu' ? 'targetstorage' : 'target-storage');
-    return startGuestTask(ctx, type === 'qemu' ? 'qmigrate' : 'vzmigrate', guest.vmid,
-      onGuest(ctx, type, guest.vmid, (g, log) => migratePlan(ctx, g, target, log)));
+    return startGuestTask(
+      ctx,
+      type === 'qemu' ? 'qmigrate' : 'vzmigrate',
+      guest.vmid,
+      onGuest(ctx, type, guest.vmid, (g, log) => migratePlan(ctx, g, target, log)),
+    );
   };
 }
 
@@ -126,9 +161,15 @@ export const MIGRATE_ROUTES: readonly Route[] = [
     path: '/nodes/{node}/qemu/{vmid}/migrate',
     permissions: perm('/vms/{vmid}', ['VM.Migrate']),
     schema: {
-      ...GUEST_PARAMS, target: TARGET, online: optional({ type: 'boolean' }), force: optional({ type: 'boolean' }),
-      migration_type: optional({ type: 'string', enum: ['secure', 'insecure'] }), migration_network: optional({ type: 'string', format: 'CIDR' }),
-      'with-local-disks': optional({ type: 'boolean' }), targetstorage: STORAGE_MAP, bwlimit: optional({ type: 'integer', minimum: 0 }),
+      ...GUEST_PARAMS,
+      target: TARGET,
+      online: optional({ type: 'boolean' }),
+      force: optional({ type: 'boolean' }),
+      migration_type: optional({ type: 'string', enum: ['secure', 'insecure'] }),
+      migration_network: optional({ type: 'string', format: 'CIDR' }),
+      'with-local-disks': optional({ type: 'boolean' }),
+      targetstorage: STORAGE_MAP,
+      bwlimit: optional({ type: 'integer', minimum: 0 }),
       'with-conntrack-state': optional({ type: 'boolean' }),
     },
     handle: migrate('qemu'),
@@ -138,8 +179,13 @@ export const MIGRATE_ROUTES: readonly Route[] = [
     path: '/nodes/{node}/lxc/{vmid}/migrate',
     permissions: perm('/vms/{vmid}', ['VM.Migrate']),
     schema: {
-      ...GUEST_PARAMS, target: TARGET, online: optional({ type: 'boolean' }), restart: optional({ type: 'boolean' }),
-      timeout: optional({ type: 'integer' }), 'target-storage': STORAGE_MAP, bwlimit: optional({ type: 'number', minimum: 0 }),
+      ...GUEST_PARAMS,
+      target: TARGET,
+      online: optional({ type: 'boolean' }),
+      restart: optional({ type: 'boolean' }),
+      timeout: optional({ type: 'integer' }),
+      'target-storage': STORAGE_MAP,
+      bwlimit: optional({ type: 'number', minimum: 0 }),
     },
     handle: migrate('lxc'),
   },

@@ -11,10 +11,22 @@ import { spawnTask, TaskLog, WorkerDie } from '../cluster/tasks.ts';
 import { removeVolume } from '../cluster/volumes.ts';
 import { splitList } from '../schema/formats.ts';
 import { dieError, paramError } from '../schema/pve-error.ts';
-import { QEMU_UPDATE_ASYNC_SCHEMA, QEMU_UPDATE_SCHEMA, qemuOptionExists } from '../schema/qemu-config-schema.ts';
+import {
+  QEMU_UPDATE_ASYNC_SCHEMA,
+  QEMU_UPDATE_SCHEMA,
+  qemuOptionExists,
+} from '../schema/qemu-config-schema.ts';
 import { checkDrives } from './create-vm-drives.ts';
 import { createDisks, encryptPassword, uniqueTags } from './create-vm-task.ts';
-import { asStrings, checkProtection, extract, loadGuest, lockError, refuseRootOnly, requestNode } from './guest-helpers.ts';
+import {
+  asStrings,
+  checkProtection,
+  extract,
+  loadGuest,
+  lockError,
+  refuseRootOnly,
+  requestNode,
+} from './guest-helpers.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
 import { printNet } from './net-config.ts';
 import { checkVmOptionPerms } from './qemu-option-perms.ts';
@@ -30,30 +42,43 @@ interface Update {
 /** Everything update_vm_api checks before it takes the config lock. */
 function prepare(ctx: HandlerContext): Update {
   const params = asStrings(ctx.params);
-  for (const key of ['node', 'vmid', 'digest', 'background_delay', 'import-working-storage']) extract(params, key);
-  const summary = Object.keys(params).sort()
-    .map((key) => `-${key} ${key === 'cipassword' ? '<hidden>' : params[key]}`).join(' ');
+  for (const key of ['node', 'vmid', 'digest', 'background_delay', 'import-working-storage'])
+    extract(params, key);
+  const summary = Object.keys(params)
+    .sort()
+    .map((key) => `-${key} ${key === 'cipassword' ? '<hidden>' : params[key]}`)
+    .join(' ');
   refuseRootOnly(ctx, 'skiplock');
   extract(params, 'skiplock');
   const deleteStr = extract(params, 'delete');
   const revertStr = extract(params, 'revert');
   const force = extract(params, 'force') === '1';
-  if (!deleteStr && !revertStr && Object.keys(params).length === 0) throw dieError('no options specified');
-  if (params.cdrom !== undefined) params.ide2 = /media=/.test(params.cdrom) ? params.cdrom : `${extract(params, 'cdrom')},media=cdrom`;
+  if (!deleteStr && !revertStr && Object.keys(params).length === 0)
+    throw dieError('no options specified');
+  if (params.cdrom !== undefined)
+    params.ide2 = /media=/.test(params.cdrom)
+      ? params.cdrom
+      : `${extract(params, 'cdrom')},media=cdrom`;
   delete params.cdrom;
   const reverts = splitList(revertStr ?? '');
   for (const key of reverts) {
     if (!qemuOptionExists(key)) throw paramError({ revert: `unknown option '${key}'` });
-    if (params[key] !== undefined) throw paramError({ delete: `you can't use '-${key}' and -revert ${key}' at the same time` });
+    if (params[key] !== undefined)
+      throw paramError({ delete: `you can't use '-${key}' and -revert ${key}' at the same time` });
   }
   const deletes = splitList(deleteStr ?? '').map((key) => (key === 'cdrom' ? 'ide2' : key));
   for (const key of deletes) {
-    if (params[key] !== undefined) throw paramError({ delete: `you can't use '-${key}' and -delete ${key}' at the same time` });
-    if (reverts.includes(key)) throw paramError({ revert: `you can't use '-delete ${key}' and -revert ${key}' at the same time` });
+    if (params[key] !== undefined)
+      throw paramError({ delete: `you can't use '-${key}' and -delete ${key}' at the same time` });
+    if (reverts.includes(key))
+      throw paramError({
+        revert: `you can't use '-delete ${key}' and -revert ${key}' at the same time`,
+      });
     if (!qemuOptionExists(key)) throw paramError({ delete: `unknown option '${key}'` });
   }
   checkDrives(ctx.state, ctx.identity, params, undefined);
-  for (const key of Object.keys(params).filter((k) => /^net\d+$/.test(k))) params[key] = printNet(params[key] ?? '');
+  for (const key of Object.keys(params).filter((k) => /^net\d+$/.test(k)))
+    params[key] = printNet(params[key] ?? '');
   checkVmOptionPerms(ctx.identity, Number(ctx.params.vmid), deletes);
   checkVmOptionPerms(ctx.identity, Number(ctx.params.vmid), Object.keys(params));
   return { params, deletes, reverts, force, summary };
@@ -83,7 +108,12 @@ function applyUpdate(ctx: HandlerContext, guest: Guest, update: Update, log: Tas
   }
   const plans = checkDrives(ctx.state, ctx.identity, update.params, undefined);
   const node = requestNode(ctx);
-  const disks = createDisks(ctx.state, { vmid: guest.vmid, node, drives: plans, now: ctx.now }, log, []);
+  const disks = createDisks(
+    ctx.state,
+    { vmid: guest.vmid, node, drives: plans, now: ctx.now },
+    log,
+    [],
+  );
   for (const [key, raw] of Object.entries(update.params)) {
     let value = disks[key] ?? raw;
     if (key === 'tags') value = uniqueTags(value);
@@ -95,7 +125,10 @@ function applyUpdate(ctx: HandlerContext, guest: Guest, update: Update, log: Tas
     if (key === 'boot') {
       const devices = (parseProps(value, 'legacy').order ?? '').split(';').filter(Boolean);
       for (const dev of devices) {
-        if ((current[dev] === undefined && update.params[dev] === undefined) || update.deletes.includes(dev)) {
+        if (
+          (current[dev] === undefined && update.params[dev] === undefined) ||
+          update.deletes.includes(dev)
+        ) {
           throw new WorkerDie(`invalid bootorder: device '${dev}' does not exist'`);
         }
       }
@@ -108,15 +141,19 @@ function applyUpdate(ctx: HandlerContext, guest: Guest, update: Update, log: Tas
 /** Under the config lock: digest, lock and balloon checks raise at once (500). */
 function lockedChecks(ctx: HandlerContext, guest: Guest, update: Update): void {
   const digest = ctx.params.digest === undefined ? undefined : String(ctx.params.digest);
-  if (digest && digest !== configDigest(guest)) throw dieError('checksum mismatch (file change by other user?)');
+  if (digest && digest !== configDigest(guest))
+    throw dieError('checksum mismatch (file change by other user?)');
   const locked = lockError(guest);
   const resumesFromDisk = update.deletes.includes('vmstate') && guest.config.lock === 'suspended';
   if (locked && !resumesFromDisk) throw dieError(locked);
   if (update.params.memory !== undefined || update.params.balloon !== undefined) {
     const memory = update.params.memory ?? guest.pending.memory ?? guest.config.memory ?? '512';
     const maxmem = Number(/(\d+)/.exec(memory)?.[1] ?? 512);
-    const balloon = Number(update.params.balloon ?? guest.pending.balloon ?? guest.config.balloon ?? 0);
-    if (balloon && balloon > maxmem) throw dieError('balloon value too large (must be smaller than assigned memory)');
+    const balloon = Number(
+      update.params.balloon ?? guest.pending.balloon ?? guest.config.balloon ?? 0,
+    );
+    if (balloon && balloon > maxmem)
+      throw dieError('balloon value too large (must be smaller than assigned memory)');
   }
 }
 
@@ -137,13 +174,19 @@ function updateAsync(ctx: HandlerContext): unknown {
   const update = prepare(ctx);
   const guest = loadGuest(ctx, 'qemu');
   lockedChecks(ctx, guest, update);
-  const delay = ctx.params.background_delay === undefined ? undefined : Number(ctx.params.background_delay);
+  const delay =
+    ctx.params.background_delay === undefined ? undefined : Number(ctx.params.background_delay);
   // background_delay: wait up to that long; a task done by then answers null (or its error)
   const waits = delay !== undefined && ctx.taskDurationMs <= delay * 1000;
   const forced = ctx.takeTaskExitStatus();
   const upid = spawnTask(ctx.state, {
-    node: requestNode(ctx), type: 'qmconfig', id: String(guest.vmid), user: ctx.identity.tokenId, now: ctx.now,
-    durationMs: waits ? 0 : ctx.taskDurationMs, vmid: guest.vmid,
+    node: requestNode(ctx),
+    type: 'qmconfig',
+    id: String(guest.vmid),
+    user: ctx.identity.tokenId,
+    now: ctx.now,
+    durationMs: waits ? 0 : ctx.taskDurationMs,
+    vmid: guest.vmid,
     ...(forced !== undefined ? { forcedExitStatus: forced } : {}),
     work: (log) => ({ commit: () => applyUpdate(ctx, guest, update, log) }),
   });
@@ -157,12 +200,34 @@ function updateAsync(ctx: HandlerContext): unknown {
   throw dieError(`failed to update VM ${guest.vmid}: ${status}`);
 }
 
-const CONFIG_PERMS = perm('/vms/{vmid}', [
-  'VM.Config.Disk', 'VM.Config.CDROM', 'VM.Config.CPU', 'VM.Config.Memory', 'VM.Config.Network',
-  'VM.Config.HWType', 'VM.Config.Options', 'VM.Config.Cloudinit',
-], true);
+const CONFIG_PERMS = perm(
+  '/vms/{vmid}',
+  [
+    'VM.Config.Disk',
+    'VM.Config.CDROM',
+    'VM.Config.CPU',
+    'VM.Config.Memory',
+    'VM.Config.Network',
+    'VM.Config.HWType',
+    'VM.Config.Options',
+    'VM.Config.Cloudinit',
+  ],
+  true,
+);
 
 export const QEMU_CONFIG_UPDATE_ROUTES: readonly Route[] = [
-  { method: 'PUT', path: '/nodes/{node}/qemu/{vmid}/config', permissions: CONFIG_PERMS, schema: QEMU_UPDATE_SCHEMA, handle: updateSync },
-  { method: 'POST', path: '/nodes/{node}/qemu/{vmid}/config', permissions: CONFIG_PERMS, schema: QEMU_UPDATE_ASYNC_SCHEMA, handle: updateAsync },
+  {
+    method: 'PUT',
+    path: '/nodes/{node}/qemu/{vmid}/config',
+    permissions: CONFIG_PERMS,
+    schema: QEMU_UPDATE_SCHEMA,
+    handle: updateSync,
+  },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/qemu/{vmid}/config',
+    permissions: CONFIG_PERMS,
+    schema: QEMU_UPDATE_ASYNC_SCHEMA,
+    handle: updateAsync,
+  },
 ];

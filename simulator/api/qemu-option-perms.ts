@@ -9,7 +9,10 @@ import { dieError } from '../schema/pve-error.ts';
 const GROUPS: readonly (readonly [RegExp, readonly string[], boolean?])[] = [
   [/^(cores|cpu|runningcpu|cpulimit|cpuunits|numa\d*|smp|sockets|vcpus)$/, ['VM.Config.CPU']],
   [/^(memory|balloon|shares|allow-ksm)$/, ['VM.Config.Memory']],
-  [/^(acpi|hotplug|kvm|machine|runningmachine|scsihw|smbios1|tablet|vga|watchdog|audio0|rng0)$/, ['VM.Config.HWType']],
+  [
+    /^(acpi|hotplug|kvm|machine|runningmachine|scsihw|smbios1|tablet|vga|watchdog|audio0|rng0)$/,
+    ['VM.Config.HWType'],
+  ],
   [
     /^(agent|autostart|bios|description|keyboard|localtime|migrate_downtime|migrate_speed|name|onboot|ostype|protection|reboot|startdate|startup|tdf|template)$/,
     ['VM.Config.Options'],
@@ -17,11 +20,19 @@ const GROUPS: readonly (readonly [RegExp, readonly string[], boolean?])[] = [
   [/^freeze$/, ['VM.PowerMgmt']],
   [/^(boot|bootdisk|vmstatestorage)$/, ['VM.Config.Disk']],
   [/^(net\d+|running-nets-host-mtu)$/, ['VM.Config.Network']],
-  [/^(cicustom|cipassword|citype|ciuser|ciupgrade|nameserver|searchdomain|sshkeys|ipconfig\d+)$/, ['VM.Config.Cloudinit', 'VM.Config.Network'], true],
+  [
+    /^(cicustom|cipassword|citype|ciuser|ciupgrade|nameserver|searchdomain|sshkeys|ipconfig\d+)$/,
+    ['VM.Config.Cloudinit', 'VM.Config.Network'],
+    true,
+  ],
   [/^vmstate$/, ['VM.Config.Disk', 'VM.PowerMgmt']],
 ];
 
-export function checkVmOptionPerms(identity: Identity, vmid: number, keys: readonly string[]): void {
+export function checkVmOptionPerms(
+  identity: Identity,
+  vmid: number,
+  keys: readonly string[],
+): void {
   for (const key of keys) {
     if (isQemuDriveKey(key) || key === 'cdrom' || key === 'tags') continue;
     if (/^(unused|serial|usb|hostpci|virtiofs)\d+$/.test(key)) continue;

@@ -11,8 +11,23 @@ import { findVolume, parseVolumeId } from '../cluster/volumes.ts';
 import { MOUNTPOINT_FORMAT } from '../schema/lxc-formats.ts';
 import { dieError } from '../schema/pve-error.ts';
 import { parsePropertyString } from '../schema/schema-check.ts';
-import { DIGEST_PARAM, GUEST_PARAMS, SKIPLOCK_PARAM, type HandlerContext, type Route } from './handler-context.ts';
-import { checkLock, flag, loadGuest, lockError, onGuest, refuseRootOnly, startGuestTask, str } from './guest-helpers.ts';
+import {
+  DIGEST_PARAM,
+  GUEST_PARAMS,
+  SKIPLOCK_PARAM,
+  type HandlerContext,
+  type Route,
+} from './handler-context.ts';
+import {
+  checkLock,
+  flag,
+  loadGuest,
+  lockError,
+  onGuest,
+  refuseRootOnly,
+  startGuestTask,
+  str,
+} from './guest-helpers.ts';
 
 interface Target {
   readonly volid: string;
@@ -48,7 +63,10 @@ function target(ctx: HandlerContext, guest: Guest, disk: string, size: string): 
   const volume = findVolume(ctx.state, guest.node, volid);
   if (!volume) return `Could not determine current size of volume '${volid}'`;
   const to = requestedSize(size, volume.size);
-  if (to < volume.size) return guest.type === 'qemu' ? 'shrinking disks is not supported' : 'unable to shrink disk size';
+  if (to < volume.size)
+    return guest.type === 'qemu'
+      ? 'shrinking disks is not supported'
+      : 'unable to shrink disk size';
   if (to === volume.size && guest.type === 'lxc') return 'disk is already at specified size';
   return { volid, from: volume.size, to, props };
 }
@@ -57,7 +75,12 @@ function resizePlan(ctx: HandlerContext, guest: Guest, skiplock: boolean): WorkP
   const digest = str(ctx, 'digest');
   const disk = String(ctx.params.disk);
   if (digest && digest !== configDigest(guest)) {
-    return { error: guest.type === 'qemu' ? 'checksum mismatch (file change by other user?)' : 'detected modified configuration - file changed by other user? Try again.' };
+    return {
+      error:
+        guest.type === 'qemu'
+          ? 'checksum mismatch (file change by other user?)'
+          : 'detected modified configuration - file changed by other user? Try again.',
+    };
   }
   const locked = lockError(guest);
   if (locked && !skiplock) return { error: locked };
@@ -72,7 +95,10 @@ function resizePlan(ctx: HandlerContext, guest: Guest, skiplock: boolean): WorkP
       if (storage) log.info(...resizeLines(storage, found.volid, found.from, found.to));
       const defaultKey = guest.type === 'qemu' ? 'file' : 'volume';
       const required = guest.type === 'lxc' && disk !== 'rootfs' ? ['mp'] : [];
-      guest.config[disk] = printProps({ ...found.props, size: formatSize(found.to) }, { defaultKey, required });
+      guest.config[disk] = printProps(
+        { ...found.props, size: formatSize(found.to) },
+        { defaultKey, required },
+      );
     },
   };
 }
@@ -86,11 +112,17 @@ function resize(type: Guest['type']) {
       const guest = loadGuest(ctx, 'lxc');
       checkLock(guest);
       const digest = str(ctx, 'digest');
-      if (digest && digest !== configDigest(guest)) throw dieError('detected modified configuration - file changed by other user? Try again.');
+      if (digest && digest !== configDigest(guest))
+        throw dieError('detected modified configuration - file changed by other user? Try again.');
       const found = target(ctx, guest, String(ctx.params.disk), String(ctx.params.size));
       if (typeof found === 'string') throw dieError(found);
     }
-    return startGuestTask(ctx, 'resize', vmid, onGuest(ctx, type, vmid, (guest) => resizePlan(ctx, guest, flag(ctx, 'skiplock'))));
+    return startGuestTask(
+      ctx,
+      'resize',
+      vmid,
+      onGuest(ctx, type, vmid, (guest) => resizePlan(ctx, guest, flag(ctx, 'skiplock'))),
+    );
   };
 }
 
@@ -110,14 +142,25 @@ export const RESIZE_ROUTES: readonly Route[] = [
     method: 'PUT',
     path: '/nodes/{node}/qemu/{vmid}/resize',
     permissions: perm('/vms/{vmid}', ['VM.Config.Disk']),
-    schema: { ...GUEST_PARAMS, skiplock: SKIPLOCK_PARAM, disk: { type: 'string', enum: QEMU_DISKS }, size: SIZE, digest: DIGEST_PARAM },
+    schema: {
+      ...GUEST_PARAMS,
+      skiplock: SKIPLOCK_PARAM,
+      disk: { type: 'string', enum: QEMU_DISKS },
+      size: SIZE,
+      digest: DIGEST_PARAM,
+    },
     handle: resize('qemu'),
   },
   {
     method: 'PUT',
     path: '/nodes/{node}/lxc/{vmid}/resize',
     permissions: perm('/vms/{vmid}', ['VM.Config.Disk'], true),
-    schema: { ...GUEST_PARAMS, disk: { type: 'string', enum: LXC_DISKS }, size: SIZE, digest: DIGEST_PARAM },
+    schema: {
+      ...GUEST_PARAMS,
+      disk: { type: 'string', enum: LXC_DISKS },
+      size: SIZE,
+      digest: DIGEST_PARAM,
+    },
     handle: resize('lxc'),
   },
 ];

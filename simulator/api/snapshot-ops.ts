@@ -3,23 +3,42 @@
 // re-parent children) and snapshot_rollback (stop, lock 'rollback', restore the snapshot's config
 // and disks, restart from a saved RAM state, optionally start). Both run entirely in the worker.
 import { perm } from '../access/permissions.ts';
-import { findStorage, type ClusterState, type Guest, type GuestConfig } from '../cluster/cluster-state.ts';
-import { addUnused, configVolumes, isTemplateConfig, parseProps, parseSize, randomUuid } from '../cluster/guest-config.ts';
+import {
+  findStorage,
+  type ClusterState,
+  type Guest,
+  type GuestConfig,
+} from '../cluster/cluster-state.ts';
+import {
+  addUnused,
+  configVolumes,
+  isTemplateConfig,
+  parseProps,
+  parseSize,
+  randomUuid,
+} from '../cluster/guest-config.ts';
 import { bootGuest, haltGuest } from '../cluster/power.ts';
 import { deleteSnapshotLines, freeLines, rollbackLines } from '../cluster/storage-log.ts';
 import type { WorkPlan } from '../cluster/tasks.ts';
 import { findVolume, parseVolumeId, removeVolume } from '../cluster/volumes.ts';
-import { GUEST_PARAMS, SNAPNAME_PARAM, type HandlerContext, type Route } from './handler-context.ts';
+import {
+  GUEST_PARAMS,
+  SNAPNAME_PARAM,
+  type HandlerContext,
+  type Route,
+} from './handler-context.ts';
 import { flag, lockError, onGuest, startGuestTask } from './guest-helpers.ts';
 
-const storageOf = (state: ClusterState, volid: string) => findStorage(state, parseVolumeId(volid)?.storeid ?? '');
+const storageOf = (state: ClusterState, volid: string) =>
+  findStorage(state, parseVolumeId(volid)?.storeid ?? '');
 
 function deletePlan(ctx: HandlerContext, guest: Guest, snapname: string): WorkPlan {
   const snap = guest.snapshots.get(snapname);
   if (!snap) return { error: `snapshot '${snapname}' does not exist` };
   const locked = lockError(guest);
   if (locked) return { error: locked };
-  if (isTemplateConfig(guest.config)) return { error: "you can't delete a snapshot if vm is a template" };
+  if (isTemplateConfig(guest.config))
+    return { error: "you can't delete a snapshot if vm is a template" };
   guest.config.lock = 'snapshot-delete';
   snap.snapstate = 'delete';
   return {
@@ -48,16 +67,26 @@ function deletePlan(ctx: HandlerContext, guest: Guest, snapname: string): WorkPl
 
 /** __snapshot_apply_config: the snapshot's config, keeping description, unused disks and snapshots. */
 function appliedConfig(current: GuestConfig, snap: GuestConfig): GuestConfig {
-  const kept = Object.entries(current).filter(([key]) => /^unused\d+$/.test(key) || key === 'description');
-  const copied = Object.entries(snap).filter(([key]) => !/^(snapstate|snaptime|vmstate|lock|digest|description|unused\d+)$/.test(key));
+  const kept = Object.entries(current).filter(
+    ([key]) => /^unused\d+$/.test(key) || key === 'description',
+  );
+  const copied = Object.entries(snap).filter(
+    ([key]) => !/^(snapstate|snaptime|vmstate|lock|digest|description|unused\d+)$/.test(key),
+  );
   return Object.fromEntries([...kept, ...copied]);
 }
 
-function rollbackPlan(ctx: HandlerContext, guest: Guest, snapname: string, start: boolean): WorkPlan {
+function rollbackPlan(
+  ctx: HandlerContext,
+  guest: Guest,
+  snapname: string,
+  start: boolean,
+): WorkPlan {
   if (isTemplateConfig(guest.config)) return { error: "you can't rollback if vm is a template" };
   const snap = guest.snapshots.get(snapname);
   if (!snap) return { error: `snapshot '${snapname}' does not exist` };
-  if (snap.snapstate) return { error: `unable to rollback to incomplete snapshot (snapstate = ${snap.snapstate})` };
+  if (snap.snapstate)
+    return { error: `unable to rollback to incomplete snapshot (snapstate = ${snap.snapstate})` };
   const locked = lockError(guest);
   if (locked) return { error: locked };
   if (guest.status === 'running') haltGuest(guest); // __snapshot_rollback_vm_stop: a hard stop
@@ -72,7 +101,9 @@ function rollbackPlan(ctx: HandlerContext, guest: Guest, snapname: string, start
         if (stored && size !== undefined) stored.size = size;
       }
       const snapVolumes = new Set(configVolumes(guest.type, snap).map((v) => v.volid));
-      const orphans = configVolumes(guest.type, guest.config).filter((v) => !v.cdrom && !/^unused/.test(v.key) && !snapVolumes.has(v.volid));
+      const orphans = configVolumes(guest.type, guest.config).filter(
+        (v) => !v.cdrom && !/^unused/.test(v.key) && !snapVolumes.has(v.volid),
+      );
       const config = appliedConfig(guest.config, snap);
       for (const orphan of orphans) addUnused(config, orphan.volid);
       config.parent = snapname;
@@ -90,8 +121,12 @@ function deleteSnapshot(type: Guest['type']) {
   return (ctx: HandlerContext): unknown => {
     const vmid = Number(ctx.params.vmid);
     const snapname = String(ctx.params.snapname);
-    return startGuestTask(ctx, type === 'qemu' ? 'qmdelsnapshot' : 'vzdelsnapshot', vmid,
-      onGuest(ctx, type, vmid, (guest) => deletePlan(ctx, guest, snapname)));
+    return startGuestTask(
+      ctx,
+      type === 'qemu' ? 'qmdelsnapshot' : 'vzdelsnapshot',
+      vmid,
+      onGuest(ctx, type, vmid, (guest) => deletePlan(ctx, guest, snapname)),
+    );
   };
 }
 
@@ -99,26 +134,32 @@ function rollback(type: Guest['type']) {
   return (ctx: HandlerContext): unknown => {
     const vmid = Number(ctx.params.vmid);
     const snapname = String(ctx.params.snapname);
-    return startGuestTask(ctx, type === 'qemu' ? 'qmrollback' : 'vzrollback', vmid,
-      onGuest(ctx, type, vmid, (guest) => rollbackPlan(ctx, guest, snapname, flag(ctx, 'start'))));
+    return startGuestTask(
+      ctx,
+      type === 'qemu' ? 'qmrollback' : 'vzrollback',
+      vmid,
+      onGuest(ctx, type, vmid, (guest) => rollbackPlan(ctx, guest, snapname, flag(ctx, 'start'))),
+    );
   };
 }
 
 const SNAP_PARAMS = { ...GUEST_PARAMS, snapname: SNAPNAME_PARAM } as const;
 
-export const SNAPSHOT_OP_ROUTES: readonly Route[] = (['qemu', 'lxc'] as const).flatMap((type): Route[] => [
-  {
-    method: 'DELETE',
-    path: `/nodes/{node}/${type}/{vmid}/snapshot/{snapname}`,
-    permissions: perm('/vms/{vmid}', ['VM.Snapshot']),
-    schema: { ...SNAP_PARAMS, force: { type: 'boolean', optional: true } },
-    handle: deleteSnapshot(type),
-  },
-  {
-    method: 'POST',
-    path: `/nodes/{node}/${type}/{vmid}/snapshot/{snapname}/rollback`,
-    permissions: perm('/vms/{vmid}', ['VM.Snapshot', 'VM.Snapshot.Rollback'], true),
-    schema: { ...SNAP_PARAMS, start: { type: 'boolean', optional: true } },
-    handle: rollback(type),
-  },
-]);
+export const SNAPSHOT_OP_ROUTES: readonly Route[] = (['qemu', 'lxc'] as const).flatMap(
+  (type): Route[] => [
+    {
+      method: 'DELETE',
+      path: `/nodes/{node}/${type}/{vmid}/snapshot/{snapname}`,
+      permissions: perm('/vms/{vmid}', ['VM.Snapshot']),
+      schema: { ...SNAP_PARAMS, force: { type: 'boolean', optional: true } },
+      handle: deleteSnapshot(type),
+    },
+    {
+      method: 'POST',
+      path: `/nodes/{node}/${type}/{vmid}/snapshot/{snapname}/rollback`,
+      permissions: perm('/vms/{vmid}', ['VM.Snapshot', 'VM.Snapshot.Rollback'], true),
+      schema: { ...SNAP_PARAMS, start: { type: 'boolean', optional: true } },
+      handle: rollback(type),
+    },
+  ],
+);

@@ -11,7 +11,12 @@ import type { TaskLog, WorkPlan } from '../cluster/tasks.ts';
 import { findStorage } from '../cluster/cluster-state.ts';
 import { parseVolumeId } from '../cluster/volumes.ts';
 import { dieError } from '../schema/pve-error.ts';
-import { GUEST_PARAMS, SNAPNAME_PARAM, type HandlerContext, type Route } from './handler-context.ts';
+import {
+  GUEST_PARAMS,
+  SNAPNAME_PARAM,
+  type HandlerContext,
+  type Route,
+} from './handler-context.ts';
 import { flag, lockError, loadGuest, onGuest, startGuestTask, str } from './guest-helpers.ts';
 import { saveVmState, vmstateStorage } from './vmstate.ts';
 
@@ -51,8 +56,15 @@ function snapshotPossible(ctx: HandlerContext, guest: Guest): boolean {
     .every((v) => findStorage(ctx.state, parseVolumeId(v.volid)?.storeid ?? '')?.type !== 'dir');
 }
 
-function prepare(ctx: HandlerContext, guest: Guest, snapname: string, vmstate: boolean, log: TaskLog): WorkPlan {
-  if (isTemplateConfig(guest.config)) return { error: "you can't take a snapshot if it's a template" };
+function prepare(
+  ctx: HandlerContext,
+  guest: Guest,
+  snapname: string,
+  vmstate: boolean,
+  log: TaskLog,
+): WorkPlan {
+  if (isTemplateConfig(guest.config))
+    return { error: "you can't take a snapshot if it's a template" };
   const locked = lockError(guest);
   if (locked) return { error: locked };
   if (guest.snapshots.has(snapname)) return { error: `snapshot name '${snapname}' already used` };
@@ -60,11 +72,17 @@ function prepare(ctx: HandlerContext, guest: Guest, snapname: string, vmstate: b
   guest.config.lock = 'snapshot';
   for (const [name, other] of guest.snapshots) {
     if (other.parent === snapname) {
-      log.warn(`deleting parent '${snapname}' reference from '${name}' to avoid bogus snapshot cycle.`);
+      log.warn(
+        `deleting parent '${snapname}' reference from '${name}' to avoid bogus snapshot cycle.`,
+      );
       delete other.parent;
     }
   }
-  const snap: GuestConfig = { ...copyConfig(guest.config), snapstate: 'prepare', snaptime: String(Math.floor(ctx.now / 1000)) };
+  const snap: GuestConfig = {
+    ...copyConfig(guest.config),
+    snapstate: 'prepare',
+    snaptime: String(Math.floor(ctx.now / 1000)),
+  };
   const description = str(ctx, 'description');
   if (description) snap.description = description;
   guest.snapshots.set(snapname, snap);
@@ -92,16 +110,22 @@ function prepare(ctx: HandlerContext, guest: Guest, snapname: string, vmstate: b
 function createSnapshot(type: Guest['type']) {
   return (ctx: HandlerContext): unknown => {
     const snapname = String(ctx.params.snapname);
-    if (snapname === 'current') throw dieError("unable to use snapshot name 'current' (reserved name)");
+    if (snapname === 'current')
+      throw dieError("unable to use snapshot name 'current' (reserved name)");
     if (type === 'qemu' && snapname.toLowerCase() === 'pending') {
       throw dieError("unable to use snapshot name 'pending' (reserved name)");
     }
-    if (type === 'lxc' && snapname === 'vzdump') throw dieError("unable to use snapshot name 'vzdump' (reserved name)");
+    if (type === 'lxc' && snapname === 'vzdump')
+      throw dieError("unable to use snapshot name 'vzdump' (reserved name)");
     const vmid = Number(ctx.params.vmid);
     if (type === 'qemu') loadGuest(ctx, type); // qemu-server checks the VM exists before forking
     const vmstate = flag(ctx, 'vmstate');
-    return startGuestTask(ctx, type === 'qemu' ? 'qmsnapshot' : 'vzsnapshot', vmid,
-      onGuest(ctx, type, vmid, (guest, log) => prepare(ctx, guest, snapname, vmstate, log)));
+    return startGuestTask(
+      ctx,
+      type === 'qemu' ? 'qmsnapshot' : 'vzsnapshot',
+      vmid,
+      onGuest(ctx, type, vmid, (guest, log) => prepare(ctx, guest, snapname, vmstate, log)),
+    );
   };
 }
 
@@ -109,18 +133,26 @@ const SNAPSHOT = perm('/vms/{vmid}', ['VM.Snapshot']);
 const AUDIT = perm('/vms/{vmid}', ['VM.Audit']);
 const description = { type: 'string', optional: true } as const;
 
-export const SNAPSHOT_ROUTES: readonly Route[] = (['qemu', 'lxc'] as const).flatMap((type): Route[] => [
-  { method: 'GET', path: `/nodes/{node}/${type}/{vmid}/snapshot`, permissions: AUDIT, schema: GUEST_PARAMS, handle: listSnapshots(type) },
-  {
-    method: 'POST',
-    path: `/nodes/{node}/${type}/{vmid}/snapshot`,
-    permissions: SNAPSHOT,
-    schema: {
-      ...GUEST_PARAMS,
-      snapname: SNAPNAME_PARAM,
-      description,
-      ...(type === 'qemu' ? { vmstate: { type: 'boolean', optional: true } } : {}),
+export const SNAPSHOT_ROUTES: readonly Route[] = (['qemu', 'lxc'] as const).flatMap(
+  (type): Route[] => [
+    {
+      method: 'GET',
+      path: `/nodes/{node}/${type}/{vmid}/snapshot`,
+      permissions: AUDIT,
+      schema: GUEST_PARAMS,
+      handle: listSnapshots(type),
     },
-    handle: createSnapshot(type),
-  },
-]);
+    {
+      method: 'POST',
+      path: `/nodes/{node}/${type}/{vmid}/snapshot`,
+      permissions: SNAPSHOT,
+      schema: {
+        ...GUEST_PARAMS,
+        snapname: SNAPNAME_PARAM,
+        description,
+        ...(type === 'qemu' ? { vmstate: { type: 'boolean', optional: true } } : {}),
+      },
+      handle: createSnapshot(type),
+    },
+  ],
+);

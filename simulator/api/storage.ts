@@ -36,27 +36,29 @@ function nodeStorages(ctx: HandlerContext): unknown {
     throw paramError({ storage: 'No such storage.' });
   }
   const target = str(ctx, 'target');
-  return state.storages
-    .filter((storage) => wanted.every((content) => storage.content.includes(content)))
-    .filter((storage) => canSee(identity, storage.id))
-    .filter((storage) => only === undefined || storage.id === only)
-    // the clone dialog's filter: storages reachable from here and from the target node
-    .filter((storage) => target === undefined || target === node.name || storage.shared)
-    .map((storage) => {
-      const { total, used } = storageUsage(storage, node);
-      return {
-        storage: storage.id,
-        type: storage.type,
-        content: storage.content.join(','),
-        shared: storage.shared ? 1 : 0,
-        active: 1,
-        enabled: 1,
-        total,
-        used,
-        avail: total - used,
-        used_fraction: used / total,
-      };
-    });
+  return (
+    state.storages
+      .filter((storage) => wanted.every((content) => storage.content.includes(content)))
+      .filter((storage) => canSee(identity, storage.id))
+      .filter((storage) => only === undefined || storage.id === only)
+      // the clone dialog's filter: storages reachable from here and from the target node
+      .filter((storage) => target === undefined || target === node.name || storage.shared)
+      .map((storage) => {
+        const { total, used } = storageUsage(storage, node);
+        return {
+          storage: storage.id,
+          type: storage.type,
+          content: storage.content.join(','),
+          shared: storage.shared ? 1 : 0,
+          active: 1,
+          enabled: 1,
+          total,
+          used,
+          avail: total - used,
+          used_fraction: used / total,
+        };
+      })
+  );
 }
 
 /** check_volume_access without die: what the content listing keeps for this caller. */
@@ -67,9 +69,14 @@ function mayAccess(identity: Identity, volume: Volume): boolean {
   if (volume.owner === undefined) return false;
   const vm = `/vms/${volume.owner}`;
   if (volume.vtype === 'backup') {
-    return hasPrivilege(identity, path, 'Datastore.AllocateSpace') && hasPrivilege(identity, vm, 'VM.Backup');
+    return (
+      hasPrivilege(identity, path, 'Datastore.AllocateSpace') &&
+      hasPrivilege(identity, vm, 'VM.Backup')
+    );
   }
-  return hasPrivilege(identity, path, 'Datastore.Audit') && hasPrivilege(identity, vm, 'VM.Config.Disk');
+  return (
+    hasPrivilege(identity, path, 'Datastore.Audit') && hasPrivilege(identity, vm, 'VM.Config.Disk')
+  );
 }
 
 /** list_volumes' content type of a volume: container images count as rootdir. */
@@ -84,12 +91,20 @@ function storageContent(ctx: HandlerContext): unknown {
   const storage = storageConfig(state, String(ctx.params.storage));
   const content = str(ctx, 'content');
   const vmid = ctx.params.vmid === undefined ? undefined : Number(ctx.params.vmid);
-  const types = content === undefined ? ['rootdir', 'images', 'vztmpl', 'iso', 'backup', 'snippets', 'import'] : [content];
+  const types =
+    content === undefined
+      ? ['rootdir', 'images', 'vztmpl', 'iso', 'backup', 'snippets', 'import']
+      : [content];
   // images serve both 'images' and 'rootdir'; the storage must have the content type enabled
   const enabled = types.filter((type) => storage.content.includes(type));
   return listVolumes(state, storage, node.name)
     .filter((volume) => enabled.includes(contentOf(state, volume)))
-    .filter((volume) => vmid === undefined || volume.owner === vmid || ['import', 'snippets'].includes(volume.vtype))
+    .filter(
+      (volume) =>
+        vmid === undefined ||
+        volume.owner === vmid ||
+        ['import', 'snippets'].includes(volume.vtype),
+    )
     .filter((volume) => mayAccess(identity, volume))
     .map((volume) => ({
       volid: `${volume.storage}:${volume.volname}`,
@@ -104,7 +119,22 @@ function storageContent(ctx: HandlerContext): unknown {
     }));
 }
 
-const STORAGE_TYPES = ['btrfs', 'cephfs', 'cifs', 'dir', 'esxi', 'iscsi', 'iscsidirect', 'lvm', 'lvmthin', 'nfs', 'pbs', 'rbd', 'zfs', 'zfspool'];
+const STORAGE_TYPES = [
+  'btrfs',
+  'cephfs',
+  'cifs',
+  'dir',
+  'esxi',
+  'iscsi',
+  'iscsidirect',
+  'lvm',
+  'lvmthin',
+  'nfs',
+  'pbs',
+  'rbd',
+  'zfs',
+  'zfspool',
+];
 
 export const STORAGE_ROUTES: readonly Route[] = [
   {

@@ -71,9 +71,20 @@ export function vmstatus(state: ClusterState, guest: Guest, now: number): Entry 
 }
 
 /** A qemu/lxc item of /cluster/resources; guests of an offline node have no stats. */
-export function vmResource(state: ClusterState, guest: Guest, showPool: boolean, now: number): Entry {
+export function vmResource(
+  state: ClusterState,
+  guest: Guest,
+  showPool: boolean,
+  now: number,
+): Entry {
   const facts = factsOf(state, guest);
-  const base: Entry = { id: `${guest.type}/${guest.vmid}`, vmid: guest.vmid, node: guest.node, type: guest.type, status: 'unknown' };
+  const base: Entry = {
+    id: `${guest.type}/${guest.vmid}`,
+    vmid: guest.vmid,
+    node: guest.node,
+    type: guest.type,
+    status: 'unknown',
+  };
   const stats: Entry = findNode(state, guest.node)?.online
     ? {
         name: facts.name,
@@ -95,7 +106,12 @@ export function vmResource(state: ClusterState, guest: Guest, showPool: boolean,
 
 /** extract_node_stats: stats only for online nodes and only with Sys.Audit. */
 export function nodeEntry(node: NodeState, canAudit: boolean, now: number): Entry {
-  const entry: Entry = { id: `node/${node.name}`, node: node.name, type: 'node', status: 'offline' };
+  const entry: Entry = {
+    id: `node/${node.name}`,
+    node: node.name,
+    type: 'node',
+    status: 'offline',
+  };
   if (!node.online) return entry;
   return {
     ...entry,
@@ -116,7 +132,10 @@ export function nodeEntry(node: NodeState, canAudit: boolean, now: number): Entr
 }
 
 /** Used bytes of a storage as `node` sees it: node-local storages differ a little per node. */
-export function storageUsage(storage: StorageDef, node: NodeState): { total: number; used: number } {
+export function storageUsage(
+  storage: StorageDef,
+  node: NodeState,
+): { total: number; used: number } {
   const skew = storage.shared ? 0 : (node.maxcpu % 7) * 1_073_741_824;
   return { total: storage.maxdisk, used: storage.disk + skew };
 }

@@ -31,7 +31,11 @@ export function saveVmState(
   const storage = storageConfig(ctx.state, storeid);
   const memory = guestFacts(guest, 1).maxmem;
   const volid = allocateImage(ctx.state, {
-    storage, node: guest.node, vmid: guest.vmid, size: memory * 2 + 500 * MIB, now,
+    storage,
+    node: guest.node,
+    vmid: guest.vmid,
+    size: memory * 2 + 500 * MIB,
+    now,
     name: `vm-${guest.vmid}-state-${name}`,
   });
   const saved = ((memory * 0.3) / MIB).toFixed(2);
@@ -39,7 +43,8 @@ export function saveVmState(
   log.info(`completed saving the VM state in 2s, saved ${saved} MiB`);
   target.vmstate = volid;
   target.runningmachine = runningMachine(guest);
-  target.runningcpu = 'qemu64,+aes,enforce,+kvm_pv_eoi,+kvm_pv_unhalt,+pni,+popcnt,+sse4.1,+sse4.2,+ssse3';
+  target.runningcpu =
+    'qemu64,+aes,enforce,+kvm_pv_eoi,+kvm_pv_unhalt,+pni,+popcnt,+sse4.1,+sse4.2,+ssse3';
 }
 
 /** find_vmstate_storage: vmstatestorage, else a shared storage the VM uses, else a local one. */
@@ -47,6 +52,8 @@ export function vmstateStorage(state: ClusterState, guest: Guest): string {
   if (guest.config.vmstatestorage) return guest.config.vmstatestorage;
   const used = configVolumes('qemu', guest.config)
     .filter((volume) => !volume.cdrom)
-    .flatMap((volume) => state.storages.filter((s) => s.id === parseVolumeId(volume.volid)?.storeid));
+    .flatMap((volume) =>
+      state.storages.filter((s) => s.id === parseVolumeId(volume.volid)?.storeid),
+    );
   return (used.find((s) => s.shared) ?? used[0])?.id ?? 'local';
 }

@@ -57,7 +57,11 @@ export function formatSize(bytes: number): string {
 
 /** A random unicast MAC with Proxmox's OUI, like random_ether_addr('BC:24:11'). */
 export function randomMac(): string {
-  const byte = () => Math.floor(Math.random() * 256).toString(16).toUpperCase().padStart(2, '0');
+  const byte = () =>
+    Math.floor(Math.random() * 256)
+      .toString(16)
+      .toUpperCase()
+      .padStart(2, '0');
   return `BC:24:11:${byte()}:${byte()}:${byte()}`;
 }
 
@@ -83,7 +87,10 @@ export function isCdrom(value: string): boolean {
 
 /** The volume of a drive or mount point value (`file` for qemu, `volume` for lxc). */
 export function volumeOf(type: Guest['type'], value: string): string {
-  return parseProps(value, type === 'qemu' ? 'file' : 'volume')[type === 'qemu' ? 'file' : 'volume'] ?? '';
+  return (
+    parseProps(value, type === 'qemu' ? 'file' : 'volume')[type === 'qemu' ? 'file' : 'volume'] ??
+    ''
+  );
 }
 
 export interface ConfigVolume {
@@ -107,7 +114,8 @@ export function configVolumes(type: Guest['type'], config: GuestConfig): ConfigV
 
 /** add_unused_volume: record a volume as the first free unused[n], unless it already is one. */
 export function addUnused(config: GuestConfig, volid: string): void {
-  if (Object.entries(config).some(([key, value]) => /^unused\d+$/.test(key) && value === volid)) return;
+  if (Object.entries(config).some(([key, value]) => /^unused\d+$/.test(key) && value === volid))
+    return;
   let n = 0;
   while (config[`unused${n}`] !== undefined) n++;
   config[`unused${n}`] = volid;
@@ -119,7 +127,9 @@ export function sortedDriveKeys(config: GuestConfig): string[] {
     const match = /^(ide|sata|scsi|virtio)(\d+)$/.exec(key);
     return match ? BUS_ORDER.indexOf(match[1] ?? '') * 100 + Number(match[2]) : 1000;
   };
-  return Object.keys(config).filter(isQemuDriveKey).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+  return Object.keys(config)
+    .filter(isQemuDriveKey)
+    .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
 /** get_default_bootdevices: the first disk, then CD-ROMs, then NICs. */
@@ -127,7 +137,9 @@ export function defaultBootOrder(config: GuestConfig): string {
   const drives = sortedDriveKeys(config).filter((key) => !/^(efidisk|tpmstate)/.test(key));
   const disk = drives.find((key) => !isCdrom(config[key] ?? ''));
   const cdroms = drives.filter((key) => isCdrom(config[key] ?? ''));
-  const nets = Object.keys(config).filter((key) => /^net\d+$/.test(key)).sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)));
+  const nets = Object.keys(config)
+    .filter((key) => /^net\d+$/.test(key))
+    .sort((a, b) => Number(a.slice(3)) - Number(b.slice(3)));
   return `order=${[...(disk ? [disk] : []), ...cdroms, ...nets].join(';')}`;
 }
 
@@ -162,7 +174,10 @@ export function guestFacts(guest: Guest, nodeCpus: number) {
   const lxcCpus = Number(config.cores ?? 0) || Number(config.cpulimit ?? 0) || nodeCpus;
   const rootfs = parseProps(config.rootfs ?? '', 'volume').size;
   return {
-    name: type === 'qemu' ? config.name || `VM ${vmid}` : (config.hostname || `CT${vmid}`).replace(/\s/g, ''),
+    name:
+      type === 'qemu'
+        ? config.name || `VM ${vmid}`
+        : (config.hostname || `CT${vmid}`).replace(/\s/g, ''),
     cpus: type === 'qemu' ? Number(config.vcpus ?? 0) || qemuCpus : lxcCpus,
     maxmem: memory * MIB,
     maxswap: Number(config.swap ?? 512) * MIB,

@@ -5,14 +5,39 @@ import type { Guest, GuestConfig } from './cluster-state.ts';
 import { addUnused, isCdrom, isVolumeKey, volumeOf } from './guest-config.ts';
 
 const QEMU_FAST_PLUG = new Set([
-  'description', 'hookscript', 'lock', 'migrate_downtime', 'migrate_speed', 'name', 'onboot',
-  'protection', 'shares', 'startup', 'tags', 'vmstatestorage',
+  'description',
+  'hookscript',
+  'lock',
+  'migrate_downtime',
+  'migrate_speed',
+  'name',
+  'onboot',
+  'protection',
+  'shares',
+  'startup',
+  'tags',
+  'vmstatestorage',
   // cloud-init options take effect when the cloud-init drive is regenerated
-  'cicustom', 'cipassword', 'citype', 'ciupgrade', 'ciuser', 'nameserver', 'searchdomain', 'sshkeys',
+  'cicustom',
+  'cipassword',
+  'citype',
+  'ciupgrade',
+  'ciuser',
+  'nameserver',
+  'searchdomain',
+  'sshkeys',
 ]);
 
 const LXC_FAST_PLUG = new Set([
-  'description', 'onboot', 'startup', 'protection', 'hostname', 'hookscript', 'cores', 'tags', 'lock',
+  'description',
+  'onboot',
+  'startup',
+  'protection',
+  'hostname',
+  'hookscript',
+  'cores',
+  'tags',
+  'lock',
 ]);
 
 /** Whether a running guest takes this change now (true) or keeps it pending (false). */
@@ -44,7 +69,10 @@ export function stageValue(guest: Guest, key: string, value: string): void {
 /** add_to_pending_delete: `!key` marks a forced delete (the volume is destroyed, not kept). */
 export function stageDelete(guest: Guest, key: string, force = false): void {
   delete guest.pending[key];
-  guest.pendingDelete = [...guest.pendingDelete.filter((k) => k.replace(/^!/, '') !== key), force ? `!${key}` : key];
+  guest.pendingDelete = [
+    ...guest.pendingDelete.filter((k) => k.replace(/^!/, '') !== key),
+    force ? `!${key}` : key,
+  ];
 }
 
 export function revertPending(guest: Guest, key: string): void {
@@ -53,9 +81,15 @@ export function revertPending(guest: Guest, key: string): void {
 }
 
 /** A replaced or deleted disk becomes unused[n], or is destroyed after a forced delete. */
-function dropVolume(guest: Guest, key: string, force: boolean, destroy: (volid: string) => void): void {
+function dropVolume(
+  guest: Guest,
+  key: string,
+  force: boolean,
+  destroy: (volid: string) => void,
+): void {
   const old = guest.config[key];
-  if (old === undefined || !isVolumeKey(guest.type, key) || (guest.type === 'qemu' && isCdrom(old))) return;
+  if (old === undefined || !isVolumeKey(guest.type, key) || (guest.type === 'qemu' && isCdrom(old)))
+    return;
   const volid = volumeOf(guest.type, old);
   if (volid === '' || volid === 'none' || volid.startsWith('/')) return;
   if (force) destroy(volid);
@@ -75,7 +109,8 @@ export function applyStaged(guest: Guest, destroy: (volid: string) => void = () 
   for (const [key, value] of Object.entries(guest.pending)) {
     if (running && !hotpluggable(guest, key, false)) continue;
     const old = guest.config[key];
-    if (old !== undefined && volumeOf(guest.type, old) !== volumeOf(guest.type, value)) dropVolume(guest, key, false, destroy);
+    if (old !== undefined && volumeOf(guest.type, old) !== volumeOf(guest.type, value))
+      dropVolume(guest, key, false, destroy);
     guest.config[key] = value;
     delete guest.pending[key];
   }

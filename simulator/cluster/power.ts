@@ -27,7 +27,14 @@ export function bootGuest(state: ClusterState, guest: Guest, now: number): void 
 }
 
 export function haltGuest(guest: Guest): void {
-  Object.assign(guest, { status: 'stopped', qmpstatus: 'running', cpu: 0, mem: 0, netin: 0, netout: 0 });
+  Object.assign(guest, {
+    status: 'stopped',
+    qmpstatus: 'running',
+    cpu: 0,
+    mem: 0,
+    netin: 0,
+    netout: 0,
+  });
   Object.assign(guest, { diskread: 0, diskwrite: 0, disk: 0 });
   delete guest.bootedAt;
   delete guest.pid;

@@ -45,24 +45,40 @@ function node(name: string, spec: NodeSpec, now: number): NodeState {
 
 /** A stable, fake SHA-256 certificate fingerprint per node name (dev data only). */
 function fingerprintFor(name: string): string {
-  const digest = createHash('sha256').update(`pve-simulator-cert:${name}`).digest('hex').toUpperCase();
+  const digest = createHash('sha256')
+    .update(`pve-simulator-cert:${name}`)
+    .digest('hex')
+    .toUpperCase();
   return digest.match(/../g)?.join(':') ?? digest;
 }
 
 const STORAGES: readonly StorageDef[] = [
   {
-    id: 'local', type: 'dir', content: ['backup', 'vztmpl', 'iso', 'import'], shared: false,
-    maxdisk: 100_861_726_720, disk: 14_446_702_592, path: '/var/lib/vz',
+    id: 'local',
+    type: 'dir',
+    content: ['backup', 'vztmpl', 'iso', 'import'],
+    shared: false,
+    maxdisk: 100_861_726_720,
+    disk: 14_446_702_592,
+    path: '/var/lib/vz',
     extra: { 'prune-backups': 'keep-all=1' },
   },
   {
-    id: 'local-lvm', type: 'lvmthin', content: ['images', 'rootdir'], shared: false,
-    maxdisk: 1_845_493_760_000, disk: 412_316_860_416,
+    id: 'local-lvm',
+    type: 'lvmthin',
+    content: ['images', 'rootdir'],
+    shared: false,
+    maxdisk: 1_845_493_760_000,
+    disk: 412_316_860_416,
     extra: { thinpool: 'data', vgname: 'pve' },
   },
   {
-    id: 'ceph-pool', type: 'rbd', content: ['images', 'rootdir'], shared: true,
-    maxdisk: 5_497_558_138_880, disk: 1_319_413_953_331,
+    id: 'ceph-pool',
+    type: 'rbd',
+    content: ['images', 'rootdir'],
+    shared: true,
+    maxdisk: 5_497_558_138_880,
+    disk: 1_319_413_953_331,
     extra: { krbd: '0', pool: 'ceph-pool' },
   },
 ];
@@ -70,18 +86,49 @@ const STORAGES: readonly StorageDef[] = [
 export function seedCluster(now: number, name = 'pve-sim'): ClusterState {
   const xeon = 'Intel(R) Xeon(R) Silver 4314 CPU @ 2.40GHz';
   const nodes = [
-    node('pve1', {
-      nodeid: 1, maxcpu: 16, sockets: 1, cpuModel: xeon, maxmem: 67_350_347_776, mem: 28_991_029_248,
-      cpu: 0.0412, uptime: 1_209_731, bridges: ['vmbr0', 'vmbr1'],
-    }, now),
-    node('pve2', {
-      nodeid: 2, maxcpu: 12, sockets: 1, cpuModel: 'AMD Ryzen 9 5900X 12-Core Processor',
-      maxmem: 33_567_911_936, mem: 8_127_873_024, cpu: 0.0036, uptime: 874_373,
-    }, now),
-    node('pve3', {
-      nodeid: 3, maxcpu: 8, sockets: 1, cpuModel: 'Intel(R) Core(TM) i7-10700 CPU @ 2.90GHz',
-      maxmem: 16_651_702_272, mem: 5_698_938_880, cpu: 0.0072, uptime: 872_920,
-    }, now),
+    node(
+      'pve1',
+      {
+        nodeid: 1,
+        maxcpu: 16,
+        sockets: 1,
+        cpuModel: xeon,
+        maxmem: 67_350_347_776,
+        mem: 28_991_029_248,
+        cpu: 0.0412,
+        uptime: 1_209_731,
+        bridges: ['vmbr0', 'vmbr1'],
+      },
+      now,
+    ),
+    node(
+      'pve2',
+      {
+        nodeid: 2,
+        maxcpu: 12,
+        sockets: 1,
+        cpuModel: 'AMD Ryzen 9 5900X 12-Core Processor',
+        maxmem: 33_567_911_936,
+        mem: 8_127_873_024,
+        cpu: 0.0036,
+        uptime: 874_373,
+      },
+      now,
+    ),
+    node(
+      'pve3',
+      {
+        nodeid: 3,
+        maxcpu: 8,
+        sockets: 1,
+        cpuModel: 'Intel(R) Core(TM) i7-10700 CPU @ 2.90GHz',
+        maxmem: 16_651_702_272,
+        mem: 5_698_938_880,
+        cpu: 0.0072,
+        uptime: 872_920,
+      },
+      now,
+    ),
   ];
   const state: ClusterState = {
     name,

@@ -9,38 +9,61 @@ const lvName = (volid: string) => parseVolumeId(volid)?.volname ?? volid;
 export function allocLines(storage: StorageDef, volid: string, bytes: number): string[] {
   if (storage.type === 'lvmthin') return [`  Logical volume "${lvName(volid)}" created.`];
   if (storage.type === 'dir') {
-    return [`Formatting '${storage.path}/${lvName(volid)}', fmt=raw size=${bytes} preallocation=off`];
+    return [
+      `Formatting '${storage.path}/${lvName(volid)}', fmt=raw size=${bytes} preallocation=off`,
+    ];
   }
   return [];
 }
 
 export function freeLines(storage: StorageDef, volid: string): string[] {
-  if (storage.type === 'lvmthin') return [`  Logical volume "${lvName(volid)}" successfully removed.`];
-  if (storage.type === 'rbd') return ['Removing image: 1% complete...', 'Removing image: 100% complete...done.'];
+  if (storage.type === 'lvmthin')
+    return [`  Logical volume "${lvName(volid)}" successfully removed.`];
+  if (storage.type === 'rbd')
+    return ['Removing image: 1% complete...', 'Removing image: 100% complete...done.'];
   return [];
 }
 
-export function snapshotLines(storage: StorageDef, key: string, volid: string, snapname: string): string[] {
+export function snapshotLines(
+  storage: StorageDef,
+  key: string,
+  volid: string,
+  snapname: string,
+): string[] {
   const head = `snapshotting '${key.startsWith('drive-') || key === 'rootfs' || /^mp/.test(key) ? key : `drive-${key}`}' (${volid})`;
-  if (storage.type === 'lvmthin') return [head, `  Logical volume "snap_${lvName(volid)}_${snapname}" created.`];
+  if (storage.type === 'lvmthin')
+    return [head, `  Logical volume "snap_${lvName(volid)}_${snapname}" created.`];
   return [head];
 }
 
-export function deleteSnapshotLines(storage: StorageDef, volid: string, snapname: string): string[] {
-  if (storage.type === 'lvmthin') return [`  Logical volume "snap_${lvName(volid)}_${snapname}" successfully removed.`];
+export function deleteSnapshotLines(
+  storage: StorageDef,
+  volid: string,
+  snapname: string,
+): string[] {
+  if (storage.type === 'lvmthin')
+    return [`  Logical volume "snap_${lvName(volid)}_${snapname}" successfully removed.`];
   if (storage.type === 'rbd') return ['Removing snap: 100% complete...done.'];
   return [];
 }
 
 export function rollbackLines(storage: StorageDef, volid: string): string[] {
   if (storage.type === 'lvmthin') {
-    return [`  Logical volume "${lvName(volid)}" successfully removed.`, `  Logical volume "${lvName(volid)}" created.`];
+    return [
+      `  Logical volume "${lvName(volid)}" successfully removed.`,
+      `  Logical volume "${lvName(volid)}" created.`,
+    ];
   }
   if (storage.type === 'rbd') return ['Rolling back to snapshot: 100% complete...done.'];
   return [];
 }
 
-export function resizeLines(storage: StorageDef, volid: string, from: number, to: number): string[] {
+export function resizeLines(
+  storage: StorageDef,
+  volid: string,
+  from: number,
+  to: number,
+): string[] {
   if (storage.type !== 'lvmthin') return [];
   const extents = (bytes: number) => Math.ceil(bytes / (4 * 1024 ** 2));
   const human = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;

@@ -118,8 +118,7 @@ function finishWork(plan: WorkPlan, log: TaskLog, forced: string | undefined, no
       error = dieText(err);
     }
   }
-  const status =
-    forced ?? error ?? (log.warnings > 0 ? `WARNINGS: ${log.warnings}` : 'OK');
+  const status = forced ?? error ?? (log.warnings > 0 ? `WARNINGS: ${log.warnings}` : 'OK');
   if (!isSuccess(status)) plan.undo?.();
   log.lines.push(isSuccess(status) ? `TASK ${status}` : `TASK ERROR: ${status}`);
   return status;

@@ -52,7 +52,9 @@ export function parseVolname(state: ClusterState, volid: string): ParsedVolume {
   if (storage.type === 'dir') {
     const vtype = DIR_PATTERNS.find(([re]) => re.test(volname))?.[1];
     if (!vtype) throw dieError(`unable to parse directory volume name '${volname}'`);
-    const owner = /^images\/(\d+)\//.exec(volname)?.[1] ?? /^backup\/vzdump-(?:qemu|lxc)-(\d+)-/.exec(volname)?.[1];
+    const owner =
+      /^images\/(\d+)\//.exec(volname)?.[1] ??
+      /^backup\/vzdump-(?:qemu|lxc)-(\d+)-/.exec(volname)?.[1];
     return { storage, volname, vtype, ...(owner ? { owner: Number(owner) } : {}) };
   }
   // rbd names linked clones base-<id>-disk-<n>/vm-<id>-disk-<m>: the last part owns it.
@@ -61,7 +63,13 @@ export function parseVolname(state: ClusterState, volid: string): ParsedVolume {
     const kind = storage.type === 'rbd' ? 'rbd' : 'lvm';
     throw dieError(`unable to parse ${kind} volume name '${volname}'`);
   }
-  return { storage, volname, vtype: 'images', owner: Number(match[2]), isBase: match[1] === 'base' };
+  return {
+    storage,
+    volname,
+    vtype: 'images',
+    owner: Number(match[2]),
+    isBase: match[1] === 'base',
+  };
 }
 
 const volid = (volume: Volume) => `${volume.storage}:${volume.volname}`;
@@ -84,7 +92,9 @@ export function volumeExists(state: ClusterState, node: string, id: string): boo
 /** Volumes of one storage as `node` sees them, sorted by volid like volume_list. */
 export function listVolumes(state: ClusterState, storage: StorageDef, node: string): Volume[] {
   return state.volumes
-    .filter((v) => v.storage === storage.id && (storage.shared ? v.node === undefined : v.node === node))
+    .filter(
+      (v) => v.storage === storage.id && (storage.shared ? v.node === undefined : v.node === node),
+    )
     .sort((a, b) => volid(a).toLowerCase().localeCompare(volid(b).toLowerCase()));
 }
 
@@ -110,7 +120,9 @@ export interface ImageRequest {
 export function allocateImage(state: ClusterState, req: ImageRequest): string {
   const { storage, vmid } = req;
   const node = storage.shared ? undefined : req.node;
-  const taken = new Set(listVolumes(state, storage, req.node).map((v) => v.volname.split('/').pop()));
+  const taken = new Set(
+    listVolumes(state, storage, req.node).map((v) => v.volname.split('/').pop()),
+  );
   let name = req.name;
   for (let n = 0; name === undefined; n++) {
     const candidate = `vm-${vmid}-disk-${n}`;
@@ -118,7 +130,11 @@ export function allocateImage(state: ClusterState, req: ImageRequest): string {
   }
   const baseName = req.parent === undefined ? undefined : parseVolumeId(req.parent)?.volname;
   const volname =
-    storage.type === 'dir' ? `images/${vmid}/${name}.raw` : storage.type === 'rbd' && baseName ? `${baseName}/${name}` : name;
+    storage.type === 'dir'
+      ? `images/${vmid}/${name}.raw`
+      : storage.type === 'rbd' && baseName
+        ? `${baseName}/${name}`
+        : name;
   state.volumes.push({
     storage: storage.id,
     node,

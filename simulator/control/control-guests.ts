@@ -16,8 +16,29 @@ const fail = (status: number, error: string): ControlReply => ({ status, body: {
 
 /** The lock values each guest type's config schema allows. */
 const LOCKS: Readonly<Record<Guest['type'], readonly string[]>> = {
-  qemu: ['backup', 'clone', 'create', 'migrate', 'rollback', 'snapshot', 'snapshot-delete', 'suspending', 'suspended'],
-  lxc: ['backup', 'create', 'destroyed', 'disk', 'fstrim', 'migrate', 'mounted', 'rollback', 'snapshot', 'snapshot-delete'],
+  qemu: [
+    'backup',
+    'clone',
+    'create',
+    'migrate',
+    'rollback',
+    'snapshot',
+    'snapshot-delete',
+    'suspending',
+    'suspended',
+  ],
+  lxc: [
+    'backup',
+    'create',
+    'destroyed',
+    'disk',
+    'fstrim',
+    'migrate',
+    'mounted',
+    'rollback',
+    'snapshot',
+    'snapshot-delete',
+  ],
 };
 const QMP_STATUSES: readonly QmpStatus[] = ['running', 'paused', 'prelaunch', 'suspended'];
 
@@ -44,7 +65,13 @@ export function describeGuest(guest: Guest): GuestView {
 }
 
 /** Routes below /guests/<vmid>: '' (GET), '/lock' (POST, DELETE), '/agent', '/qmpstatus' (POST). */
-export function handleGuestControl(tenant: Tenant, method: string, vmid: number, sub: string, input: unknown): ControlReply {
+export function handleGuestControl(
+  tenant: Tenant,
+  method: string,
+  vmid: number,
+  sub: string,
+  input: unknown,
+): ControlReply {
   const guest = tenant.state.guests.get(vmid);
   if (!guest) return fail(404, `no such guest ${vmid}`);
   const route = `${method} ${sub}`;
@@ -69,7 +96,8 @@ export function handleGuestControl(tenant: Tenant, method: string, vmid: number,
     return ok(describeGuest(guest));
   }
   if (route === 'POST /qmpstatus') {
-    if (guest.type !== 'qemu' || guest.status !== 'running') return fail(400, 'only a running VM has a QMP status');
+    if (guest.type !== 'qemu' || guest.status !== 'running')
+      return fail(400, 'only a running VM has a QMP status');
     const qmpstatus = input.qmpstatus;
     if (typeof qmpstatus !== 'string' || !QMP_STATUSES.includes(qmpstatus as QmpStatus)) {
       return fail(400, `'qmpstatus' must be one of ${QMP_STATUSES.join(', ')}`);

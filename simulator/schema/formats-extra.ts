@@ -27,7 +27,10 @@ function checkStoragePair(entry: string): void {
   if (entry === '1') return;
   const ids = /^([^:]+):([^:]+)$/.exec(entry)?.slice(1) ?? [entry];
   for (const id of ids) {
-    check(STORAGE_ID_RE.test(id), `entry '${entry}' contains invalid ID - storage ID '${id}' contains illegal characters`);
+    check(
+      STORAGE_ID_RE.test(id),
+      `entry '${entry}' contains invalid ID - storage ID '${id}' contains illegal characters`,
+    );
   }
 }
 
@@ -40,7 +43,12 @@ function checkMountPath(value: string): void {
 /** lxc-ip-with-ll-iface: an IP, or a link-local IPv6 with %interface. */
 function checkIpWithIface(value: string): void {
   const linkLocal = /^(fe80:[^%]+)%(.*)$/.exec(value);
-  if (linkLocal && isIPv6(linkLocal[1] ?? '') && /^[a-z][a-z0-9_]{1,20}([:.]\d+)?$/i.test(linkLocal[2] ?? '')) return;
+  if (
+    linkLocal &&
+    isIPv6(linkLocal[1] ?? '') &&
+    /^[a-z][a-z0-9_]{1,20}([:.]\d+)?$/i.test(linkLocal[2] ?? '')
+  )
+    return;
   check(isIP(value) !== 0, 'value does not look like a valid IP address');
 }
 
@@ -49,8 +57,13 @@ export const EXTRA_CODE_FORMATS: Readonly<Record<string, FormatCheck>> = {
   'storage-pair': checkStoragePair,
   CIDR: (v) => check(checkCidr(v, 0), 'value does not look like a valid CIDR network'),
   'pve-lxc-mp-string': checkMountPath,
-  'pve-lxc-dev-string': (v) => check(!/\/\.\.?(?:\/|$)/.test(v) && v.startsWith('/dev/'), `${v} is not a valid device path`),
+  'pve-lxc-dev-string': (v) =>
+    check(!/\/\.\.?(?:\/|$)/.test(v) && v.startsWith('/dev/'), `${v} is not a valid device path`),
   'lxc-ip-with-ll-iface': checkIpWithIface,
   // The zone list is /usr/share/zoneinfo/zone.tab on a node; Area/City is the shape of its names.
-  'pve-ct-timezone': (v) => check(v === 'host' || v === 'UTC' || /^[A-Z][A-Za-z_-]+(\/[A-Za-z0-9_+-]+){1,2}$/.test(v), `invalid time zone '${v}'`),
+  'pve-ct-timezone': (v) =>
+    check(
+      v === 'host' || v === 'UTC' || /^[A-Z][A-Za-z_-]+(\/[A-Za-z0-9_+-]+){1,2}$/.test(v),
+      `invalid time zone '${v}'`,
+    ),
 };

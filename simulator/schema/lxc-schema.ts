@@ -12,11 +12,28 @@ const opt = (type: SchemaType, extra: Omit<PropSchema, 'type'> = {}): PropSchema
 const bool = opt('boolean');
 
 const CT_OSTYPES = [
-  'debian', 'devuan', 'ubuntu', 'centos', 'fedora', 'opensuse', 'archlinux', 'alpine', 'gentoo',
-  'nixos', 'unmanaged',
+  'debian',
+  'devuan',
+  'ubuntu',
+  'centos',
+  'fedora',
+  'opensuse',
+  'archlinux',
+  'alpine',
+  'gentoo',
+  'nixos',
+  'unmanaged',
 ];
 const CT_LOCKS = [
-  'backup', 'create', 'destroyed', 'disk', 'fstrim', 'migrate', 'mounted', 'rollback', 'snapshot',
+  'backup',
+  'create',
+  'destroyed',
+  'disk',
+  'fstrim',
+  'migrate',
+  'mounted',
+  'rollback',
+  'snapshot',
   'snapshot-delete',
 ];
 const CONTROL_CHARS_FREE = '[^\\x00-\\x08\\x10-\\x1F\\x7F]';
@@ -39,7 +56,9 @@ const OPTIONS: Readonly<Record<string, PropSchema>> = {
   debug: bool,
   description: opt('string', { maxLength: 8192 }),
   entrypoint: opt('string', { pattern: `${CONTROL_CHARS_FREE}+` }),
-  env: opt('string', { pattern: `(?:\\w+=${CONTROL_CHARS_FREE}*)(?:\\0\\w+=${CONTROL_CHARS_FREE}*)*` }),
+  env: opt('string', {
+    pattern: `(?:\\w+=${CONTROL_CHARS_FREE}*)(?:\\0\\w+=${CONTROL_CHARS_FREE}*)*`,
+  }),
   features: opt('string', { format: lxc.FEATURES_FORMAT }),
   hookscript: opt('string', { format: 'pve-volume-id' }),
   hostname: opt('string', { format: 'dns-name', maxLength: 255 }),

@@ -6,8 +6,16 @@ import { QEMU_CREATE_SCHEMA } from './qemu-create-schema.ts';
 import { isAlias, type KeySchema, type SchemaType } from './schema-types.ts';
 
 const CREATE_ONLY = [
-  'archive', 'bwlimit', 'force', 'ha-managed', 'import-working-storage', 'live-restore', 'pool',
-  'start', 'storage', 'unique',
+  'archive',
+  'bwlimit',
+  'force',
+  'ha-managed',
+  'import-working-storage',
+  'live-restore',
+  'pool',
+  'start',
+  'storage',
+  'unique',
 ];
 
 const options = Object.fromEntries(
@@ -49,5 +57,8 @@ export function qemuOptionType(key: string): SchemaType | undefined {
 
 /** option_exists: whether `delete`/`revert` may name this key. */
 export function qemuOptionExists(key: string): boolean {
-  return options[key] !== undefined && !['node', 'vmid'].includes(key) || INTERNAL_TYPES[key] !== undefined;
+  return (
+    (options[key] !== undefined && !['node', 'vmid'].includes(key)) ||
+    INTERNAL_TYPES[key] !== undefined
+  );
 }

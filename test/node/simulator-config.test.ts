@@ -1,13 +1,23 @@
 // Guest configs over HTTP: what GET config returns (created, seeded, pending, snapshot), and
 // PUT/POST updates with delete, digest, pending changes on running guests and PVE's refusals.
 import { describe, expect, it } from 'vitest';
-import { expectError, runTask, useSimulator, waitTask, type SimClient } from './helpers/sim-harness.ts';
+import {
+  expectError,
+  runTask,
+  useSimulator,
+  waitTask,
+  type SimClient,
+} from './helpers/sim-harness.ts';
 
 const client = useSimulator('config');
 const qemu = (node: string, vmid: number) => `/nodes/${node}/qemu/${vmid}/config`;
 const lxc = (node: string, vmid: number) => `/nodes/${node}/lxc/${vmid}/config`;
 
-async function config(c: SimClient, path: string, query: Record<string, string | number> = {}): Promise<Record<string, unknown>> {
+async function config(
+  c: SimClient,
+  path: string,
+  query: Record<string, string | number> = {},
+): Promise<Record<string, unknown>> {
   const res = await c.api('GET', path, { query });
   expect(res.status, res.text).toBe(200);
   return res.body.data as Record<string, unknown>;
@@ -17,15 +27,27 @@ describe('reading a VM config', () => {
   it('returns what a VM was created with, plus the defaults create_vm adds', async () => {
     const c = client();
     await runTask(c, 'POST', '/nodes/pve1/qemu', {
-      vmid: 106, name: 'web03', memory: 2048, cores: 2, scsi0: 'local-lvm:32,iothread=1', net0: 'virtio,bridge=vmbr0',
-      ide2: 'local:iso/debian-13.1.0-amd64-netinst.iso,media=cdrom', tags: 'web;Test', ostype: 'l26',
+      vmid: 106,
+      name: 'web03',
+      memory: 2048,
+      cores: 2,
+      scsi0: 'local-lvm:32,iothread=1',
+      net0: 'virtio,bridge=vmbr0',
+      ide2: 'local:iso/debian-13.1.0-amd64-netinst.iso,media=cdrom',
+      tags: 'web;Test',
+      ostype: 'l26',
     });
     const data = await config(c, qemu('pve1', 106));
     expect(data).toMatchObject({
-      name: 'web03', memory: '2048', cores: 2, ostype: 'l26', tags: 'test;web',
+      name: 'web03',
+      memory: '2048',
+      cores: 2,
+      ostype: 'l26',
+      tags: 'test;web',
       scsi0: 'local-lvm:vm-106-disk-0,iothread=1,size=32G',
       ide2: 'local:iso/debian-13.1.0-amd64-netinst.iso,media=cdrom,size=754M',
-      boot: 'order=scsi0;ide2;net0', digest: (await c.guest(106)).digest,
+      boot: 'order=scsi0;ide2;net0',
+      digest: (await c.guest(106)).digest,
     });
     expect(data.net0).toMatch(/^virtio=BC:24:11:[0-9A-F]{2}:[0-9A-F]{2}:[0-9A-F]{2},bridge=vmbr0$/);
     expect(data.smbios1).toMatch(/^uuid=[0-9a-f-]{36}$/);
@@ -34,17 +56,37 @@ describe('reading a VM config', () => {
 
   it('masks the cloud-init password, which the config keeps crypted', async () => {
     const c = client();
-    expect(await config(c, qemu('pve1', 9000))).toMatchObject({ cipassword: '**********', ciuser: 'debian', template: 1 });
+    expect(await config(c, qemu('pve1', 9000))).toMatchObject({
+      cipassword: '**********',
+      ciuser: 'debian',
+      template: 1,
+    });
     expect((await c.guest(9000)).config.cipassword).toMatch(/^\$5\$/);
   });
 
   it('reads a snapshot, and refuses snapshot together with current', async () => {
     const c = client();
-    expect(await config(c, qemu('pve1', 101), { snapshot: 'pre-upgrade' })).toMatchObject({ memory: '2048', snaptime: expect.any(Number), description: 'Before the Debian 13 upgrade' });
+    expect(await config(c, qemu('pve1', 101), { snapshot: 'pre-upgrade' })).toMatchObject({
+      memory: '2048',
+      snaptime: expect.any(Number),
+      description: 'Before the Debian 13 upgrade',
+    });
     const both = "cannot use 'snapshot' parameter with 'current'";
-    expectError(await c.api('GET', qemu('pve1', 101), { query: { snapshot: 'pre-upgrade', current: 1 } }), 400, { snapshot: both, current: both });
-    expectError(await c.api('GET', qemu('pve1', 101), { query: { snapshot: 'nope' } }), 500, "snapshot 'nope' does not exist");
-    expectError(await c.api('GET', qemu('pve2', 101)), 500, "Configuration file 'nodes/pve2/qemu-server/101.conf' does not exist");
+    expectError(
+      await c.api('GET', qemu('pve1', 101), { query: { snapshot: 'pre-upgrade', current: 1 } }),
+      400,
+      { snapshot: both, current: both },
+    );
+    expectError(
+      await c.api('GET', qemu('pve1', 101), { query: { snapshot: 'nope' } }),
+      500,
+      "snapshot 'nope' does not exist",
+    );
+    expectError(
+      await c.api('GET', qemu('pve2', 101)),
+      500,
+      "Configuration file 'nodes/pve2/qemu-server/101.conf' does not exist",
+    );
   });
 });
 
@@ -52,22 +94,37 @@ describe('PUT /nodes/{node}/qemu/{vmid}/config', () => {
   it('applies changes to a stopped VM at once and changes the digest', async () => {
     const c = client();
     const before = (await c.guest(104)).digest;
-    expect((await c.api('PUT', qemu('pve2', 104), { form: { cores: 8, name: 'win11-big', digest: before } })).body).toEqual({ data: null });
+    expect(
+      (
+        await c.api('PUT', qemu('pve2', 104), {
+          form: { cores: 8, name: 'win11-big', digest: before },
+        })
+      ).body,
+    ).toEqual({ data: null });
     const after = await config(c, qemu('pve2', 104), { current: 1 });
     expect(after).toMatchObject({ cores: 8, name: 'win11-big' });
     expect(after.digest).not.toBe(before);
-    expectError(await c.api('PUT', qemu('pve2', 104), { form: { cores: 2, digest: before } }), 500, 'checksum mismatch (file change by other user?)');
+    expectError(
+      await c.api('PUT', qemu('pve2', 104), { form: { cores: 2, digest: before } }),
+      500,
+      'checksum mismatch (file change by other user?)',
+    );
   });
 
   it('keeps what a running VM cannot hotplug pending; hotplugs NICs and fast options', async () => {
     const c = client();
-    await c.api('PUT', qemu('pve1', 100), { form: { memory: 8192, cores: 4, name: 'web01-new', net1: 'virtio,bridge=vmbr1' } });
+    await c.api('PUT', qemu('pve1', 100), {
+      form: { memory: 8192, cores: 4, name: 'web01-new', net1: 'virtio,bridge=vmbr1' },
+    });
     const vm = await c.guest(100);
     expect(vm.pending.values).toEqual({ memory: '8192', cores: '4' });
     expect(vm.config).toMatchObject({ memory: '4096', cores: '2', name: 'web01-new' });
     expect(vm.config.net1).toMatch(/^virtio=BC:24:11:.*,bridge=vmbr1$/);
     expect(await config(c, qemu('pve1', 100))).toMatchObject({ memory: '8192', cores: 4 });
-    expect(await config(c, qemu('pve1', 100), { current: 1 })).toMatchObject({ memory: '4096', cores: 2 });
+    expect(await config(c, qemu('pve1', 100), { current: 1 })).toMatchObject({
+      memory: '4096',
+      cores: 2,
+    });
   });
 
   it('deletes options; a removed disk becomes unused, or is destroyed with force', async () => {
@@ -78,8 +135,13 @@ describe('PUT /nodes/{node}/qemu/{vmid}/config', () => {
     expect(vm.config).not.toHaveProperty('tags');
     expect(vm.config.unused0).toBe('local-lvm:vm-104-disk-1');
     await c.api('PUT', qemu('pve2', 104), { form: { delete: 'tpmstate0', force: 1 } });
-    const volumes = (await c.api('GET', '/nodes/pve2/storage/local-lvm/content', { query: { vmid: 104 } })).body.data as { volid: string }[];
-    expect(volumes.map((v) => v.volid).sort()).toEqual(['local-lvm:vm-104-disk-0', 'local-lvm:vm-104-disk-1']);
+    const volumes = (
+      await c.api('GET', '/nodes/pve2/storage/local-lvm/content', { query: { vmid: 104 } })
+    ).body.data as { volid: string }[];
+    expect(volumes.map((v) => v.volid).sort()).toEqual([
+      'local-lvm:vm-104-disk-0',
+      'local-lvm:vm-104-disk-1',
+    ]);
     await c.api('PUT', qemu('pve2', 104), { form: { delete: 'unused0' } });
     expect((await c.guest(104)).config).not.toHaveProperty('unused0');
   });
@@ -92,12 +154,37 @@ describe('PUT /nodes/{node}/qemu/{vmid}/config', () => {
 
   it.each<[string, Record<string, string | number>, number, string | Record<string, string>]>([
     ['no options', {}, 500, 'no options specified'],
-    ['deleting and setting one option', { name: 'x', delete: 'name' }, 400, { delete: "you can't use '-name' and -delete name' at the same time" }],
-    ['deleting an unknown option', { delete: 'nonsense' }, 400, { delete: "unknown option 'nonsense'" }],
-    ['a NIC with an unknown key', { net0: 'virtio,bridge=vmbr0,speed=10' }, 400, { net0: 'invalid format - invalid key in comma-separated list property: speed\n' }],
-    ['a boot order naming a missing device', { boot: 'order=scsi7' }, 500, "invalid bootorder: device 'scsi7' does not exist'"],
+    [
+      'deleting and setting one option',
+      { name: 'x', delete: 'name' },
+      400,
+      { delete: "you can't use '-name' and -delete name' at the same time" },
+    ],
+    [
+      'deleting an unknown option',
+      { delete: 'nonsense' },
+      400,
+      { delete: "unknown option 'nonsense'" },
+    ],
+    [
+      'a NIC with an unknown key',
+      { net0: 'virtio,bridge=vmbr0,speed=10' },
+      400,
+      { net0: 'invalid format - invalid key in comma-separated list property: speed\n' },
+    ],
+    [
+      'a boot order naming a missing device',
+      { boot: 'order=scsi7' },
+      500,
+      "invalid bootorder: device 'scsi7' does not exist'",
+    ],
     ['setting the lock', { lock: 'backup' }, 500, "only root can set 'lock' config"],
-    ['a balloon above memory', { balloon: 9000 }, 500, 'balloon value too large (must be smaller than assigned memory)'],
+    [
+      'a balloon above memory',
+      { balloon: 9000 },
+      500,
+      'balloon value too large (must be smaller than assigned memory)',
+    ],
     ['skiplock', { skiplock: 1, name: 'x' }, 400, { skiplock: 'Only root may use this option.' }],
   ])('refuses %s', async (_name, form, status, message) => {
     expectError(await client().api('PUT', qemu('pve2', 104), { form }), status, message);
@@ -106,33 +193,53 @@ describe('PUT /nodes/{node}/qemu/{vmid}/config', () => {
   it('refuses a locked VM and protected disks', async () => {
     const c = client();
     await c.setLock(104, 'snapshot');
-    expectError(await c.api('PUT', qemu('pve2', 104), { form: { name: 'x' } }), 500, 'VM is locked (snapshot)');
-    expectError(await c.api('PUT', qemu('pve1', 102), { form: { delete: 'scsi1' } }), 500, "can't remove drive 'scsi1' - protection mode enabled");
+    expectError(
+      await c.api('PUT', qemu('pve2', 104), { form: { name: 'x' } }),
+      500,
+      'VM is locked (snapshot)',
+    );
+    expectError(
+      await c.api('PUT', qemu('pve1', 102), { form: { delete: 'scsi1' } }),
+      500,
+      "can't remove drive 'scsi1' - protection mode enabled",
+    );
   });
 });
 
 describe('POST /nodes/{node}/qemu/{vmid}/config', () => {
   it('runs the update as a qmconfig task with the update logged', async () => {
     const c = client();
-    const res = await c.api('POST', qemu('pve2', 104), { form: { cores: 2, delete: 'nonexistent0' } });
+    const res = await c.api('POST', qemu('pve2', 104), {
+      form: { cores: 2, delete: 'nonexistent0' },
+    });
     expectError(res, 400, { delete: "unknown option 'nonexistent0'" });
     const end = await runTask(c, 'POST', qemu('pve2', 104), { cores: 2, delete: 'vga' });
     expect(end.status.type).toBe('qmconfig');
-    expect(end.log).toEqual(['update VM 104: -cores 2 -delete vga', "WARN: cannot delete 'vga' - not set in current configuration!", 'TASK WARNINGS: 1']);
+    expect(end.log).toEqual([
+      'update VM 104: -cores 2 -delete vga',
+      "WARN: cannot delete 'vga' - not set in current configuration!",
+      'TASK WARNINGS: 1',
+    ]);
     expect(end.exitstatus).toBe('WARNINGS: 1');
     expect((await c.guest(104)).config.cores).toBe('2');
   });
 
   it('answers null when the task ends within background_delay', async () => {
     const c = client();
-    const res = await c.api('POST', qemu('pve2', 104), { form: { name: 'quick', background_delay: 5 } });
+    const res = await c.api('POST', qemu('pve2', 104), {
+      form: { name: 'quick', background_delay: 5 },
+    });
     expect(res.body).toEqual({ data: null });
     expect((await c.guest(104)).config.name).toBe('quick');
   });
 
   it('refuses a stale digest at once, not in the task', async () => {
     const c = client();
-    expectError(await c.api('POST', qemu('pve2', 104), { form: { name: 'x', digest: '0'.repeat(40) } }), 500, 'checksum mismatch (file change by other user?)');
+    expectError(
+      await c.api('POST', qemu('pve2', 104), { form: { name: 'x', digest: '0'.repeat(40) } }),
+      500,
+      'checksum mismatch (file change by other user?)',
+    );
     const upid = (await c.api('POST', qemu('pve2', 104), { form: { name: 'y' } })).body.data;
     expect((await waitTask(c, upid)).exitstatus).toBe('OK');
   });
@@ -141,26 +248,51 @@ describe('POST /nodes/{node}/qemu/{vmid}/config', () => {
 describe('PUT /nodes/{node}/lxc/{vmid}/config', () => {
   it('hotplugs hostname and memory on a running container, keeps the rest pending', async () => {
     const c = client();
-    await c.api('PUT', lxc('pve1', 110), { form: { hostname: 'dns02', memory: 1024, ostype: 'ubuntu' } });
+    await c.api('PUT', lxc('pve1', 110), {
+      form: { hostname: 'dns02', memory: 1024, ostype: 'ubuntu' },
+    });
     const ct = await c.guest(110);
     expect(ct.config).toMatchObject({ hostname: 'dns02', memory: '1024', ostype: 'debian' });
     expect(ct.pending.values).toEqual({ ostype: 'ubuntu' });
-    expect(await config(c, lxc('pve1', 110))).toMatchObject({ ostype: 'ubuntu', memory: 1024, unprivileged: 1 });
+    expect(await config(c, lxc('pve1', 110))).toMatchObject({
+      ostype: 'ubuntu',
+      memory: 1024,
+      unprivileged: 1,
+    });
   });
 
   it('adds a mount point on a new volume and a NIC with a MAC', async () => {
     const c = client();
-    await c.api('PUT', lxc('pve3', 301), { form: { mp0: 'local-lvm:2,mp=/srv', net1: 'name=eth1,bridge=vmbr0,ip=dhcp' } });
+    await c.api('PUT', lxc('pve3', 301), {
+      form: { mp0: 'local-lvm:2,mp=/srv', net1: 'name=eth1,bridge=vmbr0,ip=dhcp' },
+    });
     const ct = await c.guest(301);
     expect(ct.config.mp0).toBe('local-lvm:vm-301-disk-1,mp=/srv,size=2G');
-    expect(ct.config.net1).toMatch(/^name=eth1,bridge=vmbr0,hwaddr=BC:24:11:[0-9A-F:]{8},ip=dhcp,type=veth$/);
+    expect(ct.config.net1).toMatch(
+      /^name=eth1,bridge=vmbr0,hwaddr=BC:24:11:[0-9A-F:]{8},ip=dhcp,type=veth$/,
+    );
   });
 
   it.each<[string, Record<string, string | number>, number, string | Record<string, string>]>([
-    ['a stale digest', { hostname: 'x', digest: '0'.repeat(40) }, 500, 'detected modified configuration - file changed by other user? Try again.'],
+    [
+      'a stale digest',
+      { hostname: 'x', digest: '0'.repeat(40) },
+      500,
+      'detected modified configuration - file changed by other user? Try again.',
+    ],
     ['deleting memory', { delete: 'memory' }, 500, "unable to delete required option 'memory'"],
-    ['changing unprivileged', { unprivileged: 0 }, 500, "unable to modify read-only option: 'unprivileged'"],
-    ['a mount point on a storage without rootdir', { mp0: 'local:2,mp=/srv' }, 500, "storage 'local' does not allow content type 'rootdir' (Container)"],
+    [
+      'changing unprivileged',
+      { unprivileged: 0 },
+      500,
+      "unable to modify read-only option: 'unprivileged'",
+    ],
+    [
+      'a mount point on a storage without rootdir',
+      { mp0: 'local:2,mp=/srv' },
+      500,
+      "storage 'local' does not allow content type 'rootdir' (Container)",
+    ],
     ['an unknown option to delete', { delete: 'bogus' }, 400, { delete: "unknown option 'bogus'" }],
   ])('refuses %s', async (_name, form, status, message) => {
     expectError(await client().api('PUT', lxc('pve3', 301), { form }), status, message);
@@ -169,6 +301,10 @@ describe('PUT /nodes/{node}/lxc/{vmid}/config', () => {
   it('refuses a locked container', async () => {
     const c = client();
     await c.setLock(301, 'backup');
-    expectError(await c.api('PUT', lxc('pve3', 301), { form: { hostname: 'x' } }), 500, 'CT is locked (backup)');
+    expectError(
+      await c.api('PUT', lxc('pve3', 301), { form: { hostname: 'x' } }),
+      500,
+      'CT is locked (backup)',
+    );
   });
 });

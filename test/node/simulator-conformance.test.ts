@@ -12,24 +12,49 @@ import { useSimulator, waitTask } from './helpers/sim-harness.ts';
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
 const routeKeys = ROUTES.map((route) => `${route.method} ${route.path}`);
 const endpoints = new Map<string, EndpointDef>(
-  schemaFile ? loadEndpoints(schemaFile, routeKeys, { withReturns: true }).map((def) => [`${def.method} ${def.path}`, def]) : [],
+  schemaFile
+    ? loadEndpoints(schemaFile, routeKeys, { withReturns: true }).map((def) => [
+        `${def.method} ${def.path}`,
+        def,
+      ])
+    : [],
 );
 
 /** The endpoints the MCP server's tools call; each must be served. */
 const REQUIRED = [
-  'GET /version', 'GET /cluster/status', 'GET /nodes', 'GET /nodes/{node}/status', 'GET /cluster/resources',
-  'GET /nodes/{node}/qemu/{vmid}/status/current', 'GET /nodes/{node}/lxc/{vmid}/status/current',
-  'GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces', 'GET /nodes/{node}/qemu/{vmid}/config',
-  'GET /nodes/{node}/lxc/{vmid}/config', 'GET /storage', 'GET /nodes/{node}/storage',
-  'GET /nodes/{node}/storage/{storage}/content', 'GET /nodes/{node}/tasks/{upid}/status',
-  'GET /nodes/{node}/tasks/{upid}/log', 'POST /nodes/{node}/qemu', 'POST /nodes/{node}/lxc',
-  'POST /nodes/{node}/qemu/{vmid}/clone', 'PUT /nodes/{node}/qemu/{vmid}/config', 'POST /nodes/{node}/qemu/{vmid}/config',
-  'PUT /nodes/{node}/lxc/{vmid}/config', 'GET /nodes/{node}/qemu/{vmid}/migrate',
+  'GET /version',
+  'GET /cluster/status',
+  'GET /nodes',
+  'GET /nodes/{node}/status',
+  'GET /cluster/resources',
+  'GET /nodes/{node}/qemu/{vmid}/status/current',
+  'GET /nodes/{node}/lxc/{vmid}/status/current',
+  'GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces',
+  'GET /nodes/{node}/qemu/{vmid}/config',
+  'GET /nodes/{node}/lxc/{vmid}/config',
+  'GET /storage',
+  'GET /nodes/{node}/storage',
+  'GET /nodes/{node}/storage/{storage}/content',
+  'GET /nodes/{node}/tasks/{upid}/status',
+  'GET /nodes/{node}/tasks/{upid}/log',
+  'POST /nodes/{node}/qemu',
+  'POST /nodes/{node}/lxc',
+  'POST /nodes/{node}/qemu/{vmid}/clone',
+  'PUT /nodes/{node}/qemu/{vmid}/config',
+  'POST /nodes/{node}/qemu/{vmid}/config',
+  'PUT /nodes/{node}/lxc/{vmid}/config',
+  'GET /nodes/{node}/qemu/{vmid}/migrate',
   ...['qemu', 'lxc'].flatMap((t) => [
-    ...['start', 'shutdown', 'stop', 'reboot', 'suspend', 'resume'].map((a) => `POST /nodes/{node}/${t}/{vmid}/status/${a}`),
-    `GET /nodes/{node}/${t}/{vmid}/snapshot`, `POST /nodes/{node}/${t}/{vmid}/snapshot`,
-    `DELETE /nodes/{node}/${t}/{vmid}/snapshot/{snapname}`, `POST /nodes/{node}/${t}/{vmid}/snapshot/{snapname}/rollback`,
-    `PUT /nodes/{node}/${t}/{vmid}/resize`, `DELETE /nodes/{node}/${t}/{vmid}`, `POST /nodes/{node}/${t}/{vmid}/migrate`,
+    ...['start', 'shutdown', 'stop', 'reboot', 'suspend', 'resume'].map(
+      (a) => `POST /nodes/{node}/${t}/{vmid}/status/${a}`,
+    ),
+    `GET /nodes/{node}/${t}/{vmid}/snapshot`,
+    `POST /nodes/{node}/${t}/{vmid}/snapshot`,
+    `DELETE /nodes/{node}/${t}/{vmid}/snapshot/{snapname}`,
+    `POST /nodes/{node}/${t}/{vmid}/snapshot/{snapname}/rollback`,
+    `PUT /nodes/{node}/${t}/{vmid}/resize`,
+    `DELETE /nodes/{node}/${t}/{vmid}`,
+    `POST /nodes/{node}/${t}/{vmid}/migrate`,
   ]),
 ];
 
@@ -51,10 +76,13 @@ describe.skipIf(schemaFile === null)('routes against the PVE 9.1.3 schema', () =
     expect(new Set(routeKeys).size).toBe(routeKeys.length);
   });
 
-  it.each(ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))('%s takes PVE\'s parameters', (key, route) => {
-    const diffs = compareParameters(endpoints.get(key)?.parameters, route.schema as SimSchema);
-    expect(diffs.filter((diff) => !KNOWN_DIFFERENCES.includes(diff))).toEqual([]);
-  });
+  it.each(ROUTES.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    "%s takes PVE's parameters",
+    (key, route) => {
+      const diffs = compareParameters(endpoints.get(key)?.parameters, route.schema as SimSchema);
+      expect(diffs.filter((diff) => !KNOWN_DIFFERENCES.includes(diff))).toEqual([]);
+    },
+  );
 
   it('the comparison catches a wrong name, type, optionality and format', () => {
     const real = endpoints.get('POST /nodes/{node}/qemu/{vmid}/snapshot')?.parameters;
@@ -72,7 +100,7 @@ describe.skipIf(schemaFile === null)('routes against the PVE 9.1.3 schema', () =
       'vmid: maximum 999999999 vs undefined',
       'snapname: optional false vs true',
       'snapname: format pve-configid vs none',
-      'comment: not in PVE\'s schema',
+      "comment: not in PVE's schema",
     ]);
   });
 });
@@ -83,7 +111,12 @@ const KNOWN_RETURN_DIFFERENCES = [
   'GET /cluster/nextid: data: expected an integer, got "106"',
 ];
 
-type Call = readonly [route: string, method: string, path: string, params?: Record<string, string | number>];
+type Call = readonly [
+  route: string,
+  method: string,
+  path: string,
+  params?: Record<string, string | number>,
+];
 
 /** One successful call per route, in an order where each leaves the next a valid state. */
 const CALLS: readonly Call[] = [
@@ -103,35 +136,118 @@ const CALLS: readonly Call[] = [
   ['GET /nodes/{node}/qemu/{vmid}/status/current', 'GET', '/nodes/pve2/qemu/104/status/current'],
   ['GET /nodes/{node}/lxc/{vmid}/status/current', 'GET', '/nodes/pve1/lxc/110/status/current'],
   ['GET /nodes/{node}/lxc/{vmid}/status/current', 'GET', '/nodes/pve3/lxc/301/status/current'],
-  ['GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces', 'GET', '/nodes/pve1/qemu/100/agent/network-get-interfaces'],
+  [
+    'GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces',
+    'GET',
+    '/nodes/pve1/qemu/100/agent/network-get-interfaces',
+  ],
   ['GET /nodes/{node}/qemu/{vmid}/config', 'GET', '/nodes/pve1/qemu/9000/config'],
-  ['GET /nodes/{node}/qemu/{vmid}/config', 'GET', '/nodes/pve1/qemu/101/config', { snapshot: 'post-upgrade' }],
+  [
+    'GET /nodes/{node}/qemu/{vmid}/config',
+    'GET',
+    '/nodes/pve1/qemu/101/config',
+    { snapshot: 'post-upgrade' },
+  ],
   ['GET /nodes/{node}/lxc/{vmid}/config', 'GET', '/nodes/pve2/lxc/201/config', { current: 1 }],
   ['GET /nodes/{node}/qemu/{vmid}/snapshot', 'GET', '/nodes/pve1/qemu/101/snapshot'],
   ['GET /nodes/{node}/lxc/{vmid}/snapshot', 'GET', '/nodes/pve2/lxc/201/snapshot'],
   ['GET /storage', 'GET', '/storage'],
   ['GET /nodes/{node}/storage', 'GET', '/nodes/pve1/storage'],
   ['GET /nodes/{node}/storage/{storage}/content', 'GET', '/nodes/pve1/storage/local/content'],
-  ['GET /nodes/{node}/storage/{storage}/content', 'GET', '/nodes/pve2/storage/local-lvm/content', { vmid: 200 }],
+  [
+    'GET /nodes/{node}/storage/{storage}/content',
+    'GET',
+    '/nodes/pve2/storage/local-lvm/content',
+    { vmid: 200 },
+  ],
   ['GET /nodes/{node}/qemu/{vmid}/migrate', 'GET', '/nodes/pve1/qemu/101/migrate'],
   ['GET /access/permissions', 'GET', '/access/permissions'],
   ['GET /pools', 'GET', '/pools'],
-  ['POST /nodes/{node}/qemu', 'POST', '/nodes/pve1/qemu', { vmid: 120, memory: 1024, scsi0: 'local-lvm:8' }],
-  ['POST /nodes/{node}/lxc', 'POST', '/nodes/pve2/lxc', { vmid: 121, ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst', storage: 'local-lvm' }],
-  ['POST /nodes/{node}/qemu/{vmid}/clone', 'POST', '/nodes/pve1/qemu/9000/clone', { newid: 122, name: 'clone' }],
-  ['PUT /nodes/{node}/qemu/{vmid}/config', 'PUT', '/nodes/pve1/qemu/100/config', { description: 'web' }],
+  [
+    'POST /nodes/{node}/qemu',
+    'POST',
+    '/nodes/pve1/qemu',
+    { vmid: 120, memory: 1024, scsi0: 'local-lvm:8' },
+  ],
+  [
+    'POST /nodes/{node}/lxc',
+    'POST',
+    '/nodes/pve2/lxc',
+    {
+      vmid: 121,
+      ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst',
+      storage: 'local-lvm',
+    },
+  ],
+  [
+    'POST /nodes/{node}/qemu/{vmid}/clone',
+    'POST',
+    '/nodes/pve1/qemu/9000/clone',
+    { newid: 122, name: 'clone' },
+  ],
+  [
+    'PUT /nodes/{node}/qemu/{vmid}/config',
+    'PUT',
+    '/nodes/pve1/qemu/100/config',
+    { description: 'web' },
+  ],
   ['POST /nodes/{node}/qemu/{vmid}/config', 'POST', '/nodes/pve1/qemu/100/config', { onboot: 0 }],
-  ['PUT /nodes/{node}/lxc/{vmid}/config', 'PUT', '/nodes/pve1/lxc/110/config', { description: 'dns' }],
-  ['PUT /nodes/{node}/qemu/{vmid}/resize', 'PUT', '/nodes/pve1/qemu/100/resize', { disk: 'scsi0', size: '+1G' }],
-  ['PUT /nodes/{node}/lxc/{vmid}/resize', 'PUT', '/nodes/pve1/lxc/110/resize', { disk: 'rootfs', size: '+1G' }],
-  ['POST /nodes/{node}/qemu/{vmid}/snapshot', 'POST', '/nodes/pve3/qemu/300/snapshot', { snapname: 'snap1' }],
-  ['POST /nodes/{node}/lxc/{vmid}/snapshot', 'POST', '/nodes/pve3/lxc/301/snapshot', { snapname: 'snap1' }],
-  ['POST /nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback', 'POST', '/nodes/pve3/qemu/300/snapshot/snap1/rollback'],
-  ['POST /nodes/{node}/lxc/{vmid}/snapshot/{snapname}/rollback', 'POST', '/nodes/pve3/lxc/301/snapshot/snap1/rollback'],
-  ['DELETE /nodes/{node}/qemu/{vmid}/snapshot/{snapname}', 'DELETE', '/nodes/pve3/qemu/300/snapshot/snap1'],
-  ['DELETE /nodes/{node}/lxc/{vmid}/snapshot/{snapname}', 'DELETE', '/nodes/pve3/lxc/301/snapshot/snap1'],
+  [
+    'PUT /nodes/{node}/lxc/{vmid}/config',
+    'PUT',
+    '/nodes/pve1/lxc/110/config',
+    { description: 'dns' },
+  ],
+  [
+    'PUT /nodes/{node}/qemu/{vmid}/resize',
+    'PUT',
+    '/nodes/pve1/qemu/100/resize',
+    { disk: 'scsi0', size: '+1G' },
+  ],
+  [
+    'PUT /nodes/{node}/lxc/{vmid}/resize',
+    'PUT',
+    '/nodes/pve1/lxc/110/resize',
+    { disk: 'rootfs', size: '+1G' },
+  ],
+  [
+    'POST /nodes/{node}/qemu/{vmid}/snapshot',
+    'POST',
+    '/nodes/pve3/qemu/300/snapshot',
+    { snapname: 'snap1' },
+  ],
+  [
+    'POST /nodes/{node}/lxc/{vmid}/snapshot',
+    'POST',
+    '/nodes/pve3/lxc/301/snapshot',
+    { snapname: 'snap1' },
+  ],
+  [
+    'POST /nodes/{node}/qemu/{vmid}/snapshot/{snapname}/rollback',
+    'POST',
+    '/nodes/pve3/qemu/300/snapshot/snap1/rollback',
+  ],
+  [
+    'POST /nodes/{node}/lxc/{vmid}/snapshot/{snapname}/rollback',
+    'POST',
+    '/nodes/pve3/lxc/301/snapshot/snap1/rollback',
+  ],
+  [
+    'DELETE /nodes/{node}/qemu/{vmid}/snapshot/{snapname}',
+    'DELETE',
+    '/nodes/pve3/qemu/300/snapshot/snap1',
+  ],
+  [
+    'DELETE /nodes/{node}/lxc/{vmid}/snapshot/{snapname}',
+    'DELETE',
+    '/nodes/pve3/lxc/301/snapshot/snap1',
+  ],
   ['POST /nodes/{node}/qemu/{vmid}/status/start', 'POST', '/nodes/pve2/qemu/104/status/start'],
-  ['POST /nodes/{node}/qemu/{vmid}/status/shutdown', 'POST', '/nodes/pve1/qemu/101/status/shutdown'],
+  [
+    'POST /nodes/{node}/qemu/{vmid}/status/shutdown',
+    'POST',
+    '/nodes/pve1/qemu/101/status/shutdown',
+  ],
   ['POST /nodes/{node}/qemu/{vmid}/status/stop', 'POST', '/nodes/pve1/qemu/100/status/stop'],
   ['POST /nodes/{node}/qemu/{vmid}/status/reboot', 'POST', '/nodes/pve1/qemu/102/status/reboot'],
   ['POST /nodes/{node}/qemu/{vmid}/status/suspend', 'POST', '/nodes/pve2/qemu/103/status/suspend'],
@@ -142,8 +258,18 @@ const CALLS: readonly Call[] = [
   ['POST /nodes/{node}/lxc/{vmid}/status/reboot', 'POST', '/nodes/pve2/lxc/201/status/reboot'],
   ['POST /nodes/{node}/lxc/{vmid}/status/suspend', 'POST', '/nodes/pve2/lxc/201/status/suspend'],
   ['POST /nodes/{node}/lxc/{vmid}/status/resume', 'POST', '/nodes/pve2/lxc/201/status/resume'],
-  ['POST /nodes/{node}/qemu/{vmid}/migrate', 'POST', '/nodes/pve3/qemu/105/migrate', { target: 'pve1', online: 1 }],
-  ['POST /nodes/{node}/lxc/{vmid}/migrate', 'POST', '/nodes/pve3/lxc/301/migrate', { target: 'pve2', restart: 1 }],
+  [
+    'POST /nodes/{node}/qemu/{vmid}/migrate',
+    'POST',
+    '/nodes/pve3/qemu/105/migrate',
+    { target: 'pve1', online: 1 },
+  ],
+  [
+    'POST /nodes/{node}/lxc/{vmid}/migrate',
+    'POST',
+    '/nodes/pve3/lxc/301/migrate',
+    { target: 'pve2', restart: 1 },
+  ],
   ['DELETE /nodes/{node}/qemu/{vmid}', 'DELETE', '/nodes/pve1/qemu/122'],
   ['DELETE /nodes/{node}/lxc/{vmid}', 'DELETE', '/nodes/pve2/lxc/121'],
 ];
@@ -152,7 +278,11 @@ const client = useSimulator('conformance');
 
 describe.skipIf(schemaFile === null)('answers against the PVE 9.1.3 returns schemas', () => {
   it('has a call for every route', () => {
-    const called = new Set([...CALLS.map(([route]) => route), 'GET /nodes/{node}/tasks/{upid}/status', 'GET /nodes/{node}/tasks/{upid}/log']);
+    const called = new Set([
+      ...CALLS.map(([route]) => route),
+      'GET /nodes/{node}/tasks/{upid}/status',
+      'GET /nodes/{node}/tasks/{upid}/log',
+    ]);
     expect(routeKeys.filter((key) => !called.has(key))).toEqual([]);
   });
 
@@ -160,18 +290,30 @@ describe.skipIf(schemaFile === null)('answers against the PVE 9.1.3 returns sche
     const c = client();
     const problems: string[] = [];
     const check = (route: string, data: unknown) => {
-      problems.push(...checkReturns(endpoints.get(route)?.returns, data).map((p) => `${route}: ${p}`));
+      problems.push(
+        ...checkReturns(endpoints.get(route)?.returns, data).map((p) => `${route}: ${p}`),
+      );
     };
     for (const [route, method, apiPath, params] of CALLS) {
-      const options = params === undefined ? {} : method === 'GET' || method === 'DELETE' ? { query: params } : { form: params };
+      const options =
+        params === undefined
+          ? {}
+          : method === 'GET' || method === 'DELETE'
+            ? { query: params }
+            : { form: params };
       const res = await c.api(method, apiPath, options);
       expect(res.status, `${method} ${apiPath}: ${res.text}`).toBe(200);
       check(route, res.body.data);
       if (typeof res.body.data === 'string' && res.body.data.startsWith('UPID:')) {
         const end = await waitTask(c, res.body.data);
-        expect(end.exitstatus, `${method} ${apiPath}: ${end.log.join('\n')}`).toMatch(/^(OK|WARNINGS: \d+)$/);
+        expect(end.exitstatus, `${method} ${apiPath}: ${end.log.join('\n')}`).toMatch(
+          /^(OK|WARNINGS: \d+)$/,
+        );
         const base = `/nodes/${String(end.status.node)}/tasks/${encodeURIComponent(res.body.data)}`;
-        check('GET /nodes/{node}/tasks/{upid}/status', (await c.api('GET', `${base}/status`)).body.data);
+        check(
+          'GET /nodes/{node}/tasks/{upid}/status',
+          (await c.api('GET', `${base}/status`)).body.data,
+        );
         check('GET /nodes/{node}/tasks/{upid}/log', (await c.api('GET', `${base}/log`)).body.data);
       }
     }
@@ -194,7 +336,10 @@ describe('checkReturns', () => {
     [{ vmid: 1, items: [] }, []],
     [{ vmid: 1, running: true, items: [] }, ['data.running: expected 0 or 1, got true']],
     [{ items: [] }, ['data.vmid: missing (not optional)']],
-    [{ vmid: '1', items: [{}] }, ['data.vmid: expected an integer, got "1"', 'data.items[0].name: missing (not optional)']],
+    [
+      { vmid: '1', items: [{}] },
+      ['data.vmid: expected an integer, got "1"', 'data.items[0].name: missing (not optional)'],
+    ],
     [{ vmid: 1, items: [], kind: 'c' }, ['data.kind: "c" is not one of a, b']],
   ])('checks %j', (data, problems) => {
     expect(checkReturns(schema, data)).toEqual(problems);

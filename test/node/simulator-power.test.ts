@@ -2,14 +2,23 @@
 // the vz* ones, the run state each leaves, and PVE's refusals (in the call or in the task).
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
-import { expectError, runTask, useSimulator, waitTask, type SimClient } from './helpers/sim-harness.ts';
+import {
+  expectError,
+  runTask,
+  useSimulator,
+  waitTask,
+  type SimClient,
+} from './helpers/sim-harness.ts';
 
 const client = useSimulator('power');
-const vm = (node: string, vmid: number, action: string) => `/nodes/${node}/qemu/${vmid}/status/${action}`;
-const ct = (node: string, vmid: number, action: string) => `/nodes/${node}/lxc/${vmid}/status/${action}`;
+const vm = (node: string, vmid: number, action: string) =>
+  `/nodes/${node}/qemu/${vmid}/status/${action}`;
+const ct = (node: string, vmid: number, action: string) =>
+  `/nodes/${node}/lxc/${vmid}/status/${action}`;
 
 async function status(c: SimClient, path: string): Promise<Record<string, unknown>> {
-  return (await c.api('GET', path.replace(/\/status\/\w+$/, '/status/current'))).body.data as Record<string, unknown>;
+  return (await c.api('GET', path.replace(/\/status\/\w+$/, '/status/current'))).body
+    .data as Record<string, unknown>;
 }
 
 describe('qemu power actions', () => {
@@ -17,21 +26,37 @@ describe('qemu power actions', () => {
     const c = client();
     await c.configure({ taskDurationMs: 1000 }); // long enough to look at the VM mid-task
     const res = await c.api('POST', vm('pve2', 104, 'start'));
-    expect(res.body.data).toMatch(/^UPID:pve2:[0-9A-F]{8}:[0-9A-F]{8,9}:[0-9A-F]{8}:qmstart:104:root@pam!mcp:$/);
-    expect(await status(c, vm('pve2', 104, 'start'))).toMatchObject({ status: 'stopped', qmpstatus: 'stopped' });
+    expect(res.body.data).toMatch(
+      /^UPID:pve2:[0-9A-F]{8}:[0-9A-F]{8,9}:[0-9A-F]{8}:qmstart:104:root@pam!mcp:$/,
+    );
+    expect(await status(c, vm('pve2', 104, 'start'))).toMatchObject({
+      status: 'stopped',
+      qmpstatus: 'stopped',
+    });
     expect((await waitTask(c, res.body.data)).exitstatus).toBe('OK');
     const now = await status(c, vm('pve2', 104, 'start'));
-    expect(now).toMatchObject({ status: 'running', qmpstatus: 'running', 'running-machine': 'pc-q35-10.0+pve1' });
+    expect(now).toMatchObject({
+      status: 'running',
+      qmpstatus: 'running',
+      'running-machine': 'pc-q35-10.0+pve1',
+    });
     expect(now.pid).toEqual(expect.any(Number));
   });
 
   it('fails the task, not the call, for a running VM, a template, a locked VM and a missing one', async () => {
     const c = client();
-    expect((await runTask(c, 'POST', vm('pve1', 100, 'start'))).exitstatus).toBe('VM 100 already running');
-    expect((await runTask(c, 'POST', vm('pve1', 9000, 'start'))).exitstatus).toBe("you can't start a vm if it's a template");
+    expect((await runTask(c, 'POST', vm('pve1', 100, 'start'))).exitstatus).toBe(
+      'VM 100 already running',
+    );
+    expect((await runTask(c, 'POST', vm('pve1', 9000, 'start'))).exitstatus).toBe(
+      "you can't start a vm if it's a template",
+    );
     await c.setLock(104, 'backup');
     const locked = await runTask(c, 'POST', vm('pve2', 104, 'start'));
-    expect([locked.exitstatus, locked.log.at(-1)]).toEqual(['VM is locked (backup)', 'TASK ERROR: VM is locked (backup)']);
+    expect([locked.exitstatus, locked.log.at(-1)]).toEqual([
+      'VM is locked (backup)',
+      'TASK ERROR: VM is locked (backup)',
+    ]);
     expect((await runTask(c, 'POST', vm('pve1', 999, 'start'))).exitstatus).toBe(
       "Configuration file 'nodes/pve1/qemu-server/999.conf' does not exist",
     );
@@ -47,8 +72,12 @@ describe('qemu power actions', () => {
 
   it('refuses root-only options for a token', async () => {
     const c = client();
-    expectError(await c.api('POST', vm('pve2', 104, 'start'), { form: { skiplock: 1 } }), 400, { skiplock: 'Only root may use this option.' });
-    expectError(await c.api('POST', vm('pve1', 100, 'stop'), { form: { keepActive: 1 } }), 400, { keepActive: 'Only root may use this option.' });
+    expectError(await c.api('POST', vm('pve2', 104, 'start'), { form: { skiplock: 1 } }), 400, {
+      skiplock: 'Only root may use this option.',
+    });
+    expectError(await c.api('POST', vm('pve1', 100, 'stop'), { form: { keepActive: 1 } }), 400, {
+      keepActive: 'Only root may use this option.',
+    });
   });
 
   it('cannot start a VM whose bridge is missing on the node (the qmstart task fails)', async () => {
@@ -62,7 +91,10 @@ describe('qemu power actions', () => {
 
   it('shuts down and stops; for a stopped VM both are no-op tasks', async () => {
     const c = client();
-    expect((await runTask(c, 'POST', vm('pve1', 100, 'shutdown'), { timeout: 30, forceStop: 1 })).exitstatus).toBe('OK');
+    expect(
+      (await runTask(c, 'POST', vm('pve1', 100, 'shutdown'), { timeout: 30, forceStop: 1 }))
+        .exitstatus,
+    ).toBe('OK');
     expect((await c.guest(100)).status).toBe('stopped');
     expect((await runTask(c, 'POST', vm('pve1', 101, 'stop'))).exitstatus).toBe('OK');
     expect((await c.guest(101)).status).toBe('stopped');
@@ -74,7 +106,9 @@ describe('qemu power actions', () => {
   it('refuses to stop a locked VM in the task', async () => {
     const c = client();
     await c.setLock(100, 'snapshot');
-    expect((await runTask(c, 'POST', vm('pve1', 100, 'stop'))).exitstatus).toBe('VM is locked (snapshot)');
+    expect((await runTask(c, 'POST', vm('pve1', 100, 'stop'))).exitstatus).toBe(
+      'VM is locked (snapshot)',
+    );
     expect((await c.guest(100)).status).toBe('running');
   });
 
@@ -82,17 +116,31 @@ describe('qemu power actions', () => {
     const c = client();
     for (const qmpstatus of ['paused', 'prelaunch', 'suspended']) {
       await c.setQmpStatus(100, qmpstatus);
-      expectError(await c.api('POST', vm('pve1', 100, 'shutdown')), 500, 'VM is paused - cannot shutdown');
-      expectError(await c.api('POST', vm('pve1', 100, 'reboot')), 500, 'VM is paused - cannot shutdown');
+      expectError(
+        await c.api('POST', vm('pve1', 100, 'shutdown')),
+        500,
+        'VM is paused - cannot shutdown',
+      );
+      expectError(
+        await c.api('POST', vm('pve1', 100, 'reboot')),
+        500,
+        'VM is paused - cannot shutdown',
+      );
     }
-    expect((await runTask(c, 'POST', vm('pve1', 100, 'shutdown'), { forceStop: 1 })).exitstatus).toBe('OK');
+    expect(
+      (await runTask(c, 'POST', vm('pve1', 100, 'shutdown'), { forceStop: 1 })).exitstatus,
+    ).toBe('OK');
     expect((await c.guest(100)).status).toBe('stopped');
   });
 
   it('reboots a running VM (new uptime, pending changes applied) and refuses a stopped one', async () => {
     const c = client();
     expectError(await c.api('POST', vm('pve2', 104, 'reboot')), 500, 'VM 104 not running');
-    expectError(await c.api('POST', vm('pve1', 999, 'reboot')), 500, "unable to find configuration file for VM 999 on node 'pve1'");
+    expectError(
+      await c.api('POST', vm('pve1', 999, 'reboot')),
+      500,
+      "unable to find configuration file for VM 999 on node 'pve1'",
+    );
     await c.api('PUT', '/nodes/pve1/qemu/100/config', { form: { memory: 6144 } });
     expect((await c.guest(100)).pending.values).toEqual({ memory: '6144' });
     const before = Number((await status(c, vm('pve1', 100, 'reboot'))).uptime);
@@ -108,9 +156,15 @@ describe('qemu power actions', () => {
     expectError(await c.api('POST', vm('pve2', 104, 'suspend')), 500, 'VM 104 not running');
     expectError(await c.api('POST', vm('pve2', 104, 'resume')), 500, 'VM 104 not running');
     expect((await runTask(c, 'POST', vm('pve1', 100, 'suspend'))).status.type).toBe('qmpause');
-    expect(await status(c, vm('pve1', 100, 'suspend'))).toMatchObject({ status: 'running', qmpstatus: 'paused' });
+    expect(await status(c, vm('pve1', 100, 'suspend'))).toMatchObject({
+      status: 'running',
+      qmpstatus: 'paused',
+    });
     expect((await runTask(c, 'POST', vm('pve1', 100, 'resume'))).status.type).toBe('qmresume');
-    expect(await status(c, vm('pve1', 100, 'resume'))).toMatchObject({ status: 'running', qmpstatus: 'running' });
+    expect(await status(c, vm('pve1', 100, 'resume'))).toMatchObject({
+      status: 'running',
+      qmpstatus: 'running',
+    });
   });
 
   it('suspends to disk (qmsuspend: state volume, lock suspended) and resumes from it', async () => {
@@ -122,13 +176,17 @@ describe('qemu power actions', () => {
     expect(suspended).toMatchObject({ status: 'stopped', lock: 'suspended' });
     const state = suspended.config.vmstate ?? '';
     expect(state).toMatch(/^local-lvm:vm-100-state-suspend-\d{4}-\d{2}-\d{2}$/);
-    const content = await c.api('GET', '/nodes/pve1/storage/local-lvm/content', { query: { vmid: 100 } });
+    const content = await c.api('GET', '/nodes/pve1/storage/local-lvm/content', {
+      query: { vmid: 100 },
+    });
     expect((content.body.data as { volid: string }[]).map((v) => v.volid)).toContain(state);
     expect((await runTask(c, 'POST', vm('pve1', 100, 'resume'))).exitstatus).toBe('OK');
     const resumed = await c.guest(100);
     expect(resumed).toMatchObject({ status: 'running', lock: null });
     expect(resumed.config).not.toHaveProperty('vmstate');
-    const after = await c.api('GET', '/nodes/pve1/storage/local-lvm/content', { query: { vmid: 100 } });
+    const after = await c.api('GET', '/nodes/pve1/storage/local-lvm/content', {
+      query: { vmid: 100 },
+    });
     expect((after.body.data as { volid: string }[]).map((v) => v.volid)).not.toContain(state);
   });
 
@@ -137,7 +195,9 @@ describe('qemu power actions', () => {
     await c.configure({ taskDurationMs: 5000 }); // a guest slow to shut down
     const shutdown = (await c.api('POST', vm('pve1', 100, 'shutdown'))).body.data as string;
     await c.configure({ taskDurationMs: 40 });
-    const stop = (await c.api('POST', vm('pve1', 100, 'stop'), { form: { 'overrule-shutdown': 1 } })).body.data;
+    const stop = (
+      await c.api('POST', vm('pve1', 100, 'stop'), { form: { 'overrule-shutdown': 1 } })
+    ).body.data;
     const stopped = await waitTask(c, stop);
     expect(stopped.log).toContain(`overruled qmshutdown tasks: ${shutdown}`);
     expect((await waitTask(c, shutdown)).exitstatus).toBe('received interrupt');
@@ -155,9 +215,14 @@ describe('lxc power actions', () => {
   it('starts, shuts down, stops and reboots with vz* tasks', async () => {
     const c = client();
     expect((await runTask(c, 'POST', ct('pve3', 301, 'start'))).status.type).toBe('vzstart');
-    expect(await status(c, ct('pve3', 301, 'start'))).toMatchObject({ status: 'running', type: 'lxc' });
+    expect(await status(c, ct('pve3', 301, 'start'))).toMatchObject({
+      status: 'running',
+      type: 'lxc',
+    });
     expect((await runTask(c, 'POST', ct('pve3', 301, 'reboot'))).status.type).toBe('vzreboot');
-    expect((await runTask(c, 'POST', ct('pve3', 301, 'shutdown'), { timeout: 10 })).status.type).toBe('vzshutdown');
+    expect(
+      (await runTask(c, 'POST', ct('pve3', 301, 'shutdown'), { timeout: 10 })).status.type,
+    ).toBe('vzshutdown');
     expect((await c.guest(301)).status).toBe('stopped');
     expect((await runTask(c, 'POST', ct('pve1', 110, 'stop'))).status.type).toBe('vzstop');
     expect((await c.guest(110)).status).toBe('stopped');
@@ -176,7 +241,9 @@ describe('lxc power actions', () => {
   it('honours locks except "mounted" for stop', async () => {
     const c = client();
     await c.setLock(200, 'backup');
-    expect((await runTask(c, 'POST', ct('pve2', 200, 'stop'))).exitstatus).toBe('CT is locked (backup)');
+    expect((await runTask(c, 'POST', ct('pve2', 200, 'stop'))).exitstatus).toBe(
+      'CT is locked (backup)',
+    );
     await c.setLock(200, 'mounted');
     expect((await runTask(c, 'POST', ct('pve2', 200, 'stop'))).exitstatus).toBe('OK');
     expect((await c.guest(200)).status).toBe('stopped');
@@ -189,6 +256,8 @@ describe('lxc power actions', () => {
     expect((await runTask(c, 'POST', ct('pve2', 201, 'resume'))).status.type).toBe('vzresume');
     expect(await c.guest(201)).toMatchObject({ status: 'running', checkpointed: false });
     const nothing = await runTask(c, 'POST', ct('pve3', 301, 'resume'));
-    expect(nothing.exitstatus).toBe("command 'lxc-checkpoint -n 301 -r --foreground -D /var/lib/vz/dump' failed: exit code 1");
+    expect(nothing.exitstatus).toBe(
+      "command 'lxc-checkpoint -n 301 -r --foreground -D /var/lib/vz/dump' failed: exit code 1",
+    );
   });
 });

@@ -9,10 +9,18 @@ const isRecord = (value: unknown): value is Schema =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const perlTrue = (value: unknown): boolean =>
-  value !== undefined && value !== null && value !== false && value !== '' && value !== '0' && value !== 0;
+  value !== undefined &&
+  value !== null &&
+  value !== false &&
+  value !== '' &&
+  value !== '0' &&
+  value !== 0;
 
 function checkType(type: string, value: unknown, at: string, problems: string[]): boolean {
-  const fail = (what: string): false => (problems.push(`${at}: expected ${what}, got ${JSON.stringify(value)}`), false);
+  const fail = (what: string): false => (
+    problems.push(`${at}: expected ${what}, got ${JSON.stringify(value)}`),
+    false
+  );
   switch (type) {
     case 'object':
       return isRecord(value) || fail('an object');
@@ -45,7 +53,10 @@ function walk(schema: unknown, value: unknown, at: string, problems: string[]): 
   if (value === null && perlTrue(schema.optional)) return; // e.g. a POST returning null
   const type = schema.type;
   if (typeof type === 'string' && !checkType(type, value, at, problems)) return;
-  if (Array.isArray(schema.enum) && !schema.enum.some((choice) => String(choice) === String(value))) {
+  if (
+    Array.isArray(schema.enum) &&
+    !schema.enum.some((choice) => String(choice) === String(value))
+  ) {
     problems.push(`${at}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`);
   }
   if (schema.minimum !== undefined && typeof value === 'number' && value < Number(schema.minimum)) {
@@ -59,11 +70,13 @@ function walk(schema: unknown, value: unknown, at: string, problems: string[]): 
   for (const [key, sub] of Object.entries(schema.properties)) {
     if (key.endsWith('[n]')) {
       const family = key.slice(0, -3);
-      for (const [k, v] of Object.entries(value)) if (new RegExp(`^${family}\\d+$`).test(k)) walk(sub, v, `${at}.${k}`, problems);
+      for (const [k, v] of Object.entries(value))
+        if (new RegExp(`^${family}\\d+$`).test(k)) walk(sub, v, `${at}.${k}`, problems);
       continue;
     }
     if (!(key in value)) {
-      if (isRecord(sub) && !perlTrue(sub.optional)) problems.push(`${at}.${key}: missing (not optional)`);
+      if (isRecord(sub) && !perlTrue(sub.optional))
+        problems.push(`${at}.${key}: missing (not optional)`);
       continue;
     }
     walk(sub, value[key], `${at}.${key}`, problems);

@@ -12,10 +12,16 @@ const isRecord = (value: unknown): value is Schema =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const perlTrue = (value: unknown): boolean =>
-  value !== undefined && value !== null && value !== false && value !== '' && value !== '0' && value !== 0;
+  value !== undefined &&
+  value !== null &&
+  value !== false &&
+  value !== '' &&
+  value !== '0' &&
+  value !== 0;
 
 /** qr// patterns arrive stringified as (?^:...), the same regex as (?:...); Perl reads {,n} as {0,n}. */
-const normalizePattern = (pattern: string) => pattern.replace(/\(\?\^:/g, '(?:').replace(/\{,(\d+)\}/g, '{0,$1}');
+const normalizePattern = (pattern: string) =>
+  pattern.replace(/\(\?\^:/g, '(?:').replace(/\{,(\d+)\}/g, '{0,$1}');
 
 function hasTopLevelAlternation(pattern: string): boolean {
   let depth = 0;
@@ -42,7 +48,10 @@ function collapse(realProps: Schema, sim: SimSchema): Map<string, unknown> {
   const res = new Map<string, unknown>();
   for (const [key, schema] of Object.entries(sim)) {
     const family = /^([a-z]+)(\d+)$/.exec(key)?.[1];
-    const indexed = family !== undefined && realProps[key] === undefined && realProps[`${family}[n]`] !== undefined;
+    const indexed =
+      family !== undefined &&
+      realProps[key] === undefined &&
+      realProps[`${family}[n]`] !== undefined;
     const name = indexed ? `${family}[n]` : key;
     if (!res.has(name)) res.set(name, schema);
     else if (res.get(name) !== schema) res.set(name, { inconsistent: true });
@@ -54,14 +63,18 @@ function compareProp(at: string, real: unknown, sim: unknown, out: string[]): vo
   if (!isRecord(real) || !isRecord(sim)) return void out.push(`${at}: not comparable`);
   if (sim.inconsistent) return void out.push(`${at}: indexed options differ between indexes`);
   if (typeof real.alias === 'string' || typeof sim.alias === 'string') {
-    if (real.alias !== sim.alias) out.push(`${at}: alias ${String(real.alias)} vs ${String(sim.alias)}`);
+    if (real.alias !== sim.alias)
+      out.push(`${at}: alias ${String(real.alias)} vs ${String(sim.alias)}`);
     return;
   }
   if (real.type !== sim.type) out.push(`${at}: type ${String(real.type)} vs ${String(sim.type)}`);
-  if (perlTrue(real.optional) !== (sim.optional === true)) out.push(`${at}: optional ${perlTrue(real.optional)} vs ${sim.optional === true}`);
-  if (perlTrue(real.default_key) !== (sim.defaultKey === true)) out.push(`${at}: default_key differs`);
+  if (perlTrue(real.optional) !== (sim.optional === true))
+    out.push(`${at}: optional ${perlTrue(real.optional)} vs ${sim.optional === true}`);
+  if (perlTrue(real.default_key) !== (sim.defaultKey === true))
+    out.push(`${at}: default_key differs`);
   for (const key of ['minimum', 'maximum', 'minLength', 'maxLength'] as const) {
-    if (!sameScalar(real[key], sim[key])) out.push(`${at}: ${key} ${String(real[key])} vs ${String(sim[key])}`);
+    if (!sameScalar(real[key], sim[key]))
+      out.push(`${at}: ${key} ${String(real[key])} vs ${String(sim[key])}`);
   }
   const realEnum = Array.isArray(real.enum) ? real.enum.map(String) : undefined;
   const simEnum = Array.isArray(sim.enum) ? sim.enum.map(String) : undefined;
@@ -69,21 +82,29 @@ function compareProp(at: string, real: unknown, sim: unknown, out: string[]): vo
   const realPattern = typeof real.pattern === 'string' ? normalizePattern(real.pattern) : undefined;
   const simPattern = typeof sim.pattern === 'string' ? sim.pattern : undefined;
   // m/^(?:X)$/ matches what m/^X$/ does unless X has a top-level '|'
-  const wrapped = simPattern !== undefined && !hasTopLevelAlternation(simPattern) && realPattern === `(?:${simPattern})`;
+  const wrapped =
+    simPattern !== undefined &&
+    !hasTopLevelAlternation(simPattern) &&
+    realPattern === `(?:${simPattern})`;
   if (realPattern !== simPattern && !wrapped) {
     out.push(`${at}: pattern ${String(realPattern)} vs ${String(simPattern)}`);
   }
-  if ((real.requires ?? undefined) !== (sim.requires ?? undefined)) out.push(`${at}: requires differs`);
+  if ((real.requires ?? undefined) !== (sim.requires ?? undefined))
+    out.push(`${at}: requires differs`);
   compareFormat(at, real.format, sim.format, out);
 }
 
 function compareFormat(at: string, real: unknown, sim: unknown, out: string[]): void {
   if (real === undefined || real === null) {
-    if (sim !== undefined) out.push(`${at}: format ${JSON.stringify(sim).slice(0, 40)} where PVE has none`);
+    if (sim !== undefined)
+      out.push(`${at}: format ${JSON.stringify(sim).slice(0, 40)} where PVE has none`);
     return;
   }
   if (typeof real === 'string') {
-    if (real !== sim) out.push(`${at}: format ${real} vs ${typeof sim === 'string' ? sim : sim === undefined ? 'none' : 'an inline format'}`);
+    if (real !== sim)
+      out.push(
+        `${at}: format ${real} vs ${typeof sim === 'string' ? sim : sim === undefined ? 'none' : 'an inline format'}`,
+      );
     return;
   }
   const keys = isRecord(sim) && isRecord(sim.keys) ? sim.keys : undefined;
@@ -104,7 +125,10 @@ function compareObject(prefix: string, real: Schema, sim: SimSchema, out: string
 
 /** Every difference between the real `parameters` and the simulator's schema of a route. */
 export function compareParameters(realParameters: unknown, sim: SimSchema): string[] {
-  const props = isRecord(realParameters) && isRecord(realParameters.properties) ? realParameters.properties : {};
+  const props =
+    isRecord(realParameters) && isRecord(realParameters.properties)
+      ? realParameters.properties
+      : {};
   const out: string[] = [];
   compareObject('', props, sim, out);
   return out;

@@ -28,7 +28,11 @@ export interface TaskEnd {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Poll a task until it stops; returns its status, exit status and log lines. */
-export async function waitTask(c: SimClient, upid: unknown, node = String(upid).split(':')[1]): Promise<TaskEnd> {
+export async function waitTask(
+  c: SimClient,
+  upid: unknown,
+  node = String(upid).split(':')[1],
+): Promise<TaskEnd> {
   expect(upid).toMatch(/^UPID:/);
   const path = `/nodes/${node}/tasks/${encodeURIComponent(String(upid))}`;
   for (let i = 0; i < 200; i++) {
@@ -45,14 +49,27 @@ export async function waitTask(c: SimClient, upid: unknown, node = String(upid).
 }
 
 /** Run an API call that forks a task and wait for it. */
-export async function runTask(c: SimClient, method: string, path: string, form?: Record<string, string | number>): Promise<TaskEnd> {
-  const res = await c.api(method, path, form === undefined ? {} : method === 'DELETE' ? { query: form } : { form });
+export async function runTask(
+  c: SimClient,
+  method: string,
+  path: string,
+  form?: Record<string, string | number>,
+): Promise<TaskEnd> {
+  const res = await c.api(
+    method,
+    path,
+    form === undefined ? {} : method === 'DELETE' ? { query: form } : { form },
+  );
   expect(res.status, res.text).toBe(200);
   return waitTask(c, res.body.data);
 }
 
 /** Expect a PVE error reply: status and message (or parameter errors). */
-export function expectError(res: SimResponse, status: number, message: string | Record<string, string>): void {
+export function expectError(
+  res: SimResponse,
+  status: number,
+  message: string | Record<string, string>,
+): void {
   expect(res.status, res.text).toBe(status);
   if (typeof message === 'string') expect(res.body.message).toBe(`${message}\n`);
   else expect(res.body.errors).toEqual(message);

@@ -6,7 +6,9 @@ import { configPath } from '../cluster/config-file.ts';
 import { spawnTask, type TaskLog, type Work, type WorkPlan } from '../cluster/tasks.ts';
 import { dieError, paramError } from '../schema/pve-error.ts';
 import type { Params } from '../schema/schema-types.ts';
-import type { HandlerContext } from './handler-context.ts';
+import { perm } from '../access/permissions.ts';
+import { GUEST_PARAMS, type HandlerContext, type Route } from './handler-context.ts';
+import type { KeySchema } from '../schema/schema-types.ts';
 
 /** Validated values as the strings Perl code sees (JSON true/false → 1/0). */
 export function asStrings(params: Params): Record<string, string> {
@@ -139,4 +141,20 @@ export function onGuest(
 export function checkQuorum(ctx: HandlerContext): void {
   const online = ctx.state.nodes.filter((n) => n.online).length;
   if (online * 2 <= ctx.state.nodes.length) throw dieError('cluster not ready - no quorum?');
+}
+
+/** POST /nodes/{node}/<type>/{vmid}/status/<action>: VM.PowerMgmt, the guest's params plus `extra`. */
+export function powerRoute(
+  type: GuestType,
+  action: string,
+  handle: Route['handle'],
+  extra: Readonly<Record<string, KeySchema>> = {},
+): Route {
+  return {
+    method: 'POST',
+    path: `/nodes/{node}/${type}/{vmid}/status/${action}`,
+    permissions: perm('/vms/{vmid}', ['VM.PowerMgmt']),
+    schema: { ...GUEST_PARAMS, ...extra },
+    handle,
+  };
 }

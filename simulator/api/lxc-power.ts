@@ -1,19 +1,12 @@
 // POST /nodes/{node}/lxc/{vmid}/status/{start,stop,shutdown,reboot,suspend,resume}, following
 // pve-container API2/LXC/Status.pm: unlike qemu, "already running" and "not running" are refused
 // in the API call, and suspend/resume are lxc-checkpoint (the container stops while checkpointed).
-import { perm } from '../access/permissions.ts';
 import type { Guest } from '../cluster/cluster-state.ts';
 import { isTemplateConfig, parseProps } from '../cluster/guest-config.ts';
 import { bootGuest, haltGuest } from '../cluster/power.ts';
 import { abortGuestTasks, type WorkPlan } from '../cluster/tasks.ts';
 import { dieError } from '../schema/pve-error.ts';
-import {
-  GUEST_PARAMS,
-  SKIPLOCK_PARAM,
-  type HandlerContext,
-  type Route,
-  optional,
-} from './handler-context.ts';
+import { SKIPLOCK_PARAM, type HandlerContext, type Route, optional } from './handler-context.ts';
 import {
   checkQuorum,
   flag,
@@ -22,6 +15,7 @@ import {
   refuseRootOnly,
   requestNode,
   startGuestTask,
+  powerRoute,
 } from './guest-helpers.ts';
 
 const vmidOf = (ctx: HandlerContext) => Number(ctx.params.vmid);
@@ -152,64 +146,20 @@ function resume(ctx: HandlerContext): unknown {
   });
 }
 
-const POWER = perm('/vms/{vmid}', ['VM.PowerMgmt']);
-
 export const LXC_POWER_ROUTES: readonly Route[] = [
-  {
-    method: 'POST',
-    path: '/nodes/{node}/lxc/{vmid}/status/start',
-    permissions: POWER,
-    handle: start,
-    schema: {
-      ...GUEST_PARAMS,
-      skiplock: SKIPLOCK_PARAM,
-      debug: optional({ type: 'boolean' }),
-    },
-  },
-  {
-    method: 'POST',
-    path: '/nodes/{node}/lxc/{vmid}/status/stop',
-    permissions: POWER,
-    handle: stop,
-    schema: {
-      ...GUEST_PARAMS,
-      skiplock: SKIPLOCK_PARAM,
-      'overrule-shutdown': optional({ type: 'boolean' }),
-    },
-  },
-  {
-    method: 'POST',
-    path: '/nodes/{node}/lxc/{vmid}/status/shutdown',
-    permissions: POWER,
-    handle: shutdown,
-    schema: {
-      ...GUEST_PARAMS,
-      timeout: optional({ type: 'integer', minimum: 0 }),
-      forceStop: optional({ type: 'boolean' }),
-    },
-  },
-  {
-    method: 'POST',
-    path: '/nodes/{node}/lxc/{vmid}/status/reboot',
-    permissions: POWER,
-    handle: reboot,
-    schema: {
-      ...GUEST_PARAMS,
-      timeout: optional({ type: 'integer', minimum: 0 }),
-    },
-  },
-  {
-    method: 'POST',
-    path: '/nodes/{node}/lxc/{vmid}/status/suspend',
-    permissions: POWER,
-    handle: suspend,
-    schema: GUEST_PARAMS,
-  },
-  {
-    method: 'POST',
-    path: '/nodes/{node}/lxc/{vmid}/status/resume',
-    permissions: POWER,
-    handle: resume,
-    schema: GUEST_PARAMS,
-  },
+  powerRoute('lxc', 'start', start, {
+    skiplock: SKIPLOCK_PARAM,
+    debug: optional({ type: 'boolean' }),
+  }),
+  powerRoute('lxc', 'stop', stop, {
+    skiplock: SKIPLOCK_PARAM,
+    'overrule-shutdown': optional({ type: 'boolean' }),
+  }),
+  powerRoute('lxc', 'shutdown', shutdown, {
+    timeout: optional({ type: 'integer', minimum: 0 }),
+    forceStop: optional({ type: 'boolean' }),
+  }),
+  powerRoute('lxc', 'reboot', reboot, { timeout: optional({ type: 'integer', minimum: 0 }) }),
+  powerRoute('lxc', 'suspend', suspend),
+  powerRoute('lxc', 'resume', resume),
 ];

@@ -17,6 +17,7 @@ import { MIGRATE_ROUTES } from './migrate.ts';
 import { MIGRATE_PRECONDITION_ROUTES } from './migrate-precondition.ts';
 import { QEMU_CONFIG_UPDATE_ROUTES } from './qemu-config-update.ts';
 import { QEMU_POWER_ROUTES } from './qemu-power.ts';
+import { QEMU_SUSPEND_ROUTES } from './qemu-suspend.ts';
 import { RESIZE_ROUTES } from './resize.ts';
 import { SNAPSHOT_OP_ROUTES } from './snapshot-ops.ts';
 import { SNAPSHOT_ROUTES } from './snapshots.ts';
@@ -39,6 +40,7 @@ export const ROUTES: readonly Route[] = [
   ...MIGRATE_ROUTES,
   ...MIGRATE_PRECONDITION_ROUTES,
   ...QEMU_POWER_ROUTES,
+  ...QEMU_SUSPEND_ROUTES,
   ...LXC_POWER_ROUTES,
   ...SNAPSHOT_ROUTES,
   ...SNAPSHOT_OP_ROUTES,

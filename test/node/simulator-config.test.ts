@@ -1,27 +1,10 @@
 // Guest configs over HTTP: what GET config returns (created, seeded, pending, snapshot), and
 // PUT/POST updates with delete, digest, pending changes on running guests and PVE's refusals.
 import { describe, expect, it } from 'vitest';
-import {
-  expectError,
-  runTask,
-  useSimulator,
-  waitTask,
-  type SimClient,
-} from './helpers/sim-harness.ts';
+import { expectError, getData, runTask, useSimulator, waitTask } from './helpers/sim-harness.ts';
 
 const client = useSimulator('config');
 const qemu = (node: string, vmid: number) => `/nodes/${node}/qemu/${vmid}/config`;
-const lxc = (node: string, vmid: number) => `/nodes/${node}/lxc/${vmid}/config`;
-
-async function config(
-  c: SimClient,
-  path: string,
-  query: Record<string, string | number> = {},
-): Promise<Record<string, unknown>> {
-  const res = await c.api('GET', path, { query });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data as Record<string, unknown>;
-}
 
 describe('reading a VM config', () => {
   it('returns what a VM was created with, plus the defaults create_vm adds', async () => {
@@ -37,7 +20,7 @@ describe('reading a VM config', () => {
       tags: 'web;Test',
       ostype: 'l26',
     });
-    const data = await config(c, qemu('pve1', 106));
+    const data = await getData(c, qemu('pve1', 106));
     expect(data).toMatchObject({
       name: 'web03',
       memory: '2048',
@@ -56,7 +39,7 @@ describe('reading a VM config', () => {
 
   it('masks the cloud-init password, which the config keeps crypted', async () => {
     const c = client();
-    expect(await config(c, qemu('pve1', 9000))).toMatchObject({
+    expect(await getData(c, qemu('pve1', 9000))).toMatchObject({
       cipassword: '**********',
       ciuser: 'debian',
       template: 1,
@@ -66,7 +49,7 @@ describe('reading a VM config', () => {
 
   it('reads a snapshot, and refuses snapshot together with current', async () => {
     const c = client();
-    expect(await config(c, qemu('pve1', 101), { snapshot: 'pre-upgrade' })).toMatchObject({
+    expect(await getData(c, qemu('pve1', 101), { snapshot: 'pre-upgrade' })).toMatchObject({
       memory: '2048',
       snaptime: expect.any(Number),
       description: 'Before the Debian 13 upgrade',
@@ -101,7 +84,7 @@ describe('PUT /nodes/{node}/qemu/{vmid}/config', () => {
         })
       ).body,
     ).toEqual({ data: null });
-    const after = await config(c, qemu('pve2', 104), { current: 1 });
+    const after = await getData(c, qemu('pve2', 104), { current: 1 });
     expect(after).toMatchObject({ cores: 8, name: 'win11-big' });
     expect(after.digest).not.toBe(before);
     expectError(
@@ -120,8 +103,8 @@ describe('PUT /nodes/{node}/qemu/{vmid}/config', () => {
     expect(vm.pending.values).toEqual({ memory: '8192', cores: '4' });
     expect(vm.config).toMatchObject({ memory: '4096', cores: '2', name: 'web01-new' });
     expect(vm.config.net1).toMatch(/^virtio=BC:24:11:.*,bridge=vmbr1$/);
-    expect(await config(c, qemu('pve1', 100))).toMatchObject({ memory: '8192', cores: 4 });
-    expect(await config(c, qemu('pve1', 100), { current: 1 })).toMatchObject({
+    expect(await getData(c, qemu('pve1', 100))).toMatchObject({ memory: '8192', cores: 4 });
+    expect(await getData(c, qemu('pve1', 100), { current: 1 })).toMatchObject({
       memory: '4096',
       cores: 2,
     });
@@ -242,69 +225,5 @@ describe('POST /nodes/{node}/qemu/{vmid}/config', () => {
     );
     const upid = (await c.api('POST', qemu('pve2', 104), { form: { name: 'y' } })).body.data;
     expect((await waitTask(c, upid)).exitstatus).toBe('OK');
-  });
-});
-
-describe('PUT /nodes/{node}/lxc/{vmid}/config', () => {
-  it('hotplugs hostname and memory on a running container, keeps the rest pending', async () => {
-    const c = client();
-    await c.api('PUT', lxc('pve1', 110), {
-      form: { hostname: 'dns02', memory: 1024, ostype: 'ubuntu' },
-    });
-    const ct = await c.guest(110);
-    expect(ct.config).toMatchObject({ hostname: 'dns02', memory: '1024', ostype: 'debian' });
-    expect(ct.pending.values).toEqual({ ostype: 'ubuntu' });
-    expect(await config(c, lxc('pve1', 110))).toMatchObject({
-      ostype: 'ubuntu',
-      memory: 1024,
-      unprivileged: 1,
-    });
-  });
-
-  it('adds a mount point on a new volume and a NIC with a MAC', async () => {
-    const c = client();
-    await c.api('PUT', lxc('pve3', 301), {
-      form: { mp0: 'local-lvm:2,mp=/srv', net1: 'name=eth1,bridge=vmbr0,ip=dhcp' },
-    });
-    const ct = await c.guest(301);
-    expect(ct.config.mp0).toBe('local-lvm:vm-301-disk-1,mp=/srv,size=2G');
-    expect(ct.config.net1).toMatch(
-      /^name=eth1,bridge=vmbr0,hwaddr=BC:24:11:[0-9A-F:]{8},ip=dhcp,type=veth$/,
-    );
-  });
-
-  it.each<[string, Record<string, string | number>, number, string | Record<string, string>]>([
-    [
-      'a stale digest',
-      { hostname: 'x', digest: '0'.repeat(40) },
-      500,
-      'detected modified configuration - file changed by other user? Try again.',
-    ],
-    ['deleting memory', { delete: 'memory' }, 500, "unable to delete required option 'memory'"],
-    [
-      'changing unprivileged',
-      { unprivileged: 0 },
-      500,
-      "unable to modify read-only option: 'unprivileged'",
-    ],
-    [
-      'a mount point on a storage without rootdir',
-      { mp0: 'local:2,mp=/srv' },
-      500,
-      "storage 'local' does not allow content type 'rootdir' (Container)",
-    ],
-    ['an unknown option to delete', { delete: 'bogus' }, 400, { delete: "unknown option 'bogus'" }],
-  ])('refuses %s', async (_name, form, status, message) => {
-    expectError(await client().api('PUT', lxc('pve3', 301), { form }), status, message);
-  });
-
-  it('refuses a locked container', async () => {
-    const c = client();
-    await c.setLock(301, 'backup');
-    expectError(
-      await c.api('PUT', lxc('pve3', 301), { form: { hostname: 'x' } }),
-      500,
-      'CT is locked (backup)',
-    );
   });
 });

@@ -1,28 +1,18 @@
 // Read endpoints over HTTP: cluster and node status, guest status, storages and their content,
-// and the QEMU guest agent's interface list, each following state and permissions.
+// each following state and permissions.
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
-import { expectError, useSimulator, type SimClient } from './helpers/sim-harness.ts';
+import { expectError, getData, useSimulator } from './helpers/sim-harness.ts';
 
 const client = useSimulator('reads');
 const audit = { token: SIMULATOR_TOKENS.audit };
-
-async function data(
-  c: SimClient,
-  path: string,
-  query: Record<string, string | number> = {},
-): Promise<unknown> {
-  const res = await c.api('GET', path, { query });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data;
-}
 
 const volids = (items: unknown) => (items as { volid: string }[]).map((item) => item.volid);
 
 describe('cluster and node status', () => {
   it('reports the cluster, its quorum and each node', async () => {
     const c = client();
-    const status = (await data(c, '/cluster/status')) as Record<string, unknown>[];
+    const status = await getData<Record<string, unknown>[]>(c, '/cluster/status');
     expect(status[0]).toEqual({
       type: 'cluster',
       id: 'cluster',
@@ -65,7 +55,7 @@ describe('cluster and node status', () => {
     ]);
     await c.setNodeOnline('pve2', false);
     await c.setNodeOnline('pve3', false);
-    const split = (await data(c, '/cluster/status')) as Record<string, unknown>[];
+    const split = await getData<Record<string, unknown>[]>(c, '/cluster/status');
     expect(split[0]?.quorate).toBe(0);
     expect(split[2]).toEqual({
       type: 'node',
@@ -85,7 +75,7 @@ describe('cluster and node status', () => {
 
   it("reports a node's kernel, CPU, memory, swap and root fs", async () => {
     const c = client();
-    const node = (await data(c, '/nodes/pve2/status')) as Record<string, Record<string, unknown>>;
+    const node = await getData<Record<string, Record<string, unknown>>>(c, '/nodes/pve2/status');
     expect(node.cpuinfo).toMatchObject({
       cpus: 12,
       sockets: 1,
@@ -109,20 +99,20 @@ describe('cluster and node status', () => {
     const types = async (query: Record<string, string>) =>
       [
         ...new Set(
-          ((await data(c, '/cluster/resources', query)) as { type: string }[]).map((r) => r.type),
+          (await getData<{ type: string }[]>(c, '/cluster/resources', query)).map((r) => r.type),
         ),
       ].sort();
     expect(await types({})).toEqual(['lxc', 'node', 'pool', 'qemu', 'storage']);
     expect(await types({ type: 'vm' })).toEqual(['lxc', 'qemu']);
     expect(await types({ type: 'node' })).toEqual(['node']);
-    expect(await data(c, '/cluster/resources', { type: 'sdn' })).toEqual([]);
+    expect(await getData<unknown[]>(c, '/cluster/resources', { type: 'sdn' })).toEqual([]);
   });
 });
 
 describe('guest status', () => {
   it("reports a VM's QMP status and whether its config enables the agent", async () => {
     const c = client();
-    expect(await data(c, '/nodes/pve1/qemu/100/status/current')).toMatchObject({
+    expect(await getData(c, '/nodes/pve1/qemu/100/status/current')).toMatchObject({
       status: 'running',
       qmpstatus: 'running',
       agent: 1,
@@ -130,16 +120,16 @@ describe('guest status', () => {
       name: 'web01',
       cpus: 2,
     });
-    expect(await data(c, '/nodes/pve2/qemu/103/status/current')).not.toHaveProperty('agent');
-    const stopped = await data(c, '/nodes/pve2/qemu/104/status/current');
+    expect(await getData(c, '/nodes/pve2/qemu/103/status/current')).not.toHaveProperty('agent');
+    const stopped = await getData(c, '/nodes/pve2/qemu/104/status/current');
     expect(stopped).toMatchObject({ status: 'stopped', qmpstatus: 'stopped', uptime: 0 });
     expect(stopped).not.toHaveProperty('pid');
-    expect(await data(c, '/nodes/pve1/qemu/9000/status/current')).toMatchObject({
+    expect(await getData(c, '/nodes/pve1/qemu/9000/status/current')).toMatchObject({
       template: 1,
       serial: 1,
     });
     await c.setQmpStatus(100, 'prelaunch');
-    expect(await data(c, '/nodes/pve1/qemu/100/status/current')).toMatchObject({
+    expect(await getData(c, '/nodes/pve1/qemu/100/status/current')).toMatchObject({
       status: 'running',
       qmpstatus: 'prelaunch',
     });
@@ -152,7 +142,7 @@ describe('guest status', () => {
 
   it('reports a container with its swap and disk figures', async () => {
     const c = client();
-    const ct = await data(c, '/nodes/pve2/lxc/201/status/current');
+    const ct = await getData(c, '/nodes/pve2/lxc/201/status/current');
     expect(ct).toMatchObject({
       type: 'lxc',
       status: 'running',
@@ -174,17 +164,17 @@ describe('guest status', () => {
 describe('storages', () => {
   it("lists the storage configuration and each node's storages, filtered like PVE", async () => {
     const c = client();
-    expect((await data(c, '/storage')) as unknown[]).toHaveLength(3);
-    expect(await data(c, '/storage', { type: 'rbd' })).toEqual([
+    expect(await getData<unknown[]>(c, '/storage')).toHaveLength(3);
+    expect(await getData<{ storage: string }[]>(c, '/storage', { type: 'rbd' })).toEqual([
       expect.objectContaining({ storage: 'ceph-pool', type: 'rbd', content: 'images,rootdir' }),
     ]);
     expect(
-      ((await data(c, '/nodes/pve1/storage', { content: 'rootdir' })) as { storage: string }[]).map(
+      (await getData<{ storage: string }[]>(c, '/nodes/pve1/storage', { content: 'rootdir' })).map(
         (s) => s.storage,
       ),
     ).toEqual(['local-lvm', 'ceph-pool']);
     expect(
-      ((await data(c, '/nodes/pve1/storage', { target: 'pve2' })) as { storage: string }[]).map(
+      (await getData<{ storage: string }[]>(c, '/nodes/pve1/storage', { target: 'pve2' })).map(
         (s) => s.storage,
       ),
     ).toEqual(['ceph-pool']);
@@ -197,12 +187,16 @@ describe('storages', () => {
   it("lists a node's volumes by content type, with backup notes and protection", async () => {
     const c = client();
     expect(
-      volids(await data(c, '/nodes/pve1/storage/local/content', { content: 'iso' })),
+      volids(
+        await getData<Record<string, unknown>[]>(c, '/nodes/pve1/storage/local/content', {
+          content: 'iso',
+        }),
+      ),
     ).toContain('local:iso/Win11_24H2_English_x64.iso');
     expect(
-      volids(await data(c, '/nodes/pve2/storage/local/content', { content: 'iso' })),
+      volids(await getData(c, '/nodes/pve2/storage/local/content', { content: 'iso' })),
     ).not.toContain('local:iso/Win11_24H2_English_x64.iso');
-    expect(await data(c, '/nodes/pve2/storage/local/content', { content: 'vztmpl' })).toEqual([
+    expect(await getData(c, '/nodes/pve2/storage/local/content', { content: 'vztmpl' })).toEqual([
       {
         volid: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst',
         content: 'vztmpl',
@@ -212,15 +206,19 @@ describe('storages', () => {
       },
     ]);
     expect(
-      volids(await data(c, '/nodes/pve1/storage/local/content', { content: 'import' })),
+      volids(await getData(c, '/nodes/pve1/storage/local/content', { content: 'import' })),
     ).toEqual([
       'local:import/debian-12-genericcloud-amd64.qcow2',
       'local:import/ubuntu-24.04-server-cloudimg.ova',
     ]);
-    const backups = (await data(c, '/nodes/pve1/storage/local/content', {
-      content: 'backup',
-      vmid: 100,
-    })) as Record<string, unknown>[];
+    const backups = await getData<Record<string, unknown>[]>(
+      c,
+      '/nodes/pve1/storage/local/content',
+      {
+        content: 'backup',
+        vmid: 100,
+      },
+    );
     expect(backups).toHaveLength(2);
     expect(backups.find((b) => b.protected === 1)).toMatchObject({
       content: 'backup',
@@ -229,10 +227,18 @@ describe('storages', () => {
       subtype: 'qemu',
       notes: 'weekly, before kernel 6.14',
     });
-    expect(await data(c, '/nodes/pve1/storage/local/content', { content: 'images' })).toEqual([]);
-    const rootdirs = (await data(c, '/nodes/pve2/storage/local-lvm/content', {
-      content: 'rootdir',
-    })) as Record<string, unknown>[];
+    expect(
+      await getData<Record<string, unknown>[]>(c, '/nodes/pve1/storage/local/content', {
+        content: 'images',
+      }),
+    ).toEqual([]);
+    const rootdirs = await getData<Record<string, unknown>[]>(
+      c,
+      '/nodes/pve2/storage/local-lvm/content',
+      {
+        content: 'rootdir',
+      },
+    );
     expect(rootdirs.map((v) => v.volid)).toEqual([
       'local-lvm:vm-200-disk-0',
       'local-lvm:vm-201-disk-1',
@@ -255,50 +261,6 @@ describe('storages', () => {
       await c.api('GET', '/nodes/pve1/storage/local/content', audit),
       403,
       'Permission check failed (/storage/local, Datastore.Audit|Datastore.AllocateSpace)',
-    );
-  });
-});
-
-describe('QEMU guest agent: network-get-interfaces', () => {
-  const path = (node: string, vmid: number) =>
-    `/nodes/${node}/qemu/${vmid}/agent/network-get-interfaces`;
-
-  it("lists the guest's interfaces with the MACs of its config", async () => {
-    const c = client();
-    const result = ((await data(c, path('pve1', 100))) as { result: Record<string, unknown>[] })
-      .result;
-    const mac = /=([0-9A-F:]{17})/.exec((await c.guest(100)).config.net0 ?? '')?.[1]?.toLowerCase();
-    expect(result.map((nic) => nic.name)).toEqual(['lo', 'eth0']);
-    expect(result[1]).toMatchObject({
-      'hardware-address': mac,
-      'ip-addresses': expect.arrayContaining([
-        {
-          'ip-address-type': 'ipv4',
-          'ip-address': expect.stringMatching(/^10\.10\.0\./),
-          prefix: 24,
-        },
-      ]),
-    });
-  });
-
-  it("answers 500 in PVE's order: no agent configured, VM not running, agent not running", async () => {
-    const c = client();
-    expectError(await c.api('GET', path('pve2', 103)), 500, 'No QEMU guest agent configured');
-    expectError(await c.api('GET', path('pve2', 104)), 500, 'VM 104 is not running');
-    expectError(await c.api('GET', path('pve3', 105)), 500, 'QEMU guest agent is not running');
-    await c.setAgent(105, true);
-    expect((await c.api('GET', path('pve3', 105))).status).toBe(200);
-    await c.setQmpStatus(105, 'paused');
-    expectError(await c.api('GET', path('pve3', 105)), 500, 'QEMU guest agent is not running');
-    await c.setAgent(100, false);
-    expectError(await c.api('GET', path('pve1', 100)), 500, 'QEMU guest agent is not running');
-  });
-
-  it('needs a guest agent privilege', async () => {
-    expectError(
-      await client().api('GET', path('pve1', 100), audit),
-      403,
-      'Permission check failed (/vms/100, VM.GuestAgent.Audit|VM.GuestAgent.Unrestricted)',
     );
   });
 });

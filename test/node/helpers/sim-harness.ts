@@ -74,3 +74,26 @@ export function expectError(
   if (typeof message === 'string') expect(res.body.message).toBe(`${message}\n`);
   else expect(res.body.errors).toEqual(message);
 }
+
+/** GET an API path that must answer 200; its `data`, as the caller expects it to be shaped. */
+export async function getData<T = Record<string, unknown>>(
+  c: SimClient,
+  path: string,
+  query: Record<string, string | number> = {},
+): Promise<T> {
+  const res = await c.api('GET', path, { query });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data as T;
+}
+
+/** A guest's volumes on a storage as `node` lists them: volid → size. */
+export async function volumesOf(
+  c: SimClient,
+  node: string,
+  storage: string,
+  vmid: number,
+): Promise<Record<string, number>> {
+  const path = `/nodes/${node}/storage/${storage}/content`;
+  const items = await getData<{ volid: string; size: number }[]>(c, path, { vmid });
+  return Object.fromEntries(items.map((v) => [v.volid, v.size]));
+}

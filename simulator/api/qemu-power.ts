@@ -68,6 +68,10 @@ export function startPlan(ctx: HandlerContext, guest: Guest, skiplock: boolean) 
         if (guest.config.lock === 'suspended') delete guest.config.lock;
         log.info('resuming VM again');
       }
+      // the cloud-init drive is regenerated on every start
+      if (Object.values(guest.config).some((value) => /:vm-\d+-cloudinit\b/.test(value))) {
+        log.info('generating cloud-init ISO');
+      }
       bootGuest(ctx.state, guest, now);
     },
   };

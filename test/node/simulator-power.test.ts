@@ -62,6 +62,14 @@ describe('qemu power actions', () => {
     );
   });
 
+  it('regenerates the cloud-init drive when a VM that has one starts', async () => {
+    const c = client();
+    await runTask(c, 'POST', '/nodes/pve1/qemu/9000/clone', { newid: 150 });
+    const end = await runTask(c, 'POST', vm('pve1', 150, 'start'));
+    expect(end.log).toEqual(['generating cloud-init ISO', 'TASK OK']);
+    expect((await runTask(c, 'POST', vm('pve2', 104, 'start'))).log).toEqual(['TASK OK']);
+  });
+
   it('serializes tasks on one VM: a second start waits for the first, then finds it running', async () => {
     const c = client();
     const first = (await c.api('POST', vm('pve2', 104, 'start'))).body.data;

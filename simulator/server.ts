@@ -1,24 +1,24 @@
-// The Proxmox VE API simulator: a plain HTTP/1.1 server that answers like pveproxy
+// The Proxmox VE API simulator's entry module: a plain HTTP/1.1 server that answers like pveproxy
 // (pve-api-daemon/3.0) for the endpoints the MCP server uses, plus a control API for tests.
 // Routes: [/t/<tenant>]/api2/json/... (PVE API) and [/t/<tenant>]/_sim/... (control).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { handleControl } from './control-api.ts';
-import { faultReply } from './faults.ts';
-import { unescapePath, decodeUrlencoded } from './form-decode.ts';
-import { writeReply, type Reply } from './http-reply.ts';
-import { handlePveRequest, type IncomingFacts } from './pve-pipeline.ts';
-import { bodyParams } from './request-params.ts';
+import { handleControl } from './control/control-api.ts';
+import { faultReply } from './control/faults.ts';
+import { unescapePath, decodeUrlencoded } from './http/form-decode.ts';
+import { writeReply, type Reply } from './http/http-reply.ts';
+import { handlePveRequest, type IncomingFacts } from './http/pve-pipeline.ts';
+import { bodyParams } from './http/request-params.ts';
 import { DEFAULT_TENANT, TENANT_NAME_RE, TenantRegistry } from './tenant.ts';
 
-export { SIMULATOR_TOKENS } from './tokens.ts';
+export { SIMULATOR_TOKENS } from './access/tokens.ts';
 
 export interface SimulatorOptions {
   port?: number;
   host?: string;
   /** Delay of every 401, like pveproxy's ~3 s. Default 3000. */
   authFailDelayMs?: number;
-  /** How long a qmcreate task stays 'running'. Default 1500. */
+  /** How long every worker task (qmcreate, qmstart, vzmigrate, ...) stays 'running'. Default 1500. */
   taskDurationMs?: number;
 }
 

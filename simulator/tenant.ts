@@ -1,9 +1,9 @@
 // Tenants isolate parallel tests: each has its own freshly seeded cluster, request log, fault
 // queue and config, created on first use. The default tenant serves /api2/json and /_sim.
-import type { ClusterState } from './cluster-state.ts';
-import { FaultQueue } from './faults.ts';
-import { RequestLog } from './request-log.ts';
-import { seedCluster } from './seed.ts';
+import type { ClusterState } from './cluster/cluster-state.ts';
+import { FaultQueue } from './control/faults.ts';
+import { RequestLog } from './http/request-log.ts';
+import { seedCluster } from './cluster/seed.ts';
 
 export interface TenantConfig {
   authFailDelayMs: number;

@@ -117,6 +117,9 @@ describeWithSchema(`checkRequest against ${schemaFile ?? 'the PVE schema (not fo
       ['the highest indexes', { net31: 'virtio', scsi30: 'local-lvm:1', usb13: 'spice' }],
       ['USB by id, port and spice', { usb0: 'spice', usb1: 'host=1234:abcd', usb2: '1-2.3' }],
       ['a startup order', { startup: 'order=1,up=30' }],
+      ['cloud-init networking', { ipconfig0: 'ip=10.0.0.5/24,gw=10.0.0.1,ip6=auto', ipconfig1: 'ip=dhcp' }],
+      ['name servers and a CPU set', { nameserver: '1.1.1.1 2606:4700::1111 dns.example', affinity: '0-3,8' }],
+      ['hotplug, watchdog, rng and cicustom', { hotplug: 'network,disk,usb', watchdog: 'ib700,action=reset', rng0: 'source=/dev/urandom', cicustom: 'user=local:snippets/u.yaml' }],
     ])('%s', (_name, params) => {
       expect(check(create(params))).toEqual([]);
     });
@@ -214,6 +217,14 @@ describeWithSchema(`checkRequest against ${schemaFile ?? 'the PVE schema (not fo
       [{ description: 'x'.repeat(8193) }, 'description: value may only be 8192 characters long'],
       [{ startdate: 'tomorrow' }, 'startdate: value does not match the regex pattern'],
       [{ startup: 'order=first' }, 'startup: invalid format - unable to parse startup options'],
+      [{ ipconfig0: 'ip=10.0.0.5/33' }, 'ipconfig0.ip: invalid format - value does not look like a valid ipv4 network'],
+      [{ ipconfig0: 'gw=10.0.0.1' }, "ip: missing property - 'ipconfig0.gw' requires this property"],
+      [{ nameserver: '1.1.1.1 not..valid' }, 'nameserver: invalid format - value does not look like a valid address'],
+      [{ affinity: '0-3,x' }, 'affinity: invalid format - unable to parse cpuset option'],
+      [{ hotplug: 'disk,gpu' }, "hotplug: invalid format - invalid hotplug feature 'gpu'"],
+      [{ watchdog: 'i6300esb,action=explode' }, "watchdog.action: value 'explode' does not have a value"],
+      [{ rng0: 'source=/dev/zero' }, "rng0.source: value '/dev/zero' does not have a value"],
+      [{ cicustom: 'user=snippets.yaml' }, "cicustom.user: invalid format - unable to parse volume ID 'snippets.yaml'"],
     ])('create with %j', (params, expected) => {
       expect(check(create(params)).join('\n')).toContain(expected);
     });
@@ -317,8 +328,8 @@ describeWithSchema(`checkRequest against ${schemaFile ?? 'the PVE schema (not fo
 
   describe('makes gaps visible', () => {
     it('reports a named format it does not implement', () => {
-      expect(check(create({ ipconfig0: 'ip=dhcp' }))).toEqual([
-        'ipconfig0: format pve-qm-ipconfig not checked',
+      expect(check(create({ smbios1: 'uuid=7dd0d2c6-7b1e-4bb7-9b33-1b8e5d1f2a10' }))).toEqual([
+        'smbios1: format pve-qm-smbios1 not checked',
       ]);
     });
 
@@ -330,17 +341,10 @@ describeWithSchema(`checkRequest against ${schemaFile ?? 'the PVE schema (not fo
 
     it('lists exactly the unimplemented formats of these endpoints', () => {
       expect(uncheckedFormats(endpoints)).toEqual([
-        'address-list',
-        'pve-cpuset',
-        'pve-hotplug-features',
         'pve-qemu-sev-fmt',
         'pve-qemu-tdx-fmt',
-        'pve-qm-cicustom',
         'pve-qm-hostpci',
-        'pve-qm-ipconfig',
-        'pve-qm-rng',
         'pve-qm-smbios1',
-        'pve-qm-watchdog',
       ]);
     });
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
-import { createSimClient, rawRequest } from '../../simulator/sim-client.ts';
+import { createSimClient, rawRequest } from '../../simulator/control/sim-client.ts';
 
 let sim: RunningSimulator;
 beforeAll(async () => {
@@ -161,5 +161,55 @@ describe('tenants, nodes and reset', () => {
   it('refuses bad control input with 400', async () => {
     const res = await fetch(`${client().root}/_sim/faults`, { method: 'POST', body: JSON.stringify({ path: '(' }) });
     expect(res.status).toBe(400);
+  });
+});
+
+describe('guests', () => {
+  it('shows a guest\'s config, pending changes, snapshots and run state', async () => {
+    const c = client();
+    const vm = await c.guest(101);
+    expect(vm).toMatchObject({ vmid: 101, type: 'qemu', node: 'pve1', status: 'running', qmpstatus: 'running', agentRunning: true, lock: null, pool: 'prod' });
+    expect(vm.config).toMatchObject({ name: 'web02', parent: 'post-upgrade' });
+    expect(Object.keys(vm.snapshots)).toEqual(['pre-upgrade', 'post-upgrade']);
+    expect(vm.pending).toEqual({ values: {}, delete: [] });
+    expect(vm.digest).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('settles tasks before answering, so a finished task\'s effect shows without an API call', async () => {
+    const c = client();
+    await c.api('POST', '/nodes/pve2/qemu/104/status/start');
+    await sleep(150);
+    expect((await c.guest(104)).status).toBe('running');
+  });
+
+  it('sets and clears a lock the API then honours', async () => {
+    const c = client();
+    expect(await c.setLock(104, 'backup')).toMatchObject({ lock: 'backup' });
+    const res = await c.api('PUT', '/nodes/pve2/qemu/104/config', { form: { name: 'x' } });
+    expect([res.status, res.body.message]).toEqual([500, 'VM is locked (backup)\n']);
+    expect(await c.setLock(104, null)).toMatchObject({ lock: null });
+    expect((await c.api('PUT', '/nodes/pve2/qemu/104/config', { form: { name: 'x' } })).status).toBe(200);
+  });
+
+  it('switches the guest agent and the QMP status', async () => {
+    const c = client();
+    expect(await c.setAgent(105, true)).toMatchObject({ agentRunning: true });
+    expect(await c.setQmpStatus(105, 'suspended')).toMatchObject({ qmpstatus: 'suspended' });
+  });
+
+  it.each<[string, string, unknown, number]>([
+    ['an unknown guest', '/guests/999', undefined, 404],
+    ['a lock the guest type does not have', '/guests/110/lock', { lock: 'suspended' }, 400],
+    ['a lock that is not a string', '/guests/100/lock', { lock: 1 }, 400],
+    ['an agent for a container', '/guests/110/agent', { running: true }, 400],
+    ['a non-boolean agent state', '/guests/100/agent', { running: 'yes' }, 400],
+    ['a QMP status for a stopped VM', '/guests/104/qmpstatus', { qmpstatus: 'paused' }, 400],
+    ['an unknown QMP status', '/guests/100/qmpstatus', { qmpstatus: 'frozen' }, 400],
+    ['an unknown guest endpoint', '/guests/100/bogus', {}, 404],
+  ])('refuses %s', async (_name, path, body, status) => {
+    const init: RequestInit = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
+    const res = await fetch(`${client().root}/_sim${path}`, init);
+    expect(res.status).toBe(status);
+    expect(await res.json()).toEqual({ error: expect.any(String) });
   });
 });

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
-import { createSimClient } from '../../simulator/sim-client.ts';
+import { createSimClient } from '../../simulator/control/sim-client.ts';
 
 let sim: RunningSimulator;
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
-import { adminAuthHeader, createSimClient, rawRequest } from '../../simulator/sim-client.ts';
+import { adminAuthHeader, createSimClient, rawRequest } from '../../simulator/control/sim-client.ts';
 
 let sim: RunningSimulator;
 beforeAll(async () => {
@@ -125,6 +125,27 @@ describe('transport refusals like pveproxy', () => {
   it("refuses a body on GET with 501 Unexpected content for method 'GET'", async () => {
     const res = await rawRequest(url(client(), '/version'), { headers: { Authorization: adminAuthHeader() }, body: 'a=1' });
     expect([res.status, res.reason]).toEqual([501, "Unexpected content for method 'GET'"]);
+  });
+
+  it('takes DELETE parameters from the query string only; a DELETE body is refused like a GET body', async () => {
+    const c = client();
+    const res = await rawRequest(url(c, '/nodes/pve2/qemu/104'), {
+      method: 'DELETE',
+      headers: { Authorization: adminAuthHeader(), 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'purge=1',
+    });
+    expect([res.status, res.reason]).toEqual([501, "Unexpected content for method 'DELETE'"]);
+    const bad = await c.api('DELETE', '/nodes/pve2/qemu/104', { query: { purge: 'yes' } });
+    expect([bad.status, bad.body.errors]).toEqual([400, { purge: "type check ('boolean') failed - got 'yes'" }]);
+    expect((await c.api('DELETE', '/nodes/pve2/qemu/104', { query: { purge: 1 } })).body.data).toMatch(/:qmdestroy:104:/);
+  });
+
+  it('takes PUT parameters from the body or the query string (the query wins)', async () => {
+    const c = client();
+    const res = await c.api('PUT', '/nodes/pve2/qemu/104/config', { form: { name: 'from-body', cores: 3 }, query: { name: 'from-query' } });
+    expect(res.body).toEqual({ data: null });
+    const config = (await c.api('GET', '/nodes/pve2/qemu/104/config')).body.data;
+    expect(config).toMatchObject({ name: 'from-query', cores: 3 });
   });
 
   it('refuses POST bodies over 512 KiB', async () => {

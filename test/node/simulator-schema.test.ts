@@ -3,11 +3,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findReferenceFile, requireInCi } from '../support/pve-schema-load.ts';
 import { describe, expect, it } from 'vitest';
-import { decodeUrlencoded } from '../../simulator/form-decode.ts';
-import { QEMU_CREATE_PARAM_NAMES, QEMU_CREATE_SCHEMA } from '../../simulator/qemu-create-schema.ts';
-import { NET_FORMAT } from '../../simulator/qemu-device-formats.ts';
-import { parsePropertyString, validateParams } from '../../simulator/schema-check.ts';
-import { decodeUpid, encodeUpid } from '../../simulator/upid.ts';
+import { decodeUrlencoded } from '../../simulator/http/form-decode.ts';
+import { QEMU_CREATE_PARAM_NAMES, QEMU_CREATE_SCHEMA } from '../../simulator/schema/qemu-create-schema.ts';
+import { NET_FORMAT } from '../../simulator/schema/qemu-device-formats.ts';
+import { parsePropertyString, validateParams } from '../../simulator/schema/schema-check.ts';
+import { decodeUpid, encodeUpid } from '../../simulator/cluster/upid.ts';
 
 describe('decodeUrlencoded (AnyEvent.pm decode_urlencoded)', () => {
   it.each([

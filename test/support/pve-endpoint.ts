@@ -6,4 +6,6 @@ export interface EndpointDef {
   path: string;
   /** The info.<METHOD>.parameters object, verbatim (null if the method declares none). */
   parameters: unknown;
+  /** The info.<METHOD>.returns object, only when asked for (loadEndpoints' withReturns). */
+  returns?: unknown;
 }

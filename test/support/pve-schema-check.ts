@@ -2,7 +2,7 @@
 // definitions the globalSetup cut out of Proxmox's own apiSchema), the way pve-http-server and
 // pve-common's PVE::JSONSchema do: decoded path → endpoint, path parameters merged over the
 // query or form body, then check_object/check_prop, property strings and named formats.
-// Pure and import-free (type imports aside), because it runs inside workerd.
+// Pure, importing only pure modules (the extra formats), because it runs inside workerd.
 //
 // Two rules hold throughout. What this file cannot check (a named format it does not implement,
 // a Perl pattern it cannot translate, a schema keyword it does not know) comes back as a problem
@@ -11,6 +11,7 @@
 // only through such a quirk is a bug on our side.
 
 import type { EndpointDef } from './pve-endpoint.ts';
+import { EXTRA_CODE_FORMATS, EXTRA_HASH_FORMATS } from './pve-formats-extra';
 
 export interface LoggedRequest {
   method: string;
@@ -134,7 +135,11 @@ function checkParameters(def: EndpointDef, values: Map<string, string>, problems
   const schema = def.parameters;
   if (!isRecord(schema)) return; // RESTHandler validates nothing for a method without a schema
   const props = isRecord(schema.properties) ? schema.properties : {};
-  const indexLimits = def.path.startsWith('/nodes/{node}/qemu') ? QEMU_INDEX_LIMITS : null;
+  const indexLimits = def.path.startsWith('/nodes/{node}/qemu')
+    ? QEMU_INDEX_LIMITS
+    : def.path.startsWith('/nodes/{node}/lxc')
+      ? LXC_INDEX_LIMITS
+      : null;
   const ctx: Ctx = { props, indexLimits, problems };
   checkObject('', props, values, schema.additionalProperties, ctx);
 }
@@ -382,10 +387,12 @@ function checkPropertyString(
 }
 
 function resolveFormat(name: string, endpointProps: Schema): NamedFormat | undefined {
-  const check = own(CODE_FORMATS, name);
+  const check = own(CODE_FORMATS, name) ?? own(EXTRA_CODE_FORMATS, name);
   if (typeof check === 'function') {
     return { kind: 'code', check: check as (value: string) => string | null };
   }
+  const hash = own(EXTRA_HASH_FORMATS, name);
+  if (isRecord(hash)) return { kind: 'hash', props: hash };
   if (name === 'pve-qm-boot') return { kind: 'hash', props: BOOT_FORMAT };
   if (name === 'pve-vm-cpu-conf') return { kind: 'hash', props: CPU_FORMAT, validate: checkVmCpu };
   if (name === 'pve-qm-ide') {
@@ -427,6 +434,9 @@ const QEMU_INDEX_LIMITS: Readonly<Record<string, number>> = {
   numa: 8,
   virtiofs: 10,
 };
+
+/** pve-container 9.1's $MAX_LXC_NETWORKS, $MAX_MOUNT_POINTS, $MAX_UNUSED_DISKS, $MAX_DEVICES. */
+const LXC_INDEX_LIMITS: Readonly<Record<string, number>> = { net: 32, mp: 256, unused: 256, dev: 256 };
 
 const hasIndex = (name: string, dev: string): boolean => {
   const m = new RegExp(`^${name}(0|[1-9]\\d*)$`).exec(dev);
@@ -585,10 +595,11 @@ function translatePerlPattern(src: string): string | null {
       const next = src[i + 1] ?? '';
       const hex = /^x[0-9a-fA-F]{2}/.exec(src.slice(i + 1))?.[0];
       const backref = !inClass && /[1-9]/.test(next);
+      const nul = next === '0' && !/[0-9]/.test(src[i + 2] ?? '');
       if (hex) {
         out += `\\${hex}`;
         i += hex.length;
-      } else if (next !== '' && (SAME_ESCAPES.test(next) || /[^A-Za-z0-9]/.test(next) || backref)) {
+      } else if (next !== '' && (SAME_ESCAPES.test(next) || /[^A-Za-z0-9]/.test(next) || backref || nul)) {
         out += `\\${next}`;
         i += 1;
       } else return null; // \A \z \Z \G \K \h \v \R \N \p \Q … have no faithful JS spelling

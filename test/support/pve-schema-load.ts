@@ -52,9 +52,14 @@ export function requireInCi(file: string | null, what: string): void {
 
 /**
  * Walks the apiSchema tree and returns the definitions for the given "METHOD /path/template" keys
- * (throws if one is missing).
+ * (throws if one is missing). `withReturns` adds each method's returns schema (for checking
+ * responses; left out by default to keep what the workerd tests receive small).
  */
-export function loadEndpoints(schemaFile: string, wanted: string[]): EndpointDef[] {
+export function loadEndpoints(
+  schemaFile: string,
+  wanted: string[],
+  options: { withReturns?: boolean } = {},
+): EndpointDef[] {
   const bad = wanted.filter((key) => !ENDPOINT_KEY_RE.test(key));
   if (bad.length > 0) throw new Error(`not "METHOD /path" keys: ${bad.join(', ')}`);
 
@@ -67,7 +72,8 @@ export function loadEndpoints(schemaFile: string, wanted: string[]): EndpointDef
         const def = info[method];
         if (!isRecord(def)) continue;
         const parameters = def.parameters ?? null;
-        found.set(`${method} ${template}`, { method, path: template, parameters });
+        const returns = options.withReturns ? { returns: def.returns ?? null } : {};
+        found.set(`${method} ${template}`, { method, path: template, parameters, ...returns });
       }
     }
     if (Array.isArray(children)) children.forEach(visit);

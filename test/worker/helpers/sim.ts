@@ -1,6 +1,7 @@
 // Talks to the Proxmox simulator's control API (/_sim): its request log, resets and faults.
 
 import { inject } from 'vitest';
+import type { GuestView } from '../../../simulator/control/guest-view';
 
 export interface SimRequest {
   seq: number;
@@ -57,6 +58,15 @@ export const sim = {
   clearFaults: () => control('DELETE', '/faults'),
   setNode: (node: string, state: 'online' | 'offline') => control('POST', `/nodes/${node}/${state}`),
   config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) => control('POST', '/config', config),
+  /** A guest's config, pending changes, snapshots and run state, read past the API under test. */
+  guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as GuestView,
+  /** Set a guest's config lock (e.g. 'backup'), or clear it with null. */
+  setLock: (vmid: number, lock: string | null) =>
+    lock === null ? control('DELETE', `/guests/${vmid}/lock`) : control('POST', `/guests/${vmid}/lock`, { lock }),
+  /** Make a VM's QEMU guest agent answer (or not). */
+  setAgent: (vmid: number, running: boolean) => control('POST', `/guests/${vmid}/agent`, { running }),
+  /** A running VM's QMP status: 'running', 'paused', 'prelaunch' or 'suspended'. */
+  setQmpStatus: (vmid: number, qmpstatus: string) => control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
   /** Calls the simulated PVE API directly, as a test's own Proxmox client. */
   async api(method: string, path: string, params?: Record<string, string>): Promise<Response> {
     return fetch(`${base()}/api2/json${path}`, {

@@ -1,0 +1,147 @@
+// The seeded cluster every tenant starts from: 3 nodes, storages, pools, 12 guests with gaps in
+// their ids (100-105, 110, 200, 201, 300, 301, 9000, so nextid is 106) and the volumes they and
+// the storages hold. Figures are modelled on the go-proxmox pve9x capture (bytes, 0/1 flags).
+import { createHash } from 'node:crypto';
+import type { ClusterState, NodeState, StorageDef } from './cluster-state.ts';
+import { seedGuests } from './seed-guests.ts';
+import { seedVolumes } from './seed-volumes.ts';
+
+interface NodeSpec {
+  readonly nodeid: number;
+  readonly maxcpu: number;
+  readonly sockets: number;
+  readonly cpuModel: string;
+  readonly maxmem: number;
+  readonly mem: number;
+  readonly cpu: number;
+  readonly uptime: number;
+  readonly bridges?: readonly string[];
+}
+
+const GIB = 1024 ** 3;
+
+function node(name: string, spec: NodeSpec, now: number): NodeState {
+  return {
+    name,
+    online: true,
+    nodeid: spec.nodeid,
+    ip: `10.10.0.${10 + spec.nodeid}`,
+    maxcpu: spec.maxcpu,
+    sockets: spec.sockets,
+    cpuModel: spec.cpuModel,
+    maxmem: spec.maxmem,
+    mem: spec.mem,
+    cpu: spec.cpu,
+    maxdisk: 100_861_726_720,
+    disk: 11_843_256_320 + spec.maxcpu * 104_857_600,
+    swapTotal: 8 * GIB,
+    swapUsed: spec.nodeid * 12_582_912,
+    loadavg: [(spec.cpu * 20).toFixed(2), (spec.cpu * 17).toFixed(2), (spec.cpu * 15).toFixed(2)],
+    bootedAt: now - spec.uptime * 1000,
+    sslFingerprint: fingerprintFor(name),
+    bridges: spec.bridges ?? ['vmbr0'],
+  };
+}
+
+/** A stable, fake SHA-256 certificate fingerprint per node name (dev data only). */
+function fingerprintFor(name: string): string {
+  const digest = createHash('sha256')
+    .update(`pve-simulator-cert:${name}`)
+    .digest('hex')
+    .toUpperCase();
+  return digest.match(/../g)?.join(':') ?? digest;
+}
+
+const STORAGES: readonly StorageDef[] = [
+  {
+    id: 'local',
+    type: 'dir',
+    content: ['backup', 'vztmpl', 'iso', 'import'],
+    shared: false,
+    maxdisk: 100_861_726_720,
+    disk: 14_446_702_592,
+    path: '/var/lib/vz',
+    extra: { 'prune-backups': 'keep-all=1' },
+  },
+  {
+    id: 'local-lvm',
+    type: 'lvmthin',
+    content: ['images', 'rootdir'],
+    shared: false,
+    maxdisk: 1_845_493_760_000,
+    disk: 412_316_860_416,
+    extra: { thinpool: 'data', vgname: 'pve' },
+  },
+  {
+    id: 'ceph-pool',
+    type: 'rbd',
+    content: ['images', 'rootdir'],
+    shared: true,
+    maxdisk: 5_497_558_138_880,
+    disk: 1_319_413_953_331,
+    extra: { krbd: '0', pool: 'ceph-pool' },
+  },
+];
+
+export function seedCluster(now: number, name = 'pve-sim'): ClusterState {
+  const xeon = 'Intel(R) Xeon(R) Silver 4314 CPU @ 2.40GHz';
+  const nodes = [
+    node(
+      'pve1',
+      {
+        nodeid: 1,
+        maxcpu: 16,
+        sockets: 1,
+        cpuModel: xeon,
+        maxmem: 67_350_347_776,
+        mem: 28_991_029_248,
+        cpu: 0.0412,
+        uptime: 1_209_731,
+        bridges: ['vmbr0', 'vmbr1'],
+      },
+      now,
+    ),
+    node(
+      'pve2',
+      {
+        nodeid: 2,
+        maxcpu: 12,
+        sockets: 1,
+        cpuModel: 'AMD Ryzen 9 5900X 12-Core Processor',
+        maxmem: 33_567_911_936,
+        mem: 8_127_873_024,
+        cpu: 0.0036,
+        uptime: 874_373,
+      },
+      now,
+    ),
+    node(
+      'pve3',
+      {
+        nodeid: 3,
+        maxcpu: 8,
+        sockets: 1,
+        cpuModel: 'Intel(R) Core(TM) i7-10700 CPU @ 2.90GHz',
+        maxmem: 16_651_702_272,
+        mem: 5_698_938_880,
+        cpu: 0.0072,
+        uptime: 872_920,
+      },
+      now,
+    ),
+  ];
+  const state: ClusterState = {
+    name,
+    nodes,
+    storages: [...STORAGES],
+    volumes: [],
+    pools: new Map([
+      ['prod', { comment: 'Production services' }],
+      ['lab', { comment: 'Test and lab machines' }],
+    ]),
+    guests: new Map(seedGuests(now).map((guest) => [guest.vmid, guest])),
+    tasks: new Map(),
+  };
+  state.volumes = seedVolumes(state, now);
+  return state;
+}

@@ -57,6 +57,22 @@ const POLICIES = {
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 1000, scope: 'grant' }] },
     },
   },
+  // Written for plgonzalezrx8/proxmox-mcp's tool names and arguments, as a PolicyLayer user would.
+  plg: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_list_vms: {},
+      pve_get_vm_status: {},
+      pve_start_vm: {},
+      pve_stop_vm: { action: 'deny', reason: 'Agents never hard-stop guests here.' },
+      pve_shutdown_vm: { deny_if: [{ path: 'args.vmid', op: 'in', value: [100, 101], reason: 'Production guests are shut down by people.' }] },
+      pve_create_snapshot: {
+        limits: [{ counter: 'snapshots', window: 'hour', max: 2, scope: 'user' }],
+        require: [{ path: 'args.snapname', op: 'regex', value: '^agent_' }],
+      },
+    },
+  },
   perUser: {
     version: '1',
     default: 'deny',
@@ -134,6 +150,7 @@ export default defineConfig({
       workersProject('policy-default-deny', ['test/policy/default-deny.test.ts'], POLICIES.createOnly),
       workersProject('policy-bundled', ['test/policy/bundled.test.ts'], null),
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
+      workersProject('policy-plg', ['test/policy/plg-names.test.ts'], POLICIES.plg),
       workersProject('auth-dev', ['test/auth/**/*.test.ts'], POLICIES.perUser, () => ({
         AUTH_MODE: 'oauth',
         IDP: 'dev',

@@ -31,11 +31,11 @@ const BASE_PORT = Number(process.env.BENCH_PORT ?? 8790);
 
 const RULED = ['rules@bench', 'grant@bench', 'session@bench'];
 const rule = (extra: object) => ({ principals: RULED, ...extra });
+// Default allow: every tool is listed (tools/list's size is reported) and callable.
 const POLICY = {
   version: '1',
-  default: 'deny',
+  default: 'allow',
   tools: {
-    pve_create_qemu_vm: {},
     pve_list_vms: {
       deny_if: [
         rule({ path: 'args.limit', op: 'gt', value: 5000 }),
@@ -112,6 +112,8 @@ async function main(): Promise<void> {
       mcpSeries('MCP refused call (no upstream)', open, 'pve_list_vms', { limit: 0 }, true),
       mcpSeries(LIST, open, 'pve_list_vms', {}),
       mcpSeries(PREVIEW, open, 'pve_create_qemu_vm', previewArgs),
+      mcpSeries('MCP pve_get_vm_status', open, 'pve_get_vm_status', { node: 'pve1', vmid: 100 }),
+      mcpSeries('MCP pve_start_vm preview (reads the state)', open, 'pve_start_vm', { node: 'pve2', vmid: 104 }),
       { ...mcpSeries('MCP pve_list_vms, 3 rules', await as('main', 'rules@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, 3 rules + grant limit', await as('main', 'grant@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, 3 rules + session limit', await as('main', 'session@bench'), 'pve_list_vms', {}), against: LIST },
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
       }
     }
     report(series);
+    await reportToolList(open);
     reportEvaluation();
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));
@@ -195,6 +198,13 @@ function report(series: Series[]): void {
   console.log('on that same server (rules scoped to the signed-in person); the twin row is an identical second server');
   console.log('(how much servers differ); audit off is a third server without the audit trail; BASELINE rows run');
   console.log('the BENCH_BASELINE checkout\'s Worker (+ms against the same call on this one: negative means this is slower).');
+}
+
+/** What tools/list costs each conversation's context: the answer's size, as a client receives it. */
+async function reportToolList(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  const bytes = new TextEncoder().encode(JSON.stringify({ tools })).length;
+  console.log(`\ntools/list: ${tools.length} tools, ${(bytes / 1024).toFixed(1)} KiB (${Math.round(bytes / tools.length)} bytes a tool)`);
 }
 
 /** The pure evaluation alone, in-process: what the rules cost without any I/O around them. */

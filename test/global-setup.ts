@@ -10,12 +10,31 @@ import { findSchemaFile, loadEndpoints, requireInCi } from './support/pve-schema
 
 
 /** Every endpoint the Worker may call; requests it sends are checked against these. */
+const GUEST_KINDS = ['qemu', 'lxc'];
+const forEachKind = (template: string): string[] => GUEST_KINDS.map((kind) => template.replace('{kind}', kind));
+
 export const ENDPOINTS_USED = [
   'GET /version',
+  'GET /cluster/status',
   'GET /cluster/resources',
   'GET /cluster/nextid',
+  'GET /nodes',
+  'GET /nodes/{node}/status',
+  'GET /storage',
+  'GET /nodes/{node}/storage',
+  'GET /nodes/{node}/storage/{storage}/content',
   'POST /nodes/{node}/qemu',
   'GET /nodes/{node}/tasks/{upid}/status',
+  'GET /nodes/{node}/tasks/{upid}/log',
+  'GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces',
+  'GET /nodes/{node}/lxc/{vmid}/interfaces',
+  ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/status/current'),
+  ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/config'),
+  ...['start', 'shutdown', 'stop', 'reboot', 'suspend', 'resume'].flatMap((a) => forEachKind(`POST /nodes/{node}/{kind}/{vmid}/status/${a}`)),
+  ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/snapshot'),
+  ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/snapshot'),
+  ...forEachKind('DELETE /nodes/{node}/{kind}/{vmid}/snapshot/{snapname}'),
+  ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/snapshot/{snapname}/rollback'),
 ];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

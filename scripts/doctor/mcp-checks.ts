@@ -64,7 +64,8 @@ async function listTools(client: Client): Promise<CheckResult> {
     if (!names.includes(READ_TOOL)) {
       return fail('tools/list', `${READ_TOOL} is not offered (${names.join(', ') || 'no tools'}).`, 'The policy hides or denies it: check /health policy and `npm run policy -- explain`.');
     }
-    return pass('tools/list', `${names.length} tools in ${ms} ms: ${names.join(', ')}`);
+    const shown = names.length > 4 ? `${names.slice(0, 3).join(', ')} and ${names.length - 3} more` : names.join(', ');
+    return pass('tools/list', `${names.length} tools in ${ms} ms: ${shown}`);
   } catch (err) {
     return fail('tools/list', errorText(err), 'Check /health and the server logs (wrangler tail).');
   }

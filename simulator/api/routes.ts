@@ -1,5 +1,6 @@
 // Every API route the simulator answers, in one table (the rest handler matches on it).
 import { AGENT_ROUTES } from './agent.ts';
+import { LXC_INTERFACE_ROUTES } from './lxc-interfaces.ts';
 import { CLONE_ROUTES } from './clone.ts';
 import { CLUSTER_ROUTES } from './cluster.ts';
 import { CLUSTER_STATUS_ROUTES } from './cluster-status.ts';
@@ -45,6 +46,7 @@ export const ROUTES: readonly Route[] = [
   ...SNAPSHOT_ROUTES,
   ...SNAPSHOT_OP_ROUTES,
   ...AGENT_ROUTES,
+  ...LXC_INTERFACE_ROUTES,
   ...STORAGE_ROUTES,
   ...TASK_ROUTES,
   ...EXTRA_ROUTES,

@@ -23,10 +23,15 @@ import { makeScope } from './context';
 import { installTools } from './tool-registry';
 import { ToolFailure } from './tool-spec';
 
-const INSTRUCTIONS =
-  'Proxmox VE tools. pve_list_vms lists VMs and containers across the cluster. ' +
-  'pve_create_qemu_vm creates a VM only with confirm=true; call it first without confirm to ' +
-  'preview the exact parameters, show them to the user, and confirm only with their consent.';
+const INSTRUCTIONS = [
+  'Proxmox VE tools. Reads (pve_get_*, pve_list_*) change nothing.',
+  'Every write (start, shutdown, stop, reboot, suspend, resume, snapshots, create) sends nothing without confirm: true:',
+  "call it first without confirm to get the exact request and the guest's state, show that to the user, and confirm only with their consent.",
+  'Writes start Proxmox tasks: pass wait: true to wait for the end, or follow the returned upid with pve_get_task_status.',
+  'A failed call has isError and structuredContent.error {kind, message, fields?: [{field, message}], upstream_status?}.',
+  'A refusal by the server policy has structuredContent.policy {decision: deny | limited | approval_required, rule, reason, retry_after_s?}.',
+  '[APPROVAL REQUIRED] carries approval_id and approval_url: give the user the link, and once they have approved call again with the same arguments and approval_id.',
+].join(' ');
 
 /** Storage key set when the session was ended by a revocation. */
 const ENDED_KEY = 'ended';

@@ -52,12 +52,22 @@ const APPROVAL_ID = z
   .string()
   .regex(/^[A-Za-z0-9_-]{16,64}$/, { error: 'must be an approval_id exactly as returned' })
   .optional()
-  .describe('Only after a call answered [APPROVAL REQUIRED]: the approval_id it gave, once a person approved.');
+  .describe('After [APPROVAL REQUIRED]: its approval_id, once approved.');
+
+/** Each tool's input as the seam validates it: the tool's own, plus approval_id. */
+function withApprovalId(tool: ToolSpec): z.ZodObject {
+  return (tool.input as unknown as z.ZodObject).extend({ approval_id: APPROVAL_ID });
+}
+
+/** The tools/list entries of these tools (also what the benchmark weighs). */
+export function describeTools(tools: readonly ToolSpec[]): Tool[] {
+  return tools.map((t) => describeTool(t, withApprovalId(t)));
+}
 
 export function installTools(server: Server, tools: readonly ToolSpec[], host: ToolHost): void {
-  const inputs = new Map(tools.map((t) => [t.name, (t.input as unknown as z.ZodObject).extend({ approval_id: APPROVAL_ID })]));
+  const inputs = new Map(tools.map((t) => [t.name, withApprovalId(t)]));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const described: Tool[] = tools.map((t) => describeTool(t, inputs.get(t.name)!));
+  const described: Tool[] = describeTools(tools);
   const canElicit = (): boolean => {
     const elicitation = server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
     // An empty object (2025-06-18) means form mode; newer clients list the modes they support.
@@ -94,5 +104,20 @@ function describeTool(tool: ToolSpec, input: z.ZodType): Tool {
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' });
   delete json.$schema;
+  // Every tool definition is paid for in each conversation's context. An output schema need not
+  // forbid extra members (what we return is ours), so that noise goes; inputs keep it (strict).
+  if (io === 'output') dropClosedObjects(json);
   return json;
+}
+
+/** Removes what does not change what an output schema accepts (JSON keys are always strings). */
+function dropClosedObjects(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  const record = node as Record<string, unknown>;
+  const empty = (v: unknown): boolean => !!v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
+  if (record.additionalProperties === false || empty(record.additionalProperties)) delete record.additionalProperties;
+  if (empty(record.properties)) delete record.properties;
+  const names = record.propertyNames as Record<string, unknown> | undefined;
+  if (names && Object.keys(names).length === 1 && names.type === 'string') delete record.propertyNames;
+  for (const value of Object.values(record)) dropClosedObjects(value);
 }

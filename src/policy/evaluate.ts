@@ -164,7 +164,10 @@ export function refusedOutright(policy: CompiledPolicy, toolName: string): Decis
   return null;
 }
 
-/** Whether tools/list should show the tool (hidden and default-denied tools are left out). */
+/**
+ * Whether tools/list should show the tool: hidden and default-denied tools are left out. A tool
+ * listed with `action: deny` stays, so that an agent asked for it learns the policy's reason.
+ */
 export function isListed(policy: CompiledPolicy, tool: string): boolean {
   const { doc } = policy;
   if (doc.hide?.includes('*') || doc.hide?.includes(tool)) return false;

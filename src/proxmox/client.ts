@@ -52,9 +52,17 @@ export class PveClient {
 
   /** GET, retried once on a network error or a 502/503/504/530 (reads are safe to repeat). */
   async get<S extends z.ZodType>(path: string, schema: S, query: Query = {}, options: CallOptions = {}): Promise<z.output<S>> {
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
-    const target = qs.size ? `${path}?${qs}` : path;
+    return (await this.getPage(path, schema, query, options)).data;
+  }
+
+  /** GET, with the `total` PVE sends beside `data` for some lists (e.g. task logs). */
+  async getPage<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    query: Query = {},
+    options: CallOptions = {},
+  ): Promise<{ data: z.output<S>; total: number | null }> {
+    const target = withQuery(path, query);
     const deadline = Date.now() + Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
     try {
       return await this.exchange('GET', target, path, schema, undefined, deadline - Date.now());
@@ -67,17 +75,30 @@ export class PveClient {
 
   /** POST with a URL-encoded, fixed-length body; never retried (the write may have happened). */
   async post<S extends z.ZodType>(path: string, schema: S, params: FormParams): Promise<z.output<S>> {
-    return this.exchange('POST', path, path, schema, encodeForm(params), this.config.timeoutMs);
+    return (await this.exchange('POST', path, path, schema, encodeForm(params), this.config.timeoutMs)).data;
+  }
+
+  /** PUT with a URL-encoded body, like POST; never retried. */
+  async put<S extends z.ZodType>(path: string, schema: S, params: FormParams): Promise<z.output<S>> {
+    return (await this.exchange('PUT', path, path, schema, encodeForm(params), this.config.timeoutMs)).data;
+  }
+
+  /** DELETE with its parameters in the query string (pveproxy reads them there); never retried. */
+  async delete<S extends z.ZodType>(path: string, schema: S, params: FormParams = {}): Promise<z.output<S>> {
+    const query = Object.fromEntries(
+      Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : v]),
+    ) as Query;
+    return (await this.exchange('DELETE', withQuery(path, query), path, schema, undefined, this.config.timeoutMs)).data;
   }
 
   private async exchange<S extends z.ZodType>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     target: string,
     path: string,
     schema: S,
     body: string | undefined,
     timeoutMs: number,
-  ): Promise<z.output<S>> {
+  ): Promise<{ data: z.output<S>; total: number | null }> {
     const started = Date.now();
     const call: UpstreamCall = { method, path, status: null, ms: 0 };
     this.calls.push(call);
@@ -94,14 +115,14 @@ export class PveClient {
     }
     call.status = response.status;
     try {
-      const data = await readData(response, path, fail, budget);
+      const { data, total } = await readData(response, path, fail, budget);
       const parsed = schema.safeParse(data);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         const at = issue?.path.length ? ` at data.${issue.path.join('.')}` : '';
         throw fail({ kind: 'bad_response', status: response.status, problem: `${issue?.message ?? 'invalid'}${at}` });
       }
-      return parsed.data;
+      return { data: parsed.data, total };
     } finally {
       call.ms = Date.now() - started;
     }
@@ -130,6 +151,12 @@ export class PveClient {
     const url = `${config.baseUrl}${target}`;
     return config.binding ? config.binding.fetch(url, init) : fetch(url, init);
   }
+}
+
+function withQuery(path: string, query: Query): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+  return qs.size ? `${path}?${qs}` : path;
 }
 
 /** Booleans become 1/0: pveproxy rejects `true` in form bodies. URLSearchParams encodes `;`

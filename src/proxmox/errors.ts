@@ -75,3 +75,26 @@ export function describePveFailure(f: PveFailure, method: string, path: string):
       return `Could not connect to the Proxmox API for ${where}: ${f.cause}`;
   }
 }
+
+/**
+ * Whether a failed write (POST, PUT, DELETE) may still have happened: only a JSON error from
+ * pveproxy itself (or a refusal before the request could reach it) says for sure that it did not.
+ */
+export function writeMayHaveHappened(err: PveError): boolean {
+  const f = err.failure;
+  switch (f.kind) {
+    case 'timeout':
+    case 'network':
+    case 'bad_response':
+    case 'http_error':
+      return true;
+    case 'tunnel_error':
+      return f.status !== 530; // 530 (e.g. 1033): the tunnel is down, nothing reached pveproxy
+    case 'not_json':
+      return f.status >= 200 && f.status < 300;
+    case 'node_unreachable':
+      return f.status !== 595; // 595: pveproxy could not even connect to the node
+    default:
+      return false;
+  }
+}

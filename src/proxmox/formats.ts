@@ -16,6 +16,9 @@ export const DNS_NAME_RE = new RegExp(`^(?:${DNS_LABEL}\\.)*${DNS_LABEL}$`);
 export const DNS_NAME_RULE =
   'a DNS name: labels of letters, digits and inner hyphens separated by dots (e.g. web-01)';
 
+/** `pve-configid` (pve_verify_configid): snapshot names, config keys. */
+export const CONFIGID_RE = /^[a-z][a-z0-9_]+$/i;
+
 /** `pve-storage-id` (parse_id). */
 export const STORAGE_ID_RE = /^[a-z][a-z0-9\-_.]*[a-z0-9]$/i;
 

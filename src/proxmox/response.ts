@@ -10,12 +10,18 @@ const NODE_IN_PATH = /^\/nodes\/([^/]+)\//;
 
 type Fail = (failure: PveFailure) => PveError;
 
+/** A successful answer: its `data`, and the `total` PVE adds to some lists (task logs), if any. */
+export interface Envelope {
+  data: unknown;
+  total: number | null;
+}
+
 export async function readData(
   response: Response,
   path: string,
   fail: Fail,
   timeoutMs: number,
-): Promise<unknown> {
+): Promise<Envelope> {
   const { status } = response;
   const contentType = response.headers.get('content-type') ?? '';
 
@@ -34,10 +40,11 @@ export async function readData(
   if (json === undefined) {
     throw classifyNonJson(status, contentType, text, path, response.statusText, fail);
   }
-  const body = (json ?? {}) as { data?: unknown; errors?: unknown; message?: unknown };
+  const body = (json ?? {}) as { data?: unknown; errors?: unknown; message?: unknown; total?: unknown };
   if (status === 200) {
     if (!('data' in body)) throw fail({ kind: 'bad_response', status, problem: 'no "data" member' });
-    return body.data;
+    const total = Number(body.total);
+    return { data: body.data, total: body.total !== undefined && Number.isSafeInteger(total) ? total : null };
   }
   const message = pveMessage(body.message, response.statusText);
   throw fail(classifyPveError(status, message, body.errors, path));

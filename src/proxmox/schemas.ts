@@ -17,23 +17,44 @@ export const boolish = z
   .union([z.boolean(), z.literal(0), z.literal(1), z.literal('0'), z.literal('1')])
   .transform((v) => v === true || v === 1 || v === '1');
 
+/** The load figures nodes, guests and storages share (CPU as a fraction, bytes, seconds). */
+const usageFields = {
+  cpu: numeric.optional(),
+  maxcpu: numeric.optional(),
+  mem: numeric.optional(),
+  maxmem: numeric.optional(),
+  disk: numeric.optional(),
+  maxdisk: numeric.optional(),
+  uptime: numeric.optional(),
+};
+
+/** One `GET /cluster/resources` entry, of any type. */
 export const resourceItem = z.object({
+  id: z.string().optional(),
   type: z.string(),
   vmid: numeric.optional(),
   name: z.string().optional(),
   node: z.string().optional(),
+  storage: z.string().optional(),
+  pool: z.string().optional(),
+  sdn: z.string().optional(),
   status: z.string().optional(),
   tags: z.string().optional(),
   template: boolish.optional(),
-  maxcpu: numeric.optional(),
-  maxmem: numeric.optional(),
-  mem: numeric.optional(),
-  maxdisk: numeric.optional(),
-  uptime: numeric.optional(),
   lock: z.string().optional(),
-  pool: z.string().optional(),
+  content: z.string().optional(),
+  shared: boolish.optional(),
+  ...usageFields,
 });
 export type ResourceItem = z.output<typeof resourceItem>;
+
+/** The items of a list that fit `schema`; an odd entry is skipped, never fatal to the rest. */
+export function parseEach<S extends z.ZodType>(schema: S, items: readonly unknown[]): z.output<S>[] {
+  return items.flatMap((raw) => {
+    const parsed = schema.safeParse(raw);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
 
 /** The list is validated item by item, so one odd entry cannot hide the rest. */
 export const clusterResources = z.array(z.unknown());
@@ -50,3 +71,105 @@ export const taskStatus = z.object({
   upid: z.string().optional(),
 });
 export type TaskStatus = z.output<typeof taskStatus>;
+
+/** A list whose items are validated one by one by the caller (one odd entry hides nothing). */
+export const anyList = z.array(z.unknown());
+
+export const versionInfo = z.object({ version: z.string(), release: z.string().optional(), repoid: z.string().optional() });
+
+/** One `GET /cluster/status` entry: the cluster itself, or a node. */
+export const clusterStatusItem = z.object({
+  type: z.string(),
+  name: z.string().optional(),
+  id: z.string().optional(),
+  quorate: boolish.optional(),
+  nodes: numeric.optional(),
+  version: numeric.optional(),
+  online: boolish.optional(),
+  ip: z.string().optional(),
+  local: boolish.optional(),
+  nodeid: numeric.optional(),
+  level: z.string().optional(),
+});
+
+/** One `GET /nodes` entry. */
+export const nodeListItem = z.object({ node: z.string(), status: z.string().optional(), level: z.string().optional(), ...usageFields });
+
+const usage = z.object({ total: numeric.optional(), used: numeric.optional(), free: numeric.optional() });
+
+/** `GET /nodes/{node}/status`. */
+export const nodeStatus = z.object({
+  cpu: numeric.optional(),
+  wait: numeric.optional(),
+  loadavg: z.array(numeric).optional(),
+  uptime: numeric.optional(),
+  memory: usage.optional(),
+  swap: usage.optional(),
+  rootfs: usage.extend({ avail: numeric.optional() }).optional(),
+  kversion: z.string().optional(),
+  pveversion: z.string().optional(),
+  cpuinfo: z
+    .object({ model: z.string().optional(), cpus: numeric.optional(), sockets: numeric.optional(), cores: numeric.optional() })
+    .optional(),
+});
+
+/** `GET /nodes/{node}/{qemu|lxc}/{vmid}/status/current`. */
+export const guestStatus = z.object({
+  status: z.string(),
+  qmpstatus: z.string().optional(),
+  name: z.string().optional(),
+  cpus: numeric.optional(),
+  cpu: numeric.optional(),
+  mem: numeric.optional(),
+  maxmem: numeric.optional(),
+  disk: numeric.optional(),
+  maxdisk: numeric.optional(),
+  uptime: numeric.optional(),
+  lock: z.string().optional(),
+  template: boolish.optional(),
+  agent: boolish.optional(),
+  tags: z.string().optional(),
+  pid: numeric.optional(),
+  netin: numeric.optional(),
+  netout: numeric.optional(),
+});
+export type GuestStatus = z.output<typeof guestStatus>;
+
+/** One `GET .../snapshot` entry; `current` is the pseudo-entry for the live state. */
+export const snapshotItem = z.object({
+  name: z.string(),
+  parent: z.string().optional(),
+  snaptime: numeric.optional(),
+  vmstate: boolish.optional(),
+  description: z.string().optional(),
+});
+
+/** A guest config: keys to strings or numbers (PVE sends both). */
+export const guestConfig = z.record(z.string(), z.union([z.string(), z.number()]));
+
+/** `GET /nodes/{node}/tasks/{upid}/log` lines. */
+export const taskLogLines = z.array(z.object({ n: numeric, t: z.string() }));
+
+/** The QEMU guest agent's `network-get-interfaces`: `{result: [...]}`. */
+export const agentInterfaces = z.object({
+  result: z.array(
+    z.object({
+      name: z.string(),
+      'hardware-address': z.string().optional(),
+      'ip-addresses': z.array(z.object({ 'ip-address': z.string(), 'ip-address-type': z.string(), prefix: numeric.optional() })).optional(),
+    }),
+  ),
+});
+
+/** `GET /nodes/{node}/lxc/{vmid}/interfaces`: PVE 9 lists `ip-addresses`, PVE 8 only inet/inet6; null when stopped. */
+export const lxcInterfaces = z
+  .array(
+    z.object({
+      name: z.string(),
+      hwaddr: z.string().optional(),
+      inet: z.string().optional(),
+      inet6: z.string().optional(),
+      'ip-addresses': z.array(z.object({ 'ip-address': z.string().optional(), prefix: numeric.optional() })).optional(),
+    }),
+  )
+  .nullable();

@@ -1,8 +1,19 @@
 // Pieces shared by every tool: the argument formats PVE defines, and the output members any
-// result may carry besides its own (a failure's `error`), so failures fit each outputSchema.
+// result may carry besides its own (a failure's `error`, a refusal's `policy`), so failures fit
+// each outputSchema. Every tool definition costs each conversation context: keep these lean
+// (the shapes of `error` and `policy` are in the server's instructions, not repeated per tool).
 
 import { z } from 'zod';
-import { NODE_RE, NODE_RULE, TAG_MAX, TAG_RE } from '../proxmox/formats';
+import {
+  CONFIGID_RE,
+  NODE_RE,
+  NODE_RULE,
+  STORAGE_ID_RE,
+  TAG_MAX,
+  TAG_RE,
+  VMID_MAX,
+  VMID_MIN,
+} from '../proxmox/formats';
 
 export const nodeName = z
   .string()
@@ -14,25 +25,65 @@ export const tagName = z
   .max(TAG_MAX)
   .regex(TAG_RE, { error: 'must be a tag: letters, digits, "_" first, then also "-", "+", "."' });
 
-export const errorOutput = z.object({
-  kind: z.string(),
-  message: z.string(),
-  fields: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
-  upstream_status: z.number().int().optional(),
-});
+export const vmid = z.number().int().min(VMID_MIN).max(VMID_MAX);
 
-export const policyOutput = z.object({
-  decision: z.enum(['deny', 'limited', 'approval_required']),
-  rule: z.string().describe('The policy rule that decided, e.g. /tools/pve_create_qemu_vm/limits/0 or (default deny).'),
-  reason: z.string(),
-  retry_after_s: z.number().int().optional().describe('When limited: seconds until the window resets.'),
-});
+export const vmType = z.enum(['qemu', 'lxc']).default('qemu').describe('qemu (VM) or lxc (container).');
+export type VmType = z.output<typeof vmType>;
 
-/** Members every output schema carries, so an error or a policy denial still matches it. */
-export const outputExtras = {
-  error: errorOutput.optional().describe('Present only when the call failed.'),
-  policy: policyOutput.optional().describe('Present only when the policy refused the call.'),
-  approval_id: z.string().optional().describe('When a person must approve: call again with this approval_id once they have.'),
-  approval_url: z.string().optional().describe('When a person must approve: the page where they do.'),
-  expires_at: z.string().optional().describe('When a person must approve: until when the approval can be given and used.'),
+/** Which guest a guest tool acts on: PLG's `node`, `vmid` and `vm_type`. */
+export const guestTarget = {
+  node: nodeName.describe('Node of the guest.'),
+  vmid,
+  vm_type: vmType,
 };
+
+export const storageId = z
+  .string()
+  .max(100)
+  .regex(STORAGE_ID_RE, { error: 'must be a storage id: letters, digits, "-", "_", "." (e.g. local-lvm)' });
+
+/** `pve-configid`, at most 40 characters: what PVE accepts as a snapshot name. */
+export const snapshotName = z
+  .string()
+  .max(40)
+  .regex(CONFIGID_RE, { error: 'must be a snapshot name: a letter, then letters, digits or "_" (2–40 characters)' });
+
+export const confirm = z.boolean().default(false).describe('true to act; otherwise only a preview.');
+
+/** `wait` and its bound, for tools that start a Proxmox task. */
+export const waitArgs = {
+  wait: z.boolean().default(false).describe('Wait for the task to end.'),
+  timeout_s: z.number().int().min(1).max(120).default(60).describe('Longest wait, s.'),
+};
+
+/** A task's state, when the call waited for it. */
+export const taskOutput = z.object({ status: z.string(), exitstatus: z.string().nullable(), succeeded: z.boolean().nullable() });
+
+/**
+ * Members every output schema carries, so an error or a policy refusal still matches it. Their
+ * shapes ({kind, message, fields?, upstream_status?} and {decision, rule, reason,
+ * retry_after_s?}) are told once, in the server's instructions.
+ */
+export const outputExtras = {
+  error: z.looseObject({}).optional(),
+  policy: z.looseObject({}).optional(),
+  approval_id: z.string().optional(),
+  approval_url: z.string().optional(),
+  expires_at: z.string().optional(),
+};
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+/** Bytes in MiB or GiB with two decimals; null stays null. */
+export const toMib = (bytes: number | undefined): number | null => (bytes === undefined ? null : round2(bytes / MIB));
+export const toGib = (bytes: number | undefined): number | null => (bytes === undefined ? null : round2(bytes / GIB));
+
+export function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+/** Epoch seconds as ISO 8601 UTC; null for absent or zero. */
+export function isoSeconds(seconds: number | undefined): string | null {
+  return seconds ? new Date(seconds * 1000).toISOString() : null;
+}

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { defineTool, ToolFailure, type ToolContext } from '../mcp/tool-spec';
 import type { PveClient } from '../proxmox/client';
-import { PveError } from '../proxmox/errors';
+import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import {
   AGENT_FORMAT,
   BOOT_FORMAT,
@@ -126,7 +126,7 @@ async function postCreate(pve: PveClient, ctx: ToolContext, args: CreateArgs, fi
       const upid = await pve.post(path, upidString, { vmid, ...params });
       return { vmid, upid, attempts: tried.length + 1 };
     } catch (err) {
-      if (err instanceof PveError && mayHaveHappened(err)) {
+      if (err instanceof PveError && writeMayHaveHappened(err)) {
         throw new ToolFailure(
           'indeterminate',
           `${err.message} The create request for VM ${vmid} may or may not have reached Proxmox: ` +
@@ -146,29 +146,6 @@ async function postCreate(pve: PveClient, ctx: ToolContext, args: CreateArgs, fi
       // The policy decided on the first id; another id is another call, asked about first.
       ctx.recheck({ ...args, vmid });
     }
-  }
-}
-
-/**
- * Whether a failed create POST may still have created the VM: only a JSON error from pveproxy
- * itself (or a refusal before the request could reach it) says for sure that it did not.
- */
-function mayHaveHappened(err: PveError): boolean {
-  const f = err.failure;
-  switch (f.kind) {
-    case 'timeout':
-    case 'network':
-    case 'bad_response':
-    case 'http_error':
-      return true;
-    case 'tunnel_error':
-      return f.status !== 530; // 530 (e.g. 1033): the tunnel is down, nothing reached pveproxy
-    case 'not_json':
-      return f.status >= 200 && f.status < 300;
-    case 'node_unreachable':
-      return f.status !== 595; // 595: pveproxy could not even connect to the node
-    default:
-      return false;
   }
 }
 

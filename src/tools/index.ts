@@ -1,13 +1,42 @@
-// Every tool the server offers, in the order tools/list shows them, and their arguments and
-// argument fields (what policy paths such as args.net0.bridge may refer to).
+// Every tool the server offers, in the order tools/list shows them (reads first, then writes),
+// and their arguments and argument fields (what policy paths such as args.net0.bridge may refer to).
 
 import type { z } from 'zod';
 import type { ToolSpec } from '../mcp/tool-spec';
 import type { ToolCatalog } from '../policy/load';
+import { getClusterStatus, getNodeMetrics, getVersion, listNodes } from './cluster';
 import { createQemuVm } from './create-qemu-vm';
 import { listVms } from './list-vms';
+import { POWER_TOOLS } from './power';
+import { listResources } from './resources';
+import { createSnapshot, deleteSnapshot, listSnapshots, rollbackSnapshot } from './snapshots';
+import { listBackups, listStorage, listStorageContent } from './storage';
+import { getTaskStatus } from './task-status';
+import { getVmConfig } from './vm-config';
+import { getVmStatus } from './vm-status';
 
-export const TOOLS: readonly ToolSpec[] = [listVms, createQemuVm] as unknown as readonly ToolSpec[];
+const asSpec = (tool: unknown): ToolSpec => tool as ToolSpec;
+
+export const TOOLS: readonly ToolSpec[] = [
+  asSpec(getVersion),
+  asSpec(getClusterStatus),
+  asSpec(listNodes),
+  asSpec(getNodeMetrics),
+  asSpec(listResources),
+  asSpec(listVms),
+  asSpec(getVmStatus),
+  asSpec(getVmConfig),
+  asSpec(listStorage),
+  asSpec(listBackups),
+  asSpec(listStorageContent),
+  asSpec(getTaskStatus),
+  asSpec(listSnapshots),
+  ...POWER_TOOLS,
+  createSnapshot,
+  deleteSnapshot,
+  rollbackSnapshot,
+  asSpec(createQemuVm),
+];
 
 export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(
   TOOLS.map((t) => [

@@ -37,7 +37,7 @@ export async function waitForTask(pve: PveClient, upid: string, timeoutMs: numbe
       const why = err instanceof PveError ? err.message : 'unexpected error';
       return {
         state: { status: 'unknown', exitstatus: null, succeeded: null },
-        summary: `The task was started, but its status could not be read: ${why} Do not create it again; check pve_list_vms.`,
+        summary: `The task was started, but its status could not be read: ${why} Do not start it again: check it with pve_get_task_status.`,
       };
     }
     if (status.status === 'stopped') {
@@ -52,7 +52,7 @@ export async function waitForTask(pve: PveClient, upid: string, timeoutMs: numbe
     if (left <= 0) {
       return {
         state: { status: status.status, exitstatus: null, succeeded: null },
-        summary: `The task is still ${status.status} after ${Math.round(timeoutMs / 1000)} s; check pve_list_vms later.`,
+        summary: `The task is still ${status.status} after ${Math.round(timeoutMs / 1000)} s; follow it with pve_get_task_status.`,
       };
     }
     await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));

@@ -16,6 +16,13 @@ describe('a policy that fails closed', () => {
   });
   afterAll(() => client.close());
 
+  it('denies by default when the policy says no default: an unlisted tool is neither listed nor callable', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['pve_create_qemu_vm', 'pve_list_vms']);
+    const start = await call(client, 'pve_start_vm', { node: 'pve1', vmid: 100, confirm: true });
+    expect(start.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(default deny)' });
+  });
+
   it('a require on an argument the call leaves out denies it, naming the rule, and writes nothing', async () => {
     await sim.clearLog();
     const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 2000, confirm: true });

@@ -91,7 +91,7 @@ describe('npm run doctor against npm start', () => {
     const { status, output, line } = await doctor(server.url);
     for (const name of CHECKS) expect(line(name), output).toMatch(/^PASS /);
     expect(line('proxmox')).toMatch(/reachable \(GET \/version in \d+ ms, PVE 9\.1\.3\)/);
-    expect(line('tools/list')).toMatch(/2 tools in \d+ ms: pve_list_vms, pve_create_qemu_vm/);
+    expect(line('tools/list')).toMatch(/23 tools in \d+ ms: pve_get_version, pve_get_cluster_status/);
     expect(line('read-only call')).toMatch(/pve_list_vms \{limit: 1\} answered in \d+ ms \(12 guests in all\)/);
     expect(output.trim().split('\n').at(-1)).toBe(`${CHECKS.length} passed, 0 failed`);
     expect(status).toBe(0);

@@ -58,6 +58,10 @@ describe('npm run policy -- explain', () => {
     ['a disk cap inside the scsi0 property string', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', scsi0: 'local-lvm:4096' } }, 3, /deny_if\/3"[\s\S]*512 GiB/],
     ['a full counter, with the retry time', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', confirm: true }, counters: { pve_create_qemu_vm_rate: 30 }, now: '2026-11-30T12:00:45Z' }, 3, /"kind": "limited"[\s\S]*"retry_after_s": 15/],
     ['a counter below its max', { tool: 'pve_create_qemu_vm', args: { node: 'pve1' }, counters: { pve_create_qemu_vm_rate: 29 } }, 0, /"kind": "allow"/],
+    ['a start (limited per person)', { tool: 'pve_start_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 0, /"kind": "allow"[\s\S]*"counter": "power_actions"/],
+    ['a hard stop, which needs a person', { tool: 'pve_stop_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 3, /"kind": "approval_required"[\s\S]*"rule": "\/tools\/pve_stop_vm\/action"/],
+    ['a rollback, which needs a person', { tool: 'pve_rollback_snapshot', args: { node: 'pve1', vmid: 104, snapname: 'before', confirm: true } }, 3, /approval_required/],
+    ['a snapshot read', { tool: 'pve_list_snapshots', args: { node: 'pve1', vmid: 104 } }, 0, /"kind": "allow"/],
   ])('explains %s', (_label, callJson, status, out) => {
     const r = run('explain', 'policy.json', JSON.stringify(callJson));
     expect(r.out).toMatch(out);

@@ -50,3 +50,25 @@ describe('QEMU guest agent: network-get-interfaces', () => {
     );
   });
 });
+
+describe('container interfaces', () => {
+  const path = (node: string, vmid: number) => `/nodes/${node}/lxc/${vmid}/interfaces`;
+
+  it("lists a running container's interfaces, both PVE 8's fields and PVE 9's ip-addresses", async () => {
+    const c = client();
+    const nics = await getData<Record<string, unknown>[]>(c, path('pve1', 110));
+    const mac = /hwaddr=([0-9A-F:]{17})/i.exec((await c.guest(110)).config.net0 ?? '')?.[1]?.toLowerCase();
+    expect(nics.map((n) => n.name)).toEqual(['lo', 'eth0']);
+    expect(nics[1]).toEqual({
+      name: 'eth0',
+      hwaddr: mac,
+      'hardware-address': mac,
+      inet: '10.10.0.53/24',
+      'ip-addresses': [{ 'ip-address': '10.10.0.53', 'ip-address-type': 'inet', prefix: 24 }],
+    });
+  });
+
+  it('answers null for a stopped container (it has no network namespace)', async () => {
+    expect(await getData<unknown>(client(), path('pve3', 301))).toBeNull();
+  });
+});

@@ -34,7 +34,8 @@ describe('npm start', () => {
     await client.connect(transport());
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['pve_list_vms', 'pve_create_qemu_vm']);
+      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_start_vm', 'pve_get_vm_status']));
+      expect(tools).toHaveLength(23); // the bundled policy lists every tool of this server
       const list = await client.callTool({ name: 'pve_list_vms', arguments: { limit: 3 } });
       expect(list.isError).toBeFalsy();
       expect((list.structuredContent as { total: number }).total).toBeGreaterThanOrEqual(12);

@@ -95,6 +95,92 @@ const LIST_CASES: [label: string, args: Record<string, unknown>, field: string][
   ['name nested 40 deep', { name: nested(40) }, 'name'],
 ];
 
+/** Path tricks, ranges, types and smuggling every guest write gets (each must name its field). */
+function guestWriteCases(tool: string, base: Record<string, unknown>): [string, string, Record<string, unknown>, string][] {
+  const g = { node: 'pve1', vmid: 100, ...base, confirm: true };
+  return [
+    [tool, 'node path traversal', { ...g, node: '../../access/users' }, 'node'],
+    [tool, 'node with a slash', { ...g, node: 'pve1/qemu/100' }, 'node'],
+    [tool, 'node percent-encoded', { ...g, node: '%2e%2e%2f' }, 'node'],
+    [tool, 'node with a query', { ...g, node: 'pve1?vmid=101' }, 'node'],
+    [tool, 'vmid below range', { ...g, vmid: 99 }, 'vmid'],
+    [tool, 'vmid above range', { ...g, vmid: 1_000_000_000 }, 'vmid'],
+    [tool, 'vmid as a string', { ...g, vmid: '100' }, 'vmid'],
+    [tool, 'vmid fractional', { ...g, vmid: 100.5 }, 'vmid'],
+    [tool, 'vm_type not qemu or lxc', { ...g, vm_type: 'openvz' }, 'vm_type'],
+    [tool, 'vm_type smuggling a path', { ...g, vm_type: 'qemu/100/status/stop' }, 'vm_type'],
+    [tool, 'an argument PLG does not have (skiplock)', { ...g, skiplock: true }, 'skiplock'],
+    [tool, 'confirm as a string', { ...g, confirm: 'yes' }, 'confirm'],
+    [tool, 'timeout_s above 120', { ...g, wait: true, timeout_s: 600 }, 'timeout_s'],
+  ];
+}
+
+const SNAP = { snapname: 'ok_name' };
+const WRITE_CASES: [string, string, Record<string, unknown>, string][] = [
+  ...['pve_start_vm', 'pve_stop_vm', 'pve_reboot_vm', 'pve_suspend_vm', 'pve_resume_vm'].flatMap((t) => guestWriteCases(t, {})),
+  ...guestWriteCases('pve_shutdown_vm', {}),
+  ['pve_shutdown_vm', 'timeout negative', { node: 'pve1', vmid: 100, timeout: -1, confirm: true }, 'timeout'],
+  ['pve_shutdown_vm', 'force_stop as a string', { node: 'pve1', vmid: 100, force_stop: 'true', confirm: true }, 'force_stop'],
+  ...['pve_create_snapshot', 'pve_delete_snapshot', 'pve_rollback_snapshot'].flatMap((t) => [
+    ...guestWriteCases(t, SNAP),
+    [t, 'snapname path traversal', { node: 'pve1', vmid: 100, snapname: '../../../qemu/101', confirm: true }, 'snapname'],
+    [t, 'snapname with a slash', { node: 'pve1', vmid: 100, snapname: 'a/rollback', confirm: true }, 'snapname'],
+    [t, 'snapname smuggling a parameter', { node: 'pve1', vmid: 100, snapname: 'x&start=1', confirm: true }, 'snapname'],
+    [t, 'snapname with a newline', { node: 'pve1', vmid: 100, snapname: 'x\nvmstate=1', confirm: true }, 'snapname'],
+    [t, 'snapname of one character', { node: 'pve1', vmid: 100, snapname: 'a', confirm: true }, 'snapname'],
+    [t, 'snapname starting with a digit', { node: 'pve1', vmid: 100, snapname: '1st', confirm: true }, 'snapname'],
+    [t, 'snapname over 40 characters', { node: 'pve1', vmid: 100, snapname: 's'.repeat(41), confirm: true }, 'snapname'],
+    [t, 'snapname missing', { node: 'pve1', vmid: 100, confirm: true }, 'snapname'],
+  ] as [string, string, Record<string, unknown>, string][]),
+  ['pve_create_snapshot', 'snapname "current" (the live state)', { node: 'pve1', vmid: 100, snapname: 'current', confirm: true }, 'snapname'],
+  ['pve_create_snapshot', 'description over 8192 characters', { node: 'pve1', vmid: 100, ...SNAP, description: 'd'.repeat(8193), confirm: true }, 'description'],
+  ['pve_create_snapshot', 'vmstate as a string', { node: 'pve1', vmid: 100, ...SNAP, vmstate: 'yes', confirm: true }, 'vmstate'],
+  ['pve_rollback_snapshot', 'start as a number', { node: 'pve1', vmid: 100, ...SNAP, start: 1, confirm: true }, 'start'],
+];
+
+const READ_CASES: [string, string, Record<string, unknown>, string][] = [
+  ['pve_get_task_status', 'a upid that is not one', { node: 'pve1', upid: 'rm -rf /' }, 'upid'],
+  ['pve_get_task_status', 'a upid smuggling a path', { node: 'pve1', upid: 'UPID:pve1:0000/../../access:' }, 'upid'],
+  ['pve_get_task_status', 'log_lines above 500', { node: 'pve1', upid: 'UPID:pve1:00001234:00ABCDEF:6745A1B2:qmstart:100:root@pam:', log_lines: 501 }, 'log_lines'],
+  ['pve_list_storage_content', 'content not a kind', { node: 'pve1', storage: 'local', content: 'everything' }, 'content'],
+  ['pve_list_storage_content', 'storage path traversal', { node: 'pve1', storage: '../../nodes', content: 'iso' }, 'storage'],
+  ['pve_list_backups', 'storage with a slash', { node: 'pve1', storage: 'local/content' }, 'storage'],
+  ['pve_get_vm_config', 'snapshot path traversal', { node: 'pve1', vmid: 100, snapshot: '../101' }, 'snapshot'],
+  ['pve_get_vm_status', 'guest_ips as a string', { node: 'pve1', vmid: 100, guest_ips: 'yes' }, 'guest_ips'],
+  ['pve_get_node_metrics', 'node path traversal', { node: '../cluster' }, 'node'],
+  ['pve_list_resources', 'resource_type not a type', { resource_type: 'qemu' }, 'resource_type'],
+];
+
+describe('hostile inputs to every other tool', () => {
+  let client: Client;
+  beforeAll(async () => {
+    await sim.clearLog();
+    client = await connect('http');
+  });
+  afterAll(() => client.close());
+
+  it('has at least 10 rows for every write tool', () => {
+    const perTool = new Map<string, number>();
+    for (const [tool] of WRITE_CASES) perTool.set(tool, (perTool.get(tool) ?? 0) + 1);
+    expect([...perTool.keys()].sort()).toEqual([
+      'pve_create_snapshot', 'pve_delete_snapshot', 'pve_reboot_vm', 'pve_resume_vm', 'pve_rollback_snapshot',
+      'pve_shutdown_vm', 'pve_start_vm', 'pve_stop_vm', 'pve_suspend_vm',
+    ]);
+    for (const n of perTool.values()) expect(n).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each([...WRITE_CASES, ...READ_CASES])('%s: %s → an error naming the field, nothing sent', async (tool, _label, args, field) => {
+    await sim.clearLog();
+    const result = await call(client, tool, args);
+    expect(result.isError).toBe(true);
+    const error = result.structuredContent!.error as { kind: string; fields: { field: string }[] };
+    expect(error.kind).toBe('invalid_arguments');
+    expect(error.fields.map((f) => f.field)).toContain(field);
+    expect(text(result)).toMatch(new RegExp(`^- ${field}: `, 'm'));
+    expect(await sim.requests()).toEqual([]);
+  });
+});
+
 describe('hostile and malformed inputs', () => {
   let client: Client;
   beforeAll(async () => {

@@ -133,20 +133,38 @@ describe('MCP over raw HTTP', () => {
 });
 
 describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
-  it('offers both tools with schemas and honest hints', async () => {
+  it('offers every tool with a title, schemas and honest hints, in under 60 KB', async () => {
     const client = await connect(kind);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['pve_list_vms', 'pve_create_qemu_vm']);
-      const [list, create] = tools;
-      expect(list!.description).toBe('List QEMU VMs and LXC containers from cluster resources');
-      expect(list!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
-      expect(list!.annotations!.title).toBeTruthy();
-      expect(create!.description).toMatch(/^Create a QEMU VM\. Requires confirm=true\./);
-      expect(create!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
-      expect(create!.inputSchema.required).toEqual(['node']);
-      expect(create!.inputSchema.additionalProperties).toBe(false);
-      for (const t of tools) expect(t.outputSchema?.type).toBe('object');
+      // PLG's names, reads first, then writes.
+      expect(tools.map((t) => t.name)).toEqual([
+        'pve_get_version', 'pve_get_cluster_status', 'pve_list_nodes', 'pve_get_node_metrics', 'pve_list_resources',
+        'pve_list_vms', 'pve_get_vm_status', 'pve_get_vm_config', 'pve_list_storage', 'pve_list_backups',
+        'pve_list_storage_content', 'pve_get_task_status', 'pve_list_snapshots', 'pve_start_vm', 'pve_shutdown_vm',
+        'pve_stop_vm', 'pve_reboot_vm', 'pve_suspend_vm', 'pve_resume_vm', 'pve_create_snapshot', 'pve_delete_snapshot',
+        'pve_rollback_snapshot', 'pve_create_qemu_vm',
+      ]);
+      // Every tool definition is paid for in each conversation's context.
+      expect(JSON.stringify({ tools }).length).toBeLessThan(60 * 1024);
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      for (const t of tools) {
+        expect(t.annotations!.title, t.name).toBeTruthy();
+        expect(t.title, t.name).toBe(t.annotations!.title);
+        expect(t.outputSchema?.type, t.name).toBe('object');
+        expect(t.inputSchema.additionalProperties, t.name).toBe(false);
+        expect(t.annotations!.openWorldHint, t.name).toBe(false);
+        const reads = /^pve_(get|list)_/.test(t.name);
+        expect(t.annotations!.readOnlyHint, t.name).toBe(reads);
+        // Every write takes confirm, and previews without it.
+        if (!reads) expect(t.inputSchema.properties, t.name).toHaveProperty('confirm');
+      }
+      const destructive = tools.filter((t) => t.annotations!.destructiveHint).map((t) => t.name);
+      expect(destructive).toEqual(['pve_stop_vm', 'pve_delete_snapshot', 'pve_rollback_snapshot']);
+      expect(byName.get('pve_list_vms')!.description).toBe('List QEMU VMs and LXC containers from cluster resources');
+      expect(byName.get('pve_create_qemu_vm')!.description).toMatch(/^Create a QEMU VM\. Requires confirm=true\./);
+      expect(byName.get('pve_create_qemu_vm')!.inputSchema.required).toEqual(['node']);
+      expect(byName.get('pve_start_vm')!.inputSchema.required).toEqual(['node', 'vmid']);
       const result = await call(client, 'pve_list_vms', { limit: 1 });
       expect(text(result)).toMatch(/guests match; showing 1/);
     } finally {

@@ -11,6 +11,7 @@ export const REQUIRED = [
   'GET /nodes/{node}/qemu/{vmid}/status/current',
   'GET /nodes/{node}/lxc/{vmid}/status/current',
   'GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces',
+  'GET /nodes/{node}/lxc/{vmid}/interfaces',
   'GET /nodes/{node}/qemu/{vmid}/config',
   'GET /nodes/{node}/lxc/{vmid}/config',
   'GET /storage',
@@ -69,6 +70,7 @@ export const CALLS: readonly Call[] = [
     'GET',
     '/nodes/pve1/qemu/100/agent/network-get-interfaces',
   ],
+  ['GET /nodes/{node}/lxc/{vmid}/interfaces', 'GET', '/nodes/pve1/lxc/110/interfaces'],
   ['GET /nodes/{node}/qemu/{vmid}/config', 'GET', '/nodes/pve1/qemu/9000/config'],
   [
     'GET /nodes/{node}/qemu/{vmid}/config',

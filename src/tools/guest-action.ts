@@ -1,0 +1,132 @@
+// The one way a tool changes a guest (power actions, snapshots): read the guest's current state,
+// judge the call against it (refusing early, with the reason, what Proxmox would refuse or what
+// makes no sense), and then either preview — the exact method, path and parameters, the state,
+// what the action means for it — or, with confirm: true, send the one request, which starts a
+// Proxmox task, and optionally wait for that task. A request whose answer was lost may or may not
+// have been carried out: the result says so, and the call keeps its rate-limit slot.
+
+import { z } from 'zod';
+import { defineTool, ToolFailure, type ToolContext, type ToolSpec } from '../mcp/tool-spec';
+import type { PveClient } from '../proxmox/client';
+import { PveError, writeMayHaveHappened } from '../proxmox/errors';
+import { upidString } from '../proxmox/schemas';
+import { outputExtras, taskOutput } from './common';
+import { describeState, guestLabel, readGuestState, type GuestRef, type GuestState } from './guests';
+import { waitForTask } from './task-wait';
+
+/** The one request an action sends. */
+export interface ActionRequest {
+  method: 'POST' | 'DELETE';
+  /** Below /api2/json, every segment encoded. */
+  path: string;
+  /** The exact form (POST) or query (DELETE) parameters. */
+  params: Record<string, string>;
+}
+
+/**
+ * Whether the call makes sense for the guest as it is now, and what it means for it. `unchanged`:
+ * the guest already is as asked (a stop of a stopped guest), so nothing is sent and the call
+ * succeeds: the action is idempotent however Proxmox would have taken the repeat.
+ */
+export type Verdict = { ok: true; note: string } | { ok: false; reason: string } | { ok: 'unchanged'; note: string };
+
+/** The arguments every guest action has (PLG's, plus wait and timeout_s). */
+export interface ActionArgs extends GuestRef {
+  confirm: boolean;
+  wait: boolean;
+  timeout_s: number;
+}
+
+export interface GuestActionSpec<I extends z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  /** The action loses data or state (a hard stop, a rollback, a deleted snapshot). */
+  destructive: boolean;
+  /** Repeating it has no further effect (a second stop finds the guest stopped). */
+  idempotent: boolean;
+  input: I;
+  request(args: z.output<I>): ActionRequest;
+  judge(args: z.output<I>, state: GuestState, ctx: ToolContext): Verdict | Promise<Verdict>;
+  /** What the task does, for texts: "start", "create snapshot pre_upgrade". */
+  doing(args: z.output<I>): string;
+}
+
+const output = z.object({
+  mode: z.enum(['preview', 'started', 'unchanged']).optional(),
+  guest: z.object({ name: z.string().nullable(), status: z.string(), lock: z.string().nullable() }).optional(),
+  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }).optional(),
+  note: z.string().optional(),
+  upid: z.string().optional(),
+  task: taskOutput.optional(),
+  next_step: z.string().optional(),
+  ...outputExtras,
+});
+
+export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I>): ToolSpec {
+  type Args = z.output<I> & ActionArgs;
+  return defineTool({
+    name: spec.name,
+    description: spec.description,
+    input: spec.input,
+    output,
+    annotations: {
+      title: spec.title,
+      readOnlyHint: false,
+      destructiveHint: spec.destructive,
+      idempotentHint: spec.idempotent,
+      openWorldHint: false,
+    },
+    dryRun: (args) => !(args as Args).confirm,
+    describeCall: (args) => {
+      const req = spec.request(args);
+      return { request: `${req.method} ${req.path}`, ...req.params };
+    },
+    async run(raw, ctx) {
+      const args = raw as Args;
+      const pve = ctx.pve();
+      const state = await readGuestState(pve, args);
+      const label = guestLabel(args, state.name ?? undefined);
+      const verdict = await spec.judge(raw, state, ctx);
+      if (!verdict.ok) throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
+      const req = spec.request(raw);
+      const guest = { name: state.name, status: describeState(state), lock: state.lock };
+      if (verdict.ok === 'unchanged') {
+        return {
+          structured: { mode: 'unchanged' as const, guest, note: verdict.note },
+          text: `${label} on ${args.node}: ${verdict.note} Nothing to do; nothing was sent to Proxmox.`,
+        };
+      }
+      const shown = `${req.method} ${req.path}${Object.keys(req.params).length ? ` with ${Object.entries(req.params).map(([k, v]) => `${k}=${v}`).join(', ')}` : ''}`;
+      if (!args.confirm) {
+        const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to ${spec.doing(raw)}.`;
+        return {
+          structured: { mode: 'preview' as const, guest, request: req, note: verdict.note, next_step: nextStep },
+          text: `Preview only: nothing was sent to Proxmox.\n${label} on ${args.node} is ${describeState(state)}. ${verdict.note}\nWould send ${shown}.\n${nextStep}`,
+        };
+      }
+      const upid = await send(pve, req, label, spec.doing(raw));
+      const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
+      const head = `${label} on ${args.node}: ${spec.doing(raw)} started, task ${upid}.`;
+      return {
+        structured: { mode: 'started' as const, guest, request: req, note: verdict.note, upid, ...(task ? { task: task.state } : {}) },
+        text: task ? `${head} ${task.summary}` : `${head} Use wait: true to wait for it, or follow it with pve_get_task_status.`,
+        isError: task?.state.succeeded === false,
+      };
+    },
+  }) as unknown as ToolSpec;
+}
+
+async function send(pve: PveClient, req: ActionRequest, label: string, doing: string): Promise<string> {
+  try {
+    return req.method === 'POST' ? await pve.post(req.path, upidString, req.params) : await pve.delete(req.path, upidString, req.params);
+  } catch (err) {
+    if (err instanceof PveError && writeMayHaveHappened(err)) {
+      throw new ToolFailure(
+        'indeterminate',
+        `${err.message} The request to ${doing} ${label} may or may not have reached Proxmox: check the guest (pve_get_vm_status) or its tasks before trying again.`,
+      );
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,54 @@
+// Addressing one guest: its API path (node and vmid are validated before they get here; they are
+// still encoded, so no value can change the path), its kind in words, and its current state,
+// which every write reads first to preview, to refuse early and to name what it acts on.
+
+import { guestStatus, type GuestStatus } from '../proxmox/schemas';
+import type { PveClient } from '../proxmox/client';
+import type { VmType } from './common';
+
+export interface GuestRef {
+  node: string;
+  vmid: number;
+  vm_type: VmType;
+}
+
+/** `/nodes/{node}/{qemu|lxc}/{vmid}`, plus any further segments (each encoded). */
+export function guestPath(g: GuestRef, ...rest: string[]): string {
+  return [`/nodes/${encodeURIComponent(g.node)}/${g.vm_type}/${g.vmid}`, ...rest.map(encodeURIComponent)].join('/');
+}
+
+/** "VM 104" or "container 104", with the name when known. */
+export function guestLabel(g: GuestRef, name?: string): string {
+  return `${g.vm_type === 'qemu' ? 'VM' : 'container'} ${g.vmid}${name ? ` (${name})` : ''}`;
+}
+
+/** The state a write is judged against. */
+export interface GuestState {
+  status: string;
+  /** QEMU's own view: running, paused, prelaunch, suspended... (qemu only). */
+  qmpstatus: string | null;
+  name: string | null;
+  lock: string | null;
+  template: boolean;
+  agent: boolean;
+  raw: GuestStatus;
+}
+
+/** Reads `status/current`; a guest that is not on that node (or not of that type) is PVE's 500. */
+export async function readGuestState(pve: PveClient, g: GuestRef): Promise<GuestState> {
+  const raw = await pve.get(guestPath(g, 'status', 'current'), guestStatus);
+  return {
+    status: raw.status,
+    qmpstatus: raw.qmpstatus ?? null,
+    name: raw.name ?? null,
+    lock: raw.lock ?? null,
+    template: raw.template ?? false,
+    agent: raw.agent ?? false,
+    raw,
+  };
+}
+
+/** "running", or "running (paused)" when QEMU says more than PVE's status. */
+export function describeState(s: GuestState): string {
+  return s.qmpstatus && s.qmpstatus !== s.status ? `${s.status} (${s.qmpstatus})` : s.status;
+}

@@ -73,6 +73,17 @@ const POLICIES = {
       },
     },
   },
+  // Both MCP eras on one /mcp: a session-scoped limit (per grant for a 2026 client), a grant
+  // limit, and an approval asked in the conversation.
+  eras: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
+      pve_create_qemu_vm: { limits: [{ counter: 'creates', window: 'hour', max: 100, scope: 'grant' }] },
+      pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
+    },
+  },
   perUser: {
     version: '1',
     default: 'deny',
@@ -169,6 +180,11 @@ export default defineConfig({
         ALLOWED_GROUPS: 'ops',
       })),
       workersProject('audit', ['test/audit/**/*.test.ts'], POLICIES.audited),
+      workersProject('eras', ['test/eras/**/*.test.ts'], POLICIES.eras, () => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ALLOWED_GROUPS: 'ops',
+      })),
       // Fail-closed corners, with a Cloudflare Access service token configured (its secret must
       // never come back out) and a short Proxmox timeout.
       workersProject('fail-closed', ['test/fail-closed/**/*.test.ts'], POLICIES.failClosed, () => ({

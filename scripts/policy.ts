@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { Identity } from '../src/identity.ts';
 import { policyView } from '../src/policy/view.ts';
-import { describeIssues } from '../src/mcp/issues.ts';
+import { describeIssues } from '../src/calls/issues.ts';
 import { evaluatePolicy, readingKey } from '../src/policy/evaluate.ts';
 import { formatErrors, loadPolicy } from '../src/policy/load.ts';
 import { TOOL_CATALOG, TOOLS } from '../src/tools/index.ts';
@@ -68,6 +68,9 @@ if (first.kind === 'allow') {
 }
 const decision = evaluatePolicy(policy, view, identity, readings, now);
 console.log(JSON.stringify(decision, null, 2));
+if (decision.kind === 'allow' && decision.limits.some((l) => l.scope === 'session')) {
+  console.log('note: a session-scoped limit counts per MCP session for 2025 clients; a 2026-07-28 client has no session, so for it the limit counts per OAuth grant (never looser).');
+}
 // The server fills some arguments in (e.g. the next free vmid) before its policy decides; this
 // offline check cannot, so it says which rules saw them absent.
 const given = (call.args ?? {}) as Record<string, unknown>;

@@ -2,13 +2,15 @@
 // into a checked configuration. Each variable works with `wrangler dev --var NAME:VALUE`.
 
 import type { Approvals } from './approvals/approvals-store';
+import type { ProxmoxMcp } from './mcp/legacy/agent';
 import type { AuditLog } from './audit/audit-log';
 import type { PolicyCounters } from './counters/policy-counters';
 import { isLoopbackHostname } from './guard';
 import type { PveClientConfig } from './proxmox/client';
 
 export interface AppEnv {
-  MCP_OBJECT: DurableObjectNamespace;
+  /** One object per 2025 MCP session (McpAgent). */
+  MCP_OBJECT: DurableObjectNamespace<ProxmoxMcp>;
   /** Rate-limit counters of the grant, user and global scopes (one object per scope key). */
   POLICY_COUNTERS: DurableObjectNamespace<PolicyCounters>;
   /** Pending and decided human approvals (one object). */

@@ -7,16 +7,16 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { env as startupEnv } from 'cloudflare:workers';
 import { idpKind, publicOrigin } from './auth/config';
-import { providerFor } from './auth/provider';
+import { providerFor } from './app/oauth';
 import { authMode, type AppEnv } from './env';
 import { corsOrigins, crossOriginViolation, loopbackViolation, withCors } from './guard';
 import { jsonDeeperThan, MAX_MESSAGE_DEPTH } from './http/json-depth';
 import { health } from './health';
 import { ANONYMOUS } from './identity';
-import { mcpApi } from './mcp/api';
+import { mcpApi } from './mcp/route';
 import { webRoutes } from './web/routes';
 
-export { ProxmoxMcp } from './mcp/agent';
+export { ProxmoxMcp } from './mcp/legacy/agent';
 export { PolicyCounters } from './counters/policy-counters';
 export { Approvals } from './approvals/approvals-store';
 export { AuditLog } from './audit/audit-log';
@@ -72,6 +72,8 @@ function logUnhandled(err: unknown): void {
 
 const tooLarge = (limit: number) => (c: AppContext) =>
   c.json({ error: 'payload_too_large', message: `The request body is larger than ${limit} bytes.` }, 413);
+
+const SUFFIXED_RESOURCE_METADATA = /^\/\.well-known\/oauth-protected-resource\/(?:mcp|sse)\/?$/;
 
 /** Pages a person opens in a browser: with PUBLIC_URL set they live on that origin only. */
 const BROWSER_PATHS = /^\/(?:authorize|login|admin(?:\/.*)?|approvals\/[^/]+|dev-idp\/login)$/;
@@ -131,9 +133,14 @@ async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): P
     logUnhandled(err);
     return refuse(400, 'unsupported_origin', `This server cannot sign anyone in at ${origin.slice(0, 100)}. Use its https address, or http://localhost or http://127.0.0.1 locally.`);
   }
+  // Clients look for the path-suffixed metadata of the resource they were given (RFC 9728 §3.1)
+  // before the root one; the library serves only the root one, which covers /mcp and /sse.
+  const forwarded = SUFFIXED_RESOURCE_METADATA.test(url.pathname)
+    ? new Request(new URL('/.well-known/oauth-protected-resource', url), request)
+    : request;
   // The OAuth library keeps its helpers on the env object it is given (only when absent): each
   // request gets its own copy, so one origin's provider never answers for another's.
-  return provider.fetch(request, { ...env }, ctx);
+  return provider.fetch(forwarded, { ...env }, ctx);
 }
 
 export default {

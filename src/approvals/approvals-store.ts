@@ -5,6 +5,7 @@
 // Table approvals: id TEXT PK (128-bit random, base64url), status, created_at, expires_at,
 // tool, args TEXT json (redacted), upstream TEXT json, args_sha256, grant_id, user_id,
 // user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at.
+// Table spent_tokens: token TEXT PK, expires_at: one-time tokens (answers of 2026 clients) spent.
 // Rows are deleted 90 days after they expire (so the audit trail's approval ids can still be
 // looked up: who decided, when), by an alarm.
 
@@ -30,6 +31,7 @@ export class Approvals extends DurableObject {
         user_id TEXT NOT NULL, user_email TEXT, client_id TEXT NOT NULL, approvers TEXT, reason TEXT NOT NULL,
         rule TEXT NOT NULL, decided_by TEXT, decided_at INTEGER, used_at INTEGER)`);
       this.ctx.storage.sql.exec('CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at)');
+      this.ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS spent_tokens (token TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)');
       this.ready = true;
     }
     return this.ctx.storage.sql;
@@ -95,6 +97,19 @@ export class Approvals extends DurableObject {
     this.sql.exec(`UPDATE approvals SET status = 'approved', used_at = NULL WHERE id = ? AND status = 'used'`, id);
   }
 
+  /**
+   * Records a one-time token, such as the nonce of a 2026 client's answer in the conversation:
+   * true the first time, false ever after (until it expires, when it is worthless anyway).
+   */
+  async spendOnce(token: string, expiresAt: number, now: number): Promise<boolean> {
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(token) || expiresAt <= now) return false;
+    const taken = this.sql.exec<Row>('SELECT token FROM spent_tokens WHERE token = ?', token).toArray().length > 0;
+    if (taken) return false;
+    this.sql.exec('INSERT INTO spent_tokens (token, expires_at) VALUES (?, ?)', token, expiresAt);
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+    return true;
+  }
+
   /** Pending approvals that have not expired, oldest first. */
   pending(now: number): Approval[] {
     return this.sql
@@ -106,7 +121,10 @@ export class Approvals extends DurableObject {
   override async alarm(): Promise<void> {
     const now = Date.now();
     this.sql.exec('DELETE FROM approvals WHERE expires_at < ?', now - KEEP_AFTER_EXPIRY_MS);
-    const left = this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM approvals').one().n;
+    this.sql.exec('DELETE FROM spent_tokens WHERE expires_at < ?', now);
+    const left =
+      this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM approvals').one().n +
+      this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM spent_tokens').one().n;
     if (left > 0) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
   }
 }

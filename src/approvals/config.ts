@@ -2,7 +2,7 @@
 // default 15, at most a day).
 
 import type { AppEnv } from '../env';
-import type { ApprovalStore } from '../mcp/approval-gate';
+import type { ApprovalStore } from './types';
 import { timedStub } from '../stores/deadline';
 
 export const APPROVALS_OBJECT = 'approvals';

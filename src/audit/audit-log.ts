@@ -79,16 +79,18 @@ export class AuditLog extends DurableObject<AuditEnv> {
   }
 
   /**
-   * The key of the argument hash (./arg-hash.ts): 32 random bytes, base64, made on first use and
-   * kept here for good, so hashes of the same call stay comparable across restarts. It never
-   * leaves the server.
+   * A server key: 32 random bytes, base64, made on first use and kept here for good, so that
+   * what it keys stays comparable across restarts; it never leaves the server. `args_hmac` keys
+   * the argument hash (./arg-hash.ts); `request_state` signs the state a 2026-07-28 client echoes
+   * back when it answers a question (../mcp/modern/).
    */
-  argsHashKey(): string {
+  serverKey(name: ServerKeyName): string {
+    if (!SERVER_KEYS.includes(name)) throw new RangeError('unknown server key');
     this.ensure();
-    const stored = this.sql.exec<{ value: string }>("SELECT value FROM audit_keys WHERE name = 'args_hmac'").toArray()[0];
+    const stored = this.sql.exec<{ value: string }>('SELECT value FROM audit_keys WHERE name = ?', name).toArray()[0];
     if (stored) return stored.value;
     const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
-    this.sql.exec("INSERT INTO audit_keys (name, value) VALUES ('args_hmac', ?)", key);
+    this.sql.exec('INSERT INTO audit_keys (name, value) VALUES (?, ?)', name, key);
     return key;
   }
 
@@ -244,8 +246,11 @@ export interface AuditLogRpc {
   prune(now: number): Promise<{ deleted: number }>;
   stats(): Promise<AuditStats>;
   recordLost(n: number): Promise<void>;
-  argsHashKey(): Promise<string>;
+  serverKey(name: ServerKeyName): Promise<string>;
 }
+
+const SERVER_KEYS = ['args_hmac', 'request_state'] as const;
+export type ServerKeyName = (typeof SERVER_KEYS)[number];
 
 /** The retention and the row cap from the environment; an invalid value falls back to its default. */
 export function auditLimits(env: AuditEnv): { retentionDays: number; maxRows: number; problems: string[] } {

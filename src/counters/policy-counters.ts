@@ -2,13 +2,13 @@
 // `global`. Session counters live in the session's own MCP agent instead.
 
 import { DurableObject } from 'cloudflare:workers';
-import type { Decision } from '../policy/evaluate';
+import type { LimitedDecision } from '../policy/evaluate';
 import { SqlCounters, type CounterRow, type ReserveItem } from './sql-counters';
 
 export class PolicyCounters extends DurableObject {
   private readonly counters = new SqlCounters(this.ctx.storage.sql);
 
-  reserve(items: ReserveItem[], now: number): Decision | null {
+  reserve(items: ReserveItem[], now: number): LimitedDecision | null {
     return this.counters.reserve(items, now);
   }
 

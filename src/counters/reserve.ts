@@ -4,13 +4,13 @@
 // already taken are given back. Any store error is reported, and the caller denies.
 
 import type { Identity } from '../identity';
-import type { AppliedLimit, Decision } from '../policy/evaluate';
+import type { AppliedLimit, Decision, LimitedDecision } from '../policy/evaluate';
 import type { Scope } from '../policy/schema';
 import type { ReserveItem } from './sql-counters';
 
 /** One place counters live: reserve/release for the items of one scope key. */
 export interface CounterTarget {
-  reserve(items: ReserveItem[], now: number): Promise<Decision | null> | Decision | null;
+  reserve(items: ReserveItem[], now: number): Promise<LimitedDecision | null> | LimitedDecision | null;
   release(items: Pick<ReserveItem, 'key' | 'windowStart'>[]): Promise<void> | void;
 }
 

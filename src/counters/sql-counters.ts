@@ -6,7 +6,7 @@
 // (epoch ms), expires_at INTEGER (window end), count INTEGER; primary key (key, window_start).
 // Rows of windows that have ended are deleted on the next reservation.
 
-import { checkLimits, readingKey, type AppliedLimit, type Decision } from '../policy/evaluate';
+import { checkLimits, readingKey, type AppliedLimit, type LimitedDecision } from '../policy/evaluate';
 
 export type ReserveItem = Pick<AppliedLimit, 'key' | 'windowStart' | 'windowEnd' | 'max' | 'rule' | 'counter' | 'window' | 'scope'> & { reason?: string };
 
@@ -34,7 +34,7 @@ export class SqlCounters {
   }
 
   /** Takes one slot in every counter, or none: returns the `limited` decision of the first full one. */
-  reserve(items: readonly ReserveItem[], now: number): Decision | null {
+  reserve(items: readonly ReserveItem[], now: number): LimitedDecision | null {
     this.ensure();
     this.sql.exec('DELETE FROM policy_counters WHERE expires_at <= ?', now);
     const readings = new Map<string, number>();

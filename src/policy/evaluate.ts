@@ -29,6 +29,9 @@ export type Decision =
   | { kind: 'limited'; rule: string; reason: string; counter: string; retry_after_s: number }
   | { kind: 'approval_required'; rule: string; reason: string; approvers?: string[]; webOnly?: boolean };
 
+/** A refusal by a rate limit. */
+export type LimitedDecision = Extract<Decision, { kind: 'limited' }>;
+
 /** Current counts by `${scope}:${key}:${windowStart}`; absent means 0. */
 export type CounterReadings = ReadonlyMap<string, number>;
 
@@ -85,7 +88,7 @@ export function evaluatePolicy(
 }
 
 /** The first limit whose counter has reached its max, as a `limited` decision; else null. */
-export function checkLimits(limits: readonly AppliedLimit[], readings: CounterReadings, now: number): Decision | null {
+export function checkLimits(limits: readonly AppliedLimit[], readings: CounterReadings, now: number): LimitedDecision | null {
   for (const limit of limits) {
     const count = readings.get(readingKey(limit)) ?? 0;
     if (count >= limit.max) {

@@ -2,7 +2,7 @@
 // their load, and one node's metrics. Each is one GET; figures come back in MiB/GiB and seconds.
 
 import { z } from 'zod';
-import { defineTool } from '../mcp/tool-spec';
+import { defineTool } from '../calls/tool-spec';
 import { anyList, clusterStatusItem, nodeListItem, nodeStatus, parseEach, versionInfo } from '../proxmox/schemas';
 import { nodeName, outputExtras, round2, toGib, toMib } from './common';
 

@@ -3,7 +3,7 @@
 // taken meanwhile, and optionally waits for the creation task.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure, type ToolContext } from '../mcp/tool-spec';
+import { defineTool, ToolFailure, type ToolContext } from '../calls/tool-spec';
 import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import {

@@ -6,7 +6,7 @@
 // have been carried out: the result says so, and the call keeps its rate-limit slot.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure, type ToolContext, type ToolSpec } from '../mcp/tool-spec';
+import { defineTool, ToolFailure, type ToolContext, type ToolSpec } from '../calls/tool-spec';
 import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';

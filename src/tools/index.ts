@@ -2,7 +2,7 @@
 // and their arguments and argument fields (what policy paths such as args.net0.bridge may refer to).
 
 import type { z } from 'zod';
-import type { ToolSpec } from '../mcp/tool-spec';
+import type { ToolSpec } from '../calls/tool-spec';
 import type { ToolCatalog } from '../policy/load';
 import { getClusterStatus, getNodeMetrics, getVersion, listNodes } from './cluster';
 import { createQemuVm } from './create-qemu-vm';

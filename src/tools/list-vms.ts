@@ -2,7 +2,7 @@
 // GET /cluster/resources?type=vm, filtered, sorted by vmid and paged with an opaque cursor.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../mcp/tool-spec';
+import { defineTool, ToolFailure } from '../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../proxmox/schemas';
 import { nodeName, outputExtras, tagName } from './common';
 

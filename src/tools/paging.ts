@@ -2,7 +2,7 @@
 // pages stay stable while items come and go between calls. The cursor is opaque to the agent
 // (base64 of "<tool>:<key>"), and a cursor from another tool or made up is refused by name.
 
-import { ToolFailure } from '../mcp/tool-spec';
+import { ToolFailure } from '../calls/tool-spec';
 
 export function encodeCursor(tool: string, key: string | number): string {
   return btoa(`${tool}:${key}`).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');

@@ -3,7 +3,7 @@
 // later and less clearly), and its preview says what it means for the guest as it is now.
 
 import { z } from 'zod';
-import type { ToolSpec } from '../mcp/tool-spec';
+import type { ToolSpec } from '../calls/tool-spec';
 import { confirm, guestTarget, waitArgs } from './common';
 import { defineGuestAction, type Verdict } from './guest-action';
 import { guestLabel, guestPath, type GuestRef, type GuestState } from './guests';

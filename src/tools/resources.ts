@@ -3,7 +3,7 @@
 // pve_list_vms. PVE's `type` filter has no `pool`: pools are picked out of the full list.
 
 import { z } from 'zod';
-import { defineTool } from '../mcp/tool-spec';
+import { defineTool } from '../calls/tool-spec';
 import { anyList, parseEach, resourceItem, type ResourceItem } from '../proxmox/schemas';
 import { outputExtras, round2, toGib, toMib } from './common';
 import { decodeCursor, pageAfter } from './paging';

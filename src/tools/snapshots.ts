@@ -3,7 +3,7 @@
 // is now: a name that exists (or does not), and what a rollback or a delete will lose.
 
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../mcp/tool-spec';
+import { defineTool, type ToolContext } from '../calls/tool-spec';
 import { anyList, parseEach, snapshotItem } from '../proxmox/schemas';
 import { confirm, guestTarget, isoSeconds, outputExtras, snapshotName, waitArgs } from './common';
 import { defineGuestAction, type Verdict } from './guest-action';

@@ -3,7 +3,7 @@
 // template or import image by its volume id instead of guessing one.
 
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../mcp/tool-spec';
+import { defineTool, type ToolContext } from '../calls/tool-spec';
 import { anyList, boolish, numeric, parseEach } from '../proxmox/schemas';
 import { isoSeconds, nodeName, outputExtras, round2, storageId, toGib, vmid } from './common';
 import { decodeCursor, pageAfter } from './paging';

@@ -3,7 +3,7 @@
 // before anything is sent: it names its node, and must name the node asked.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../mcp/tool-spec';
+import { defineTool, ToolFailure } from '../calls/tool-spec';
 import { taskLogLines, taskStatus } from '../proxmox/schemas';
 import { parseUpid, taskSucceeded } from '../proxmox/upid';
 import { isoSeconds, nodeName, outputExtras, waitArgs } from './common';

@@ -3,7 +3,7 @@
 // snapshot holds it. The digest is what a later config change passes for optimistic concurrency.
 
 import { z } from 'zod';
-import { defineTool } from '../mcp/tool-spec';
+import { defineTool } from '../calls/tool-spec';
 import { viewConfig } from '../proxmox/config-view';
 import { guestConfig } from '../proxmox/schemas';
 import { guestTarget, outputExtras, snapshotName } from './common';

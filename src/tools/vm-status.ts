@@ -3,7 +3,7 @@
 // interfaces for LXC. When they cannot be had (stopped, no agent) the answer says why, as data.
 
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../mcp/tool-spec';
+import { defineTool, type ToolContext } from '../calls/tool-spec';
 import { PveError } from '../proxmox/errors';
 import { agentInterfaces, lxcInterfaces } from '../proxmox/schemas';
 import { guestTarget, outputExtras, round2, toGib, toMib } from './common';

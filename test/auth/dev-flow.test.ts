@@ -8,8 +8,8 @@ import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { AppEnv } from '../../src/env';
-import type { ProxmoxMcp } from '../../src/mcp/agent';
-import { mcpApi } from '../../src/mcp/api';
+import type { ProxmoxMcp } from '../../src/mcp/legacy/agent';
+import { mcpApi } from '../../src/mcp/route';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
 import { Browser, connectSignedIn, connectWith, ORIGIN, REDIRECT, signIn, TestOAuthClient } from './helpers/oauth';
 

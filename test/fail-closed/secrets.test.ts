@@ -98,7 +98,7 @@ describe('the argument hash', () => {
     expect(record.args.description).toBe('[redacted]');
     const canonical = canonicalJson({ node: 'pve1', vmid: 2100, pool: 'lab', description: '1234', wait: false, timeout_s: 60, confirm: false });
     expect(record.args_sha256).not.toBe(await sha256Hex(canonical));
-    const key = await runInDurableObject(audit.get(audit.idFromName('audit')) as DurableObjectStub<AuditLog>, (instance) => instance.argsHashKey());
+    const key = await runInDurableObject(audit.get(audit.idFromName('audit')) as DurableObjectStub<AuditLog>, (instance) => instance.serverKey('args_hmac'));
     expect(record.args_sha256).toBe(await hmacHex(await importKey(key), canonical));
   });
 });

@@ -83,6 +83,13 @@ describe('npm run policy -- explain', () => {
     expect(small.out).not.toMatch(/note:/);
   });
 
+  it('says how a session-scoped limit counts for 2026 clients, which have no session', () => {
+    const policy = file('session.json', { version: '1', default: 'deny', tools: { pve_list_vms: { limits: [{ counter: 'l', window: 'hour', max: 5, scope: 'session' }] } } });
+    const r = run('explain', policy, JSON.stringify({ tool: 'pve_list_vms' }));
+    expect(r.status).toBe(0);
+    expect(r.out).toMatch(/note: a session-scoped limit counts per MCP session for 2025 clients; a 2026-07-28 client has no session, so for it the limit counts per OAuth grant/);
+  });
+
   it('refuses arguments the tool itself would refuse', () => {
     const r = run('explain', 'policy.json', JSON.stringify({ tool: 'pve_create_qemu_vm', args: { node: '../x' } }));
     expect(r.status).toBe(1);

@@ -4,7 +4,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../src/identity';
-import { passGate } from '../../src/mcp/policy-gate';
+import { passGate } from '../../src/calls/policy-gate';
 import { reserveLimits, type CounterBackend } from '../../src/counters/reserve';
 import type { ReserveItem } from '../../src/counters/sql-counters';
 import { evaluatePolicy, type AppliedLimit } from '../../src/policy/evaluate';

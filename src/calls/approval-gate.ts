@@ -5,12 +5,11 @@
 //      does not say `"approval": "web"`: ask the user in the conversation;
 //   3. otherwise open a pending approval and tell the agent where a person approves it.
 
-import { ElicitResultSchema, type ServerRequest, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Approval, ApprovalRequest, ConsumeRefusal, Json } from '../approvals/types';
+import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
 import type { Identity } from '../identity';
 import type { Decision } from '../policy/evaluate';
+import { AskInNextRequest, type ApprovalQuestion, type Conversation } from './conversation';
 
 export type ApprovalOutcome =
   | { kind: 'approved'; approvalId: string }
@@ -37,24 +36,14 @@ export interface ApprovalCall {
   identity: Identity;
 }
 
-/** The approvals Durable Object, as this gate uses it (its RPC stub, typed plainly). */
-export interface ApprovalStore {
-  create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
-  restore(id: string): Promise<void>;
-  consume(id: string, call: { tool: string; args_sha256: string; grant_id: string }, now: number): Promise<ConsumeRefusal | null>;
-}
-
 export interface ApprovalDeps {
   store: () => ApprovalStore;
-  /** The in-flight request, to ask the client (elicitation) on its stream; null when it cannot. */
-  elicit: RequestHandlerExtra<ServerRequest, ServerNotification> | null;
+  /** Where the person can be asked about this call; null when the client cannot be asked. */
+  conversation: Conversation | null;
   approvalUrl: (id: string) => string;
   ttlMs: number;
   now: () => number;
 }
-
-/** How long a person has to answer in the conversation. */
-const ELICIT_TIMEOUT_MS = 5 * 60_000;
 
 export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPort {
   return {
@@ -68,7 +57,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
       }
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
-      if (deps.elicit && !required.approvers && !required.webOnly) return askInConversation(call, required, deps.elicit);
+      if (deps.conversation && !required.approvers && !required.webOnly) return askInConversation(call, required, deps.conversation);
       const approval = await deps.store().create(
         {
           tool: call.tool,
@@ -99,42 +88,33 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
   };
 }
 
-async function askInConversation(
-  call: ApprovalCall,
-  required: Extract<Decision, { kind: 'approval_required' }>,
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-): Promise<ApprovalOutcome> {
+async function askInConversation(call: ApprovalCall, required: Extract<Decision, { kind: 'approval_required' }>, conversation: Conversation): Promise<ApprovalOutcome> {
   const who = call.identity.email ?? call.identity.login ?? call.identity.userId;
   const params = call.upstream ?? Object.fromEntries(Object.entries(call.shownArgs).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
   const lines = Object.entries(params).map(([k, v]) => `  ${k}=${v}`);
-  const message = [
-    `${required.reason}`,
-    `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
-    ...lines,
-    'Approve this exact call?',
-  ].join('\n');
-  let result;
+  const question: ApprovalQuestion = {
+    message: [
+      `${required.reason}`,
+      `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
+      ...lines,
+      'Approve this exact call?',
+    ].join('\n'),
+    requestedSchema: {
+      type: 'object',
+      properties: { approve: { type: 'boolean', title: 'Approve this call', default: false } },
+      required: ['approve'],
+    },
+  };
+  let answer;
   try {
-    result = await extra.sendRequest(
-      {
-        method: 'elicitation/create',
-        params: {
-          message,
-          requestedSchema: {
-            type: 'object',
-            properties: { approve: { type: 'boolean', title: 'Approve this call', default: false } },
-            required: ['approve'],
-          },
-        },
-      },
-      ElicitResultSchema,
-      { timeout: ELICIT_TIMEOUT_MS },
-    );
+    answer = await conversation.ask(question, { tool: call.tool, argsHash: call.argsSha256, grantId: call.identity.grantId });
   } catch (err) {
+    if (err instanceof AskInNextRequest) throw err; // a stateless client: the call is suspended
     return { kind: 'refused', reason: `Approval could not be asked for in the conversation (${err instanceof Error ? err.message.slice(0, 120) : 'no answer'}).` };
   }
+  if (answer.refusal) return { kind: 'refused', reason: answer.refusal };
   // The client relays the question; the audit trail records that the approval came this way.
-  if (result.action === 'accept' && result.content?.approve === true) return { kind: 'approved', approvalId: ELICITED };
-  const how = result.action === 'cancel' ? 'cancelled the approval request' : 'declined the call';
+  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'approved', approvalId: ELICITED };
+  const how = answer.action === 'cancel' ? 'cancelled the approval request' : 'declined the call';
   return { kind: 'refused', reason: `${who} ${how}.` };
 }

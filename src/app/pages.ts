@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../env';
 import { health } from '../health';
 import { webRoutes } from '../web/routes';
-import { authRoutes } from './routes';
+import { authRoutes } from '../auth/routes';
 
 export const authApp = new Hono<{ Bindings: AppEnv }>();
 

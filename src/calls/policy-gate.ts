@@ -3,13 +3,14 @@
 // What the agent sees for a refusal is built here too: an isError result starting
 // "[POLICY DENIED]" with {policy: {decision, rule, reason, retry_after_s?}}.
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallResult } from './result';
 import { reserveLimits, type CounterBackend } from '../counters/reserve';
 import type { Identity } from '../identity';
 import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
 import type { ActivePolicy } from '../policy/source';
 import type { ApprovalPort } from './approval-gate';
+import { AskInNextRequest } from './conversation';
 
 export type Refusal = Exclude<Decision, { kind: 'allow' }>;
 
@@ -66,6 +67,7 @@ export async function passGate(
     try {
       outcome = await approvals.resolve(decision);
     } catch (err) {
+      if (err instanceof AskInNextRequest) throw err; // not a store failure: the call is suspended
       console.error(JSON.stringify({ msg: 'approval_store_error', error: err instanceof Error ? err.message.slice(0, 300) : 'unknown' }));
       return {
         ok: false,
@@ -110,7 +112,7 @@ export async function passGate(
  * what to tell the user, the link alone on its line, and exactly how to call again. `pinned` are
  * arguments the server filled in that the approval covers (the vmid it picked).
  */
-export function refusalResult(refusal: Refusal, tool: string, pending?: PendingApproval, pinned: Record<string, unknown> = {}): CallToolResult {
+export function refusalResult(refusal: Refusal, tool: string, pending?: PendingApproval, pinned: Record<string, unknown> = {}): CallResult {
   const policy = {
     decision: refusal.kind,
     rule: refusal.rule,

@@ -3,8 +3,6 @@
 // log line and one audit record whatever happened. Failures become isError results here;
 // nothing the agent sees, logs or stores carries a stack trace or a configured secret.
 
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import type { Json } from '../approvals/types';
 import { canonicalJson, redactAll, redactArgs } from '../audit/canonical';
@@ -20,10 +18,10 @@ import { approvalPort, ELICITED } from './approval-gate';
 import { describeIssues } from './issues';
 import { logToolCall, type ToolCallLog } from './log';
 import { passGate, refusalResult } from './policy-gate';
-import type { CallScope, ToolHost } from './tool-registry';
+import { AskInNextRequest, type Conversation } from './conversation';
+import type { CallHost, CallScope } from './host';
+import type { CallOutcome, CallResult } from './result';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** What is known about a call as it goes; becomes the log line and the audit record. */
 interface CallFacts {
@@ -35,7 +33,11 @@ interface CallFacts {
   approvalId: string | null;
 }
 
-export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown, host: ToolHost, extra: Extra | null): Promise<CallToolResult> {
+/**
+ * Runs one call. `conversation` is how the person can be asked about it (null: they cannot);
+ * a 2026-07-28 conversation suspends the call instead, and the outcome then says what to ask.
+ */
+export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown, host: CallHost, conversation: Conversation | null): Promise<CallOutcome> {
   const requestId = crypto.randomUUID();
   const started = Date.now();
   const rawKeys = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? Object.keys(rawArgs).slice(0, 40) : [];
@@ -53,7 +55,8 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   const redact = (args: Record<string, unknown>): Record<string, unknown> =>
     active.ok ? redactArgs(args, active.policy.doc.tools[tool.name]?.sensitive ?? []) : redactAll(args);
   let scope: CallScope | undefined;
-  let result: CallToolResult;
+  let result: CallResult;
+  let suspended: AskInNextRequest | null = null;
   try {
     scope = host.scope(requestId);
     const identity = scope.ctx.identity;
@@ -96,7 +99,7 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
         argsSha256: facts.argsHash,
         identity,
       },
-      { store: approvals.store, approvalUrl: approvals.url, ttlMs: approvals.ttlMs, elicit: extra, now: Date.now },
+      { store: approvals.store, approvalUrl: approvals.url, ttlMs: approvals.ttlMs, conversation, now: Date.now },
     );
     const gate = await passGate(
       active,
@@ -147,7 +150,16 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       }
     }
   } catch (err) {
-    result = failureResult(err, facts.log);
+    if (err instanceof AskInNextRequest) {
+      // Nothing ran: the person is asked, and answers with the next request (2026-07-28).
+      suspended = err;
+      facts.decision = 'approval_required';
+      facts.log.outcome = 'approval_pending';
+      facts.log.decision = 'approval_required';
+      result = { content: [{ type: 'text', text: 'Waiting for the person to approve this call.' }] };
+    } else {
+      result = failureResult(err, facts.log);
+    }
   }
   const calls = scope?.upstream() ?? [];
   facts.log.upstream_status = calls.at(-1)?.status ?? null;
@@ -156,7 +168,8 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   // Last line of defence: whatever echoed a configured secret, it leaves here without it.
   logToolCall(scrub.deep(facts.log));
   host.audit(scrub.deep(auditRecord(facts, scope, result!, started)));
-  return scrub.deep(result!);
+  if (suspended) return { kind: 'input_required', question: scrub.deep(suspended.question), binding: suspended.binding };
+  return { kind: 'result', result: scrub.deep(result!) };
 }
 
 /**
@@ -210,7 +223,7 @@ function channelOf(approvalId: string | null, decision: AuditDecision): Approval
   return approvalId === ELICITED ? 'conversation' : 'web';
 }
 
-function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: CallToolResult, started: number): AuditRecord {
+function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: CallResult, started: number): AuditRecord {
   const identity = scope?.ctx.identity;
   const structured = (result.structuredContent ?? {}) as Record<string, unknown>;
   return {
@@ -238,7 +251,7 @@ function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: Cal
   };
 }
 
-function failureResult(err: unknown, entry: ToolCallLog): CallToolResult {
+function failureResult(err: unknown, entry: ToolCallLog): CallResult {
   let error: { kind: string; message: string; fields?: { field: string; message: string }[]; upstream_status?: number };
   if (err instanceof ToolFailure) {
     const lines = err.fields.map((f) => `- ${f.field}: ${f.message}`);

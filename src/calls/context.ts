@@ -5,7 +5,7 @@ import type { AppEnv } from '../env';
 import { pveConfig } from '../env';
 import type { Identity } from '../identity';
 import { PveClient } from '../proxmox/client';
-import type { CallScope } from './tool-registry';
+import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';
 
 export function makeScope(env: AppEnv, identity: Identity, requestId: string): CallScope {

@@ -4,8 +4,8 @@
 
 import { OAuthProvider, GrantType, type TokenExchangeCallbackOptions } from '@cloudflare/workers-oauth-provider';
 import type { AppEnv } from '../env';
-import { mcpApi } from '../mcp/api';
-import { authApp } from './app';
+import { mcpApi } from '../mcp/route';
+import { authApp } from './pages';
 
 const ACCESS_TOKEN_TTL_S = 60 * 60;
 const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
@@ -26,6 +26,10 @@ export function providerFor(origin: string): OAuthProvider<AppEnv> {
       tokenEndpoint: `${origin}/token`,
       clientRegistrationEndpoint: `${origin}/register`,
       resourceMetadata: { resource: origin, resource_name: 'Proxmox VE MCP server' },
+      // Client ID Metadata Documents (what Claude.ai and ChatGPT prefer); dynamic registration
+      // stays on as the fallback. Needs the global_fetch_strictly_public compatibility flag, so
+      // that fetching a client's document can never reach a private address.
+      clientIdMetadataDocumentEnabled: true,
       accessTokenTTL: ACCESS_TOKEN_TTL_S,
       refreshTokenTTL: REFRESH_TOKEN_TTL_S,
       refreshTokenIdleTTL: REFRESH_IDLE_TTL_S,

@@ -1,0 +1,44 @@
+// Asking the person behind a client about one exact call, in the conversation. A 2025 session
+// pushes the question to the client and waits (elicitation/create); a 2026-07-28 client is
+// stateless, so the call is suspended instead: the answer comes back with the next request
+// (input_required, then a retry carrying it). The pipeline sees one interface for both.
+
+/** The question put to the person: a message and a form with one boolean. */
+export interface ApprovalQuestion {
+  message: string;
+  requestedSchema: {
+    type: 'object';
+    properties: { approve: { type: 'boolean'; title: string; default: boolean } };
+    required: ['approve'];
+  };
+}
+
+export interface ApprovalAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+  /** The answer is not one that may approve this call (given for another call, or used before): why. */
+  refusal?: string;
+}
+
+/** What an answer must belong to: the exact call it approves. */
+export interface CallBinding {
+  tool: string;
+  argsHash: string;
+  grantId: string;
+}
+
+export interface Conversation {
+  /** Resolves with the person's answer about this call, or throws AskInNextRequest. */
+  ask(question: ApprovalQuestion, binding: CallBinding): Promise<ApprovalAnswer>;
+}
+
+/** A stateless conversation suspends the call: the question goes out as input_required. */
+export class AskInNextRequest extends Error {
+  override readonly name = 'AskInNextRequest';
+  constructor(
+    readonly question: ApprovalQuestion,
+    readonly binding: CallBinding,
+  ) {
+    super('the call waits for an answer in the next request');
+  }
+}

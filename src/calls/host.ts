@@ -1,0 +1,38 @@
+// What a call needs from the world around it, whichever MCP era serves it: who calls and the
+// Proxmox client (the scope), the policy, the counters, approvals, the audit trail, the scrubber
+// and the argument hash. Built by the composition root (../compose/); the era adapters in
+// ../mcp/ add only their session id, their session counters and their conversation.
+
+import type { AuditRecord } from '../audit/record';
+import type { ApprovalStore } from '../approvals/types';
+import type { CounterBackend } from '../counters/reserve';
+import type { ActivePolicy } from '../policy/source';
+import type { UpstreamCall } from '../proxmox/client';
+import type { Scrubber } from '../secrets/scrub';
+import type { BaseToolContext } from './tool-spec';
+
+/** One call's context, plus what the seam needs to log it. */
+export interface CallScope {
+  ctx: BaseToolContext;
+  /** The upstream exchanges made so far during this call. */
+  upstream(): readonly UpstreamCall[];
+}
+
+export interface CallHost {
+  /** A fresh scope for one call; throws a ToolFailure when the caller has no identity. */
+  scope(requestId: string): CallScope;
+  /** The MCP session (or `stateless`), for logs and the audit trail. */
+  sessionId(): string;
+  /** The policy in force. */
+  policy(): ActivePolicy;
+  /** Where rate-limit counters live. */
+  counters(): CounterBackend;
+  /** Human approvals: the store, the page for an id, how long an approval lasts. */
+  approvals(): { store: () => ApprovalStore; url: (id: string) => string; ttlMs: number };
+  /** Records the call in the audit trail, without waiting for it or failing the call. */
+  audit(record: AuditRecord): void;
+  /** Removes configured secrets from results, log lines and audit records. */
+  scrubber(): Scrubber;
+  /** The keyed hash of canonical arguments (audit records, approvals). */
+  hashArgs(canonical: string): Promise<string>;
+}

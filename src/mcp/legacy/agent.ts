@@ -1,0 +1,89 @@
+// The 2025 era: one McpAgent Durable Object per MCP session (streamable HTTP or SSE). It wires
+// the SDK v1 server to the tool seam and keeps what only a session has: its owner (the grant
+// that opened it), its session-scoped counters, and its end when the grant is revoked.
+
+import { McpAgent } from 'agents/mcp';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import { recordGrantSession } from '../../auth/grants';
+import { composeHost, TOOL_SET } from '../../compose/host';
+import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
+import { SqlCounters } from '../../counters/sql-counters';
+import type { AppEnv } from '../../env';
+import { identityFromProps } from '../../identity';
+import { installTools } from './tools';
+
+/** Storage key set when the session was ended by a revocation. */
+const ENDED_KEY = 'ended';
+
+export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown>> {
+  // The low-level SDK server: our seam answers tools/list and tools/call itself, so that
+  // validation, policy and logging wrap every call (McpServer would validate before us).
+  server = new Server(
+    SERVER_INFO,
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    },
+  );
+
+  /** Session-scoped counters live in this session's own storage, so a new session starts at 0. */
+  private sessionCounters: SqlCounters | undefined;
+
+  /**
+   * A session belongs to the grant that opened it: props carrying another grant never replace
+   * the stored ones (the Worker refuses such requests; this holds even if a path misses it).
+   */
+  override async updateProps(props?: Record<string, unknown>): Promise<void> {
+    const stored = identityFromProps(await this.ctx.storage.get('props'));
+    const incoming = identityFromProps(props);
+    if ((stored && (!incoming || incoming.grantId !== stored.grantId)) || (await this.ctx.storage.get(ENDED_KEY))) {
+      console.warn(JSON.stringify({ msg: 'session_props_kept', session: this.name }));
+      this.props = (await this.ctx.storage.get('props')) as Record<string, unknown>;
+      return;
+    }
+    await super.updateProps(props);
+    // The grant's first request here: remember the session under the grant, so that revoking
+    // the grant ends it (../auth/grants.ts).
+    if (!stored && incoming) {
+      await recordGrantSession(this.env, incoming.grantId, this.name).catch((err: unknown) => {
+        console.error(JSON.stringify({ msg: 'session_index_failed', error: err instanceof Error ? err.message.slice(0, 200) : 'unknown' }));
+      });
+    }
+  }
+
+  /**
+   * Who opened this session (its grant), or null if it was never opened. For ownership checks:
+   * an ended session belongs to nobody, so every grant is told it does not exist.
+   */
+  async owner(): Promise<{ userId: string; grantId: string } | null> {
+    if (await this.ctx.storage.get(ENDED_KEY)) return { userId: '', grantId: '(ended)' };
+    const identity = identityFromProps(this.props ?? (await this.ctx.storage.get('props')));
+    return identity ? { userId: identity.userId, grantId: identity.grantId } : null;
+  }
+
+  /** Ends the session for good (its grant was revoked): open streams close, its id is dead. */
+  async endSession(): Promise<void> {
+    await this.ctx.storage.put(ENDED_KEY, Date.now());
+    for (const connection of this.getConnections()) connection.close(1000, 'Access revoked');
+  }
+
+  /** The public origin this session was opened through (for approval page links). */
+  private origin(): string {
+    const fromProps = (this.props as { publicOrigin?: unknown } | undefined)?.publicOrigin;
+    return typeof fromProps === 'string' ? fromProps : 'http://localhost:8787';
+  }
+
+  override async init(): Promise<void> {
+    this.sessionCounters ??= new SqlCounters(this.ctx.storage.sql);
+    const host = composeHost(this.env, {
+      sessionId: this.name,
+      sessionCounters: this.sessionCounters,
+      identity: () => identityFromProps(this.props),
+      publicOrigin: () => this.origin(),
+      waitUntil: (work) => this.ctx.waitUntil(work),
+    });
+    installTools(this.server, TOOL_SET, host);
+  }
+}

@@ -1,0 +1,52 @@
+// The 2025 era's adapter for tools: tools/list and tools/call on the SDK v1 low-level `Server`
+// inside the session's McpAgent, each call one runCall. The person is asked in the conversation
+// by pushing elicitation/create to the client on the call's own stream.
+
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Conversation } from '../../calls/conversation';
+import type { CallHost } from '../../calls/host';
+import { runCall } from '../../calls/run-call';
+import type { ToolSet } from '../../calls/tool-list';
+
+/** How long a person has to answer in the conversation. */
+const ELICIT_TIMEOUT_MS = 5 * 60_000;
+
+export function installTools(server: Server, tools: ToolSet, host: CallHost): void {
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.listed(host.policy()) as Tool[] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const found = tools.get(request.params.name);
+    // Per the MCP spec an unknown tool is a protocol error, not a tool result.
+    if (!found) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
+    const outcome = await runCall(found.tool, found.input, request.params.arguments, host, canElicit(server) ? pushedQuestions(extra) : null);
+    // A pushed question is answered within the call: a 2025 call is never suspended.
+    if (outcome.kind !== 'result') throw new McpError(ErrorCode.InternalError, 'The call could not wait for an answer.');
+    return outcome.result as CallToolResult;
+  });
+}
+
+function canElicit(server: Server): boolean {
+  const elicitation = server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
+  // An empty object (2025-06-18) means form mode; newer clients list the modes they support.
+  return !!elicitation && (elicitation.form !== undefined || elicitation.url === undefined);
+}
+
+function pushedQuestions(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Conversation {
+  return {
+    async ask(question) {
+      const answer = await extra.sendRequest({ method: 'elicitation/create', params: { ...question } }, ElicitResultSchema, { timeout: ELICIT_TIMEOUT_MS });
+      return { action: answer.action, ...(answer.content ? { content: answer.content as Record<string, unknown> } : {}) };
+    },
+  };
+}

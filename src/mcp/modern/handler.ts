@@ -1,0 +1,158 @@
+// The 2026-07-28 era: stateless. Each request is one exchange with a fresh SDK v2 server (the
+// SDK's createMcpHandler: server/discover, envelope and header checks, error codes), whose
+// tools/list and tools/call go to the same seam as the 2025 sessions. No session: session-scoped
+// limits count per grant. A person is asked through input_required; the question's state goes
+// out signed (the SDK's request-state codec, bound to the method and the grant) and carries the
+// tool, the argument hash and a one-time nonce, so a forged, altered or replayed answer is refused.
+
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  createMcpHandler,
+  createRequestStateCodec,
+  inputRequired,
+  inputResponse,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type AuthInfo,
+  type ClientCapabilities,
+  type McpRequestContext,
+  type RequestStateCodec,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { AUDIT_OBJECT } from '../../audit/names';
+import { AskInNextRequest, type Conversation } from '../../calls/conversation';
+import { runCall } from '../../calls/run-call';
+import { composeHost, TOOL_SET } from '../../compose/host';
+import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
+import { approvalStore } from '../../approvals/config';
+import type { AppEnv } from '../../env';
+import type { Identity } from '../../identity';
+import { STORE_DEADLINE_MS, withDeadline } from '../../stores/deadline';
+
+/** How long a person has to answer before the question must be asked again. */
+const ANSWER_TTL_S = 5 * 60;
+const QUESTION_KEY = 'approve';
+
+/** What the signed state of an open question holds: the call it is about, and a nonce. */
+interface QuestionState {
+  t: string;
+  h: string;
+  n: string;
+}
+
+/** What the router hands each exchange (through the SDK's pass-through authInfo). */
+interface Exchange {
+  env: AppEnv;
+  identity: Identity;
+  origin: string;
+  waitUntil(work: Promise<unknown>): void;
+  codec: RequestStateCodec<QuestionState>;
+}
+
+const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchangeOf(rc.authInfo)), {
+  legacy: 'reject',
+  responseMode: 'auto',
+  onerror: (err) => console.error(JSON.stringify({ msg: 'mcp_2026_error', error: err.message.slice(0, 300) })),
+});
+
+/** Serves one 2026-07-28 request for a signed-in (or, with AUTH_MODE=none, local) person. */
+export async function serveModern(request: Request, env: AppEnv, identity: Identity, origin: string, ctx: ExecutionContext): Promise<Response> {
+  const exchange: Exchange = { env, identity, origin, waitUntil: (work) => ctx.waitUntil(work), codec: await codecFor(env) };
+  const authInfo: AuthInfo = { token: '', clientId: identity.clientId, scopes: [], extra: { exchange } };
+  return handler.fetch(request, { authInfo });
+}
+
+function exchangeOf(authInfo: AuthInfo | undefined): Exchange {
+  const exchange = (authInfo?.extra as { exchange?: Exchange } | undefined)?.exchange;
+  if (!exchange) throw new ProtocolError(ProtocolErrorCode.InternalError, 'No caller for this request.');
+  return exchange;
+}
+
+function buildServer(exchange: Exchange): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+    // A state that fails verification (altered, expired, minted for another grant) never
+    // reaches a handler: the SDK answers -32602 invalid_request_state.
+    requestState: { verify: (state, ctx) => exchange.codec.verify(state, ctx) },
+  });
+  const host = composeHost(exchange.env, {
+    sessionId: 'stateless',
+    sessionCounters: 'per-grant',
+    identity: () => exchange.identity,
+    publicOrigin: () => exchange.origin,
+    waitUntil: exchange.waitUntil,
+  });
+  server.setRequestHandler('tools/list', async () => ({ tools: TOOL_SET.listed(host.policy()) }));
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const found = TOOL_SET.get(request.params.name);
+    if (!found) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
+    const conversation = canElicit(ctx) ? answersInRequest(ctx, exchange) : null;
+    const outcome = await runCall(found.tool, found.input, request.params.arguments, host, conversation);
+    if (outcome.kind === 'result') return outcome.result;
+    const { binding, question } = outcome;
+    const state: QuestionState = { t: binding.tool, h: binding.argsHash, n: nonce() };
+    return inputRequired({
+      inputRequests: { [QUESTION_KEY]: inputRequired.elicit({ message: question.message, requestedSchema: question.requestedSchema }) },
+      requestState: await exchange.codec.mint(state, ctx),
+    });
+  });
+  return server;
+}
+
+/** The client declared form elicitation in this request's envelope (an empty object means form). */
+function canElicit(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const elicitation = (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined)?.elicitation as { form?: object; url?: object } | undefined;
+  return !!elicitation && (elicitation.form !== undefined || elicitation.url === undefined);
+}
+
+/**
+ * The person's answer, when this request carries one for this exact call: its state verified by
+ * the SDK (signature, expiry, grant), naming this tool and these arguments, and its nonce not
+ * spent before. Without an answer the call is suspended and the question goes out.
+ */
+function answersInRequest(ctx: ServerContext, exchange: Exchange): Conversation {
+  return {
+    async ask(question, binding) {
+      const state = ctx.mcpReq.requestState<QuestionState>();
+      const answer = inputResponse(ctx.mcpReq.inputResponses, QUESTION_KEY);
+      if (!state || answer.kind !== 'elicit') throw new AskInNextRequest(question, binding);
+      if (state.t !== binding.tool || state.h !== binding.argsHash) {
+        return { action: 'decline', refusal: 'The answer sent with this call was given for another call (other tool or arguments). Call again without it to ask anew.' };
+      }
+      const fresh = await approvalStore(exchange.env).spendOnce(state.n, Date.now() + ANSWER_TTL_S * 1000, Date.now());
+      if (!fresh) return { action: 'decline', refusal: 'This answer was already used; each answer approves one call. Call again without it to ask anew.' };
+      return { action: answer.action, ...(answer.content ? { content: answer.content as Record<string, unknown> } : {}) };
+    },
+  };
+}
+
+function nonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(18));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_');
+}
+
+let cachedCodec: Promise<RequestStateCodec<QuestionState>> | undefined;
+
+/** The codec, keyed by the server's own `request_state` key (made once, kept by the audit object). */
+function codecFor(env: AppEnv): Promise<RequestStateCodec<QuestionState>> {
+  cachedCodec ??= (async () => {
+    const audit = env.AUDIT;
+    const base64 = await withDeadline(audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('request_state'), STORE_DEADLINE_MS, 'request-state key');
+    const key = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    return createRequestStateCodec<QuestionState>({
+      key,
+      ttlSeconds: ANSWER_TTL_S,
+      // A state answers only the same method for the same grant.
+      bind: (ctx) => `${ctx.mcpReq.method}\u0000${grantOf(ctx)}`,
+    });
+  })();
+  cachedCodec.catch(() => (cachedCodec = undefined));
+  return cachedCodec;
+}
+
+function grantOf(ctx: ServerContext): string {
+  return ((ctx.http?.authInfo?.extra as { exchange?: Exchange } | undefined)?.exchange?.identity.grantId) ?? '';
+}

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import { handleControl } from './control/control-api.ts';
 import { faultReply } from './control/faults.ts';
 import { unescapePath, decodeUrlencoded } from './http/form-decode.ts';
-import { writeReply, type Reply } from './http/http-reply.ts';
+import { writeReply, writeStream, type Reply } from './http/http-reply.ts';
 import { handlePveRequest, type IncomingFacts } from './http/pve-pipeline.ts';
 import { bodyParams } from './http/request-params.ts';
 import { DEFAULT_TENANT, TENANT_NAME_RE, TenantRegistry } from './tenant.ts';
@@ -86,12 +86,17 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
 
   /** Send a reply after its delay; `onSent` gets the status, or null for a drop (never for hangs). */
   type OnSent = (status: number | null) => void;
-  const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, onSent: OnSent) => {
+  type OnStreamed = (streamed: { bytes: number; complete: boolean }) => void;
+  const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, onSent: OnSent, onStreamed?: OnStreamed) => {
     if (reply.kind === 'hang') return; // keep the socket open and never answer
     later(reply.delayMs ?? 0, () => {
       if (reply.kind === 'drop') {
         req.socket.destroy();
         onSent(null);
+      } else if (reply.kind === 'stream') {
+        if (res.destroyed || res.headersSent) return;
+        writeStream(res, reply, (bytes, complete) => onStreamed?.({ bytes, complete }));
+        onSent(reply.status);
       } else if (!res.destroyed && !res.headersSent) {
         try {
           writeReply(res, reply);
@@ -137,7 +142,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     const fault = tenant.faults.takeHttp(method, faultPath(path));
     if (fault) {
       const injected = faultReply(fault);
-      if (injected !== 'pass') return send(req, res, injected, record);
+      if (injected !== 'pass') return send(req, res, injected, record, (streamed) => (entry.streamed = streamed));
       await wait(fault.delayMs ?? 0);
     }
     const facts: IncomingFacts = { method, path, rawQuery, headers: req.headers, body };

@@ -5,6 +5,8 @@
 // below /api2/json) match. A fault with status/body/reason/headers answers instead of PVE
 // (status defaults to 500; a string body is sent verbatim as text/plain unless contentType says
 // otherwise, an object body as JSON); with only delayMs it delays the normal answer.
+// `streamBytes` answers 200 with a JSON body of that many bytes written in pieces, chunked (no
+// Content-Length) unless `chunked: false`: what a runaway or hostile upstream would send.
 import type { Reply } from '../http/http-reply.ts';
 
 export interface FaultSpec {
@@ -20,6 +22,10 @@ export interface FaultSpec {
   readonly delayMs?: number;
   readonly drop?: boolean;
   readonly hang?: boolean;
+  /** Answer a body of this many bytes, streamed. */
+  readonly streamBytes?: number;
+  /** With streamBytes: no Content-Length (the default), or false to declare it. */
+  readonly chunked?: boolean;
   /** Not an HTTP fault: the next matching create task ends with this exitstatus. */
   readonly taskExitStatus?: string;
 }
@@ -40,7 +46,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 export function parseFaultSpec(input: unknown): Parsed {
   if (!isRecord(input)) return { ok: false, error: 'fault must be a JSON object' };
   const { path, method, times = 1, body, contentType, headers, reason, delayMs } = input;
-  const { drop, hang, taskExitStatus } = input;
+  const { drop, hang, taskExitStatus, streamBytes, chunked } = input;
   // status 0 or null means "no status": e.g. { delayMs, status: 0 } only delays the real answer.
   const status = input.status === 0 || input.status === null ? undefined : input.status;
   if (typeof path !== 'string') return { ok: false, error: "'path' (a regex source) is required" };
@@ -59,6 +65,8 @@ export function parseFaultSpec(input: unknown): Parsed {
     [reason === undefined || typeof reason === 'string', "'reason' must be a string"],
     [delayMs === undefined || (typeof delayMs === 'number' && delayMs >= 0), "'delayMs' must be >= 0"],
     [taskExitStatus === undefined || typeof taskExitStatus === 'string', "'taskExitStatus': a string"],
+    [streamBytes === undefined || (Number.isInteger(streamBytes) && (streamBytes as number) >= 16 && (streamBytes as number) <= MAX_STREAM_BYTES), `'streamBytes' must be an integer from 16 to ${MAX_STREAM_BYTES}`],
+    [chunked === undefined || typeof chunked === 'boolean', "'chunked' must be true or false"],
   ];
   const failed = checks.find(([ok]) => !ok);
   if (failed) return { ok: false, error: failed[1] };
@@ -75,9 +83,12 @@ export function parseFaultSpec(input: unknown): Parsed {
     ...(drop === true ? { drop: true } : {}),
     ...(hang === true ? { hang: true } : {}),
     ...(taskExitStatus !== undefined ? { taskExitStatus: taskExitStatus as string } : {}),
+    ...(streamBytes !== undefined ? { streamBytes: streamBytes as number, chunked: chunked !== false } : {}),
   };
   return { ok: true, spec };
 }
+
+const MAX_STREAM_BYTES = 64 * 1024 * 1024;
 
 function isStatus(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 999;
@@ -133,6 +144,9 @@ export class FaultQueue {
 export function faultReply(spec: FaultSpec): Reply | 'pass' {
   if (spec.hang) return { kind: 'hang' };
   if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
+  if (spec.streamBytes !== undefined) {
+    return { kind: 'stream', status: spec.status ?? 200, bytes: spec.streamBytes, chunked: spec.chunked !== false, delayMs: spec.delayMs ?? 0 };
+  }
   const responds = spec.status !== undefined || spec.body !== undefined || spec.reason !== undefined;
   if (!responds && spec.contentType === undefined && spec.headers === undefined) return 'pass';
   const isText = typeof spec.body === 'string' || spec.body === undefined;

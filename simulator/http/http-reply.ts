@@ -16,6 +16,8 @@ export type Reply =
       readonly delayMs?: number;
     }
   | { readonly kind: 'drop'; readonly delayMs?: number }
+  /** A JSON body of `bytes` bytes written piece by piece, without Content-Length when chunked. */
+  | { readonly kind: 'stream'; readonly status: number; readonly bytes: number; readonly chunked: boolean; readonly delayMs?: number }
   | { readonly kind: 'hang' };
 
 const JSON_TYPE = 'application/json;charset=UTF-8';
@@ -107,4 +109,48 @@ export function writeReply(res: ServerResponse, reply: Extract<Reply, { kind: 'h
   const reason = safeReason(reply.reason || defaultReason(reply.status)) || defaultReason(reply.status);
   res.writeHead(reply.status, reason, headers);
   res.end(body);
+}
+
+const PIECE = 64 * 1024;
+
+/**
+ * Writes `{"data":"xxx…"}` of exactly `bytes` bytes, a piece at a time as the socket drains, and
+ * stops when the client goes away (a capped reader cancels long before the end).
+ */
+export function writeStream(
+  res: ServerResponse,
+  reply: Extract<Reply, { kind: 'stream' }>,
+  onEnd: (bytes: number, complete: boolean) => void,
+): void {
+  const head = '{"data":"';
+  const tail = '"}';
+  const headers: Record<string, string> = { 'Content-Type': JSON_TYPE, Server: 'pve-api-daemon/3.0' };
+  if (!reply.chunked) headers['Content-Length'] = String(reply.bytes);
+  res.writeHead(reply.status, defaultReason(reply.status), headers);
+  let left = reply.bytes - head.length - tail.length;
+  let written = head.length;
+  let ended = false;
+  const end = (complete: boolean): void => {
+    if (ended) return;
+    ended = true;
+    onEnd(written, complete);
+  };
+  res.once('close', () => end(false));
+  const filler = Buffer.alloc(PIECE, 'x');
+  res.write(head);
+  const pump = (): void => {
+    while (left > 0 && !res.destroyed) {
+      const n = Math.min(left, PIECE);
+      left -= n;
+      written += n;
+      if (!res.write(n === PIECE ? filler : filler.subarray(0, n))) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    if (res.destroyed) return;
+    written += tail.length;
+    res.end(tail, () => end(true));
+  };
+  pump();
 }

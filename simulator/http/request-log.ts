@@ -20,6 +20,8 @@ export interface LoggedRequest {
   readonly chunked: boolean;
   /** Set when answered; null while pending, or if the socket was dropped or the reply hangs. */
   status: number | null;
+  /** A streamed reply (fault `streamBytes`): body bytes handed to the socket, and whether all were. */
+  streamed?: { bytes: number; complete: boolean };
 }
 
 /** Oldest entries are dropped past this, so a long-running simulator stays bounded. */

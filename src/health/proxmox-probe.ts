@@ -85,6 +85,7 @@ function statusOf(failure: PveFailure): ProbeStatus {
     case 'not_implemented':
     case 'node_unreachable':
     case 'bad_response':
+    case 'too_large':
     case 'http_error':
       return 'error';
   }

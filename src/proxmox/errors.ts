@@ -14,6 +14,8 @@ export type PveFailure =
   | { kind: 'redirect'; status: number; location?: string }
   | { kind: 'not_json'; status: number; contentType: string }
   | { kind: 'bad_response'; status: number; problem: string }
+  /** A body over the client's cap (declared, or counted while streaming); not read further. */
+  | { kind: 'too_large'; status: number; limitBytes: number; declaredBytes?: number }
   | { kind: 'http_error'; status: number; message: string }
   | { kind: 'timeout'; timeoutMs: number }
   | { kind: 'network'; cause: string };
@@ -67,6 +69,8 @@ export function describePveFailure(f: PveFailure, method: string, path: string):
       return `Expected JSON from the Proxmox API but got ${f.contentType || 'no content type'} (status ${f.status}). Something other than pveproxy answered: check PVE_BASE_URL, the tunnel and any proxy in between.`;
     case 'bad_response':
       return `Proxmox answered ${where} with data of an unexpected shape: ${f.problem}`;
+    case 'too_large':
+      return `The answer to ${where} is ${f.declaredBytes !== undefined ? `${f.declaredBytes} bytes` : `larger than ${f.limitBytes} bytes`}, over the ${f.limitBytes / 1_048_576} MiB this server reads; it was not read. Narrow the request (a node, a filter, a smaller limit), or check that PVE_BASE_URL reaches pveproxy.`;
     case 'http_error':
       return `Proxmox answered ${where} with HTTP ${f.status}: ${f.message}`;
     case 'timeout':
@@ -86,6 +90,7 @@ export function writeMayHaveHappened(err: PveError): boolean {
     case 'timeout':
     case 'network':
     case 'bad_response':
+    case 'too_large':
     case 'http_error':
       return true;
     case 'tunnel_error':

@@ -58,7 +58,7 @@ async function readText(response: Response, fail: Fail, timeoutMs: number): Prom
   const declared = Number(response.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) {
     await response.body?.cancel();
-    throw fail({ kind: 'bad_response', status: response.status, problem: `body of ${declared} bytes is too large` });
+    throw fail({ kind: 'too_large', status: response.status, limitBytes: MAX_BODY_BYTES, declaredBytes: declared });
   }
   if (!response.body) return '';
   const reader = response.body.getReader();
@@ -72,7 +72,7 @@ async function readText(response: Response, fail: Fail, timeoutMs: number): Prom
       size += value.byteLength;
       if (size > MAX_BODY_BYTES) {
         await reader.cancel().catch(() => undefined);
-        throw fail({ kind: 'bad_response', status: response.status, problem: `body is larger than ${MAX_BODY_BYTES} bytes` });
+        throw fail({ kind: 'too_large', status: response.status, limitBytes: MAX_BODY_BYTES });
       }
       text += decoder.decode(value, { stream: true });
     }

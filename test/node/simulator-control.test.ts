@@ -100,6 +100,17 @@ describe('faults', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(240);
   });
 
+  it.each([true, false])('streams a body of streamBytes bytes (chunked: %s) and logs what it sent', async (chunked) => {
+    const c = client();
+    await c.fault({ path: '^/version$', streamBytes: 200_000, chunked });
+    const res = await fetch(`${c.root}/api2/json/version`);
+    expect(res.headers.get('content-length')).toBe(chunked ? null : '200000');
+    const body = await res.text();
+    expect([body.length, body.slice(0, 12), body.slice(-4)]).toEqual([200_000, '{"data":"xxx', 'xx"}']);
+    await sleep(20);
+    expect((await c.requests())[0]?.streamed).toEqual({ bytes: 200_000, complete: true });
+  });
+
   it('makes the next create task fail with taskExitStatus', async () => {
     const c = client();
     await c.fault({ method: 'POST', path: '^/nodes/[^/]+/qemu$', taskExitStatus: "unable to create VM 106 - can't lock file" });
@@ -161,6 +172,8 @@ describe('tenants, nodes and reset', () => {
   it('refuses bad control input with 400', async () => {
     const res = await fetch(`${client().root}/_sim/faults`, { method: 'POST', body: JSON.stringify({ path: '(' }) });
     expect(res.status).toBe(400);
+    const big = await fetch(`${client().root}/_sim/faults`, { method: 'POST', body: JSON.stringify({ path: '.*', streamBytes: 2 ** 40 }) });
+    expect([big.status, await big.text()]).toEqual([400, expect.stringContaining("'streamBytes' must be an integer from 16 to 67108864")]);
   });
 });
 

@@ -14,6 +14,8 @@ export interface SimRequest {
   contentLength: number | null;
   chunked: boolean;
   status: number;
+  /** A streamed fault reply: body bytes the simulator handed its socket, and whether all were. */
+  streamed?: { bytes: number; complete: boolean };
 }
 
 export interface SimFault {
@@ -29,6 +31,9 @@ export interface SimFault {
   drop?: boolean;
   hang?: boolean;
   taskExitStatus?: string;
+  /** Answer 200 with a JSON body of this many bytes, streamed (chunked unless `chunked: false`). */
+  streamBytes?: number;
+  chunked?: boolean;
 }
 
 const base = (): string => inject('simulatorUrl');

@@ -10,19 +10,23 @@
 //   - the same no-rules call on a second, identical server (how much servers differ), and on a
 //     third without the audit trail (what auditing costs);
 //   - with BENCH_BASELINE=<another checkout> (e.g. `git worktree add /tmp/base main`), the same
-//     calls on a server running that checkout's Worker: a before/after in one run.
+//     calls on a server running that checkout's Worker: a before/after in one run;
+//   - pve_list_vms from an MCP 2026-07-28 client (stateless, SDK v2) and from a 2025 session, both
+//     with the rules, a grant-scoped limit and the audit on, against a bare Worker route that
+//     only makes the same Proxmox GET (bench/bare-worker.ts): what MCP, OAuth and policy add.
 // Prints calls/s, p50, p99, each median's ratio to the direct call, and the added milliseconds.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as Client2026, StreamableHTTPClientTransport as Transport2026 } from '@modelcontextprotocol/client';
 import { SIMULATOR_TOKENS } from '../simulator/server.ts';
 import { startStack, type Stack } from '../scripts/dev-stack.ts';
 import { evaluatePolicy } from '../src/policy/evaluate.ts';
 import { loadPolicy } from '../src/policy/load.ts';
 import { TOOL_CATALOG } from '../src/tools/index.ts';
-import { devSignedInClient } from '../test/support/oauth-node.ts';
+import { devAccessToken, devSignedInClient } from '../test/support/oauth-node.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 30);
@@ -70,6 +74,7 @@ async function main(): Promise<void> {
   };
   const stacks = new Map<string, Stack>();
   const clients: Client[] = [];
+  const closers: (() => Promise<void>)[] = [];
   try {
     await Promise.all(
       Object.keys(servers).map(async (name, i) => {
@@ -93,6 +98,22 @@ async function main(): Promise<void> {
     };
     const open = await as('main', 'open@bench');
     const sim = stacks.get('main')!.simulatorUrl!;
+    // The bare Worker, beside the others, on the main server's simulator.
+    const bare = await startStack({
+      port: BASE_PORT + 50,
+      inspectorPort: BASE_PORT + 150,
+      simPort: 0,
+      simulatorUrl: sim,
+      config: path.join(import.meta.dirname, 'bare.wrangler.toml'),
+      stdio: 'ignore',
+      persistTo: path.join(state, 'bare'),
+    });
+    stacks.set('bare', bare);
+    const modern = new Client2026({ name: 'bench-2026', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const modernToken = await devAccessToken(stacks.get('main')!.url, 'grant@bench');
+    await modern.connect(new Transport2026(new URL(`${stacks.get('main')!.url}/mcp`), { authProvider: { token: async () => modernToken } }));
+    closers.push(() => modern.close());
+    const BARE = 'bare Worker route: the same Proxmox GET';
     const auth = { Authorization: `PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=${SIMULATOR_TOKENS.admin.secret}` };
     const LIST = 'MCP pve_list_vms, no rules';
     const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
@@ -116,6 +137,17 @@ async function main(): Promise<void> {
       mcpSeries('MCP pve_start_vm preview (reads the state)', open, 'pve_start_vm', { node: 'pve2', vmid: 104 }),
       { ...mcpSeries('MCP pve_list_vms, 3 rules', await as('main', 'rules@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, 3 rules + grant limit', await as('main', 'grant@bench'), 'pve_list_vms', {}), against: LIST },
+      {
+        name: BARE,
+        run: async () => {
+          const res = await fetch(bare.url);
+          if (!res.ok) throw new Error(`bare route ${res.status}`);
+          await res.arrayBuffer();
+        },
+        samples: [],
+        elapsedMs: 0,
+      },
+      { ...mcpSeries('MCP 2026-07-28 pve_list_vms, 3 rules + grant limit', modern as unknown as Client, 'pve_list_vms', {}), against: BARE },
       { ...mcpSeries('MCP pve_list_vms, 3 rules + session limit', await as('main', 'session@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, no rules, twin server', await as('twin', 'open@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, no rules, audit off', await as('noAudit', 'open@bench'), 'pve_list_vms', {}), against: LIST },
@@ -140,10 +172,17 @@ async function main(): Promise<void> {
       }
     }
     report(series);
+    const p50 = (name: string) => median(series.find((x) => x.name === name)!.samples);
+    const bareP50 = p50(BARE);
+    console.log(
+      `\npve_list_vms with 3 rules, a grant-scoped limit and the audit on, p50 ÷ the bare route's (${bareP50.toFixed(2)} ms): ` +
+        `2026-07-28 client ${(p50('MCP 2026-07-28 pve_list_vms, 3 rules + grant limit') / bareP50).toFixed(2)}×, ` +
+        `2025 session ${(p50('MCP pve_list_vms, 3 rules + grant limit') / bareP50).toFixed(2)}×.`,
+    );
     await reportToolList(open);
     reportEvaluation();
   } finally {
-    await Promise.allSettled(clients.map((c) => c.close()));
+    await Promise.allSettled([...clients.map((c) => c.close()), ...closers.map((close) => close())]);
     await Promise.allSettled([...stacks.values()].map((s) => s.stop()));
     rmSync(state, { recursive: true, force: true });
   }

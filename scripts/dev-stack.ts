@@ -32,6 +32,10 @@ export interface StackOptions {
   inspectorPort?: number;
   /** Another checkout to run the Worker from (e.g. a baseline for the benchmark); default this one. */
   root?: string;
+  /** Another wrangler configuration (e.g. the benchmark's bare Worker); default wrangler.toml. */
+  config?: string;
+  /** A Proxmox simulator already running (several stacks sharing one); default: start one. */
+  simulatorUrl?: string;
 }
 
 export interface Stack {
@@ -48,6 +52,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   let simulatorUrl: string | null = null;
   if (options.pve) {
     Object.assign(vars, options.pve);
+  } else if (options.simulatorUrl) {
+    simulatorUrl = options.simulatorUrl;
+    vars.PVE_BASE_URL = `${options.simulatorUrl}/api2/json`;
+    vars.PVE_TOKEN_ID = SIMULATOR_TOKENS.admin.id;
+    vars.PVE_TOKEN_SECRET = SIMULATOR_TOKENS.admin.secret;
   } else {
     const sim = await startSimulator({ ...options.simulator, port: options.simPort });
     closeSimulator = sim.close;
@@ -61,6 +70,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   // Several stacks (the benchmark) must not fight over the default devtools port.
   if (options.inspectorPort !== undefined) args.push('--inspector-port', String(options.inspectorPort));
   if (options.persistTo) args.push('--persist-to', options.persistTo);
+  if (options.config) args.push('--config', options.config);
   // Secrets never go on the command line (any local user reads it with `ps`): they go into a
   // file only we can read, removed when the stack stops.
   const secrets = writeSecretsFile(vars);

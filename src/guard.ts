@@ -24,14 +24,6 @@ export function loopbackViolation(request: Request): string | null {
   return null;
 }
 
-/** The comma-separated CORS_ORIGINS setting as exact origins (scheme://host[:port]). */
-export function corsOrigins(setting: string | undefined): string[] {
-  return (setting ?? '')
-    .split(/[,\s]+/)
-    .map((o) => o.trim().replace(/\/+$/, ''))
-    .filter(Boolean);
-}
-
 /**
  * A browser request from another origin (an Origin header that is not this server's own) that
  * CORS_ORIGINS does not name: refused. Same-origin and non-browser requests pass.

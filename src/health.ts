@@ -7,7 +7,8 @@
 
 import type { Context } from 'hono';
 import { authConfig, publicOrigin } from './auth/config';
-import { auditEnabled, authMode, pveConfig, type AppEnv } from './env';
+import { configOf } from './config';
+import type { AppEnv } from './env';
 import { configProblems, publicUrlState, type HealthProblem } from './health/config-checks';
 import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './health/proxmox-probe';
 import { healthView } from './health/viewer';
@@ -19,8 +20,9 @@ import { VERSION } from './version';
 export async function health(c: Context<{ Bindings: AppEnv }>): Promise<Response> {
   const env = c.env;
   const request = c.req.raw;
-  const mode = authMode(env);
-  const pve = pveConfig(env);
+  const config = configOf(env);
+  const mode = config.authMode;
+  const pve = config.pve;
   const policy = activePolicy(env.POLICY, TOOL_CATALOG);
   const auth = mode === 'oauth' ? authConfig(env, publicOrigin(env, request)) : null;
   const [view, probe] = await Promise.all([healthView(env, request), 'error' in pve ? null : probeProxmox(pve)]);
@@ -48,7 +50,7 @@ export async function health(c: Context<{ Bindings: AppEnv }>): Promise<Response
     ...(auth && !('error' in auth) ? { idp: auth.idp.kind } : {}),
     ...(mode === 'oauth' ? { public_url: publicUrlState(env, request), oauth_kv: Boolean((env as Partial<AppEnv>).OAUTH_KV) } : {}),
     proxmox: 'error' in pve ? { configured: false } : { configured: true, via: pve.binding ? 'service-binding' : 'url', ...probeView(probe, operator) },
-    audit: auditEnabled(env) ? 'on' : 'off',
+    audit: config.audit.enabled ? 'on' : 'off',
     policy: policy.ok
       ? { origin: policy.origin, valid: true }
       : { origin: policy.origin, valid: false, ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }) },

@@ -8,8 +8,9 @@ import { bodyLimit } from 'hono/body-limit';
 import { env as startupEnv } from 'cloudflare:workers';
 import { idpKind, publicOrigin } from './auth/config';
 import { providerFor } from './app/oauth';
-import { authMode, type AppEnv } from './env';
-import { corsOrigins, crossOriginViolation, loopbackViolation, withCors } from './guard';
+import { configOf, envCopy } from './config';
+import type { AppEnv } from './env';
+import { crossOriginViolation, loopbackViolation, withCors } from './guard';
 import { jsonDeeperThan, MAX_MESSAGE_DEPTH } from './http/json-depth';
 import { health } from './health';
 import { ANONYMOUS } from './identity';
@@ -102,7 +103,7 @@ entry.onError((err) => {
 });
 
 async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
-  const mode = authMode(env);
+  const mode = configOf(env).authMode;
   if (typeof mode !== 'string') return refuse(500, 'misconfigured', mode.error);
   const loopbackOnly = mode === 'none' || idpKind(env) === 'dev';
   if (loopbackOnly) {
@@ -114,7 +115,7 @@ async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): P
   }
   if (mode === 'none') {
     // Nobody signs in, so a browser page on another origin would act as the user: refuse it.
-    const allowed = corsOrigins(env.CORS_ORIGINS);
+    const allowed = configOf(env).corsOrigins;
     const why = crossOriginViolation(request, allowed);
     if (why) return refuse(403, 'forbidden', `${why}. With AUTH_MODE=none only same-origin browser requests are served.`);
     if (request.method === 'OPTIONS') return withCors(new Response(null, { status: 204 }), request, allowed);
@@ -140,7 +141,7 @@ async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): P
     : request;
   // The OAuth library keeps its helpers on the env object it is given (only when absent): each
   // request gets its own copy, so one origin's provider never answers for another's.
-  return provider.fetch(forwarded, { ...env }, ctx);
+  return provider.fetch(forwarded, envCopy(env), ctx);
 }
 
 export default {

@@ -1,6 +1,7 @@
 // The OAuth 2.1 authorization server and resource guard, from @cloudflare/workers-oauth-provider:
-// RFC 9728/8414 metadata, dynamic client registration, PKCE, tokens bound to this server's
-// resource, refresh tokens. One provider per public origin (PUBLIC_URL, or the request's own).
+// RFC 9728/8414 metadata, client ID metadata documents and dynamic registration, PKCE, tokens
+// bound to this server's resource, refresh tokens, `iss` in authorization responses. One
+// provider per public origin (PUBLIC_URL, or the request's own).
 
 import { OAuthProvider, GrantType, type TokenExchangeCallbackOptions } from '@cloudflare/workers-oauth-provider';
 import type { AppEnv } from '../env';

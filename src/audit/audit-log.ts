@@ -3,6 +3,7 @@
 // `append` and `alarm` is synchronous SQL, so each runs whole on the object's single thread.
 
 import { DurableObject } from 'cloudflare:workers';
+import { auditLimits } from '../config/parse';
 import { bound, COLUMNS, decodeCursor, encodeCursor, rowValues, toRecord, type Row } from './audit-row';
 import type { AuditPage, AuditQuery, AuditRecord, AuditStats, StoredAuditRecord } from './record';
 
@@ -50,7 +51,8 @@ const MAX_PAGE = 1_000;
  * rows must average under 10 KB (`stats().db_bytes` shows the size).
  */
 export class AuditLog extends DurableObject<AuditEnv> {
-  private readonly limits = auditLimits(this.env);
+  private readonly problems: string[] = [];
+  private readonly limits = auditLimits(this.env, this.problems);
   private readonly sql = this.ctx.storage.sql;
   private ready = false;
   private alarmSet = false;
@@ -193,7 +195,7 @@ export class AuditLog extends DurableObject<AuditEnv> {
       retention_days: this.limits.retentionDays,
       max_rows: this.limits.maxRows,
       db_bytes: this.sql.databaseSize,
-      config_problems: [...this.limits.problems],
+      config_problems: [...this.problems],
     };
   }
 
@@ -253,22 +255,6 @@ const SERVER_KEYS = ['args_hmac', 'request_state'] as const;
 export type ServerKeyName = (typeof SERVER_KEYS)[number];
 
 /** The retention and the row cap from the environment; an invalid value falls back to its default. */
-export function auditLimits(env: AuditEnv): { retentionDays: number; maxRows: number; problems: string[] } {
-  const problems: string[] = [];
-  const retentionDays = setting(env.AUDIT_RETENTION_DAYS, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650, problems);
-  const maxRows = setting(env.AUDIT_MAX_ROWS, 'AUDIT_MAX_ROWS', 1_000_000, 1_000, 50_000_000, problems);
-  return { retentionDays, maxRows, problems };
-}
-
-function setting(raw: string | undefined, name: string, fallback: number, min: number, max: number, problems: string[]): number {
-  const text = (raw ?? '').trim().replace(/_/g, '');
-  if (!text) return fallback;
-  const value = Number(text);
-  if (/^\d+$/.test(text) && value >= min && value <= max) return value;
-  problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw?.slice(0, 20))}; using ${fallback}`);
-  return fallback;
-}
-
 function logError(msg: string, err: unknown): void {
   const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   console.error(JSON.stringify({ msg, error: error.slice(0, 300) }));

@@ -2,6 +2,7 @@
 // (ALLOWED_USERS / ALLOWED_GROUPS), and the public origin (PUBLIC_URL). Read from the Worker's
 // variables; every problem is reported, never guessed around.
 
+import { listSetting } from '../config';
 import type { AppEnv } from '../env';
 import { admit } from './admission';
 import { devIdp } from './idp-dev';
@@ -17,12 +18,6 @@ export interface AuthConfig {
   allowedGroups: string[];
 }
 
-const list = (value: string | undefined): string[] =>
-  (value ?? '')
-    .split(/[,\s]+/)
-    .map((v) => v.trim())
-    .filter(Boolean);
-
 export function idpKind(env: AppEnv): IdpKind | { error: string } {
   const kind = (env.IDP ?? '').trim();
   if (kind === 'dev' || kind === 'oidc' || kind === 'github') return kind;
@@ -32,8 +27,8 @@ export function idpKind(env: AppEnv): IdpKind | { error: string } {
 export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: string } {
   const kind = idpKind(env);
   if (typeof kind !== 'string') return kind;
-  const allowedUsers = list(env.ALLOWED_USERS);
-  const allowedGroups = list(env.ALLOWED_GROUPS);
+  const allowedUsers = listSetting(env.ALLOWED_USERS);
+  const allowedGroups = listSetting(env.ALLOWED_GROUPS);
   const problems: string[] = [];
   const need = (name: keyof AppEnv): string => {
     const value = (env[name] as string | undefined)?.trim() ?? '';
@@ -54,7 +49,7 @@ export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: s
           issuer,
           clientId,
           clientSecret,
-          scopes: list(env.OIDC_SCOPES).length ? list(env.OIDC_SCOPES) : ['openid', 'email', 'profile'],
+          scopes: listSetting(env.OIDC_SCOPES).length ? listSetting(env.OIDC_SCOPES) : ['openid', 'email', 'profile'],
           groupsClaim: env.OIDC_GROUPS_CLAIM?.trim() || 'groups',
           trustEmail: env.OIDC_TRUST_EMAIL?.trim().toLowerCase() === 'true',
         };
@@ -93,7 +88,7 @@ export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: s
  */
 export function stillAdmitted(env: AppEnv, identity: { userId: string; email?: string; groups: string[] }): boolean {
   if ((env.AUTH_MODE ?? '').trim() === 'none') return true;
-  return admit(identity, list(env.ALLOWED_USERS), list(env.ALLOWED_GROUPS), (env.IDP ?? '').trim() === 'dev').admitted;
+  return admit(identity, listSetting(env.ALLOWED_USERS), listSetting(env.ALLOWED_GROUPS), (env.IDP ?? '').trim() === 'dev').admitted;
 }
 
 /** The public origin: PUBLIC_URL when set, else the request's own. */

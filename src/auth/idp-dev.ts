@@ -2,6 +2,7 @@
 // optional groups, so the whole OAuth flow runs locally. It proves nothing about who is typing,
 // so the Worker refuses to serve it unless every request is on loopback.
 
+import { listSetting } from '../config';
 import { IdpError, type UpstreamIdentity, type UpstreamIdp } from './idp';
 
 export const DEV_LOGIN_PATH = '/dev-idp/login';
@@ -23,10 +24,7 @@ export function devIdentity(params: URLSearchParams): UpstreamIdentity {
   if (!USER_RE.test(user)) {
     throw new IdpError('Enter a user name of letters, digits and . _ @ + - (at most 64).');
   }
-  const groups = (params.get('groups') ?? '')
-    .split(/[,\s]+/)
-    .map((g) => g.trim())
-    .filter(Boolean);
+  const groups = listSetting(params.get('groups') ?? undefined);
   const bad = groups.find((g) => !GROUP_RE.test(g));
   if (bad !== undefined) throw new IdpError('Groups are names of letters, digits and . _ / - separated by commas.');
   return {

@@ -20,7 +20,7 @@ import { authConfig, publicOrigin, type AuthConfig } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ToolSummary } from './pages';
-import { finishWebLogin } from '../web/login';
+import { finishWebLogin } from './web-login';
 import { readForm } from '../http/form';
 
 /** No scripts, no framing; forms may lead anywhere, since approval redirects to the IdP and the client. */

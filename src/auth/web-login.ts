@@ -3,12 +3,12 @@
 // SHA-256 of a random state, binds the state to this browser with a __Host- cookie, and sends
 // the browser to the provider; the callback recognises a web sign-in by that KV entry.
 
-import type { AuthConfig } from '../auth/config';
-import { admit } from '../auth/admission';
-import type { UpstreamData } from '../auth/idp';
+import type { AuthConfig } from './config';
+import { admit } from './admission';
+import type { UpstreamData } from './idp';
 import type { AppEnv } from '../env';
 import type { Identity } from '../identity';
-import { createSession, randomToken, readCookie, sha256Hex } from './session';
+import { createSession, randomToken, readCookie, sha256Hex } from './web-session';
 
 const LOGIN_TTL_S = 600;
 const COOKIE_PREFIX = '__Host-pve-mcp-login-';

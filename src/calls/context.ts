@@ -2,7 +2,7 @@
 // whose upstream exchanges the seam logs.
 
 import type { AppEnv } from '../env';
-import { pveConfig } from '../env';
+import { configOf } from '../config';
 import type { Identity } from '../identity';
 import { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
@@ -16,7 +16,7 @@ export function makeScope(env: AppEnv, identity: Identity, requestId: string): C
       identity,
       pve() {
         if (!client) {
-          const config = pveConfig(env);
+          const config = configOf(env).pve;
           if ('error' in config) {
             throw new ToolFailure('config', `This server's Proxmox connection is not configured: ${config.error}.`);
           }

@@ -2,7 +2,7 @@
 // parts (session id, where session-scoped limits count, who calls), the one CallHost that
 // runCall uses. Everything a call touches is wired here and only here, with its deadline.
 
-import { approvalStore, approvalTtlMs } from '../approvals/config';
+import { approvalStore } from '../approvals/config';
 import { argsHasher } from '../audit/arg-hash';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
 import type { AuditRecord } from '../audit/record';
@@ -11,7 +11,8 @@ import type { CallHost } from '../calls/host';
 import { toolSet } from '../calls/tool-list';
 import { ToolFailure } from '../calls/tool-spec';
 import { counterObjectName, type CounterBackend, type CounterTarget } from '../counters/reserve';
-import { auditEnabled, configuredSecrets, type AppEnv } from '../env';
+import { configOf } from '../config';
+import type { AppEnv } from '../env';
 import type { Identity } from '../identity';
 import { activePolicy } from '../policy/source';
 import { scrubberFor } from '../secrets/scrub';
@@ -49,9 +50,9 @@ export function composeHost(env: AppEnv, era: EraParts): CallHost {
     sessionId: () => era.sessionId,
     policy: () => activePolicy(env.POLICY, TOOL_CATALOG),
     counters: () => counterBackend(env, era),
-    approvals: () => ({ store: () => approvalStore(env), url: (id) => `${era.publicOrigin()}/approvals/${id}`, ttlMs: approvalTtlMs(env) }),
+    approvals: () => ({ store: () => approvalStore(env), url: (id) => `${era.publicOrigin()}/approvals/${id}`, ttlMs: configOf(env).approvals.ttlMs }),
     audit: (record) => recordAudit(env, record, era.waitUntil),
-    scrubber: () => scrubberFor(configuredSecrets(env)),
+    scrubber: () => scrubberFor(configOf(env).secrets),
     hashArgs: argsHasher(() => {
       const audit = env.AUDIT;
       return withDeadline(audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('args_hmac'), STORE_DEADLINE_MS, 'audit key');
@@ -84,7 +85,7 @@ function counterBackend(env: AppEnv, era: EraParts): CounterBackend {
 }
 
 function recordAudit(env: AppEnv, record: AuditRecord, waitUntil: (work: Promise<unknown>) => void): void {
-  if (!auditEnabled(env)) return;
+  if (!configOf(env).audit.enabled) return;
   const audit = env.AUDIT;
   const write = async (): Promise<void> => {
     try {

@@ -2,12 +2,12 @@
 // names the check it belongs to, what is wrong and what to do. Pure: the environment and the
 // request's origin in, problems out. Messages name settings, never their secret values.
 
-import { auditLimits } from '../audit/audit-log';
 import { authConfig, publicOrigin } from '../auth/config';
-import { authMode, pveConfig, type AppEnv } from '../env';
+import { configOf } from '../config';
+import type { AppEnv } from '../env';
 import { isLoopbackHostname } from '../guard';
 
-export type HealthCheck = 'auth_mode' | 'sign_in' | 'public_url' | 'oauth_kv' | 'proxmox' | 'policy' | 'audit';
+export type HealthCheck = 'auth_mode' | 'sign_in' | 'public_url' | 'oauth_kv' | 'proxmox' | 'policy' | 'audit' | 'approvals' | 'cors';
 
 export interface HealthProblem {
   check: HealthCheck;
@@ -22,8 +22,9 @@ export interface PublicUrlState {
 }
 
 export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
-  const mode = authMode(env);
-  const pve = pveConfig(env);
+  const config = configOf(env);
+  const mode = config.authMode;
+  const pve = config.pve;
   const problems: HealthProblem[] = [];
   if (typeof mode !== 'string') {
     problems.push({ check: 'auth_mode', message: mode.error, fix: 'Set AUTH_MODE to "oauth" (or "none" for loopback-only local use).' });
@@ -37,7 +38,11 @@ export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
   }
   if (mode === 'oauth') problems.push(...signInProblems(env, request));
   problems.push(
-    ...auditLimits(env).problems.map((message) => ({ check: 'audit' as const, message, fix: 'Correct the value or remove it to use the default.' })),
+    ...config.problems.map(({ setting, message }) => ({
+      check: setting,
+      message,
+      fix: setting === 'cors' ? 'List exact origins, e.g. CORS_ORIGINS = "https://app.example.com, http://localhost:5173".' : 'Correct the value or remove it to use the default.',
+    })),
   );
   return problems;
 }

@@ -6,9 +6,13 @@ import { approvalStore } from '../approvals/config';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
-import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery, AuditStats } from '../audit/record';
+import type { AuditLog } from '../audit/audit-log';
+import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
+import type { PolicyCounters } from '../counters/policy-counters';
+import { objectPort, type RpcOf } from '../stores/stubs';
 import type { CounterRow } from '../counters/sql-counters';
-import { auditEnabled, type AppEnv } from '../env';
+import { configOf } from '../config';
+import type { AppEnv } from '../env';
 import { formatErrors } from '../policy/load';
 import { activePolicy } from '../policy/source';
 import { TOOL_CATALOG } from '../tools';
@@ -20,10 +24,6 @@ import { listGrants, revokeGrant } from '../auth/grants';
 
 type Ctx = Context<{ Bindings: AppEnv }>;
 
-interface AuditReader {
-  query(q: AuditQuery): Promise<AuditPage>;
-  stats(): Promise<AuditStats>;
-}
 
 const DECISIONS: AuditDecision[] = ['allow', 'deny', 'limited', 'approval_required', 'none'];
 const OUTCOMES: AuditOutcome[] = ['ok', 'failed', 'error', 'denied', 'invalid', 'approval_pending'];
@@ -39,8 +39,8 @@ async function admin(c: Ctx): Promise<Viewer | Response> {
   return v;
 }
 
-function audit(env: AppEnv, name: string): AuditReader {
-  return env.AUDIT.get(env.AUDIT.idFromName(name)) as unknown as AuditReader;
+function audit(env: AppEnv, name: string): RpcOf<AuditLog, 'query' | 'stats'> {
+  return objectPort<AuditLog, 'query' | 'stats'>(env.AUDIT, name, 'audit');
 }
 
 /** Reads filters from the query string; an invalid value is ignored rather than guessed at. */
@@ -89,7 +89,7 @@ adminRoutes.get('/', async (c) => {
   const [stats, lost, pending, counters] = await Promise.all([
     audit(c.env, AUDIT_OBJECT).stats().catch(() => null),
     audit(c.env, AUDIT_LOST_OBJECT).stats().then((s) => s.lost).catch(() => 0),
-    (approvalStore(c.env) as unknown as { pending(now: number): Promise<Approval[]> }).pending(now).catch(() => [] as Approval[]),
+    approvalStore(c.env).pending(now).catch(() => [] as Approval[]),
     counterRows(c.env, result, now),
   ]);
   const active = activePolicy(c.env.POLICY, TOOL_CATALOG);
@@ -115,7 +115,7 @@ adminRoutes.get('/', async (c) => {
       counters,
       stats,
       lost,
-      auditOn: auditEnabled(c.env),
+      auditOn: configOf(c.env).audit.enabled,
       grants,
       notice: done ? `Grant revoked; ${done} session${done === '1' ? '' : 's'} ended.` : undefined,
       policy: {
@@ -183,7 +183,7 @@ async function counterRows(env: AppEnv, result: AuditPage, now: number): Promise
   const ns = env.POLICY_COUNTERS;
   const rows = await Promise.all(
     [...names].slice(0, 40).map(async (name) => {
-      const list = (await (ns.get(ns.idFromName(name)) as unknown as { list(now: number): Promise<CounterRow[]> }).list(now).catch(() => [])) as CounterRow[];
+      const list = await objectPort<PolicyCounters, 'list'>(ns, name, 'counters').list(now).catch((): CounterRow[] => []);
       return list.filter((r) => r.count > 0).map((r) => ({ object: name, key: r.key, count: r.count, resetsAt: r.expiresAt }));
     }),
   );

@@ -5,9 +5,10 @@ import type { Context } from 'hono';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { messagePage } from '../auth/pages';
 import { readForm } from '../http/form';
-import { authMode, type AppEnv } from '../env';
+import { configOf } from '../config';
+import type { AppEnv } from '../env';
 import { ANONYMOUS, type Identity } from '../identity';
-import { readSession } from './session';
+import { readSession } from '../auth/web-session';
 
 type Ctx = Context<{ Bindings: AppEnv }>;
 
@@ -18,7 +19,7 @@ export interface Viewer {
 
 /** The person looking at the page, or the response that sends them to sign in. */
 export async function viewer(c: Ctx): Promise<Viewer | Response> {
-  if (authMode(c.env) === 'none') return { identity: ANONYMOUS, csrf: 'local' };
+  if (configOf(c.env).authMode === 'none') return { identity: ANONYMOUS, csrf: 'local' };
   const session = await readSession(c.env, c.req.raw);
   if (session && !stillAdmitted(c.env, session.identity)) {
     return page(c, 403, 'Not allowed', `${session.identity.email ?? session.identity.userId} is no longer allowed to use this server.`);

@@ -4,17 +4,18 @@
 // also refuses cross-site form posts by their Origin); otherwise a web session is required.
 
 import { Hono } from 'hono';
-import { approvalStore, APPROVALS_OBJECT } from '../approvals/config';
+import { approvalStore } from '../approvals/config';
 import { mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
 import type { Approval, Decider } from '../approvals/types';
 import { authConfig, publicOrigin } from '../auth/config';
-import { authMode, type AppEnv } from '../env';
+import { configOf } from '../config';
+import type { AppEnv } from '../env';
 import type { Identity } from '../identity';
 import { approvalPage } from './approval-page';
 import { adminRoutes } from './admin-routes';
 import { isAdmin } from './admins';
-import { beginWebLogin, safeNext } from './login';
-import { endSession } from './session';
+import { beginWebLogin, safeNext } from '../auth/web-login';
+import { endSession } from '../auth/web-session';
 import { CALLBACK_PATH } from '../auth/idp';
 import { checkPost, html, page, viewer } from './common';
 
@@ -22,7 +23,7 @@ export const webRoutes = new Hono<{ Bindings: AppEnv }>();
 
 webRoutes.get('/login', async (c) => {
   const next = safeNext(c.req.query('next'));
-  if (authMode(c.env) === 'none') return c.redirect(next, 302);
+  if (configOf(c.env).authMode === 'none') return c.redirect(next, 302);
   const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
   if ('error' in cfg) {
     console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
@@ -44,9 +45,7 @@ function decider(env: AppEnv, identity: Identity): Decider {
 }
 
 async function loadApproval(env: AppEnv, id: string): Promise<Approval | null> {
-  const ns = env.APPROVALS;
-  const stub = ns.get(ns.idFromName(APPROVALS_OBJECT)) as unknown as { get(id: string): Promise<Approval | null> };
-  return stub.get(id);
+  return approvalStore(env).get(id);
 }
 
 webRoutes.get('/approvals/:id', async (c) => {
@@ -80,8 +79,7 @@ webRoutes.post('/approvals/:id', async (c) => {
   if (form instanceof Response) return form;
   const decision = form.decision === 'approve' ? 'approve' : 'deny';
   const id = c.req.param('id');
-  const store = approvalStore(c.env) as unknown as { decide(id: string, d: string, who: Decider, now: number): Promise<{ ok: boolean; reason?: string }> };
-  const result = await store.decide(id, decision, decider(c.env, v.identity), Date.now());
+  const result = await approvalStore(c.env).decide(id, decision, decider(c.env, v.identity), Date.now());
   if (!result.ok && result.reason === NO_SUCH_APPROVAL) return page(c, 404, 'No such approval', 'This approval link is not valid.');
   if (!result.ok) return page(c, 403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
   console.log(JSON.stringify({ msg: 'approval_decided', approval_id: id, decision, by: v.identity.userId }));

@@ -3,6 +3,7 @@
 // never with a secret's value.
 
 import { describe, expect, it } from 'vitest';
+import { configOf, envCopy } from '../../src/config';
 import type { AppEnv } from '../../src/env';
 import { configProblems, publicUrlState } from '../../src/health/config-checks';
 
@@ -48,10 +49,30 @@ describe('configProblems', () => {
     ['a PUBLIC_URL on plain http', { PUBLIC_URL: 'http://mcp.example.com' }, 'public_url', /not https/, /https:\/\//],
     ['a missing Proxmox token secret', { PVE_TOKEN_SECRET: undefined }, 'proxmox', /PVE_TOKEN_SECRET is not set/, /wrangler secret put PVE_TOKEN_SECRET/],
     ['an audit setting out of range', { AUDIT_RETENTION_DAYS: '0' }, 'audit', /AUDIT_RETENTION_DAYS/, /default/],
+    ['an audit switch that is neither true nor false', { AUDIT_ENABLED: 'no' }, 'audit', /AUDIT_ENABLED must be true or false, got "no"; the audit stays on/, /default/],
+    ['an approval lifetime over a day', { APPROVAL_TTL_MINUTES: '1441' }, 'approvals', /APPROVAL_TTL_MINUTES must be an integer from 1 to 1440, got "1441"; using 15/, /default/],
+    ['a CORS origin with a path', { CORS_ORIGINS: 'https://app.example.com/ui' }, 'cors', /"https:\/\/app\.example\.com\/ui" is not an origin/, /exact origins/],
   ])('reports %s with its fix', (_label, overrides, check, message, fix) => {
     const found = problems(env(overrides));
     expect(found).toEqual([{ check, message: expect.stringMatching(message), fix: expect.stringMatching(fix) }]);
     expect(JSON.stringify(found)).not.toContain(SECRET);
+  });
+
+  it('parses the environment once into a checked configuration, shared by the copies the OAuth library gets', () => {
+    const e = env({ APPROVAL_TTL_MINUTES: '30', CORS_ORIGINS: 'https://app.example.com/, http://localhost:5173 ftp:/x', ADMIN_USERS: 'ana@example.com' });
+    const config = configOf(e);
+    expect(configOf(e)).toBe(config);
+    expect(configOf(envCopy(e))).toBe(config);
+    expect(config).toMatchObject({
+      authMode: 'oauth',
+      audit: { enabled: true, retentionDays: 90, maxRows: 1_000_000 },
+      approvals: { ttlMs: 30 * 60_000 },
+      admins: { users: ['ana@example.com'], groups: [] },
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      problems: [{ setting: 'cors', message: expect.stringMatching(/"ftp:\/x" is not an origin/) }],
+    });
+    expect(config.pve).toMatchObject({ baseUrl: 'https://pve-api.example.com/api2/json', tokenId: 'mcp@pve!mcp' });
+    expect(config.secrets).toEqual(['d7f0e5a0-0000-4000-8000-000000000000', SECRET]);
   });
 
   it('reports a PUBLIC_URL that is not the origin the request came to, naming both', () => {

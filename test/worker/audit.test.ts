@@ -7,7 +7,8 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AuditLog, auditLimits, PRUNE_INTERVAL_MS, type AuditEnv, type AuditLogRpc } from '../../src/audit/audit-log';
+import { AuditLog, PRUNE_INTERVAL_MS, type AuditEnv, type AuditLogRpc } from '../../src/audit/audit-log';
+import { auditLimits } from '../../src/config/parse';
 import { MAX_ARGS_BYTES } from '../../src/audit/audit-row';
 import type { AuditQuery, AuditRecord } from '../../src/audit/record';
 
@@ -237,8 +238,9 @@ describe('AuditLog (the audit trail store)', () => {
     [{ AUDIT_RETENTION_DAYS: '1.5', AUDIT_MAX_ROWS: 'lots' }, 90, 1_000_000, 2],
     [{ AUDIT_RETENTION_DAYS: '3651', AUDIT_MAX_ROWS: '50000001' }, 90, 1_000_000, 2],
   ])('reads limits %j (invalid ones fall back to defaults)', (auditEnv, days, rows, problems) => {
-    const limits = auditLimits(auditEnv);
-    expect([limits.retentionDays, limits.maxRows, limits.problems.length]).toEqual([days, rows, problems]);
+    const found: string[] = [];
+    const limits = auditLimits(auditEnv, found);
+    expect([limits.retentionDays, limits.maxRows, found.length]).toEqual([days, rows, problems]);
   });
 
   it('shows configuration problems in stats', async () => {

@@ -1,0 +1,135 @@
+// Parsing the Proxmox connection and the simple switches out of the environment, each into a
+// typed value or a problem saying what to fix. Pure; never echoes a secret.
+
+import type { AppEnv } from '../env';
+import { isLoopbackHostname } from '../guard';
+import type { PveClientConfig } from '../proxmox/client';
+
+export type AuthMode = 'none' | 'oauth';
+
+/** Every secret the Worker is configured with: what the scrubber (../secrets/scrub.ts) removes. */
+export function configuredSecrets(env: AppEnv): string[] {
+  return [env.PVE_TOKEN_SECRET, env.CF_ACCESS_CLIENT_SECRET, env.OIDC_CLIENT_SECRET, env.GITHUB_CLIENT_SECRET].filter(
+    (s): s is string => typeof s === 'string' && s.trim() !== '',
+  );
+}
+
+/** Auditing is on unless AUDIT_ENABLED is "false"; anything but true/false is a problem (and on). */
+export function auditEnabled(env: Pick<AppEnv, 'AUDIT_ENABLED'>, problems: string[] = []): boolean {
+  const text = (env.AUDIT_ENABLED ?? '').trim().toLowerCase();
+  if (text === 'false') return false;
+  if (text !== '' && text !== 'true') problems.push(`AUDIT_ENABLED must be true or false, got ${JSON.stringify(env.AUDIT_ENABLED?.slice(0, 20))}; the audit stays on`);
+  return true;
+}
+
+/** Audit retention and row cap (the AuditLog object prunes to them). */
+export function auditLimits(env: Pick<AppEnv, 'AUDIT_RETENTION_DAYS' | 'AUDIT_MAX_ROWS'>, problems: string[] = []): { retentionDays: number; maxRows: number } {
+  return {
+    retentionDays: intSetting(env.AUDIT_RETENTION_DAYS, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650, problems),
+    maxRows: intSetting(env.AUDIT_MAX_ROWS, 'AUDIT_MAX_ROWS', 1_000_000, 1_000, 50_000_000, problems),
+  };
+}
+
+/** How long an out-of-band approval can be given and used: minutes, default 15, at most a day. */
+export function approvalTtlMs(env: Pick<AppEnv, 'APPROVAL_TTL_MINUTES'>, problems: string[] = []): number {
+  return intSetting(env.APPROVAL_TTL_MINUTES, 'APPROVAL_TTL_MINUTES', 15, 1, 1_440, problems) * 60_000;
+}
+
+/** An integer setting (underscores allowed as separators); out of range or not a number: the default, and a problem. */
+export function intSetting(raw: string | undefined, name: string, fallback: number, min: number, max: number, problems: string[]): number {
+  const text = (raw ?? '').trim().replace(/_/g, '');
+  if (!text) return fallback;
+  const value = Number(text);
+  if (/^\d+$/.test(text) && value >= min && value <= max) return value;
+  problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw?.slice(0, 20))}; using ${fallback}`);
+  return fallback;
+}
+
+/** CORS_ORIGINS: exact origins (scheme://host[:port]); anything else is dropped, with a problem. */
+export function corsOrigins(list: string[], problems: string[] = []): string[] {
+  const origins: string[] = [];
+  for (const entry of list) {
+    const text = entry.replace(/\/+$/, '');
+    let origin: string | null = null;
+    try {
+      origin = new URL(text).origin;
+    } catch {
+      // not a URL
+    }
+    if (origin !== null && origin !== 'null' && origin === text) origins.push(origin);
+    else problems.push(`CORS_ORIGINS entry ${JSON.stringify(entry.slice(0, 60))} is not an origin like https://app.example.com; ignored`);
+  }
+  return origins;
+}
+
+export function authMode(env: AppEnv): AuthMode | { error: string } {
+  const mode = (env.AUTH_MODE ?? '').trim() || 'oauth';
+  if (mode === 'none' || mode === 'oauth') return mode;
+  return { error: `AUTH_MODE must be "none" or "oauth", got ${JSON.stringify(mode.slice(0, 20))}` };
+}
+
+const TOKEN_ID_RE = /^[^\s:@!=]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$/;
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** Builds the Proxmox client settings, or says what is missing; never echoes a secret. */
+export function pveConfig(env: AppEnv): PveClientConfig | { error: string } {
+  const problems: string[] = [];
+  const tokenId = env.PVE_TOKEN_ID?.trim() ?? '';
+  const tokenSecret = env.PVE_TOKEN_SECRET?.trim() ?? '';
+  if (!TOKEN_ID_RE.test(tokenId)) problems.push('PVE_TOKEN_ID must look like user@realm!tokenid');
+  if (!tokenSecret) problems.push('PVE_TOKEN_SECRET is not set');
+  else if (/[\s=]/.test(tokenSecret)) problems.push('PVE_TOKEN_SECRET contains spaces or "="');
+
+  const baseUrl = normaliseBaseUrl(env.PVE_BASE_URL, env.PVE !== undefined);
+  if (typeof baseUrl !== 'string') problems.push(baseUrl.error);
+
+  const timeout = env.PVE_TIMEOUT_MS ? Number(env.PVE_TIMEOUT_MS) : DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(timeout) || timeout < 100 || timeout > 120_000) {
+    problems.push('PVE_TIMEOUT_MS must be an integer between 100 and 120000');
+  }
+  const accessId = env.CF_ACCESS_CLIENT_ID?.trim() || undefined;
+  const accessSecret = env.CF_ACCESS_CLIENT_SECRET?.trim() || undefined;
+  if (Boolean(accessId) !== Boolean(accessSecret)) {
+    problems.push('set both CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET, or neither');
+  }
+  if (problems.length || typeof baseUrl !== 'string') return { error: problems.join('; ') };
+  return {
+    baseUrl,
+    tokenId,
+    tokenSecret,
+    accessClientId: accessId,
+    accessClientSecret: accessSecret,
+    binding: env.PVE,
+    timeoutMs: timeout,
+  };
+}
+
+/** Accepts an origin or a URL ending in /api2/json; a service binding needs no host of its own. */
+function normaliseBaseUrl(raw: string | undefined, hasBinding: boolean): string | { error: string } {
+  const text = raw?.trim() ?? '';
+  if (!text) {
+    // A VPC service to pveproxy serves https (pveproxy has no plain http).
+    return hasBinding ? 'https://pve/api2/json' : { error: 'PVE_BASE_URL is not set' };
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { error: 'PVE_BASE_URL is not a URL' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: 'PVE_BASE_URL must be http(s)' };
+  // The API token travels in every request: over the network it must be encrypted. Plain http
+  // is for a Proxmox (or the simulator) on this machine, or a service binding (the Worker's
+  // fetch then never leaves Cloudflare; the tunnel carries the request to pveproxy over TLS).
+  if (url.protocol === 'http:' && !hasBinding && !isLoopbackHostname(url.hostname)) {
+    return {
+      error: `PVE_BASE_URL must use https: (plain http is only allowed for a loopback address or through the PVE service binding), got http://${url.host}: the API token would cross the network unencrypted`,
+    };
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    return { error: 'PVE_BASE_URL must not contain credentials, a query or a fragment' };
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  const withApi = path.endsWith('/api2/json') ? path : `${path}/api2/json`;
+  return `${url.origin}${withApi}`;
+}

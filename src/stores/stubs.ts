@@ -1,0 +1,22 @@
+// Durable Object stubs typed from their classes. workers-types maps every RPC result through its
+// serialisable types, which recurses forever on recursive JSON types (an approval's arguments)
+// and turns `unknown` members into `never`; so callers see a class's methods with the class's
+// own signatures, each answering a promise, and every call gets the store deadline. The one cast
+// that needs is here, once, and derived from the class: no hand-written interface to drift.
+
+import { STORE_DEADLINE_MS, timedStub } from './deadline';
+
+/** The methods `K` of class `T` as its RPC stub offers them. */
+export type RpcOf<T, K extends keyof T> = {
+  [P in K]: T[P] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+};
+
+/** The object named `name` of `ns`, as the methods `K` of its class, each call with a deadline. */
+export function objectPort<T extends Rpc.DurableObjectBranded, K extends keyof T>(
+  ns: DurableObjectNamespace<T>,
+  name: string,
+  what: string,
+  ms = STORE_DEADLINE_MS,
+): RpcOf<T, K> {
+  return timedStub(ns.get(ns.idFromName(name)) as object, what, ms) as RpcOf<T, K>;
+}

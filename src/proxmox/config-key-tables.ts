@@ -9,7 +9,7 @@ import type { ConfigRule, KeyTable } from './config-keys';
 import { DNS_NAME_RE, checkDescription, parseTagList, quote } from './formats';
 import { LXC_NET_FORMAT, LXC_OSTYPES, MOUNT_DERIVED_FIELDS, MOUNT_POINT_FORMAT, ROOTFS_FORMAT, parseLxcNet, parseMountPoint, parseRootfs } from './lxc-options';
 import { parseAddressList } from './net-address';
-import { fieldsOf, type OptionResult } from './option-rules';
+import { checkedText, fieldsOf, type OptionResult } from './option-rules';
 import {
   AGENT_FORMAT, BOOT_FORMAT, CPU_FORMAT, DRIVE_DERIVED_FIELDS, IDE_FORMAT, NET_FORMAT, SATA_FORMAT, SCSI_FORMAT,
   VIRTIO_FORMAT, parseAgent, parseBoot, parseCpu, parseDrive, parseNet,
@@ -29,11 +29,7 @@ const text = (parse: (v: string) => { ok: true; value: string } | { ok: false; e
   parse,
   ...(send ? { send } : {}),
 });
-const checked = (check: (v: string) => string | null) => (v: string) => {
-  const problem = check(v);
-  return problem === null ? { ok: true as const, value: v } : { ok: false as const, error: problem };
-};
-const dnsName = (max: number) => text(checked((v) => (v.length <= max && DNS_NAME_RE.test(v) ? null : `${quote(v)} is not a DNS name such as web-01`)));
+const dnsName = (max: number) => text(checkedText((v) => (v.length <= max && DNS_NAME_RE.test(v) ? null : `${quote(v)} is not a DNS name such as web-01`)));
 const tags = text((v) => {
   const r = parseTagList(v);
   return r.ok ? { ok: true, value: r.value.join(';') } : r;
@@ -43,7 +39,7 @@ const MAX_MEMORY_MIB = 4_194_304;
 
 /** Shared by both kinds. */
 const COMMON: Record<string, ConfigRule> = {
-  description: text(checked(checkDescription)),
+  description: text(checkedText(checkDescription)),
   tags,
   onboot: bool,
   protection: bool,
@@ -76,8 +72,8 @@ export const QEMU_TABLE: KeyTable = {
     sockets: int(1, 16),
     tablet: bool,
     vcpus: int(1, 16_384),
-    ciuser: text(checked((v) => (CIUSER_RE.test(v) ? null : `${quote(v)} is not a user name (lower-case letters, digits, "_", "-"; at most 32)`))),
-    cipassword: text(checked(checkPassword)),
+    ciuser: text(checkedText((v) => (CIUSER_RE.test(v) ? null : `${quote(v)} is not a user name (lower-case letters, digits, "_", "-"; at most 32)`))),
+    cipassword: text(checkedText(checkPassword)),
     citype: oneOf('configdrive2', 'nocloud', 'opennebula'),
     ciupgrade: bool,
     sshkeys: text(parseSshKeys, encodeSshKeysForVm),

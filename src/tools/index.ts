@@ -5,6 +5,8 @@ import type { z } from 'zod';
 import type { ToolSpec } from '../mcp/tool-spec';
 import type { ToolCatalog } from '../policy/load';
 import { getClusterStatus, getNodeMetrics, getVersion, listNodes } from './cluster';
+import { cloneVm } from './clone-vm';
+import { createLxc } from './create-lxc';
 import { createQemuVm } from './create-qemu-vm';
 import { listVms } from './list-vms';
 import { POWER_TOOLS } from './power';
@@ -35,7 +37,9 @@ export const TOOLS: readonly ToolSpec[] = [
   createSnapshot,
   deleteSnapshot,
   rollbackSnapshot,
-  asSpec(createQemuVm),
+  createQemuVm,
+  asSpec(cloneVm),
+  createLxc,
 ];
 
 export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(

@@ -143,7 +143,7 @@ describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
         'pve_list_vms', 'pve_get_vm_status', 'pve_get_vm_config', 'pve_list_storage', 'pve_list_backups',
         'pve_list_storage_content', 'pve_get_task_status', 'pve_list_snapshots', 'pve_start_vm', 'pve_shutdown_vm',
         'pve_stop_vm', 'pve_reboot_vm', 'pve_suspend_vm', 'pve_resume_vm', 'pve_create_snapshot', 'pve_delete_snapshot',
-        'pve_rollback_snapshot', 'pve_create_qemu_vm',
+        'pve_rollback_snapshot', 'pve_create_qemu_vm', 'pve_clone_vm', 'pve_create_lxc',
       ]);
       // Every tool definition is paid for in each conversation's context.
       expect(JSON.stringify({ tools }).length).toBeLessThan(60 * 1024);

@@ -19,7 +19,7 @@ import { completed, describePlan, planLines, runPlan, stepOutput, stepView, summ
 const output = z.object({
   mode: z.enum(['preview', 'created', 'failed']).optional(),
   node: z.string().optional(),
-  vmid: z.number().int().optional().describe('The new VM.'),
+  vmid: z.number().optional().describe('The new VM.'),
   vmid_source: z.enum(['given', 'next_free']).optional(),
   completed: z.boolean().optional().describe('Every step was done.'),
   steps: z.array(stepOutput).optional(),

@@ -13,30 +13,28 @@ import {
   parseNet,
   type PropertyValue,
 } from '../proxmox/qemu-options';
-import { nodeName } from './common';
+import { confirm, nodeName, waitArgs } from './common';
 import { description, dnsName, formParams, memoryMib, optionalVmid, poolId, propertyString, tags } from './input-formats';
 
 const OSTYPES = ['other', 'wxp', 'w2k', 'w2k3', 'w2k8', 'wvista', 'win7', 'win8', 'win10', 'win11', 'l24', 'l26', 'solaris'] as const;
 const SCSIHW = ['lsi', 'lsi53c810', 'virtio-scsi-pci', 'virtio-scsi-single', 'megasas', 'pvscsi'] as const;
 
 export const createInput = z.strictObject({
-  node: nodeName.describe('Node to create the VM on, e.g. pve1.'),
-  vmid: optionalVmid.describe('VM id 100–999999999; omitted: the next free id.'),
-  name: dnsName.optional().describe('VM name, a DNS name such as web-01.'),
-  memory: memoryMib.optional().describe('Memory in MiB (default 512).'),
-  cores: z.number().int().min(1).max(1024).optional().describe('Cores per socket (default 1).'),
-  sockets: z.number().int().min(1).max(16).optional().describe('CPU sockets (default 1).'),
-  net0: propertyString(parseNet, 'virtio,bridge=vmbr0').optional().describe('First NIC, e.g. virtio,bridge=vmbr0,firewall=1.'),
+  node: nodeName.describe('Node, e.g. pve1.'),
+  vmid: optionalVmid.describe('Omitted: the next free id.'),
+  name: dnsName.optional().describe('A DNS name, e.g. web-01.'),
+  memory: memoryMib.optional().describe('MiB (default 512).'),
+  cores: z.number().int().min(1).max(1024).optional().describe('Per socket (default 1).'),
+  sockets: z.number().int().min(1).max(16).optional(),
+  net0: propertyString(parseNet, 'virtio,bridge=vmbr0').optional().describe('e.g. virtio,bridge=vmbr0,firewall=1.'),
   scsi0: propertyString((t) => parseDrive(t, SCSI_FORMAT), 'local-lvm:32,iothread=1')
     .optional()
-    .describe('First SCSI disk: STORAGE:SIZE_GiB for a new disk, e.g. local-lvm:32,discard=on.'),
-  ide2: propertyString(parseCdrom, 'local:iso/debian-12.iso,media=cdrom')
-    .optional()
-    .describe('The CD-ROM on IDE slot 2, e.g. the installer ISO local:iso/NAME.iso (media=cdrom is added), or none.'),
-  ostype: z.enum(OSTYPES).optional().describe('Guest OS type, e.g. l26 for Linux, win11.'),
-  cpu: propertyString(parseCpu, 'host').optional().describe('CPU model, e.g. host or x86-64-v2-AES.'),
-  scsihw: z.enum(SCSIHW).optional().describe('SCSI controller, e.g. virtio-scsi-single.'),
-  boot: propertyString(parseBoot, 'order=scsi0;ide2;net0').optional().describe('Boot order, e.g. order=scsi0;ide2;net0.'),
+    .describe('New disk STORAGE:SIZE_GiB, e.g. local-lvm:32,discard=on.'),
+  ide2: propertyString(parseCdrom, 'local:iso/debian-12.iso,media=cdrom').optional().describe('CD-ROM: an ISO (local:iso/NAME.iso) or none.'),
+  ostype: z.enum(OSTYPES).optional().describe('e.g. l26 (Linux), win11.'),
+  cpu: propertyString(parseCpu, 'host').optional().describe('e.g. host, x86-64-v2-AES.'),
+  scsihw: z.enum(SCSIHW).optional(),
+  boot: propertyString(parseBoot, 'order=scsi0;ide2;net0').optional().describe('e.g. order=scsi0;ide2;net0.'),
   agent: z
     .union([z.boolean(), z.string().min(1).max(256)])
     .transform((value, ctx): PropertyValue => {
@@ -46,14 +44,13 @@ export const createInput = z.strictObject({
       return z.NEVER;
     })
     .optional()
-    .describe('QEMU guest agent: true/false or e.g. 1,fstrim_cloned_disks=1.'),
-  tags: tags.optional().describe('Tags, as a list or separated by ";".'),
+    .describe('true/false or e.g. 1,fstrim_cloned_disks=1.'),
+  tags: tags.optional().describe('A list, or separated by ";".'),
   pool: poolId.optional(),
-  start: z.boolean().optional().describe('Start the VM once created (default false).'),
-  description: description.optional().describe('Notes shown in the VM summary (at most 8192 characters).'),
-  wait: z.boolean().default(false).describe('Wait for the creation task to finish (bounded by timeout_s).'),
-  timeout_s: z.number().int().min(1).max(120).default(60).describe('How long wait may take, 1–120 s (default 60).'),
-  confirm: z.boolean().default(false).describe('Must be true to create. Without it, only a preview is returned.'),
+  start: z.boolean().optional().describe('Start it once created.'),
+  description: description.optional().describe('Notes.'),
+  ...waitArgs,
+  confirm,
 });
 export type CreateArgs = z.output<typeof createInput>;
 

@@ -36,11 +36,11 @@ export interface CreateSpec<I extends z.ZodObject> {
 const output = z.object({
   mode: z.enum(['preview', 'created']).optional(),
   node: z.string().optional(),
-  vmid: z.number().int().optional(),
+  vmid: z.number().optional(),
   vmid_source: z.enum(['given', 'next_free']).optional(),
   params: z.record(z.string(), z.string()).optional().describe('The exact form parameters sent (or that would be sent); secrets redacted.'),
   upid: z.string().optional().describe('Proxmox task id of the creation.'),
-  attempts: z.number().int().optional().describe('POSTs made (more than 1 when chosen vmids were taken meanwhile).'),
+  attempts: z.number().optional().describe('POSTs made (more than 1 when a chosen vmid was taken meanwhile).'),
   task: taskOutput.optional().describe('Task state, when wait=true.'),
   next_step: z.string().optional(),
   ...outputExtras,

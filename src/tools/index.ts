@@ -8,6 +8,9 @@ import { getClusterStatus, getNodeMetrics, getVersion, listNodes } from './clust
 import { cloneVm } from './clone-vm';
 import { createLxc } from './create-lxc';
 import { createQemuVm } from './create-qemu-vm';
+import { deleteVm } from './delete-vm';
+import { migrateVm } from './migrate-vm';
+import { resizeDisk } from './resize-disk';
 import { listVms } from './list-vms';
 import { POWER_TOOLS } from './power';
 import { listResources } from './resources';
@@ -40,6 +43,9 @@ export const TOOLS: readonly ToolSpec[] = [
   createQemuVm,
   asSpec(cloneVm),
   createLxc,
+  deleteVm,
+  resizeDisk,
+  migrateVm,
 ];
 
 export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(

@@ -14,7 +14,6 @@ export const MAX_MEMORY_MIB = 4_194_304;
 export function propertyString(parse: (text: string) => OptionResult, example: string) {
   return z
     .string()
-    .min(1)
     .max(1024)
     .transform((text, ctx): PropertyValue => {
       const result = parse(text.trim());
@@ -43,7 +42,7 @@ export const optionalVmid = z.number().int().min(VMID_MIN).max(VMID_MAX).optiona
 export const dnsName = z
   .string()
   .max(253)
-  .regex(DNS_NAME_RE, { error: `must be ${DNS_NAME_RULE}` });
+  .refine((v) => DNS_NAME_RE.test(v), { error: `must be ${DNS_NAME_RULE}` });
 
 export const tags = z
   .union([z.array(tagName).max(32), z.string().max(1024)])
@@ -59,7 +58,10 @@ export const description = z.string().max(8192).superRefine((s, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
-export const poolId = z.string().max(200).regex(POOL_RE, { error: 'must be a pool id: letters, digits, ".", "-", "_" (nested with "/")' });
+export const poolId = z
+  .string()
+  .max(200)
+  .refine((v) => POOL_RE.test(v), { error: 'must be a pool id: letters, digits, ".", "-", "_" (nested with "/")' });
 
 export const memoryMib = z.number().int().min(16).max(MAX_MEMORY_MIB);
 

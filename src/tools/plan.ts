@@ -39,7 +39,7 @@ export interface StepOutcome {
 /** A step as results show it (secrets redacted). */
 export const stepOutput = z.object({
   doing: z.string(),
-  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }),
+  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }).partial(),
   status: z.string().optional(),
   upid: z.string().optional(),
   message: z.string().optional(),

@@ -4,10 +4,11 @@
 // what exists and what did not happen; what Proxmox would refuse is refused before sending; the
 // cloud-init password reaches no result, log line or audit record.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auditRecords } from './helpers/audit';
-import { call, connect, text } from './helpers/mcp';
+import { call, text } from './helpers/mcp';
+import { simSession } from './helpers/session';
 import { sim, type SimFault } from './helpers/sim';
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@example.com';
@@ -34,22 +35,13 @@ async function nextFree(): Promise<number> {
 }
 
 describe('pve_clone_vm', () => {
-  let client: Client;
-  beforeAll(async () => {
-    await sim.reset();
-    await sim.config({ taskDurationMs: 100 });
-    client = await connect('http');
-  });
-  afterAll(() => client.close());
-  beforeEach(async () => {
-    await sim.clearFaults();
-    await sim.clearLog();
-  });
+  const session = simSession();
+  const client = (): Client => session.client;
 
   it('previews every request in order, with the id and the disk it will use, writing nothing', async () => {
     const id = await nextFree();
     await sim.clearLog();
-    const r = await call(client, 'pve_clone_vm', CLOUD);
+    const r = await call(client(), 'pve_clone_vm', CLOUD);
     expect(r.isError, text(r)).toBeFalsy();
     const at = `/nodes/pve1/qemu/${id}`;
     expect(r.structuredContent).toMatchObject({ mode: 'preview', node: 'pve1', vmid: id, vmid_source: 'next_free' });
@@ -79,7 +71,7 @@ describe('pve_clone_vm', () => {
 
   it('clones with cloud-init, grows the disk and starts: a running VM holding the settings', async () => {
     const id = await nextFree();
-    const r = await call(client, 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true, timeout_s: 30 });
+    const r = await call(client(), 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true, timeout_s: 30 });
     expect(r.isError, text(r)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ mode: 'created', vmid: id, completed: true, upid: expect.stringMatching(/:qmclone:9000:/) });
     expect(r.structuredContent!.steps.map((s: { status: string }) => s.status)).toEqual(['done', 'done', 'done', 'done']);
@@ -108,7 +100,7 @@ describe('pve_clone_vm', () => {
   it.each(FAILURES)('reports what exists when %s fails, and what did not happen', async (_label, fault, failedAt, message) => {
     const id = await nextFree();
     await sim.fault(fault);
-    const r = await call(client, 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true, timeout_s: 30 });
+    const r = await call(client(), 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true, timeout_s: 30 });
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toMatchObject({ mode: 'created', vmid: id, completed: false });
     expect(text(r)).toMatch(new RegExp(`^VM ${id} was cloned from VM 9000`));
@@ -126,7 +118,7 @@ describe('pve_clone_vm', () => {
   it('reports a clone task that failed as nothing created', async () => {
     const id = await nextFree();
     await sim.fault({ path: '/clone$', taskExitStatus: 'clone failed: storage full' });
-    const r = await call(client, 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true });
+    const r = await call(client(), 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true });
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toMatchObject({ mode: 'failed', completed: false });
     expect(text(r)).toMatch(/^Cloning VM 9000 to VM \d+ failed: The task failed: clone failed: storage full\. Not done: setting ciuser/);
@@ -139,7 +131,7 @@ describe('pve_clone_vm', () => {
     await sim.clearLog();
     // The simulator offers the taken id twice (to the policy's read and to the run's).
     await sim.fault({ method: 'GET', path: '^/cluster/nextid$', times: 2, status: 200, contentType: 'application/json;charset=UTF-8', body: { data: String(taken) } });
-    const r = await call(client, 'pve_clone_vm', { node: 'pve1', source_vmid: 9000, ciuser: 'carol', confirm: true, wait: true });
+    const r = await call(client(), 'pve_clone_vm', { node: 'pve1', source_vmid: 9000, ciuser: 'carol', confirm: true, wait: true });
     expect(r.isError, text(r)).toBeFalsy();
     const id = r.structuredContent!.vmid as number;
     expect(id).toBeGreaterThan(taken);
@@ -156,7 +148,7 @@ describe('pve_clone_vm', () => {
     ['a resize that would shrink', { node: 'pve1', source_vmid: 9000, resize: '2G' }, /Proxmox only grows disks: scsi0 is 3\.5 GiB in VM 9000/],
     ['a resize of a disk it does not have', { node: 'pve1', source_vmid: 9000, resize: '+1G', resize_disk: 'virtio3' }, /has no disk virtio3 to grow/],
   ])('refuses %s before sending anything', async (_label, args, message) => {
-    const r = await call(client, 'pve_clone_vm', { ...args, confirm: true });
+    const r = await call(client(), 'pve_clone_vm', { ...args, confirm: true });
     expect(r.isError).toBe(true);
     expect(r.structuredContent!.error).toMatchObject({ kind: 'conflict' });
     expect(text(r)).toMatch(message);
@@ -165,7 +157,7 @@ describe('pve_clone_vm', () => {
   });
 
   it('makes a full copy of a running VM onto another storage without waiting', async () => {
-    const r = await call(client, 'pve_clone_vm', { node: 'pve1', source_vmid: 100, newid: 5100, full: true, storage: 'local-lvm', pool: 'lab', confirm: true });
+    const r = await call(client(), 'pve_clone_vm', { node: 'pve1', source_vmid: 100, newid: 5100, full: true, storage: 'local-lvm', pool: 'lab', confirm: true });
     expect(r.isError, text(r)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ vmid: 5100, vmid_source: 'given', completed: true, steps: [{ status: 'started' }] });
     const [post] = await sim.writes();
@@ -177,7 +169,7 @@ describe('pve_clone_vm', () => {
     const spy = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
     let results: unknown[] = [];
     try {
-      results = [await call(client, 'pve_clone_vm', CLOUD), await call(client, 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true, timeout_s: 30 })];
+      results = [await call(client(), 'pve_clone_vm', CLOUD), await call(client(), 'pve_clone_vm', { ...CLOUD, confirm: true, wait: true, timeout_s: 30 })];
     } finally {
       spy.mockRestore();
     }

@@ -2,10 +2,11 @@
 // redacted) that writes nothing; a confirmed creation from a template, unprivileged unless told
 // otherwise; the root password in no result, log line or audit record.
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auditRecords } from './helpers/audit';
-import { call, connect, text } from './helpers/mcp';
+import { call, text } from './helpers/mcp';
+import { simSession } from './helpers/session';
 import { sim } from './helpers/sim';
 
 const TEMPLATE = 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst';
@@ -25,17 +26,11 @@ const CT = {
 };
 
 describe('pve_create_lxc', () => {
-  let client: Client;
-  beforeAll(async () => {
-    await sim.reset();
-    await sim.config({ taskDurationMs: 100 });
-    client = await connect('http');
-  });
-  afterAll(() => client.close());
-  beforeEach(() => sim.clearLog());
+  const session = simSession();
+  const client = (): Client => session.client;
 
   it('previews the exact parameters, the password redacted, writing nothing', async () => {
-    const r = await call(client, 'pve_create_lxc', CT);
+    const r = await call(client(), 'pve_create_lxc', CT);
     expect(r.isError, text(r)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ mode: 'preview', vmid: 106, vmid_source: 'next_free' });
     expect(r.structuredContent!.params).toEqual({
@@ -61,7 +56,7 @@ describe('pve_create_lxc', () => {
     const spy = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
     let r;
     try {
-      r = await call(client, 'pve_create_lxc', { ...CT, confirm: true, wait: true });
+      r = await call(client(), 'pve_create_lxc', { ...CT, confirm: true, wait: true });
     } finally {
       spy.mockRestore();
     }
@@ -81,7 +76,7 @@ describe('pve_create_lxc', () => {
   });
 
   it('sends unprivileged: 0 only when asked for a privileged container', async () => {
-    await call(client, 'pve_create_lxc', { node: 'pve2', ostemplate: TEMPLATE, unprivileged: false, confirm: true });
+    await call(client(), 'pve_create_lxc', { node: 'pve2', ostemplate: TEMPLATE, unprivileged: false, confirm: true });
     const [post] = await sim.writes();
     expect(post!.params).toMatchObject({ ostemplate: TEMPLATE, unprivileged: '0' });
   });

@@ -35,6 +35,7 @@ export const LXC_NET_FORMAT: PropertyFormat = {
 };
 
 export function parseLxcNet(text: string): OptionResult {
+  if (!text.split(',')[0]!.includes('=')) return { ok: false, error: 'a container NIC is written name=eth0,bridge=vmbr0,ip=dhcp (a leading model such as virtio is for VMs)' };
   return parseWith(text, LXC_NET_FORMAT, (p) => {
     if (p.name === undefined) return 'name (the interface inside the container) is required, e.g. name=eth0,bridge=vmbr0,ip=dhcp';
     if (p.gw !== undefined && !/\//.test(p.ip ?? '')) return 'gw needs a static ip';

@@ -64,8 +64,8 @@ function judge(args: CloneArgs, src: Source): { ok: false; reason: string } | { 
 export const cloneVm = defineTool({
   name: 'pve_clone_vm',
   description:
-    'Clone a VM or template; in the same call set cloud-init (ciuser, cipassword, sshkeys, ipconfig0, nameserver, searchdomain), ' +
-    'cores, memory, net0, grow the boot disk (resize) and start it. Requires confirm=true; otherwise a preview of every request in order.',
+    'Clone a VM or template, then in the same call set cloud-init (ci*, ipconfig0, nameserver, searchdomain), cores, memory, net0, ' +
+    'grow the boot disk (resize) and start it. Requires confirm=true; otherwise a preview of every request in order.',
   input: cloneInput,
   output,
   annotations: { title: 'Clone a Proxmox VM', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },

@@ -58,8 +58,11 @@ export const waitArgs = {
   timeout_s: z.number().int().min(1).max(120).default(60).describe('Longest wait, s.'),
 };
 
-/** A task's state, when the call waited for it (members not marked required: outputs need not say). */
-export const taskOutput = z.object({ status: z.string(), exitstatus: z.string().nullable(), succeeded: z.boolean().nullable() }).partial();
+/**
+ * A task's state, when the call waited for it: {status, exitstatus, succeeded}. Said in words
+ * rather than typed member by member: this schema is repeated in every write tool's definition.
+ */
+export const taskOutput = z.looseObject({}).describe('{status, exitstatus, succeeded}');
 
 /**
  * Members every output schema carries, so an error or a policy refusal still matches it. Their

@@ -53,6 +53,8 @@ export interface GuestActionSpec<I extends z.ZodObject> {
   /** Fields of parsed arguments that policy rules may reach into (args.size.gib). */
   policyFields?: Readonly<Record<string, readonly string[]>>;
   request(args: z.output<I>): ActionRequest;
+  /** Checks that need no read (arguments valid together); throws a ToolFailure. */
+  precheck?(args: z.output<I>): void;
   judge(args: z.output<I>, state: GuestState, ctx: ToolContext): Verdict | Promise<Verdict>;
   /** What the task does, for texts: "start", "create snapshot pre_upgrade". */
   doing(args: z.output<I>): string;
@@ -92,6 +94,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
     },
     async run(raw, ctx) {
       const args = raw as Args;
+      spec.precheck?.(raw);
       const pve = ctx.pve();
       const state = await readGuestState(pve, args);
       const label = guestLabel(args, state.name ?? undefined);

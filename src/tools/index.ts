@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type { ToolSpec } from '../mcp/tool-spec';
 import type { ToolCatalog } from '../policy/load';
+import { apiRequest } from './api-request';
 import { getClusterStatus, getNodeMetrics, getVersion, listNodes } from './cluster';
 import { cloneVm } from './clone-vm';
 import { createLxc } from './create-lxc';
@@ -11,6 +12,7 @@ import { createQemuVm } from './create-qemu-vm';
 import { deleteVm } from './delete-vm';
 import { migrateVm } from './migrate-vm';
 import { resizeDisk } from './resize-disk';
+import { setVmConfig } from './set-vm-config';
 import { listVms } from './list-vms';
 import { POWER_TOOLS } from './power';
 import { listResources } from './resources';
@@ -45,7 +47,9 @@ export const TOOLS: readonly ToolSpec[] = [
   createLxc,
   deleteVm,
   resizeDisk,
+  setVmConfig,
   migrateVm,
+  asSpec(apiRequest),
 ];
 
 export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(

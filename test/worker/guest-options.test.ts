@@ -29,7 +29,7 @@ describe('parseLxcNet', () => {
 
   it.each([
     ['bridge=vmbr0,ip=dhcp', /name \(the interface inside the container\) is required/],
-    ['virtio,bridge=vmbr0', /needs a key/],
+    ['virtio,bridge=vmbr0', /a leading model such as virtio is for VMs/],
     ['name=eth0,ip=10.0.0.9', /not an IPv4 address with its prefix/],
     ['name=eth0,ip=10.0.0.9/4', /not an IPv4 address with its prefix/],
     ['name=eth0,ip=dhcp,gw=10.0.0.1', /gw needs a static ip/],

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, connect, ORIGIN, text, workerFetch } from './helpers/mcp';
-import { guestWriteCases, OPS_CASES } from './helpers/hostile-cases';
+import { guestWriteCases, OPS_CASES, rowsPerTool } from './helpers/hostile-cases';
 import { sim } from './helpers/sim';
 
 const ok = { node: 'pve1', confirm: true };
@@ -141,8 +141,7 @@ describe('hostile inputs to every other tool', () => {
   afterAll(() => client.close());
 
   it('has at least 10 rows for every write tool', () => {
-    const perTool = new Map<string, number>();
-    for (const [tool] of WRITE_CASES) perTool.set(tool, (perTool.get(tool) ?? 0) + 1);
+    const perTool = rowsPerTool(WRITE_CASES);
     expect([...perTool.keys()].sort()).toEqual([
       'pve_create_snapshot', 'pve_delete_snapshot', 'pve_reboot_vm', 'pve_resume_vm', 'pve_rollback_snapshot',
       'pve_shutdown_vm', 'pve_start_vm', 'pve_stop_vm', 'pve_suspend_vm',
@@ -171,8 +170,7 @@ describe('hostile inputs to clone, containers, delete, resize, config, migrate a
   afterAll(() => client.close());
 
   it('has at least 10 rows for every one of these tools', () => {
-    const perTool = new Map<string, number>();
-    for (const [tool] of OPS_CASES) perTool.set(tool, (perTool.get(tool) ?? 0) + 1);
+    const perTool = rowsPerTool(OPS_CASES);
     expect([...perTool.keys()].sort()).toEqual([
       'pve_api_request', 'pve_clone_vm', 'pve_create_lxc', 'pve_delete_vm', 'pve_migrate_vm', 'pve_resize_disk', 'pve_set_vm_config',
     ]);

@@ -169,3 +169,10 @@ const API = rows('pve_api_request', { method: 'GET', path: '/version' }, [
 ]);
 
 export const OPS_CASES: OpsRow[] = [...CLONE, ...LXC, ...DELETE, ...RESIZE, ...CONFIG, ...MIGRATE, ...API];
+
+/** How many rows each tool has (every write tool must have at least 10). */
+export function rowsPerTool(table: readonly (readonly [string, ...unknown[]])[]): Map<string, number> {
+  const perTool = new Map<string, number>();
+  for (const [tool] of table) perTool.set(tool, (perTool.get(tool) ?? 0) + 1);
+  return perTool;
+}

@@ -73,6 +73,30 @@ const POLICIES = {
       },
     },
   },
+  // Clones pinned to one pool and one bridge; NIC changes kept on it; the raw API opened for
+  // reading a VM's status and RRD data only.
+  pinned: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_clone_vm: {
+        require: [
+          { path: 'args.pool', op: 'eq', value: 'lab', reason: 'Agent clones go into the lab pool: pass pool: "lab".' },
+          { path: 'args.net0.bridge', op: 'eq', value: 'vmbr1', reason: 'Agent clones get their NIC on the lab bridge: pass net0, e.g. "virtio,bridge=vmbr1".' },
+        ],
+      },
+      pve_set_vm_config: {
+        deny_if: [{ path: 'args.config.*.bridge', op: 'neq', value: 'vmbr1', reason: 'NICs set by agents stay on the lab bridge vmbr1.' }],
+      },
+      pve_api_request: {
+        require: [
+          { path: 'args.method', op: 'eq', value: 'GET', reason: 'The raw API is open for reading only.' },
+          { path: 'args.path', op: 'regex', value: '^/nodes/[a-z0-9-]+/qemu/[0-9]+/(rrddata|status/current)$', reason: 'The raw API is open for VM status and RRD data only.' },
+        ],
+        deny_if: [{ path: 'args.params.timeframe', op: 'eq', value: 'decade' }],
+      },
+    },
+  },
   perUser: {
     version: '1',
     default: 'deny',
@@ -151,6 +175,7 @@ export default defineConfig({
       workersProject('policy-bundled', ['test/policy/bundled.test.ts'], null),
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
       workersProject('policy-plg', ['test/policy/plg-names.test.ts'], POLICIES.plg),
+      workersProject('policy-pinned', ['test/policy/pinned.test.ts'], POLICIES.pinned),
       workersProject('auth-dev', ['test/auth/**/*.test.ts'], POLICIES.perUser, () => ({
         AUTH_MODE: 'oauth',
         IDP: 'dev',

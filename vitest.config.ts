@@ -24,6 +24,8 @@ const POLICIES = {
     tools: {
       pve_create_qemu_vm: { action: 'require_approval', reason: 'Creating VMs needs a person\'s OK.', sensitive: ['description'] },
       pve_list_vms: { action: 'require_approval', approvers: ['group:approvers'], reason: 'Listing needs an approver.' },
+      pve_clone_vm: { action: 'require_approval', approvers: ['group:leads'], reason: 'New VMs need a team lead\'s OK.' },
+      pve_set_vm_config: { action: 'require_approval', reason: 'Config changes need a person\'s OK.' },
     },
   },
   approvalsWeb: {

@@ -60,11 +60,14 @@ export function planLines(steps: readonly PlanStep[]): string[] {
   });
 }
 
-/** The exact requests for approvers, one row per request and per parameter (secrets redacted). */
+/**
+ * The exact requests for approvers, one row per request and per parameter (secrets redacted):
+ * `1.request`, `1.newid`, ... (never a bare number as a key: objects list those first).
+ */
 export function describePlan(steps: readonly PlanStep[]): Record<string, string> {
   const out: Record<string, string> = {};
   steps.forEach((s, i) => {
-    out[`${i + 1}`] = `${s.method} ${s.path}`;
+    out[`${i + 1}.request`] = `${s.method} ${s.path}`;
     for (const [k, v] of Object.entries(shownParams(s.params))) out[`${i + 1}.${k}`] = v;
   });
   return out;

@@ -29,7 +29,7 @@ type Args = z.output<typeof input>;
 
 function judgeContainer(args: Args, state: GuestState, who: string): Verdict {
   if (args.online) return { ok: false, reason: 'Proxmox cannot live-migrate containers: pass restart: true to move a running one (it is shut down and started again), or shut it down first.' };
-  if (args.with_local_disks !== undefined) return { ok: false, reason: 'with_local_disks is for VMs; a container\'s local volumes always move with it.' };
+  if (args.with_local_disks) return { ok: false, reason: 'with_local_disks is for VMs; a container\'s local volumes always move with it.' };
   if (state.status === 'running' && !args.restart) {
     return { ok: false, reason: `${who} is running: a running container moves only by restart (pass restart: true: it is shut down, moved and started again), or shut it down first.` };
   }
@@ -57,7 +57,7 @@ export const migrateVm = defineGuestAction({
     if (args.target === args.node) return { ok: false, reason: `${who} already is on ${args.node}.` };
     if (state.lock) return { ok: false, reason: `${who} is locked (${state.lock}): Proxmox refuses to migrate it until that ends.` };
     if (args.vm_type === 'lxc') return judgeContainer(args, state, who);
-    if (args.restart !== undefined) return { ok: false, reason: 'restart is for containers; a running VM moves with online: true.' };
+    if (args.restart) return { ok: false, reason: 'restart is for containers; a running VM moves with online: true.' };
     const pre = await ctx.pve().get(guestPath(args, 'migrate'), migratePrecondition, { target: args.target });
     const refused = pre.not_allowed_nodes?.[args.target];
     if (refused !== undefined || (pre.allowed_nodes && !pre.allowed_nodes.includes(args.target))) {

@@ -139,7 +139,8 @@ describe('pve_migrate_vm', () => {
     const cold = await call(client(), 'pve_migrate_vm', { node: 'pve2', vmid: 104, target: 'pve3', targetstorage: 'local-lvm', confirm: true, wait: true });
     expect(cold.structuredContent).toMatchObject({ task: { succeeded: true } });
     expect(await sim.guest(104)).toMatchObject({ node: 'pve3', status: 'stopped' });
-    const ct = await call(client(), 'pve_migrate_vm', { node: 'pve2', vmid: 200, vm_type: 'lxc', target: 'pve1', restart: true, confirm: true, wait: true });
+    // PLG's callers send online and with_local_disks as false for containers too.
+    const ct = await call(client(), 'pve_migrate_vm', { node: 'pve2', vmid: 200, vm_type: 'lxc', target: 'pve1', restart: true, online: false, with_local_disks: false, confirm: true, wait: true });
     expect(ct.structuredContent).toMatchObject({ task: { succeeded: true } });
     expect(await sim.guest(200)).toMatchObject({ node: 'pve1', status: 'running' });
     expect((await sim.writes()).map((w) => w.params)).toEqual([

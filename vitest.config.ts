@@ -24,6 +24,8 @@ const POLICIES = {
     tools: {
       pve_create_qemu_vm: { action: 'require_approval', reason: 'Creating VMs needs a person\'s OK.', sensitive: ['description'] },
       pve_list_vms: { action: 'require_approval', approvers: ['group:approvers'], reason: 'Listing needs an approver.' },
+      pve_clone_vm: { action: 'require_approval', approvers: ['group:leads'], reason: 'New VMs need a team lead\'s OK.' },
+      pve_set_vm_config: { action: 'require_approval', reason: 'Config changes need a person\'s OK.' },
     },
   },
   approvalsWeb: {
@@ -82,6 +84,30 @@ const POLICIES = {
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
       pve_create_qemu_vm: { limits: [{ counter: 'creates', window: 'hour', max: 100, scope: 'grant' }] },
       pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
+    },
+  },
+  // Clones pinned to one pool and one bridge; NIC changes kept on it; the raw API opened for
+  // reading a VM's status and RRD data only.
+  pinned: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_clone_vm: {
+        require: [
+          { path: 'args.pool', op: 'eq', value: 'lab', reason: 'Agent clones go into the lab pool: pass pool: "lab".' },
+          { path: 'args.net0.bridge', op: 'eq', value: 'vmbr1', reason: 'Agent clones get their NIC on the lab bridge: pass net0, e.g. "virtio,bridge=vmbr1".' },
+        ],
+      },
+      pve_set_vm_config: {
+        deny_if: [{ path: 'args.config.*.bridge', op: 'neq', value: 'vmbr1', reason: 'NICs set by agents stay on the lab bridge vmbr1.' }],
+      },
+      pve_api_request: {
+        require: [
+          { path: 'args.method', op: 'eq', value: 'GET', reason: 'The raw API is open for reading only.' },
+          { path: 'args.path', op: 'regex', value: '^/nodes/[a-z0-9-]+/qemu/[0-9]+/(rrddata|status/current)$', reason: 'The raw API is open for VM status and RRD data only.' },
+        ],
+        deny_if: [{ path: 'args.params.timeframe', op: 'eq', value: 'decade' }],
+      },
     },
   },
   perUser: {
@@ -162,6 +188,7 @@ export default defineConfig({
       workersProject('policy-bundled', ['test/policy/bundled.test.ts'], null),
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
       workersProject('policy-plg', ['test/policy/plg-names.test.ts'], POLICIES.plg),
+      workersProject('policy-pinned', ['test/policy/pinned.test.ts'], POLICIES.pinned),
       workersProject('auth-dev', ['test/auth/**/*.test.ts'], POLICIES.perUser, () => ({
         AUTH_MODE: 'oauth',
         IDP: 'dev',

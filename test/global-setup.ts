@@ -35,6 +35,14 @@ export const ENDPOINTS_USED = [
   ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/snapshot'),
   ...forEachKind('DELETE /nodes/{node}/{kind}/{vmid}/snapshot/{snapname}'),
   ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/snapshot/{snapname}/rollback'),
+  'POST /nodes/{node}/qemu/{vmid}/clone',
+  'POST /nodes/{node}/qemu/{vmid}/config',
+  'PUT /nodes/{node}/lxc/{vmid}/config',
+  'POST /nodes/{node}/lxc',
+  'GET /nodes/{node}/qemu/{vmid}/migrate',
+  ...forEachKind('PUT /nodes/{node}/{kind}/{vmid}/resize'),
+  ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/migrate'),
+  ...forEachKind('DELETE /nodes/{node}/{kind}/{vmid}'),
 ];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

@@ -75,27 +75,24 @@ export async function sha256Hex(text: string): Promise<string> {
 }
 
 /**
- * A copy of `args` fit for storage: each top-level argument named in `sensitive` or in
- * BUILT_IN_SENSITIVE (case-insensitive) becomes "[redacted]"; every string longer than
- * MAX_ARG_STRING, at any depth, is cut with a marker. Names are matched at the top level only:
- * tool arguments are a flat list of named parameters, and a nested key named like a secret is
- * not a parameter a policy can name.
+ * A copy of `args` fit for storage: each argument named in `sensitive` or in BUILT_IN_SENSITIVE
+ * (case-insensitive) becomes "[redacted]", at the top level and inside object arguments too
+ * (pve_set_vm_config's `config.cipassword`, pve_api_request's `params.password`: there the keys
+ * are Proxmox parameters); a parsed property string inside an object is kept as its text, as the
+ * top-level ones are; every string longer than MAX_ARG_STRING, at any depth, is cut with a marker.
  */
 export function redactArgs(args: Record<string, unknown>, sensitive: readonly string[]): Record<string, unknown> {
   const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive].map((name) => name.toLowerCase()));
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(args)) {
-    out[key] = names.has(key.toLowerCase()) ? REDACTED : cutLongStrings(value);
-  }
-  return out;
+  return clean(args, names) as Record<string, unknown>;
 }
 
-function cutLongStrings(value: unknown): unknown {
+function clean(value: unknown, names: ReadonlySet<string>): unknown {
   if (typeof value === 'string') return cutString(value);
-  if (Array.isArray(value)) return value.map(cutLongStrings);
+  if (Array.isArray(value)) return value.map((item) => clean(item, names));
   if (value !== null && typeof value === 'object') {
+    if ('text' in value && 'fields' in value && typeof value.text === 'string') return cutString(value.text);
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = cutLongStrings(item);
+    for (const [key, item] of Object.entries(value)) out[key] = names.has(key.toLowerCase()) ? REDACTED : clean(item, names);
     return out;
   }
   return value;

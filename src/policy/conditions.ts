@@ -1,7 +1,8 @@
 // Argument and identity conditions: resolving a dotted path against the call, and the
 // comparison operators. Pure. A comparison on an absent field reports `absent`: a `require`
 // must hold, so the field being absent fails it (fail closed), while a `deny_if` does not fire
-// on it; `exists` is how a rule forbids a field outright.
+// on it; `exists` is how a rule forbids a field outright. A `*` segment reaches every key of an
+// object argument; a path reaching nothing is absent.
 
 import { matchesAnyPrincipal, type Identity } from '../identity';
 import type { Condition } from './schema';
@@ -15,17 +16,37 @@ export interface CallView {
 }
 
 const ABSENT = Symbol('absent');
-type Resolved = unknown | typeof ABSENT;
+/** What a path with `*` resolves to: every value it reaches (none: absent). */
+class Each {
+  constructor(readonly values: readonly unknown[]) {}
+}
+type Resolved = unknown | typeof ABSENT | Each;
 
-/** `args.<field>[.<key>]`, or `user.id`, `user.email`, `user.groups`, `user.client`. */
+/**
+ * `args.<field>[.<key>...]`, or `user.id`, `user.email`, `user.groups`, `user.client`. A `*`
+ * segment stands for every key of the object at that level (args.config.*.bridge).
+ */
 export function resolvePath(path: string, call: CallView, identity: Identity): Resolved {
   const [root, ...rest] = path.split('.');
   let value: unknown;
   if (root === 'args') value = call.args;
   else if (root === 'user') value = userView(identity);
   else return ABSENT;
-  for (const key of rest) {
+  const found = walk(value, rest);
+  if (found instanceof Each) return found.values.length ? found : ABSENT;
+  return found;
+}
+
+function walk(value: unknown, keys: readonly string[]): unknown {
+  for (const [i, key] of keys.entries()) {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return ABSENT;
+    if (key === '*') {
+      const values = Object.values(value as Record<string, unknown>).flatMap((v) => {
+        const found = walk(v, keys.slice(i + 1));
+        return found instanceof Each ? found.values : found === ABSENT ? [] : [found];
+      });
+      return new Each(values);
+    }
     if (!Object.prototype.hasOwnProperty.call(value, key)) return ABSENT;
     value = (value as Record<string, unknown>)[key];
   }
@@ -41,11 +62,29 @@ function userView(identity: Identity): Record<string, unknown> {
   };
 }
 
-/** Whether the condition holds for the call; `'absent'` when the field it compares is absent. */
-export function testCondition(cond: Condition, call: CallView, identity: Identity, regex?: RegExp): boolean | 'absent' {
+/**
+ * Whether the condition holds for the call; `'absent'` when the field it compares is absent.
+ * For a path with `*`, `quantifier` says whether one value (`any`, what a deny_if asks) or every
+ * value (`all`, what a require asks) must satisfy it.
+ */
+export function testCondition(
+  cond: Condition,
+  call: CallView,
+  identity: Identity,
+  regex?: RegExp,
+  quantifier: 'any' | 'all' = 'all',
+): boolean | 'absent' {
   const actual = resolvePath(cond.path, call, identity);
   if (cond.op === 'exists') return (actual !== ABSENT) === cond.value;
   if (actual === ABSENT) return 'absent';
+  if (actual instanceof Each) {
+    const holds = (v: unknown) => compareValue(cond, v, regex);
+    return quantifier === 'any' ? actual.values.some(holds) : actual.values.every(holds);
+  }
+  return compareValue(cond, actual, regex);
+}
+
+function compareValue(cond: Condition, actual: unknown, regex?: RegExp): boolean {
   const expected = cond.value;
   switch (cond.op) {
     case 'eq':
@@ -66,6 +105,8 @@ export function testCondition(cond: Condition, call: CallView, identity: Identit
     case 'contains':
       if (Array.isArray(actual)) return actual.some((a) => equal(a, expected));
       return typeof actual === 'string' && typeof expected === 'string' && actual.includes(expected);
+    case 'exists':
+      return true;
   }
 }
 

@@ -132,7 +132,8 @@ function firstMatch(
   if (!conditions) return null;
   for (const [i, cond] of conditions.entries()) {
     if (!appliesTo(cond, identity)) continue;
-    const holds = testCondition(cond, call, identity, policy.regexes.get(cond));
+    // With `*` in the path, a deny_if fires when one value matches, a require needs every one.
+    const holds = testCondition(cond, call, identity, policy.regexes.get(cond), denyWhen ? 'any' : 'all');
     // A deny_if on an absent field does not fire; a require on one is not met (fail closed).
     const refuses = holds === 'absent' ? !denyWhen : holds === denyWhen;
     if (!refuses) continue;

@@ -11,8 +11,9 @@ export interface PolicyError {
 }
 
 /**
- * The arguments of each tool the server offers, and for property-string arguments the fields a
- * rule may reach into (args.net0.bridge): null for an argument without fields.
+ * The arguments of each tool the server offers, and the fields a rule may reach into: of a
+ * property string (args.net0.bridge), or dotted inside an object of them (args.config.net0.bridge);
+ * `*` for an argument of free keys (args.params.<any key>); null for an argument without fields.
  */
 export type ToolCatalog = Readonly<Record<string, Readonly<Record<string, readonly string[] | null>>>>;
 
@@ -33,6 +34,30 @@ function argFields(tools: readonly Readonly<Record<string, readonly string[] | n
     }
   }
   return out;
+}
+
+/** A key an argument of free keys (`*`, e.g. pve_api_request's params) may have. */
+const FREE_KEY_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Whether the segments after `args.<argument>` name a field it has. Fields are dotted paths
+ * (`bridge`, or `net0.bridge` inside an object of property strings); `*` in the catalog allows
+ * any one key; `*` in a path stands for every key at that level (`config.*.size_gib`), so it
+ * must be followed by a field some key has.
+ */
+function reachable(fields: ReadonlySet<string>, rest: readonly string[]): boolean {
+  if (fields.has('*')) return rest.length === 1 && (rest[0] === '*' || FREE_KEY_RE.test(rest[0] ?? ''));
+  if (rest[0] !== '*') return fields.has(rest.join('.'));
+  if (rest.length === 1) return true;
+  const suffix = `.${rest.slice(1).join('.')}`;
+  for (const field of fields) if (field.endsWith(suffix) && field.indexOf('.') === field.length - suffix.length) return true;
+  return false;
+}
+
+/** Known fields for an error message; an object of keys may have thousands: then the first 40. */
+function sample(fields: ReadonlySet<string>): string {
+  const sorted = [...fields].sort();
+  return sorted.length > 100 ? `${sorted.slice(0, 40).join(', ')}, … (${sorted.length} in all)` : sorted.join(', ');
 }
 
 export interface CompiledPolicy {
@@ -154,8 +179,8 @@ function checkCondition(
         errors.push({ pointer: `${at}/path`, message: `unknown argument "${first ?? ''}"; known: ${[...args.keys()].sort().join(', ')}` });
       } else if (rest.length > 0 && !fields) {
         errors.push({ pointer: `${at}/path`, message: `argument "${first}" has no fields to reach into` });
-      } else if (rest.length > 1 || (rest[0] !== undefined && !fields!.has(rest[0]))) {
-        errors.push({ pointer: `${at}/path`, message: `"${first}" has no field "${rest.join('.')}"; known: ${[...fields!].sort().join(', ')}` });
+      } else if (rest.length > 0 && !reachable(fields!, rest)) {
+        errors.push({ pointer: `${at}/path`, message: `"${first}" has no field "${rest.join('.')}"; known: ${sample(fields!)}` });
       }
     } else if (root === 'user') {
       if (!first || !USER_FIELDS.includes(first) || rest.length) {

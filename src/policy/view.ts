@@ -1,13 +1,18 @@
 // The arguments as policy sees them: a parsed property string (net0, scsi0, ...) becomes the
-// object of its typed fields, so rules can say args.net0.bridge or args.scsi0.size_gib.
+// object of its typed fields, so rules can say args.net0.bridge or args.scsi0.size_gib; inside an
+// object argument (pve_set_vm_config's config) too: args.config.net0.bridge.
 
 export function policyView(args: unknown): Record<string, unknown> {
   if (!args || typeof args !== 'object') return {};
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(args)) {
-    out[key] = isPropertyValue(value) ? value.fields : value;
-  }
+  for (const [key, value] of Object.entries(args)) out[key] = viewOf(value);
   return out;
+}
+
+function viewOf(value: unknown): unknown {
+  if (isPropertyValue(value)) return value.fields;
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, viewOf(v)]));
 }
 
 function isPropertyValue(value: unknown): value is { text: string; fields: Record<string, unknown> } {

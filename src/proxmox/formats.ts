@@ -46,3 +46,18 @@ export function quote(value: string, max = 40): string {
   const shown = value.length > max ? `${value.slice(0, max)}…` : value;
   return JSON.stringify(shown);
 }
+
+/** `pve-tag-list`: tags separated by `;` (or `,` or spaces), each a `pve-tag`; kept lower-case, once each. */
+export function parseTagList(value: string | readonly string[]): { ok: true; value: string[] } | { ok: false; error: string } {
+  const list = typeof value === 'string' ? value.split(/[;, ]+/).filter(Boolean) : value;
+  if (list.length > 32) return { ok: false, error: 'at most 32 tags' };
+  const bad = list.find((t) => !TAG_RE.test(t) || t.length > TAG_MAX);
+  if (bad !== undefined) return { ok: false, error: `${quote(bad)} is not a tag (letters, digits, "_", "-", "+", ".")` };
+  return { ok: true, value: [...new Set(list.map((t) => t.toLowerCase()))] };
+}
+
+/** A description (notes): at most 8192 characters, no control characters but newline and tab. */
+export function checkDescription(value: string): string | null {
+  if (value.length > 8192) return 'must be at most 8192 characters long';
+  return CONTROL_CHAR_RE.test(value.replace(/[\n\t]/g, ' ')) ? 'control characters other than newline and tab are not allowed' : null;
+}

@@ -72,3 +72,11 @@ export function parseWith(
     value: { text: printPropertyString(value, format), fields: { ...typed(value, format), ...derive(value) } },
   };
 }
+
+/** A plain string checked by a predicate (null when valid), as a parser yielding it unchanged. */
+export function checkedText(check: (value: string) => string | null) {
+  return (value: string): { ok: true; value: string } | { ok: false; error: string } => {
+    const problem = check(value);
+    return problem === null ? { ok: true, value } : { ok: false, error: problem };
+  };
+}

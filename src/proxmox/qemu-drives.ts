@@ -1,32 +1,16 @@
 // Drives: `STORAGE:SIZE_GiB` for a new disk, `STORAGE:VOLUME` for an existing one, ISO images
-// for CD-ROMs; the keys PVE 9 allows on SCSI and IDE drives; and the derived fields (storage,
+// for CD-ROMs; the keys PVE 9 allows on SCSI, VirtIO, SATA and IDE drives; and the derived fields (storage,
 // size, whether it is a new disk or an ISO) that checks and policy rules look at.
 
-import { STORAGE_ID_RE, quote } from './formats';
+import { quote } from './formats';
 import { bool, int, matching, num, oneOf, parseWith, urlencoded, type OptionResult } from './option-rules';
 import type { KeyRule, PropertyFormat } from './property-string';
+import { NEW_DISK_RE, checkVolumeId, volumeFields } from './volumes';
 
-// Volumes: `STORAGE:SIZE_GiB` allocates a new disk; `STORAGE:VOLNAME` attaches an existing
-// volume (ISO images live under `iso/`). Absolute host paths are refused outright: only root
-// may use them in PVE, and they would expose host block devices to an agent.
-const NEW_DISK_RE = /^([A-Za-z][A-Za-z0-9\-_.]*[A-Za-z0-9]):(\d+(?:\.\d+)?)$/;
-const VOLUME_RE = /^([A-Za-z][A-Za-z0-9\-_.]*[A-Za-z0-9]):([A-Za-z0-9][A-Za-z0-9._+\-/]{0,254})$/;
-const MAX_DISK_GIB = 1_048_576;
-
+/** A drive's volume: a disk (new or existing), or a CD-ROM's ISO, `none` or `cdrom`. */
 function checkVolume(value: string): string | null {
   if (value === 'none' || value === 'cdrom') return null;
-  if (value.startsWith('/')) return 'absolute paths are not allowed; use STORAGE:VOLUME';
-  const fresh = NEW_DISK_RE.exec(value);
-  if (fresh) return Number(fresh[2]) <= MAX_DISK_GIB ? null : `size must be at most ${MAX_DISK_GIB} GiB`;
-  const vol = VOLUME_RE.exec(value);
-  if (!vol || !STORAGE_ID_RE.test(vol[1] ?? '')) {
-    return `${quote(value)} is not STORAGE:SIZE_GiB (e.g. local-lvm:32), STORAGE:VOLUME (e.g. local:iso/debian.iso), none or cdrom`;
-  }
-  const path = vol[2] ?? '';
-  if (path.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) {
-    return `${quote(value)}: volume names must not contain empty, "." or ".." path segments`;
-  }
-  return null;
+  return checkVolumeId(value, 'STORAGE:SIZE_GiB (e.g. local-lvm:32), STORAGE:VOLUME (e.g. local:iso/debian.iso), none or cdrom');
 }
 
 const throttle = { bps: int(0), bps_rd: int(0), bps_wr: int(0), iops: int(0), iops_rd: int(0),
@@ -87,6 +71,15 @@ export const IDE_FORMAT: PropertyFormat = {
   },
 };
 
+export const SATA_FORMAT: PropertyFormat = { defaultKey: 'file', aliases: DRIVE_ALIASES, keys: DRIVE_KEYS };
+
+const { ssd: _ssd, wwn: _wwn, ...VIRTIO_BASE } = DRIVE_KEYS;
+export const VIRTIO_FORMAT: PropertyFormat = {
+  defaultKey: 'file',
+  aliases: DRIVE_ALIASES,
+  keys: { ...VIRTIO_BASE, iothread: bool, ro: bool },
+};
+
 /** Fields a parsed drive carries besides its keys (see parseDrive). */
 export const DRIVE_DERIVED_FIELDS = ['storage', 'size_gib', 'new_disk', 'volume', 'iso'] as const;
 
@@ -111,17 +104,7 @@ export function parseDrive(text: string, format: PropertyFormat): OptionResult {
       }
       return null;
     },
-    (p) => {
-      const file = p.file ?? '';
-      const fresh = NEW_DISK_RE.exec(file);
-      const storage = file.includes(':') ? file.slice(0, file.indexOf(':')) : '';
-      return {
-        storage,
-        ...(fresh ? { size_gib: Number(fresh[2]), new_disk: true } : { new_disk: false }),
-        ...(file.includes(':') && !fresh ? { volume: file } : {}),
-        iso: isIso(file),
-      };
-    },
+    (p) => ({ ...volumeFields(p.file ?? ''), iso: isIso(p.file ?? '') }),
   );
 }
 

@@ -7,7 +7,7 @@ import { bool, int, matching, num, oneOf, parseWith, type OptionResult } from '.
 import type { PropertyFormat } from './property-string';
 
 export { fieldsOf, type FieldValue, type OptionResult, type PropertyValue } from './option-rules';
-export { DRIVE_DERIVED_FIELDS, IDE_FORMAT, SCSI_FORMAT, parseCdrom, parseDrive } from './qemu-drives';
+export { DRIVE_DERIVED_FIELDS, IDE_FORMAT, SATA_FORMAT, SCSI_FORMAT, VIRTIO_FORMAT, parseCdrom, parseDrive } from './qemu-drives';
 
 const NET_MODELS = [
   'e1000', 'e1000-82540em', 'e1000-82544gc', 'e1000-82545em', 'e1000e', 'i82551', 'i82557b',

@@ -173,3 +173,13 @@ export const lxcInterfaces = z
     }),
   )
   .nullable();
+
+/** `GET /nodes/{node}/qemu/{vmid}/migrate` (migrate_vm_precondition): where the VM may go and what ties it to its node. */
+export const migratePrecondition = z.object({
+  running: boolish.optional(),
+  allowed_nodes: z.array(z.string()).optional(),
+  not_allowed_nodes: z.record(z.string(), z.unknown()).optional(),
+  /** Attached disks name their drive; unused ones, snapshot volumes and RAM states do not. */
+  local_disks: z.array(z.object({ volid: z.string(), cdrom: boolish.optional(), drivename: z.string().optional() })).optional(),
+  local_resources: z.array(z.string()).optional(),
+});

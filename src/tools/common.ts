@@ -15,10 +15,12 @@ import {
   VMID_MIN,
 } from '../proxmox/formats';
 
+// Long patterns are checked with refine rather than regex: a regex would be repeated in the JSON
+// schema of every tool that takes the argument, and every tool definition costs context.
 export const nodeName = z
   .string()
   .max(63)
-  .regex(NODE_RE, { error: `must be ${NODE_RULE}` });
+  .refine((v) => NODE_RE.test(v), { error: `must be ${NODE_RULE}` });
 
 export const tagName = z
   .string()
@@ -27,12 +29,12 @@ export const tagName = z
 
 export const vmid = z.number().int().min(VMID_MIN).max(VMID_MAX);
 
-export const vmType = z.enum(['qemu', 'lxc']).default('qemu').describe('qemu (VM) or lxc (container).');
+export const vmType = z.enum(['qemu', 'lxc']).default('qemu');
 export type VmType = z.output<typeof vmType>;
 
 /** Which guest a guest tool acts on: PLG's `node`, `vmid` and `vm_type`. */
 export const guestTarget = {
-  node: nodeName.describe('Node of the guest.'),
+  node: nodeName,
   vmid,
   vm_type: vmType,
 };
@@ -56,8 +58,11 @@ export const waitArgs = {
   timeout_s: z.number().int().min(1).max(120).default(60).describe('Longest wait, s.'),
 };
 
-/** A task's state, when the call waited for it. */
-export const taskOutput = z.object({ status: z.string(), exitstatus: z.string().nullable(), succeeded: z.boolean().nullable() });
+/**
+ * A task's state, when the call waited for it: {status, exitstatus, succeeded}. Said in words
+ * rather than typed member by member: this schema is repeated in every write tool's definition.
+ */
+export const taskOutput = z.looseObject({}).describe('{status, exitstatus, succeeded}');
 
 /**
  * Members every output schema carries, so an error or a policy refusal still matches it. Their

@@ -1,8 +1,9 @@
-// The one way a tool changes a guest (power actions, snapshots): read the guest's current state,
-// judge the call against it (refusing early, with the reason, what Proxmox would refuse or what
-// makes no sense), and then either preview — the exact method, path and parameters, the state,
-// what the action means for it — or, with confirm: true, send the one request, which starts a
-// Proxmox task, and optionally wait for that task. A request whose answer was lost may or may not
+// The one way a tool changes a guest with one request (power actions, snapshots, delete, resize,
+// migrate, config): read the guest's current state, judge the call against it (refusing early,
+// with the reason, what Proxmox would refuse or what makes no sense), and then either preview —
+// the exact method, path and parameters, the state, what the action means for it — or, with
+// confirm: true, send the one request, which starts a Proxmox task (optionally waited for) or,
+// for a container's config, is applied at once. A request whose answer was lost may or may not
 // have been carried out: the result says so, and the call keeps its rate-limit slot.
 
 import { z } from 'zod';
@@ -11,16 +12,19 @@ import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
 import { outputExtras, taskOutput } from './common';
+import { describeParams, shownParams } from './shown-params';
 import { describeState, guestLabel, readGuestState, type GuestRef, type GuestState } from './guests';
 import { waitForTask } from './task-wait';
 
 /** The one request an action sends. */
 export interface ActionRequest {
-  method: 'POST' | 'DELETE';
+  method: 'POST' | 'PUT' | 'DELETE';
   /** Below /api2/json, every segment encoded. */
   path: string;
-  /** The exact form (POST) or query (DELETE) parameters. */
+  /** The exact form (POST, PUT) or query (DELETE) parameters. */
   params: Record<string, string>;
+  /** Proxmox applies it at once and answers null (a container's config), instead of starting a task. */
+  sync?: boolean;
 }
 
 /**
@@ -28,7 +32,7 @@ export interface ActionRequest {
  * the guest already is as asked (a stop of a stopped guest), so nothing is sent and the call
  * succeeds: the action is idempotent however Proxmox would have taken the repeat.
  */
-export type Verdict = { ok: true; note: string } | { ok: false; reason: string } | { ok: 'unchanged'; note: string };
+export type Verdict = { ok: true; note: string; details?: Record<string, unknown> } | { ok: false; reason: string } | { ok: 'unchanged'; note: string };
 
 /** The arguments every guest action has (PLG's, plus wait and timeout_s). */
 export interface ActionArgs extends GuestRef {
@@ -46,17 +50,22 @@ export interface GuestActionSpec<I extends z.ZodObject> {
   /** Repeating it has no further effect (a second stop finds the guest stopped). */
   idempotent: boolean;
   input: I;
+  /** Fields of parsed arguments that policy rules may reach into (args.size.gib). */
+  policyFields?: Readonly<Record<string, readonly string[]>>;
   request(args: z.output<I>): ActionRequest;
+  /** Checks that need no read (arguments valid together); throws a ToolFailure. */
+  precheck?(args: z.output<I>): void;
   judge(args: z.output<I>, state: GuestState, ctx: ToolContext): Verdict | Promise<Verdict>;
   /** What the task does, for texts: "start", "create snapshot pre_upgrade". */
   doing(args: z.output<I>): string;
 }
 
 const output = z.object({
-  mode: z.enum(['preview', 'started', 'unchanged']).optional(),
-  guest: z.object({ name: z.string().nullable(), status: z.string(), lock: z.string().nullable() }).optional(),
-  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }).optional(),
+  mode: z.enum(['preview', 'started', 'applied', 'unchanged']).optional(),
+  guest: z.object({ name: z.string().nullable(), status: z.string(), lock: z.string().nullable() }).partial().optional(),
+  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }).partial().optional(),
   note: z.string().optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
   upid: z.string().optional(),
   task: taskOutput.optional(),
   next_step: z.string().optional(),
@@ -78,38 +87,48 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       openWorldHint: false,
     },
     dryRun: (args) => !(args as Args).confirm,
+    ...(spec.policyFields ? { policyFields: spec.policyFields } : {}),
     describeCall: (args) => {
       const req = spec.request(args);
-      return { request: `${req.method} ${req.path}`, ...req.params };
+      return { request: `${req.method} ${req.path}`, ...shownParams(req.params) };
     },
     async run(raw, ctx) {
       const args = raw as Args;
+      spec.precheck?.(raw);
       const pve = ctx.pve();
       const state = await readGuestState(pve, args);
       const label = guestLabel(args, state.name ?? undefined);
       const verdict = await spec.judge(raw, state, ctx);
       if (!verdict.ok) throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
-      const req = spec.request(raw);
+      const sent = spec.request(raw);
+      const req = { method: sent.method, path: sent.path, params: shownParams(sent.params) };
       const guest = { name: state.name, status: describeState(state), lock: state.lock };
+      const details = verdict.ok === true && verdict.details ? { details: verdict.details } : {};
       if (verdict.ok === 'unchanged') {
         return {
           structured: { mode: 'unchanged' as const, guest, note: verdict.note },
           text: `${label} on ${args.node}: ${verdict.note} Nothing to do; nothing was sent to Proxmox.`,
         };
       }
-      const shown = `${req.method} ${req.path}${Object.keys(req.params).length ? ` with ${Object.entries(req.params).map(([k, v]) => `${k}=${v}`).join(', ')}` : ''}`;
+      const shown = `${req.method} ${req.path}${Object.keys(req.params).length ? ` with ${describeParams(sent.params)}` : ''}`;
       if (!args.confirm) {
         const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to ${spec.doing(raw)}.`;
         return {
-          structured: { mode: 'preview' as const, guest, request: req, note: verdict.note, next_step: nextStep },
+          structured: { mode: 'preview' as const, guest, request: req, note: verdict.note, ...details, next_step: nextStep },
           text: `Preview only: nothing was sent to Proxmox.\n${label} on ${args.node} is ${describeState(state)}. ${verdict.note}\nWould send ${shown}.\n${nextStep}`,
         };
       }
-      const upid = await send(pve, req, label, spec.doing(raw));
+      const upid = await send(pve, sent, label, spec.doing(raw));
+      if (upid === null) {
+        return {
+          structured: { mode: 'applied' as const, guest, request: req, note: verdict.note, ...details },
+          text: `${label} on ${args.node}: done (${spec.doing(raw)}); Proxmox applied it at once.`,
+        };
+      }
       const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
       const head = `${label} on ${args.node}: ${spec.doing(raw)} started, task ${upid}.`;
       return {
-        structured: { mode: 'started' as const, guest, request: req, note: verdict.note, upid, ...(task ? { task: task.state } : {}) },
+        structured: { mode: 'started' as const, guest, request: req, note: verdict.note, ...details, upid, ...(task ? { task: task.state } : {}) },
         text: task ? `${head} ${task.summary}` : `${head} Use wait: true to wait for it, or follow it with pve_get_task_status.`,
         isError: task?.state.succeeded === false,
       };
@@ -117,9 +136,13 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
   }) as unknown as ToolSpec;
 }
 
-async function send(pve: PveClient, req: ActionRequest, label: string, doing: string): Promise<string> {
+/** The task's UPID, or null for a request Proxmox applies at once. */
+async function send(pve: PveClient, req: ActionRequest, label: string, doing: string): Promise<string | null> {
+  const answer = req.sync ? z.unknown().transform(() => null) : upidString;
   try {
-    return req.method === 'POST' ? await pve.post(req.path, upidString, req.params) : await pve.delete(req.path, upidString, req.params);
+    if (req.method === 'POST') return await pve.post(req.path, answer, req.params);
+    if (req.method === 'PUT') return await pve.put(req.path, answer, req.params);
+    return await pve.delete(req.path, answer, req.params);
   } catch (err) {
     if (err instanceof PveError && writeMayHaveHappened(err)) {
       throw new ToolFailure(

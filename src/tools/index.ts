@@ -4,8 +4,15 @@
 import type { z } from 'zod';
 import type { ToolSpec } from '../calls/tool-spec';
 import type { ToolCatalog } from '../policy/load';
+import { apiRequest } from './api-request';
 import { getClusterStatus, getNodeMetrics, getVersion, listNodes } from './cluster';
+import { cloneVm } from './clone-vm';
+import { createLxc } from './create-lxc';
 import { createQemuVm } from './create-qemu-vm';
+import { deleteVm } from './delete-vm';
+import { migrateVm } from './migrate-vm';
+import { resizeDisk } from './resize-disk';
+import { setVmConfig } from './set-vm-config';
 import { listVms } from './list-vms';
 import { POWER_TOOLS } from './power';
 import { listResources } from './resources';
@@ -35,7 +42,14 @@ export const TOOLS: readonly ToolSpec[] = [
   createSnapshot,
   deleteSnapshot,
   rollbackSnapshot,
-  asSpec(createQemuVm),
+  createQemuVm,
+  asSpec(cloneVm),
+  createLxc,
+  deleteVm,
+  resizeDisk,
+  setVmConfig,
+  migrateVm,
+  asSpec(apiRequest),
 ];
 
 export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(

@@ -20,7 +20,7 @@ const input = z.strictObject({
 });
 
 const guest = z.object({
-  vmid: z.number().int(),
+  vmid: z.number(),
   name: z.string().nullable(),
   type: z.enum(['qemu', 'lxc']),
   node: z.string().nullable(),
@@ -37,7 +37,7 @@ type Guest = z.output<typeof guest>;
 
 const output = z.object({
   guests: z.array(guest).optional(),
-  total: z.number().int().optional().describe('Guests matching the filters, across all pages.'),
+  total: z.number().optional().describe('Guests matching the filters, across all pages.'),
   next_cursor: z.string().nullable().optional().describe('Pass as cursor for the next page; null on the last.'),
   ...outputExtras,
 });

@@ -61,7 +61,7 @@ export const listResources = defineTool({
   name: NAME,
   description: 'List cluster resources (guests, storages, nodes, SDN, pools), optionally of one resource_type; paged.',
   input,
-  output: z.object({ resources: z.array(item).optional(), total: z.number().int().optional(), next_cursor: z.string().nullable().optional(), ...outputExtras }),
+  output: z.object({ resources: z.array(item).optional(), total: z.number().optional(), next_cursor: z.string().nullable().optional(), ...outputExtras }),
   annotations: { title: 'List Proxmox cluster resources', readOnlyHint: true, openWorldHint: false },
   async run(args, ctx) {
     const after = decodeCursor(NAME, args.cursor);

@@ -141,7 +141,7 @@ export const listStorageContent = defineTool({
     limit: z.number().int().min(1).max(1000).default(100).describe('Page size, 1–1000.'),
     cursor: z.string().max(400).optional().describe('next_cursor from the previous page.'),
   }),
-  output: z.object({ volumes: z.array(volume).optional(), total: z.number().int().optional(), next_cursor: z.string().nullable().optional(), ...outputExtras }),
+  output: z.object({ volumes: z.array(volume).optional(), total: z.number().optional(), next_cursor: z.string().nullable().optional(), ...outputExtras }),
   annotations: readOnly('List Proxmox storage content'),
   async run(args, ctx) {
     const after = decodeCursor(CONTENT_NAME, args.cursor);

@@ -53,7 +53,7 @@ describe('npm run policy -- check', () => {
 describe('npm run policy -- explain', () => {
   it.each<[string, object, number, RegExp]>([
     ['an allowed list', { tool: 'pve_list_vms' }, 0, /"kind": "allow"/],
-    ['a default-denied tool', { tool: 'pve_delete_vm' }, 3, /"rule": "\(default deny\)"/],
+    ['a tool the policy does not list (default deny)', { tool: 'pve_shutdown_node' }, 3, /"rule": "\(default deny\)"/],
     ['a memory cap on a property of the call', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', memory: 65536 } }, 3, /"rule": "\/tools\/pve_create_qemu_vm\/deny_if\/0"/],
     ['a disk cap inside the scsi0 property string', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', scsi0: 'local-lvm:4096' } }, 3, /deny_if\/3"[\s\S]*512 GiB/],
     ['a full counter, with the retry time', { tool: 'pve_create_qemu_vm', args: { node: 'pve1', confirm: true }, counters: { pve_create_qemu_vm_rate: 30 }, now: '2026-11-30T12:00:45Z' }, 3, /"kind": "limited"[\s\S]*"retry_after_s": 15/],
@@ -88,6 +88,51 @@ describe('npm run policy -- explain', () => {
     const r = run('explain', policy, JSON.stringify({ tool: 'pve_list_vms' }));
     expect(r.status).toBe(0);
     expect(r.out).toMatch(/note: a session-scoped limit counts per MCP session for 2025 clients; a 2026-07-28 client has no session, so for it the limit counts per OAuth grant/);
+  });
+
+  it('explains a policy pinning clones to one pool and one bridge, rule by rule', () => {
+    const policy = file('pinned.json', {
+      version: '1',
+      default: 'deny',
+      tools: {
+        pve_clone_vm: {
+          require: [
+            { path: 'args.pool', op: 'eq', value: 'lab', reason: 'Agent clones go into the lab pool.' },
+            { path: 'args.net0.bridge', op: 'eq', value: 'vmbr1', reason: 'Agent clones get their NIC on vmbr1: pass net0.' },
+          ],
+        },
+        pve_set_vm_config: { deny_if: [{ path: 'args.config.*.bridge', op: 'neq', value: 'vmbr1' }] },
+      },
+    });
+    const clone = (args: object) => run('explain', policy, JSON.stringify({ tool: 'pve_clone_vm', args: { node: 'pve1', source_vmid: 9000, ...args } }));
+    const noPool = clone({});
+    expect(noPool.status).toBe(3);
+    expect(noPool.out).toContain('"rule": "/tools/pve_clone_vm/require/0"');
+    expect(noPool.out).toMatch(/note: without "newid", the server fills it in/);
+    const noNic = clone({ pool: 'lab' });
+    expect(noNic.out).toContain('"rule": "/tools/pve_clone_vm/require/1"');
+    expect(noNic.out).toContain('pass net0');
+    expect(clone({ pool: 'lab', net0: 'virtio,bridge=vmbr0' }).out).toContain('"rule": "/tools/pve_clone_vm/require/1"');
+    const ok = clone({ pool: 'lab', net0: 'virtio,bridge=vmbr1', newid: 5000 });
+    expect(ok.out).toMatch(/"kind": "allow"/);
+    expect(ok.status).toBe(0);
+    const nic = run('explain', policy, JSON.stringify({ tool: 'pve_set_vm_config', args: { node: 'pve1', vmid: 100, config: { memory: 1024, net1: 'virtio,bridge=vmbr0' } } }));
+    expect(nic.out).toContain('"rule": "/tools/pve_set_vm_config/deny_if/0"');
+    expect(nic.status).toBe(3);
+  });
+
+  it.each<[string, object, number, RegExp]>([
+    ['a big clone', { tool: 'pve_clone_vm', args: { node: 'pve1', source_vmid: 9000, memory: 65536 } }, 3, /"rule": "\/tools\/pve_clone_vm\/deny_if\/0"/],
+    ['a privileged container', { tool: 'pve_create_lxc', args: { node: 'pve1', ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst', unprivileged: false } }, 3, /agents create unprivileged containers only/],
+    ['destroying a guest', { tool: 'pve_delete_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 3, /"kind": "approval_required"/],
+    ['the raw API', { tool: 'pve_api_request', args: { method: 'GET', path: '/version' } }, 3, /"rule": "\/tools\/pve_api_request\/action"/],
+    ['turning protection off', { tool: 'pve_set_vm_config', args: { node: 'pve1', vmid: 102, config: { protection: 0 } } }, 3, /Only a person turns protection off/],
+    ['a big disk in any config slot', { tool: 'pve_set_vm_config', args: { node: 'pve1', vmid: 100, config: { sata2: 'local-lvm:2048' } } }, 3, /"rule": "\/tools\/pve_set_vm_config\/deny_if\/5"/],
+    ['a modest resize', { tool: 'pve_resize_disk', args: { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+10G', confirm: true } }, 0, /"kind": "allow"[\s\S]*"counter": "resizes"/],
+  ])('explains %s under the bundled policy', (_label, callJson, status, out) => {
+    const r = run('explain', 'policy.json', JSON.stringify(callJson));
+    expect(r.out).toMatch(out);
+    expect(r.status).toBe(status);
   });
 
   it('refuses arguments the tool itself would refuse', () => {

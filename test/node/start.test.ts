@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { TOOLS } from '../../src/tools/index.ts';
 import { startNpm, type NpmStart } from '../support/npm-start.ts';
 
 let server: NpmStart;
@@ -35,7 +36,7 @@ describe('npm start', () => {
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_start_vm', 'pve_get_vm_status']));
-      expect(tools).toHaveLength(23); // the bundled policy lists every tool of this server
+      expect(tools).toHaveLength(TOOLS.length); // the bundled policy lists every tool of this server
       const list = await client.callTool({ name: 'pve_list_vms', arguments: { limit: 3 } });
       expect(list.isError).toBeFalsy();
       expect((list.structuredContent as { total: number }).total).toBeGreaterThanOrEqual(12);

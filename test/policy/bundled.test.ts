@@ -53,6 +53,8 @@ describe('the bundled policy.json', () => {
     ['a hard stop', 'pve_stop_vm', { node: 'pve1', vmid: 101, confirm: true }, /hard power-off loses/],
     ['a rollback', 'pve_rollback_snapshot', { node: 'pve1', vmid: 101, snapname: 'anything', confirm: true }, /discards everything since the snapshot/],
     ['deleting a snapshot', 'pve_delete_snapshot', { node: 'pve1', vmid: 101, snapname: 'anything', confirm: true }, /cannot be undone/],
+    ['destroying a guest', 'pve_delete_vm', { node: 'pve2', vmid: 104, confirm: true }, /deletes it and its disks for good/],
+    ['a migration', 'pve_migrate_vm', { node: 'pve2', vmid: 104, target: 'pve3', confirm: true }, /Moving a guest to another node/],
   ])('asks a person to approve %s, sending nothing meanwhile', async (_label, tool, args, reason) => {
     await sim.clearLog();
     const result = await call(client, tool, args);
@@ -91,5 +93,48 @@ describe('the bundled policy.json', () => {
       node: 'pve1', memory: 4096, cores: 2, scsi0: 'local-lvm:0,import-from=local:import/debian-12-genericcloud-amd64.qcow2',
     });
     expect(result.isError, text(result)).toBeFalsy();
+  });
+
+  it('denies the raw API outright, with the reason, asking Proxmox nothing', async () => {
+    await sim.clearLog();
+    const result = await call(client, 'pve_api_request', { method: 'GET', path: '/version' });
+    expect(text(result)).toMatch(/^\[POLICY DENIED\] The raw Proxmox API is not open to agents on this server/);
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '/tools/pve_api_request/action' });
+    expect(await sim.requests()).toEqual([]);
+  });
+
+  const CLONE = { node: 'pve1', source_vmid: 9000 };
+  const LXC = { node: 'pve1', ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst' };
+  it.each<[string, string, Record<string, unknown>, string]>([
+    ['a clone with more than 32 GiB', 'pve_clone_vm', { ...CLONE, memory: 65536 }, '/tools/pve_clone_vm/deny_if/0'],
+    ['a clone with more than 16 cores', 'pve_clone_vm', { ...CLONE, cores: 32 }, '/tools/pve_clone_vm/deny_if/1'],
+    ["a clone's disk grown by more than 512 GiB", 'pve_clone_vm', { ...CLONE, resize: '+600G' }, '/tools/pve_clone_vm/deny_if/2'],
+    ['a privileged container', 'pve_create_lxc', { ...LXC, unprivileged: false }, '/tools/pve_create_lxc/deny_if/0'],
+    ['a container over 32 GiB', 'pve_create_lxc', { ...LXC, memory: 40000 }, '/tools/pve_create_lxc/deny_if/1'],
+    ['a container root disk over 512 GiB', 'pve_create_lxc', { ...LXC, rootfs: 'local-lvm:1024' }, '/tools/pve_create_lxc/deny_if/3'],
+    ['a container on an existing volume', 'pve_create_lxc', { ...LXC, rootfs: 'local-lvm:vm-110-disk-0' }, '/tools/pve_create_lxc/deny_if/4'],
+    ['a resize by more than 512 GiB', 'pve_resize_disk', { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+1T' }, '/tools/pve_resize_disk/deny_if/0'],
+    ['turning protection off', 'pve_set_vm_config', { node: 'pve1', vmid: 102, config: { protection: false } }, '/tools/pve_set_vm_config/deny_if/0'],
+    ['deleting protection', 'pve_set_vm_config', { node: 'pve1', vmid: 102, delete: ['protection'] }, '/tools/pve_set_vm_config/deny_if/1'],
+    ['a config with more than 32 GiB', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { memory: 65536 } }, '/tools/pve_set_vm_config/deny_if/2'],
+    ['a new disk over 512 GiB in any slot', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { virtio3: 'local-lvm:600' } }, '/tools/pve_set_vm_config/deny_if/5'],
+    ["importing another guest's disk", 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { sata1: 'local-lvm:0,import-from=local-lvm:vm-101-disk-0' } }, '/tools/pve_set_vm_config/deny_if/6'],
+  ])('denies %s, even as a preview, writing nothing', async (_label, tool, args, rule) => {
+    await sim.clearLog();
+    const result = await call(client, tool, args);
+    expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
+    expect(await sim.writes()).toEqual([]);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['pve_clone_vm', { ...CLONE, name: 'web-01', memory: 4096, cores: 2, resize: '+20G', ciuser: 'ops', start: true }],
+    ['pve_create_lxc', { ...LXC, hostname: 'ct-01', memory: 1024, rootfs: 'local-lvm:8' }],
+    ['pve_resize_disk', { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+20G' }],
+    ['pve_set_vm_config', { node: 'pve1', vmid: 100, config: { memory: 8192, virtio3: 'local-lvm:64', protection: true } }],
+  ])('previews a modest %s', async (tool, args) => {
+    const result = await call(client, tool, args);
+    expect(result.isError, text(result)).toBeFalsy();
+    expect(result.structuredContent!.mode).toBe('preview');
   });
 });

@@ -419,7 +419,7 @@ const POOL_RE = /^[A-Za-z0-9.\-_]+(?:\/[A-Za-z0-9.\-_]+){0,2}$/;
 const MAC_RE = /^[a-f0-9][02468ace](?::[a-f0-9]{2}){5}$/i;
 
 /** How many of each indexed qemu option exist (qemu-server 9.1's $MAX_NETS, $MAX_*_DISKS, …). */
-const QEMU_INDEX_LIMITS: Readonly<Record<string, number>> = {
+export const QEMU_INDEX_LIMITS: Readonly<Record<string, number>> = {
   net: 32,
   ipconfig: 32,
   ide: 4,
@@ -436,7 +436,7 @@ const QEMU_INDEX_LIMITS: Readonly<Record<string, number>> = {
 };
 
 /** pve-container 9.1's $MAX_LXC_NETWORKS, $MAX_MOUNT_POINTS, $MAX_UNUSED_DISKS, $MAX_DEVICES. */
-const LXC_INDEX_LIMITS: Readonly<Record<string, number>> = { net: 32, mp: 256, unused: 256, dev: 256 };
+export const LXC_INDEX_LIMITS: Readonly<Record<string, number>> = { net: 32, mp: 256, unused: 256, dev: 256 };
 
 const hasIndex = (name: string, dev: string): boolean => {
   const m = new RegExp(`^${name}(0|[1-9]\\d*)$`).exec(dev);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, connect, ORIGIN, text, workerFetch } from './helpers/mcp';
+import { guestWriteCases, OPS_CASES, rowsPerTool } from './helpers/hostile-cases';
 import { sim } from './helpers/sim';
 
 const ok = { node: 'pve1', confirm: true };
@@ -95,26 +96,6 @@ const LIST_CASES: [label: string, args: Record<string, unknown>, field: string][
   ['name nested 40 deep', { name: nested(40) }, 'name'],
 ];
 
-/** Path tricks, ranges, types and smuggling every guest write gets (each must name its field). */
-function guestWriteCases(tool: string, base: Record<string, unknown>): [string, string, Record<string, unknown>, string][] {
-  const g = { node: 'pve1', vmid: 100, ...base, confirm: true };
-  return [
-    [tool, 'node path traversal', { ...g, node: '../../access/users' }, 'node'],
-    [tool, 'node with a slash', { ...g, node: 'pve1/qemu/100' }, 'node'],
-    [tool, 'node percent-encoded', { ...g, node: '%2e%2e%2f' }, 'node'],
-    [tool, 'node with a query', { ...g, node: 'pve1?vmid=101' }, 'node'],
-    [tool, 'vmid below range', { ...g, vmid: 99 }, 'vmid'],
-    [tool, 'vmid above range', { ...g, vmid: 1_000_000_000 }, 'vmid'],
-    [tool, 'vmid as a string', { ...g, vmid: '100' }, 'vmid'],
-    [tool, 'vmid fractional', { ...g, vmid: 100.5 }, 'vmid'],
-    [tool, 'vm_type not qemu or lxc', { ...g, vm_type: 'openvz' }, 'vm_type'],
-    [tool, 'vm_type smuggling a path', { ...g, vm_type: 'qemu/100/status/stop' }, 'vm_type'],
-    [tool, 'an argument PLG does not have (skiplock)', { ...g, skiplock: true }, 'skiplock'],
-    [tool, 'confirm as a string', { ...g, confirm: 'yes' }, 'confirm'],
-    [tool, 'timeout_s above 120', { ...g, wait: true, timeout_s: 600 }, 'timeout_s'],
-  ];
-}
-
 const SNAP = { snapname: 'ok_name' };
 const WRITE_CASES: [string, string, Record<string, unknown>, string][] = [
   ...['pve_start_vm', 'pve_stop_vm', 'pve_reboot_vm', 'pve_suspend_vm', 'pve_resume_vm'].flatMap((t) => guestWriteCases(t, {})),
@@ -160,8 +141,7 @@ describe('hostile inputs to every other tool', () => {
   afterAll(() => client.close());
 
   it('has at least 10 rows for every write tool', () => {
-    const perTool = new Map<string, number>();
-    for (const [tool] of WRITE_CASES) perTool.set(tool, (perTool.get(tool) ?? 0) + 1);
+    const perTool = rowsPerTool(WRITE_CASES);
     expect([...perTool.keys()].sort()).toEqual([
       'pve_create_snapshot', 'pve_delete_snapshot', 'pve_reboot_vm', 'pve_resume_vm', 'pve_rollback_snapshot',
       'pve_shutdown_vm', 'pve_start_vm', 'pve_stop_vm', 'pve_suspend_vm',
@@ -178,6 +158,40 @@ describe('hostile inputs to every other tool', () => {
     expect(error.fields.map((f) => f.field)).toContain(field);
     expect(text(result)).toMatch(new RegExp(`^- ${field}: `, 'm'));
     expect(await sim.requests()).toEqual([]);
+  });
+});
+
+describe('hostile inputs to clone, containers, delete, resize, config, migrate and the raw API', () => {
+  let client: Client;
+  beforeAll(async () => {
+    await sim.reset();
+    client = await connect('http');
+  });
+  afterAll(() => client.close());
+
+  it('has at least 10 rows for every one of these tools', () => {
+    const perTool = rowsPerTool(OPS_CASES);
+    expect([...perTool.keys()].sort()).toEqual([
+      'pve_api_request', 'pve_clone_vm', 'pve_create_lxc', 'pve_delete_vm', 'pve_migrate_vm', 'pve_resize_disk', 'pve_set_vm_config',
+    ]);
+    for (const n of perTool.values()) expect(n).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(OPS_CASES)('%s: %s → refused, nothing written', async (tool, _label, args, field) => {
+    await sim.clearLog();
+    const result = await call(client, tool, args);
+    expect(result.isError, text(result)).toBe(true);
+    const error = result.structuredContent!.error as { kind: string; fields?: { field: string }[] };
+    if (field === null) {
+      // Refused on a look at the guest (a shrink, a running VM, another guest's disk).
+      expect(error.kind).toBe('conflict');
+      expect(text(result)).toMatch(/Nothing was sent to Proxmox\.$/);
+    } else {
+      expect(error.kind).toBe('invalid_arguments');
+      expect(error.fields!.map((f) => f.field)).toContain(field);
+      expect(await sim.requests()).toEqual([]);
+    }
+    expect(await sim.writes()).toEqual([]);
   });
 });
 

@@ -143,7 +143,8 @@ describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
         'pve_list_vms', 'pve_get_vm_status', 'pve_get_vm_config', 'pve_list_storage', 'pve_list_backups',
         'pve_list_storage_content', 'pve_get_task_status', 'pve_list_snapshots', 'pve_start_vm', 'pve_shutdown_vm',
         'pve_stop_vm', 'pve_reboot_vm', 'pve_suspend_vm', 'pve_resume_vm', 'pve_create_snapshot', 'pve_delete_snapshot',
-        'pve_rollback_snapshot', 'pve_create_qemu_vm',
+        'pve_rollback_snapshot', 'pve_create_qemu_vm', 'pve_clone_vm', 'pve_create_lxc', 'pve_delete_vm', 'pve_resize_disk',
+        'pve_set_vm_config', 'pve_migrate_vm', 'pve_api_request',
       ]);
       // Every tool definition is paid for in each conversation's context.
       expect(JSON.stringify({ tools }).length).toBeLessThan(60 * 1024);
@@ -160,7 +161,7 @@ describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
         if (!reads) expect(t.inputSchema.properties, t.name).toHaveProperty('confirm');
       }
       const destructive = tools.filter((t) => t.annotations!.destructiveHint).map((t) => t.name);
-      expect(destructive).toEqual(['pve_stop_vm', 'pve_delete_snapshot', 'pve_rollback_snapshot']);
+      expect(destructive).toEqual(['pve_stop_vm', 'pve_delete_snapshot', 'pve_rollback_snapshot', 'pve_delete_vm', 'pve_set_vm_config', 'pve_api_request']);
       expect(byName.get('pve_list_vms')!.description).toBe('List QEMU VMs and LXC containers from cluster resources');
       expect(byName.get('pve_create_qemu_vm')!.description).toMatch(/^Create a QEMU VM\. Requires confirm=true\./);
       expect(byName.get('pve_create_qemu_vm')!.inputSchema.required).toEqual(['node']);

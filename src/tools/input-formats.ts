@@ -1,0 +1,81 @@
+// Argument schemas several tools share, each validated to Proxmox's own format: property strings
+// (parsed key by key into their canonical text and typed fields), guest names, tags, notes,
+// pools, sizes and memory. What a value may not carry cannot reach Proxmox.
+
+import { z } from 'zod';
+import { DNS_NAME_RE, DNS_NAME_RULE, POOL_RE, VMID_MAX, VMID_MIN, checkDescription, parseTagList } from '../proxmox/formats';
+import type { OptionResult, PropertyValue } from '../proxmox/option-rules';
+import { tagName } from './common';
+
+/** 4 TiB, qemu-server's hotplug ceiling; far above any host we expect. */
+export const MAX_MEMORY_MIB = 4_194_304;
+
+/** A property-string argument: a bounded string, parsed into its canonical form. */
+export function propertyString(parse: (text: string) => OptionResult, example: string) {
+  return z
+    .string()
+    .max(1024)
+    .transform((text, ctx): PropertyValue => {
+      const result = parse(text.trim());
+      if (result.ok) return result.value;
+      ctx.addIssue({ code: 'custom', message: `${result.error} (e.g. ${example})` });
+      return z.NEVER;
+    });
+}
+
+/** A string argument checked (and made canonical) by one of Proxmox's format parsers. */
+export function parsedString(parse: (text: string) => { ok: true; value: string } | { ok: false; error: string }, max: number) {
+  return z
+    .string()
+    .max(max)
+    .transform((text, ctx): string => {
+      const result = parse(text);
+      if (result.ok) return result.value;
+      ctx.addIssue({ code: 'custom', message: result.error });
+      return z.NEVER;
+    });
+}
+
+export const optionalVmid = z.number().int().min(VMID_MIN).max(VMID_MAX).optional();
+
+/** A guest name (`dns-name`): a VM's name, a container's hostname. */
+export const dnsName = z
+  .string()
+  .max(253)
+  .refine((v) => DNS_NAME_RE.test(v), { error: `must be ${DNS_NAME_RULE}` });
+
+export const tags = z
+  .union([z.array(tagName).max(32), z.string().max(1024)])
+  .transform((value, ctx): string[] => {
+    const result = parseTagList(value);
+    if (result.ok) return result.value;
+    ctx.addIssue({ code: 'custom', message: result.error });
+    return z.NEVER;
+  });
+
+export const description = z.string().max(8192).superRefine((s, ctx) => {
+  const problem = checkDescription(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+export const poolId = z
+  .string()
+  .max(200)
+  .refine((v) => POOL_RE.test(v), { error: 'must be a pool id: letters, digits, ".", "-", "_" (nested with "/")' });
+
+export const memoryMib = z.number().int().min(16).max(MAX_MEMORY_MIB);
+
+type FormValue = string | number | boolean | PropertyValue | undefined;
+
+/**
+ * Form parameters from parsed arguments, in the order given: booleans as 1/0 (pveproxy refuses
+ * `true`), property strings by their canonical text; undefined ones left out.
+ */
+export function formParams(values: Readonly<Record<string, FormValue>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined) continue;
+    out[key] = typeof value === 'boolean' ? (value ? '1' : '0') : typeof value === 'object' ? value.text : String(value);
+  }
+  return out;
+}

@@ -1,0 +1,17 @@
+// Parameters as results, previews and approvers see them: the exact values, except secrets
+// (a cloud-init or container root password), which never leave the call that sends them.
+
+/** Proxmox parameters whose values are secrets. */
+const SECRET_PARAMS = new Set(['cipassword', 'password']);
+export const SECRET_SHOWN = '[redacted]';
+
+export function shownParams(params: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, SECRET_PARAMS.has(k) ? SECRET_SHOWN : v]));
+}
+
+/** `k=v, k=v` for a sentence, secrets redacted. */
+export function describeParams(params: Readonly<Record<string, string>>): string {
+  return Object.entries(shownParams(params))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+}

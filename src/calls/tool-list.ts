@@ -18,10 +18,13 @@ export interface ToolDefinition {
   annotations: ToolSpec['annotations'];
 }
 
-/** Every tool also takes approval_id: the id of a person's approval, to spend on this call. */
+/**
+ * Every tool also takes approval_id: the id of a person's approval, to spend on this call. Its
+ * format is checked here, not published: on every tool it would cost each conversation ~2 KB.
+ */
 const APPROVAL_ID = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{16,64}$/, { error: 'must be an approval_id exactly as returned' })
+  .refine((v) => /^[A-Za-z0-9_-]{16,64}$/.test(v), { error: 'must be an approval_id exactly as returned' })
   .optional()
   .describe('After [APPROVAL REQUIRED]: its approval_id, once approved.');
 

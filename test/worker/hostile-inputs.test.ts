@@ -84,6 +84,8 @@ const CREATE_CASES: [label: string, args: Record<string, unknown>, field: string
   ['null node', { ...ok, node: null }, 'node'],
   ['an argument nested 40 deep', { ...ok, net0: nested(40) }, 'net0'],
   ['an unknown argument nested 40 deep', { ...ok, extra: nested(40) }, 'extra'],
+  ['approval_id not one (its format is checked, though not published)', { ...ok, approval_id: 'x&confirm=1' }, 'approval_id'],
+  ['approval_id too long', { ...ok, approval_id: 'a'.repeat(65) }, 'approval_id'],
 ];
 
 const LIST_CASES: [label: string, args: Record<string, unknown>, field: string][] = [

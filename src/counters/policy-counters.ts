@@ -3,10 +3,18 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import type { LimitedDecision } from '../policy/evaluate';
-import { SqlCounters, type CounterRow, type ReserveItem } from './sql-counters';
+import { WindowCounters, type CounterRow, type ReserveItem } from './window-counters';
 
 export class PolicyCounters extends DurableObject {
-  private readonly counters = new SqlCounters(this.ctx.storage.sql);
+  private counters!: WindowCounters;
+
+  constructor(ctx: DurableObjectState, env: Cloudflare.Env) {
+    super(ctx, env);
+    // No call is served before the stored counters are back in memory.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.counters = await WindowCounters.load(ctx.storage);
+    });
+  }
 
   reserve(items: ReserveItem[], now: number): LimitedDecision | null {
     return this.counters.reserve(items, now);

@@ -6,7 +6,7 @@
 import type { Identity } from '../identity';
 import type { AppliedLimit, Decision, LimitedDecision } from '../policy/evaluate';
 import type { Scope } from '../policy/schema';
-import type { ReserveItem } from './sql-counters';
+import type { ReserveItem } from './window-counters';
 
 /** One place counters live: reserve/release for the items of one scope key. */
 export interface CounterTarget {

@@ -10,7 +10,7 @@ import type { AuditLog } from '../audit/audit-log';
 import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
 import type { PolicyCounters } from '../counters/policy-counters';
 import { objectPort, type RpcOf } from '../stores/stubs';
-import type { CounterRow } from '../counters/sql-counters';
+import type { CounterRow } from '../counters/window-counters';
 import { configOf } from '../config';
 import type { AppEnv } from '../env';
 import { formatErrors } from '../policy/load';

@@ -1,12 +1,13 @@
 // The counter store, through the real PolicyCounters Durable Object: reservation up to the max,
 // release, windows, expiry, exactness under concurrent callers; and the gate failing closed.
 
+import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../src/identity';
 import { passGate } from '../../src/calls/policy-gate';
 import { reserveLimits, type CounterBackend } from '../../src/counters/reserve';
-import type { ReserveItem } from '../../src/counters/sql-counters';
+import { WindowCounters, type ReserveItem } from '../../src/counters/window-counters';
 import { evaluatePolicy, type AppliedLimit } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { activePolicy } from '../../src/policy/source';
@@ -61,6 +62,28 @@ describe('PolicyCounters (one Durable Object per scope key)', () => {
     await stub.release([item('z', 2)]);
     await stub.release([item('z', 2)]);
     expect((await stub.list(T0))[0]?.count).toBe(0);
+  });
+
+  it('stores every count: an object started again over the same storage counts on from there', async () => {
+    const stub = ns.get(ns.idFromName(`test:${crypto.randomUUID()}`));
+    for (let i = 0; i < 3; i++) await stub.reserve([item('r', 4), item('s', 9)], T0);
+    await stub.release([item('s', 9)]);
+    await stub.reserve([item('old', 9, T0 - 120_000)], T0 - 120_000);
+    // What the object would load after an eviction or a restart, used inside the object.
+    const seen = await runInDurableObject(stub, async (_instance, state) => {
+      const again = await WindowCounters.load(state.storage);
+      return {
+        loaded: again.list(T0).map((r) => [r.key, r.count]),
+        fourth: again.reserve([item('r', 4)], T0),
+        fifth: again.reserve([item('r', 4)], T0),
+      };
+    });
+    expect(seen.loaded).toEqual([['r', 3], ['s', 2]]);
+    expect(seen.fourth).toBeNull();
+    expect(seen.fifth).toMatchObject({ kind: 'limited', counter: 'r' });
+    // The ended window was dropped from storage on the next reservation, not only from memory.
+    const stored = await runInDurableObject(stub, (_instance, state) => state.storage.list({ prefix: 'counter:' }));
+    expect([...stored.keys()].every((k) => !k.endsWith(':old'))).toBe(true);
   });
 });
 

@@ -8,7 +8,7 @@ import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validatio
 import { recordGrantSession } from '../../auth/grants';
 import { composeHost, TOOL_SET } from '../../compose/host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
-import { SqlCounters } from '../../counters/sql-counters';
+import { WindowCounters } from '../../counters/window-counters';
 import type { AppEnv } from '../../env';
 import { identityFromProps } from '../../identity';
 import { installTools } from './tools';
@@ -29,7 +29,7 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
   );
 
   /** Session-scoped counters live in this session's own storage, so a new session starts at 0. */
-  private sessionCounters: SqlCounters | undefined;
+  private sessionCounters: WindowCounters | undefined;
 
   /**
    * A session belongs to the grant that opened it: props carrying another grant never replace
@@ -76,7 +76,7 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
   }
 
   override async init(): Promise<void> {
-    this.sessionCounters ??= new SqlCounters(this.ctx.storage.sql);
+    this.sessionCounters ??= await WindowCounters.load(this.ctx.storage);
     const host = composeHost(this.env, {
       sessionId: this.name,
       sessionCounters: this.sessionCounters,

@@ -4,8 +4,8 @@
 // that carried them is gone once the server stops.
 
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,7 +16,17 @@ const ACCESS_SECRET = 'access-secret-for-ps-test-7f3a9c';
 let sim: RunningSimulator;
 let server: NpmStart;
 
-const secretDirs = () => readdirSync(os.tmpdir()).filter((d) => d.startsWith('pve-mcp-secrets-'));
+const commandLines = () => execFileSync('ps', ['-eo', 'args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+
+/** The secrets file of this server's wrangler (other tests' servers may be running beside it). */
+function ourSecretsFile(): string {
+  const line = commandLines()
+    .split('\n')
+    .find((l) => l.includes(` dev --port ${server.port} `) && l.includes('--env-file'));
+  const file = line?.match(/--env-file (\S+)/)?.[1];
+  if (!file) throw new Error(`no wrangler with --port ${server.port} and --env-file is running`);
+  return file;
+}
 
 beforeAll(async () => {
   sim = await startSimulator({ authFailDelayMs: 0 });
@@ -41,11 +51,11 @@ describe('npm start with a real-Proxmox configuration', () => {
   });
 
   it('puts no secret on any command line', () => {
-    const commandLines = execFileSync('ps', ['-eo', 'args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
-    expect(commandLines).toContain('wrangler'); // the check looks at the right processes
-    expect(commandLines).toContain('--env-file');
-    expect(commandLines).not.toContain(SIMULATOR_TOKENS.admin.secret);
-    expect(commandLines).not.toContain(ACCESS_SECRET);
+    const lines = commandLines();
+    expect(lines).toContain('wrangler'); // the check looks at the right processes
+    expect(lines).toContain('--env-file');
+    expect(lines).not.toContain(SIMULATOR_TOKENS.admin.secret);
+    expect(lines).not.toContain(ACCESS_SECRET);
   });
 
   it('still hands the secrets to the Worker: calls reach Proxmox with the token and the Access headers', async () => {
@@ -61,9 +71,11 @@ describe('npm start with a real-Proxmox configuration', () => {
   });
 
   it('removes the private secrets file when it stops', async () => {
-    expect(secretDirs().length).toBeGreaterThan(0);
-    const mine = secretDirs();
+    const file = ourSecretsFile();
+    expect(path.basename(path.dirname(file))).toMatch(/^pve-mcp-secrets-/);
+    expect(existsSync(file)).toBe(true);
     await server.stop();
-    for (const dir of mine) expect(secretDirs()).not.toContain(dir);
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(path.dirname(file))).toBe(false);
   });
 });

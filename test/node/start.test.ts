@@ -1,5 +1,5 @@
 // `npm start` with AUTH_MODE=none end to end: the simulator and `wrangler dev` come up, an MCP SDK
-// client lists and calls both tools over /mcp and /sse, and stopping it stops workerd too.
+// client lists every tool and calls two of them over /mcp and /sse, and stopping it stops workerd too.
 // (The default, OAuth with the dev sign-in, is exercised through mcp-remote in mcp-remote.test.ts.)
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ describe('npm start', () => {
   it.each([
     ['streamable HTTP', () => new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`))],
     ['SSE', () => new SSEClientTransport(new URL(`http://localhost:${port}/sse`))],
-  ])('lists and calls both tools over %s', async (_label, transport) => {
+  ])('lists every tool and calls the list and create tools over %s', async (_label, transport) => {
     const client = new Client({ name: 'start-test', version: '1' });
     await client.connect(transport());
     try {

@@ -39,6 +39,9 @@ export async function startNpm(env: Record<string, string>, readyMs = 60_000): P
       }
       await exited;
     }
+    // npm may exit before the script it ran has finished cleaning up (it gets the signal too):
+    // wait for the whole group to be gone, then force what is left.
+    await groupGone(child.pid!, 10_000);
     rmSync(state, { recursive: true, force: true });
   };
   const deadline = Date.now() + readyMs;
@@ -51,4 +54,18 @@ export async function startNpm(env: Record<string, string>, readyMs = 60_000): P
     await new Promise((r) => setTimeout(r, 200));
   }
   return { port, child, output: () => output, stop };
+}
+
+async function groupGone(pgid: number, ms: number): Promise<void> {
+  const alive = (): boolean => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + ms;
+  while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (alive()) process.kill(-pgid, 'SIGKILL');
 }

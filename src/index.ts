@@ -11,7 +11,8 @@ import { providerFor } from './app/oauth';
 import { configOf, envCopy } from './config';
 import type { AppEnv } from './env';
 import { crossOriginViolation, loopbackViolation, withCors } from './guard';
-import { jsonDeeperThan, MAX_MESSAGE_DEPTH } from './http/json-depth';
+import { MAX_MESSAGE_DEPTH } from './http/json-depth';
+import { readMcpBody } from './http/mcp-body';
 import { health } from './health';
 import { ANONYMOUS } from './identity';
 import { mcpApi } from './mcp/route';
@@ -80,17 +81,23 @@ const SUFFIXED_RESOURCE_METADATA = /^\/\.well-known\/oauth-protected-resource\/(
 const BROWSER_PATHS = /^\/(?:authorize|login|admin(?:\/.*)?|approvals\/[^/]+|dev-idp\/login)$/;
 
 const entry = new Hono<{ Bindings: AppEnv }>();
-/** MCP messages nested absurdly deep are refused before any code walks them (see json-depth.ts). */
-const depthLimit = async (c: AppContext, next: () => Promise<void>): Promise<Response | void> => {
-  if (c.req.method !== 'POST' || !c.req.raw.body) return next();
-  if (!jsonDeeperThan(await c.req.raw.clone().text(), MAX_MESSAGE_DEPTH)) return next();
+/**
+ * An MCP message is read once here: one nested absurdly deep is refused before any code walks it
+ * (see json-depth.ts); the rest go on with their parse (see mcp-body.ts).
+ */
+const mcpBody = async (c: AppContext, next: () => Promise<void>): Promise<Response | void> => {
+  const read = await readMcpBody(c.req.raw);
+  if ('request' in read) {
+    c.req.raw = read.request;
+    return next();
+  }
   return c.json(
     { jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: the message nests more than ${MAX_MESSAGE_DEPTH} levels deep.` }, id: null },
     400,
   );
 };
-entry.use('/mcp', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), depthLimit);
-entry.use('/sse/*', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), depthLimit);
+entry.use('/mcp', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), mcpBody);
+entry.use('/sse/*', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), mcpBody);
 entry.use('*', async (c, next) => {
   const path = c.req.path;
   if (path === '/mcp' || path.startsWith('/sse/')) return next();

@@ -9,6 +9,7 @@ import { publicOrigin, stillAdmitted } from '../auth/config';
 import { noteGrantUse } from '../auth/grants';
 import { sessionObjectName, sessionOwnership } from '../auth/sessions';
 import type { AppEnv } from '../env';
+import { parsedBodyOf } from '../http/mcp-body';
 import { identityFromProps } from '../identity';
 import { ProxmoxMcp } from './legacy/agent';
 import { serveModern } from './modern/handler';
@@ -28,7 +29,9 @@ export const mcpApi = {
     noteGrantUse(env, identity.grantId, (p) => ctx.waitUntil(p));
     const origin = publicOrigin(env, request);
     const url = new URL(request.url);
-    if (url.pathname === '/mcp' && !(await isLegacyRequest(request))) return serveModern(request, env, identity, origin, ctx);
+    // The entry has read and parsed the message (mcp-body.ts): neither check reads the body again.
+    const message = parsedBodyOf(request);
+    if (url.pathname === '/mcp' && !(await isLegacyRequest(request, message))) return serveModern(request, message, env, identity, origin, ctx);
     const session = sessionObjectName(request, url);
     const owned = session ? await sessionOwnership(env, session, identity) : 'yours';
     if (owned === 'unavailable') {

@@ -57,10 +57,11 @@ const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchange
 });
 
 /** Serves one 2026-07-28 request for a signed-in (or, with AUTH_MODE=none, local) person. */
-export async function serveModern(request: Request, env: AppEnv, identity: Identity, origin: string, ctx: ExecutionContext): Promise<Response> {
+export async function serveModern(request: Request, message: unknown, env: AppEnv, identity: Identity, origin: string, ctx: ExecutionContext): Promise<Response> {
   const exchange: Exchange = { env, identity, origin, waitUntil: (work) => ctx.waitUntil(work), codec: await codecFor(env) };
   const authInfo: AuthInfo = { token: '', clientId: identity.clientId, scopes: [], extra: { exchange } };
-  return handler.fetch(request, { authInfo });
+  // With the message already parsed (undefined when it was not JSON) the SDK does not read the body.
+  return handler.fetch(request, message === undefined ? { authInfo } : { authInfo, parsedBody: message });
 }
 
 function exchangeOf(authInfo: AuthInfo | undefined): Exchange {

@@ -236,7 +236,8 @@ function report(series: Series[]): void {
   console.log('+ms: median minus the median of "pve_list_vms, no rules" on the main server, same run. The rules rows run');
   console.log('on that same server (rules scoped to the signed-in person); the twin row is an identical second server');
   console.log('(how much servers differ); audit off is a third server without the audit trail; BASELINE rows run');
-  console.log('the BENCH_BASELINE checkout\'s Worker (+ms against the same call on this one: negative means this is slower).');
+  console.log('the BENCH_BASELINE checkout\'s Worker (+ms against the same call on this one: negative means this is slower);');
+  console.log('the 2026-07-28 row\'s +ms is against the bare Worker route.');
 }
 
 /** What tools/list costs each conversation's context: the answer's size, as a client receives it. */

@@ -62,6 +62,16 @@ describe('npm run policy -- explain', () => {
     ['a hard stop, which needs a person', { tool: 'pve_stop_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 3, /"kind": "approval_required"[\s\S]*"rule": "\/tools\/pve_stop_vm\/action"/],
     ['a rollback, which needs a person', { tool: 'pve_rollback_snapshot', args: { node: 'pve1', vmid: 104, snapname: 'before', confirm: true } }, 3, /approval_required/],
     ['a snapshot read', { tool: 'pve_list_snapshots', args: { node: 'pve1', vmid: 104 } }, 0, /"kind": "allow"/],
+    ['a clean shutdown (limited per person)', { tool: 'pve_shutdown_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 0, /"kind": "allow"[\s\S]*"counter": "power_actions"/],
+    ['a reboot (the same power-action counter)', { tool: 'pve_reboot_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 0, /"counter": "power_actions"/],
+    ['a suspend', { tool: 'pve_suspend_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 0, /"counter": "power_actions"/],
+    ['a resume', { tool: 'pve_resume_vm', args: { node: 'pve1', vmid: 104, confirm: true } }, 0, /"counter": "power_actions"/],
+    ['a power action over its hourly limit', { tool: 'pve_reboot_vm', args: { node: 'pve1', vmid: 104, confirm: true }, counters: { power_actions: 60 } }, 3, /"kind": "limited"/],
+    ['a snapshot (limited per person)', { tool: 'pve_create_snapshot', args: { node: 'pve1', vmid: 104, snapname: 'pre', confirm: true } }, 0, /"counter": "snapshots"/],
+    ['a snapshot deletion, which needs a person', { tool: 'pve_delete_snapshot', args: { node: 'pve1', vmid: 104, snapname: 'pre', confirm: true } }, 3, /approval_required[\s\S]*"rule": "\/tools\/pve_delete_snapshot\/action"/],
+    ['a task read', { tool: 'pve_get_task_status', args: { node: 'pve1', upid: 'UPID:pve1:0000A1B2:0001C3D4:6790ABCD:qmstart:104:root@pam:' } }, 0, /"kind": "allow"/],
+    ['a migration, which needs a person', { tool: 'pve_migrate_vm', args: { node: 'pve1', vmid: 104, target: 'pve2', confirm: true } }, 3, /approval_required[\s\S]*"rule": "\/tools\/pve_migrate_vm\/action"/],
+    ['a raw API call (denied by the bundled policy)', { tool: 'pve_api_request', args: { method: 'GET', path: '/version' } }, 3, /"kind": "deny"[\s\S]*"rule": "\/tools\/pve_api_request\/action"/],
   ])('explains %s', (_label, callJson, status, out) => {
     const r = run('explain', 'policy.json', JSON.stringify(callJson));
     expect(r.out).toMatch(out);

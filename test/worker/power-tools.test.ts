@@ -8,6 +8,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text, TRANSPORTS } from './helpers/mcp';
 import { sim } from './helpers/sim';
 
+const PVE_JSON = 'application/json;charset=UTF-8';
+
 describe.each(TRANSPORTS)('power actions over %s', (kind) => {
   let client: Client;
   beforeAll(async () => {
@@ -28,6 +30,20 @@ describe.each(TRANSPORTS)('power actions over %s', (kind) => {
       note: expect.stringMatching(/hard power-off/),
     });
     expect(text(r)).toMatch(/^Preview only: nothing was sent to Proxmox\.\nVM 101 \(\S+\) on pve1 is running\. Stop is a hard power-off/);
+    expect(await sim.writes()).toEqual([]);
+  });
+
+  it.each([
+    ['pve_start_vm', { node: 'pve2', vmid: 104 }, 'stopped', '/nodes/pve2/qemu/104/status/start'],
+    ['pve_start_vm', { node: 'pve3', vmid: 301, vm_type: 'lxc' }, 'stopped', '/nodes/pve3/lxc/301/status/start'],
+    ['pve_shutdown_vm', { node: 'pve1', vmid: 101 }, 'running', '/nodes/pve1/qemu/101/status/shutdown'],
+    ['pve_reboot_vm', { node: 'pve1', vmid: 101 }, 'running', '/nodes/pve1/qemu/101/status/reboot'],
+    ['pve_suspend_vm', { node: 'pve1', vmid: 101 }, 'running', '/nodes/pve1/qemu/101/status/suspend'],
+  ] as const)('previews %s %j without confirm, sending nothing', async (tool, args, status, path) => {
+    const r = await call(client, tool, args);
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(r.structuredContent).toMatchObject({ mode: 'preview', guest: { status }, request: { method: 'POST', path } });
+    expect(text(r)).toMatch(/^Preview only: nothing was sent to Proxmox\./);
     expect(await sim.writes()).toEqual([]);
   });
 
@@ -78,6 +94,10 @@ describe.each(TRANSPORTS)('power actions over %s', (kind) => {
     const shutdown = await call(client, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true });
     expect(shutdown.structuredContent!.error).toMatchObject({ kind: 'conflict' });
     expect(text(shutdown)).toMatch(/is paused, and a paused VM cannot shut down: resume it first, or pass force_stop: true\. Nothing was sent to Proxmox\./);
+    await sim.clearLog();
+    const preview = await call(client, 'pve_resume_vm', { node: 'pve1', vmid: 100 });
+    expect(preview.structuredContent).toMatchObject({ mode: 'preview', guest: { status: 'running (paused)' }, request: { method: 'POST', path: '/nodes/pve1/qemu/100/status/resume' } });
+    expect(await sim.writes()).toEqual([]);
     const resume = await call(client, 'pve_resume_vm', { node: 'pve1', vmid: 100, confirm: true, wait: true });
     expect(resume.structuredContent).toMatchObject({ task: { succeeded: true } });
     expect((await sim.guest(100)).qmpstatus).toBe('running');
@@ -108,6 +128,32 @@ describe.each(TRANSPORTS)('power actions over %s', (kind) => {
       expect(await sim.writes()).toEqual([]);
     } finally {
       await sim.setLock(102, null);
+    }
+  });
+
+  it("passes on Proxmox's own refusal of a power action (500, VM locked), scrubbed, after the one POST", async () => {
+    await sim.fault({ times: 1, method: 'POST', path: '/status/shutdown$', status: 500, reason: "VM 101 is locked (backup)", contentType: PVE_JSON, body: { data: null, message: "VM 101 is locked (backup)\n" } });
+    const r = await call(client, 'pve_shutdown_vm', { node: 'pve1', vmid: 101, confirm: true });
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent!.error).toMatchObject({ kind: 'upstream.server_error', upstream_status: 500 });
+    expect(text(r)).toMatch(/VM 101 is locked \(backup\)/);
+    expect((await sim.writes()).map((w) => w.path)).toEqual(['/api2/json/nodes/pve1/qemu/101/status/shutdown']);
+    expect((await sim.guest(101)).status).toBe('running');
+  });
+
+  it('names the node that is offline (595 from pveproxy) on a status read and a power action', async () => {
+    await sim.setNode('pve3', 'offline');
+    try {
+      const read = await call(client, 'pve_get_vm_status', { node: 'pve3', vmid: 300 });
+      expect(read.isError).toBe(true);
+      expect(read.structuredContent!.error).toMatchObject({ kind: 'upstream.node_unreachable', upstream_status: 595 });
+      expect(text(read)).toMatch(/pveproxy could not reach node pve3 \(595 /);
+      const start = await call(client, 'pve_start_vm', { node: 'pve3', vmid: 300, confirm: true });
+      expect(start.isError).toBe(true);
+      expect(start.structuredContent!.error).toMatchObject({ kind: 'upstream.node_unreachable' });
+      expect(await sim.writes()).toEqual([]);
+    } finally {
+      await sim.setNode('pve3', 'online');
     }
   });
 

@@ -68,8 +68,11 @@ describe.each(TRANSPORTS)('snapshots over %s', (kind) => {
   });
 
   it('deletes a snapshot, its child now following its parent', async () => {
+    await sim.clearLog();
     const preview = await call(client, 'pve_delete_snapshot', { ...vm, snapname: 'before_upgrade' });
+    expect(preview.structuredContent).toMatchObject({ mode: 'preview', request: { method: 'DELETE', path: '/nodes/pve2/qemu/104/snapshot/before_upgrade' } });
     expect(preview.structuredContent!.note).toMatch(/second will follow nothing instead/);
+    expect(await sim.writes()).toEqual([]);
     const done = await call(client, 'pve_delete_snapshot', { ...vm, snapname: 'before_upgrade', confirm: true, wait: true });
     expect(done.structuredContent).toMatchObject({ request: { method: 'DELETE', path: '/nodes/pve2/qemu/104/snapshot/before_upgrade' }, task: { succeeded: true } });
     const list = await call(client, 'pve_list_snapshots', vm);
@@ -83,12 +86,12 @@ describe.each(TRANSPORTS)('snapshots over %s', (kind) => {
   });
 });
 
-describe('pve_get_task_status', () => {
+describe.each(TRANSPORTS)('pve_get_task_status over %s', (kind) => {
   let client: Client;
   beforeAll(async () => {
     await sim.reset();
     await sim.config({ taskDurationMs: 400 });
-    client = await connect('http');
+    client = await connect(kind);
   });
   afterAll(() => client.close());
 

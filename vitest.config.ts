@@ -44,7 +44,8 @@ const POLICIES = {
     },
   },
   // No `default` (so deny), a require on an argument calls may leave out, vmid bounds the
-  // server-chosen vmid must meet, and a grant-scoped limit (its counter object can be hung).
+  // server-chosen vmid must meet, a grant-scoped limit (its counter object can be hung), and a
+  // tool that needs approval (so can its approvals object).
   failClosed: {
     version: '1',
     tools: {
@@ -57,6 +58,7 @@ const POLICIES = {
         sensitive: ['description'],
       },
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 1000, scope: 'grant' }] },
+      pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
     },
   },
   // Written for plgonzalezrx8/proxmox-mcp's tool names and arguments, as a PolicyLayer user would.
@@ -229,6 +231,12 @@ export default defineConfig({
       workersProject('health', ['test/health/**/*.test.ts'], POLICIES.open, (inject) => ({
         ...oidcSignIn(inject),
         ADMIN_USERS: 'lead@corp.example',
+      })),
+      // PUBLIC_URL set: the pages a person opens live on that origin only; the Worker's other
+      // hostnames (workers.dev) send a browser there.
+      workersProject('public-url', ['test/public-url/**/*.test.ts'], POLICIES.open, (inject) => ({
+        ...oidcSignIn(inject),
+        PUBLIC_URL: 'https://mcp.example.test',
       })),
       workersProject('auth-github', ['test/auth-github/**/*.test.ts'], POLICIES.open, (inject) => ({
         AUTH_MODE: 'oauth',

@@ -139,6 +139,24 @@ describe('approval out of band', () => {
     for (const dump of stores) expect(dump).not.toContain('s3cr3t');
   });
 
+  it('answers 413 to an approval form over 64 KiB sent without a length, and approves nothing', async () => {
+    const { client } = await connectSignedIn('http', { user: 'ivo@example.com', groups: 'ops' });
+    await sim.clearLog();
+    const id = (await call(client, 'pve_create_qemu_vm', CREATE)).structuredContent!.approval_id as string;
+    const browser = new Browser();
+    const opened = await openAsDevUser(browser, `http://localhost/approvals/${id}`, 'ivo@example.com', 'ops');
+    const form = { csrf: csrfOf(opened.html), decision: 'approve' };
+    const big = await browser.postChunked(`http://localhost/approvals/${id}`, { ...form, pad: 'x'.repeat(70 * 1024) });
+    expect(big.status).toBe(413);
+    expect(await big.json()).toEqual({ error: 'payload_too_large', message: 'The request body is larger than 65536 bytes.' });
+    const retry = await call(client, 'pve_create_qemu_vm', { ...CREATE, approval_id: id });
+    expect(text(retry)).toMatch(/has not been approved yet/);
+    expect(await sim.writes()).toEqual([]);
+    // The same form at its own size is taken: the size alone was refused.
+    expect((await browser.post(`http://localhost/approvals/${id}`, form)).status).toBe(303);
+    await client.close();
+  });
+
   it('refuses a denied approval, a different call, a forged id, and an expired approval', async () => {
     const { client, auth } = await connectSignedIn('http', { user: 'dina@example.com', groups: 'ops' });
     const ask = async (args = CREATE) => (await call(client, 'pve_create_qemu_vm', args)).structuredContent!.approval_id as string;

@@ -231,6 +231,28 @@ describe('the dev identity provider', () => {
     expect(res.status).toBe(403);
     expect(await res.text()).toMatch(/development sign-in \(IDP=dev\)/);
   });
+
+  // Names under .localhost look local but are not loopback: the sign-in cannot serve them as a
+  // resource (this once answered 500 with a stack trace).
+  it.each([
+    ['GET', '/authorize?response_type=code&client_id=x'],
+    ['GET', '/.well-known/oauth-authorization-server'],
+    ['POST', '/register'],
+    ['POST', '/mcp'],
+  ])('refuses %s %s on a Host under .localhost with a 403 that says why', async (method, path) => {
+    const res = await workerFetch(`http://evil.localhost:8787${path}`, {
+      method,
+      headers: { ...MCP_HEADERS, host: 'evil.localhost:8787' },
+      body: method === 'POST' ? JSON.stringify(path === '/mcp' ? INIT : { redirect_uris: [REDIRECT] }) : undefined,
+    });
+    expect(res.status).toBe(403);
+    const body = await res.text();
+    expect(JSON.parse(body)).toEqual({
+      error: 'forbidden',
+      message: 'Host is not a loopback address. With the development sign-in (IDP=dev) this server only answers loopback requests.',
+    });
+    expect(body).not.toMatch(/at \w+ \(|\.ts:\d+/);
+  });
 });
 
 async function listSessionProps(ns: DurableObjectNamespace): Promise<Record<string, unknown>[]> {

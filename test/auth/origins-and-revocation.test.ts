@@ -1,14 +1,14 @@
 // Sign-in works on every local origin the Worker answers on (wrangler prints 127.0.0.1, people
 // type localhost), and an administrator can cut someone off: after revoking a grant on /admin,
 // its tokens get 401 and its MCP sessions are dead. Also: a consent post that is not a form is
-// a 400, not a 500.
+// a 400, not a 500, and one too large is a 413 even without a Content-Length.
 // ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops; IDP=dev (any signed-in person is an admin).
 
 import { describe, expect, it } from 'vitest';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
 import { openAsDevUser } from '../support/form-browser';
-import { Browser, connectSignedIn, ORIGIN, ORIGIN_IP, TestOAuthClient } from './helpers/oauth';
+import { Browser, connectSignedIn, ORIGIN, ORIGIN_IP, startAuthorization, TestOAuthClient } from './helpers/oauth';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -86,5 +86,20 @@ describe('POST /authorize that is not a form', () => {
     const res = await workerFetch(`${ORIGIN}/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"decision":"approve"}' });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/This form could not be read/);
+  });
+});
+
+describe('POST /authorize over 64 KiB sent without a length', () => {
+  it('answers 413 and consents to nothing: the same consent at its own size still goes on to sign-in', async () => {
+    const browser = new Browser();
+    const consent = await browser.get(await startAuthorization('http', new TestOAuthClient()));
+    const handle = /name="handle" value="([^"]+)"/.exec(await consent.text())![1]!;
+    const big = await browser.postChunked(`${ORIGIN}/authorize`, { handle, decision: 'approve', pad: 'x'.repeat(70 * 1024) });
+    expect(big.status).toBe(413);
+    expect(big.headers.get('location')).toBeNull();
+    expect(await big.json()).toEqual({ error: 'payload_too_large', message: 'The request body is larger than 65536 bytes.' });
+    const small = await browser.post(`${ORIGIN}/authorize`, { handle, decision: 'approve' });
+    expect(small.status).toBe(302);
+    expect(new URL(small.headers.get('location')!, ORIGIN).pathname).toBe('/dev-idp/login');
   });
 });

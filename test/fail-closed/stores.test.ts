@@ -1,12 +1,17 @@
 // A hung Durable Object never hangs a call: each store call has a deadline, and a call that
 // cannot be checked is refused with a clear message. A slot reserved after the deadline is
-// given back when it finally lands.
+// given back when it finally lands. The audit trail is the exception that proves it: its record
+// is written after the answer, so a hung audit object costs the record (counted), never the call.
+// pve_list_vms has a grant-scoped limit; pve_stop_vm needs approval.
 
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { APPROVALS_OBJECT } from '../../src/approvals/config';
+import type { AuditLog } from '../../src/audit/audit-log';
+import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../../src/audit/names';
 import type { PolicyCounters } from '../../src/counters/policy-counters';
 import type { AppEnv } from '../../src/env';
 import { STORE_DEADLINE_MS } from '../../src/stores/deadline';
@@ -15,6 +20,9 @@ import { sim } from '../worker/helpers/sim';
 
 const appEnv = env as unknown as AppEnv;
 const HANG_MS = STORE_DEADLINE_MS + 1_500;
+/** How long an audit append may take (compose/host.ts): it runs after the answer. */
+const AUDIT_DEADLINE_MS = 10_000;
+const STOP = { node: 'pve1', vmid: 100, confirm: true };
 
 /**
  * Holds every event of a Durable Object back for `ms`, as an overloaded or stuck object would.
@@ -74,5 +82,65 @@ describe('store deadlines', () => {
     expect(Date.now() - started).toBeLessThan(HANG_MS);
     await held.over;
     await other.close();
+  });
+
+  it.each([
+    ['asking for an approval', async () => ({})],
+    [
+      'spending one a person gave',
+      async () => {
+        const id = (await call(client, 'pve_stop_vm', STOP)).structuredContent!.approval_id as string;
+        const decided = await workerFetch(`${ORIGIN}/approvals/${id}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'csrf=local&decision=approve',
+          redirect: 'manual',
+        });
+        expect(decided.status).toBe(303);
+        return { approval_id: id };
+      },
+    ],
+  ])('a hung approvals object denies a call %s within the deadline, and nothing is written', async (_label, prepare) => {
+    const extra = await prepare();
+    await sim.clearLog();
+    const held = await hang(appEnv.APPROVALS.get(appEnv.APPROVALS.idFromName(APPROVALS_OBJECT)), HANG_MS);
+    const started = Date.now();
+    const result = await call(client, 'pve_stop_vm', { ...STOP, ...extra });
+    const took = Date.now() - started;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(approval store unavailable)' });
+    expect(text(result)).toMatch(/The approvals store did not answer, so the call is denied/);
+    expect(took).toBeGreaterThanOrEqual(STORE_DEADLINE_MS - 100);
+    expect(took).toBeLessThan(HANG_MS - 100);
+    expect(await sim.requests()).toEqual([]);
+    await held.over;
+  });
+
+  it('a hung audit object neither hangs nor fails a call: the record is counted as lost and logged', async () => {
+    // The argument-hash key (kept by the audit object) is loaded once per isolate, here.
+    expect((await call(client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const lost = appEnv.AUDIT.get(appEnv.AUDIT.idFromName(AUDIT_LOST_OBJECT)) as DurableObjectStub<AuditLog>;
+    const lostCount = () => runInDurableObject(lost, (log: AuditLog) => log.stats().lost);
+    const before = await lostCount();
+    const held = await hang(appEnv.AUDIT.get(appEnv.AUDIT.idFromName(AUDIT_OBJECT)), AUDIT_DEADLINE_MS + 1_500);
+    const logs: string[] = [];
+    const spies = (['log', 'error'] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' '))),
+    );
+    try {
+      const started = Date.now();
+      const result = await call(client, 'pve_list_vms', { limit: 1 });
+      expect(Date.now() - started).toBeLessThan(STORE_DEADLINE_MS);
+      expect(result.isError, text(result)).toBeFalsy();
+      expect(text(result)).toMatch(/guests match/);
+      // Once the append's own deadline passes, the loss is counted where /admin shows it.
+      await vi.waitFor(async () => expect(await lostCount()).toBe(before + 1), { timeout: AUDIT_DEADLINE_MS + 1_000, interval: 250 });
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    const { request_id: requestId } = JSON.parse(logs.find((l) => l.includes('"msg":"tool_call"'))!) as { request_id: string };
+    const lostLine = logs.find((l) => l.includes('"msg":"audit_lost"'));
+    expect(JSON.parse(lostLine!)).toEqual({ msg: 'audit_lost', request_id: requestId, error: `audit append did not answer within ${AUDIT_DEADLINE_MS} ms` });
+    await held.over;
   });
 });

@@ -1,10 +1,10 @@
 // `npm start` against a real Proxmox configuration (PVE_BASE_URL and a token in the environment):
 // the token secret and the Access secret never appear on any process's command line (`ps` shows
 // every user's), they still reach the Worker (a call succeeds with them), and the private file
-// that carried them is gone once the server stops.
+// that carried them (0600, in a 0700 directory) is gone once the server stops.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -68,6 +68,12 @@ describe('npm start with a real-Proxmox configuration', () => {
     const last = log.requests.at(-1)!;
     expect(last.headers['cf-access-client-id']).toBe('ps-test.access');
     expect(last.headers['cf-access-client-secret']).toBeDefined();
+  });
+
+  it('keeps the secrets file private while it runs: mode 0600 in a directory of mode 0700', () => {
+    const file = ourSecretsFile();
+    expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+    expect((statSync(path.dirname(file)).mode & 0o777).toString(8)).toBe('700');
   });
 
   it('removes the private secrets file when it stops', async () => {

@@ -2,6 +2,8 @@
 // consent and dev sign-in forms. Parameterised by fetch, so it runs in workerd (the Worker's own
 // fetch) and in Node (real HTTP to `wrangler dev`).
 
+import { chunkedBody } from './chunked-body';
+
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
 export class FormBrowser {
@@ -19,6 +21,16 @@ export class FormBrowser {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(form).toString(),
     });
+  }
+
+  /** The same form sent as a stream, without Content-Length (a chunked upload). */
+  postChunked(url: string, form: Record<string, string>): Promise<Response> {
+    return this.send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: chunkedBody(new URLSearchParams(form).toString()),
+      duplex: 'half',
+    } as RequestInit);
   }
 
   private async send(url: string, init: RequestInit): Promise<Response> {

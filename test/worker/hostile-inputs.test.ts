@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { MAX_ARG_DEPTH } from '../../src/calls/arg-depth';
+import { MAX_MESSAGE_DEPTH } from '../../src/http/json-depth';
 import { call, connect, ORIGIN, text, workerFetch } from './helpers/mcp';
 import { guestWriteCases, OPS_CASES, rowsPerTool } from './helpers/hostile-cases';
 import { sim } from './helpers/sim';
@@ -251,5 +253,26 @@ describe('a message nested 20,000 deep', () => {
     expect(await res.json()).toMatchObject({ error: { code: -32602, message: 'Invalid params: the message nests more than 64 levels deep.' } });
     expect(await sim.requests()).toEqual([]);
     await client.close();
+  });
+});
+
+describe('an argument nested deeper than its limit, in a message within the message limit', () => {
+  // The message limit (64) leaves room for arguments deeper than any tool takes (32): those are
+  // refused by the call itself, naming the argument, before anything walks them.
+  it.each([
+    ['just past the argument limit', 'net0', MAX_ARG_DEPTH],
+    ['at the message limit (envelope, params, arguments, then this)', 'extra', MAX_MESSAGE_DEPTH - 3],
+  ])('%s: invalid_arguments naming the argument, no request to Proxmox', async (_label, field, depth) => {
+    const client = await connect('http');
+    await sim.clearLog();
+    const result = await call(client, 'pve_create_qemu_vm', { ...ok, [field]: nested(depth) });
+    await client.close();
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent!.error).toEqual({
+      kind: 'invalid_arguments',
+      message: `Invalid arguments for pve_create_qemu_vm\n- ${field}: nested more than ${MAX_ARG_DEPTH} levels deep`,
+      fields: [{ field, message: `nested more than ${MAX_ARG_DEPTH} levels deep` }],
+    });
+    expect(await sim.requests()).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { forgetProbes } from '../../src/health/proxmox-probe';
+import { chunkedBody } from '../support/chunked-body';
 import { call, connect, ORIGIN, text, TRANSPORTS, workerFetch } from './helpers/mcp';
 import { sim } from './helpers/sim';
 
@@ -89,6 +90,33 @@ describe('request bodies are capped, with or without a length', () => {
     });
     const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: MCP_HEADERS, body, duplex: 'half' } as RequestInit);
     expect(res.status).toBe(413);
+  });
+
+  it('answers 413 to a chunked SSE message over 4 MiB, and the tool call in it never runs', async () => {
+    const stream = await workerFetch(`${ORIGIN}/sse`, { headers: { accept: 'text/event-stream' } });
+    const reader = stream.body!.getReader();
+    let events = '';
+    const readUntil = async (pattern: RegExp): Promise<void> => {
+      while (!pattern.test(events)) events += new TextDecoder().decode((await reader.read()).value);
+    };
+    await readUntil(/sessionId=([0-9a-f]+)/);
+    const endpoint = `${ORIGIN}/sse/message?sessionId=${/sessionId=([0-9a-f]+)/.exec(events)![1]}`;
+    const post = (body: string | ReadableStream<Uint8Array>) =>
+      workerFetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    expect((await post(JSON.stringify(INIT))).status).toBe(202);
+    expect((await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status).toBe(202);
+    await sim.clearLog();
+    // Valid JSON after 4 MiB of whitespace: read whole, it would create a VM.
+    const create = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'pve_create_qemu_vm', arguments: { node: 'pve1', confirm: true } } };
+    const res = await post(chunkedBody(`${' '.repeat(4 * 1024 * 1024)}${JSON.stringify(create)}`));
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: 'payload_too_large', message: 'The request body is larger than 4194304 bytes.' });
+    // The session is live (a call at its own size is answered), and nothing was written.
+    expect((await post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }))).status).toBe(202);
+    await readUntil(/"id":4/);
+    expect(events).not.toMatch(/"id":3/);
+    expect(await sim.writes()).toEqual([]);
+    await reader.cancel();
   });
 
   it('answers 413 to a form over 64 KiB, and 400 to a post that is not a form', async () => {

@@ -23,7 +23,7 @@ import { TOOL_CATALOG, TOOLS } from '../tools';
 export const TOOL_SET = toolSet(TOOLS);
 
 /** Audit records are written after the answer: they may take longer than a call's stores. */
-const AUDIT_DEADLINE_MS = 10_000;
+export const AUDIT_DEADLINE_MS = 10_000;
 
 export interface EraParts {
   /** The MCP session, or `stateless`. */

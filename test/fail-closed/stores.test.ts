@@ -12,6 +12,7 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import { APPROVALS_OBJECT } from '../../src/approvals/config';
 import type { AuditLog } from '../../src/audit/audit-log';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../../src/audit/names';
+import { AUDIT_DEADLINE_MS } from '../../src/compose/host';
 import type { PolicyCounters } from '../../src/counters/policy-counters';
 import type { AppEnv } from '../../src/env';
 import { STORE_DEADLINE_MS } from '../../src/stores/deadline';
@@ -20,8 +21,6 @@ import { sim } from '../worker/helpers/sim';
 
 const appEnv = env as unknown as AppEnv;
 const HANG_MS = STORE_DEADLINE_MS + 1_500;
-/** How long an audit append may take (compose/host.ts): it runs after the answer. */
-const AUDIT_DEADLINE_MS = 10_000;
 const STOP = { node: 'pve1', vmid: 100, confirm: true };
 
 /**

@@ -6,10 +6,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../simulator/api/routes.ts';
 import { checkRequest } from '../support/pve-schema-check.ts';
-import { findSchemaFile, loadEndpoints } from '../support/pve-schema-load.ts';
+import { findSchemaFile, loadEndpoints, requireInCi } from '../support/pve-schema-load.ts';
 import { useSimulator } from './helpers/sim-harness.ts';
 
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
+requireInCi(schemaFile, 'The PVE 9.1.3 API schema (the requests the simulator accepts are checked against it)');
 const endpoints = schemaFile
   ? loadEndpoints(
       schemaFile,

@@ -42,3 +42,13 @@ export class AskInNextRequest extends Error {
     super('the call waits for an answer in the next request');
   }
 }
+
+/**
+ * Whether a client's declared `elicitation` capability lets us ask in the conversation: form mode
+ * declared, or an empty object (2025-06-18 meant form; newer clients list the modes they support).
+ */
+export function elicitsForms(elicitation: unknown): boolean {
+  if (typeof elicitation !== 'object' || elicitation === null) return false;
+  const modes = elicitation as { form?: unknown; url?: unknown };
+  return modes.form !== undefined || modes.url === undefined;
+}

@@ -91,6 +91,13 @@ export class PveClient {
     return (await this.exchange('DELETE', withQuery(path, query), path, schema, undefined, this.config.timeoutMs)).data;
   }
 
+  /** POST, PUT or DELETE, as `method` says (for callers holding a request as data). */
+  write<S extends z.ZodType>(method: 'POST' | 'PUT' | 'DELETE', path: string, schema: S, params: FormParams): Promise<z.output<S>> {
+    if (method === 'POST') return this.post(path, schema, params);
+    if (method === 'PUT') return this.put(path, schema, params);
+    return this.delete(path, schema, params);
+  }
+
   private async exchange<S extends z.ZodType>(
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     target: string,

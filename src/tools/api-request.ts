@@ -58,10 +58,7 @@ export const apiRequest = defineTool({
     const pve = ctx.pve();
     let data: unknown;
     try {
-      if (args.method === 'GET') data = await pve.get(args.path, z.unknown(), params);
-      else if (args.method === 'POST') data = await pve.post(args.path, z.unknown(), params);
-      else if (args.method === 'PUT') data = await pve.put(args.path, z.unknown(), params);
-      else data = await pve.delete(args.path, z.unknown(), params);
+      data = args.method === 'GET' ? await pve.get(args.path, z.unknown(), params) : await pve.write(args.method, args.path, z.unknown(), params);
     } catch (err) {
       if (args.method !== 'GET' && err instanceof PveError && writeMayHaveHappened(err)) {
         throw new ToolFailure('indeterminate', `${err.message} ${line} may or may not have been carried out: check before sending it again.`);

@@ -140,9 +140,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
 async function send(pve: PveClient, req: ActionRequest, label: string, doing: string): Promise<string | null> {
   const answer = req.sync ? z.unknown().transform(() => null) : upidString;
   try {
-    if (req.method === 'POST') return await pve.post(req.path, answer, req.params);
-    if (req.method === 'PUT') return await pve.put(req.path, answer, req.params);
-    return await pve.delete(req.path, answer, req.params);
+    return await pve.write(req.method, req.path, answer, req.params);
   } catch (err) {
     if (err instanceof PveError && writeMayHaveHappened(err)) {
       throw new ToolFailure(

@@ -135,9 +135,7 @@ export async function runPlan(run: PlanRun): Promise<{ vmid: number; outcomes: S
 
 async function send(pve: PveClient, step: PlanStep): Promise<string | null> {
   const schema = step.task ? upidString.nullable() : z.unknown().transform(() => null);
-  if (step.method === 'POST') return pve.post(step.path, schema, step.params);
-  if (step.method === 'PUT') return pve.put(step.path, schema, step.params);
-  return pve.delete(step.path, schema, step.params);
+  return pve.write(step.method, step.path, schema, step.params);
 }
 
 /** Whether the plan did all it was asked to (the last task may still be running). */

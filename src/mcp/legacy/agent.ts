@@ -36,11 +36,12 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
    * the stored ones (the Worker refuses such requests; this holds even if a path misses it).
    */
   override async updateProps(props?: Record<string, unknown>): Promise<void> {
-    const stored = identityFromProps(await this.ctx.storage.get('props'));
+    const storedProps = await this.ctx.storage.get<Record<string, unknown>>('props');
+    const stored = identityFromProps(storedProps);
     const incoming = identityFromProps(props);
     if ((stored && (!incoming || incoming.grantId !== stored.grantId)) || (await this.ctx.storage.get(ENDED_KEY))) {
       console.warn(JSON.stringify({ msg: 'session_props_kept', session: this.name }));
-      this.props = (await this.ctx.storage.get('props')) as Record<string, unknown>;
+      this.props = storedProps as Record<string, unknown>;
       return;
     }
     await super.updateProps(props);

@@ -15,7 +15,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Conversation } from '../../calls/conversation';
+import { elicitsForms, type Conversation } from '../../calls/conversation';
 import type { CallHost } from '../../calls/host';
 import { runCall } from '../../calls/run-call';
 import type { ToolSet } from '../../calls/tool-list';
@@ -37,9 +37,7 @@ export function installTools(server: Server, tools: ToolSet, host: CallHost): vo
 }
 
 function canElicit(server: Server): boolean {
-  const elicitation = server.getClientCapabilities()?.elicitation as { form?: object; url?: object } | undefined;
-  // An empty object (2025-06-18) means form mode; newer clients list the modes they support.
-  return !!elicitation && (elicitation.form !== undefined || elicitation.url === undefined);
+  return elicitsForms(server.getClientCapabilities()?.elicitation);
 }
 
 function pushedQuestions(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Conversation {

@@ -21,7 +21,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { AUDIT_OBJECT } from '../../audit/names';
-import { AskInNextRequest, type Conversation } from '../../calls/conversation';
+import { AskInNextRequest, elicitsForms, type Conversation } from '../../calls/conversation';
 import { runCall } from '../../calls/run-call';
 import { composeHost, TOOL_SET } from '../../compose/host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
@@ -105,8 +105,7 @@ function buildServer(exchange: Exchange): Server {
 /** The client declared form elicitation in this request's envelope (an empty object means form). */
 function canElicit(ctx: ServerContext): boolean {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const elicitation = (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined)?.elicitation as { form?: object; url?: object } | undefined;
-  return !!elicitation && (elicitation.form !== undefined || elicitation.url === undefined);
+  return elicitsForms((envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined)?.elicitation);
 }
 
 /**

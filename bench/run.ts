@@ -11,9 +11,10 @@
 //     third without the audit trail (what auditing costs);
 //   - with BENCH_BASELINE=<another checkout> (e.g. `git worktree add /tmp/base main`), the same
 //     calls on a server running that checkout's Worker: a before/after in one run;
-//   - pve_list_vms from an MCP 2026-07-28 client (stateless, SDK v2) and from a 2025 session, both
-//     with the rules, a grant-scoped limit and the audit on, against a bare Worker route that
-//     only makes the same Proxmox GET (bench/bare-worker.ts): what MCP, OAuth and policy add.
+//   - pve_list_vms from an MCP 2026-07-28 client (stateless; the SDK v2 client, and plain fetch as
+//     the bare route is called) and from a 2025 session, all with the rules, a grant-scoped limit
+//     and the audit on, against a bare Worker route that only makes the same Proxmox GET
+//     (bench/bare-worker.ts): what MCP, OAuth and policy add.
 // Prints calls/s, p50, p99, each median's ratio to the direct call, and the added milliseconds.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -113,12 +114,17 @@ async function main(): Promise<void> {
     const modernToken = await devAccessToken(stacks.get('main')!.url, 'grant@bench');
     await modern.connect(new Transport2026(new URL(`${stacks.get('main')!.url}/mcp`), { authProvider: { token: async () => modernToken } }));
     closers.push(() => modern.close());
+    // The same call from a client that is only HTTP, as the bare route's is: what the server adds.
+    const rawToken = await devAccessToken(stacks.get('main')!.url, 'grant@bench');
     const BARE = 'bare Worker route: the same Proxmox GET';
+    const MODERN_SDK = 'MCP 2026-07-28 pve_list_vms, 3 rules + grant limit';
+    const MODERN_RAW = 'MCP 2026-07-28 over plain fetch, same call';
     const auth = { Authorization: `PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=${SIMULATOR_TOKENS.admin.secret}` };
     const LIST = 'MCP pve_list_vms, no rules';
     const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
     const previewArgs = { node: 'pve1', name: 'bench-vm', memory: 2048, cores: 2, net0: 'virtio,bridge=vmbr0,firewall=1', scsi0: 'local-lvm:32,iothread=1' };
     const base = baseline ? await as('baseline', 'open@bench') : undefined;
+    const baseRawToken = baseline ? await devAccessToken(stacks.get('baseline')!.url, 'grant@bench') : undefined;
     const series: Series[] = [
       {
         name: 'direct GET simulator /cluster/resources',
@@ -147,7 +153,8 @@ async function main(): Promise<void> {
         samples: [],
         elapsedMs: 0,
       },
-      { ...mcpSeries('MCP 2026-07-28 pve_list_vms, 3 rules + grant limit', modern as unknown as Client, 'pve_list_vms', {}), against: BARE },
+      { ...mcpSeries(MODERN_SDK, modern as unknown as Client, 'pve_list_vms', {}), against: BARE },
+      { ...rawModernSeries(MODERN_RAW, stacks.get('main')!.url, rawToken, 'pve_list_vms', {}), against: BARE },
       { ...mcpSeries('MCP pve_list_vms, 3 rules + session limit', await as('main', 'session@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, no rules, twin server', await as('twin', 'open@bench'), 'pve_list_vms', {}), against: LIST },
       { ...mcpSeries('MCP pve_list_vms, no rules, audit off', await as('noAudit', 'open@bench'), 'pve_list_vms', {}), against: LIST },
@@ -155,6 +162,7 @@ async function main(): Promise<void> {
         ? [
             { ...mcpSeries('MCP pve_list_vms, no rules, BASELINE', base, 'pve_list_vms', {}), against: LIST },
             { ...mcpSeries('MCP create preview, no rules, BASELINE', base, 'pve_create_qemu_vm', previewArgs), against: PREVIEW },
+            { ...rawModernSeries('MCP 2026-07-28 over plain fetch, BASELINE', stacks.get('baseline')!.url, baseRawToken!, 'pve_list_vms', {}), against: MODERN_RAW },
           ]
         : []),
     ];
@@ -176,7 +184,8 @@ async function main(): Promise<void> {
     const bareP50 = p50(BARE);
     console.log(
       `\npve_list_vms with 3 rules, a grant-scoped limit and the audit on, p50 ÷ the bare route's (${bareP50.toFixed(2)} ms): ` +
-        `2026-07-28 client ${(p50('MCP 2026-07-28 pve_list_vms, 3 rules + grant limit') / bareP50).toFixed(2)}×, ` +
+        `2026-07-28 over plain fetch (the bare route's kind of client) ${(p50(MODERN_RAW) / bareP50).toFixed(2)}×, ` +
+        `2026-07-28 SDK v2 client ${(p50(MODERN_SDK) / bareP50).toFixed(2)}×, ` +
         `2025 session ${(p50('MCP pve_list_vms, 3 rules + grant limit') / bareP50).toFixed(2)}×.`,
     );
     await reportToolList(open);
@@ -194,6 +203,38 @@ function mcpSeries(name: string, client: Client, tool: string, args: Record<stri
     run: async () => {
       const result = await client.callTool({ name: tool, arguments: args });
       if (Boolean(result.isError) !== expectError) throw new Error(`${tool}: unexpected result ${JSON.stringify(result.content)}`);
+    },
+    samples: [],
+    elapsedMs: 0,
+  };
+}
+
+/**
+ * A 2026-07-28 tools/call as a plain HTTP client makes it (one POST, headers and envelope as the
+ * spec says), checking the answer is the tool's result and not an error.
+ */
+function rawModernSeries(name: string, base: string, token: string, tool: string, args: Record<string, unknown>): Series {
+  let id = 0;
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${token}`,
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': tool,
+  };
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'bench-plain', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  return {
+    name,
+    run: async () => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: tool, arguments: args, _meta: envelope } });
+      const res = await fetch(`${base}/mcp`, { method: 'POST', headers, body });
+      const text = await res.text();
+      if (!res.ok || !text.includes('"structuredContent"') || text.includes('"isError":true')) throw new Error(`${tool}: ${res.status} ${text.slice(0, 200)}`);
     },
     samples: [],
     elapsedMs: 0,

@@ -19,8 +19,8 @@ export const ENVELOPE = {
 };
 
 /** One raw 2026-07-28 tools/call; `extra` goes into params (inputResponses, requestState). */
-export async function rawCall(token: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}, id = 1) {
-  const res = await workerFetch(`${ORIGIN}/mcp`, {
+export async function rawCall(token: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}, id = 1, origin = ORIGIN) {
+  const res = await workerFetch(`${origin}/mcp`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -33,9 +33,10 @@ export async function rawCall(token: string, name: string, args: Record<string, 
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...extra, _meta: ENVELOPE } }),
   });
   const text = await res.text();
-  const body = (text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((l) => l.startsWith('data: '))!.slice(6))) as {
+  // An empty body: a refusal before MCP (the OAuth layer's 401 says why in its challenge).
+  const body = (!text ? {} : text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((l) => l.startsWith('data: '))!.slice(6))) as {
     result?: Record<string, unknown> & { requestState?: string; resultType?: string };
     error?: { code: number; message: string; data?: Record<string, unknown> };
   };
-  return { status: res.status, ...body };
+  return { status: res.status, challenge: res.headers.get('www-authenticate'), ...body };
 }

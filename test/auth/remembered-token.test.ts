@@ -9,30 +9,10 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { AppEnv } from '../../src/env';
-import { openAsDevUser } from '../support/form-browser';
-import { rawCall } from '../eras/helpers';
+import { rawCall, revokeOnAdmin, tokenFor } from '../eras/helpers';
 import { auditRecords } from '../worker/helpers/audit';
 import { sim } from '../worker/helpers/sim';
-import { Browser, connectSignedIn, ORIGIN, ORIGIN_IP, TestOAuthClient } from './helpers/oauth';
-
-/** Signs `user` in through a client called `clientName`; its access token. */
-async function tokenFor(user: string, clientName: string): Promise<string> {
-  const auth = new TestOAuthClient(clientName);
-  const { client } = await connectSignedIn('http', { user, groups: 'ops' }, auth);
-  await client.close();
-  return auth.tokens()!.access_token;
-}
-
-/** Revokes the grant of the client called `clientName` on /admin, as an administrator does. */
-async function revokeOnAdmin(clientName: string): Promise<void> {
-  const admin = new Browser();
-  const { html } = await openAsDevUser(admin, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
-  const row = html.split('<tr>').find((r) => r.includes(`${clientName}<`))!;
-  const form = row.match(/<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/)![0];
-  const field = (name: string) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]!;
-  const res = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: field('csrf') });
-  expect(res.status).toBe(303);
-}
+import { ORIGIN_IP } from './helpers/oauth';
 
 const listed = (r: Awaited<ReturnType<typeof rawCall>>) => r.status === 200 && r.result !== undefined && !r.result.isError;
 
@@ -89,7 +69,7 @@ describe('a remembered token is confirmed on every 2026-07-28 call', () => {
     expect(listed(await rawCall(token, 'pve_list_vms', {}))).toBe(true);
     expect(listed(await rawCall(token, 'pve_list_vms', {}))).toBe(true);
     await sim.clearLog();
-    const elsewhere = await rawCall(token, 'pve_list_vms', {}, {}, 1, ORIGIN_IP);
+    const elsewhere = await rawCall(token, 'pve_list_vms', {}, {}, 1, { origin: ORIGIN_IP });
     expect(elsewhere.status).toBe(401);
     expect(await sim.requests()).toEqual([]);
   });

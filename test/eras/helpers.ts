@@ -2,14 +2,32 @@
 // OAuth support, the consent page, the dev IdP), whose access token the other clients then use;
 // and raw 2026-07-28 requests, for what no well-behaved client sends (tampered or replayed state).
 
-import { connectSignedIn, TestOAuthClient } from '../auth/helpers/oauth';
+import { expect } from 'vitest';
+import { Browser, connectSignedIn, TestOAuthClient } from '../auth/helpers/oauth';
+import { openAsDevUser } from '../support/form-browser';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 
-export async function signedInToken(user: string): Promise<string> {
-  const auth = new TestOAuthClient(`${user}'s client`);
+export function signedInToken(user: string): Promise<string> {
+  return tokenFor(user, `${user}'s client`);
+}
+
+/** Signs `user` in through a client called `clientName`; its access token. */
+export async function tokenFor(user: string, clientName: string): Promise<string> {
+  const auth = new TestOAuthClient(clientName);
   const { client } = await connectSignedIn('http', { user, groups: 'ops' }, auth);
   await client.close();
   return auth.tokens()!.access_token;
+}
+
+/** Revokes the grant of the client called `clientName` on /admin, as an administrator does. */
+export async function revokeOnAdmin(clientName: string): Promise<void> {
+  const admin = new Browser();
+  const { html } = await openAsDevUser(admin, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
+  const row = html.split('<tr>').find((r) => r.includes(`${clientName}<`))!;
+  const form = row.match(/<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/)![0];
+  const field = (name: string) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]!;
+  const res = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: field('csrf') });
+  expect(res.status).toBe(303);
 }
 
 export const ENVELOPE = {
@@ -18,8 +36,19 @@ export const ENVELOPE = {
   'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
 };
 
-/** One raw 2026-07-28 tools/call; `extra` goes into params (inputResponses, requestState). */
-export async function rawCall(token: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}, id = 1, origin = ORIGIN) {
+/**
+ * One raw 2026-07-28 tools/call; `extra` goes into params (inputResponses, requestState); `to`
+ * names another origin or another envelope (e.g. one that declares no elicitation).
+ */
+export async function rawCall(
+  token: string,
+  name: string,
+  args: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+  id = 1,
+  to: { origin?: string; envelope?: Record<string, unknown> } = {},
+) {
+  const { origin = ORIGIN, envelope = ENVELOPE } = to;
   const res = await workerFetch(`${origin}/mcp`, {
     method: 'POST',
     headers: {
@@ -30,7 +59,7 @@ export async function rawCall(token: string, name: string, args: Record<string, 
       'mcp-method': 'tools/call',
       'mcp-name': name,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...extra, _meta: ENVELOPE } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...extra, _meta: envelope } }),
   });
   const text = await res.text();
   // An empty body: a refusal before MCP (the OAuth layer's 401 says why in its challenge).

@@ -1,0 +1,36 @@
+// A 2026-07-28 call on a remembered token (see test/auth/remembered-token.test.ts) whose grant was
+// revoked asks nobody for anything: no approval is created for it while its token is read again.
+// Policy (eras project): pve_stop_vm needs a person's approval.
+
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { approvalStore } from '../../src/approvals/config';
+import type { AppEnv } from '../../src/env';
+import { sim } from '../worker/helpers/sim';
+import { ENVELOPE, rawCall, revokeOnAdmin, tokenFor } from './helpers';
+
+/** A client that cannot be asked in the conversation: it gets the approval page's link. */
+const NO_ELICITATION = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': {} };
+const STOP = { node: 'pve1', vmid: 101, confirm: true };
+
+describe('a revoked grant\'s remembered token', () => {
+  it('creates no approval: 401, nothing pending, nothing sent to Proxmox', async () => {
+    const pending = async () => (await approvalStore(env as unknown as AppEnv).pending(Date.now())).map((a) => a.id);
+    // Before revocation the same call asks for an approval (so the check below can see one).
+    const token = await tokenFor('vera@example.com', 'Vera laptop');
+    const before = await pending();
+    const asked = await rawCall(token, 'pve_stop_vm', STOP, {}, 1, { envelope: NO_ELICITATION });
+    expect(JSON.stringify(asked.result?.structuredContent)).toContain('"decision":"approval_required"');
+    const withOne = await pending();
+    expect(withOne).toHaveLength(before.length + 1);
+
+    await revokeOnAdmin('Vera laptop');
+    await sim.clearLog();
+    // Another guest, so that a new approval would be needed (the first one's is still pending).
+    const refused = await rawCall(token, 'pve_stop_vm', { ...STOP, vmid: 100 }, {}, 2, { envelope: NO_ELICITATION });
+    expect(refused.status).toBe(401);
+    expect(refused.result).toBeUndefined();
+    expect(await pending()).toEqual(withOne);
+    expect(await sim.requests()).toEqual([]);
+  });
+});

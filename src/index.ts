@@ -7,7 +7,7 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { env as startupEnv } from 'cloudflare:workers';
 import { idpKind, publicOrigin } from './auth/config';
-import { helpersFor, providerFor } from './app/oauth';
+import { providerFor } from './app/oauth';
 import { configOf, envCopy } from './config';
 import type { AppEnv } from './env';
 import { crossOriginViolation, loopbackViolation, withCors } from './guard';
@@ -15,7 +15,7 @@ import { MAX_MESSAGE_DEPTH } from './http/json-depth';
 import { readMcpBody } from './http/mcp-body';
 import { health } from './health';
 import { ANONYMOUS } from './identity';
-import { mcpApi, serveRemembered } from './mcp/route';
+import { mcpApi } from './mcp/route';
 import { webRoutes } from './web/routes';
 
 export { ProxmoxMcp } from './mcp/legacy/agent';
@@ -141,16 +141,6 @@ async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): P
     logUnhandled(err);
     return refuse(400, 'unsupported_origin', `This server cannot sign anyone in at ${origin.slice(0, 100)}. Use its https address, or http://localhost or http://127.0.0.1 locally.`);
   }
-  const early = await serveRemembered(
-    request,
-    env,
-    ctx,
-    origin,
-    (token) => helpersFor(origin, env).unwrapToken(token),
-    // The library's own 401 for a token that is no longer valid (it reads no body before that).
-    () => provider.fetch(new Request(request.url, { method: 'POST', headers: request.headers }), envCopy(env), ctx),
-  );
-  if (early) return early;
   // Clients look for the path-suffixed metadata of the resource they were given (RFC 9728 §3.1)
   // before the root one; the library serves only the root one, which covers /mcp and /sse.
   const forwarded = SUFFIXED_RESOURCE_METADATA.test(url.pathname)

@@ -3,7 +3,7 @@
 // bound to this server's resource, refresh tokens, `iss` in authorization responses. One
 // provider per public origin (PUBLIC_URL, or the request's own).
 
-import { getOAuthApi, OAuthProvider, GrantType, type OAuthHelpers, type OAuthProviderOptions, type TokenExchangeCallbackOptions } from '@cloudflare/workers-oauth-provider';
+import { OAuthProvider, GrantType, type TokenExchangeCallbackOptions } from '@cloudflare/workers-oauth-provider';
 import type { AppEnv } from '../env';
 import { mcpApi } from '../mcp/route';
 import { authApp } from './pages';
@@ -13,35 +13,13 @@ const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
 const REFRESH_IDLE_TTL_S = 7 * 24 * 60 * 60;
 const MAX_CACHED = 16;
 
-interface OriginAuth {
-  options: OAuthProviderOptions<AppEnv>;
-  provider: OAuthProvider<AppEnv>;
-  /** By the KV binding they read (the same object for every request of an isolate). */
-  helpers: WeakMap<object, OAuthHelpers>;
-}
-
-const providers = new Map<string, OriginAuth>();
+const providers = new Map<string, OAuthProvider<AppEnv>>();
 
 export function providerFor(origin: string): OAuthProvider<AppEnv> {
-  return originAuth(origin).provider;
-}
-
-/** The library's helpers for an origin's provider, made once per KV binding. */
-export function helpersFor(origin: string, env: AppEnv): OAuthHelpers {
-  const auth = originAuth(origin);
-  let helpers = auth.helpers.get(env.OAUTH_KV);
-  if (!helpers) {
-    helpers = getOAuthApi(auth.options, env);
-    auth.helpers.set(env.OAUTH_KV, helpers);
-  }
-  return helpers;
-}
-
-function originAuth(origin: string): OriginAuth {
-  let auth = providers.get(origin);
-  if (!auth) {
+  let provider = providers.get(origin);
+  if (!provider) {
     if (providers.size >= MAX_CACHED) providers.clear();
-    const options: OAuthProviderOptions<AppEnv> = {
+    provider = new OAuthProvider<AppEnv>({
       apiRoute: ['/mcp', '/sse'],
       apiHandler: mcpApi as never,
       defaultHandler: authApp as never,
@@ -60,11 +38,10 @@ function originAuth(origin: string): OriginAuth {
       onError: ({ code, description, status, internal }) => {
         console.warn(JSON.stringify({ msg: 'oauth_error', code, status, description, internal }));
       },
-    };
-    auth = { options, provider: new OAuthProvider<AppEnv>(options), helpers: new WeakMap() };
-    providers.set(origin, auth);
+    });
+    providers.set(origin, provider);
   }
-  return auth;
+  return provider;
 }
 
 /** The grant id exists only once the grant does: add it to the props at the code exchange. */

@@ -35,10 +35,4 @@ export interface CallHost {
   scrubber(): Scrubber;
   /** The keyed hash of canonical arguments (audit records, approvals). */
   hashArgs(canonical: string): Promise<string>;
-  /**
-   * Settles once the caller's token is confirmed for this request (at once when the OAuth layer
-   * had already confirmed it), and rejects with a ToolFailure when it is not: revoked, expired,
-   * or not checkable in time. Nothing that acts for the caller happens before it settles.
-   */
-  admitted(): Promise<void>;
 }

@@ -14,7 +14,7 @@ import { policyView } from '../policy/view';
 import { PveError } from '../proxmox/errors';
 import { StoreTimeout } from '../stores/deadline';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
-import { approvalPort, ELICITED, type ApprovalPort } from './approval-gate';
+import { approvalPort, ELICITED } from './approval-gate';
 import { describeIssues } from './issues';
 import { logToolCall, type ToolCallLog } from './log';
 import { passGate, refusalResult } from './policy-gate';
@@ -57,10 +57,6 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   let scope: CallScope | undefined;
   let result: CallResult;
   let suspended: AskInNextRequest | null = null;
-  // The caller's token may still be being confirmed (a 2026-07-28 call with a remembered token):
-  // the checks below run meanwhile, but no read, approval or tool step starts before it is.
-  const admitted = host.admitted();
-  admitted.catch(() => undefined);
   try {
     scope = host.scope(requestId);
     const identity = scope.ctx.identity;
@@ -85,7 +81,6 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     let args = given;
     let filled: readonly string[] = [];
     if (tool.resolve && active.ok && !refusedOutright(active.policy, tool.name)) {
-      await admitted;
       const resolved = await tool.resolve(args, scope.ctx);
       args = resolved.args as Record<string, unknown>;
       filled = resolved.filled;
@@ -106,29 +101,12 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       },
       { store: approvals.store, approvalUrl: approvals.url, ttlMs: approvals.ttlMs, conversation, now: Date.now },
     );
-    // A rate-limit slot may be taken while the token is confirmed (it is given back if it is
-    // not); an approval is neither asked for nor spent before.
-    const admittedPort: ApprovalPort = {
-      resolve: async (required) => {
-        await admitted;
-        return port.resolve(required);
-      },
-      restore: (id) => port.restore(id),
-    };
     const gate = await passGate(
       active,
       host.counters(),
       { tool: tool.name, args: policyView(args), identity, dryRun: tool.dryRun?.(args) ?? false, now: Date.now() },
-      admittedPort,
+      port,
     );
-    if (gate.ok) {
-      try {
-        await admitted;
-      } catch (err) {
-        if (gate.release) await gate.release().catch(() => undefined);
-        throw err;
-      }
-    }
     if (!gate.ok) {
       facts.decision = gate.refusal.kind;
       facts.log.outcome = gate.pending ? 'approval_pending' : 'denied';
@@ -182,17 +160,6 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     } else {
       result = failureResult(err, facts.log);
     }
-  }
-  try {
-    // A call refused before it acted still waits: a token that is not confirmed gets no answer
-    // but that, and the record says so.
-    await admitted;
-  } catch (err) {
-    suspended = null;
-    facts.decision = 'none';
-    delete facts.log.decision;
-    delete facts.log.rule;
-    result = failureResult(err, facts.log);
   }
   const calls = scope?.upstream() ?? [];
   facts.log.upstream_status = calls.at(-1)?.status ?? null;

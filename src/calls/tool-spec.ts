@@ -87,7 +87,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodObject>(spec: Too
  * `indeterminate`: a write may or may not have happened (its answer was lost), so the call
  * keeps its rate-limit slot; after any other failure the slot is given back.
  */
-export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'indeterminate' | 'unavailable' | 'unauthorized' | 'internal';
+export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'indeterminate' | 'unavailable' | 'internal';
 
 /** A failure a tool reports on purpose; anything else thrown is reported as `internal`. */
 export class ToolFailure extends Error {

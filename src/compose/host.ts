@@ -37,11 +37,7 @@ export interface EraParts {
   /** The public origin, for approval page links. */
   publicOrigin(): string;
   waitUntil(work: Promise<unknown>): void;
-  /** The caller's token confirmation still under way, if any (see CallHost.admitted). */
-  admitted?: Promise<void>;
 }
-
-const CONFIRMED = Promise.resolve();
 
 export function composeHost(env: AppEnv, era: EraParts): CallHost {
   return {
@@ -57,7 +53,6 @@ export function composeHost(env: AppEnv, era: EraParts): CallHost {
     approvals: () => ({ store: () => approvalStore(env), url: (id) => `${era.publicOrigin()}/approvals/${id}`, ttlMs: configOf(env).approvals.ttlMs }),
     audit: (record) => recordAudit(env, record, era.waitUntil),
     scrubber: () => scrubberFor(configOf(env).secrets),
-    admitted: () => era.admitted ?? CONFIRMED,
     hashArgs: argsHasher(() => {
       const audit = env.AUDIT;
       return withDeadline(audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('args_hmac'), STORE_DEADLINE_MS, 'audit key');

@@ -1,5 +1,5 @@
-// A 2026-07-28 call on a remembered token (see test/auth/remembered-token.test.ts) whose grant was
-// revoked asks nobody for anything: no approval is created for it while its token is read again.
+// A revoked grant's 2026-07-28 token asks nobody for anything: a call that needed a person's
+// approval before the revocation creates none after it (see also test/auth/revoked-2026.test.ts).
 // Policy (eras project): pve_stop_vm needs a person's approval.
 
 import { env } from 'cloudflare:workers';

@@ -48,8 +48,6 @@ interface Exchange {
   origin: string;
   waitUntil(work: Promise<unknown>): void;
   codec: RequestStateCodec<QuestionState>;
-  /** Settles when the caller's token is confirmed (see CallHost.admitted). */
-  admitted: Promise<void>;
 }
 
 const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchangeOf(rc.authInfo)), {
@@ -59,16 +57,8 @@ const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchange
 });
 
 /** Serves one 2026-07-28 request for a signed-in (or, with AUTH_MODE=none, local) person. */
-export async function serveModern(
-  request: Request,
-  message: unknown,
-  env: AppEnv,
-  identity: Identity,
-  origin: string,
-  ctx: ExecutionContext,
-  admitted: Promise<void>,
-): Promise<Response> {
-  const exchange: Exchange = { env, identity, origin, waitUntil: (work) => ctx.waitUntil(work), codec: await codecFor(env), admitted };
+export async function serveModern(request: Request, message: unknown, env: AppEnv, identity: Identity, origin: string, ctx: ExecutionContext): Promise<Response> {
+  const exchange: Exchange = { env, identity, origin, waitUntil: (work) => ctx.waitUntil(work), codec: await codecFor(env) };
   const authInfo: AuthInfo = { token: '', clientId: identity.clientId, scopes: [], extra: { exchange } };
   // With the message already parsed (undefined when it was not JSON) the SDK does not read the body.
   return handler.fetch(request, message === undefined ? { authInfo } : { authInfo, parsedBody: message });
@@ -94,7 +84,6 @@ function buildServer(exchange: Exchange): Server {
     identity: () => exchange.identity,
     publicOrigin: () => exchange.origin,
     waitUntil: exchange.waitUntil,
-    admitted: exchange.admitted,
   });
   server.setRequestHandler('tools/list', async () => ({ tools: TOOL_SET.listed(host.policy()) }));
   server.setRequestHandler('tools/call', async (request, ctx) => {

@@ -1,6 +1,7 @@
 // Signing in for both eras' tests: a real OAuth grant through the dev sign-in (the v1 SDK client's
 // OAuth support, the consent page, the dev IdP), whose access token the other clients then use;
-// and raw 2026-07-28 requests, for what no well-behaved client sends (tampered or replayed state).
+// revoking a grant on /admin as an administrator does; and raw 2026-07-28 requests, for what no
+// well-behaved client sends (tampered or replayed state) and for refusals before MCP (401).
 
 import { expect } from 'vitest';
 import { Browser, connectSignedIn, TestOAuthClient } from '../auth/helpers/oauth';

@@ -13,10 +13,10 @@ import { ENVELOPE, rawCall, revokeOnAdmin, tokenFor } from './helpers';
 const NO_ELICITATION = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': {} };
 const STOP = { node: 'pve1', vmid: 101, confirm: true };
 
-describe('a revoked grant\'s remembered token', () => {
+describe('a revoked grant\'s 2026-07-28 token', () => {
   it('creates no approval: 401, nothing pending, nothing sent to Proxmox', async () => {
     const pending = async () => (await approvalStore(env as unknown as AppEnv).pending(Date.now())).map((a) => a.id);
-    // Before revocation the same call asks for an approval (so the check below can see one).
+    // Before revocation such a call asks for an approval (so the check below could see one).
     const token = await tokenFor('vera@example.com', 'Vera laptop');
     const before = await pending();
     const asked = await rawCall(token, 'pve_stop_vm', STOP, {}, 1, { envelope: NO_ELICITATION });

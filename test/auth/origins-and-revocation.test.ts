@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
 import { openAsDevUser } from '../support/form-browser';
-import { Browser, connectSignedIn, ORIGIN, ORIGIN_IP, startAuthorization, TestOAuthClient } from './helpers/oauth';
+import { Browser, connectSignedIn, grantRow, ORIGIN, ORIGIN_IP, startAuthorization, TestOAuthClient } from './helpers/oauth';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -44,10 +44,8 @@ describe('revoking a grant on /admin', () => {
     expect(login.status).toBe(200);
     const page = login.html;
     expect(page).toContain('Mallory&#39;s client');
-    const row = page.split('<tr>').find((r) => r.includes('Mallory&#39;s client') && !r.includes('other client'))!;
+    const { row, field } = grantRow(page, 'Mallory&#39;s client');
     expect(row).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td>\d{4}-\d\d-\d\dT/); // created, last used
-    const form = row.match(/<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/)![0];
-    const field = (name: string) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]!;
 
     // Without the CSRF token the form is refused.
     const forged = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: 'forged' });

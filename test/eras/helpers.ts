@@ -4,7 +4,7 @@
 // well-behaved client sends (tampered or replayed state) and for refusals before MCP (401).
 
 import { expect } from 'vitest';
-import { Browser, connectSignedIn, TestOAuthClient } from '../auth/helpers/oauth';
+import { Browser, connectSignedIn, grantRow, TestOAuthClient } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 
@@ -24,9 +24,7 @@ export async function tokenFor(user: string, clientName: string): Promise<string
 export async function revokeOnAdmin(clientName: string): Promise<void> {
   const admin = new Browser();
   const { html } = await openAsDevUser(admin, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
-  const row = html.split('<tr>').find((r) => r.includes(`${clientName}<`))!;
-  const form = row.match(/<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/)![0];
-  const field = (name: string) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]!;
+  const { field } = grantRow(html, clientName);
   const res = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: field('csrf') });
   expect(res.status).toBe(303);
 }

@@ -86,6 +86,16 @@ export function signIn(authorizationUrl: URL, login: Login, browser: FormBrowser
   return signInWithDevIdp(browser, authorizationUrl.toString(), login);
 }
 
+/**
+ * The row of /admin's grants table for the client called `clientName` (as the page writes it,
+ * HTML-escaped), and a field of that row's Revoke form.
+ */
+export function grantRow(html: string, clientName: string): { row: string; field(name: string): string } {
+  const row = html.split('<tr>').find((r) => r.includes(`${clientName}<`))!;
+  const form = row.match(/<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/)![0];
+  return { row, field: (name) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]! };
+}
+
 export type Kind = 'http' | 'sse';
 
 function transport(kind: Kind, auth: TestOAuthClient, origin = ORIGIN) {

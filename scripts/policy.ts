@@ -3,7 +3,8 @@
 // the rule that fires, without calling anything. The call is
 // {"tool": "...", "args": {...}, "user"?: {"id", "email", "groups"}, "counters"?: {"<counter>": n}, "now"?: "<ISO time>"}.
 // Rules behave as on the server: a `require` on a field the call leaves out fails, a `deny_if`
-// on it does not fire; a policy without "default" denies unlisted tools (check warns).
+// on it fires only for neq, not_in and exists: false (see src/policy/conditions.ts); a policy
+// without "default" denies unlisted tools (check warns).
 
 import { readFileSync } from 'node:fs';
 import type { Identity } from '../src/identity.ts';
@@ -76,7 +77,7 @@ if (decision.kind === 'allow' && decision.limits.some((l) => l.scope === 'sessio
 const given = (call.args ?? {}) as Record<string, unknown>;
 for (const name of tool?.fills ?? []) {
   if (given[name] === undefined) {
-    console.log(`note: without "${name}", the server fills it in (reading Proxmox) before the policy decides, and rules on args.${name} see that value; here they saw it absent (a require on it fails, a deny_if does not fire). Give "${name}" to explain a particular value.`);
+    console.log(`note: without "${name}", the server fills it in (reading Proxmox) before the policy decides, and rules on args.${name} see that value; here they saw it left out (a require on it fails; a deny_if fires only for neq, not_in or exists: false). Give "${name}" to explain a particular value.`);
   }
 }
 process.exit(decision.kind === 'allow' ? 0 : 3);

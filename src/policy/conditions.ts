@@ -1,8 +1,21 @@
-// Argument and identity conditions: resolving a dotted path against the call, and the
-// comparison operators. Pure. A comparison on an absent field reports `absent`: a `require`
-// must hold, so the field being absent fails it (fail closed), while a `deny_if` does not fire
-// on it; `exists` is how a rule forbids a field outright. A `*` segment reaches every key of an
-// object argument; a path reaching nothing is absent.
+// Argument and identity conditions: resolving a dotted path against the call, and judging a
+// `deny_if` or a `require` on what it reaches. Pure.
+//
+// What a path reaches is one of three things, and the difference is what makes rules fail closed:
+// - a value;
+// - missing: what would carry the field is there without it — a NIC (net0) without `bridge`, an
+//   argument the tool takes that the call leaves out, a person without an email. A missing value
+//   equals nothing: `neq` and `not_in` hold for it (a NIC without a bridge is not on vmbr1, so
+//   `deny_if bridge neq vmbr1` fires), the other comparisons do not (a disk without a new size is
+//   not bigger than 512 GiB); a `require` is never met by it (`exists: false` aside);
+// - absent: nothing to judge — the tool cannot carry the field at all (an `all_tools` rule on an
+//   argument this tool does not take), or what would carry it is not there (no net0 in the call
+//   for `args.net0.bridge`). A `deny_if` does not fire; a `require` is not met.
+// A `*` segment stands for every key of an object argument whose kind can carry the rest of the
+// path (for `args.config.*.bridge`: every NIC the call sets, not its memory or its disks): a
+// `deny_if` fires when one of them matches, a `require` needs every one and at least one.
+// `aggregate` turns a `*` path into one number: the `sum` of its values (missing counts 0) or the
+// `count` of the values present (0 when it reaches nothing).
 
 import { matchesAnyPrincipal, type Identity } from '../identity';
 import type { Condition } from './schema';
@@ -15,73 +28,146 @@ export interface CallView {
   approved?: boolean;
 }
 
+/** One tool's arguments and the fields a rule may reach inside each (see ToolCatalog in load.ts). */
+export type ToolArgs = Readonly<Record<string, readonly string[] | null>>;
+
 const ABSENT = Symbol('absent');
-/** What a path with `*` resolves to: every value it reaches (none: absent). */
+const MISSING = Symbol('missing');
+type Reached = unknown | typeof MISSING;
+/** What a `*` path reaches: every value (or missing field) of the keys that can carry it. */
 class Each {
-  constructor(readonly values: readonly unknown[]) {}
+  constructor(readonly values: readonly Reached[]) {}
 }
-type Resolved = unknown | typeof ABSENT | Each;
+type Resolved = Reached | typeof ABSENT | Each;
 
-/**
- * `args.<field>[.<key>...]`, or `user.id`, `user.email`, `user.groups`, `user.client`. A `*`
- * segment stands for every key of the object at that level (args.config.*.bridge).
- */
-export function resolvePath(path: string, call: CallView, identity: Identity): Resolved {
-  const [root, ...rest] = path.split('.');
-  let value: unknown;
-  if (root === 'args') value = call.args;
-  else if (root === 'user') value = userView(identity);
-  else return ABSENT;
-  const found = walk(value, rest);
-  if (found instanceof Each) return found.values.length ? found : ABSENT;
-  return found;
-}
+const USER_FIELDS = new Set(['id', 'email', 'groups', 'client']);
 
-function walk(value: unknown, keys: readonly string[]): unknown {
-  for (const [i, key] of keys.entries()) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return ABSENT;
-    if (key === '*') {
-      const values = Object.values(value as Record<string, unknown>).flatMap((v) => {
-        const found = walk(v, keys.slice(i + 1));
-        return found instanceof Each ? found.values : found === ABSENT ? [] : [found];
-      });
-      return new Each(values);
-    }
-    if (!Object.prototype.hasOwnProperty.call(value, key)) return ABSENT;
-    value = (value as Record<string, unknown>)[key];
+/** `args.<argument>[.<key>...]` (with at most one `*`), or `user.<field>`. */
+export function resolvePath(path: string, call: CallView, identity: Identity, toolArgs: ToolArgs): Resolved {
+  const [root, first, ...rest] = path.split('.');
+  if (root === 'user') {
+    if (!first || !USER_FIELDS.has(first) || rest.length) return ABSENT;
+    const value = userView(identity)[first];
+    return value === undefined ? MISSING : value;
   }
-  return value === undefined ? ABSENT : value;
+  if (root !== 'args' || !first || !Object.hasOwn(toolArgs, first)) return ABSENT;
+  const fields = toolArgs[first] ?? null;
+  const value = ownValue(call.args, first);
+  if (rest.length === 0) return value === undefined ? MISSING : value;
+  if (value === undefined) return ABSENT;
+  if (rest[0] !== '*') return carries(fields, rest) ? walk(value, rest) : ABSENT;
+  if (!isRecord(value)) return ABSENT;
+  const tail = rest.slice(1);
+  const values: Reached[] = [];
+  for (const [key, element] of Object.entries(value)) {
+    if (tail.length === 0) {
+      if (element !== undefined) values.push(element);
+    } else if (carries(fields, [key, ...tail])) {
+      const found = walk(element, tail);
+      if (found !== ABSENT) values.push(found);
+    }
+  }
+  return values.length ? new Each(values) : ABSENT;
+}
+
+/** The value at `keys` inside `value`: missing when only the last key is not there. */
+function walk(value: unknown, keys: readonly string[]): Resolved {
+  let here = value;
+  for (const [i, key] of keys.entries()) {
+    const last = i === keys.length - 1;
+    if (!isRecord(here)) return ABSENT;
+    const next = ownValue(here, key);
+    if (next === undefined) return last ? MISSING : ABSENT;
+    here = next;
+  }
+  return here;
+}
+
+/** Whether the argument's kind has this field (free keys: any one key). */
+function carries(fields: readonly string[] | null, keys: readonly string[]): boolean {
+  if (!fields) return false;
+  if (fields.includes('*')) return keys.length === 1;
+  return fieldSet(fields).has(keys.join('.'));
+}
+
+const sets = new WeakMap<readonly string[], ReadonlySet<string>>();
+function fieldSet(fields: readonly string[]): ReadonlySet<string> {
+  let set = sets.get(fields);
+  if (!set) sets.set(fields, (set = new Set(fields)));
+  return set;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** An own property only: a key named like an Object.prototype member reaches nothing. */
+function ownValue(record: Readonly<Record<string, unknown>>, key: string): unknown {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 function userView(identity: Identity): Record<string, unknown> {
-  return {
-    id: identity.userId,
-    ...(identity.email ? { email: identity.email } : {}),
-    groups: identity.groups,
-    client: identity.clientId,
-  };
+  return { id: identity.userId, email: identity.email || undefined, groups: identity.groups, client: identity.clientId };
 }
 
+/** Why a rule refuses a call (how its reason is worded when it has none of its own). */
+export type Refusal = 'matched' | 'missing' | 'absent' | 'not_a_number';
+
 /**
- * Whether the condition holds for the call; `'absent'` when the field it compares is absent.
- * For a path with `*`, `quantifier` says whether one value (`any`, what a deny_if asks) or every
- * value (`all`, what a require asks) must satisfy it.
+ * Whether a `deny_if` (fires) or a `require` (is not met) refuses the call, and why; null when
+ * it lets the call through.
  */
-export function testCondition(
+export function judgeCondition(
   cond: Condition,
+  kind: 'deny_if' | 'require',
   call: CallView,
   identity: Identity,
+  toolArgs: ToolArgs,
   regex?: RegExp,
-  quantifier: 'any' | 'all' = 'all',
-): boolean | 'absent' {
-  const actual = resolvePath(cond.path, call, identity);
-  if (cond.op === 'exists') return (actual !== ABSENT) === cond.value;
-  if (actual === ABSENT) return 'absent';
-  if (actual instanceof Each) {
-    const holds = (v: unknown) => compareValue(cond, v, regex);
-    return quantifier === 'any' ? actual.values.some(holds) : actual.values.every(holds);
+): Refusal | null {
+  const reached = resolvePath(cond.path, call, identity, toolArgs);
+  if (cond.aggregate) {
+    const total = aggregate(cond.aggregate, reached);
+    if (total === null) return 'not_a_number';
+    const holds = compareValue(cond, total, regex);
+    return kind === 'deny_if' ? (holds ? 'matched' : null) : holds ? null : 'matched';
   }
-  return compareValue(cond, actual, regex);
+  if (reached === ABSENT) return kind === 'deny_if' ? null : 'absent';
+  const judged = reached instanceof Each ? reached.values : [reached];
+  if (kind === 'deny_if') {
+    const hit = judged.find((v) => denyHolds(cond, v, regex));
+    return hit === undefined ? null : hit === MISSING ? 'missing' : 'matched';
+  }
+  const unmet = judged.find((v) => !requireHolds(cond, v, regex));
+  return unmet === undefined ? null : unmet === MISSING ? 'absent' : 'matched';
+}
+
+/** A deny_if's test of one value: a missing one is unequal to everything, and nothing else. */
+function denyHolds(cond: Condition, value: Reached, regex?: RegExp): boolean {
+  if (cond.op === 'exists') return (value !== MISSING) === cond.value;
+  if (value === MISSING) return cond.op === 'neq' || cond.op === 'not_in';
+  return compareValue(cond, value, regex);
+}
+
+/** A require's test of one value: a missing one never meets it, unless it asks for absence. */
+function requireHolds(cond: Condition, value: Reached, regex?: RegExp): boolean {
+  if (cond.op === 'exists') return (value !== MISSING) === cond.value;
+  if (value === MISSING) return false;
+  return compareValue(cond, value, regex);
+}
+
+/** The sum or count over a `*` path; null when a value to add up is not a number. */
+function aggregate(kind: 'sum' | 'count', reached: Resolved): number | null {
+  const values = reached === ABSENT ? [] : reached instanceof Each ? reached.values : [reached];
+  const present = values.filter((v) => v !== MISSING);
+  if (kind === 'count') return present.length;
+  let total = 0;
+  for (const v of present) {
+    const n = toNumber(v);
+    if (Number.isNaN(n)) return null;
+    total += n;
+  }
+  return total;
 }
 
 function compareValue(cond: Condition, actual: unknown, regex?: RegExp): boolean {
@@ -106,7 +192,7 @@ function compareValue(cond: Condition, actual: unknown, regex?: RegExp): boolean
       if (Array.isArray(actual)) return actual.some((a) => equal(a, expected));
       return typeof actual === 'string' && typeof expected === 'string' && actual.includes(expected);
     case 'exists':
-      return true;
+      return cond.value === true;
   }
 }
 
@@ -118,8 +204,13 @@ function equal(a: unknown, b: unknown): boolean {
   return false;
 }
 
+function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  return typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+}
+
 function compare(op: 'lt' | 'lte' | 'gt' | 'gte', a: unknown, b: unknown): boolean {
-  const x = typeof a === 'number' ? a : typeof a === 'string' && a.trim() !== '' ? Number(a) : NaN;
+  const x = toNumber(a);
   const y = typeof b === 'number' ? b : NaN;
   if (Number.isNaN(x) || Number.isNaN(y)) return false;
   switch (op) {

@@ -1,10 +1,11 @@
 // The decision for one tool call: (policy, call, identity, counter readings, now) → decision.
 // No I/O, no clock, no `this`. Order: invalid policy, hide, default, action deny, deny_if,
-// require, require_approval, limits. Rules of the tool come before those of all_tools. A
-// `require` whose field the call leaves out is not met; a `deny_if` on an absent field is.
+// require, require_approval, limits. Rules of the tool come before those of all_tools. How a
+// rule judges a field the call leaves out (missing, or absent) is said in conditions.ts.
 
 import type { Identity } from '../identity';
-import { appliesTo, testCondition, type CallView } from './conditions';
+import { own } from '../own';
+import { appliesTo, judgeCondition, type CallView, type Refusal, type ToolArgs } from './conditions';
 import type { CompiledPolicy } from './load';
 import type { Condition, Limit, Scope, Window } from './schema';
 import { retryAfterSeconds, windowEnd, windowStart } from './windows';
@@ -51,7 +52,7 @@ export function evaluatePolicy(
   now: number,
 ): Decision {
   const { doc } = policy;
-  const tool = doc.tools[call.tool];
+  const tool = own(doc.tools, call.tool);
   const at = `/tools/${call.tool}`;
 
   const outright = refusedOutright(policy, call.tool);
@@ -130,23 +131,30 @@ function firstMatch(
   denyWhen: boolean,
 ): Decision | null {
   if (!conditions) return null;
+  const kind = denyWhen ? 'deny_if' : 'require';
+  const toolArgs: ToolArgs = own(policy.catalog, call.tool) ?? {};
   for (const [i, cond] of conditions.entries()) {
     if (!appliesTo(cond, identity)) continue;
-    // With `*` in the path, a deny_if fires when one value matches, a require needs every one.
-    const holds = testCondition(cond, call, identity, policy.regexes.get(cond), denyWhen ? 'any' : 'all');
-    // A deny_if on an absent field does not fire; a require on one is not met (fail closed).
-    const refuses = holds === 'absent' ? !denyWhen : holds === denyWhen;
-    if (!refuses) continue;
-    return { kind: 'deny', rule: `${at}/${i}`, reason: cond.reason ?? describe(cond, denyWhen, holds === 'absent') };
+    const refusal = judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond));
+    if (refusal === null) continue;
+    return { kind: 'deny', rule: `${at}/${i}`, reason: cond.reason ?? describe(cond, kind, refusal) };
   }
   return null;
 }
 
-function describe(cond: Condition, denyWhen: boolean, absent: boolean): string {
+function describe(cond: Condition, kind: 'deny_if' | 'require', refusal: Refusal): string {
   const value = JSON.stringify(cond.value);
-  if (denyWhen) return `Denied by policy: ${cond.path} ${cond.op} ${value}.`;
-  if (absent) return `Denied by policy: ${cond.path} is required (it must satisfy ${cond.op} ${value}) and this call has none.`;
-  return `Denied by policy: ${cond.path} must satisfy ${cond.op} ${value}.`;
+  const what = cond.aggregate ? `the ${cond.aggregate} of ${cond.path}` : cond.path;
+  switch (refusal) {
+    case 'not_a_number':
+      return `Denied by policy: ${what} cannot be computed (a value is not a number), so the rule ${cond.op} ${value} cannot be checked.`;
+    case 'missing':
+      return `Denied by policy: ${cond.path} ${cond.op} ${value}, and this call leaves it out (a value that is not there equals nothing).`;
+    case 'absent':
+      return `Denied by policy: ${cond.path} is required (it must satisfy ${cond.op} ${value}) and this call has none.`;
+    case 'matched':
+      return kind === 'deny_if' ? `Denied by policy: ${what} ${cond.op} ${value}.` : `Denied by policy: ${what} must satisfy ${cond.op} ${value}.`;
+  }
 }
 
 /**
@@ -155,7 +163,7 @@ function describe(cond: Condition, denyWhen: boolean, absent: boolean): string {
  */
 export function refusedOutright(policy: CompiledPolicy, toolName: string): Decision | null {
   const { doc } = policy;
-  const tool = doc.tools[toolName];
+  const tool = own(doc.tools, toolName);
   if (doc.hide?.includes('*') || doc.hide?.includes(toolName)) {
     return { kind: 'deny', rule: '(hidden)', reason: `Tool "${toolName}" is hidden by policy.` };
   }
@@ -175,5 +183,5 @@ export function refusedOutright(policy: CompiledPolicy, toolName: string): Decis
 export function isListed(policy: CompiledPolicy, tool: string): boolean {
   const { doc } = policy;
   if (doc.hide?.includes('*') || doc.hide?.includes(tool)) return false;
-  return doc.tools[tool] !== undefined || doc.default === 'allow';
+  return own(doc.tools, tool) !== undefined || doc.default === 'allow';
 }

@@ -191,6 +191,16 @@ function checkCondition(
     }
   }
   const value = cond.value;
+  if (cond.aggregate !== undefined) {
+    const path = typeof cond.path === 'string' ? cond.path.split('.') : [];
+    if (path[0] !== 'args' || !path.includes('*')) {
+      errors.push({ pointer: `${at}/aggregate`, message: `aggregate needs a path with "*" (e.g. args.config.*.size_gib)` });
+    }
+    if (!['eq', 'neq', 'lt', 'lte', 'gt', 'gte'].includes(String(cond.op)) || typeof value !== 'number') {
+      errors.push({ pointer: `${at}/op`, message: 'an aggregate is a number: compare it with eq, neq, lt, lte, gt or gte and a number' });
+    }
+    return;
+  }
   const problem = ((): string | null => {
     switch (cond.op) {
       case 'in':

@@ -22,10 +22,14 @@ const principalFilter = {
 
 const scalar = z.union([z.string().max(1000), z.number(), z.boolean()]);
 
+export const AGGREGATES = ['sum', 'count'] as const;
+
 export const conditionSchema = z.strictObject({
   path: z.string().min(1).max(200),
   op: z.enum(OPERATORS),
   value: z.union([scalar, z.array(scalar).max(1000)]),
+  /** Over a `*` path: compare the sum of its values, or the count of those present, as one number. */
+  aggregate: z.enum(AGGREGATES).optional(),
   reason: z.string().max(500).optional(),
   ...principalFilter,
 });

@@ -128,6 +128,11 @@ describe('npm run policy -- explain', () => {
     expect(ok.status).toBe(0);
     const nic = run('explain', policy, JSON.stringify({ tool: 'pve_set_vm_config', args: { node: 'pve1', vmid: 100, config: { memory: 1024, net1: 'virtio,bridge=vmbr0' } } }));
     expect(nic.out).toContain('"rule": "/tools/pve_set_vm_config/deny_if/0"');
+    // A NIC without a bridge is user-mode networking: not on vmbr1, so the rule fires.
+    const bare = run('explain', policy, JSON.stringify({ tool: 'pve_set_vm_config', args: { node: 'pve1', vmid: 100, config: { net1: 'virtio' } } }));
+    expect(bare.status).toBe(3);
+    expect(bare.out).toContain('"rule": "/tools/pve_set_vm_config/deny_if/0"');
+    expect(bare.out).toMatch(/this call leaves it out/);
     expect(nic.status).toBe(3);
   });
 

@@ -45,6 +45,12 @@ describe('a policy pinning clones to the lab pool and bridge', () => {
     }
   });
 
+  it('refuses a NIC without a bridge (user-mode networking, outside the lab bridge), alone or beside a pinned one', async () => {
+    for (const config of [{ net1: 'virtio' }, { net0: 'virtio,bridge=vmbr1', net1: 'e1000,firewall=1' }]) {
+      await denied('pve_set_vm_config', { node: 'pve1', vmid: 100, config }, '/tools/pve_set_vm_config/deny_if/0', /stay on the lab bridge/);
+    }
+  });
+
   it('opens the raw API for the two read paths only', async () => {
     const status = await call(client(), 'pve_api_request', { method: 'GET', path: '/nodes/pve1/qemu/100/status/current' });
     expect(status.isError, text(status)).toBeFalsy();

@@ -334,7 +334,7 @@ describe('failing closed', () => {
     expect(decide(p, LIST, {}, who('eve', [], 'eve@evil.example')).kind).toBe('deny');
   });
 
-  it('a require on an absent property-string field denies; a deny_if on it does not fire', () => {
+  it('a require on an argument the call leaves out denies; a deny_if eq on a field it leaves out does not fire', () => {
     const p = policy({
       tools: {
         [CREATE]: {

@@ -1,6 +1,7 @@
 // Policy paths that reach inside object arguments (args.config.net0.bridge), free-key arguments
 // (args.params.<key>) and `*` over every key (args.config.*.size_gib): what loads, what is a load
-// error, and how deny_if (one value) and require (every value) read a `*`.
+// error, how deny_if (one value) and require (every value) read a `*`, how a field that the
+// thing carrying it lacks (a NIC without a bridge) is judged, and sums and counts over a `*`.
 
 import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../src/identity';
@@ -12,9 +13,11 @@ const CATALOG: ToolCatalog = {
   t: {
     node: null,
     net0: ['bridge', 'tag'],
-    config: ['memory', 'net0', 'net0.bridge', 'net1', 'net1.bridge', 'scsi1', 'scsi1.size_gib', 'scsi1.storage'],
+    config: ['memory', 'net0', 'net0.bridge', 'net1', 'net1.bridge', 'scsi1', 'scsi1.size_gib', 'scsi1.storage', 'scsi2', 'scsi2.size_gib', 'scsi2.storage'],
     params: ['*'],
+    pool: null,
   },
+  other: { node: null },
 };
 const ME: Identity = { userId: 'alice', groups: [], clientId: 'c', grantId: 'g' };
 
@@ -31,9 +34,15 @@ function compiled(rules: object): CompiledPolicy {
 }
 
 /** The decision's rule, or 'allow'. */
-function decide(p: CompiledPolicy, args: Record<string, unknown>): string {
-  const d = evaluatePolicy(p, { tool: 't', args: policyView(args) }, ME, null, 0);
+function decide(p: CompiledPolicy, args: Record<string, unknown>, tool = 't', identity = ME): string {
+  const d = evaluatePolicy(p, { tool, args: policyView(args) }, identity, null, 0);
   return d.kind === 'allow' ? 'allow' : d.rule;
+}
+
+/** The decision's reason (for a refusal). */
+function reasonOf(p: CompiledPolicy, args: Record<string, unknown>): string {
+  const d = evaluatePolicy(p, { tool: 't', args: policyView(args) }, ME, null, 0);
+  return d.kind === 'deny' ? d.reason : d.kind;
 }
 
 const prop = (text: string, fields: Record<string, unknown>) => ({ text, fields });
@@ -122,6 +131,127 @@ describe('evaluating paths into object arguments', () => {
     expect(decide(p, { params: { vmid: '101' } })).toBe('allow');
     expect(decide(p, { params: { vmid: 102 } })).toBe('/tools/t/require/0');
     expect(decide(p, { params: {} })).toBe('/tools/t/require/0');
+  });
+});
+
+describe('a field that the thing carrying it lacks (missing) and one with nothing to carry it (absent)', () => {
+  const bare = prop('virtio', { model: 'virtio' });
+  const config = {
+    net0: prop('virtio,bridge=vmbr0', { model: 'virtio', bridge: 'vmbr0' }),
+    net1: prop('virtio,bridge=vmbr1', { model: 'virtio', bridge: 'vmbr1' }),
+    scsi1: prop('local-lvm:600', { storage: 'local-lvm', size_gib: 600 }),
+  };
+  const existing = prop('local-lvm:vm-100-disk-1,discard=on', { storage: 'local-lvm', volume: 'vm-100-disk-1', discard: true });
+
+  it('fires a * deny_if neq on a NIC without a bridge: nothing is not vmbr1 (user-mode networking)', () => {
+    const p = compiled({ deny_if: [{ path: 'args.config.*.bridge', op: 'neq', value: 'vmbr1' }] });
+    expect(decide(p, { config: { net1: bare } })).toBe('/tools/t/deny_if/0');
+    expect(decide(p, { config: { net0: config.net1, net1: bare } })).toBe('/tools/t/deny_if/0');
+    expect(reasonOf(p, { config: { net1: bare } })).toMatch(/args\.config\.\*\.bridge neq "vmbr1", and this call leaves it out/);
+    // Keys whose kind has no bridge (memory, disks) are not NICs: the rule says nothing of them.
+    expect(decide(p, { config: { memory: 1024, scsi1: config.scsi1 } })).toBe('allow');
+    expect(decide(p, { config: { net1: config.net1 } })).toBe('allow');
+  });
+
+  it('fires a * deny_if not_in on a NIC without a bridge, and exists: false too', () => {
+    expect(decide(compiled({ deny_if: [{ path: 'args.config.*.bridge', op: 'not_in', value: ['vmbr1'] }] }), { config: { net0: bare } })).toBe('/tools/t/deny_if/0');
+    const forbidBare = compiled({ deny_if: [{ path: 'args.config.*.bridge', op: 'exists', value: false }] });
+    expect(decide(forbidBare, { config: { net0: bare } })).toBe('/tools/t/deny_if/0');
+    expect(decide(forbidBare, { config: { net0: config.net0 } })).toBe('allow');
+    // No NIC in the call: nothing to judge.
+    expect(decide(forbidBare, { config: { memory: 1 } })).toBe('allow');
+  });
+
+  it('does not fire a * deny_if gt on a disk without a new size (an existing volume)', () => {
+    const p = compiled({ deny_if: [{ path: 'args.config.*.size_gib', op: 'gt', value: 512 }] });
+    expect(decide(p, { config: { scsi1: existing } })).toBe('allow');
+    expect(decide(p, { config: { scsi1: existing, scsi2: prop('local-lvm:600', { storage: 'local-lvm', size_gib: 600 }) } })).toBe('/tools/t/deny_if/0');
+  });
+
+  it('does not meet a * require with an element that lacks the field', () => {
+    const p = compiled({ require: [{ path: 'args.config.*.bridge', op: 'eq', value: 'vmbr1' }] });
+    expect(decide(p, { config: { net0: config.net1, net1: bare } })).toBe('/tools/t/require/0');
+    // neq too: a require needs the field.
+    expect(decide(compiled({ require: [{ path: 'args.config.*.bridge', op: 'neq', value: 'vmbr0' }] }), { config: { net1: bare } })).toBe('/tools/t/require/0');
+  });
+
+  it('judges a property string without the field the same way outside a *', () => {
+    const p = compiled({ deny_if: [{ path: 'args.net0.bridge', op: 'neq', value: 'vmbr1' }] });
+    expect(decide(p, { net0: bare })).toBe('/tools/t/deny_if/0');
+    expect(decide(p, { net0: prop('virtio,bridge=vmbr1', { model: 'virtio', bridge: 'vmbr1' }) })).toBe('allow');
+    // No NIC at all: nothing to judge.
+    expect(decide(p, {})).toBe('allow');
+    expect(decide(compiled({ deny_if: [{ path: 'args.config.net0.bridge', op: 'neq', value: 'vmbr1' }] }), { config: { memory: 1 } })).toBe('allow');
+    expect(decide(compiled({ deny_if: [{ path: 'args.config.net0.bridge', op: 'neq', value: 'vmbr1' }] }), { config: { net0: bare } })).toBe('/tools/t/deny_if/0');
+  });
+
+  it('fires a deny_if neq on an argument the call leaves out, and not a deny_if eq', () => {
+    expect(decide(compiled({ deny_if: [{ path: 'args.pool', op: 'neq', value: 'lab' }] }), {})).toBe('/tools/t/deny_if/0');
+    expect(decide(compiled({ deny_if: [{ path: 'args.pool', op: 'neq', value: 'lab' }] }), { pool: 'lab' })).toBe('allow');
+    expect(decide(compiled({ deny_if: [{ path: 'args.pool', op: 'eq', value: 'lab' }] }), {})).toBe('allow');
+    expect(decide(compiled({ deny_if: [{ path: 'args.params.node', op: 'neq', value: 'pve1' }] }), { params: {} })).toBe('/tools/t/deny_if/0');
+  });
+
+  it('leaves an all_tools rule on an argument a tool does not take out of that tool\'s calls', () => {
+    const p = loadPolicy(
+      { version: '1', default: 'allow', all_tools: { deny_if: [{ path: 'args.pool', op: 'neq', value: 'lab' }] } },
+      CATALOG,
+    );
+    if (!p.ok) throw new Error(JSON.stringify(p.errors));
+    expect(decide(p.policy, { node: 'pve1' }, 'other')).toBe('allow');
+    expect(decide(p.policy, {}, 't')).toBe('/all_tools/deny_if/0');
+  });
+
+  it('fires a deny_if not_in on the email of a person who has none', () => {
+    const p = compiled({ deny_if: [{ path: 'user.email', op: 'not_in', value: ['ann@example.com'] }] });
+    expect(decide(p, {})).toBe('/tools/t/deny_if/0');
+    expect(decide(p, {}, 't', { ...ME, email: 'ann@example.com' })).toBe('allow');
+  });
+
+  it('reaches no inherited member of a property string or an object argument', () => {
+    const p = compiled({ deny_if: [{ path: 'args.config.net0.bridge', op: 'eq', value: 'x' }] });
+    expect(decide(p, { config: JSON.parse('{"constructor": 1, "__proto__": {"bridge": "x"}}') })).toBe('allow');
+    const free = compiled({ require: [{ path: 'args.params.toString', op: 'exists', value: true }] });
+    expect(decide(free, { params: {} })).toBe('/tools/t/require/0');
+  });
+});
+
+describe('sums and counts over a *', () => {
+  const disk = (gib: number) => prop(`local-lvm:${gib}`, { storage: 'local-lvm', size_gib: gib });
+
+  it('caps the total size of new disks in one call', () => {
+    const p = compiled({ deny_if: [{ path: 'args.config.*.size_gib', aggregate: 'sum', op: 'gt', value: 1024 }] });
+    expect(decide(p, { config: { scsi1: disk(512), scsi2: disk(512) } })).toBe('allow');
+    expect(decide(p, { config: { scsi1: disk(512), scsi2: disk(513) } })).toBe('/tools/t/deny_if/0');
+    expect(reasonOf(p, { config: { scsi1: disk(600), scsi2: disk(600) } })).toBe('Denied by policy: the sum of args.config.*.size_gib gt 1024.');
+    // Existing volumes add nothing; no disk at all sums to 0.
+    expect(decide(p, { config: { scsi1: prop('local-lvm:vm-1-disk-0', { volume: 'vm-1-disk-0' }), scsi2: disk(1024) } })).toBe('allow');
+    expect(decide(p, { config: { memory: 1 } })).toBe('allow');
+  });
+
+  it('counts the values present', () => {
+    const p = compiled({ require: [{ path: 'args.config.*.size_gib', aggregate: 'count', op: 'lte', value: 1 }] });
+    expect(decide(p, { config: { scsi1: disk(1) } })).toBe('allow');
+    expect(decide(p, { config: { memory: 1 } })).toBe('allow');
+    expect(decide(p, { config: { scsi1: disk(1), scsi2: disk(1) } })).toBe('/tools/t/require/0');
+  });
+
+  it('refuses when a value to add up is not a number', () => {
+    const p = compiled({ deny_if: [{ path: 'args.params.*', aggregate: 'sum', op: 'gt', value: 10 }] });
+    expect(decide(p, { params: { a: 1, b: 2 } })).toBe('allow');
+    expect(decide(p, { params: { a: 1, b: 'two' } })).toBe('/tools/t/deny_if/0');
+    expect(reasonOf(p, { params: { b: 'two' } })).toMatch(/cannot be computed \(a value is not a number\)/);
+  });
+
+  it.each<[object, RegExp]>([
+    [{ path: 'args.config.memory', aggregate: 'sum', op: 'gt', value: 1 }, /aggregate needs a path with "\*"/],
+    [{ path: 'args.config.*.size_gib', aggregate: 'sum', op: 'regex', value: '1' }, /an aggregate is a number/],
+    [{ path: 'args.config.*.size_gib', aggregate: 'count', op: 'gt', value: '1' }, /an aggregate is a number/],
+    [{ path: 'args.config.*.size_gib', aggregate: 'avg', op: 'gt', value: 1 }, /sum|count/],
+  ])('reports a misused aggregate %j as a load error', (cond, message) => {
+    const result = load({ deny_if: [cond] });
+    expect(result.ok).toBe(false);
+    expect(messages(result)).toMatch(message);
   });
 });
 

@@ -18,7 +18,7 @@ export type ApprovalOutcome =
 
 export interface ApprovalPort {
   resolve(required: Extract<Decision, { kind: 'approval_required' }>): Promise<ApprovalOutcome>;
-  /** Gives back an approval spent on a call that was then refused or failed before Proxmox. */
+  /** Gives back an approval spent on a call that was then refused, or failed before any write was sent. */
   restore(approvalId: string): Promise<void>;
 }
 

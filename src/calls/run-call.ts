@@ -126,9 +126,11 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       try {
         success = await tool.run(args, ctx);
       } catch (err) {
-        // A failed call gives back its rate-limit slot and its approval, unless its write may
-        // have happened.
-        if (!(err instanceof ToolFailure && err.kind === 'indeterminate')) {
+        // A call that failed before any write went out gives back its rate-limit slot and its
+        // approval. Once a write was sent, whatever Proxmox answered (an error, nothing), both
+        // stay spent: some Proxmox handlers do part of the work before they fail, and a returned
+        // approval would let one person's yes send a second write.
+        if (!scope.upstream().some((c) => c.method !== 'GET')) {
           if (gate.release) await gate.release().catch(() => undefined);
           if (gate.approvalId) await port.restore(gate.approvalId).catch(() => undefined);
         }

@@ -84,8 +84,8 @@ export function defineTool<I extends z.ZodType, O extends z.ZodObject>(spec: Too
 }
 
 /**
- * `indeterminate`: a write may or may not have happened (its answer was lost), so the call
- * keeps its rate-limit slot; after any other failure the slot is given back.
+ * `indeterminate`: a write may or may not have happened (its answer was lost). Whatever the kind,
+ * a call that sent a write keeps its rate-limit slot and its approval (see run-call.ts).
  */
 export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'indeterminate' | 'unavailable' | 'internal';
 

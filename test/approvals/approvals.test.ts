@@ -214,18 +214,42 @@ describe('approval out of band', () => {
     await client.close();
   });
 
-  it('asks once for the same call, gives a spent approval back when the call fails, and caps what waits', async () => {
+  it('gives a spent approval back when the call fails before any write, and spends it once a write was sent, whatever Proxmox answered', async () => {
+    const { client } = await connectSignedIn('http', { user: 'ivy@example.com', groups: 'ops' });
+    const args = { node: 'pve1', vmid: 100, config: { memory: 3072 }, confirm: true };
+    const id = (await call(client, 'pve_set_vm_config', args)).structuredContent!.approval_id as string;
+    await decide(id, 'ivy@example.com', 'approve');
+    const JSON_TYPE = 'application/json;charset=UTF-8';
+
+    // The config read before the write fails: nothing was written, the approval comes back.
+    await sim.clearLog();
+    await sim.fault({ method: 'GET', path: '^/nodes/pve1/qemu/100/config$', status: 500, contentType: JSON_TYPE, body: { data: null, message: 'cluster not ready\n' } });
+    expect(text(await call(client, 'pve_set_vm_config', { ...args, approval_id: id }))).toMatch(/cluster not ready/);
+    expect(await sim.writes()).toEqual([]);
+
+    // The write reaches Proxmox, which answers 500 (it may have done part of the work): spent.
+    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu/100/config$', status: 500, contentType: JSON_TYPE, body: { data: null, message: 'lock timeout\n' } });
+    const failed = await call(client, 'pve_set_vm_config', { ...args, approval_id: id });
+    expect(failed.isError).toBe(true);
+    expect(text(failed)).toMatch(/lock timeout/);
+    expect(await sim.writes()).toHaveLength(1);
+
+    const again = await call(client, 'pve_set_vm_config', { ...args, approval_id: id });
+    expect(text(again)).toMatch(/already used/);
+    expect(await sim.writes()).toHaveLength(1);
+    const stored = JSON.parse(await dumpTable((env as unknown as AppEnv).APPROVALS, 'approvals', 'approvals')) as { id: string; status: string }[];
+    expect(stored.find((a) => a.id === id)?.status).toBe('used');
+    await client.close();
+  });
+
+  it('asks once for the same call and caps what waits', async () => {
     const { client } = await connectSignedIn('http', { user: 'hugo@example.com', groups: 'ops' });
     const args = { ...CREATE, name: 'retry-vm' };
     const first = (await call(client, 'pve_create_qemu_vm', args)).structuredContent!.approval_id;
     const again = (await call(client, 'pve_create_qemu_vm', args)).structuredContent!.approval_id;
     expect(again).toBe(first);
-    await decide(first as string, 'hugo@example.com', 'approve');
-    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage full\n' } });
-    const failed = await call(client, 'pve_create_qemu_vm', { ...args, approval_id: first });
-    expect(text(failed)).toMatch(/storage full/);
-    const retried = await call(client, 'pve_create_qemu_vm', { ...args, approval_id: first });
-    expect(retried.isError, text(retried)).toBeFalsy();
+    // Decided, so it no longer waits: 20 others may.
+    await decide(first as string, 'hugo@example.com', 'deny');
 
     const waiting = [];
     for (let i = 0; i < 21; i++) waiting.push(await call(client, 'pve_create_qemu_vm', { ...CREATE, name: `queued-${i}` }));

@@ -2,8 +2,12 @@
 //   pve_create_qemu_vm: 5 per minute per grant; pve_list_vms: 3 per hour per session.
 
 import { abortAllDurableObjects } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { counterObjectName } from '../../src/counters/reserve';
+import type { AppEnv } from '../../src/env';
+import { ANONYMOUS } from '../../src/identity';
 import { call, connect, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 
@@ -25,17 +29,23 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
   }, 45_000);
   afterAll(() => Promise.all(clients.map((c) => c.close().catch(() => {}))));
 
-  it('gives the slot back when the upstream call fails', async () => {
+  it('keeps the slot of a write Proxmox answered with an error (it may have done part of the work)', async () => {
     const client = await open();
-    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', times: 3, status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage is full\n' } });
-    for (let i = 0; i < 3; i++) {
+    await sim.clearLog();
+    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', times: 2, status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage is full\n' } });
+    for (let i = 0; i < 2; i++) {
       const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 4000 + i, confirm: true });
       expect(result.isError).toBe(true);
       expect(text(result)).toMatch(/storage is full/);
     }
+    expect(await sim.writes()).toHaveLength(2);
+    // The stored counter: both failed writes used their slot.
+    const counters = (env as unknown as AppEnv).POLICY_COUNTERS;
+    const rows = await counters.get(counters.idFromName(counterObjectName('grant', ANONYMOUS))).list(Date.now());
+    expect(rows.map((r) => [r.key, r.count])).toEqual([['pve_create_qemu_vm/pve_create_qemu_vm_rate', 2]]);
   });
 
-  it('lets exactly 5 of 20 concurrent confirmed creates from 3 sessions reach Proxmox', async () => {
+  it('lets exactly the 3 slots left of 5 be taken by 20 concurrent confirmed creates from 3 sessions', async () => {
     const sessions = [await open('http'), await open('http'), await open('sse')];
     await sim.clearLog();
     const results = await Promise.all(
@@ -44,12 +54,12 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
       ),
     );
     const posts = await sim.writes();
-    expect(posts).toHaveLength(5);
+    expect(posts).toHaveLength(3);
     expect(posts.every((p) => p.status === 200)).toBe(true);
     const created = results.filter((r) => !r.isError);
     const denied = results.filter((r) => r.isError);
-    expect(created).toHaveLength(5);
-    expect(denied).toHaveLength(15);
+    expect(created).toHaveLength(3);
+    expect(denied).toHaveLength(17);
     for (const r of denied) {
       expect(text(r)).toMatch(/^\[POLICY DENIED\] Rate limit reached: pve_create_qemu_vm_rate allows 5 calls per minute per grant/);
       const policy = r.structuredContent!.policy as { decision: string; rule: string; retry_after_s: number };

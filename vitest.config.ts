@@ -129,13 +129,15 @@ const POLICIES = {
 
 /**
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
- * against a real HTTP Proxmox simulator that the global setup starts for it.
+ * against a real HTTP Proxmox simulator that the global setup starts for it; `setups` adds the
+ * project's own global setups.
  */
 function workersProject(
   name: string,
   include: string[],
   policy: object | null,
   extra: (inject: (key: 'fakeIdpUrl') => string) => Record<string, string> = () => ({}),
+  setups: string[] = [],
 ): TestProjectInlineConfiguration {
   return {
     plugins: [
@@ -158,7 +160,7 @@ function workersProject(
     test: {
       name,
       include,
-      globalSetup: ['./test/global-setup.ts'],
+      globalSetup: ['./test/global-setup.ts', ...setups],
       testTimeout: 30_000,
       hookTimeout: 30_000,
       // One simulator per project; its request log and faults are shared by the project's files.
@@ -191,12 +193,13 @@ export default defineConfig({
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
       workersProject('policy-plg', ['test/policy/plg-names.test.ts'], POLICIES.plg),
       workersProject('policy-pinned', ['test/policy/pinned.test.ts'], POLICIES.pinned),
+      // Its own setup adds the outbound probe: a loopback trap for the OAuth library's fetches.
       workersProject('auth-dev', ['test/auth/**/*.test.ts'], POLICIES.perUser, () => ({
         AUTH_MODE: 'oauth',
         IDP: 'dev',
         ALLOWED_USERS: 'alice@example.com',
         ALLOWED_GROUPS: 'ops',
-      })),
+      }), ['./test/auth/global-setup.ts']),
       workersProject('approvals', ['test/approvals/**/*.test.ts'], POLICIES.approvals, () => ({
         AUTH_MODE: 'oauth',
         IDP: 'dev',

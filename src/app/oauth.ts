@@ -6,7 +6,12 @@
 import { OAuthProvider, GrantType, type TokenExchangeCallbackOptions } from '@cloudflare/workers-oauth-provider';
 import type { AppEnv } from '../env';
 import { mcpApi } from '../mcp/route';
+import { installOutboundGuard } from './outbound-guard';
 import { authApp } from './pages';
+
+// Before any provider exists: the library's own fetches (client metadata documents, jwks_uri)
+// reach public https hosts only, and follow no redirects, in every environment.
+installOutboundGuard();
 
 const ACCESS_TOKEN_TTL_S = 60 * 60;
 const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
@@ -28,8 +33,9 @@ export function providerFor(origin: string): OAuthProvider<AppEnv> {
       clientRegistrationEndpoint: `${origin}/register`,
       resourceMetadata: { resource: origin, resource_name: 'Proxmox VE MCP server' },
       // Client ID Metadata Documents (what Claude.ai and ChatGPT prefer); dynamic registration
-      // stays on as the fallback. Needs the global_fetch_strictly_public compatibility flag, so
-      // that fetching a client's document can never reach a private address.
+      // stays on as the fallback. The library insists on the global_fetch_strictly_public
+      // compatibility flag (it keeps fetches off private addresses on Cloudflare's edge, even
+      // for a public name that resolves to one); the outbound guard above holds everywhere.
       clientIdMetadataDocumentEnabled: true,
       accessTokenTTL: ACCESS_TOKEN_TTL_S,
       refreshTokenTTL: REFRESH_TOKEN_TTL_S,

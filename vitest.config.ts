@@ -26,6 +26,7 @@ const POLICIES = {
       pve_list_vms: { action: 'require_approval', approvers: ['group:approvers'], reason: 'Listing needs an approver.' },
       pve_clone_vm: { action: 'require_approval', approvers: ['group:leads'], reason: 'New VMs need a team lead\'s OK.' },
       pve_set_vm_config: { action: 'require_approval', reason: 'Config changes need a person\'s OK.' },
+      pve_api_request: { action: 'require_approval', reason: 'Raw API writes need a person\'s OK.', sensitive: ['params.site-secret'] },
     },
   },
   approvalsWeb: {

@@ -2,23 +2,17 @@
 // calls match whatever their key order), the hash itself, and a redacted copy of the values.
 // Pure functions: no storage, no clock.
 
+import { SECRET_PARAMS } from '../proxmox/secret-params';
+
 /** Replaces the value of a sensitive argument. */
 export const REDACTED = '[redacted]';
 /** Strings longer than this are cut: an audit trail records what was asked, not payloads. */
 export const MAX_ARG_STRING = 1_000;
 /**
- * Argument names redacted whatever the policy says: Proxmox's own secret parameters
- * (`cipassword`, `sshkeys`) and the names that usually hold credentials.
+ * Argument names redacted whatever the policy says: every Proxmox parameter that holds a secret
+ * (src/proxmox/secret-params.ts), SSH keys, and the names that usually hold credentials.
  */
-export const BUILT_IN_SENSITIVE: readonly string[] = [
-  'cipassword',
-  'sshkeys',
-  'password',
-  'secret',
-  'token',
-  'api_key',
-  'apikey',
-];
+export const BUILT_IN_SENSITIVE: readonly string[] = [...SECRET_PARAMS, 'sshkeys', 'api_key', 'apikey'];
 
 /**
  * JSON text with object keys sorted (by UTF-16 code units, as RFC 8785 does), no whitespace,
@@ -78,21 +72,44 @@ export async function sha256Hex(text: string): Promise<string> {
  * A copy of `args` fit for storage: each argument named in `sensitive` or in BUILT_IN_SENSITIVE
  * (case-insensitive) becomes "[redacted]", at the top level and inside object arguments too
  * (pve_set_vm_config's `config.cipassword`, pve_api_request's `params.password`: there the keys
- * are Proxmox parameters); a parsed property string inside an object is kept as its text, as the
- * top-level ones are; every string longer than MAX_ARG_STRING, at any depth, is cut with a marker.
+ * are Proxmox parameters); a `sensitive` entry `<argument>.<key>` (`params.my-secret`) redacts
+ * that key of that object argument only; a parsed property string inside an object is kept as
+ * its text, as the top-level ones are; every string longer than MAX_ARG_STRING, at any depth, is
+ * cut with a marker.
  */
 export function redactArgs(args: Record<string, unknown>, sensitive: readonly string[]): Record<string, unknown> {
-  const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive].map((name) => name.toLowerCase()));
-  return clean(args, names) as Record<string, unknown>;
+  const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive.filter((s) => !s.includes('.'))].map((name) => name.toLowerCase()));
+  const paths = new Set(sensitive.filter((s) => s.includes('.')).map((s) => s.toLowerCase()));
+  return clean(args, names, paths, '') as Record<string, unknown>;
 }
 
-function clean(value: unknown, names: ReadonlySet<string>): unknown {
+/**
+ * The exact Proxmox parameters shown to an approver (flat, as `key` or `<step>.key`), redacted
+ * like the arguments they come from: a sensitive name matches its key, a `<argument>.<key>`
+ * entry the key it becomes upstream.
+ */
+export function redactUpstream(params: Record<string, string>, sensitive: readonly string[]): Record<string, string> {
+  const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive].map((name) => (name.split('.').pop() ?? name).toLowerCase()));
+  return Object.fromEntries(
+    Object.entries(params).map(([key, value]) => {
+      const name = (key.split('.').pop() ?? key).toLowerCase();
+      return [key, names.has(name) ? REDACTED : cutString(value)];
+    }),
+  );
+}
+
+function clean(value: unknown, names: ReadonlySet<string>, paths: ReadonlySet<string>, at: string): unknown {
   if (typeof value === 'string') return cutString(value);
-  if (Array.isArray(value)) return value.map((item) => clean(item, names));
+  if (Array.isArray(value)) return value.map((item) => clean(item, names, paths, at));
   if (value !== null && typeof value === 'object') {
     if ('text' in value && 'fields' in value && typeof value.text === 'string') return cutString(value.text);
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = names.has(key.toLowerCase()) ? REDACTED : clean(item, names);
+    for (const [key, item] of Object.entries(value)) {
+      const path = at ? `${at}.${key}`.toLowerCase() : key.toLowerCase();
+      const hidden = names.has(key.toLowerCase()) || paths.has(path);
+      // defineProperty: a key named __proto__ stays a plain entry of the copy.
+      Object.defineProperty(out, key, { value: hidden ? REDACTED : clean(item, names, paths, at ? `${at}.${key}` : key), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   }
   return value;

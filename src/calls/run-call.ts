@@ -5,9 +5,10 @@
 
 import type { z } from 'zod';
 import type { Json } from '../approvals/types';
-import { canonicalJson, redactAll, redactArgs } from '../audit/canonical';
+import { canonicalJson, redactAll, redactArgs, redactUpstream } from '../audit/canonical';
 import type { ApprovalChannel, AuditDecision, AuditRecord } from '../audit/record';
 import type { Identity } from '../identity';
+import { own } from '../own';
 import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { policyView } from '../policy/view';
@@ -52,8 +53,11 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   const active = host.policy();
   const scrub = host.scrubber();
   // While the policy is invalid its `sensitive` lists are unknown: no argument value is stored.
+  const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
   const redact = (args: Record<string, unknown>): Record<string, unknown> =>
-    active.ok ? redactArgs(args, active.policy.doc.tools[tool.name]?.sensitive ?? []) : redactAll(args);
+    sensitive ? redactArgs(args, sensitive) : redactAll(args);
+  const redactSent = (params: Record<string, string>): Record<string, string> =>
+    sensitive ? redactUpstream(params, sensitive) : (redactAll(params) as Record<string, string>);
   let scope: CallScope | undefined;
   let result: CallResult;
   let suspended: AskInNextRequest | null = null;
@@ -95,7 +99,7 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
         tool: tool.name,
         approvalId,
         shownArgs: facts.args as Record<string, Json>,
-        upstream: upstreamShown(tool, args, redact),
+        upstream: upstreamShown(tool, args, redactSent),
         argsSha256: facts.argsHash,
         identity,
       },
@@ -209,10 +213,10 @@ function pick(args: Record<string, unknown>, keys: readonly string[]): Record<st
 function upstreamShown(
   tool: ToolSpec,
   args: Record<string, unknown>,
-  redact: (args: Record<string, unknown>) => Record<string, unknown>,
+  redact: (params: Record<string, string>) => Record<string, string>,
 ): Record<string, string> | null {
   const params = tool.describeCall?.(args);
-  return params ? (redact(params) as Record<string, string>) : null;
+  return params ? redact(params) : null;
 }
 
 function plainArgs(raw: unknown): Record<string, unknown> {

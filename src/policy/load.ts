@@ -131,9 +131,15 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyE
         errors.push({ pointer: `${at}/${key}`, message: `${key} only applies when action is "require_approval"` });
       }
     }
-    array(tool.sensitive)?.forEach((arg, i) => {
-      if (typeof arg === 'string' && !args.has(arg)) {
+    array(tool.sensitive)?.forEach((entry, i) => {
+      if (typeof entry !== 'string') return;
+      // An argument, or one key of an object argument (params.<name>, config.<key>).
+      const [arg = '', ...rest] = entry.split('.');
+      const fields = args.get(arg);
+      if (fields === undefined) {
         errors.push({ pointer: `${at}/sensitive/${i}`, message: `${name} has no argument "${arg}"` });
+      } else if (rest.length && (!fields || rest.includes('*') || !reachable(fields, rest))) {
+        errors.push({ pointer: `${at}/sensitive/${i}`, message: `"${arg}" has no key "${rest.join('.')}" to redact` });
       }
     });
   }

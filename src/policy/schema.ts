@@ -62,8 +62,11 @@ export const toolPolicySchema = z.strictObject({
    * never given inside the conversation an agent relays.
    */
   approval: z.enum(['auto', 'web']).optional(),
-  /** Argument names whose values are never stored in the audit trail. */
-  sensitive: z.array(z.string().min(1).max(64)).max(100).optional(),
+  /**
+   * Argument names (or `<argument>.<key>` inside an object argument: `params.my-secret`) whose
+   * values are never stored in the audit trail nor shown to approvers.
+   */
+  sensitive: z.array(z.string().min(1).max(130)).max(100).optional(),
   ...rules,
 });
 export type ToolPolicy = z.output<typeof toolPolicySchema>;

@@ -1,8 +1,9 @@
 // Parameters as results, previews and approvers see them: the exact values, except secrets
-// (a cloud-init or container root password), which never leave the call that sends them.
+// (passwords, keys, tokens: src/proxmox/secret-params.ts), which never leave the call that sends
+// them.
 
-/** Proxmox parameters whose values are secrets. */
-const SECRET_PARAMS = new Set(['cipassword', 'password']);
+import { SECRET_PARAMS } from '../proxmox/secret-params';
+
 export const SECRET_SHOWN = '[redacted]';
 
 export function shownParams(params: Readonly<Record<string, string>>): Record<string, string> {

@@ -2,7 +2,7 @@
 // formula-injection guard), canonical JSON, SHA-256, and argument redaction.
 
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, redactArgs, sha256Hex } from '../../src/audit/canonical';
+import { canonicalJson, redactArgs, redactUpstream, sha256Hex } from '../../src/audit/canonical';
 import { CSV_COLUMNS, csvCell, toCsv, toJsonLines } from '../../src/audit/export';
 import type { StoredAuditRecord } from '../../src/audit/record';
 
@@ -151,8 +151,17 @@ describe('redactArgs', () => {
     ['long strings by cutting them', { description: long }, [], { description: `${'a'.repeat(1000)}…[cut 500 chars]` }],
     ['long strings in nested values too', { meta: { notes: [long] } }, [], { meta: { notes: [`${'a'.repeat(1000)}…[cut 500 chars]`] } }],
     ['no other value', { memory: 2048, onboot: true, tags: ['a'], none: null }, [], { memory: 2048, onboot: true, tags: ['a'], none: null }],
+    ['every Proxmox secret parameter of the raw API', { params: { 'encryption-key': 'k', keyring: 'r', 'eab-hmac-key': 'h', 'client-key': 'c', totp: 't', http_proxy: 'p', storage: 's' } }, [], { params: { 'encryption-key': '[redacted]', keyring: '[redacted]', 'eab-hmac-key': '[redacted]', 'client-key': '[redacted]', totp: '[redacted]', http_proxy: '[redacted]', storage: 's' } }],
+    ['a policy params.<name> in params only', { params: { 'site-secret': 'x', other: 'y' }, 'site-secret': 'top' }, ['params.site-secret'], { params: { 'site-secret': '[redacted]', other: 'y' }, 'site-secret': 'top' }],
   ])('redacts %s', (_name, args, sensitive, expected) => {
     expect(redactArgs(args, sensitive)).toEqual(expected);
+  });
+
+  it('keeps a key named __proto__ as a plain entry of the copy', () => {
+    const out = redactArgs(JSON.parse('{"params": {"__proto__": {"password": "x"}, "a": 1}}') as Record<string, unknown>, []);
+    expect(Object.getPrototypeOf(out.params)).toBe(Object.prototype);
+    expect(Object.keys(out.params as object)).toEqual(['__proto__', 'a']);
+    expect(JSON.stringify(out)).toBe('{"params":{"__proto__":{"password":"[redacted]"},"a":1}}');
   });
 
   it('never splits a surrogate pair and leaves its input alone', () => {
@@ -160,5 +169,18 @@ describe('redactArgs', () => {
     const out = redactArgs(args, []);
     expect(out['s']).toBe(`${'a'.repeat(999)}…[cut 6 chars]`);
     expect(args.s).toHaveLength(1005);
+  });
+});
+
+describe('redactUpstream', () => {
+  it('redacts the Proxmox parameters an approver sees by the same names, step prefixes and params.<name> included', () => {
+    expect(redactUpstream({ request: 'POST /storage', 'encryption-key': 'k', 'site-secret': 's', '2.cipassword': 'c', '2.description': 'd', storage: 'x' }, ['params.site-secret', 'description'])).toEqual({
+      request: 'POST /storage',
+      'encryption-key': '[redacted]',
+      'site-secret': '[redacted]',
+      '2.cipassword': '[redacted]',
+      '2.description': '[redacted]',
+      storage: 'x',
+    });
   });
 });

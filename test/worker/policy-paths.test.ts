@@ -84,6 +84,24 @@ describe('loading paths into object arguments', () => {
   });
 });
 
+describe('sensitive entries inside object arguments', () => {
+  it.each(['params.encryption-key', 'params.site-secret', 'config.memory', 'node'])('accepts %s', (entry) => {
+    expect(load({ sensitive: [entry] }).ok).toBe(true);
+  });
+
+  it.each<[string, RegExp]>([
+    ['params.a.b', /"params" has no key "a\.b" to redact/],
+    ['params.*', /"params" has no key "\*" to redact/],
+    ['config.memroy', /"config" has no key "memroy" to redact/],
+    ['node.x', /"node" has no key "x" to redact/],
+    ['nope.x', /t has no argument "nope"/],
+  ])('reports %s as a load error', (entry, message) => {
+    const result = load({ sensitive: [entry] });
+    expect(result.ok).toBe(false);
+    expect(messages(result)).toMatch(message);
+  });
+});
+
 describe('evaluating paths into object arguments', () => {
   const config = {
     memory: 4096,

@@ -1,15 +1,25 @@
 // Who may decide an approval, and whether an approval may be spent on a call. Pure.
 
-import { matchesAnyPrincipal } from '../identity';
+import { matchesAnyPrincipal, matchesPerson } from '../identity';
 import type { Approval, ConsumeRefusal, Decider } from './types';
 
 export type DecideCheck = { ok: true } | { ok: false; reason: string };
 
 export const NO_SUCH_APPROVAL = 'No such approval.';
 
+/**
+ * Whether this person asked for the call: by every identifier the request carries, under the one
+ * rule for naming a person (identity.ts): the same user id, or the same verified email whatever
+ * its case. One person signed in under another id (another IdP, another spelling the IdP keeps
+ * apart) is still the person who asked.
+ */
+export function isRequester(approval: Pick<Approval, 'user_id' | 'user_email'>, who: Decider): boolean {
+  return matchesPerson(approval.user_id, who) || (!!approval.user_email && matchesPerson(approval.user_email, who));
+}
+
 /** Who may see an approval's page: the person who asked, named approvers, administrators. */
 export function mayView(approval: Approval, viewer: Decider): boolean {
-  return viewer.isAdmin || viewer.userId === approval.user_id || (approval.approvers !== null && matchesAnyPrincipal(approval.approvers, viewer));
+  return viewer.isAdmin || isRequester(approval, viewer) || (approval.approvers !== null && matchesAnyPrincipal(approval.approvers, viewer));
 }
 
 export function mayDecide(approval: Approval, decider: Decider, now: number): DecideCheck {
@@ -17,7 +27,7 @@ export function mayDecide(approval: Approval, decider: Decider, now: number): De
     const state = approval.expires_at <= now && approval.status === 'pending' ? 'expired' : approval.status;
     return { ok: false, reason: `This approval is already ${state}.` };
   }
-  const isCaller = decider.userId === approval.user_id;
+  const isCaller = isRequester(approval, decider);
   if (approval.approvers) {
     // Named approvers exist so that nobody approves their own call.
     if (isCaller) return { ok: false, reason: 'You asked for this call, and the policy requires someone else to approve it.' };

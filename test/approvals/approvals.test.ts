@@ -214,6 +214,22 @@ describe('approval out of band', () => {
     await client.close();
   });
 
+  it('knows the person who asked by their verified email too: the same person under another id cannot approve their own call', async () => {
+    const { client } = await connectSignedIn('http', { user: 'vera@example.com', groups: 'ops,approvers' });
+    const id = (await call(client, 'pve_list_vms', { limit: 2 })).structuredContent!.approval_id as string;
+    expect(id).toBeTruthy();
+    // The dev IdP keeps ids apart by case (as OIDC subs are opaque), but the email is one address.
+    const again = await decide(id, 'Vera@Example.COM', 'approve', 'ops,approvers');
+    expect(again.status).toBe(200);
+    expect(again.html).toMatch(/You asked for this call, and the policy requires someone else to approve it/);
+    expect(again.html).not.toMatch(/name="decision" value="approve"/);
+    const stored = JSON.parse(await dumpTable((env as unknown as AppEnv).APPROVALS, 'approvals', 'approvals')) as { id: string; status: string }[];
+    expect(stored.find((a) => a.id === id)?.status).toBe('pending');
+    const refused = await call(client, 'pve_list_vms', { limit: 2, approval_id: id });
+    expect(text(refused)).toMatch(/has not been approved yet/);
+    await client.close();
+  });
+
   it('gives a spent approval back when the call fails before any write, and spends it once a write was sent, whatever Proxmox answered', async () => {
     const { client } = await connectSignedIn('http', { user: 'ivy@example.com', groups: 'ops' });
     const args = { node: 'pve1', vmid: 100, config: { memory: 3072 }, confirm: true };

@@ -3,7 +3,7 @@
 // policy principals all answer the same for the same entry and person.
 
 import { describe, expect, it } from 'vitest';
-import { mayDecide } from '../../src/approvals/rules';
+import { isRequester, mayDecide, mayView } from '../../src/approvals/rules';
 import type { Approval } from '../../src/approvals/types';
 import { admit } from '../../src/auth/admission';
 import type { AppEnv } from '../../src/env';
@@ -56,6 +56,22 @@ describe('every place that names people uses the same rule', () => {
     } as Approval;
     const decision = mayDecide(approval, { userId: who.userId, email: who.email, groups: who.groups, isAdmin: false }, Date.now());
     expect(decision.ok).toBe(expected);
+  });
+
+  it.each<[string, string | null, Identity, boolean]>([
+    ['Alice', 'Alice@Example.com', ALICE, true],
+    ['another-id', 'alice@EXAMPLE.com', ALICE, true], // the same verified email under another id
+    ['alice', null, ALICE, false], // an id in another case, no email: another person
+    ['another-id', 'bob@example.com', ALICE, false],
+    ['another-id', null, person('u1'), false],
+  ])('the person who asked (id %s, email %s) is %o: %s — never an approver of that call, always a viewer', (userId, email, who, expected) => {
+    const approval = {
+      status: 'pending', expires_at: Date.now() + 60_000, approvers: ['group:Ops'], user_id: userId, user_email: email, tool: 'pve_create_qemu_vm',
+    } as Approval;
+    const decider = { userId: who.userId, email: who.email, groups: ['Ops'], isAdmin: false };
+    expect(isRequester(approval, decider)).toBe(expected);
+    expect(mayDecide(approval, decider, Date.now()).ok).toBe(!expected);
+    expect(mayView({ ...approval, approvers: null }, decider)).toBe(expected);
   });
 
   it.each(CASES)('policy principals (%s)', (entry, who, expected) => {

@@ -7,20 +7,39 @@ export interface FieldProblem {
   message: string;
 }
 
+/**
+ * What an argument named `__proto__` is called on its way to a tool. JSON keeps such a key, but
+ * the MCP SDKs copy `arguments` into a fresh object, where assigning it sets the prototype
+ * instead: the argument would vanish and the call go on without it. The entry renames it to
+ * this (see ../http/mcp-body.ts), so the tool refuses it as unknown; errors name it back.
+ */
+export const PROTO_KEY_STAND_IN = '(__proto__)';
+
 export function describeIssues(error: z.ZodError): FieldProblem[] {
   return describeList(error.issues, []);
+}
+
+/** A field as the caller wrote it. */
+export function callerKey(key: PropertyKey): string {
+  const text = String(key);
+  return text === PROTO_KEY_STAND_IN ? '__proto__' : text;
 }
 
 function describeList(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]): FieldProblem[] {
   const out: FieldProblem[] = [];
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
-    const field = path.length ? path.map(String).join('.') : '(arguments)';
+    const field = path.length ? path.map(callerKey).join('.') : '(arguments)';
     switch (issue.code) {
       case 'unrecognized_keys':
         for (const key of issue.keys) {
-          out.push({ field: key.slice(0, 64), message: 'unknown argument (not accepted by this tool)' });
+          const named = [...path.map(callerKey), callerKey(key).slice(0, 64)].join('.');
+          out.push({ field: named, message: path.length ? 'unknown key (not accepted here)' : 'unknown argument (not accepted by this tool)' });
         }
+        break;
+      case 'invalid_key':
+        // A record's key that its key schema refused: say why, under the key's own field.
+        out.push(...describeList(issue.issues, path));
         break;
       case 'invalid_type':
         out.push({

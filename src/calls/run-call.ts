@@ -16,7 +16,7 @@ import { PveError } from '../proxmox/errors';
 import { StoreTimeout } from '../stores/deadline';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { approvalPort, ELICITED } from './approval-gate';
-import { describeIssues } from './issues';
+import { callerKey, describeIssues } from './issues';
 import { logToolCall, type ToolCallLog } from './log';
 import { passGate, refusalResult } from './policy-gate';
 import { AskInNextRequest, type Conversation } from './conversation';
@@ -41,7 +41,7 @@ interface CallFacts {
 export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown, host: CallHost, conversation: Conversation | null): Promise<CallOutcome> {
   const requestId = crypto.randomUUID();
   const started = Date.now();
-  const rawKeys = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? Object.keys(rawArgs).slice(0, 40) : [];
+  const rawKeys = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? Object.keys(rawArgs).slice(0, 40).map(callerKey) : [];
   const facts: CallFacts = {
     log: { request_id: requestId, tool: tool.name, session: host.sessionId(), user: '(none)', outcome: 'ok', arg_keys: rawKeys },
     decision: 'none',

@@ -4,6 +4,7 @@
 // cloning, reading and parsing the body twice more (in Node the SDK handler alone spends about
 // 0.2 ms a request on that).
 
+import { PROTO_KEY_STAND_IN } from '../calls/issues';
 import { jsonDeeperThan, MAX_MESSAGE_DEPTH } from './json-depth';
 
 const parsedBodies = new WeakMap<Request, unknown>();
@@ -19,13 +20,37 @@ export async function readMcpBody(request: Request): Promise<ReadBody> {
   const bytes = await request.arrayBuffer();
   const text = new TextDecoder().decode(bytes);
   if (jsonDeeperThan(text, MAX_MESSAGE_DEPTH)) return { tooDeep: true };
-  const forwarded = new Request(request, { body: bytes });
+  let message: unknown;
   try {
-    parsedBodies.set(forwarded, JSON.parse(text));
+    message = JSON.parse(text);
   } catch {
     // not JSON: nothing remembered, the body is read (and refused) where it is served
+    return { request: new Request(request, { body: bytes }) };
   }
+  const renamed = renameProtoArguments(message);
+  const forwarded = new Request(request, { body: renamed ? JSON.stringify(message) : bytes });
+  parsedBodies.set(forwarded, message);
   return { request: forwarded };
+}
+
+/**
+ * Renames a tools/call argument named `__proto__` (in one message or a batch) to the stand-in the
+ * seam refuses by name (see PROTO_KEY_STAND_IN); true when it did. Nested keys need no help: the
+ * SDKs pass argument values through as they are.
+ */
+function renameProtoArguments(message: unknown): boolean {
+  if (Array.isArray(message)) return message.map(renameProtoArguments).includes(true);
+  if (!isRecord(message) || message.method !== 'tools/call' || !isRecord(message.params)) return false;
+  const args = message.params.arguments;
+  if (!isRecord(args) || !Object.hasOwn(args, '__proto__')) return false;
+  const value: unknown = Object.getOwnPropertyDescriptor(args, '__proto__')?.value;
+  delete args.__proto__;
+  Object.defineProperty(args, PROTO_KEY_STAND_IN, { value, enumerable: true, writable: true, configurable: true });
+  return true;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The message `readMcpBody` parsed for this request, if it did. */

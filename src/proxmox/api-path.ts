@@ -25,3 +25,23 @@ export function checkApiPath(path: string): string | null {
 
 /** A parameter name as Proxmox defines them (every one in PVE 9.1 matches). */
 export const API_PARAM_RE = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * Whether every JavaScript object has a member of this name (`__proto__`, `constructor`,
+ * `toString`, ...: anything `in Object.prototype`). A lookup by such a name finds the member, and
+ * zod's records drop a `__proto__` key without a word, so these names are refused wherever one
+ * becomes a parameter name (an API parameter, a config key). No PVE 9.1 parameter has one
+ * (test/node/api-param-names.test.ts), so refusing them loses nothing.
+ */
+export function isObjectMemberName(name: string): boolean {
+  return name in Object.prototype;
+}
+
+/**
+ * Why `name` cannot be a parameter of a raw request when every object has a member of that name,
+ * else null (API_PARAM_RE judges the rest). Checked on the raw input's own keys, before a zod
+ * record builds its copy and loses `__proto__`.
+ */
+export function checkApiParamName(name: string): string | null {
+  return isObjectMemberName(name) ? 'no Proxmox parameter has this name (every JavaScript object has a member named so)' : null;
+}

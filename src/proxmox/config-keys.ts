@@ -3,6 +3,7 @@
 // parsed to its canonical form: property strings key by key, as for create. The tables are in
 // config-key-tables.ts; test/node/config-keys.test.ts checks them against the real PVE schema.
 
+import { own } from '../own';
 import type { OptionResult, PropertyValue } from './option-rules';
 import { LXC_TABLE, QEMU_TABLE } from './config-key-tables';
 
@@ -34,15 +35,19 @@ export type ConfigValue = boolean | number | string | PropertyValue;
 
 export type KeyLookup = { kind: 'accepted'; rule: ConfigRule } | { kind: 'refused'; reason: string } | { kind: 'unknown' };
 
-/** The table entry for a concrete key (net3 → net[n], if 3 is within Proxmox's range). */
+/**
+ * The table entry for a concrete key (net3 → net[n], if 3 is within Proxmox's range). Own
+ * entries only: `constructor` is no rule, though every object has one.
+ */
 export function lookupKey(kind: GuestKind, key: string): KeyLookup {
   const table = CONFIG_TABLES[kind];
   const m = /^([a-z]+)(0|[1-9]\d{0,2})$/.exec(key);
-  const name = m && table.counts[m[1]!] !== undefined ? (Number(m[2]) < table.counts[m[1]!]! ? `${m[1]}[n]` : null) : key;
+  const count = m ? own(table.counts, m[1]!) : undefined;
+  const name = count !== undefined ? (Number(m![2]) < count ? `${m![1]}[n]` : null) : key;
   if (name === null) return { kind: 'unknown' };
-  const rule = table.accepted[name];
+  const rule = own(table.accepted, name);
   if (rule) return { kind: 'accepted', rule };
-  const reason = table.refused[name];
+  const reason = own(table.refused, name);
   return reason ? { kind: 'refused', reason } : { kind: 'unknown' };
 }
 

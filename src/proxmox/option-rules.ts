@@ -2,6 +2,7 @@
 // the parsed value every option yields (its canonical text and typed fields), and the one parse
 // step they share.
 
+import { own } from '../own';
 import { URLENCODED_RE, quote } from './formats';
 import {
   parsePropertyString,
@@ -48,7 +49,7 @@ export function fieldsOf(format: PropertyFormat, derived: readonly string[] = []
 function typed(parsed: Parsed, format: PropertyFormat): Record<string, FieldValue> {
   const out: Record<string, FieldValue> = {};
   for (const [key, text] of Object.entries(parsed)) {
-    const rule = format.keys[key];
+    const rule = own(format.keys, key);
     if (rule?.type === 'boolean') out[key] = text === '1';
     else if (rule?.type === 'integer' || rule?.type === 'number') out[key] = Number(text);
     else out[key] = text;

@@ -4,6 +4,7 @@
 // separators or control characters, so a parsed-then-printed string cannot carry a key the
 // format does not know.
 
+import { own } from '../own';
 import { CONTROL_CHAR_RE, quote } from './formats';
 
 export type KeyRule =
@@ -100,19 +101,20 @@ export function parsePropertyString(text: string, format: PropertyFormat): Parse
       if (raw === '') return { ok: false, error: `${key}: empty value` };
       const named = format.keyAliases;
       if (named && named.names.includes(key)) {
-        if (out[named.setsKey] !== undefined) {
+        if (Object.hasOwn(out, named.setsKey)) {
           return { ok: false, error: `${named.setsKey} is given twice` };
         }
         out[named.setsKey] = key;
         key = named.valueKey;
       }
-      key = format.aliases?.[key] ?? key;
+      key = own(format.aliases ?? {}, key) ?? key;
     }
-    const rule = format.keys[key];
+    // Own entries only: the keys come from the caller, and every object has a `constructor`.
+    const rule = own(format.keys, key);
     if (!rule) {
       return { ok: false, error: `unknown key ${quote(key)}; allowed: ${allowedKeys(format)}` };
     }
-    if (out[key] !== undefined) return { ok: false, error: `${key} is given twice` };
+    if (Object.hasOwn(out, key)) return { ok: false, error: `${key} is given twice` };
     const checked = checkValue(key, raw, rule);
     if (!checked.ok) return checked;
     out[key] = checked.text;

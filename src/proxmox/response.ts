@@ -155,13 +155,11 @@ function pveMessage(message: unknown, statusText: string): string {
 }
 
 function stringRecord(value: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) out[k] = String(v).trim().slice(0, 500);
-  }
-  return out;
+  if (!value || typeof value !== 'object') return {};
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v).trim().slice(0, 500)]));
 }
 
+/** Each member as text; fromEntries, so a member named __proto__ stays a member. */
 function stripQuery(location: string | null): string | undefined {
   if (!location) return undefined;
   return location.split(/[?#]/)[0];

@@ -5,10 +5,10 @@
 
 import { z } from 'zod';
 import { defineTool, ToolFailure } from '../calls/tool-spec';
-import { API_PARAM_RE, checkApiPath } from '../proxmox/api-path';
+import { API_PARAM_RE, checkApiParamName, checkApiPath } from '../proxmox/api-path';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { confirm, outputExtras } from './common';
-import { formParams } from './input-formats';
+import { formParams, keysChecked } from './input-formats';
 import { describeParams, shownParams } from './shown-params';
 
 /** Answers larger than this are not returned whole (they would flood the conversation). */
@@ -20,9 +20,12 @@ const input = z.strictObject({
     const problem = checkApiPath(p);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   }).describe('Below /api2/json, e.g. /nodes/pve1/qemu/100/rrddata.'),
-  params: z
-    .record(z.string().regex(API_PARAM_RE, { error: 'must be a parameter name' }), z.union([z.string().max(65_536), z.number(), z.boolean()]))
-    .refine((p) => Object.keys(p).length <= 100, { error: 'at most 100 parameters' })
+  params: keysChecked(
+    checkApiParamName,
+    z
+      .record(z.string().regex(API_PARAM_RE, { error: 'must be a parameter name' }), z.union([z.string().max(65_536), z.number(), z.boolean()]))
+      .refine((p) => Object.keys(p).length <= 100, { error: 'at most 100 parameters' }),
+  )
     .optional()
     .describe('Flat: strings, numbers, booleans.'),
   confirm: confirm.describe('Writes (not GET): true to send; otherwise a preview.'),

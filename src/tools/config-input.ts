@@ -7,12 +7,22 @@
 
 import { z } from 'zod';
 import { ToolFailure } from '../calls/tool-spec';
+import { isObjectMemberName } from '../proxmox/api-path';
 import { lookupKey, parseConfigValue, type ConfigValue, type GuestKind } from '../proxmox/config-keys';
+import { keysChecked } from './input-formats';
 
 const KEY_RE = /^[a-z][a-z0-9_-]{0,31}$/;
 const MAX_KEYS = 64;
+const NOT_AN_OPTION = 'not a config option Proxmox defines for a VM or a container';
 
-export const configKey = z.string().regex(KEY_RE, { error: 'must be a config key such as memory or net0' });
+/**
+ * A config key (also each entry of `delete`). Config keys are parameters of PUT .../config, and
+ * none is named like a member of every object: `constructor` fits the pattern but is refused.
+ */
+export const configKey = z
+  .string()
+  .regex(KEY_RE, { error: 'must be a config key such as memory or net0' })
+  .refine((key) => !isObjectMemberName(key), { error: NOT_AN_OPTION });
 
 /** The raw value back from its parsed form, to parse it again for one kind. */
 function rawOf(value: ConfigValue): string | number | boolean {
@@ -30,12 +40,15 @@ function parseEither(key: string, raw: string | number | boolean): { ok: true; v
   if (vm && ct && asVm.error !== asCt.error) return { ok: false, error: `for a VM: ${asVm.error}; for a container: ${asCt.error}` };
   if (vm) return asVm;
   if (ct) return asCt;
-  return { ok: false, error: 'not a config option Proxmox defines for a VM or a container' };
+  return { ok: false, error: NOT_AN_OPTION };
 }
 
-export const configArg = z
-  .record(configKey, z.union([z.string().max(32_768), z.number(), z.boolean()]))
-  .transform((raw, ctx): Record<string, ConfigValue> => {
+/** A key named like a member of every object is refused on the raw input (a record drops `__proto__`). */
+const memberNamed = (key: string): string | null => (isObjectMemberName(key) ? NOT_AN_OPTION : null);
+
+export const configArg = keysChecked(
+  memberNamed,
+  z.record(configKey, z.union([z.string().max(32_768), z.number(), z.boolean()])).transform((raw, ctx): Record<string, ConfigValue> => {
     const keys = Object.keys(raw);
     if (keys.length > MAX_KEYS) {
       ctx.addIssue({ code: 'custom', message: `at most ${MAX_KEYS} keys at once` });
@@ -48,7 +61,8 @@ export const configArg = z
       else ctx.addIssue({ code: 'custom', path: [key], message: parsed.error });
     }
     return out;
-  });
+  }),
+);
 
 export interface ConfigChange {
   config: Record<string, ConfigValue>;
@@ -67,7 +81,7 @@ export function forKind(tool: string, kind: GuestKind, change: { config?: Record
   for (const key of deletes) {
     const found = lookupKey(kind, key);
     if (found.kind !== 'accepted') fields.push({ field: 'delete', message: `${key}: ${found.kind === 'refused' ? `refused: ${found.reason}` : `not a config option of ${kind === 'qemu' ? 'a VM' : 'a container'}`}` });
-    if (key in config) fields.push({ field: 'delete', message: `${key} is both set and deleted` });
+    if (Object.hasOwn(config, key)) fields.push({ field: 'delete', message: `${key} is both set and deleted` });
   }
   if (!Object.keys(config).length && !deletes.length) fields.push({ field: 'config', message: 'give config (keys to set) or delete (keys to remove)' });
   if (fields.length) throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool}`, fields);

@@ -36,6 +36,24 @@ export function parsedString(parse: (text: string) => { ok: true; value: string 
     });
 }
 
+/**
+ * A record argument whose raw keys are judged first. zod's record drops a `__proto__` key without
+ * a word (assigning it would set the prototype of the copy it builds), so the call would go on
+ * without it; a check on the record's output could never see it. `problem` says why a key is
+ * refused, or null; a refused key is named (config.__proto__) and the record is not parsed.
+ */
+export function keysChecked<T extends z.ZodType>(problem: (key: string) => string | null, record: T) {
+  return z.preprocess((raw, ctx) => {
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      for (const key of Object.keys(raw)) {
+        const why = problem(key);
+        if (why !== null) ctx.addIssue({ code: 'custom', path: [key], message: why });
+      }
+    }
+    return raw;
+  }, record);
+}
+
 export const optionalVmid = z.number().int().min(VMID_MIN).max(VMID_MAX).optional();
 
 /** A guest name (`dns-name`): a VM's name, a container's hostname. */
@@ -72,10 +90,10 @@ type FormValue = string | number | boolean | PropertyValue | undefined;
  * `true`), property strings by their canonical text; undefined ones left out.
  */
 export function formParams(values: Readonly<Record<string, FormValue>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(values)) {
-    if (value === undefined) continue;
-    out[key] = typeof value === 'boolean' ? (value ? '1' : '0') : typeof value === 'object' ? value.text : String(value);
-  }
-  return out;
+  // fromEntries defines each key as an own entry: pve_api_request's params are the caller's names.
+  return Object.fromEntries(
+    Object.entries(values).flatMap(([key, value]) =>
+      value === undefined ? [] : [[key, typeof value === 'boolean' ? (value ? '1' : '0') : typeof value === 'object' ? value.text : String(value)]],
+    ),
+  );
 }

@@ -4,6 +4,7 @@
 // without restart, local disks in a live migration, host devices) is refused with the reason.
 
 import { z } from 'zod';
+import { own } from '../own';
 import { STORAGE_ID_RE } from '../proxmox/formats';
 import { migratePrecondition } from '../proxmox/schemas';
 import { confirm, guestTarget, nodeName, waitArgs } from './common';
@@ -59,7 +60,8 @@ export const migrateVm = defineGuestAction({
     if (args.vm_type === 'lxc') return judgeContainer(args, state, who);
     if (args.restart) return { ok: false, reason: 'restart is for containers; a running VM moves with online: true.' };
     const pre = await ctx.pve().get(guestPath(args, 'migrate'), migratePrecondition, { target: args.target });
-    const refused = pre.not_allowed_nodes?.[args.target];
+    // A node may be named constructor or toString: only the answer's own entries count.
+    const refused = own(pre.not_allowed_nodes ?? {}, args.target);
     if (refused !== undefined || (pre.allowed_nodes && !pre.allowed_nodes.includes(args.target))) {
       const why = refused && typeof refused === 'object' ? ` (${JSON.stringify(refused).slice(0, 200)})` : '';
       return { ok: false, reason: `Proxmox does not allow ${who} to go to ${args.target}${why}; it may go to ${pre.allowed_nodes?.join(', ') || 'no node'}.` };

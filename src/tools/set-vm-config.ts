@@ -5,6 +5,7 @@
 // only stay where they are: attaching one (maybe another guest's disk) is not offered.
 
 import { z } from 'zod';
+import { own } from '../own';
 import { configPolicyFields, sendConfigValue, type ConfigValue } from '../proxmox/config-keys';
 import { REDACTED_VALUE } from '../proxmox/config-view';
 import { guestDisks } from '../proxmox/guest-disks';
@@ -60,15 +61,17 @@ function judgeChange(args: Args, current: Current, running: boolean): Verdict {
   const disks = guestDisks(current, args.vm_type);
   for (const [key, value] of Object.entries(config)) {
     const to = sendConfigValue(args.vm_type, key, value);
-    const from = current[key] === undefined ? undefined : String(current[key]);
+    const now = own(current, key);
+    const from = now === undefined ? undefined : String(now);
     if (from === to) continue;
     const replaced = typeof value === 'object' && value.fields.new_disk === true && disks.some((d) => d.key === key && !d.cdrom);
     changes.push({ key, from: shown(key, from), to: `${shown(key, to)}${replaced ? ' (a new disk; the old one stays as an unused disk)' : ''}` });
   }
   for (const key of deletes) {
-    if (current[key] === undefined) continue;
+    const now = own(current, key);
+    if (now === undefined) continue;
     const disk = disks.some((d) => d.key === key && !d.cdrom);
-    changes.push({ key, from: shown(key, String(current[key])), to: disk ? '(removed; its volume stays as an unused disk)' : '(removed)' });
+    changes.push({ key, from: shown(key, String(now)), to: disk ? '(removed; its volume stays as an unused disk)' : '(removed)' });
   }
   if (!changes.length) return { ok: 'unchanged', note: `${who} already has this configuration.` };
   const lines = changes.map((c) => `${c.key}: ${c.from} → ${c.to}`);

@@ -7,7 +7,9 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import { MAX_ARG_DEPTH } from '../../src/calls/arg-depth';
 import { MAX_MESSAGE_DEPTH } from '../../src/http/json-depth';
 import { call, connect, ORIGIN, text, workerFetch } from './helpers/mcp';
-import { guestWriteCases, OPS_CASES, rowsPerTool } from './helpers/hostile-cases';
+import { CONFIG_TABLES } from '../../src/proxmox/config-keys';
+import { TOOL_CATALOG } from '../../src/tools/index';
+import { CONFIG_PROPERTY_VALUES, guestWriteCases, MEMBER_CASES, OPS_CASES, rowsPerTool, type MemberRow } from './helpers/hostile-cases';
 import { sim } from './helpers/sim';
 
 const ok = { node: 'pve1', confirm: true };
@@ -235,6 +237,61 @@ describe('hostile and malformed inputs', () => {
     expect(text(result)).toMatch(new RegExp(`^- ${field}: `, 'm'));
     expect(await sim.requests()).toEqual([]);
   });
+});
+
+/** Arguments policy rules reach into that are no key=value strings: a size such as +10G. */
+const SIZES = new Set(['pve_clone_vm resize', 'pve_resize_disk size']);
+
+describe('keys named like members of every object (__proto__, constructor, toString, ...)', () => {
+  let client: Client;
+  beforeAll(async () => {
+    await sim.reset();
+    client = await connect('http');
+  });
+  afterAll(() => client.close());
+
+  it('covers every object and property-string argument of every tool', () => {
+    const covered = new Set(MEMBER_CASES.map(([tool, , , field]) => `${tool} ${field.split('.')[0]}`));
+    const structured = Object.entries(TOOL_CATALOG).flatMap(([tool, args]) =>
+      Object.entries(args).flatMap(([arg, fields]) => (fields === null || SIZES.has(`${tool} ${arg}`) ? [] : [`${tool} ${arg}`])),
+    );
+    expect(structured.filter((arg) => !covered.has(arg))).toEqual([]);
+  });
+
+  it.each(['qemu', 'lxc'] as const)('covers every property-string config key of a %s guest', (kind) => {
+    const keys = Object.entries(CONFIG_TABLES[kind].accepted).flatMap(([key, rule]) => (rule.kind === 'property' ? [key] : []));
+    expect(Object.keys(CONFIG_PROPERTY_VALUES[kind]).sort()).toEqual(keys.sort());
+  });
+
+  const refused = async (...[tool, , args, field, message]: MemberRow) => {
+    await sim.clearLog();
+    const result = await call(client, tool, args);
+    expect(result.isError, text(result)).toBe(true);
+    const error = result.structuredContent!.error as { kind: string; fields?: { field: string; message: string }[] };
+    expect(error.kind, text(result)).toBe('invalid_arguments');
+    expect(error.fields!.filter((f) => f.field === field).map((f) => f.message)).toContainEqual(expect.stringMatching(message));
+    expect(text(result)).toMatch(new RegExp(`^- ${field}: `, 'm'));
+    expect(await sim.requests()).toEqual([]);
+  };
+
+  it.each(MEMBER_CASES)('%s: %s → refused naming the field, nothing sent', refused);
+
+  it('refuses an argument named __proto__ from a 2026-07-28 client too (a raw request: JSON keeps the key), sending nothing', async () => {
+    await sim.clearLog();
+    const body = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"pve_create_qemu_vm","arguments":{"node":"pve1","confirm":true,"__proto__":{"vmid":100}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`;
+    const res = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'pve_create_qemu_vm' },
+      body,
+    });
+    const answer = await res.text();
+    const message = JSON.parse(answer.startsWith('{') ? answer : answer.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { result: { isError: boolean; structuredContent: { error: { kind: string; fields: { field: string }[] } } } };
+    expect(message.result.isError, answer).toBe(true);
+    expect(message.result.structuredContent.error.kind).toBe('invalid_arguments');
+    expect(message.result.structuredContent.error.fields.map((f) => f.field)).toEqual(['__proto__']);
+    expect(await sim.requests()).toEqual([]);
+  });
+
 });
 
 describe('a message nested 20,000 deep', () => {

@@ -1,7 +1,8 @@
 // Hostile-input rows for the guest writes: the path tricks, ranges and types every one gets, and
 // per part 2 tool the smuggling its own arguments invite (config keys and property strings, raw
 // API paths, shrinking resizes). A row names the field its error must name, or `null` with the
-// kind for a refusal that needs a look at the guest (a shrink, another guest's volume).
+// kind for a refusal that needs a look at the guest (a shrink, another guest's volume). Last, for
+// every object and property-string argument, keys named like members of every object.
 
 export type HostileRow = [tool: string, label: string, args: Record<string, unknown>, field: string];
 export type OpsRow = [tool: string, label: string, args: Record<string, unknown>, field: string | null];
@@ -169,6 +170,85 @@ const API = rows('pve_api_request', { method: 'GET', path: '/version' }, [
 ]);
 
 export const OPS_CASES: OpsRow[] = [...CLONE, ...LXC, ...DELETE, ...RESIZE, ...CONFIG, ...MIGRATE, ...API];
+
+// Keys named like members of every object (`__proto__`, `constructor`, `toString`...): a lookup
+// by one in a plain table finds the member (a function, Object.prototype), which code took for a
+// rule; zod's records drop `__proto__` without a word. Each row names the field and says what
+// the message must say (the old code answered with an internal error or a wrong message, or went
+// on without the key).
+
+export type MemberRow = [tool: string, label: string, args: Record<string, unknown>, field: string, message: RegExp];
+
+/** Every member name Object.prototype has (12): what object arguments are tried with. */
+export const MEMBER_NAMES: readonly string[] = Object.getOwnPropertyNames(Object.prototype);
+/** Property-string keys are tried with these: each took another wrong path in a plain lookup. */
+const KEY_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
+
+/** `{[name]: value}` as an own entry even for `__proto__` (a literal `{__proto__: v}` sets the prototype). */
+const entry = (name: string, value: unknown): Record<string, unknown> => Object.fromEntries([[name, value]]);
+
+const NOT_AN_OPTION = /^not a config option/;
+const NO_PARAMETER = /^no Proxmox parameter has this name/;
+
+/** Each member name as a key of the object argument `arg`, beside a valid key. */
+function memberKeyRows(tool: string, base: Record<string, unknown>, arg: string, valid: Record<string, unknown>, message: RegExp): MemberRow[] {
+  return MEMBER_NAMES.map((name) => [tool, `${arg} key ${name}`, { ...base, [arg]: { ...valid, ...entry(name, 1) } }, `${arg}.${name}`, message]);
+}
+
+/** `valid` with each key name appended (`virtio,bridge=vmbr0,constructor=1`), as `arg` or as config.`arg`. */
+function propertyKeyRows(tool: string, base: Record<string, unknown>, arg: string, valid: string, inConfig = false): MemberRow[] {
+  return KEY_NAMES.map((name) => {
+    const value = `${valid},${name}=1`;
+    const field = inConfig ? `config.${arg}` : arg;
+    return [tool, `${field} with a key ${name}`, { ...base, ...(inConfig ? { config: { [arg]: value } } : { [arg]: value }) }, field, new RegExp(`unknown key "${name}"`)];
+  });
+}
+
+/** A valid value of each top-level property-string argument (resize sizes are no key=value strings). */
+export const PROPERTY_ARGS: Record<string, { base: Record<string, unknown>; values: Record<string, string> }> = {
+  pve_create_qemu_vm: {
+    base: { node: 'pve1', confirm: true },
+    values: { net0: 'virtio,bridge=vmbr0', scsi0: 'local-lvm:32', ide2: 'none,media=cdrom', cpu: 'host', agent: '1', boot: 'order=scsi0' },
+  },
+  pve_clone_vm: { base: { node: 'pve1', source_vmid: 9000, confirm: true }, values: { net0: 'virtio,bridge=vmbr0', ipconfig0: 'ip=dhcp' } },
+  pve_create_lxc: { base: { node: 'pve1', ostemplate: TEMPLATE, confirm: true }, values: { net0: 'name=eth0,bridge=vmbr0', rootfs: 'local-lvm:8' } },
+};
+
+/** A valid value of each property-string config key (`name[n]` as in the key tables), by guest kind. */
+export const CONFIG_PROPERTY_VALUES: Record<'qemu' | 'lxc', Record<string, string>> = {
+  qemu: {
+    'net[n]': 'virtio,bridge=vmbr0', 'scsi[n]': 'local-lvm:8', 'virtio[n]': 'local-lvm:8', 'sata[n]': 'local-lvm:8', 'ide[n]': 'local-lvm:4',
+    'ipconfig[n]': 'ip=dhcp', agent: '1', boot: 'order=scsi0', cpu: 'host',
+  },
+  lxc: { 'net[n]': 'name=eth0,bridge=vmbr0', rootfs: 'local-lvm:8', 'mp[n]': 'local-lvm:8,mp=/srv/data' },
+};
+
+const GUEST = { qemu: { node: 'pve1', vmid: 100, confirm: true }, lxc: { node: 'pve1', vmid: 110, vm_type: 'lxc', confirm: true } };
+const RAW_WRITE = { method: 'POST', path: '/nodes/pve1/qemu/100/config', confirm: true };
+
+/** An unknown top-level argument named `name`, for each of these tools. */
+function topLevelRows(name: string, confirm: boolean): MemberRow[] {
+  const bases = [...Object.entries(PROPERTY_ARGS).map(([tool, { base }]) => [tool, base] as const), ['pve_set_vm_config', GUEST.qemu] as const, ['pve_api_request', RAW_WRITE] as const];
+  return bases.map(([tool, base]) => [tool, `an argument named ${name}`, { ...base, ...entry(name, 1), confirm }, name, /^unknown argument/]);
+}
+
+export const MEMBER_CASES: MemberRow[] = [
+  ...Object.entries(PROPERTY_ARGS).flatMap(([tool, { base, values }]) =>
+    Object.entries(values).flatMap(([arg, valid]) => propertyKeyRows(tool, base, arg, valid)),
+  ),
+  ...(['qemu', 'lxc'] as const).flatMap((kind) =>
+    Object.entries(CONFIG_PROPERTY_VALUES[kind]).flatMap(([name, valid]) =>
+      propertyKeyRows('pve_set_vm_config', GUEST[kind], name.replace('[n]', '1'), valid, true),
+    ),
+  ),
+  ...memberKeyRows('pve_set_vm_config', GUEST.qemu, 'config', { memory: 2048 }, NOT_AN_OPTION),
+  ...MEMBER_NAMES.map((name): MemberRow => ['pve_set_vm_config', `delete of ${name}`, { ...GUEST.qemu, delete: [name] }, 'delete.0', NOT_AN_OPTION]),
+  ...memberKeyRows('pve_api_request', RAW_WRITE, 'params', { description: 'x' }, NO_PARAMETER),
+  ...topLevelRows('constructor', true),
+  // JSON keeps `__proto__`, but the MCP SDKs copy arguments into a fresh object, where it would
+  // vanish and the call go on without it: the entry renames it so the tool refuses it.
+  ...topLevelRows('__proto__', true),
+];
 
 /** How many rows each tool has (every write tool must have at least 10). */
 export function rowsPerTool(table: readonly (readonly [string, ...unknown[]])[]): Map<string, number> {

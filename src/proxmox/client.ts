@@ -122,7 +122,7 @@ export class PveClient {
     }
     call.status = response.status;
     try {
-      const { data, total } = await readData(response, path, fail, budget);
+      const { data, total } = await readData(response, path, fail, budget, this.scrub.text);
       const parsed = schema.safeParse(data);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];

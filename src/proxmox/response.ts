@@ -16,14 +16,20 @@ export interface Envelope {
   total: number | null;
 }
 
+/**
+ * `scrub` removes configured secrets from an error's text before any of it is cut to a first line
+ * or a length: cut first, a secret split by the cut would leave its first part behind.
+ */
 export async function readData(
   response: Response,
   path: string,
   fail: Fail,
   timeoutMs: number,
+  scrub: (text: string) => string = (text) => text,
 ): Promise<Envelope> {
   const { status } = response;
   const contentType = response.headers.get('content-type') ?? '';
+  const statusText = scrub(response.statusText);
 
   if (status >= 300 && status < 400) {
     await response.body?.cancel();
@@ -34,11 +40,13 @@ export async function readData(
     throw fail({ kind: 'redirect', status, location });
   }
 
-  const text = await readText(response, fail, timeoutMs);
+  const read = await readText(response, fail, timeoutMs);
+  // A successful answer is scrubbed whole where the call's result is built.
+  const text = status === 200 ? read : scrub(read);
   const json = /json/i.test(contentType) ? parseJson(text) : undefined;
 
   if (json === undefined) {
-    throw classifyNonJson(status, contentType, text, path, response.statusText, fail);
+    throw classifyNonJson(status, contentType, text, path, statusText, fail);
   }
   const body = (json ?? {}) as { data?: unknown; errors?: unknown; message?: unknown; total?: unknown };
   if (status === 200) {
@@ -46,7 +54,7 @@ export async function readData(
     const total = Number(body.total);
     return { data: body.data, total: body.total !== undefined && Number.isSafeInteger(total) ? total : null };
   }
-  const message = pveMessage(body.message, response.statusText);
+  const message = pveMessage(body.message, statusText);
   throw fail(classifyPveError(status, message, body.errors, path));
 }
 
@@ -154,12 +162,12 @@ function pveMessage(message: unknown, statusText: string): string {
   return text.trim().split('\n')[0]?.slice(0, 500) ?? '';
 }
 
+/** Each member as text; fromEntries, so a member named __proto__ stays a member. */
 function stringRecord(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object') return {};
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v).trim().slice(0, 500)]));
 }
 
-/** Each member as text; fromEntries, so a member named __proto__ stays a member. */
 function stripQuery(location: string | null): string | undefined {
   if (!location) return undefined;
   return location.split(/[?#]/)[0];

@@ -68,7 +68,9 @@ export const apiRequest = defineTool({
       }
       throw err;
     }
-    const json = JSON.stringify(data ?? null);
+    let json = JSON.stringify(data ?? null);
+    // Scrubbed before it is cut: a cut through a secret would leave its first part behind.
+    if (json.length > MAX_ANSWER) json = pve.scrub.text(json);
     const task = typeof data === 'string' && data.startsWith('UPID:') ? ` It started task ${data}: follow it with pve_get_task_status.` : '';
     if (json.length > MAX_ANSWER) {
       return {

@@ -1,6 +1,8 @@
 // No configured secret comes back out, whatever echoes it: Proxmox messages and `errors` maps,
-// redirect locations, HTML from something in front of pveproxy. Checked in the tool result, in
-// every log line and in the audit trail, with a Cloudflare Access service token configured.
+// redirect locations, HTML from something in front of pveproxy; as configured or transformed
+// (case, separators, line breaks, percent-encoding, HTML references, base64, hex). Checked in the
+// tool result, in every log line and in the audit trail, with a Cloudflare Access service token
+// configured.
 // And the audit trail's argument hash is keyed: it is not the plain SHA-256 of the arguments.
 
 import { runInDurableObject } from 'cloudflare:test';
@@ -15,10 +17,50 @@ import { call, connect } from '../worker/helpers/mcp';
 import { sim, type SimFault } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
 
+const TOKEN_ID = inject('simulatorTokenId');
 const TOKEN_SECRET = inject('simulatorTokenSecret');
 const ACCESS_SECRET = 'access-secret-0123456789abcdef';
 const JSON_TYPE = 'application/json;charset=UTF-8';
-const ECHO = `PVEAPIToken=${inject('simulatorTokenId')}=${TOKEN_SECRET} CF-Access-Client-Secret: ${ACCESS_SECRET}`;
+const ECHO = `PVEAPIToken=${TOKEN_ID}=${TOKEN_SECRET} CF-Access-Client-Secret: ${ACCESS_SECRET}`;
+const HEADERS = `Authorization: PVEAPIToken=${TOKEN_ID}=${TOKEN_SECRET}\r\nCF-Access-Client-Secret: ${ACCESS_SECRET}\r\n`;
+
+const codes = (s: string): number[] => [...new TextEncoder().encode(s)];
+const percentEach = (s: string): string => codes(s).map((c) => `%${c.toString(16).toUpperCase()}`).join('');
+const references = (s: string): string => codes(s).map((c, i) => (i % 2 ? `&#${c};` : `&#x${c.toString(16)};`)).join('');
+const hex = (s: string): string => codes(s).map((c) => c.toString(16).padStart(2, '0')).join('');
+const urlSafe = (s: string): string => btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const wrapAt = (s: string, columns: number): string => s.match(new RegExp(`.{1,${columns}}`, 'g'))!.join('\r\n');
+const halves = (s: string): string => `${s.slice(0, 18)}\n${s.slice(18)}`;
+
+/**
+ * Whether `text` (JSON, perhaps JSON inside JSON) still shows `secret` in any form the rows
+ * echo. Written with plain regexes, apart from the scrubber, so it checks the scrubber rather
+ * than repeating it.
+ */
+function reveals(text: string, secret: string): boolean {
+  const flat = text.replace(/(\\+[rn]|\s)+/g, '');
+  const decoded = flat
+    .replace(/%([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/&#(\d+);/g, (_, d: string) => String.fromCharCode(Number(d)));
+  const bare = (s: string) => s.toLowerCase().replace(/-/g, '');
+  if (bare(decoded).includes(bare(secret))) return true;
+  const binary = String.fromCharCode(...codes(secret));
+  for (const run of flat.match(/[A-Za-z0-9+/_-]{16,}/g) ?? []) {
+    for (let at = 0; at < 4; at++) {
+      const b64 = run.slice(at).replace(/-/g, '+').replace(/_/g, '/');
+      const whole = b64.slice(0, b64.length % 4 === 1 ? -1 : undefined);
+      if (atob(whole.padEnd(Math.ceil(whole.length / 4) * 4, '=')).includes(binary)) return true;
+    }
+  }
+  for (const run of flat.match(/[0-9a-f]{16,}/gi) ?? []) {
+    for (let at = 0; at < 2; at++) {
+      const bytes = run.slice(at).match(/../g)!.map((h) => String.fromCharCode(parseInt(h, 16)));
+      if (bytes.join('').includes(binary)) return true;
+    }
+  }
+  return false;
+}
 
 const audit = (env as unknown as AppEnv).AUDIT;
 const recordOf = async (requestId: string) => (await auditRecords((r) => r.request_id === requestId))[0]!;
@@ -29,6 +71,21 @@ const FAULTS: [string, SimFault][] = [
   ['a redirect location', { path: '^/cluster/resources$', status: 302, headers: { Location: `https://login.example.com/${encodeURIComponent(ECHO)}/next` }, body: '' }],
   ['an HTML 403 in front of pveproxy', { path: '^/cluster/resources$', status: 403, contentType: 'text/html', body: `<html><body>Forbidden ${ECHO}</body></html>` }],
   ['a plain-text 401 reason', { path: '^/cluster/resources$', status: 401, reason: `no ${TOKEN_SECRET}`, body: '' }],
+  // Transformed on the way back: no longer the text as configured.
+  ['upper case in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `bad header ${ECHO.toUpperCase()}\n` } }],
+  ['no hyphens in a 401 reason', { path: '^/cluster/resources$', status: 401, reason: `no ${TOKEN_SECRET.replace(/-/g, '')}`, body: '' }],
+  ['split across lines in an errors map', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { token: `got ${halves(TOKEN_SECRET)}`, access: halves(ACCESS_SECRET) } } }],
+  ['percent-encoded per character in a redirect location', { path: '^/cluster/resources$', status: 302, headers: { Location: `https://login.example.com/${percentEach(TOKEN_SECRET)}/next` }, body: '' }],
+  ['HTML character references in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `bad header ${references(TOKEN_SECRET)} ${references(ACCESS_SECRET)}` } }],
+  ['base64 of tokenid:secret (HTTP Basic) in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `got Authorization: Basic ${btoa(`${TOKEN_ID}:${TOKEN_SECRET}`)}` } }],
+  ['base64 of the whole PVEAPIToken header in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `got ${btoa(`Authorization: PVEAPIToken=${TOKEN_ID}=${TOKEN_SECRET}`)}` } }],
+  ['URL-safe base64 wrapped at 76 columns in an errors map', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { headers: wrapAt(urlSafe(HEADERS), 76) } } }],
+  // Cut where a message is shortened (its first line, 500 characters): scrubbed before the cut,
+  // or the part before it would stay.
+  ['a secret across the 500-character cut of a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `${'x'.repeat(484)} ${TOKEN_SECRET} ${'y'.repeat(475)}${ACCESS_SECRET}` } }],
+  ['a secret across the 500-character cut of an errors map value', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { token: `${'x'.repeat(488)}${TOKEN_SECRET}`, access: `${'y'.repeat(490)}${ACCESS_SECRET}` } } }],
+  ['a secret across the first line break of a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `bad header ${halves(TOKEN_SECRET)} ${halves(ACCESS_SECRET)}` } }],
+  ['hex in an errors map', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { token: hex(TOKEN_SECRET), access: hex(ACCESS_SECRET).toUpperCase() } } }],
 ];
 
 describe('secrets echoed by upstream', () => {
@@ -71,6 +128,11 @@ describe('secrets echoed by upstream', () => {
       expect(text).not.toContain(TOKEN_SECRET);
       expect(text).not.toContain(ACCESS_SECRET);
       expect(text).not.toContain(encodeURIComponent(ACCESS_SECRET));
+      expect(reveals(text, TOKEN_SECRET), text).toBe(false);
+      expect(reveals(text, ACCESS_SECRET), text).toBe(false);
+      // Nor a part of one (a cut through it would leave that).
+      expect(text).not.toContain(TOKEN_SECRET.slice(0, 12));
+      expect(text).not.toContain(ACCESS_SECRET.slice(0, 12));
     }
   });
 

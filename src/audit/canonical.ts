@@ -3,6 +3,7 @@
 // Pure functions: no storage, no clock.
 
 import { SECRET_PARAMS } from '../proxmox/secret-params';
+import { isPropertyValue } from '../property-value';
 
 /** Replaces the value of a sensitive argument. */
 export const REDACTED = '[redacted]';
@@ -102,7 +103,7 @@ function clean(value: unknown, names: ReadonlySet<string>, paths: ReadonlySet<st
   if (typeof value === 'string') return cutString(value);
   if (Array.isArray(value)) return value.map((item) => clean(item, names, paths, at));
   if (value !== null && typeof value === 'object') {
-    if ('text' in value && 'fields' in value && typeof value.text === 'string') return cutString(value.text);
+    if (isPropertyValue(value)) return cutString(value.text);
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       const path = at ? `${at}.${key}`.toLowerCase() : key.toLowerCase();

@@ -9,6 +9,7 @@ import { canonicalJson, redactAll, redactArgs, redactUpstream } from '../audit/c
 import type { ApprovalChannel, AuditDecision, AuditRecord } from '../audit/record';
 import type { Identity } from '../identity';
 import { own } from '../own';
+import { isPropertyValue } from '../property-value';
 import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { policyView } from '../policy/view';
@@ -200,7 +201,7 @@ function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {
     if (value === undefined) continue;
-    out[key] = value && typeof value === 'object' && 'text' in value && 'fields' in value ? (value as { text: string }).text : value;
+    out[key] = isPropertyValue(value) ? value.text : value;
   }
   return out;
 }

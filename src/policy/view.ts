@@ -1,6 +1,9 @@
 // The arguments as policy sees them: a parsed property string (net0, scsi0, ...) becomes the
 // object of its typed fields, so rules can say args.net0.bridge or args.scsi0.size_gib; inside an
-// object argument (pve_set_vm_config's config) too: args.config.net0.bridge.
+// object argument (pve_set_vm_config's config) too: args.config.net0.bridge. Only a value our
+// parsers made counts as one (isPropertyValue), never an object the caller sent.
+
+import { isPropertyValue } from '../property-value';
 
 export function policyView(args: unknown): Record<string, unknown> {
   if (!args || typeof args !== 'object') return {};
@@ -15,6 +18,3 @@ function viewOf(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, viewOf(v)]));
 }
 
-function isPropertyValue(value: unknown): value is { text: string; fields: Record<string, unknown> } {
-  return !!value && typeof value === 'object' && 'text' in value && 'fields' in value;
-}

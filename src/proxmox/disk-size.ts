@@ -2,7 +2,7 @@
 // bytes for comparing, GiB for people and policy rules. Proxmox only grows disks, so a resize
 // is judged against the size the config records before anything is sent.
 
-import type { PropertyValue } from './option-rules';
+import { propertyValue, type PropertyValue } from '../property-value';
 
 const UNIT: Readonly<Record<string, number>> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
 const GIB = 1024 ** 3;
@@ -31,7 +31,7 @@ export function parseResizeSize(text: string): { ok: true; value: PropertyValue 
   if (!m) return { ok: false, error: 'must be +SIZE to grow by or SIZE to grow to, with a unit K, M, G or T (e.g. +10G, 40G)' };
   const bytes = Number(m[2]) * UNIT[m[3]!]!;
   if (bytes <= 0) return { ok: false, error: 'must be more than 0' };
-  return { ok: true, value: { text, fields: { grow: m[1] === '+', gib: Math.round((bytes / GIB) * 1000) / 1000, bytes: Math.round(bytes) } } };
+  return { ok: true, value: propertyValue(text, { grow: m[1] === '+', gib: Math.round((bytes / GIB) * 1000) / 1000, bytes: Math.round(bytes) }) };
 }
 
 /** The size after the resize, from the current one. */

@@ -4,6 +4,7 @@
 // to send and typed fields for checks and policy (as for QEMU options).
 
 import { BRIDGE_RE, MAC_RE, STORAGE_ID_RE, quote } from './formats';
+import { propertyValue } from '../property-value';
 import { checkIPv4, checkIPv6, ipv4Setting, ipv6Setting } from './net-address';
 import { bool, int, matching, num, oneOf, parseWith, type OptionResult } from './option-rules';
 import type { KeyRule, PropertyFormat } from './property-string';
@@ -88,7 +89,7 @@ function parseMount(text: string, format: PropertyFormat, needsPath: boolean): O
   );
   if (!result.ok || result.value.fields.new_disk !== true) return result;
   const { volume: _new, ...fields } = result.value.fields;
-  return { ok: true, value: { text: result.value.text, fields } };
+  return { ok: true, value: propertyValue(result.value.text, fields) };
 }
 
 export const parseRootfs = (text: string): OptionResult => parseMount(text, ROOTFS_FORMAT, false);

@@ -3,6 +3,7 @@
 // step they share.
 
 import { own } from '../own';
+import { propertyValue, type FieldValue, type PropertyValue } from '../property-value';
 import { URLENCODED_RE, quote } from './formats';
 import {
   parsePropertyString,
@@ -12,13 +13,7 @@ import {
   type PropertyFormat,
 } from './property-string';
 
-export type FieldValue = string | number | boolean;
-export interface PropertyValue {
-  /** Canonical property string, exactly as it will be sent to Proxmox. */
-  readonly text: string;
-  /** Parsed keys with typed values, plus derived fields; what policy rules look at. */
-  readonly fields: Readonly<Record<string, FieldValue>>;
-}
+export type { FieldValue, PropertyValue } from '../property-value';
 export type OptionResult = { ok: true; value: PropertyValue } | { ok: false; error: string };
 
 export const bool: KeyRule = { type: 'boolean' };
@@ -70,7 +65,7 @@ export function parseWith(
   const value = result.value;
   return {
     ok: true,
-    value: { text: printPropertyString(value, format), fields: { ...typed(value, format), ...derive(value) } },
+    value: propertyValue(printPropertyString(value, format), { ...typed(value, format), ...derive(value) }),
   };
 }
 

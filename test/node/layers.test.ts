@@ -73,8 +73,8 @@ describe('the layers of src/', () => {
     expect(cycles(unitGraph()).map((c) => c.join(' → '))).toEqual([]);
   });
 
-  it('keep the pure core pure: policy/ imports only identity (the person matcher) and own (own-entry lookups), no I/O', () => {
-    expect([...(unitGraph().get('policy/') ?? [])].sort()).toEqual(['identity', 'own']);
+  it('keep the pure core pure: policy/ imports only identity (the person matcher), own (own-entry lookups) and property-value (parsed values), no I/O', () => {
+    expect([...(unitGraph().get('policy/') ?? [])].sort()).toEqual(['identity', 'own', 'property-value']);
   });
 
   it('keep calls/ free of any MCP era', () => {

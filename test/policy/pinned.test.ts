@@ -62,5 +62,7 @@ describe('a policy pinning clones to the lab pool and bridge', () => {
     await denied('pve_api_request', { method: 'GET', path: '/access/users' }, '/tools/pve_api_request/require/1', /status and RRD data only/);
     await denied('pve_api_request', { method: 'GET', path: '/nodes/pve1/qemu/100/status/current/x' }, '/tools/pve_api_request/require/1', /only/);
     await denied('pve_api_request', { method: 'GET', path: '/nodes/pve1/qemu/100/rrddata', params: { timeframe: 'decade' } }, '/tools/pve_api_request/deny_if/0', /args\.params\.timeframe eq "decade"/);
+    // Parameters that look like a parsed property string from the outside are still parameters.
+    await denied('pve_api_request', { method: 'GET', path: '/nodes/pve1/qemu/100/rrddata', params: { text: 'a', fields: 'b', timeframe: 'decade' } }, '/tools/pve_api_request/deny_if/0', /timeframe/);
   });
 });

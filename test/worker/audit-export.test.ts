@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, redactArgs, redactUpstream, sha256Hex } from '../../src/audit/canonical';
+import { propertyValue } from '../../src/property-value';
 import { CSV_COLUMNS, csvCell, toCsv, toJsonLines } from '../../src/audit/export';
 import type { StoredAuditRecord } from '../../src/audit/record';
 
@@ -147,7 +148,8 @@ describe('redactArgs', () => {
     ['a non-string sensitive value', { sshkeys: ['k1', 'k2'] }, [], { sshkeys: '[redacted]' }],
     ['names inside object arguments too (config, params)', { config: { cipassword: 'x', memory: 1 }, params: { Password: 'y' } }, [], { config: { cipassword: '[redacted]', memory: 1 }, params: { Password: '[redacted]' } }],
     ['a policy name inside an object argument', { config: { description: 'x' } }, ['description'], { config: { description: '[redacted]' } }],
-    ['a parsed property string inside an object by its text', { config: { net0: { text: 'virtio,bridge=vmbr0', fields: { bridge: 'vmbr0' } } } }, [], { config: { net0: 'virtio,bridge=vmbr0' } }],
+    ['a parsed property string inside an object by its text', { config: { net0: propertyValue('virtio,bridge=vmbr0', { bridge: 'vmbr0' }) } }, [], { config: { net0: 'virtio,bridge=vmbr0' } }],
+    ['an object the caller sent with text and fields keys by all its members', { params: { text: 'a', fields: 'b', storage: 'local' } }, [], { params: { text: 'a', fields: 'b', storage: 'local' } }],
     ['long strings by cutting them', { description: long }, [], { description: `${'a'.repeat(1000)}…[cut 500 chars]` }],
     ['long strings in nested values too', { meta: { notes: [long] } }, [], { meta: { notes: [`${'a'.repeat(1000)}…[cut 500 chars]`] } }],
     ['no other value', { memory: 2048, onboot: true, tags: ['a'], none: null }, [], { memory: 2048, onboot: true, tags: ['a'], none: null }],

@@ -8,6 +8,7 @@ import type { Identity } from '../../src/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy, type CompiledPolicy, type ToolCatalog } from '../../src/policy/load';
 import { policyView } from '../../src/policy/view';
+import { propertyValue, type FieldValue } from '../../src/property-value';
 
 const CATALOG: ToolCatalog = {
   t: {
@@ -45,7 +46,7 @@ function reasonOf(p: CompiledPolicy, args: Record<string, unknown>): string {
   return d.kind === 'deny' ? d.reason : d.kind;
 }
 
-const prop = (text: string, fields: Record<string, unknown>) => ({ text, fields });
+const prop = (text: string, fields: Record<string, FieldValue>) => propertyValue(text, fields);
 
 describe('loading paths into object arguments', () => {
   it.each([
@@ -274,6 +275,13 @@ describe('sums and counts over a *', () => {
 });
 
 describe('policyView', () => {
+  it('takes no object a caller sends for a parsed property string, whatever its keys', () => {
+    const sent = { text: 'a', fields: { storage: 'other' }, storage: 'local' };
+    expect(policyView({ params: sent })).toEqual({ params: sent });
+    const p = compiled({ deny_if: [{ path: 'args.params.storage', op: 'eq', value: 'local' }] });
+    expect(decide(p, { params: sent })).toBe('/tools/t/deny_if/0');
+  });
+
   it('turns property strings into their fields at the top level and inside objects', () => {
     expect(policyView({ net0: prop('virtio', { model: 'virtio' }), config: { memory: 1, net0: prop('x', { a: 1 }) }, delete: ['tags'] })).toEqual({
       net0: { model: 'virtio' },

@@ -86,17 +86,39 @@ export function redactArgs(args: Record<string, unknown>, sensitive: readonly st
 
 /**
  * The exact Proxmox parameters shown to an approver (flat, as `key` or `<step>.key`), redacted
- * like the arguments they come from: a sensitive name matches its key, a `<argument>.<key>`
- * entry the key it becomes upstream.
+ * like the arguments they come from. Upstream names are not always argument names
+ * (`ssh_public_keys` is sent as `ssh-public-keys`; `params` and `config` are spread into their
+ * keys), so a parameter is redacted when its name is a built-in secret or the last part of a
+ * `sensitive` entry, when it is a key of an object argument named sensitive, or when its value is
+ * the value of a sensitive argument.
  */
-export function redactUpstream(params: Record<string, string>, sensitive: readonly string[]): Record<string, string> {
+export function redactUpstream(params: Record<string, string>, sensitive: readonly string[], args: Record<string, unknown>): Record<string, string> {
   const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive].map((name) => (name.split('.').pop() ?? name).toLowerCase()));
+  const values = new Set<string>();
+  for (const entry of sensitive) {
+    const value = entry.split('.').reduce<unknown>((at, key) => (isRecord(at) && Object.hasOwn(at, key) ? at[key] : undefined), args);
+    if (isRecord(value) && !isPropertyValue(value)) for (const key of Object.keys(value)) names.add(key.toLowerCase());
+    else for (const leaf of leaves(value)) values.add(leaf);
+  }
   return Object.fromEntries(
     Object.entries(params).map(([key, value]) => {
       const name = (key.split('.').pop() ?? key).toLowerCase();
-      return [key, names.has(name) ? REDACTED : cutString(value)];
+      return [key, names.has(name) || values.has(value) ? REDACTED : cutString(value)];
     }),
   );
+}
+
+/** The texts a value is sent as (a list: each item, and joined as Proxmox lists are). */
+function leaves(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (isPropertyValue(value)) return [value.text];
+  if (Array.isArray(value)) return [...value.flatMap(leaves), value.map(String).join(';'), value.map(String).join(',')];
+  if (typeof value === 'boolean') return [value ? '1' : '0', String(value)];
+  return typeof value === 'object' ? [] : [String(value)];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function clean(value: unknown, names: ReadonlySet<string>, paths: ReadonlySet<string>, at: string): unknown {

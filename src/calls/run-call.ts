@@ -57,8 +57,8 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
   const redact = (args: Record<string, unknown>): Record<string, unknown> =>
     sensitive ? redactArgs(args, sensitive) : redactAll(args);
-  const redactSent = (params: Record<string, string>): Record<string, string> =>
-    sensitive ? redactUpstream(params, sensitive) : (redactAll(params) as Record<string, string>);
+  const redactSent = (params: Record<string, string>, args: Record<string, unknown>): Record<string, string> =>
+    sensitive ? redactUpstream(params, sensitive, args) : (redactAll(params) as Record<string, string>);
   let scope: CallScope | undefined;
   let result: CallResult;
   let suspended: AskInNextRequest | null = null;
@@ -214,10 +214,10 @@ function pick(args: Record<string, unknown>, keys: readonly string[]): Record<st
 function upstreamShown(
   tool: ToolSpec,
   args: Record<string, unknown>,
-  redact: (params: Record<string, string>) => Record<string, string>,
+  redact: (params: Record<string, string>, args: Record<string, unknown>) => Record<string, string>,
 ): Record<string, string> | null {
   const params = tool.describeCall?.(args);
-  return params ? redact(params) : null;
+  return params ? redact(params, args) : null;
 }
 
 function plainArgs(raw: unknown): Record<string, unknown> {

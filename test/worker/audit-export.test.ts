@@ -175,8 +175,18 @@ describe('redactArgs', () => {
 });
 
 describe('redactUpstream', () => {
+  it.each<[string, Record<string, string>, string[], Record<string, unknown>, Record<string, string>]>([
+    ['a whole object argument: every key of it', { request: 'POST /storage', a: '1', b: 'two' }, ['params'], { params: { a: 1, b: 'two' } }, { request: 'POST /storage', a: '[redacted]', b: '[redacted]' }],
+    ['a config object argument: its keys, not the others', { memory: '2048', description: 'secret text', digest: 'abc' }, ['config'], { config: { memory: 2048, description: 'secret text' } }, { memory: '[redacted]', description: '[redacted]', digest: 'abc' }],
+    ['an argument sent under another name, by its value', { 'ssh-public-keys': 'ssh-ed25519 AAAA k', hostname: 'ct1' }, ['ssh_public_keys'], { ssh_public_keys: 'ssh-ed25519 AAAA k', hostname: 'ct1' }, { 'ssh-public-keys': '[redacted]', hostname: 'ct1' }],
+    ['a list argument, as Proxmox joins it', { tags: 'a;b', name: 'x' }, ['tags'], { tags: ['a', 'b'] }, { tags: '[redacted]', name: 'x' }],
+    ['nothing else', { request: 'GET /version', node: 'pve1' }, ['description'], { node: 'pve1' }, { request: 'GET /version', node: 'pve1' }],
+  ])('redacts %s', (_label, params, sensitive, args, expected) => {
+    expect(redactUpstream(params, sensitive, args)).toEqual(expected);
+  });
+
   it('redacts the Proxmox parameters an approver sees by the same names, step prefixes and params.<name> included', () => {
-    expect(redactUpstream({ request: 'POST /storage', 'encryption-key': 'k', 'site-secret': 's', '2.cipassword': 'c', '2.description': 'd', storage: 'x' }, ['params.site-secret', 'description'])).toEqual({
+    expect(redactUpstream({ request: 'POST /storage', 'encryption-key': 'k', 'site-secret': 's', '2.cipassword': 'c', '2.description': 'd', storage: 'x' }, ['params.site-secret', 'description'], {})).toEqual({
       request: 'POST /storage',
       'encryption-key': '[redacted]',
       'site-secret': '[redacted]',

@@ -60,6 +60,7 @@ const POLICIES = {
       },
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 1000, scope: 'grant' }] },
       pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
+      pve_get_task_status: {},
     },
   },
   // Written for plgonzalezrx8/proxmox-mcp's tool names and arguments, as a PolicyLayer user would.

@@ -61,7 +61,18 @@ function build(list: readonly string[]): Scrubber {
     // string's skeletons are in the joined text's and nothing the walk would find is missed; a
     // hit across two strings only costs the walk.
     if (!holds(stringsOf(value, []).join('\n'))) return value;
-    return walk(value, text) as T;
+    const walked = walk(value, text);
+    // A secret split between two strings (a task log's lines, a key and its value) is in neither
+    // alone: find it in the strings joined, and remove each string's part of it.
+    const strings = stringsOf(walked, []);
+    const joined = strings.join('\n');
+    if (!holds(joined)) return walked as T;
+    const parts = partsOf(strings, spansOf(joined, exact, skeletal));
+    let i = 0;
+    return walk(walked, (s) => {
+      const spans = parts.get(i++);
+      return spans ? replaceSpans(s, spans) : s;
+    }) as T;
   };
   return { text, deep };
 }
@@ -97,6 +108,26 @@ function replaceSpans(text: string, flat: number[]): string {
     at = end;
   }
   return out + text.slice(at);
+}
+
+/**
+ * Spans over the strings joined by line breaks, as spans within each string they cross (by the
+ * string's position in `strings`).
+ */
+function partsOf(strings: readonly string[], flat: number[]): Map<number, number[]> {
+  const parts = new Map<number, number[]>();
+  for (let k = 0; k < flat.length; k += 2) {
+    const [start, end] = [flat[k]!, flat[k + 1]!];
+    let offset = 0;
+    for (const [i, s] of strings.entries()) {
+      const from = Math.max(start, offset) - offset;
+      const to = Math.min(end, offset + s.length) - offset;
+      if (from < to) parts.set(i, [...(parts.get(i) ?? []), from, to]);
+      offset += s.length + 1;
+      if (offset >= end) break;
+    }
+  }
+  return parts;
 }
 
 /** The strings `walk` scrubs, in order. */

@@ -18,7 +18,7 @@ describe('a policy that fails closed', () => {
 
   it('denies by default when the policy says no default: an unlisted tool is neither listed nor callable', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['pve_create_qemu_vm', 'pve_list_vms', 'pve_stop_vm']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['pve_create_qemu_vm', 'pve_get_task_status', 'pve_list_vms', 'pve_stop_vm']);
     const start = await call(client, 'pve_start_vm', { node: 'pve1', vmid: 100, confirm: true });
     expect(start.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(default deny)' });
   });

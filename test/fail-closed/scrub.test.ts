@@ -94,8 +94,27 @@ describe('scrubberFor', () => {
     ['a nested string split across lines', { a: [{ b: `got ${SECRET.slice(0, 9)}\n${SECRET.slice(9)}` }] }, { a: [{ b: `got ${X}` }] }],
     ['a string that holds JSON-escaped text', { m: `{"t":"${each(SECRET, (c) => `\\u${c.toString(16).padStart(4, '0')}`)}"}` }, { m: `{"t":"${X}"}` }],
     ['base64 in an array', ['ok', `Basic ${BASIC}`], ['ok', `Basic ${cut(BASIC, 18, 3)}`]],
+    // Split between two values: in neither alone. Each value loses its part.
+    ['a secret split between two lines of a task log', { log: ['start', `token ${SECRET.slice(0, 18)}`, `${SECRET.slice(18)} end`] }, { log: ['start', `token ${X}`, `${X} end`] }],
+    ['a secret split between a key and its value', { [`k-${SECRET.slice(0, 20)}`]: `${SECRET.slice(20)}` }, { [`k-${X}`]: X }],
   ])('deep() scrubs %s', (_label, value, expected) => {
     expect(scrub.deep(value)).toEqual(expected);
+  });
+
+  it('scrubs base64 of a header wrapped into separate log lines, leaving no line that decodes to the secret', () => {
+    const lines = WRAPPED.split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(1);
+    const out = scrub.deep({ log: lines }).log;
+    expect(out).toHaveLength(lines.length);
+    expect(out.some((l, i) => l !== lines[i])).toBe(true);
+    // Whatever is left, joined again, no longer decodes to anything holding the secret.
+    const left = out.join('').replace(/-/g, '+').replace(/_/g, '/').replace(/\[secret removed\]/g, '');
+    for (let at = 0; at < 4; at++) {
+      const chunk = left.slice(at);
+      const whole = chunk.slice(0, chunk.length - (chunk.length % 4));
+      expect(atob(whole)).not.toContain(SECRET);
+    }
+    expect(out.join('\n')).not.toContain(SECRET);
   });
 
   it('leaves secrets shorter than 6 characters alone, and short derived forms too', () => {

@@ -13,7 +13,7 @@ import { hmacHex, importKey } from '../../src/audit/arg-hash';
 import type { AuditLog } from '../../src/audit/audit-log';
 import { canonicalJson, sha256Hex } from '../../src/audit/canonical';
 import type { AppEnv } from '../../src/env';
-import { call, connect } from '../worker/helpers/mcp';
+import { call, connect, text } from '../worker/helpers/mcp';
 import { sim, type SimFault } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
 
@@ -133,6 +133,33 @@ describe('secrets echoed by upstream', () => {
       // Nor a part of one (a cut through it would leave that).
       expect(text).not.toContain(TOKEN_SECRET.slice(0, 12));
       expect(text).not.toContain(ACCESS_SECRET.slice(0, 12));
+    }
+  });
+
+  it('a task log whose lines split a secret, or wrap its base64, reaches no result, log line or audit record', async () => {
+    const upid = 'UPID:pve1:00001234:00ABCDEF:6745A1B2:qmstart:100:root@pam:';
+    const lines = [`token ${TOKEN_SECRET.slice(0, 18)}`, `${TOKEN_SECRET.slice(18)} and ${ACCESS_SECRET.slice(0, 15)}`, ACCESS_SECRET.slice(15), ...wrapAt(urlSafe(HEADERS), 40).split('\r\n')];
+    const log = lines.map((t, i) => ({ n: i + 1, t }));
+    const logs: string[] = [];
+    const spy = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
+    let result;
+    try {
+      await sim.fault({ path: '/tasks/.*/status$', times: 1, status: 200, contentType: JSON_TYPE, body: { data: { status: 'stopped', exitstatus: 'OK', upid, node: 'pve1' } } });
+      await sim.fault({ path: '/tasks/.*/log$', times: 2, status: 200, contentType: JSON_TYPE, body: { data: log, total: log.length } });
+      result = await call(client, 'pve_get_task_status', { node: 'pve1', upid, log_lines: 50 });
+    } finally {
+      spy.mockRestore();
+      await sim.clearFaults();
+    }
+    expect(result.isError, text(result)).toBeFalsy();
+    expect((result.structuredContent!.log as string[]).length).toBe(lines.length);
+    const line = logs.find((l) => l.includes('"msg":"tool_call"'))!;
+    const stored = JSON.stringify(await recordOf((JSON.parse(line) as { request_id: string }).request_id));
+    for (const shown of [JSON.stringify(result.structuredContent), JSON.stringify(result.content), stored]) {
+      for (const secret of [TOKEN_SECRET, ACCESS_SECRET]) {
+        expect(reveals(shown, secret), shown).toBe(false);
+        expect(reveals(JSON.parse(shown.startsWith('[') ? '{}' : shown)?.log?.join('') ?? '', secret), shown).toBe(false);
+      }
     }
   });
 

@@ -15,7 +15,9 @@
 // path (for `args.config.*.bridge`: every NIC the call sets, not its memory or its disks): a
 // `deny_if` fires when one of them matches, a `require` needs every one and at least one.
 // `aggregate` turns a `*` path into one number: the `sum` of its values (missing counts 0) or the
-// `count` of the values present (0 when it reaches nothing).
+// `count` of the values present (0 when it reaches nothing). A size comparison (lt...gte) or a
+// sum over a value that is not a number (a term below 0, for a sum) cannot judge it: the rule
+// refuses the call (a deny_if fires; a require is not met) instead of letting it through.
 
 import { matchesAnyPrincipal, type Identity } from '../identity';
 import type { Condition } from './schema';
@@ -135,6 +137,8 @@ export function judgeCondition(
   if (reached === ABSENT) return kind === 'deny_if' ? null : 'absent';
   const judged = reached instanceof Each ? reached.values : [reached];
   if (kind === 'deny_if') {
+    // A size rule cannot judge what is not a number ("current=65536"): it refuses instead.
+    if (NUMERIC_OPS.has(cond.op) && judged.some((v) => v !== MISSING && !Number.isFinite(toNumber(v)) && !isInfinity(v))) return 'not_a_number';
     const hit = judged.find((v) => denyHolds(cond, v, regex));
     return hit === undefined ? null : hit === MISSING ? 'missing' : 'matched';
   }
@@ -156,7 +160,17 @@ function requireHolds(cond: Condition, value: Reached, regex?: RegExp): boolean 
   return compareValue(cond, value, regex);
 }
 
-/** The sum or count over a `*` path; null when a value to add up is not a number. */
+const NUMERIC_OPS: ReadonlySet<string> = new Set(['lt', 'lte', 'gt', 'gte']);
+
+/** A number too big to write, as JSON and form values can spell it. */
+function isInfinity(value: unknown): boolean {
+  return Math.abs(toNumber(value)) === Infinity;
+}
+
+/**
+ * The sum or count over a `*` path; null when a value to add up is not a finite number of at
+ * least 0 (a sum is for caps: a negative term would only lower it).
+ */
 function aggregate(kind: 'sum' | 'count', reached: Resolved): number | null {
   const values = reached === ABSENT ? [] : reached instanceof Each ? reached.values : [reached];
   const present = values.filter((v) => v !== MISSING);
@@ -164,10 +178,10 @@ function aggregate(kind: 'sum' | 'count', reached: Resolved): number | null {
   let total = 0;
   for (const v of present) {
     const n = toNumber(v);
-    if (Number.isNaN(n)) return null;
+    if (!Number.isFinite(n) || n < 0) return null;
     total += n;
   }
-  return total;
+  return Number.isFinite(total) ? total : null;
 }
 
 function compareValue(cond: Condition, actual: unknown, regex?: RegExp): boolean {

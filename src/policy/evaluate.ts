@@ -147,7 +147,9 @@ function describe(cond: Condition, kind: 'deny_if' | 'require', refusal: Refusal
   const what = cond.aggregate ? `the ${cond.aggregate} of ${cond.path}` : cond.path;
   switch (refusal) {
     case 'not_a_number':
-      return `Denied by policy: ${what} cannot be computed (a value is not a number), so the rule ${cond.op} ${value} cannot be checked.`;
+      return cond.aggregate
+        ? `Denied by policy: ${what} cannot be computed (a value is not a finite number of at least 0), so the rule ${cond.op} ${value} cannot be checked.`
+        : `Denied by policy: ${cond.path} is not a number, so the rule ${cond.op} ${value} cannot be checked.`;
     case 'missing':
       return `Denied by policy: ${cond.path} ${cond.op} ${value}, and this call leaves it out (a value that is not there equals nothing).`;
     case 'absent':

@@ -166,7 +166,6 @@ describe('operators', () => {
     ['args.memory', 'gt', 4095, true],
     ['args.memory', 'gte', 4097, false],
     ['args.scsi0.size_gib', 'gt', 31.5, true],
-    ['args.node', 'gt', 1, false],
     ['args.node', 'regex', '^pve[0-9]$', true],
     ['args.memory', 'regex', '^4', false],
     ['args.net0.firewall', 'eq', true, true],
@@ -185,6 +184,12 @@ describe('operators', () => {
     // the call leaves out (null) never fires a deny_if and always fails a require.
     expect(decide(deny, CREATE, args).kind).toBe(holds === true ? 'deny' : 'allow');
     expect(decide(require, CREATE, args).kind).toBe(holds === true ? 'allow' : 'deny');
+  });
+
+  it('refuses a size comparison on a value that is not a number, as a deny_if and as a require', () => {
+    const args2 = { node: 'pve1' };
+    expect(decide(policy({ tools: { [CREATE]: { deny_if: [{ path: 'args.node', op: 'gt', value: 1 }] } } }), CREATE, args2)).toMatchObject({ kind: 'deny', reason: 'Denied by policy: args.node is not a number, so the rule gt 1 cannot be checked.' });
+    expect(decide(policy({ tools: { [CREATE]: { require: [{ path: 'args.node', op: 'gt', value: 1 }] } } }), CREATE, args2).kind).toBe('deny');
   });
 
   it('names the rule that fires and its reason', () => {

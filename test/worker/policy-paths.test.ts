@@ -255,11 +255,27 @@ describe('sums and counts over a *', () => {
     expect(decide(p, { config: { scsi1: disk(1), scsi2: disk(1) } })).toBe('/tools/t/require/0');
   });
 
-  it('refuses when a value to add up is not a number', () => {
+  it('refuses when a value to add up is not a finite number of at least 0', () => {
     const p = compiled({ deny_if: [{ path: 'args.params.*', aggregate: 'sum', op: 'gt', value: 10 }] });
     expect(decide(p, { params: { a: 1, b: 2 } })).toBe('allow');
-    expect(decide(p, { params: { a: 1, b: 'two' } })).toBe('/tools/t/deny_if/0');
-    expect(reasonOf(p, { params: { b: 'two' } })).toMatch(/cannot be computed \(a value is not a number\)/);
+    expect(decide(p, { params: { a: '1', b: '2.5' } })).toBe('allow');
+    for (const b of ['two', 'Infinity', '-Infinity', -1000, '-1000', true, '1e999']) {
+      expect(decide(p, { params: { a: 100, b } }), String(b)).toBe('/tools/t/deny_if/0');
+    }
+    expect(reasonOf(p, { params: { b: 'two' } })).toMatch(/cannot be computed \(a value is not a finite number of at least 0\)/);
+  });
+
+  it('refuses a size comparison on a value that is not a number, instead of letting it through', () => {
+    const p = compiled({ deny_if: [{ path: 'args.params.memory', op: 'gt', value: 32768 }] });
+    expect(decide(p, { params: { memory: 4096 } })).toBe('allow');
+    expect(decide(p, { params: { memory: '4096' } })).toBe('allow');
+    expect(decide(p, { params: { memory: '65536' } })).toBe('/tools/t/deny_if/0');
+    expect(decide(p, { params: { memory: 'Infinity' } })).toBe('/tools/t/deny_if/0');
+    // PVE 9 takes memory as the property string [current=]<integer>.
+    expect(decide(p, { params: { memory: 'current=65536' } })).toBe('/tools/t/deny_if/0');
+    expect(reasonOf(p, { params: { memory: 'current=65536' } })).toBe('Denied by policy: args.params.memory is not a number, so the rule gt 32768 cannot be checked.');
+    // A field the call leaves out is missing, not "not a number".
+    expect(decide(p, { params: {} })).toBe('allow');
   });
 
   it.each<[object, RegExp]>([

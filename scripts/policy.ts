@@ -80,4 +80,8 @@ for (const name of tool?.fills ?? []) {
     console.log(`note: without "${name}", the server fills it in (reading Proxmox) before the policy decides, and rules on args.${name} see that value; here they saw it left out (a require on it fails; a deny_if fires only for neq, not_in or exists: false). Give "${name}" to explain a particular value.`);
   }
 }
+const inherits = Object.keys(tool?.inherits ?? {});
+if (inherits.length) {
+  console.log(`note: ${call.tool} takes ${inherits.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> see those values; here they saw them missing. Give them as arguments to explain particular values.`);
+}
 process.exit(decision.kind === 'allow' ? 0 : 3);

@@ -85,15 +85,20 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     // decides, unless the policy refuses the tool outright anyway.
     let args = given;
     let filled: readonly string[] = [];
+    let inherited: Readonly<Record<string, unknown>> = {};
     if (tool.resolve && active.ok && !refusedOutright(active.policy, tool.name)) {
       const resolved = await tool.resolve(args, scope.ctx);
       args = resolved.args as Record<string, unknown>;
       filled = resolved.filled;
+      inherited = resolved.inherited ?? {};
     }
     const shown = shownArgs(args);
-    facts.args = redact(shown);
+    // What the call takes from its source is shown, stored and bound beside the arguments: an
+    // approval covers a clone of the source as it was read, not of whatever it has become.
+    const withInherited = Object.keys(inherited).length ? { ...shown, [INHERITED_KEY]: shownArgs(inherited) } : shown;
+    facts.args = redact(withInherited);
     facts.argKeys = Object.keys(shown);
-    facts.argsHash = await host.hashArgs(canonicalJson(shown));
+    facts.argsHash = await host.hashArgs(canonicalJson(withInherited));
     const approvals = host.approvals();
     const port = approvalPort(
       {
@@ -109,7 +114,7 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     const gate = await passGate(
       active,
       host.counters(),
-      { tool: tool.name, args: policyView(args), identity, dryRun: tool.dryRun?.(args) ?? false, now: Date.now() },
+      { tool: tool.name, args: policyView(seenBy(args, inherited)), identity, dryRun: tool.dryRun?.(args) ?? false, now: Date.now() },
       port,
     );
     if (!gate.ok) {
@@ -125,7 +130,7 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       const ctx: ToolContext = {
         ...scope.ctx,
         filled,
-        recheck: (next) => recheckPolicy(active, tool.name, next, identity, gate.approvalId !== null),
+        recheck: (next) => recheckPolicy(active, tool.name, seenBy(next, inherited), identity, gate.approvalId !== null),
       };
       let success;
       try {
@@ -194,6 +199,16 @@ function recheckPolicy(active: ActivePolicy, tool: string, next: Record<string, 
     );
   }
   throw new PolicyRefusal(decision.rule, decision.reason);
+}
+
+/** Where the audit record and the approver find what a call inherits from its source. */
+const INHERITED_KEY = '(inherited)';
+
+/** What the policy judges: the arguments, and for each one the call leaves out, what it inherits. */
+function seenBy(args: Record<string, unknown>, inherited: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const seen: Record<string, unknown> = { ...inherited };
+  for (const [key, value] of Object.entries(args)) if (value !== undefined) seen[key] = value;
+  return seen;
 }
 
 /** Arguments as shown and hashed: property strings by their canonical text. */

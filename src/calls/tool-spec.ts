@@ -46,6 +46,12 @@ export class PolicyRefusal extends Error {
 export interface Resolved<A> {
   args: A;
   filled: readonly string[];
+  /**
+   * What the new guest takes from its source where the call leaves an argument out (a clone's
+   * memory, cores, NIC), and what only the source can tell (its sockets, its disks together):
+   * the policy and the approver see these beside the arguments, nothing sends them.
+   */
+  inherited?: Readonly<Record<string, unknown>>;
 }
 
 export interface ToolSuccess<S> {
@@ -71,6 +77,11 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject
   resolve?(args: z.output<I>, ctx: BaseToolContext): Promise<Resolved<z.output<I>>>;
   /** The arguments `resolve` may fill in (for `policy explain`, which cannot read Proxmox). */
   fills?: readonly string[];
+  /**
+   * What `resolve` may report as inherited, by name, with the fields rules may reach (null: none):
+   * arguments of the tool, or names that are not (`sockets`), which rules may then use too.
+   */
+  inherits?: Readonly<Record<string, readonly string[] | null>>;
   /** For property-string arguments: the fields policy rules may reach into (args.net0.bridge). */
   policyFields?: Readonly<Record<string, readonly string[]>>;
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */

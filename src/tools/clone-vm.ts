@@ -9,7 +9,8 @@ import { defineTool, ToolFailure, type ToolContext } from '../calls/tool-spec';
 import { IPCONFIG_FORMAT } from '../proxmox/cloud-init';
 import { RESIZE_FIELDS, describeBytes, resizedBytes } from '../proxmox/disk-size';
 import { bootDisk, guestDisks, hasCloudInitDrive } from '../proxmox/guest-disks';
-import { NET_FORMAT, fieldsOf } from '../proxmox/qemu-options';
+import { NET_FORMAT, fieldsOf, parseNet } from '../proxmox/qemu-options';
+import { propertyValue } from '../property-value';
 import { guestConfig, nextId } from '../proxmox/schemas';
 import { cloneInput, cloneSteps, setsCloudInit, type CloneArgs } from './clone-input';
 import { outputExtras } from './common';
@@ -61,6 +62,32 @@ function judge(args: CloneArgs, src: Source): { ok: false; reason: string } | { 
   return { ok: true, note: notes.join(' ') };
 }
 
+/**
+ * What a clone takes from its source config (Proxmox's defaults where the config says nothing):
+ * memory, cores and net0 where the call does not set them, sockets, and disk_gib, the size of
+ * all its disks together after the resize ("unknown" when a disk's size is not in the config: a
+ * cap then refuses rather than guess).
+ */
+function inheritedFrom(config: Readonly<Record<string, string | number>>, args: CloneArgs): Record<string, unknown> {
+  const memory = Number(/^(?:current=)?(\d+)/.exec(String(config.memory ?? '512'))?.[1] ?? NaN);
+  const net0 = typeof config.net0 === 'string' ? parseNet(config.net0) : null;
+  let bytes: number | null = 0;
+  for (const disk of guestDisks(config, 'qemu')) {
+    if (disk.cdrom || disk.unused) continue;
+    const size = disk.key === args.resize_disk && args.resize && disk.bytes !== null ? resizedBytes(args.resize, disk.bytes) : disk.bytes;
+    bytes = bytes === null || size === null ? null : bytes + size;
+  }
+  return {
+    ...(args.memory === undefined ? { memory } : {}),
+    ...(args.cores === undefined ? { cores: Number(config.cores ?? 1) } : {}),
+    // A NIC our parser cannot read still counts, with no fields: a rule on its bridge then
+    // judges a missing bridge (fail closed) instead of no NIC.
+    ...(args.net0 === undefined && net0 ? { net0: net0.ok ? net0.value : propertyValue(String(config.net0), {}) } : {}),
+    sockets: Number(config.sockets ?? 1),
+    disk_gib: bytes === null ? 'unknown' : Math.round((bytes / 1024 ** 3) * 1000) / 1000,
+  };
+}
+
 export const cloneVm = defineTool({
   name: 'pve_clone_vm',
   description:
@@ -71,8 +98,11 @@ export const cloneVm = defineTool({
   annotations: { title: 'Clone a Proxmox VM', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   dryRun: (args) => !args.confirm,
   policyFields: { ipconfig0: fieldsOf(IPCONFIG_FORMAT), net0: fieldsOf(NET_FORMAT), resize: RESIZE_FIELDS },
-  // Rules, approvals and approvers see the id and the disk that will be used.
+  // Rules, approvals and approvers see the id and the disk that will be used, and what the clone
+  // takes from its source: its memory, cores and NIC unless the call sets them, its sockets, and
+  // the size of all its disks (after the resize), so caps hold for a clone of a big VM too.
   fills: ['newid', 'resize_disk'],
+  inherits: { memory: null, cores: null, net0: fieldsOf(NET_FORMAT), sockets: null, disk_gib: null },
   async resolve(args, ctx) {
     const filled: string[] = [];
     let out = args;
@@ -80,14 +110,15 @@ export const cloneVm = defineTool({
       out = { ...out, newid: await ctx.pve().get('/cluster/nextid', nextId) };
       filled.push('newid');
     }
+    const { config } = await readSource(ctx, args);
     if (args.resize && args.resize_disk === undefined) {
-      const disk = bootDisk((await readSource(ctx, args)).config);
+      const disk = bootDisk(config);
       if (disk) {
         out = { ...out, resize_disk: disk.key };
         filled.push('resize_disk');
       }
     }
-    return { args: out, filled };
+    return { args: out, filled, inherited: inheritedFrom(config, out) };
   },
   describeCall: (args) => describePlan(cloneSteps(args, args.newid ?? 0, args.resize_disk)),
   async run(args, ctx) {

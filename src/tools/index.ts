@@ -55,6 +55,10 @@ export const TOOLS: readonly ToolSpec[] = [
 export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(
   TOOLS.map((t) => [
     t.name,
-    Object.fromEntries(Object.keys((t.input as unknown as z.ZodObject).shape).map((arg) => [arg, t.policyFields?.[arg] ?? null])),
+    {
+      // What a tool reports as inherited from a source first, so an argument's own fields win.
+      ...t.inherits,
+      ...Object.fromEntries(Object.keys((t.input as unknown as z.ZodObject).shape).map((arg) => [arg, t.policyFields?.[arg] ?? null])),
+    },
   ]),
 );

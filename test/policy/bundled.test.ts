@@ -132,8 +132,49 @@ describe('the bundled policy.json', () => {
     expect(await sim.writes()).toEqual([]);
   });
 
+  describe('a clone of a big VM, by what it takes from its source', () => {
+    const BIG = { node: 'pve1', source_vmid: 102 };
+    const raise = async (params: Record<string, string>, path = 'config') => {
+      const res = await sim.api('PUT', `/nodes/pve1/qemu/102/${path}`, params);
+      expect(res.status, await res.text()).toBe(200);
+      // A resize is a task: wait until the config says the new size (256 GiB + the growth).
+      const grown = path === 'resize' ? `size=${256 + Number(params.size!.slice(1, -1))}G` : null;
+      for (let i = 0; grown && !String((await sim.guest(102)).config.scsi1).includes(grown); i++) {
+        if (i > 100) throw new Error(`scsi1 of VM 102 never reached ${grown}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    beforeAll(() => sim.reset());
+    afterAll(() => sim.reset());
+
+    it.each<[string, Record<string, string>, string, Record<string, unknown>, RegExp]>([
+      ['its memory', { memory: '65536' }, 'config', {}, /at most 32 GiB of memory/],
+      ['its cores', { cores: '32' }, 'config', {}, /at most 16 cores/],
+      ['its sockets', { sockets: '4' }, 'config', {}, /at most 2 sockets/],
+      ['its disks, 128 + 256 + 700 GiB together', { disk: 'scsi1', size: '+700G' }, 'resize', {}, /at most 1024 GiB together/],
+      ['its disks and a resize, 128 + 256 + 500 + 200 GiB', { disk: 'scsi1', size: '+500G' }, 'resize', { resize: '+200G' }, /at most 1024 GiB together/],
+    ])('refuses a clone that would take %s, writing nothing', async (_label, params, path, args, reason) => {
+      await sim.reset();
+      await raise(params, path);
+      await sim.clearLog();
+      const result = await call(client, 'pve_clone_vm', { ...BIG, ...args, confirm: true });
+      expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
+      expect(text(result)).toMatch(reason);
+      expect(await sim.writes()).toEqual([]);
+    });
+
+    it('lets the call set what it would otherwise take (memory, cores), and previews it', async () => {
+      await sim.reset();
+      await raise({ memory: '65536', cores: '32' });
+      const result = await call(client, 'pve_clone_vm', { ...BIG, memory: 8192, cores: 4 });
+      expect(result.isError, text(result)).toBeFalsy();
+      expect(result.structuredContent!.mode).toBe('preview');
+    });
+  });
+
   it.each<[string, Record<string, unknown>]>([
     ['pve_clone_vm', { ...CLONE, name: 'web-01', memory: 4096, cores: 2, resize: '+20G', ciuser: 'ops', start: true }],
+    ['pve_clone_vm', { node: 'pve1', source_vmid: 102, name: 'db-copy' }],
     ['pve_create_lxc', { ...LXC, hostname: 'ct-01', memory: 1024, rootfs: 'local-lvm:8' }],
     ['pve_resize_disk', { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+20G' }],
     ['pve_set_vm_config', { node: 'pve1', vmid: 100, config: { memory: 8192, virtio3: 'local-lvm:64', protection: true } }],

@@ -29,6 +29,23 @@ describe('a policy pinning clones to the lab pool and bridge', () => {
     ['on another bridge', { pool: 'lab', net0: 'virtio,bridge=vmbr0' }, '/tools/pve_clone_vm/require/1', /lab bridge/],
   ])('refuses a clone %s', (_label, args, rule, reason) => denied('pve_clone_vm', { ...CLONE, ...args }, rule, reason));
 
+  it("judges the NIC a clone keeps from its template when the call gives no net0", async () => {
+    // The template's NIC is on vmbr0: kept, it is outside the lab bridge.
+    await denied('pve_clone_vm', { ...CLONE, pool: 'lab' }, '/tools/pve_clone_vm/require/1', /lab bridge/);
+    // Moved to vmbr1 by its owner, the NIC it keeps meets the rule: no net0 needed.
+    const original = String((await sim.guest(9000)).config.net0);
+    expect(original).toMatch(/bridge=vmbr0/);
+    const moved = await sim.api('PUT', '/nodes/pve1/qemu/9000/config', { net0: original.replace('bridge=vmbr0', 'bridge=vmbr1') });
+    expect(moved.status).toBe(200);
+    try {
+      const r = await call(client(), 'pve_clone_vm', { ...CLONE, pool: 'lab' });
+      expect(r.isError, text(r)).toBeFalsy();
+      expect(r.structuredContent!.mode).toBe('preview');
+    } finally {
+      await sim.api('PUT', '/nodes/pve1/qemu/9000/config', { net0: original });
+    }
+  });
+
   it('lets a clone into the lab pool on the lab bridge through, and it lands there', async () => {
     const r = await call(client(), 'pve_clone_vm', { ...CLONE, pool: 'lab', net0: 'virtio,bridge=vmbr1', confirm: true, wait: true });
     expect(r.isError, text(r)).toBeFalsy();

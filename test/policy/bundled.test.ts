@@ -123,6 +123,9 @@ describe('the bundled policy.json', () => {
     ['more than 32 vCPUs', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { vcpus: 64 } }, '/tools/pve_set_vm_config/deny_if/8'],
     ["a container's swap over 32 GiB", 'pve_set_vm_config', { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { swap: 65536 } }, '/tools/pve_set_vm_config/deny_if/9'],
     ['three new 512 GiB disks in one change (1536 GiB together)', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { virtio3: 'local-lvm:512', virtio4: 'local-lvm:512', sata3: 'local-lvm:512' } }, '/tools/pve_set_vm_config/deny_if/10'],
+    ['a CPU weight above the default', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { cpuunits: 10000 } }, '/tools/pve_set_vm_config/deny_if/11'],
+    ["a container's CPU weight above the default", 'pve_set_vm_config', { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { cpuunits: 500 } }, '/tools/pve_set_vm_config/deny_if/11'],
+    ['a memory share above the default', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { shares: 50000 } }, '/tools/pve_set_vm_config/deny_if/12'],
     ['dozens of small new disks over 1024 GiB together', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`virtio${i + 3}`, 'local-lvm:100'])) }, '/tools/pve_set_vm_config/deny_if/10'],
   ])('denies %s, even as a preview, writing nothing', async (_label, tool, args, rule) => {
     await sim.clearLog();
@@ -178,7 +181,7 @@ describe('the bundled policy.json', () => {
     ['pve_create_lxc', { ...LXC, hostname: 'ct-01', memory: 1024, rootfs: 'local-lvm:8' }],
     ['pve_resize_disk', { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+20G' }],
     ['pve_set_vm_config', { node: 'pve1', vmid: 100, config: { memory: 8192, virtio3: 'local-lvm:64', protection: true } }],
-    ['pve_set_vm_config', { node: 'pve1', vmid: 100, config: { balloon: 4096, vcpus: 2, virtio3: 'local-lvm:512', virtio4: 'local-lvm:512' } }],
+    ['pve_set_vm_config', { node: 'pve1', vmid: 100, config: { balloon: 4096, vcpus: 2, virtio3: 'local-lvm:512', virtio4: 'local-lvm:512', cpuunits: 50, shares: 500 } }],
     ['pve_set_vm_config', { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { swap: 1024, mp0: 'local-lvm:100,mp=/data' } }],
   ])('previews a modest %s', async (tool, args) => {
     const result = await call(client, tool, args);

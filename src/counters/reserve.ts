@@ -56,13 +56,18 @@ export async function reserveLimits(
   return { ok: true, release: releaseTaken };
 }
 
-/** The Durable Object name holding a scope's counters for this identity. */
-export function counterObjectName(scope: Exclude<Scope, 'session'>, identity: Identity): string {
+/**
+ * The Durable Object name holding a scope's counters for this identity. A person is counted by
+ * their verified email when the sign-in carries one (the one rule for naming a person: the same
+ * address in any case is the same person, under whatever id), else by their user id, so that
+ * signing in under a second id does not give one person a second quota.
+ */
+export function counterObjectName(scope: Exclude<Scope, 'session'>, identity: Pick<Identity, 'userId' | 'email' | 'grantId'>): string {
   switch (scope) {
     case 'grant':
       return `grant:${identity.grantId}`;
     case 'user':
-      return `user:${identity.userId}`;
+      return identity.email ? `user:email:${identity.email.toLowerCase()}` : `user:${identity.userId}`;
     case 'global':
       return 'global';
   }

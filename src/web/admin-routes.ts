@@ -9,6 +9,7 @@ import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
 import type { AuditLog } from '../audit/audit-log';
 import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
 import type { PolicyCounters } from '../counters/policy-counters';
+import { counterObjectName } from '../counters/reserve';
 import { objectPort, type RpcOf } from '../stores/stubs';
 import type { CounterRow } from '../counters/window-counters';
 import { configOf } from '../config';
@@ -177,7 +178,7 @@ adminRoutes.post('/grants/revoke', async (c) => {
 async function counterRows(env: AppEnv, result: AuditPage, now: number): Promise<CounterRowView[]> {
   const names = new Set<string>(['global']);
   for (const r of result.records.slice(0, 100)) {
-    if (r.user_id && r.user_id !== '(none)') names.add(`user:${r.user_id}`);
+    if (r.user_id && r.user_id !== '(none)') names.add(counterObjectName('user', { userId: r.user_id, email: r.user_email ?? undefined, grantId: r.grant_id }));
     if (r.grant_id) names.add(`grant:${r.grant_id}`);
   }
   const ns = env.POLICY_COUNTERS;

@@ -166,6 +166,20 @@ describe('per-user and per-grant counters', () => {
     expect((await call(grace, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     await Promise.all([first.close(), second.close(), grace.close()]);
   });
+
+  it('counts one person once under two ids with the same verified email (per person, whatever the id)', async () => {
+    // The dev IdP keeps ids apart by case, as OIDC subs are opaque; the address is one person's.
+    const one = (await connectSignedIn('http', { user: 'judy@example.com', groups: 'ops' })).client;
+    for (let i = 0; i < 2; i++) expect((await call(one, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const other = (await connectSignedIn('http', { user: 'Judy@Example.COM', groups: 'ops' }, new TestOAuthClient('Other id'))).client;
+    expect((await call(other, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const fourth = await call(other, 'pve_list_vms', { limit: 1 });
+    expect(fourth.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: '/tools/pve_list_vms/limits/0' });
+    const counters = (env as unknown as AppEnv).POLICY_COUNTERS;
+    const rows = await counters.get(counters.idFromName('user:email:judy@example.com')).list(Date.now());
+    expect(rows.map((r) => [r.key, r.count])).toEqual([['pve_list_vms/per_user', 3]]);
+    await Promise.all([one.close(), other.close()]);
+  });
 });
 
 describe('sessions belong to their grant', () => {

@@ -17,23 +17,52 @@ const POLICIES = {
     },
   },
   createOnly: { version: '1', default: 'deny', tools: { pve_create_qemu_vm: {} } },
-  broken: { version: '1', default: 'maybe', tools: { pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] } } },
+  broken: {
+    version: '1',
+    default: 'maybe',
+    tools: {
+      pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] },
+    },
+  },
   approvals: {
     version: '1',
     default: 'deny',
     tools: {
-      pve_create_qemu_vm: { action: 'require_approval', reason: 'Creating VMs needs a person\'s OK.', sensitive: ['description'] },
-      pve_list_vms: { action: 'require_approval', approvers: ['group:approvers'], reason: 'Listing needs an approver.' },
-      pve_clone_vm: { action: 'require_approval', approvers: ['group:leads'], reason: 'New VMs need a team lead\'s OK.' },
-      pve_set_vm_config: { action: 'require_approval', reason: 'Config changes need a person\'s OK.' },
-      pve_api_request: { action: 'require_approval', reason: 'Raw API writes need a person\'s OK.', sensitive: ['params.site-secret'] },
+      pve_create_qemu_vm: {
+        action: 'require_approval',
+        reason: "Creating VMs needs a person's OK.",
+        sensitive: ['description'],
+      },
+      pve_list_vms: {
+        action: 'require_approval',
+        approvers: ['group:approvers'],
+        reason: 'Listing needs an approver.',
+      },
+      pve_clone_vm: {
+        action: 'require_approval',
+        approvers: ['group:leads'],
+        reason: "New VMs need a team lead's OK.",
+      },
+      pve_set_vm_config: {
+        action: 'require_approval',
+        reason: "Config changes need a person's OK.",
+      },
+      pve_api_request: {
+        action: 'require_approval',
+        reason: "Raw API writes need a person's OK.",
+        sensitive: ['params.site-secret'],
+      },
     },
   },
   approvalsWeb: {
     version: '1',
     default: 'deny',
     tools: {
-      pve_create_qemu_vm: { action: 'require_approval', approval: 'web', reason: 'A person approves new VMs on the approval page.' },
+      pve_create_qemu_vm: {
+        action: 'require_approval',
+        approval: 'web',
+        reason: 'A person approves new VMs on the approval page.',
+      },
     },
   },
   audited: {
@@ -41,7 +70,10 @@ const POLICIES = {
     default: 'deny',
     tools: {
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
-      pve_create_qemu_vm: { deny_if: [{ path: 'args.memory', op: 'gt', value: 8192 }], sensitive: ['description'] },
+      pve_create_qemu_vm: {
+        deny_if: [{ path: 'args.memory', op: 'gt', value: 8192 }],
+        sensitive: ['description'],
+      },
     },
   },
   // No `default` (so deny), a require on an argument calls may leave out, vmid bounds the
@@ -72,7 +104,16 @@ const POLICIES = {
       pve_get_vm_status: {},
       pve_start_vm: {},
       pve_stop_vm: { action: 'deny', reason: 'Agents never hard-stop guests here.' },
-      pve_shutdown_vm: { deny_if: [{ path: 'args.vmid', op: 'in', value: [100, 101], reason: 'Production guests are shut down by people.' }] },
+      pve_shutdown_vm: {
+        deny_if: [
+          {
+            path: 'args.vmid',
+            op: 'in',
+            value: [100, 101],
+            reason: 'Production guests are shut down by people.',
+          },
+        ],
+      },
       pve_create_snapshot: {
         limits: [{ counter: 'snapshots', window: 'hour', max: 2, scope: 'user' }],
         require: [{ path: 'args.snapname', op: 'regex', value: '^agent_' }],
@@ -86,7 +127,9 @@ const POLICIES = {
     default: 'deny',
     tools: {
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
-      pve_create_qemu_vm: { limits: [{ counter: 'creates', window: 'hour', max: 100, scope: 'grant' }] },
+      pve_create_qemu_vm: {
+        limits: [{ counter: 'creates', window: 'hour', max: 100, scope: 'grant' }],
+      },
       pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
     },
   },
@@ -98,17 +141,45 @@ const POLICIES = {
     tools: {
       pve_clone_vm: {
         require: [
-          { path: 'args.pool', op: 'eq', value: 'lab', reason: 'Agent clones go into the lab pool: pass pool: "lab".' },
-          { path: 'args.net0.bridge', op: 'eq', value: 'vmbr1', reason: 'Agent clones get their NIC on the lab bridge: pass net0, e.g. "virtio,bridge=vmbr1".' },
+          {
+            path: 'args.pool',
+            op: 'eq',
+            value: 'lab',
+            reason: 'Agent clones go into the lab pool: pass pool: "lab".',
+          },
+          {
+            path: 'args.net0.bridge',
+            op: 'eq',
+            value: 'vmbr1',
+            reason:
+              'Agent clones get their NIC on the lab bridge: pass net0, e.g. "virtio,bridge=vmbr1".',
+          },
         ],
       },
       pve_set_vm_config: {
-        deny_if: [{ path: 'args.config.*.bridge', op: 'neq', value: 'vmbr1', reason: 'NICs set by agents stay on the lab bridge vmbr1.' }],
+        deny_if: [
+          {
+            path: 'args.config.*.bridge',
+            op: 'neq',
+            value: 'vmbr1',
+            reason: 'NICs set by agents stay on the lab bridge vmbr1.',
+          },
+        ],
       },
       pve_api_request: {
         require: [
-          { path: 'args.method', op: 'eq', value: 'GET', reason: 'The raw API is open for reading only.' },
-          { path: 'args.path', op: 'regex', value: '^/nodes/[a-z0-9-]+/qemu/[0-9]+/(rrddata|status/current)$', reason: 'The raw API is open for VM status and RRD data only.' },
+          {
+            path: 'args.method',
+            op: 'eq',
+            value: 'GET',
+            reason: 'The raw API is open for reading only.',
+          },
+          {
+            path: 'args.path',
+            op: 'regex',
+            value: '^/nodes/[a-z0-9-]+/qemu/[0-9]+/(rrddata|status/current)$',
+            reason: 'The raw API is open for VM status and RRD data only.',
+          },
         ],
         deny_if: [{ path: 'args.params.timeframe', op: 'eq', value: 'decade' }],
       },
@@ -190,29 +261,44 @@ export default defineConfig({
     projects: [
       workersProject('workers', ['test/worker/**/*.test.ts'], POLICIES.open),
       workersProject('policy-limits', ['test/policy/limits.test.ts'], POLICIES.limits),
-      workersProject('policy-default-deny', ['test/policy/default-deny.test.ts'], POLICIES.createOnly),
+      workersProject(
+        'policy-default-deny',
+        ['test/policy/default-deny.test.ts'],
+        POLICIES.createOnly,
+      ),
       workersProject('policy-bundled', ['test/policy/bundled.test.ts'], null),
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
       workersProject('policy-plg', ['test/policy/plg-names.test.ts'], POLICIES.plg),
       workersProject('policy-pinned', ['test/policy/pinned.test.ts'], POLICIES.pinned),
       // Its own setup adds the outbound probe: a loopback trap for the OAuth library's fetches.
-      workersProject('auth-dev', ['test/auth/**/*.test.ts'], POLICIES.perUser, () => ({
-        AUTH_MODE: 'oauth',
-        IDP: 'dev',
-        ALLOWED_USERS: 'alice@example.com',
-        ALLOWED_GROUPS: 'ops',
-      }), ['./test/auth/global-setup.ts']),
+      workersProject(
+        'auth-dev',
+        ['test/auth/**/*.test.ts'],
+        POLICIES.perUser,
+        () => ({
+          AUTH_MODE: 'oauth',
+          IDP: 'dev',
+          ALLOWED_USERS: 'alice@example.com',
+          ALLOWED_GROUPS: 'ops',
+        }),
+        ['./test/auth/global-setup.ts'],
+      ),
       workersProject('approvals', ['test/approvals/**/*.test.ts'], POLICIES.approvals, () => ({
         AUTH_MODE: 'oauth',
         IDP: 'dev',
         ALLOWED_GROUPS: 'ops',
         ADMIN_USERS: 'admin@example.com',
       })),
-      workersProject('approvals-web', ['test/approvals-web/**/*.test.ts'], POLICIES.approvalsWeb, () => ({
-        AUTH_MODE: 'oauth',
-        IDP: 'dev',
-        ALLOWED_GROUPS: 'ops',
-      })),
+      workersProject(
+        'approvals-web',
+        ['test/approvals-web/**/*.test.ts'],
+        POLICIES.approvalsWeb,
+        () => ({
+          AUTH_MODE: 'oauth',
+          IDP: 'dev',
+          ALLOWED_GROUPS: 'ops',
+        }),
+      ),
       workersProject('audit', ['test/audit/**/*.test.ts'], POLICIES.audited),
       workersProject('eras', ['test/eras/**/*.test.ts'], POLICIES.eras, () => ({
         AUTH_MODE: 'oauth',
@@ -226,9 +312,14 @@ export default defineConfig({
         CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
       })),
       // Plain http to a Proxmox that is not on this machine: refused before any request.
-      workersProject('insecure-upstream', ['test/insecure-upstream/**/*.test.ts'], POLICIES.open, () => ({
-        PVE_BASE_URL: 'http://pve.example.com:8006/api2/json',
-      })),
+      workersProject(
+        'insecure-upstream',
+        ['test/insecure-upstream/**/*.test.ts'],
+        POLICIES.open,
+        () => ({
+          PVE_BASE_URL: 'http://pve.example.com:8006/api2/json',
+        }),
+      ),
       // The identity provider modules themselves, against the fake IdP.
       workersProject('idp', ['test/idp/**/*.test.ts'], POLICIES.open),
       workersProject('auth-oidc', ['test/auth-oidc/**/*.test.ts'], POLICIES.open, oidcSignIn),

@@ -10,8 +10,15 @@ interface BareEnv {
 
 export default {
   async fetch(_request: Request, env: BareEnv): Promise<Response> {
-    const headers = new Headers({ Authorization: `PVEAPIToken=${env.PVE_TOKEN_ID}=${env.PVE_TOKEN_SECRET}`, Accept: 'application/json' });
-    const res = await fetch(`${env.PVE_BASE_URL}/cluster/resources?type=vm`, { headers, redirect: 'manual', signal: AbortSignal.timeout(15_000) });
+    const headers = new Headers({
+      Authorization: `PVEAPIToken=${env.PVE_TOKEN_ID}=${env.PVE_TOKEN_SECRET}`,
+      Accept: 'application/json',
+    });
+    const res = await fetch(`${env.PVE_BASE_URL}/cluster/resources?type=vm`, {
+      headers,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(15_000),
+    });
     const body = (await res.json()) as { data: unknown[] };
     return Response.json({ guests: body.data.length });
   },

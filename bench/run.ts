@@ -21,7 +21,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Client as Client2026, StreamableHTTPClientTransport as Transport2026 } from '@modelcontextprotocol/client';
+import {
+  Client as Client2026,
+  StreamableHTTPClientTransport as Transport2026,
+} from '@modelcontextprotocol/client';
 import { SIMULATOR_TOKENS } from '../simulator/server.ts';
 import { startStack, type Stack } from '../scripts/dev-stack.ts';
 import { evaluatePolicy } from '../src/policy/evaluate.ts';
@@ -48,8 +51,20 @@ const POLICY = {
         rule({ path: 'args.name', op: 'regex', value: '^secret-' }),
       ],
       limits: [
-        { counter: 'per_grant', window: 'minute', max: 1_000_000, scope: 'grant', principals: ['grant@bench'] },
-        { counter: 'per_session', window: 'minute', max: 1_000_000, scope: 'session', principals: ['session@bench'] },
+        {
+          counter: 'per_grant',
+          window: 'minute',
+          max: 1_000_000,
+          scope: 'grant',
+          principals: ['grant@bench'],
+        },
+        {
+          counter: 'per_session',
+          window: 'minute',
+          max: 1_000_000,
+          scope: 'session',
+          principals: ['session@bench'],
+        },
       ],
     },
   },
@@ -66,7 +81,9 @@ interface Series {
 
 async function main(): Promise<void> {
   const state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-bench-'));
-  const baseline = process.env.BENCH_BASELINE ? path.resolve(process.env.BENCH_BASELINE) : undefined;
+  const baseline = process.env.BENCH_BASELINE
+    ? path.resolve(process.env.BENCH_BASELINE)
+    : undefined;
   const servers: Record<string, Record<string, string>> = {
     main: {},
     twin: {},
@@ -85,7 +102,12 @@ async function main(): Promise<void> {
           inspectorPort: BASE_PORT + 100 + i,
           simPort: 0,
           simulator: { taskDurationMs: 50 },
-          vars: { AUTH_MODE: 'oauth', IDP: 'dev', POLICY: JSON.stringify(POLICY), ...servers[name] },
+          vars: {
+            AUTH_MODE: 'oauth',
+            IDP: 'dev',
+            POLICY: JSON.stringify(POLICY),
+            ...servers[name],
+          },
           stdio: 'ignore',
           persistTo: path.join(state, name),
         });
@@ -110,21 +132,39 @@ async function main(): Promise<void> {
       persistTo: path.join(state, 'bare'),
     });
     stacks.set('bare', bare);
-    const modern = new Client2026({ name: 'bench-2026', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const modern = new Client2026(
+      { name: 'bench-2026', version: '1' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
     const modernToken = await devAccessToken(stacks.get('main')!.url, 'grant@bench');
-    await modern.connect(new Transport2026(new URL(`${stacks.get('main')!.url}/mcp`), { authProvider: { token: async () => modernToken } }));
+    await modern.connect(
+      new Transport2026(new URL(`${stacks.get('main')!.url}/mcp`), {
+        authProvider: { token: async () => modernToken },
+      }),
+    );
     closers.push(() => modern.close());
     // The same call from a client that is only HTTP, as the bare route's is: what the server adds.
     const rawToken = await devAccessToken(stacks.get('main')!.url, 'grant@bench');
     const BARE = 'bare Worker route: the same Proxmox GET';
     const MODERN_SDK = 'MCP 2026-07-28 pve_list_vms, 3 rules + grant limit';
     const MODERN_RAW = 'MCP 2026-07-28 over plain fetch, same call';
-    const auth = { Authorization: `PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=${SIMULATOR_TOKENS.admin.secret}` };
+    const auth = {
+      Authorization: `PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=${SIMULATOR_TOKENS.admin.secret}`,
+    };
     const LIST = 'MCP pve_list_vms, no rules';
     const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
-    const previewArgs = { node: 'pve1', name: 'bench-vm', memory: 2048, cores: 2, net0: 'virtio,bridge=vmbr0,firewall=1', scsi0: 'local-lvm:32,iothread=1' };
+    const previewArgs = {
+      node: 'pve1',
+      name: 'bench-vm',
+      memory: 2048,
+      cores: 2,
+      net0: 'virtio,bridge=vmbr0,firewall=1',
+      scsi0: 'local-lvm:32,iothread=1',
+    };
     const base = baseline ? await as('baseline', 'open@bench') : undefined;
-    const baseRawToken = baseline ? await devAccessToken(stacks.get('baseline')!.url, 'grant@bench') : undefined;
+    const baseRawToken = baseline
+      ? await devAccessToken(stacks.get('baseline')!.url, 'grant@bench')
+      : undefined;
     const series: Series[] = [
       {
         name: 'direct GET simulator /cluster/resources',
@@ -140,9 +180,28 @@ async function main(): Promise<void> {
       mcpSeries(LIST, open, 'pve_list_vms', {}),
       mcpSeries(PREVIEW, open, 'pve_create_qemu_vm', previewArgs),
       mcpSeries('MCP pve_get_vm_status', open, 'pve_get_vm_status', { node: 'pve1', vmid: 100 }),
-      mcpSeries('MCP pve_start_vm preview (reads the state)', open, 'pve_start_vm', { node: 'pve2', vmid: 104 }),
-      { ...mcpSeries('MCP pve_list_vms, 3 rules', await as('main', 'rules@bench'), 'pve_list_vms', {}), against: LIST },
-      { ...mcpSeries('MCP pve_list_vms, 3 rules + grant limit', await as('main', 'grant@bench'), 'pve_list_vms', {}), against: LIST },
+      mcpSeries('MCP pve_start_vm preview (reads the state)', open, 'pve_start_vm', {
+        node: 'pve2',
+        vmid: 104,
+      }),
+      {
+        ...mcpSeries(
+          'MCP pve_list_vms, 3 rules',
+          await as('main', 'rules@bench'),
+          'pve_list_vms',
+          {},
+        ),
+        against: LIST,
+      },
+      {
+        ...mcpSeries(
+          'MCP pve_list_vms, 3 rules + grant limit',
+          await as('main', 'grant@bench'),
+          'pve_list_vms',
+          {},
+        ),
+        against: LIST,
+      },
       {
         name: BARE,
         run: async () => {
@@ -154,15 +213,62 @@ async function main(): Promise<void> {
         elapsedMs: 0,
       },
       { ...mcpSeries(MODERN_SDK, modern as unknown as Client, 'pve_list_vms', {}), against: BARE },
-      { ...rawModernSeries(MODERN_RAW, stacks.get('main')!.url, rawToken, 'pve_list_vms', {}), against: BARE },
-      { ...mcpSeries('MCP pve_list_vms, 3 rules + session limit', await as('main', 'session@bench'), 'pve_list_vms', {}), against: LIST },
-      { ...mcpSeries('MCP pve_list_vms, no rules, twin server', await as('twin', 'open@bench'), 'pve_list_vms', {}), against: LIST },
-      { ...mcpSeries('MCP pve_list_vms, no rules, audit off', await as('noAudit', 'open@bench'), 'pve_list_vms', {}), against: LIST },
+      {
+        ...rawModernSeries(MODERN_RAW, stacks.get('main')!.url, rawToken, 'pve_list_vms', {}),
+        against: BARE,
+      },
+      {
+        ...mcpSeries(
+          'MCP pve_list_vms, 3 rules + session limit',
+          await as('main', 'session@bench'),
+          'pve_list_vms',
+          {},
+        ),
+        against: LIST,
+      },
+      {
+        ...mcpSeries(
+          'MCP pve_list_vms, no rules, twin server',
+          await as('twin', 'open@bench'),
+          'pve_list_vms',
+          {},
+        ),
+        against: LIST,
+      },
+      {
+        ...mcpSeries(
+          'MCP pve_list_vms, no rules, audit off',
+          await as('noAudit', 'open@bench'),
+          'pve_list_vms',
+          {},
+        ),
+        against: LIST,
+      },
       ...(base
         ? [
-            { ...mcpSeries('MCP pve_list_vms, no rules, BASELINE', base, 'pve_list_vms', {}), against: LIST },
-            { ...mcpSeries('MCP create preview, no rules, BASELINE', base, 'pve_create_qemu_vm', previewArgs), against: PREVIEW },
-            { ...rawModernSeries('MCP 2026-07-28 over plain fetch, BASELINE', stacks.get('baseline')!.url, baseRawToken!, 'pve_list_vms', {}), against: MODERN_RAW },
+            {
+              ...mcpSeries('MCP pve_list_vms, no rules, BASELINE', base, 'pve_list_vms', {}),
+              against: LIST,
+            },
+            {
+              ...mcpSeries(
+                'MCP create preview, no rules, BASELINE',
+                base,
+                'pve_create_qemu_vm',
+                previewArgs,
+              ),
+              against: PREVIEW,
+            },
+            {
+              ...rawModernSeries(
+                'MCP 2026-07-28 over plain fetch, BASELINE',
+                stacks.get('baseline')!.url,
+                baseRawToken!,
+                'pve_list_vms',
+                {},
+              ),
+              against: MODERN_RAW,
+            },
           ]
         : []),
     ];
@@ -191,18 +297,28 @@ async function main(): Promise<void> {
     await reportToolList(open);
     reportEvaluation();
   } finally {
-    await Promise.allSettled([...clients.map((c) => c.close()), ...closers.map((close) => close())]);
+    await Promise.allSettled([
+      ...clients.map((c) => c.close()),
+      ...closers.map((close) => close()),
+    ]);
     await Promise.allSettled([...stacks.values()].map((s) => s.stop()));
     rmSync(state, { recursive: true, force: true });
   }
 }
 
-function mcpSeries(name: string, client: Client, tool: string, args: Record<string, unknown>, expectError = false): Series {
+function mcpSeries(
+  name: string,
+  client: Client,
+  tool: string,
+  args: Record<string, unknown>,
+  expectError = false,
+): Series {
   return {
     name,
     run: async () => {
       const result = await client.callTool({ name: tool, arguments: args });
-      if (Boolean(result.isError) !== expectError) throw new Error(`${tool}: unexpected result ${JSON.stringify(result.content)}`);
+      if (Boolean(result.isError) !== expectError)
+        throw new Error(`${tool}: unexpected result ${JSON.stringify(result.content)}`);
     },
     samples: [],
     elapsedMs: 0,
@@ -213,7 +329,13 @@ function mcpSeries(name: string, client: Client, tool: string, args: Record<stri
  * A 2026-07-28 tools/call as a plain HTTP client makes it (one POST, headers and envelope as the
  * spec says), checking the answer is the tool's result and not an error.
  */
-function rawModernSeries(name: string, base: string, token: string, tool: string, args: Record<string, unknown>): Series {
+function rawModernSeries(
+  name: string,
+  base: string,
+  token: string,
+  tool: string,
+  args: Record<string, unknown>,
+): Series {
   let id = 0;
   const headers = {
     'content-type': 'application/json',
@@ -231,10 +353,16 @@ function rawModernSeries(name: string, base: string, token: string, tool: string
   return {
     name,
     run: async () => {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: tool, arguments: args, _meta: envelope } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name: tool, arguments: args, _meta: envelope },
+      });
       const res = await fetch(`${base}/mcp`, { method: 'POST', headers, body });
       const text = await res.text();
-      if (!res.ok || !text.includes('"structuredContent"') || text.includes('"isError":true')) throw new Error(`${tool}: ${res.status} ${text.slice(0, 200)}`);
+      if (!res.ok || !text.includes('"structuredContent"') || text.includes('"isError":true'))
+        throw new Error(`${tool}: ${res.status} ${text.slice(0, 200)}`);
     },
     samples: [],
     elapsedMs: 0,
@@ -256,15 +384,22 @@ function quantile(sorted: number[], q: number): number {
 }
 
 function median(samples: number[]): number {
-  return quantile([...samples].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...samples].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 function report(series: Series[]): void {
   const baseline = median(series[0]!.samples);
   const medians = new Map(series.map((s) => [s.name, median(s.samples)]));
   const mcpCalls = series.slice(1).reduce((n, s) => n + s.samples.length, 0);
-  console.log(`\n${ROUNDS} interleaved rounds × ${PER_ROUND} sequential calls per series; ${mcpCalls} MCP tool calls in all, signed in (OAuth).`);
-  console.log(`${'series'.padEnd(44)} ${'calls/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p50÷direct'.padStart(11)} ${'+ms'.padStart(7)}`);
+  console.log(
+    `\n${ROUNDS} interleaved rounds × ${PER_ROUND} sequential calls per series; ${mcpCalls} MCP tool calls in all, signed in (OAuth).`,
+  );
+  console.log(
+    `${'series'.padEnd(44)} ${'calls/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p50÷direct'.padStart(11)} ${'+ms'.padStart(7)}`,
+  );
   for (const s of series) {
     const sorted = [...s.samples].sort((a, b) => a - b);
     const p50 = quantile(sorted, 0.5);
@@ -274,18 +409,28 @@ function report(series: Series[]): void {
       `${s.name.padEnd(44)} ${rate.toFixed(0).padStart(8)} ${p50.toFixed(2).padStart(8)} ${quantile(sorted, 0.99).toFixed(2).padStart(8)} ${(p50 / baseline).toFixed(1).padStart(10)}× ${added.padStart(7)}`,
     );
   }
-  console.log('+ms: median minus the median of "pve_list_vms, no rules" on the main server, same run. The rules rows run');
-  console.log('on that same server (rules scoped to the signed-in person); the twin row is an identical second server');
-  console.log('(how much servers differ); audit off is a third server without the audit trail; BASELINE rows run');
-  console.log('the BENCH_BASELINE checkout\'s Worker (+ms against the same call on this one: negative means this is slower);');
-  console.log('the 2026-07-28 row\'s +ms is against the bare Worker route.');
+  console.log(
+    '+ms: median minus the median of "pve_list_vms, no rules" on the main server, same run. The rules rows run',
+  );
+  console.log(
+    'on that same server (rules scoped to the signed-in person); the twin row is an identical second server',
+  );
+  console.log(
+    '(how much servers differ); audit off is a third server without the audit trail; BASELINE rows run',
+  );
+  console.log(
+    "the BENCH_BASELINE checkout's Worker (+ms against the same call on this one: negative means this is slower);",
+  );
+  console.log("the 2026-07-28 row's +ms is against the bare Worker route.");
 }
 
 /** What tools/list costs each conversation's context: the answer's size, as a client receives it. */
 async function reportToolList(client: Client): Promise<void> {
   const { tools } = await client.listTools();
   const bytes = new TextEncoder().encode(JSON.stringify({ tools })).length;
-  console.log(`\ntools/list: ${tools.length} tools, ${(bytes / 1024).toFixed(1)} KiB (${Math.round(bytes / tools.length)} bytes a tool)`);
+  console.log(
+    `\ntools/list: ${tools.length} tools, ${(bytes / 1024).toFixed(1)} KiB (${Math.round(bytes / tools.length)} bytes a tool)`,
+  );
 }
 
 /** The pure evaluation alone, in-process: what the rules cost without any I/O around them. */
@@ -299,7 +444,8 @@ function reportEvaluation(): void {
     const batches: number[] = [];
     for (let b = 0; b < 30; b++) {
       const t = performance.now();
-      for (let i = 0; i < 10_000; i++) evaluatePolicy(loaded.policy, call, identity, null, Date.now());
+      for (let i = 0; i < 10_000; i++)
+        evaluatePolicy(loaded.policy, call, identity, null, Date.now());
       batches.push(((performance.now() - t) * 1000) / 10_000);
     }
     console.log(`${`  as ${user}`.padEnd(44)} ${median(batches).toFixed(2).padStart(12)}`);

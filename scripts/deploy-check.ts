@@ -10,7 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { experimental_readRawConfig } from 'wrangler';
 import { OFFLINE_WRANGLER_ENV } from './dev-stack.ts';
-import { checkConfig, referenceOf, type CheckedConfig, type Finding } from './deploy-check/rules.ts';
+import {
+  checkConfig,
+  referenceOf,
+  type CheckedConfig,
+  type Finding,
+} from './deploy-check/rules.ts';
 import { parseDryRun } from './deploy-check/wrangler-output.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -41,13 +46,20 @@ async function inspect(file: string): Promise<CheckedConfig | Finding> {
   try {
     raw = experimental_readRawConfig({ config: file }).rawConfig as Record<string, unknown>;
   } catch (err) {
-    return { problem: `cannot be read: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, fix: 'Fix the TOML syntax.' };
+    return {
+      problem: `cannot be read: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+      fix: 'Fix the TOML syntax.',
+    };
   }
   const { exitCode, output } = await dryRun(file);
   return { raw, exitCode, report: parseDryRun(output) };
 }
 
-async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimited<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -73,10 +85,18 @@ const [reference, ...checked] = await mapLimited([REFERENCE, ...files], CONCURRE
 const referenceConfig = reference && 'raw' in reference ? reference : null;
 let failed = 0;
 const report = (file: string, result: CheckedConfig | Finding, isReference: boolean): void => {
-  const findings = 'raw' in result ? checkConfig(result, isReference || !referenceConfig ? null : referenceOf(referenceConfig)) : [result];
+  const findings =
+    'raw' in result
+      ? checkConfig(result, isReference || !referenceConfig ? null : referenceOf(referenceConfig))
+      : [result];
   const name = path.relative(process.cwd(), file) || file;
   if (findings.length === 0) {
-    const bound = 'raw' in result ? [...result.report.bindings].filter(([, t]) => t !== 'Environment Variable').map(([n]) => n) : [];
+    const bound =
+      'raw' in result
+        ? [...result.report.bindings]
+            .filter(([, t]) => t !== 'Environment Variable')
+            .map(([n]) => n)
+        : [];
     console.log(`ok    ${name} (bindings: ${bound.join(', ')})`);
     return;
   }
@@ -85,6 +105,10 @@ const report = (file: string, result: CheckedConfig | Finding, isReference: bool
   for (const f of findings) console.log(`  - ${f.problem}\n    fix: ${f.fix}`);
 };
 report(REFERENCE, reference!, true);
-checked.forEach((result, i) => report(files[i]!, result, false));
-console.log(failed ? `deploy:check: ${failed} of ${checked.length + 1} configurations have problems.` : `deploy:check: ${checked.length + 1} configurations ok.`);
+for (const [i, result] of checked.entries()) report(files[i]!, result, false);
+console.log(
+  failed
+    ? `deploy:check: ${failed} of ${checked.length + 1} configurations have problems.`
+    : `deploy:check: ${checked.length + 1} configurations ok.`,
+);
 process.exit(failed ? 1 : 0);

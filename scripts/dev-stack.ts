@@ -66,16 +66,25 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     vars.PVE_TOKEN_SECRET = SIMULATOR_TOKENS.admin.secret;
   }
 
-  const args = ['dev', '--port', String(options.port), '--ip', '127.0.0.1', '--show-interactive-dev-session=false'];
+  const args = [
+    'dev',
+    '--port',
+    String(options.port),
+    '--ip',
+    '127.0.0.1',
+    '--show-interactive-dev-session=false',
+  ];
   // Several stacks (the benchmark) must not fight over the default devtools port.
-  if (options.inspectorPort !== undefined) args.push('--inspector-port', String(options.inspectorPort));
+  if (options.inspectorPort !== undefined)
+    args.push('--inspector-port', String(options.inspectorPort));
   if (options.persistTo) args.push('--persist-to', options.persistTo);
   if (options.config) args.push('--config', options.config);
   // Secrets never go on the command line (any local user reads it with `ps`): they go into a
   // file only we can read, removed when the stack stops.
   const secrets = writeSecretsFile(vars);
   if (secrets) args.push('--env-file', secrets.file);
-  for (const [name, value] of Object.entries(vars)) if (!SECRET_VARS.has(name)) args.push('--var', `${name}:${value}`);
+  for (const [name, value] of Object.entries(vars))
+    if (!SECRET_VARS.has(name)) args.push('--var', `${name}:${value}`);
   const workerRoot = options.root ?? root;
   const wrangler = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
     cwd: workerRoot,
@@ -106,7 +115,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 }
 
 /** Variables that are secrets in a deployment (`wrangler secret put`): never passed as --var. */
-export const SECRET_VARS = new Set(['PVE_TOKEN_SECRET', 'CF_ACCESS_CLIENT_SECRET', 'OIDC_CLIENT_SECRET', 'GITHUB_CLIENT_SECRET']);
+export const SECRET_VARS = new Set([
+  'PVE_TOKEN_SECRET',
+  'CF_ACCESS_CLIENT_SECRET',
+  'OIDC_CLIENT_SECRET',
+  'GITHUB_CLIENT_SECRET',
+]);
 
 /**
  * Writes the secrets among `vars` to a .env file in a fresh directory only this user can enter
@@ -117,7 +131,10 @@ function writeSecretsFile(vars: Record<string, string>): { file: string; remove(
   if (entries.length === 0) return null;
   const lines = entries.map(([name, value]) => {
     // Single quotes keep a .env value literal; a secret with a quote or a line break cannot be.
-    if (/['\r\n]/.test(value)) throw new Error(`${name} contains a quote or a line break, which cannot be passed to wrangler dev safely`);
+    if (/['\r\n]/.test(value))
+      throw new Error(
+        `${name} contains a quote or a line break, which cannot be passed to wrangler dev safely`,
+      );
     return `${name}='${value}'`;
   });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-secrets-'));

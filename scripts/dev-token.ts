@@ -11,6 +11,8 @@ const url = process.env.MCP_URL ?? `http://localhost:${process.env.PORT ?? 8787}
 try {
   console.log(await devAccessToken(url, user, groups));
 } catch (err) {
-  console.error(`Could not get a token from ${url} (is npm start running with the dev sign-in?): ${err instanceof Error ? err.message : err}`);
+  console.error(
+    `Could not get a token from ${url} (is npm start running with the dev sign-in?): ${err instanceof Error ? err.message : err}`,
+  );
   process.exit(1);
 }

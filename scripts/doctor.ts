@@ -12,7 +12,8 @@ import { signInResult, toolResults } from './doctor/mcp-checks.ts';
 import { oauthResults } from './doctor/oauth-checks.ts';
 import { formatResult, notApplicable, skip, summary, type CheckResult } from './doctor/report.ts';
 
-const USAGE = 'usage: npm run doctor -- <server URL, e.g. https://mcp.example.com> [--token <access token>]';
+const USAGE =
+  'usage: npm run doctor -- <server URL, e.g. https://mcp.example.com> [--token <access token>]';
 
 function parseArgs(argv: string[]): { origin: string; token?: string } {
   let url: string | undefined;
@@ -57,7 +58,16 @@ if ('result' in got) {
   const health = got.health;
   show(healthResults(health));
   if (health.auth_mode === 'oauth') show(await oauthResults(origin));
-  else show(['oauth metadata', 'resource metadata', 'resource metadata /mcp', '401 challenge', 'client registration'].map((n) => notApplicable(n, `AUTH_MODE=${health.auth_mode}`)));
+  else
+    show(
+      [
+        'oauth metadata',
+        'resource metadata',
+        'resource metadata /mcp',
+        '401 challenge',
+        'client registration',
+      ].map((n) => notApplicable(n, `AUTH_MODE=${health.auth_mode}`)),
+    );
   const signedIn = await signInResult(origin, health, token);
   show([signedIn.result]);
   show(await toolResults(origin, signedIn.token, signedIn.result));

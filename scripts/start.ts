@@ -12,7 +12,13 @@ const simPort = Number(process.env.SIM_PORT ?? 8006);
 function realPve(): Record<string, string> | undefined {
   if (!process.env.PVE_BASE_URL) return undefined;
   const out: Record<string, string> = {};
-  for (const name of ['PVE_BASE_URL', 'PVE_TOKEN_ID', 'PVE_TOKEN_SECRET', 'CF_ACCESS_CLIENT_ID', 'CF_ACCESS_CLIENT_SECRET']) {
+  for (const name of [
+    'PVE_BASE_URL',
+    'PVE_TOKEN_ID',
+    'PVE_TOKEN_SECRET',
+    'CF_ACCESS_CLIENT_ID',
+    'CF_ACCESS_CLIENT_SECRET',
+  ]) {
     const value = process.env[name];
     if (value) out[name] = value;
   }
@@ -23,7 +29,19 @@ function authVars(): Record<string, string> {
   const mode = process.env.AUTH_MODE ?? 'oauth';
   if (mode !== 'oauth') return { AUTH_MODE: mode };
   const vars: Record<string, string> = { AUTH_MODE: 'oauth', IDP: process.env.IDP ?? 'dev' };
-  const names = ['ALLOWED_USERS', 'ALLOWED_GROUPS', 'PUBLIC_URL', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_SCOPES', 'OIDC_GROUPS_CLAIM', 'GITHUB_CLIENT_ID', 'GITHUB_CLIENT_SECRET', 'GITHUB_ORG'];
+  const names = [
+    'ALLOWED_USERS',
+    'ALLOWED_GROUPS',
+    'PUBLIC_URL',
+    'OIDC_ISSUER',
+    'OIDC_CLIENT_ID',
+    'OIDC_CLIENT_SECRET',
+    'OIDC_SCOPES',
+    'OIDC_GROUPS_CLAIM',
+    'GITHUB_CLIENT_ID',
+    'GITHUB_CLIENT_SECRET',
+    'GITHUB_ORG',
+  ];
   for (const name of names) {
     const value = process.env[name];
     if (value) vars[name] = value;

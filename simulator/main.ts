@@ -6,7 +6,8 @@ function numberFromEnv(name: string): number | undefined {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number >= 0, got '${raw}'`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${name} must be a number >= 0, got '${raw}'`);
   return value;
 }
 

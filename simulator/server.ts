@@ -82,12 +82,19 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     }, ms);
     timers.add(timer);
   };
-  const wait = (ms: number) => new Promise<void>((resolve) => (ms > 0 ? later(ms, resolve) : resolve()));
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => (ms > 0 ? later(ms, resolve) : resolve()));
 
   /** Send a reply after its delay; `onSent` gets the status, or null for a drop (never for hangs). */
   type OnSent = (status: number | null) => void;
   type OnStreamed = (streamed: { bytes: number; complete: boolean }) => void;
-  const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, onSent: OnSent, onStreamed?: OnStreamed) => {
+  const send = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    reply: Reply,
+    onSent: OnSent,
+    onStreamed?: OnStreamed,
+  ) => {
     if (reply.kind === 'hang') return; // keep the socket open and never answer
     later(reply.delayMs ?? 0, () => {
       if (reply.kind === 'drop') {
@@ -142,7 +149,8 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     const fault = tenant.faults.takeHttp(method, faultPath(path));
     if (fault) {
       const injected = faultReply(fault);
-      if (injected !== 'pass') return send(req, res, injected, record, (streamed) => (entry.streamed = streamed));
+      if (injected !== 'pass')
+        return send(req, res, injected, record, (streamed) => (entry.streamed = streamed));
       await wait(fault.delayMs ?? 0);
     }
     const facts: IncomingFacts = { method, path, rawQuery, headers: req.headers, body };

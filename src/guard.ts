@@ -20,7 +20,8 @@ export function loopbackViolation(request: Request): string | null {
   const host = request.headers.get('host') ?? new URL(request.url).host;
   if (!isLoopbackHostname(hostnameOf(`http://${host}`))) return 'Host is not a loopback address';
   const origin = request.headers.get('origin');
-  if (origin !== null && !isLoopbackHostname(hostnameOf(origin))) return 'Origin is not a loopback address';
+  if (origin !== null && !isLoopbackHostname(hostnameOf(origin)))
+    return 'Origin is not a loopback address';
   return null;
 }
 
@@ -30,20 +31,27 @@ export function loopbackViolation(request: Request): string | null {
  */
 export function crossOriginViolation(request: Request, allowed: readonly string[]): string | null {
   const origin = request.headers.get('origin');
-  if (origin === null || origin === new URL(request.url).origin || allowed.includes(origin)) return null;
+  if (origin === null || origin === new URL(request.url).origin || allowed.includes(origin))
+    return null;
   return `Origin ${origin.slice(0, 100)} may not call this server from a browser (set CORS_ORIGINS to allow it)`;
 }
 
-const CORS_ALLOW_HEADERS = 'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
+const CORS_ALLOW_HEADERS =
+  'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
 
 /**
  * The response with CORS headers for exactly the allowed origin that asked, or none at all
  * (libraries in the chain add `Access-Control-Allow-Origin: *` on their own).
  */
-export function withCors(response: Response, request: Request, allowed: readonly string[]): Response {
+export function withCors(
+  response: Response,
+  request: Request,
+  allowed: readonly string[],
+): Response {
   if (response.status === 101) return response; // a WebSocket upgrade is not a CORS response
   const out = new Response(response.body, response);
-  for (const name of [...out.headers.keys()]) if (name.startsWith('access-control-')) out.headers.delete(name);
+  for (const name of [...out.headers.keys()])
+    if (name.startsWith('access-control-')) out.headers.delete(name);
   const origin = request.headers.get('origin');
   if (origin !== null && allowed.includes(origin)) {
     out.headers.set('Access-Control-Allow-Origin', origin);

@@ -25,11 +25,20 @@ export async function health(c: Context<{ Bindings: AppEnv }>): Promise<Response
   const pve = config.pve;
   const policy = activePolicy(env.POLICY, TOOL_CATALOG);
   const auth = mode === 'oauth' ? authConfig(env, publicOrigin(env, request)) : null;
-  const [view, probe] = await Promise.all([healthView(env, request), 'error' in pve ? null : probeProxmox(pve)]);
+  const [view, probe] = await Promise.all([
+    healthView(env, request),
+    'error' in pve ? null : probeProxmox(pve),
+  ]);
   const problems: HealthProblem[] = [
     ...configProblems(env, request),
     ...(probe && probe.status !== 'ok'
-      ? [{ check: 'proxmox' as const, message: probe.message ?? `Proxmox probe: ${probe.status}`, fix: PROBE_FIX[probe.status] }]
+      ? [
+          {
+            check: 'proxmox' as const,
+            message: probe.message ?? `Proxmox probe: ${probe.status}`,
+            fix: PROBE_FIX[probe.status],
+          },
+        ]
       : []),
     ...(policy.ok
       ? []
@@ -48,12 +57,28 @@ export async function health(c: Context<{ Bindings: AppEnv }>): Promise<Response
     view,
     auth_mode: typeof mode === 'string' ? mode : 'invalid',
     ...(auth && !('error' in auth) ? { idp: auth.idp.kind } : {}),
-    ...(mode === 'oauth' ? { public_url: publicUrlState(env, request), oauth_kv: Boolean((env as Partial<AppEnv>).OAUTH_KV) } : {}),
-    proxmox: 'error' in pve ? { configured: false } : { configured: true, via: pve.binding ? 'service-binding' : 'url', ...probeView(probe, operator) },
+    ...(mode === 'oauth'
+      ? {
+          public_url: publicUrlState(env, request),
+          oauth_kv: Boolean((env as Partial<AppEnv>).OAUTH_KV),
+        }
+      : {}),
+    proxmox:
+      'error' in pve
+        ? { configured: false }
+        : {
+            configured: true,
+            via: pve.binding ? 'service-binding' : 'url',
+            ...probeView(probe, operator),
+          },
     audit: config.audit.enabled ? 'on' : 'off',
     policy: policy.ok
       ? { origin: policy.origin, valid: true }
-      : { origin: policy.origin, valid: false, ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }) },
+      : {
+          origin: policy.origin,
+          valid: false,
+          ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }),
+        },
     ...(problems.length
       ? operator
         ? { problems }

@@ -26,7 +26,9 @@ export function identityFromProps(props: unknown): Identity | null {
   const p = props as Record<string, unknown>;
   if (typeof p.userId !== 'string' || !p.userId) return null;
   if (typeof p.clientId !== 'string' || typeof p.grantId !== 'string') return null;
-  const groups = Array.isArray(p.groups) ? p.groups.filter((g): g is string => typeof g === 'string') : [];
+  const groups = Array.isArray(p.groups)
+    ? p.groups.filter((g): g is string => typeof g === 'string')
+    : [];
   return {
     userId: p.userId,
     ...(typeof p.login === 'string' ? { login: p.login } : {}),
@@ -53,12 +55,18 @@ export interface PersonFacts {
  */
 export function matchesPerson(entry: string, who: PersonFacts): boolean {
   if (entry === who.userId) return true;
-  return who.email !== undefined && entry.includes('@') && entry.toLowerCase() === who.email.toLowerCase();
+  return (
+    who.email !== undefined &&
+    entry.includes('@') &&
+    entry.toLowerCase() === who.email.toLowerCase()
+  );
 }
 
 /** A principal entry: `group:<name>` (exact group name) or a person as in `matchesPerson`. */
 export function matchesPrincipal(entry: string, who: PersonFacts): boolean {
-  return entry.startsWith('group:') ? who.groups.includes(entry.slice(6)) : matchesPerson(entry, who);
+  return entry.startsWith('group:')
+    ? who.groups.includes(entry.slice(6))
+    : matchesPerson(entry, who);
 }
 
 export function matchesAnyPrincipal(entries: readonly string[], who: PersonFacts): boolean {

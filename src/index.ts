@@ -39,7 +39,9 @@ if (startup.AUDIT_ENABLED?.trim().toLowerCase() === 'false') {
   console.warn('AUDIT_ENABLED=false: tool calls are not recorded in the audit trail.');
 }
 if (startup.AUTH_MODE !== 'none' && startup.IDP === 'dev') {
-  console.warn('IDP=dev: the local development sign-in believes any name typed into it. Only loopback requests are served.');
+  console.warn(
+    'IDP=dev: the local development sign-in believes any name typed into it. Only loopback requests are served.',
+  );
 }
 
 type AppContext = Context<{ Bindings: AppEnv }>;
@@ -57,14 +59,22 @@ local.all('/mcp', asAnonymous);
 local.all('/sse', asAnonymous);
 local.all('/sse/*', asAnonymous);
 local.route('/', webRoutes);
-local.notFound((c) => c.json({ error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' }, 404));
+local.notFound((c) =>
+  c.json(
+    { error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' },
+    404,
+  ),
+);
 local.onError((err, c) => {
   logUnhandled(err);
   return c.json({ error: 'internal', message: 'Internal error.' }, 500);
 });
 
 function refuse(status: number, error: string, message: string): Response {
-  return new Response(JSON.stringify({ error, message }), { status, headers: { 'content-type': 'application/json' } });
+  return new Response(JSON.stringify({ error, message }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
 }
 
 function logUnhandled(err: unknown): void {
@@ -73,7 +83,10 @@ function logUnhandled(err: unknown): void {
 }
 
 const tooLarge = (limit: number) => (c: AppContext) =>
-  c.json({ error: 'payload_too_large', message: `The request body is larger than ${limit} bytes.` }, 413);
+  c.json(
+    { error: 'payload_too_large', message: `The request body is larger than ${limit} bytes.` },
+    413,
+  );
 
 const SUFFIXED_RESOURCE_METADATA = /^\/\.well-known\/oauth-protected-resource\/(?:mcp|sse)\/?$/;
 
@@ -85,19 +98,35 @@ const entry = new Hono<{ Bindings: AppEnv }>();
  * An MCP message is read once here: one nested absurdly deep is refused before any code walks it
  * (see json-depth.ts); the rest go on with their parse (see mcp-body.ts).
  */
-const mcpBody = async (c: AppContext, next: () => Promise<void>): Promise<Response | void> => {
+const mcpBody = async (c: AppContext, next: () => Promise<void>): Promise<Response | undefined> => {
   const read = await readMcpBody(c.req.raw);
   if ('request' in read) {
     c.req.raw = read.request;
-    return next();
+    await next();
+    return undefined;
   }
   return c.json(
-    { jsonrpc: '2.0', error: { code: -32602, message: `Invalid params: the message nests more than ${MAX_MESSAGE_DEPTH} levels deep.` }, id: null },
+    {
+      jsonrpc: '2.0',
+      error: {
+        code: -32602,
+        message: `Invalid params: the message nests more than ${MAX_MESSAGE_DEPTH} levels deep.`,
+      },
+      id: null,
+    },
     400,
   );
 };
-entry.use('/mcp', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), mcpBody);
-entry.use('/sse/*', bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }), mcpBody);
+entry.use(
+  '/mcp',
+  bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }),
+  mcpBody,
+);
+entry.use(
+  '/sse/*',
+  bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) }),
+  mcpBody,
+);
 entry.use('*', async (c, next) => {
   const path = c.req.path;
   if (path === '/mcp' || path.startsWith('/sse/')) return next();
@@ -116,16 +145,27 @@ async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): P
   if (loopbackOnly) {
     const why = loopbackViolation(request);
     if (why) {
-      const reason = mode === 'none' ? 'With AUTH_MODE=none' : 'With the development sign-in (IDP=dev)';
-      return refuse(403, 'forbidden', `${why}. ${reason} this server only answers loopback requests.`);
+      const reason =
+        mode === 'none' ? 'With AUTH_MODE=none' : 'With the development sign-in (IDP=dev)';
+      return refuse(
+        403,
+        'forbidden',
+        `${why}. ${reason} this server only answers loopback requests.`,
+      );
     }
   }
   if (mode === 'none') {
     // Nobody signs in, so a browser page on another origin would act as the user: refuse it.
     const allowed = configOf(env).corsOrigins;
     const why = crossOriginViolation(request, allowed);
-    if (why) return refuse(403, 'forbidden', `${why}. With AUTH_MODE=none only same-origin browser requests are served.`);
-    if (request.method === 'OPTIONS') return withCors(new Response(null, { status: 204 }), request, allowed);
+    if (why)
+      return refuse(
+        403,
+        'forbidden',
+        `${why}. With AUTH_MODE=none only same-origin browser requests are served.`,
+      );
+    if (request.method === 'OPTIONS')
+      return withCors(new Response(null, { status: 204 }), request, allowed);
     return withCors(await local.fetch(request, env, ctx), request, allowed);
   }
   const origin = publicOrigin(env, request);
@@ -139,7 +179,11 @@ async function dispatch(request: Request, env: AppEnv, ctx: ExecutionContext): P
     provider = providerFor(origin);
   } catch (err) {
     logUnhandled(err);
-    return refuse(400, 'unsupported_origin', `This server cannot sign anyone in at ${origin.slice(0, 100)}. Use its https address, or http://localhost or http://127.0.0.1 locally.`);
+    return refuse(
+      400,
+      'unsupported_origin',
+      `This server cannot sign anyone in at ${origin.slice(0, 100)}. Use its https address, or http://localhost or http://127.0.0.1 locally.`,
+    );
   }
   // Clients look for the path-suffixed metadata of the resource they were given (RFC 9728 §3.1)
   // before the root one; the library serves only the root one, which covers /mcp and /sse.

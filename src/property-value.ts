@@ -17,10 +17,17 @@ export interface PropertyValue {
 }
 
 /** The one way to make a PropertyValue: only a parser of ours calls it. */
-export function propertyValue(text: string, fields: Readonly<Record<string, FieldValue>>): PropertyValue {
+export function propertyValue(
+  text: string,
+  fields: Readonly<Record<string, FieldValue>>,
+): PropertyValue {
   return { text, fields, [PARSED]: true };
 }
 
 export function isPropertyValue(value: unknown): value is PropertyValue {
-  return typeof value === 'object' && value !== null && (value as { [PARSED]?: unknown })[PARSED] === true;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { [PARSED]?: unknown })[PARSED] === true
+  );
 }

@@ -8,10 +8,10 @@ import { SIMULATOR_TOKENS, startSimulator } from '../simulator/server.ts';
 import { startFakeIdp } from './support/fake-idp.ts';
 import { findSchemaFile, loadEndpoints, requireInCi } from './support/pve-schema-load.ts';
 
-
 /** Every endpoint the Worker may call; requests it sends are checked against these. */
 const GUEST_KINDS = ['qemu', 'lxc'];
-const forEachKind = (template: string): string[] => GUEST_KINDS.map((kind) => template.replace('{kind}', kind));
+const forEachKind = (template: string): string[] =>
+  GUEST_KINDS.map((kind) => template.replace('{kind}', kind));
 
 export const ENDPOINTS_USED = [
   'GET /version',
@@ -30,7 +30,9 @@ export const ENDPOINTS_USED = [
   'GET /nodes/{node}/lxc/{vmid}/interfaces',
   ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/status/current'),
   ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/config'),
-  ...['start', 'shutdown', 'stop', 'reboot', 'suspend', 'resume'].flatMap((a) => forEachKind(`POST /nodes/{node}/{kind}/{vmid}/status/${a}`)),
+  ...['start', 'shutdown', 'stop', 'reboot', 'suspend', 'resume'].flatMap((a) =>
+    forEachKind(`POST /nodes/{node}/{kind}/{vmid}/status/${a}`),
+  ),
   ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/snapshot'),
   ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/snapshot'),
   ...forEachKind('DELETE /nodes/{node}/{kind}/{vmid}/snapshot/{snapname}'),
@@ -46,13 +48,19 @@ export const ENDPOINTS_USED = [
 ];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [sim, idp] = await Promise.all([startSimulator({ authFailDelayMs: 200, taskDurationMs: 300 }), startFakeIdp()]);
+  const [sim, idp] = await Promise.all([
+    startSimulator({ authFailDelayMs: 200, taskDurationMs: 300 }),
+    startFakeIdp(),
+  ]);
   project.provide('fakeIdpUrl', idp.url);
   project.provide('simulatorUrl', sim.url);
   project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
   project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
   const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '..'));
-  requireInCi(schemaFile, 'The PVE 9.1.3 API schema (checked against every request the Worker sends)');
+  requireInCi(
+    schemaFile,
+    'The PVE 9.1.3 API schema (checked against every request the Worker sends)',
+  );
   project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
   return async () => {
     await Promise.all([sim.close(), idp.close()]);

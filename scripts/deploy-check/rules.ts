@@ -35,7 +35,9 @@ const LOOPBACK_ONLY: Record<string, string> = {
 };
 
 export function referenceOf(config: CheckedConfig): Reference {
-  const bindings = new Map([...config.report.bindings].filter(([, type]) => type !== 'Environment Variable'));
+  const bindings = new Map(
+    [...config.report.bindings].filter(([, type]) => type !== 'Environment Variable'),
+  );
   return { bindings, migrations: migrationsOf(config.raw) };
 }
 
@@ -50,19 +52,32 @@ export function checkConfig(config: CheckedConfig, reference: Reference | null):
 }
 
 function wranglerFindings({ exitCode, report }: CheckedConfig): Finding[] {
-  const out: Finding[] = report.errors.map((text) => ({ problem: `wrangler error: ${text}`, fix: 'Correct the configuration as wrangler says.' }));
-  if (exitCode !== 0 && out.length === 0) out.push({ problem: `wrangler exited with code ${exitCode}`, fix: 'Run the same dry run by hand to see why.' });
+  const out: Finding[] = report.errors.map((text) => ({
+    problem: `wrangler error: ${text}`,
+    fix: 'Correct the configuration as wrangler says.',
+  }));
+  if (exitCode !== 0 && out.length === 0)
+    out.push({
+      problem: `wrangler exited with code ${exitCode}`,
+      fix: 'Run the same dry run by hand to see why.',
+    });
   for (const text of report.warnings) {
     const misplaced = unexpectedFields(text);
     if (misplaced.length === 0) {
-      out.push({ problem: `wrangler warning: ${text}`, fix: 'A warning at deploy is a setting wrangler ignores or misreads: resolve it.' });
+      out.push({
+        problem: `wrangler warning: ${text}`,
+        fix: 'A warning at deploy is a setting wrangler ignores or misreads: resolve it.',
+      });
       continue;
     }
     for (const { table, keys } of misplaced) {
       const names = keys.map((k) => `"${k}"`).join(', ');
       out.push(
         table === 'top-level'
-          ? { problem: `wrangler ignores ${names}: not a setting it knows at the top level`, fix: 'Check the spelling; Worker variables belong under [vars].' }
+          ? {
+              problem: `wrangler ignores ${names}: not a setting it knows at the top level`,
+              fix: 'Check the spelling; Worker variables belong under [vars].',
+            }
           : {
               problem: `wrangler reads ${names} as part of [${table}] and ignores it there`,
               fix: `In TOML every key after a [table] header belongs to that table: move ${names} above the first [table] header, with the other top-level keys.`,
@@ -93,7 +108,9 @@ function referenceFindings({ raw, report }: CheckedConfig, reference: Reference)
     const got = report.bindings.get(name);
     if (got === type) continue;
     out.push({
-      problem: got ? `binding ${name} is a ${got}; the Worker needs a ${type}` : `binding ${name} (${type}) is missing; the Worker needs it`,
+      problem: got
+        ? `binding ${name} is a ${got}; the Worker needs a ${type}`
+        : `binding ${name} (${type}) is missing; the Worker needs it`,
       fix: `Copy its block from the repository's wrangler.toml.`,
     });
   }
@@ -102,7 +119,9 @@ function referenceFindings({ raw, report }: CheckedConfig, reference: Reference)
     const have = mine[i];
     if (have?.tag === m.tag && have.body === m.body) return;
     out.push({
-      problem: have ? `migration ${i + 1} is ${have.tag} ${have.body}; wrangler.toml has ${m.tag} ${m.body}` : `migration ${m.tag} (${m.body}) is missing`,
+      problem: have
+        ? `migration ${i + 1} is ${have.tag} ${have.body}; wrangler.toml has ${m.tag} ${m.body}`
+        : `migration ${m.tag} (${m.body}) is missing`,
       fix: "Keep the [[migrations]] blocks identical to the repository's wrangler.toml, in the same order: wrangler deploy applies them to create the Durable Object classes.",
     });
   });
@@ -112,14 +131,18 @@ function referenceFindings({ raw, report }: CheckedConfig, reference: Reference)
 function migrationFindings(raw: Record<string, unknown>): Finding[] {
   const created = new Set<string>();
   for (const m of asArray(raw.migrations)) {
-    for (const key of ['new_sqlite_classes', 'new_classes']) for (const c of asStrings(m[key])) created.add(c);
+    for (const key of ['new_sqlite_classes', 'new_classes'])
+      for (const c of asStrings(m[key])) created.add(c);
     for (const r of asArray(m.renamed_classes)) if (typeof r.to === 'string') created.add(r.to);
   }
   const durable = asRecord(raw.durable_objects);
   return asArray(durable?.bindings)
     .map((b) => b.class_name)
     .filter((c): c is string => typeof c === 'string' && !created.has(c))
-    .map((c) => ({ problem: `Durable Object class ${c} has no migration creating it`, fix: `Add a [[migrations]] block with new_sqlite_classes = ["${c}"].` }));
+    .map((c) => ({
+      problem: `Durable Object class ${c} has no migration creating it`,
+      fix: `Add a [[migrations]] block with new_sqlite_classes = ["${c}"].`,
+    }));
 }
 
 /** A deploy configuration must not carry a loopback-only setting or a secret in plain text. */
@@ -128,12 +151,18 @@ function deployVarFindings(raw: Record<string, unknown>): Finding[] {
   const out: Finding[] = [];
   for (const [name, value] of Object.entries(LOOPBACK_ONLY)) {
     if (String(vars[name] ?? '').trim() === value) {
-      out.push({ problem: `${name} = "${value}" serves loopback requests only`, fix: `Use IDP = "oidc" or "github" with AUTH_MODE = "oauth".` });
+      out.push({
+        problem: `${name} = "${value}" serves loopback requests only`,
+        fix: `Use IDP = "oidc" or "github" with AUTH_MODE = "oauth".`,
+      });
     }
   }
   for (const [name, value] of Object.entries(vars)) {
     if (/SECRET/.test(name) && String(value).trim() !== '') {
-      out.push({ problem: `${name} is in [vars], in plain text`, fix: `Remove it from the file and run \`wrangler secret put ${name} -c <this file>\`.` });
+      out.push({
+        problem: `${name} is in [vars], in plain text`,
+        fix: `Remove it from the file and run \`wrangler secret put ${name} -c <this file>\`.`,
+      });
     }
   }
   return out;
@@ -153,10 +182,18 @@ export function migrationsOf(raw: Record<string, unknown>): Migration[] {
 function declaredBindings(raw: Record<string, unknown>): { name: string; at: string }[] {
   const out: { name: string; at: string }[] = [];
   const walk = (value: unknown, at: string): void => {
-    if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${at}[${i}]`));
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(v, `${at}[${i}]`);
+      return;
+    }
     const record = asRecord(value);
     if (!record) return;
-    const name = typeof record.binding === 'string' ? record.binding : typeof record.class_name === 'string' && typeof record.name === 'string' ? record.name : null;
+    const name =
+      typeof record.binding === 'string'
+        ? record.binding
+        : typeof record.class_name === 'string' && typeof record.name === 'string'
+          ? record.name
+          : null;
     if (name) out.push({ name, at });
     for (const [key, child] of Object.entries(record)) {
       // [vars] values are data, not bindings; [env.*] is read only with --env.
@@ -169,7 +206,9 @@ function declaredBindings(raw: Record<string, unknown>): { name: string; at: str
 }
 
 function asRecord(value: unknown): Record<string, unknown> | null {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
 }
 
 function asStrings(value: unknown): string[] {
@@ -177,5 +216,7 @@ function asStrings(value: unknown): string[] {
 }
 
 function asArray(value: unknown): Record<string, unknown>[] {
-  return Array.isArray(value) ? value.map(asRecord).filter((v): v is Record<string, unknown> => v !== null) : [];
+  return Array.isArray(value)
+    ? value.map(asRecord).filter((v): v is Record<string, unknown> => v !== null)
+    : [];
 }

@@ -9,6 +9,7 @@ export interface DryRunReport {
 }
 
 // ANSI colour and style sequences: wrangler colours its output even when it is piped.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is what starts the colour codes this removes
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
 const BLOCK_START = /^(▲|✘) \[(WARNING|ERROR)\]\s*(.*)$/;
 // Lines that end a warning block: wrangler's own progress output, never indented.
@@ -28,7 +29,10 @@ export function parseDryRun(rawOutput: string): DryRunReport {
   let block: { kind: string; lines: string[] } | null = null;
   const close = (): void => {
     if (!block) return;
-    const text = block.lines.map((l) => l.trim()).filter(Boolean).join('\n');
+    const text = block.lines
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join('\n');
     (block.kind === 'ERROR' ? errors : warnings).push(text);
     block = null;
   };

@@ -13,7 +13,13 @@ export interface Health {
   idp?: string;
   public_url?: { configured: boolean; matches_request: boolean };
   oauth_kv?: boolean;
-  proxmox: { configured: boolean; reachable?: boolean; status?: string; latency_ms?: number; pve_version?: string };
+  proxmox: {
+    configured: boolean;
+    reachable?: boolean;
+    status?: string;
+    latency_ms?: number;
+    pve_version?: string;
+  };
   audit: 'on' | 'off';
   policy: { origin: string; valid: boolean; error_count?: number };
   problems?: { check: string; message: string; fix: string }[];
@@ -24,13 +30,25 @@ const TIMEOUT_MS = 15_000;
 const NEED_DETAILS =
   'Run the doctor on the server itself (loopback), or pass --token with the token of an ADMIN_USERS / ADMIN_GROUPS member to see the problem.';
 
-export async function fetchHealth(origin: string, token: string | undefined): Promise<{ health: Health } | { result: CheckResult }> {
+export async function fetchHealth(
+  origin: string,
+  token: string | undefined,
+): Promise<{ health: Health } | { result: CheckResult }> {
   const name = 'health';
   let res: Response;
   try {
-    res = await fetch(`${origin}/health`, { headers: token ? { authorization: `Bearer ${token}` } : {}, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    res = await fetch(`${origin}/health`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (err) {
-    return { result: fail(name, `no answer from ${origin}/health (${errorText(err)})`, 'Check the URL, and that the server is running (npm start) or deployed (wrangler deploy).') };
+    return {
+      result: fail(
+        name,
+        `no answer from ${origin}/health (${errorText(err)})`,
+        'Check the URL, and that the server is running (npm start) or deployed (wrangler deploy).',
+      ),
+    };
   }
   const text = await res.text();
   let health: Health | undefined;
@@ -40,31 +58,68 @@ export async function fetchHealth(origin: string, token: string | undefined): Pr
     // handled below
   }
   if (res.status === 403 && /loopback/.test(text)) {
-    return { result: fail(name, `${origin} refuses this request: ${(health as { message?: string } | undefined)?.message ?? text.slice(0, 200)}`, 'Use http://localhost:<port>, or deploy with a real identity provider.') };
+    return {
+      result: fail(
+        name,
+        `${origin} refuses this request: ${(health as { message?: string } | undefined)?.message ?? text.slice(0, 200)}`,
+        'Use http://localhost:<port>, or deploy with a real identity provider.',
+      ),
+    };
   }
   if (!res.ok || !health || typeof health.version !== 'string') {
-    return { result: fail(name, `${origin}/health answered ${res.status} ${res.headers.get('content-type') ?? ''}, not this server's health report`, 'Check the URL: something else answers there.') };
+    return {
+      result: fail(
+        name,
+        `${origin}/health answered ${res.status} ${res.headers.get('content-type') ?? ''}, not this server's health report`,
+        'Check the URL: something else answers there.',
+      ),
+    };
   }
   return { health };
 }
 
 export function healthResults(h: Health): CheckResult[] {
   const oauth = h.auth_mode === 'oauth';
-  const problems = (check: string): { message: string; fix: string }[] => (h.problems ?? []).filter((p) => p.check === check);
+  const problems = (check: string): { message: string; fix: string }[] =>
+    (h.problems ?? []).filter((p) => p.check === check);
   const judge = (check: string, okDetail: string): CheckResult => {
     const own = problems(check);
-    if (own.length) return fail(check, own.map((p) => p.message).join(' / '), [...new Set(own.map((p) => p.fix))].join(' '));
-    if (h.failing?.includes(check)) return fail(check, '/health reports a problem here (details withheld on a public URL).', NEED_DETAILS);
+    if (own.length)
+      return fail(
+        check,
+        own.map((p) => p.message).join(' / '),
+        [...new Set(own.map((p) => p.fix))].join(' '),
+      );
+    if (h.failing?.includes(check))
+      return fail(
+        check,
+        '/health reports a problem here (details withheld on a public URL).',
+        NEED_DETAILS,
+      );
     return pass(check, okDetail);
   };
-  const results: CheckResult[] = [pass('health', `GET /health answered: version ${h.version}, AUTH_MODE=${h.auth_mode}${h.idp ? `, IDP=${h.idp}` : ''}, ${h.view} view`)];
-  if (problems('auth_mode').length || h.failing?.includes('auth_mode')) results.push(judge('auth_mode', ''));
+  const results: CheckResult[] = [
+    pass(
+      'health',
+      `GET /health answered: version ${h.version}, AUTH_MODE=${h.auth_mode}${h.idp ? `, IDP=${h.idp}` : ''}, ${h.view} view`,
+    ),
+  ];
+  if (problems('auth_mode').length || h.failing?.includes('auth_mode'))
+    results.push(judge('auth_mode', ''));
   if (oauth) {
     results.push(judge('sign_in', `identity provider ${h.idp ?? '?'} configured`));
-    results.push(judge('public_url', h.public_url?.configured ? 'PUBLIC_URL matches this URL' : 'PUBLIC_URL not set: each request\'s own origin is used'));
+    results.push(
+      judge(
+        'public_url',
+        h.public_url?.configured
+          ? 'PUBLIC_URL matches this URL'
+          : "PUBLIC_URL not set: each request's own origin is used",
+      ),
+    );
     results.push(judge('oauth_kv', 'OAUTH_KV bound'));
   } else {
-    for (const check of ['sign_in', 'public_url', 'oauth_kv']) results.push(notApplicable(check, `AUTH_MODE=${h.auth_mode}`));
+    for (const check of ['sign_in', 'public_url', 'oauth_kv'])
+      results.push(notApplicable(check, `AUTH_MODE=${h.auth_mode}`));
   }
   const pve = h.proxmox;
   results.push(
@@ -79,11 +134,21 @@ export function healthResults(h: Health): CheckResult[] {
   const audit = judge('audit', 'audit trail on');
   results.push(
     audit.outcome === 'PASS' && h.audit !== 'on'
-      ? fail('audit', 'the audit trail is off (AUDIT_ENABLED=false): tool calls are not recorded.', 'Remove AUDIT_ENABLED (or set it to true) and redeploy.')
+      ? fail(
+          'audit',
+          'the audit trail is off (AUDIT_ENABLED=false): tool calls are not recorded.',
+          'Remove AUDIT_ENABLED (or set it to true) and redeploy.',
+        )
       : audit,
   );
   if (!h.ok && !results.some((r) => r.outcome === 'FAIL')) {
-    results.push(fail('health', '/health says ok: false for a reason this doctor does not know.', 'Read GET /health on loopback.'));
+    results.push(
+      fail(
+        'health',
+        '/health says ok: false for a reason this doctor does not know.',
+        'Read GET /health on loopback.',
+      ),
+    );
   }
   return results;
 }
@@ -91,7 +156,12 @@ export function healthResults(h: Health): CheckResult[] {
 /** An error in one line, without markup: a page that came back is named by its <title>. */
 export function errorText(err: unknown): string {
   const cause = err instanceof Error ? (err as Error & { cause?: unknown }).cause : undefined;
-  const text = err instanceof Error ? (cause instanceof Error ? `${err.message}: ${cause.message}` : err.message) : String(err);
+  const text =
+    err instanceof Error
+      ? cause instanceof Error
+        ? `${err.message}: ${cause.message}`
+        : err.message
+      : String(err);
   const markup = text.indexOf('<');
   if (markup < 0) return text;
   const title = /<title>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();

@@ -13,27 +13,49 @@ const TIMEOUT_MS = 20_000;
 const READ_TOOL = 'pve_list_vms';
 const DEV_USER = 'doctor@localhost';
 
-export async function signInResult(origin: string, health: Health, given: string | undefined): Promise<{ result: CheckResult; token?: string }> {
+export async function signInResult(
+  origin: string,
+  health: Health,
+  given: string | undefined,
+): Promise<{ result: CheckResult; token?: string }> {
   const name = 'sign-in';
-  if (health.auth_mode !== 'oauth') return { result: notApplicable(name, `AUTH_MODE=${health.auth_mode}: no token needed`) };
+  if (health.auth_mode !== 'oauth')
+    return { result: notApplicable(name, `AUTH_MODE=${health.auth_mode}: no token needed`) };
   if (given) return { result: pass(name, 'bearer token from --token / MCP_TOKEN'), token: given };
   if (health.idp !== 'dev') {
     return {
-      result: skip(name, 'no token: tools/list and the read-only call cannot be checked', 'Pass --token <access token> (or MCP_TOKEN): README, "npm run doctor".'),
+      result: skip(
+        name,
+        'no token: tools/list and the read-only call cannot be checked',
+        'Pass --token <access token> (or MCP_TOKEN): README, "npm run doctor".',
+      ),
     };
   }
   try {
     const token = await devAccessToken(origin, DEV_USER);
     return { result: pass(name, `development sign-in as ${DEV_USER}`), token };
   } catch (err) {
-    return { result: fail(name, `development sign-in failed: ${errorText(err)}`, 'Check /health (PUBLIC_URL must be this URL, ALLOWED_USERS/ALLOWED_GROUPS).') };
+    return {
+      result: fail(
+        name,
+        `development sign-in failed: ${errorText(err)}`,
+        'Check /health (PUBLIC_URL must be this URL, ALLOWED_USERS/ALLOWED_GROUPS).',
+      ),
+    };
   }
 }
 
-export async function toolResults(origin: string, token: string | undefined, signedIn: CheckResult): Promise<CheckResult[]> {
+export async function toolResults(
+  origin: string,
+  token: string | undefined,
+  signedIn: CheckResult,
+): Promise<CheckResult[]> {
   if (signedIn.outcome === 'FAIL' || signedIn.outcome === 'SKIP') {
     const why = signedIn.outcome === 'FAIL' ? 'no token (sign-in failed)' : 'no token';
-    return [skip('tools/list', why, signedIn.fix ?? ''), skip('read-only call', why, signedIn.fix ?? '')];
+    return [
+      skip('tools/list', why, signedIn.fix ?? ''),
+      skip('read-only call', why, signedIn.fix ?? ''),
+    ];
   }
   const client = new Client({ name: 'proxmox-mcp-doctor', version: '1' });
   const transport = new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
@@ -46,7 +68,10 @@ export async function toolResults(origin: string, token: string | undefined, sig
     const fix = /401|unauthori[sz]ed/i.test(text)
       ? 'The token was refused: access tokens last 1 hour and are only good for the URL they were issued for (PUBLIC_URL).'
       : 'Check /health and the server logs (wrangler tail).';
-    return [fail('tools/list', `cannot open an MCP session at ${origin}/mcp: ${text}`, fix), skip('read-only call', 'no session', fix)];
+    return [
+      fail('tools/list', `cannot open an MCP session at ${origin}/mcp: ${text}`, fix),
+      skip('read-only call', 'no session', fix),
+    ];
   }
   try {
     return [await listTools(client), await readOnlyCall(client)];
@@ -62,9 +87,16 @@ async function listTools(client: Client): Promise<CheckResult> {
     const ms = Math.round(performance.now() - started);
     const names = tools.map((t) => t.name);
     if (!names.includes(READ_TOOL)) {
-      return fail('tools/list', `${READ_TOOL} is not offered (${names.join(', ') || 'no tools'}).`, 'The policy hides or denies it: check /health policy and `npm run policy -- explain`.');
+      return fail(
+        'tools/list',
+        `${READ_TOOL} is not offered (${names.join(', ') || 'no tools'}).`,
+        'The policy hides or denies it: check /health policy and `npm run policy -- explain`.',
+      );
     }
-    const shown = names.length > 4 ? `${names.slice(0, 3).join(', ')} and ${names.length - 3} more` : names.join(', ');
+    const shown =
+      names.length > 4
+        ? `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`
+        : names.join(', ');
     return pass('tools/list', `${names.length} tools in ${ms} ms: ${shown}`);
   } catch (err) {
     return fail('tools/list', errorText(err), 'Check /health and the server logs (wrangler tail).');
@@ -75,15 +107,25 @@ async function readOnlyCall(client: Client): Promise<CheckResult> {
   const name = 'read-only call';
   const started = performance.now();
   try {
-    const result = await client.callTool({ name: READ_TOOL, arguments: { limit: 1 } }, undefined, { timeout: TIMEOUT_MS });
+    const result = await client.callTool({ name: READ_TOOL, arguments: { limit: 1 } }, undefined, {
+      timeout: TIMEOUT_MS,
+    });
     const ms = Math.round(performance.now() - started);
     const text = (Array.isArray(result.content) ? result.content : [])
       .map((c: { type?: string; text?: string }) => (c.type === 'text' ? c.text : ''))
       .join(' ')
       .slice(0, 400);
-    if (result.isError) return fail(name, `${READ_TOOL} {limit: 1} failed in ${ms} ms: ${text}`, 'The message says what to check; /health shows the same from the server.');
+    if (result.isError)
+      return fail(
+        name,
+        `${READ_TOOL} {limit: 1} failed in ${ms} ms: ${text}`,
+        'The message says what to check; /health shows the same from the server.',
+      );
     const total = (result.structuredContent as { total?: number } | undefined)?.total;
-    return pass(name, `${READ_TOOL} {limit: 1} answered in ${ms} ms${total !== undefined ? ` (${total} guests in all)` : ''}`);
+    return pass(
+      name,
+      `${READ_TOOL} {limit: 1} answered in ${ms} ms${total !== undefined ? ` (${total} guests in all)` : ''}`,
+    );
   } catch (err) {
     return fail(name, errorText(err), 'Check /health and the server logs (wrangler tail).');
   }

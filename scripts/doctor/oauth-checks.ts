@@ -13,13 +13,19 @@ const INITIALIZE = {
   jsonrpc: '2.0',
   id: 1,
   method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'proxmox-mcp-doctor', version: '1' } },
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'proxmox-mcp-doctor', version: '1' },
+  },
 };
 
 type Json = Record<string, unknown>;
 
-const samePlace = (a: unknown, b: string): boolean => typeof a === 'string' && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
-const under = (a: unknown, origin: string): boolean => typeof a === 'string' && (a === origin || a.startsWith(`${origin}/`));
+const samePlace = (a: unknown, b: string): boolean =>
+  typeof a === 'string' && a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+const under = (a: unknown, origin: string): boolean =>
+  typeof a === 'string' && (a === origin || a.startsWith(`${origin}/`));
 
 /** The fix whenever the server names another origin than the one asked. */
 const usePublicUrl = (origin: string, named: unknown): string =>
@@ -50,38 +56,93 @@ export async function oauthResults(origin: string): Promise<CheckResult[]> {
   return [
     authorizationServer(origin, as),
     rootResult,
-    resource('resource metadata /mcp', `${ROOT_PRM}/mcp`, origin, suffixed, rootResult.outcome === 'PASS'),
+    resource(
+      'resource metadata /mcp',
+      `${ROOT_PRM}/mcp`,
+      origin,
+      suffixed,
+      rootResult.outcome === 'PASS',
+    ),
     challenge,
     registration(as.json),
   ];
 }
 
-function authorizationServer(origin: string, { status, json, error }: Awaited<ReturnType<typeof getJson>>): CheckResult {
+function authorizationServer(
+  origin: string,
+  { status, json, error }: Awaited<ReturnType<typeof getJson>>,
+): CheckResult {
   const name = 'oauth metadata';
-  if (!json) return fail(name, `GET /.well-known/oauth-authorization-server: ${error ?? `${status}, no JSON`}`, 'Check that AUTH_MODE=oauth and the URL is this server.');
-  if (!samePlace(json.issuer, origin)) return fail(name, `issuer is ${String(json.issuer)}, not ${origin}: clients reject metadata for another issuer.`, usePublicUrl(origin, json.issuer));
-  const endpoints = ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'].filter((k) => json[k] !== undefined && !under(json[k], origin));
-  if (endpoints.length) return fail(name, `${endpoints.join(', ')} not under ${origin}.`, usePublicUrl(origin, json.issuer));
-  const pkce = Array.isArray(json.code_challenge_methods_supported) && json.code_challenge_methods_supported.includes('S256');
-  if (!pkce) return fail(name, 'PKCE S256 is not advertised (code_challenge_methods_supported).', 'MCP clients require PKCE S256: check the OAuth provider setup.');
+  if (!json)
+    return fail(
+      name,
+      `GET /.well-known/oauth-authorization-server: ${error ?? `${status}, no JSON`}`,
+      'Check that AUTH_MODE=oauth and the URL is this server.',
+    );
+  if (!samePlace(json.issuer, origin))
+    return fail(
+      name,
+      `issuer is ${String(json.issuer)}, not ${origin}: clients reject metadata for another issuer.`,
+      usePublicUrl(origin, json.issuer),
+    );
+  const endpoints = ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'].filter(
+    (k) => json[k] !== undefined && !under(json[k], origin),
+  );
+  if (endpoints.length)
+    return fail(
+      name,
+      `${endpoints.join(', ')} not under ${origin}.`,
+      usePublicUrl(origin, json.issuer),
+    );
+  const pkce =
+    Array.isArray(json.code_challenge_methods_supported) &&
+    json.code_challenge_methods_supported.includes('S256');
+  if (!pkce)
+    return fail(
+      name,
+      'PKCE S256 is not advertised (code_challenge_methods_supported).',
+      'MCP clients require PKCE S256: check the OAuth provider setup.',
+    );
   return pass(name, `issuer and endpoints on ${origin}, PKCE S256`);
 }
 
 /** `rootServed`: a 404 here is fine when the root document is served (see below). */
-function resource(name: string, path: string, origin: string, { status, json, error }: Awaited<ReturnType<typeof getJson>>, rootServed: boolean): CheckResult {
+function resource(
+  name: string,
+  path: string,
+  origin: string,
+  { status, json, error }: Awaited<ReturnType<typeof getJson>>,
+  rootServed: boolean,
+): CheckResult {
   // RFC 9728: a resource without a path has its document at the root only; clients that try the
   // path-suffixed one first fall back to the root, which the 401 names anyway.
-  if (rootServed && status === 404) return pass(name, 'not served (the resource is the origin): clients fall back to the root document');
+  if (rootServed && status === 404)
+    return pass(
+      name,
+      'not served (the resource is the origin): clients fall back to the root document',
+    );
   if (!json) {
     return fail(
       name,
       `GET ${path}: ${error ?? `${status}${status === 404 ? ', not served for this origin' : ', no JSON'}`}`,
-      status === 404 ? usePublicUrl(origin, undefined) : 'Check that AUTH_MODE=oauth and the URL is this server.',
+      status === 404
+        ? usePublicUrl(origin, undefined)
+        : 'Check that AUTH_MODE=oauth and the URL is this server.',
     );
   }
-  if (!samePlace(json.resource, origin)) return fail(name, `resource is ${String(json.resource)}, not ${origin}: tokens would be for another resource.`, usePublicUrl(origin, json.resource));
+  if (!samePlace(json.resource, origin))
+    return fail(
+      name,
+      `resource is ${String(json.resource)}, not ${origin}: tokens would be for another resource.`,
+      usePublicUrl(origin, json.resource),
+    );
   const servers = Array.isArray(json.authorization_servers) ? json.authorization_servers : [];
-  if (!servers.some((s) => samePlace(s, origin))) return fail(name, `authorization_servers ${JSON.stringify(servers)} do not include ${origin}.`, usePublicUrl(origin, servers[0]));
+  if (!servers.some((s) => samePlace(s, origin)))
+    return fail(
+      name,
+      `authorization_servers ${JSON.stringify(servers)} do not include ${origin}.`,
+      usePublicUrl(origin, servers[0]),
+    );
   return pass(name, `resource ${origin}, authorization server ${origin}`);
 }
 
@@ -91,19 +152,41 @@ async function unauthenticatedMcp(origin: string): Promise<CheckResult> {
   try {
     res = await fetch(`${origin}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify(INITIALIZE),
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
     await res.body?.cancel();
   } catch (err) {
-    return fail(name, `POST /mcp: ${errorText(err)}`, 'Check the URL and that the server is running.');
+    return fail(
+      name,
+      `POST /mcp: ${errorText(err)}`,
+      'Check the URL and that the server is running.',
+    );
   }
-  if (res.status !== 401) return fail(name, `POST /mcp without a token answered ${res.status}, not 401.`, 'Nothing may reach the tools without a token: check AUTH_MODE=oauth.');
+  if (res.status !== 401)
+    return fail(
+      name,
+      `POST /mcp without a token answered ${res.status}, not 401.`,
+      'Nothing may reach the tools without a token: check AUTH_MODE=oauth.',
+    );
   const challenge = res.headers.get('www-authenticate') ?? '';
   const metadata = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
-  if (!metadata) return fail(name, `401 without resource_metadata (WWW-Authenticate: ${challenge || 'none'}): clients cannot find where to sign in.`, usePublicUrl(origin, undefined));
-  if (!under(metadata, origin)) return fail(name, `401 names resource metadata at ${metadata}, not on ${origin}.`, usePublicUrl(origin, new URL(metadata).origin));
+  if (!metadata)
+    return fail(
+      name,
+      `401 without resource_metadata (WWW-Authenticate: ${challenge || 'none'}): clients cannot find where to sign in.`,
+      usePublicUrl(origin, undefined),
+    );
+  if (!under(metadata, origin))
+    return fail(
+      name,
+      `401 names resource metadata at ${metadata}, not on ${origin}.`,
+      usePublicUrl(origin, new URL(metadata).origin),
+    );
   return pass(name, `401 with resource_metadata=${metadata}`);
 }
 
@@ -112,7 +195,19 @@ function registration(metadata: Json | undefined): CheckResult {
   const dcr = typeof metadata?.registration_endpoint === 'string';
   const cimd = metadata?.client_id_metadata_document_supported === true;
   if (!dcr && !cimd) {
-    return fail(name, 'neither dynamic client registration nor client ID metadata documents are advertised: hosted assistants cannot register.', 'Check the OAuth provider setup (clientRegistrationEndpoint).');
+    return fail(
+      name,
+      'neither dynamic client registration nor client ID metadata documents are advertised: hosted assistants cannot register.',
+      'Check the OAuth provider setup (clientRegistrationEndpoint).',
+    );
   }
-  return pass(name, [dcr ? `dynamic registration at ${String(metadata?.registration_endpoint)}` : '', cimd ? 'client ID metadata documents' : ''].filter(Boolean).join(', '));
+  return pass(
+    name,
+    [
+      dcr ? `dynamic registration at ${String(metadata?.registration_endpoint)}` : '',
+      cimd ? 'client ID metadata documents' : '',
+    ]
+      .filter(Boolean)
+      .join(', '),
+  );
 }

@@ -11,16 +11,35 @@ export interface CheckResult {
   fix?: string;
 }
 
-export const pass = (name: string, detail: string): CheckResult => ({ name, outcome: 'PASS', detail });
-export const fail = (name: string, detail: string, fix: string): CheckResult => ({ name, outcome: 'FAIL', detail, fix });
-export const skip = (name: string, detail: string, fix: string): CheckResult => ({ name, outcome: 'SKIP', detail, fix });
-export const notApplicable = (name: string, detail: string): CheckResult => ({ name, outcome: 'N/A', detail });
+export const pass = (name: string, detail: string): CheckResult => ({
+  name,
+  outcome: 'PASS',
+  detail,
+});
+export const fail = (name: string, detail: string, fix: string): CheckResult => ({
+  name,
+  outcome: 'FAIL',
+  detail,
+  fix,
+});
+export const skip = (name: string, detail: string, fix: string): CheckResult => ({
+  name,
+  outcome: 'SKIP',
+  detail,
+  fix,
+});
+export const notApplicable = (name: string, detail: string): CheckResult => ({
+  name,
+  outcome: 'N/A',
+  detail,
+});
 
 const NAME_WIDTH = 22;
 
 /** One line, whatever the texts hold (a policy error list has newlines). */
 export function formatResult(r: CheckResult): string {
-  const flat = (text: string): string => text.replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ');
+  const flat = (text: string): string =>
+    text.replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ');
   const fix = r.fix && r.outcome !== 'PASS' ? ` Fix: ${flat(r.fix)}` : '';
   return `${r.outcome.padEnd(4)}  ${r.name.padEnd(NAME_WIDTH)} ${flat(r.detail)}${fix}`;
 }

@@ -140,7 +140,7 @@ function clone(ctx: HandlerContext): unknown {
   const vmid = Number(ctx.params.vmid);
   const node = String(ctx.params.node);
   const guest = ctx.state.guests.get(vmid);
-  if (!guest || guest.type !== 'qemu' || guest.node !== node) {
+  if (guest?.type !== 'qemu' || guest.node !== node) {
     throw dieError(`unable to find configuration file for VM ${vmid} on node '${node}'`);
   }
   loadAndCheck(ctx, guest);

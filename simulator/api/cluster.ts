@@ -19,7 +19,11 @@ function listNodes({ state, identity, now }: HandlerContext): unknown {
 }
 
 /** Pool entries, with the running members' usage summed in as Cluster.pm does. */
-function poolResources(state: ClusterState, identity: Identity, now: number): Record<string, unknown>[] {
+function poolResources(
+  state: ClusterState,
+  identity: Identity,
+  now: number,
+): Record<string, unknown>[] {
   if (!hasPrivilege(identity, '/pool', 'Pool.Audit')) return [];
   return [...state.pools.keys()].sort().map((pool) => {
     const entry: Record<string, number | string> = { id: `/pool/${pool}`, pool, type: 'pool' };
@@ -53,7 +57,11 @@ function clusterResources({ state, identity, params, now }: HandlerContext): unk
   }
   if (wants('node')) {
     for (const node of state.nodes) {
-      const entry = nodeEntry(node, hasPrivilege(identity, `/nodes/${node.name}`, 'Sys.Audit'), now);
+      const entry = nodeEntry(
+        node,
+        hasPrivilege(identity, `/nodes/${node.name}`, 'Sys.Audit'),
+        now,
+      );
       res.push(node.online ? { ...entry, 'cgroup-mode': 2 } : entry);
     }
   }
@@ -79,7 +87,6 @@ function nextId({ state, params }: HandlerContext): unknown {
   // Cluster.pm's id has been used as a hash key, so Perl's JSON encoder prints it as a string.
   return String(free);
 }
-
 
 export const CLUSTER_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/version', permissions: ALL_USERS, schema: {}, handle: version },

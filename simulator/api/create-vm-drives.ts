@@ -56,9 +56,15 @@ function planDrive(
   const volid = drive.file ?? '';
   const isCdrom = drive.media === 'cdrom';
   const parsed = parseVolumeId(volid);
-  if (volid === '' || volid === 'none' || volid === 'cloudinit' || parsed?.volname === 'cloudinit') {
+  if (
+    volid === '' ||
+    volid === 'none' ||
+    volid === 'cloudinit' ||
+    parsed?.volname === 'cloudinit'
+  ) {
     const storeid = parsed?.storeid ?? defaultStorage;
-    if (volid === 'none' || volid === '' || storeid === undefined) return { key, drive, kind: 'none' };
+    if (volid === 'none' || volid === '' || storeid === undefined)
+      return { key, drive, kind: 'none' };
     return { key, drive, kind: 'cloudinit', storage: storageConfig(state, storeid) };
   }
   if (isCdrom && volid === 'cdrom') {

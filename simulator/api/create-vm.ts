@@ -13,7 +13,8 @@ import { QEMU_CREATE_SCHEMA } from '../schema/qemu-create-schema.ts';
 import { hasPrivilege } from '../access/tokens.ts';
 import { asStrings, extract } from './guest-helpers.ts';
 
-const perlTrue = (value: string | undefined) => value !== undefined && value !== '' && value !== '0';
+const perlTrue = (value: string | undefined) =>
+  value !== undefined && value !== '' && value !== '0';
 
 function createVm(ctx: HandlerContext): unknown {
   const { state, identity, now } = ctx;
@@ -33,7 +34,8 @@ function createVm(ctx: HandlerContext): unknown {
 
   const online = state.nodes.filter((n) => n.online).length;
   if (online * 2 <= state.nodes.length) throw dieError('cluster not ready - no quorum?');
-  if (pool !== undefined && !state.pools.has(pool)) throw permError(`pool '${pool}' does not exist`);
+  if (pool !== undefined && !state.pools.has(pool))
+    throw permError(`pool '${pool}' does not exist`);
   const storagePath = `/storage/${storage}`;
   if (storage !== undefined && !hasPrivilege(identity, storagePath, 'Datastore.AllocateSpace')) {
     throw permError(`${storagePath}, Datastore.AllocateSpace`);
@@ -60,7 +62,8 @@ function createVm(ctx: HandlerContext): unknown {
     drives = checkDrives(state, identity, params, storage);
     if (ctx.strictBridges) checkBridges(params, node.bridges);
     // add_random_macs: NICs without a MAC get one before the config is written
-    for (const key of Object.keys(params).filter((k) => /^net\d+$/.test(k))) params[key] = printNet(params[key] ?? '');
+    for (const key of Object.keys(params).filter((k) => /^net\d+$/.test(k)))
+      params[key] = printNet(params[key] ?? '');
   }
 
   const existing = state.guests.get(vmid);
@@ -95,5 +98,11 @@ function checkBridges(params: Record<string, string>, bridges: readonly string[]
 }
 
 export const CREATE_ROUTES: readonly Route[] = [
-  { method: 'POST', path: '/nodes/{node}/qemu', permissions: ALL_USERS, schema: QEMU_CREATE_SCHEMA, handle: createVm },
+  {
+    method: 'POST',
+    path: '/nodes/{node}/qemu',
+    permissions: ALL_USERS,
+    schema: QEMU_CREATE_SCHEMA,
+    handle: createVm,
+  },
 ];

@@ -9,19 +9,64 @@ import { vmResource } from './views.ts';
 
 /** PVE 9 privilege names (pve-access-control $privgroups plus Permissions.Modify). */
 const ALL_PRIVILEGES = [
-  'Datastore.Allocate', 'Datastore.AllocateSpace', 'Datastore.AllocateTemplate', 'Datastore.Audit',
-  'Group.Allocate', 'Mapping.Audit', 'Mapping.Modify', 'Mapping.Use', 'Permissions.Modify',
-  'Pool.Allocate', 'Pool.Audit', 'Realm.Allocate', 'Realm.AllocateUser', 'SDN.Allocate', 'SDN.Audit',
-  'SDN.Use', 'Sys.AccessNetwork', 'Sys.Audit', 'Sys.Console', 'Sys.Incoming', 'Sys.Modify',
-  'Sys.PowerMgmt', 'Sys.Syslog', 'User.Modify', 'VM.Allocate', 'VM.Audit', 'VM.Backup', 'VM.Clone',
-  'VM.Config.CDROM', 'VM.Config.CPU', 'VM.Config.Cloudinit', 'VM.Config.Disk', 'VM.Config.HWType',
-  'VM.Config.Memory', 'VM.Config.Network', 'VM.Config.Options', 'VM.Console', 'VM.GuestAgent.Audit',
-  'VM.GuestAgent.FileRead', 'VM.GuestAgent.FileSystemMgmt', 'VM.GuestAgent.FileWrite',
-  'VM.GuestAgent.Unrestricted', 'VM.Migrate', 'VM.PowerMgmt', 'VM.Replicate', 'VM.Snapshot',
+  'Datastore.Allocate',
+  'Datastore.AllocateSpace',
+  'Datastore.AllocateTemplate',
+  'Datastore.Audit',
+  'Group.Allocate',
+  'Mapping.Audit',
+  'Mapping.Modify',
+  'Mapping.Use',
+  'Permissions.Modify',
+  'Pool.Allocate',
+  'Pool.Audit',
+  'Realm.Allocate',
+  'Realm.AllocateUser',
+  'SDN.Allocate',
+  'SDN.Audit',
+  'SDN.Use',
+  'Sys.AccessNetwork',
+  'Sys.Audit',
+  'Sys.Console',
+  'Sys.Incoming',
+  'Sys.Modify',
+  'Sys.PowerMgmt',
+  'Sys.Syslog',
+  'User.Modify',
+  'VM.Allocate',
+  'VM.Audit',
+  'VM.Backup',
+  'VM.Clone',
+  'VM.Config.CDROM',
+  'VM.Config.CPU',
+  'VM.Config.Cloudinit',
+  'VM.Config.Disk',
+  'VM.Config.HWType',
+  'VM.Config.Memory',
+  'VM.Config.Network',
+  'VM.Config.Options',
+  'VM.Console',
+  'VM.GuestAgent.Audit',
+  'VM.GuestAgent.FileRead',
+  'VM.GuestAgent.FileSystemMgmt',
+  'VM.GuestAgent.FileWrite',
+  'VM.GuestAgent.Unrestricted',
+  'VM.Migrate',
+  'VM.PowerMgmt',
+  'VM.Replicate',
+  'VM.Snapshot',
   'VM.Snapshot.Rollback',
 ];
 const TREE_PATHS = [
-  '/', '/access', '/access/groups', '/mapping', '/nodes', '/pool', '/sdn', '/storage', '/vms',
+  '/',
+  '/access',
+  '/access/groups',
+  '/mapping',
+  '/nodes',
+  '/pool',
+  '/sdn',
+  '/storage',
+  '/vms',
 ];
 
 function privilegesOf(identity: Identity): Record<string, number> {
@@ -43,7 +88,8 @@ function permissions({ identity, params }: HandlerContext): unknown {
 
 function pools({ state, identity, params, now }: HandlerContext): unknown {
   const poolid = params.poolid === undefined ? undefined : String(params.poolid);
-  if (poolid !== undefined && !state.pools.has(poolid)) throw dieError(`pool '${poolid}' does not exist`);
+  if (poolid !== undefined && !state.pools.has(poolid))
+    throw dieError(`pool '${poolid}' does not exist`);
   return [...state.pools.entries()]
     .filter(([id]) => poolid === undefined || id === poolid)
     .filter(([id]) => hasPrivilege(identity, `/pool/${id}`, 'Pool.Audit'))
@@ -70,7 +116,8 @@ export const EXTRA_ROUTES: readonly Route[] = [
       userid: {
         type: 'string',
         optional: true,
-        pattern: '(?:^(?:[^\\s:/]+)\\@(?:[A-Za-z][A-Za-z0-9\\.\\-_]+)(?:!(?:[A-Za-z][A-Za-z0-9\\.\\-_]+))?$)',
+        pattern:
+          '(?:^(?:[^\\s:/]+)\\@(?:[A-Za-z][A-Za-z0-9\\.\\-_]+)(?:!(?:[A-Za-z][A-Za-z0-9\\.\\-_]+))?$)',
       },
     },
     handle: permissions,
@@ -81,7 +128,12 @@ export const EXTRA_ROUTES: readonly Route[] = [
     permissions: ALL_USERS,
     schema: {
       poolid: { type: 'string', optional: true, format: 'pve-poolid' },
-      type: { type: 'string', optional: true, enum: ['qemu', 'lxc', 'storage'], requires: 'poolid' },
+      type: {
+        type: 'string',
+        optional: true,
+        enum: ['qemu', 'lxc', 'storage'],
+        requires: 'poolid',
+      },
     },
     handle: pools,
   },

@@ -22,5 +22,11 @@ export const GUEST_ROUTES: readonly Route[] = [
     schema: { node: NODE_PARAM, full: { type: 'boolean', optional: true } },
     handle: listGuests('qemu'),
   },
-  { method: 'GET', path: '/nodes/{node}/lxc', permissions: ALL_USERS, schema: { node: NODE_PARAM }, handle: listGuests('lxc') },
+  {
+    method: 'GET',
+    path: '/nodes/{node}/lxc',
+    permissions: ALL_USERS,
+    schema: { node: NODE_PARAM },
+    handle: listGuests('lxc'),
+  },
 ];

@@ -4,7 +4,7 @@
 // On error the new volumes and the placeholder config are removed.
 import type { Guest, NodeState } from '../cluster/cluster-state.ts';
 import { bootGuest } from '../cluster/power.ts';
-import { TaskLog, WorkerDie } from '../cluster/tasks.ts';
+import { type TaskLog, WorkerDie } from '../cluster/tasks.ts';
 import { findVolume, removeVolume } from '../cluster/volumes.ts';
 import { uniqueTags } from './create-vm-task.ts';
 import { startGuestTask } from './guest-helpers.ts';

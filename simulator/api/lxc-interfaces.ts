@@ -17,14 +17,25 @@ function containerInterfaces(ctx: HandlerContext): unknown {
     .map((key) => {
       const net = parseProps(guest.config[key] ?? '', 'name');
       const index = Number(key.slice(3));
-      const ip = net.ip && net.ip !== 'dhcp' && net.ip !== 'manual' ? net.ip : `10.10.${index}.${(guest.vmid % 200) + 20}/24`;
-      const ip6 = net.ip6 && net.ip6 !== 'dhcp' && net.ip6 !== 'auto' && net.ip6 !== 'manual' ? net.ip6 : undefined;
+      const ip =
+        net.ip && net.ip !== 'dhcp' && net.ip !== 'manual'
+          ? net.ip
+          : `10.10.${index}.${(guest.vmid % 200) + 20}/24`;
+      const ip6 =
+        net.ip6 && net.ip6 !== 'dhcp' && net.ip6 !== 'auto' && net.ip6 !== 'manual'
+          ? net.ip6
+          : undefined;
       return entry(net.name ?? `eth${index}`, (net.hwaddr ?? '').toLowerCase(), ip, ip6);
     });
   return [entry('lo', '00:00:00:00:00:00', '127.0.0.1/8', '::1/128'), ...nics];
 }
 
-function entry(name: string, mac: string, inet: string, inet6: string | undefined): Record<string, unknown> {
+function entry(
+  name: string,
+  mac: string,
+  inet: string,
+  inet6: string | undefined,
+): Record<string, unknown> {
   const address = (cidr: string, type: string) => {
     const [ip, prefix] = cidr.split('/');
     return { 'ip-address': ip, 'ip-address-type': type, prefix: Number(prefix) };

@@ -107,7 +107,7 @@ function migratePlan(ctx: HandlerContext, guest: Guest, target: NodeState, log: 
         mlog(
           taskLog,
           now,
-          'starting online/live migration on unix:/run/qemu-server/' + `${guest.vmid}.migrate`,
+          `starting online/live migration on unix:/run/qemu-server/${guest.vmid}.migrate`,
         );
         mlog(taskLog, now, 'migration status: completed');
       }

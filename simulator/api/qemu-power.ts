@@ -29,8 +29,7 @@ const notFound = (ctx: HandlerContext) =>
 /** check_running with its config check: the VM must exist on this node (500 otherwise). */
 export function runningGuest(ctx: HandlerContext): Guest | undefined {
   const guest = ctx.state.guests.get(vmidOf(ctx));
-  if (!guest || guest.type !== 'qemu' || guest.node !== ctx.params.node)
-    throw dieError(notFound(ctx));
+  if (guest?.type !== 'qemu' || guest.node !== ctx.params.node) throw dieError(notFound(ctx));
   return guest.status === 'running' ? guest : undefined;
 }
 
@@ -103,8 +102,7 @@ function start(ctx: HandlerContext): unknown {
 function stopWork(ctx: HandlerContext, skiplock: boolean) {
   return (log: TaskLog) => {
     const guest = ctx.state.guests.get(vmidOf(ctx));
-    if (!guest || guest.type !== 'qemu' || guest.node !== ctx.params.node)
-      throw new Error(notFound(ctx));
+    if (guest?.type !== 'qemu' || guest.node !== ctx.params.node) throw new Error(notFound(ctx));
     if (guest.status !== 'running') return {};
     const locked = lockError(guest);
     if (locked && !skiplock) return { error: locked };

@@ -61,7 +61,8 @@ function taskStatus(ctx: HandlerContext): unknown {
 function taskLog(ctx: HandlerContext): unknown {
   const { parts, task } = lookup(ctx);
   checkTaskAccess(parts, ctx.identity, String(ctx.params.node));
-  if (!task) return new ResultWithTotal([{ n: 1, t: 'unable to open file - No such file or directory' }], 1);
+  if (!task)
+    return new ResultWithTotal([{ n: 1, t: 'unable to open file - No such file or directory' }], 1);
   const lines = task.log;
   const start = Number(ctx.params.start ?? 0);
   const limit = Number(ctx.params.limit ?? 50);

@@ -26,7 +26,8 @@ export function encodeUpid(parts: UpidParts): string {
 export function decodeUpid(upid: string): UpidParts | undefined {
   const match = UPID_RE.exec(upid);
   if (!match) return undefined;
-  const [, node = '', , pid = '', pstart = '', starttime = '', type = '', id = '', user = ''] = match;
+  const [, node = '', , pid = '', pstart = '', starttime = '', type = '', id = '', user = ''] =
+    match;
   return {
     node,
     pid: parseInt(pid, 16),

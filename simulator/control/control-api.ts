@@ -45,7 +45,8 @@ function updateConfig(tenant: Tenant, input: unknown): ControlReply {
   const next: TenantConfig = { ...tenant.config };
   for (const [key, value] of Object.entries(input)) {
     if (key === 'authFailDelayMs' || key === 'taskDurationMs') {
-      if (typeof value !== 'number' || !(value >= 0)) return fail(400, `'${key}' must be a number >= 0`);
+      if (typeof value !== 'number' || !(value >= 0))
+        return fail(400, `'${key}' must be a number >= 0`);
       next[key] = value;
     } else if (key === 'strictBridges') {
       if (typeof value !== 'boolean') return fail(400, "'strictBridges' must be a boolean");
@@ -95,7 +96,13 @@ export function handleControl(
   const guestRoute = /^(GET|POST|DELETE) \/guests\/(\d+)(\/[a-z]+)?$/.exec(route);
   if (guestRoute) {
     settleTasks(tenant.state, now);
-    return handleGuestControl(tenant, guestRoute[1] ?? '', Number(guestRoute[2]), guestRoute[3] ?? '', json.value);
+    return handleGuestControl(
+      tenant,
+      guestRoute[1] ?? '',
+      Number(guestRoute[2]),
+      guestRoute[3] ?? '',
+      json.value,
+    );
   }
   const nodeRoute = /^POST \/nodes\/([^/]+)\/(offline|online)$/.exec(route);
   if (nodeRoute) {

@@ -59,13 +59,31 @@ export function parseFaultSpec(input: unknown): Parsed {
     [method === undefined || typeof method === 'string', "'method' must be a string"],
     [Number.isInteger(times) && (times as number) >= 1, "'times' must be an integer >= 1"],
     [status === undefined || isStatus(status), "'status' must be an integer 100-999"],
-    [body === undefined || ['string', 'object'].includes(typeof body), "'body' must be a string or JSON"],
-    [contentType === undefined || typeof contentType === 'string', "'contentType' must be a string"],
+    [
+      body === undefined || ['string', 'object'].includes(typeof body),
+      "'body' must be a string or JSON",
+    ],
+    [
+      contentType === undefined || typeof contentType === 'string',
+      "'contentType' must be a string",
+    ],
     [headers === undefined || isRecord(headers), "'headers' must be an object"],
     [reason === undefined || typeof reason === 'string', "'reason' must be a string"],
-    [delayMs === undefined || (typeof delayMs === 'number' && delayMs >= 0), "'delayMs' must be >= 0"],
-    [taskExitStatus === undefined || typeof taskExitStatus === 'string', "'taskExitStatus': a string"],
-    [streamBytes === undefined || (Number.isInteger(streamBytes) && (streamBytes as number) >= 16 && (streamBytes as number) <= MAX_STREAM_BYTES), `'streamBytes' must be an integer from 16 to ${MAX_STREAM_BYTES}`],
+    [
+      delayMs === undefined || (typeof delayMs === 'number' && delayMs >= 0),
+      "'delayMs' must be >= 0",
+    ],
+    [
+      taskExitStatus === undefined || typeof taskExitStatus === 'string',
+      "'taskExitStatus': a string",
+    ],
+    [
+      streamBytes === undefined ||
+        (Number.isInteger(streamBytes) &&
+          (streamBytes as number) >= 16 &&
+          (streamBytes as number) <= MAX_STREAM_BYTES),
+      `'streamBytes' must be an integer from 16 to ${MAX_STREAM_BYTES}`,
+    ],
     [chunked === undefined || typeof chunked === 'boolean', "'chunked' must be true or false"],
   ];
   const failed = checks.find(([ok]) => !ok);
@@ -83,7 +101,9 @@ export function parseFaultSpec(input: unknown): Parsed {
     ...(drop === true ? { drop: true } : {}),
     ...(hang === true ? { hang: true } : {}),
     ...(taskExitStatus !== undefined ? { taskExitStatus: taskExitStatus as string } : {}),
-    ...(streamBytes !== undefined ? { streamBytes: streamBytes as number, chunked: chunked !== false } : {}),
+    ...(streamBytes !== undefined
+      ? { streamBytes: streamBytes as number, chunked: chunked !== false }
+      : {}),
   };
   return { ok: true, spec };
 }
@@ -145,9 +165,16 @@ export function faultReply(spec: FaultSpec): Reply | 'pass' {
   if (spec.hang) return { kind: 'hang' };
   if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
   if (spec.streamBytes !== undefined) {
-    return { kind: 'stream', status: spec.status ?? 200, bytes: spec.streamBytes, chunked: spec.chunked !== false, delayMs: spec.delayMs ?? 0 };
+    return {
+      kind: 'stream',
+      status: spec.status ?? 200,
+      bytes: spec.streamBytes,
+      chunked: spec.chunked !== false,
+      delayMs: spec.delayMs ?? 0,
+    };
   }
-  const responds = spec.status !== undefined || spec.body !== undefined || spec.reason !== undefined;
+  const responds =
+    spec.status !== undefined || spec.body !== undefined || spec.reason !== undefined;
   if (!responds && spec.contentType === undefined && spec.headers === undefined) return 'pass';
   const isText = typeof spec.body === 'string' || spec.body === undefined;
   const body = isText ? ((spec.body as string | undefined) ?? '') : JSON.stringify(spec.body);

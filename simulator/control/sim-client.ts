@@ -22,14 +22,21 @@ export interface SimResponse {
   readonly headers: Headers;
   readonly text: string;
   /** The parsed body (throws if it is not JSON). */
-  readonly body: { data?: unknown; message?: string; errors?: Record<string, string>; total?: number };
+  readonly body: {
+    data?: unknown;
+    message?: string;
+    errors?: Record<string, string>;
+    total?: number;
+  };
 }
 
 export type FaultInput = Partial<FaultSpec> & { readonly path: string };
 
-
 function searchParams(record: Record<string, string | number>): URLSearchParams {
-  const pairs = Object.entries(record).map(([key, value]): [string, string] => [key, String(value)]);
+  const pairs = Object.entries(record).map(([key, value]): [string, string] => [
+    key,
+    String(value),
+  ]);
   return new URLSearchParams(pairs);
 }
 
@@ -56,7 +63,8 @@ export function createSimClient(baseUrl: string, tenant?: string) {
     }
     const res = await fetch(`${root}/_sim${path}`, init);
     const parsed: unknown = await res.json();
-    if (!res.ok) throw new Error(`control ${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
+    if (!res.ok)
+      throw new Error(`control ${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
     return parsed;
   };
   return {
@@ -80,20 +88,28 @@ export function createSimClient(baseUrl: string, tenant?: string) {
       const res = await fetch(`${root}/api2/json${path}${query}`, init);
       return toSimResponse(res);
     },
-    requests: async () => ((await control('GET', '/requests')) as { requests: LoggedRequest[] }).requests,
+    requests: async () =>
+      ((await control('GET', '/requests')) as { requests: LoggedRequest[] }).requests,
     clearRequests: () => control('DELETE', '/requests'),
     reset: () => control('POST', '/reset'),
     fault: (spec: FaultInput) => control('POST', '/faults', spec),
-    configure: (config: { authFailDelayMs?: number; taskDurationMs?: number; strictBridges?: boolean }) =>
-      control('POST', '/config', config),
+    configure: (config: {
+      authFailDelayMs?: number;
+      taskDurationMs?: number;
+      strictBridges?: boolean;
+    }) => control('POST', '/config', config),
     setNodeOnline: (node: string, online: boolean) =>
       control('POST', `/nodes/${node}/${online ? 'online' : 'offline'}`),
     /** A guest as the control API shows it (config, pending, snapshots, run state), or throws. */
     guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as GuestView,
     setLock: (vmid: number, lock: string | null) =>
-      lock === null ? control('DELETE', `/guests/${vmid}/lock`) : control('POST', `/guests/${vmid}/lock`, { lock }),
-    setAgent: (vmid: number, running: boolean) => control('POST', `/guests/${vmid}/agent`, { running }),
-    setQmpStatus: (vmid: number, qmpstatus: string) => control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
+      lock === null
+        ? control('DELETE', `/guests/${vmid}/lock`)
+        : control('POST', `/guests/${vmid}/lock`, { lock }),
+    setAgent: (vmid: number, running: boolean) =>
+      control('POST', `/guests/${vmid}/agent`, { running }),
+    setQmpStatus: (vmid: number, qmpstatus: string) =>
+      control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
   };
 }
 
@@ -116,28 +132,29 @@ export interface RawResponse {
  * A request with exact framing. With `chunked: true` no Content-Length is set, so Node sends the
  * body with Transfer-Encoding: chunked. Rejects if the server drops the connection.
  */
-export function rawRequest(
-  url: string,
-  options: RawRequestOptions = {},
-): Promise<RawResponse> {
+export function rawRequest(url: string, options: RawRequestOptions = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const headers = { ...(options.headers ?? {}) };
     if (options.body !== undefined && !options.chunked) {
       headers['Content-Length'] = String(Buffer.byteLength(options.body));
     }
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          reason: res.statusMessage ?? '',
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            reason: res.statusMessage ?? '',
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (options.timeoutMs !== undefined) {
       req.setTimeout(options.timeoutMs, () => req.destroy(new Error('timeout')));

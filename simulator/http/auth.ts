@@ -6,7 +6,11 @@ import { findToken, type Identity } from '../access/tokens.ts';
 export type AuthResult =
   | { readonly ok: true; readonly identity: Identity }
   /** 'No ticket' when no credentials were sent; 'Authentication failed!' for bad ones. */
-  | { readonly ok: false; readonly reason: 'No ticket' | 'Authentication failed!'; readonly detail: string };
+  | {
+      readonly ok: false;
+      readonly reason: 'No ticket' | 'Authentication failed!';
+      readonly detail: string;
+    };
 
 const TOKEN_ID_RE = /^(?:[^\s:/]+)@(?:[A-Za-z][A-Za-z0-9.\-_]+)!(?:[A-Za-z][A-Za-z0-9.\-_]+)$/;
 
@@ -19,7 +23,9 @@ function extractAuthValue(header: string | undefined, key: string): string | und
 }
 
 function decodeURIComponentLenient(text: string): string {
-  const bytes = text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const bytes = text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) =>
+    String.fromCharCode(parseInt(hex, 16)),
+  );
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
@@ -30,7 +36,8 @@ function failed(detail: string): AuthResult {
 export function authenticate(headers: IncomingHttpHeaders): AuthResult {
   const authorization = headers.authorization;
   const ticket =
-    extractAuthValue(headers.cookie, 'PVEAuthCookie') ?? extractAuthValue(authorization, 'PVEAuthCookie');
+    extractAuthValue(headers.cookie, 'PVEAuthCookie') ??
+    extractAuthValue(authorization, 'PVEAuthCookie');
   // The simulator issues no tickets, so any ticket sent is an invalid one.
   if (ticket) return failed('invalid ticket');
   const token = extractAuthValue(authorization, 'PVEAPIToken');

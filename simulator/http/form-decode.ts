@@ -37,7 +37,12 @@ export function decodeUrlencoded(data: Buffer | string): Record<string, FormValu
     }
     const value = unescapeForm(rawValue);
     const old = res[key];
-    res[key] = old === undefined || old === null ? value : Array.isArray(old) ? [...old, value] : [old, value];
+    res[key] =
+      old === undefined || old === null
+        ? value
+        : Array.isArray(old)
+          ? [...old, value]
+          : [old, value];
   }
   return res;
 }

@@ -17,7 +17,13 @@ export type Reply =
     }
   | { readonly kind: 'drop'; readonly delayMs?: number }
   /** A JSON body of `bytes` bytes written piece by piece, without Content-Length when chunked. */
-  | { readonly kind: 'stream'; readonly status: number; readonly bytes: number; readonly chunked: boolean; readonly delayMs?: number }
+  | {
+      readonly kind: 'stream';
+      readonly status: number;
+      readonly bytes: number;
+      readonly chunked: boolean;
+      readonly delayMs?: number;
+    }
   | { readonly kind: 'hang' };
 
 const JSON_TYPE = 'application/json;charset=UTF-8';
@@ -106,7 +112,8 @@ export function writeReply(res: ServerResponse, reply: Extract<Reply, { kind: 'h
     });
   }
   Object.assign(headers, reply.headers ?? {}, { 'Content-Length': String(body.length) });
-  const reason = safeReason(reply.reason || defaultReason(reply.status)) || defaultReason(reply.status);
+  const reason =
+    safeReason(reply.reason || defaultReason(reply.status)) || defaultReason(reply.status);
   res.writeHead(reply.status, reason, headers);
   res.end(body);
 }
@@ -124,7 +131,10 @@ export function writeStream(
 ): void {
   const head = '{"data":"';
   const tail = '"}';
-  const headers: Record<string, string> = { 'Content-Type': JSON_TYPE, Server: 'pve-api-daemon/3.0' };
+  const headers: Record<string, string> = {
+    'Content-Type': JSON_TYPE,
+    Server: 'pve-api-daemon/3.0',
+  };
   if (!reply.chunked) headers['Content-Length'] = String(reply.bytes);
   res.writeHead(reply.status, defaultReason(reply.status), headers);
   let left = reply.bytes - head.length - tail.length;

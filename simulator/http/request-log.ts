@@ -70,7 +70,8 @@ export class RequestLog {
       status: null,
     };
     this.entries.push(entry);
-    if (this.entries.length > MAX_ENTRIES) this.entries.splice(0, this.entries.length - MAX_ENTRIES);
+    if (this.entries.length > MAX_ENTRIES)
+      this.entries.splice(0, this.entries.length - MAX_ENTRIES);
     return entry;
   }
 

@@ -22,10 +22,14 @@ function malformedJson(text: string, err: unknown): Error {
 }
 
 const isJsonType = (headers: IncomingHttpHeaders) =>
-  headers['content-type'] !== undefined && parseContentType(headers['content-type']) === 'application/json';
+  headers['content-type'] !== undefined &&
+  parseContentType(headers['content-type']) === 'application/json';
 
 /** Body parameters alone (for the request log); null when there is no decodable object. */
-export function bodyParams(headers: IncomingHttpHeaders, body: Buffer): Record<string, unknown> | null {
+export function bodyParams(
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+): Record<string, unknown> | null {
   if (body.length === 0) return null;
   if (!isJsonType(headers)) return formToParams(decodeUrlencoded(body));
   try {
@@ -55,7 +59,9 @@ export function extractParams(
         throw malformedJson(text, err);
       }
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        throw new Error('Not a HASH reference at /usr/share/perl5/PVE/APIServer/AnyEvent.pm line 971.\n');
+        throw new Error(
+          'Not a HASH reference at /usr/share/perl5/PVE/APIServer/AnyEvent.pm line 971.\n',
+        );
       }
       params = Object.assign(Object.create(null), parsed as Record<string, ParamValue>);
     } else {

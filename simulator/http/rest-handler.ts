@@ -13,7 +13,10 @@ import { validateParams } from '../schema/schema-check.ts';
 import type { Params } from '../schema/schema-types.ts';
 
 /** Routes compiled once: segments, with `{name}` capturing one path segment. */
-const COMPILED = ROUTES.map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }));
+const COMPILED = ROUTES.map((route) => ({
+  route,
+  segments: route.path.split('/').filter(Boolean),
+}));
 
 type RouteMatch = { route: (typeof ROUTES)[number]; uriParams: Record<string, string> };
 
@@ -50,7 +53,9 @@ function handle(call: ApiCall): Reply {
   for (const key of Object.keys(params).sort()) {
     if (!Object.hasOwn(found.uriParams, key)) continue;
     if (String(params[key] ?? '') !== found.uriParams[key]) {
-      throw paramError({ [key]: 'duplicate parameter (already defined in URI) with conflicting values!' });
+      throw paramError({
+        [key]: 'duplicate parameter (already defined in URI) with conflicting values!',
+      });
     }
   }
   Object.assign(params, found.uriParams);
@@ -68,7 +73,8 @@ function handle(call: ApiCall): Reply {
   const errors = validateParams(found.route.schema, params);
   if (Object.keys(errors).length > 0) throw paramError(errors);
   const data = found.route.handle({ ...call, params });
-  if (data instanceof ResultWithTotal) return jsonReply(200, data.data, undefined, undefined, data.total);
+  if (data instanceof ResultWithTotal)
+    return jsonReply(200, data.data, undefined, undefined, data.total);
   return jsonReply(200, data);
 }
 

@@ -90,7 +90,10 @@ export const CODE_FORMATS: Readonly<Record<string, FormatCheck>> = {
   string: () => {},
   'pve-vmid': (v) => check(/^[1-9][0-9]{2,8}$/.test(v), 'value does not look like a valid VM ID'),
   'pve-node': (v) =>
-    check(/^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)$/.test(v), 'value does not look like a valid node name'),
+    check(
+      /^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)$/.test(v),
+      'value does not look like a valid node name',
+    ),
   'dns-name': (v) => check(DNS_NAME_RE.test(v), 'value does not look like a valid DNS name'),
   'pve-tag': (v) => check(/^[a-z0-9_][a-z0-9_\-+.]*$/i.test(v), 'invalid characters in tag'),
   'pve-poolid': checkPoolId,
@@ -108,7 +111,10 @@ export const CODE_FORMATS: Readonly<Record<string, FormatCheck>> = {
     v === 'none' || v === 'cdrom' || v.startsWith('/') ? undefined : parseVolumeId(v),
   urlencoded: (v) => check(/^[-%a-zA-Z0-9_.!~*'()]*$/.test(v), `invalid urlencoded string: ${v}`),
   'disk-size': (v) =>
-    check(/^(\d+(\.\d+)?)([KMGT](?:iB)?)?$/.test(v), `value does not look like a valid disk size: ${v}`),
+    check(
+      /^(\d+(\.\d+)?)([KMGT](?:iB)?)?$/.test(v),
+      `value does not look like a valid disk size: ${v}`,
+    ),
   ipv4: (v) => check(isIPv4(v), 'value does not look like a valid IPv4 address'),
   ipv6: (v) => check(isIPv6(v), 'value does not look like a valid IPv6 address'),
   address: (v) =>

@@ -1,7 +1,12 @@
 // Named property-string formats (registered by name in qemu-server, e.g. 'pve-qm-boot',
 // 'pve-vm-cpu-conf'), so that `format: 'pve-qm-boot'` in a schema parses like parse_property_string.
 import { IDE_FORMAT } from './qemu-drive-formats.ts';
-import { PveDie, type PropertyStringFormat, type PropSchema, type SchemaType } from './schema-types.ts';
+import {
+  PveDie,
+  type PropertyStringFormat,
+  type PropSchema,
+  type SchemaType,
+} from './schema-types.ts';
 
 const opt = (type: SchemaType, extra: Omit<PropSchema, 'type'> = {}): PropSchema => ({
   type,
@@ -34,8 +39,19 @@ const CPU_MODELS = new Set(
 );
 
 const VM_CPU_FLAGS = [
-  'nested-virt', 'md-clear', 'pcid', 'spec-ctrl', 'ssbd', 'ibpb', 'virt-ssbd', 'amd-ssbd',
-  'amd-no-ssb', 'pdpe1gb', 'hv-tlbflush', 'hv-evmcs', 'aes',
+  'nested-virt',
+  'md-clear',
+  'pcid',
+  'spec-ctrl',
+  'ssbd',
+  'ibpb',
+  'virt-ssbd',
+  'amd-ssbd',
+  'amd-no-ssb',
+  'pdpe1gb',
+  'hv-tlbflush',
+  'hv-evmcs',
+  'aes',
 ].join('|');
 
 /** qemu-server validate_vm_cpu_conf: a cputype must exist, flags come from a fixed set. */
@@ -96,7 +112,11 @@ const WATCHDOG_FORMAT: PropertyStringFormat = {
 
 const RNG_FORMAT: PropertyStringFormat = {
   keys: {
-    source: { type: 'string', defaultKey: true, enum: ['/dev/urandom', '/dev/random', '/dev/hwrng'] },
+    source: {
+      type: 'string',
+      defaultKey: true,
+      enum: ['/dev/urandom', '/dev/random', '/dev/hwrng'],
+    },
     max_bytes: opt('integer'),
     period: opt('integer'),
   },

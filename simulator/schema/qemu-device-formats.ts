@@ -9,8 +9,20 @@ const opt = (type: SchemaType, extra: Omit<PropSchema, 'type'> = {}): PropSchema
 });
 
 export const NIC_MODELS = [
-  'e1000', 'e1000-82540em', 'e1000-82544gc', 'e1000-82545em', 'e1000e', 'i82551', 'i82557b',
-  'i82559er', 'ne2k_isa', 'ne2k_pci', 'pcnet', 'rtl8139', 'virtio', 'vmxnet3',
+  'e1000',
+  'e1000-82540em',
+  'e1000-82544gc',
+  'e1000-82545em',
+  'e1000e',
+  'i82551',
+  'i82557b',
+  'i82559er',
+  'ne2k_isa',
+  'ne2k_pci',
+  'pcnet',
+  'rtl8139',
+  'virtio',
+  'vmxnet3',
 ] as const;
 
 const ID_LIST = '\\d+(?:-\\d+)?(?:;\\d+(?:-\\d+)?)*';
@@ -29,7 +41,10 @@ export const NET_FORMAT: PropertyStringFormat = {
     tag: opt('integer', { minimum: 1, maximum: 4094 }),
     trunks: opt('string', { pattern: ID_LIST }),
     ...Object.fromEntries(
-      NIC_MODELS.map((model): [string, KeySchema] => [model, { alias: 'macaddr', keyAlias: 'model' }]),
+      NIC_MODELS.map((model): [string, KeySchema] => [
+        model,
+        { alias: 'macaddr', keyAlias: 'model' },
+      ]),
     ),
   },
 };
@@ -54,8 +69,20 @@ export const VGA_FORMAT: PropertyStringFormat = {
     type: opt('string', {
       defaultKey: true,
       enum: [
-        'cirrus', 'qxl', 'qxl2', 'qxl3', 'qxl4', 'none', 'serial0', 'serial1', 'serial2', 'serial3',
-        'std', 'virtio', 'virtio-gl', 'vmware',
+        'cirrus',
+        'qxl',
+        'qxl2',
+        'qxl3',
+        'qxl4',
+        'none',
+        'serial0',
+        'serial1',
+        'serial2',
+        'serial3',
+        'std',
+        'virtio',
+        'virtio-gl',
+        'vmware',
       ],
     }),
     clipboard: opt('string', { enum: ['vnc'] }),
@@ -89,7 +116,10 @@ export const MACHINE_FORMAT: PropertyStringFormat = {
 };
 
 export const IVSHMEM_FORMAT: PropertyStringFormat = {
-  keys: { size: { type: 'integer', minimum: 1 }, name: opt('string', { pattern: '[a-zA-Z0-9\\-]+' }) },
+  keys: {
+    size: { type: 'integer', minimum: 1 },
+    name: opt('string', { pattern: '[a-zA-Z0-9\\-]+' }),
+  },
 };
 
 export const NUMA_FORMAT: PropertyStringFormat = {

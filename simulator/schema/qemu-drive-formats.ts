@@ -67,7 +67,9 @@ export const IDE_FORMAT: PropertyStringFormat = {
   },
 };
 
-export const SATA_FORMAT: PropertyStringFormat = { keys: { ...COMMON_DRIVE_KEYS, ssd: SSD, wwn: WWN } };
+export const SATA_FORMAT: PropertyStringFormat = {
+  keys: { ...COMMON_DRIVE_KEYS, ssd: SSD, wwn: WWN },
+};
 
 export const SCSI_FORMAT: PropertyStringFormat = {
   keys: {
@@ -112,7 +114,10 @@ export const TPMSTATE_FORMAT: PropertyStringFormat = {
 };
 
 export const UNUSED_FORMAT: PropertyStringFormat = {
-  keys: { file: { type: 'string', defaultKey: true, format: 'pve-volume-id' }, volume: { alias: 'file' } },
+  keys: {
+    file: { type: 'string', defaultKey: true, format: 'pve-volume-id' },
+    volume: { alias: 'file' },
+  },
 };
 
 /** The drive format of a drive parameter name (scsi3 → SCSI_FORMAT), for later drive checks. */

@@ -41,7 +41,12 @@ function perlRef(value: ParamValue): string {
   return '';
 }
 
-function checkType(path: string, type: SchemaType, value: ParamValue, errors: ParamErrors): boolean {
+function checkType(
+  path: string,
+  type: SchemaType,
+  value: ParamValue,
+  errors: ParamErrors,
+): boolean {
   const ref = perlRef(value);
   if (ref) {
     if (type === 'boolean' && typeof value === 'boolean') return true;
@@ -58,7 +63,12 @@ function checkType(path: string, type: SchemaType, value: ParamValue, errors: Pa
   return ok;
 }
 
-function checkProp(value: ParamValue | undefined, schema: KeySchema, path: string, errors: ParamErrors): void {
+function checkProp(
+  value: ParamValue | undefined,
+  schema: KeySchema,
+  path: string,
+  errors: ParamErrors,
+): void {
   if (isAlias(schema)) return; // aliases are remapped before checking
   if (value === undefined || value === null) {
     if (!schema.optional) addError(errors, path, 'property is missing and it is not optional');
@@ -158,7 +168,8 @@ function parseBoolean(text: string): string | undefined {
 const duplicateKey = (key: string) =>
   new PveDie(`duplicate key in comma-separated list property: ${key}\n`);
 
-const perlFalse = (value: string | undefined) => value === undefined || value === '' || value === '0';
+const perlFalse = (value: string | undefined) =>
+  value === undefined || value === '' || value === '0';
 
 /** parse_property_string: split on ',', `key=value` or one bare value for the default key. */
 export function parsePropertyString(
@@ -185,7 +196,8 @@ export function parsePropertyString(
         }
         key = schema.alias;
         schema = own(keys, key);
-        if (res[key] !== undefined) throw new PveDie(`key '${key}' is already defined (via alias)\n`);
+        if (res[key] !== undefined)
+          throw new PveDie(`key '${key}' is already defined (via alias)\n`);
       }
       if (schema === undefined || isAlias(schema)) {
         throw new PveDie(`invalid key in comma-separated list property: ${key}\n`);
@@ -218,7 +230,10 @@ export function parsePropertyString(
 }
 
 /** Validate request parameters; returns every error at once, like PVE::JSONSchema::validate. */
-export function validateParams(schema: Readonly<Record<string, KeySchema>>, params: Params): ParamErrors {
+export function validateParams(
+  schema: Readonly<Record<string, KeySchema>>,
+  params: Params,
+): ParamErrors {
   const errors: ParamErrors = Object.create(null);
   checkObject('', schema, params, errors);
   return errors;

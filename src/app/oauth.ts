@@ -3,7 +3,11 @@
 // bound to this server's resource, refresh tokens, `iss` in authorization responses. One
 // provider per public origin (PUBLIC_URL, or the request's own).
 
-import { OAuthProvider, GrantType, type TokenExchangeCallbackOptions } from '@cloudflare/workers-oauth-provider';
+import {
+  OAuthProvider,
+  GrantType,
+  type TokenExchangeCallbackOptions,
+} from '@cloudflare/workers-oauth-provider';
 import type { AppEnv } from '../env';
 import { mcpApi } from '../mcp/route';
 import { installOutboundGuard } from './outbound-guard';

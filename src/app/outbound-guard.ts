@@ -57,7 +57,11 @@ export function installOutboundGuard(target: { fetch: Fetch } = globalThis): voi
 /** As fetch reads it: init's headers, if given, replace the Request's. Reads no body. */
 function isLibraryRequest(input: FetchInput, init: FetchInit): boolean {
   const headers =
-    init?.headers !== undefined ? new Headers(init.headers) : input instanceof Request ? input.headers : null;
+    init?.headers !== undefined
+      ? new Headers(init.headers)
+      : input instanceof Request
+        ? input.headers
+        : null;
   return headers?.get('user-agent')?.startsWith(LIBRARY_USER_AGENT_PREFIX) ?? false;
 }
 

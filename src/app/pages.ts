@@ -13,10 +13,19 @@ authApp.get('/health', health);
 authApp.route('/', authRoutes as unknown as Hono<{ Bindings: AppEnv }>);
 authApp.route('/', webRoutes);
 authApp.get('/', (c) =>
-  c.text('Proxmox VE MCP server. Add this URL with /mcp (or /sse) to your MCP client; it will ask you to sign in.\n'),
+  c.text(
+    'Proxmox VE MCP server. Add this URL with /mcp (or /sse) to your MCP client; it will ask you to sign in.\n',
+  ),
 );
-authApp.notFound((c) => c.json({ error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' }, 404));
+authApp.notFound((c) =>
+  c.json(
+    { error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' },
+    404,
+  ),
+);
 authApp.onError((err, c) => {
-  console.error(JSON.stringify({ msg: 'unhandled', error: `${err.name}: ${err.message}`.slice(0, 300) }));
+  console.error(
+    JSON.stringify({ msg: 'unhandled', error: `${err.name}: ${err.message}`.slice(0, 300) }),
+  );
   return c.json({ error: 'internal', message: 'Internal error.' }, 500);
 });

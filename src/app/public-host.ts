@@ -60,8 +60,21 @@ const IPV6_REFUSED: readonly (readonly [string, string])[] = [
  * `arpa` covers home.arpa and in-addr.arpa) and the suffixes networks use for their inside.
  */
 const SPECIAL_USE_SUFFIXES = [
-  'localhost', 'local', 'localdomain', 'internal', 'intranet', 'lan', 'home', 'corp', 'private',
-  'test', 'example', 'invalid', 'onion', 'alt', 'arpa',
+  'localhost',
+  'local',
+  'localdomain',
+  'internal',
+  'intranet',
+  'lan',
+  'home',
+  'corp',
+  'private',
+  'test',
+  'example',
+  'invalid',
+  'onion',
+  'alt',
+  'arpa',
 ] as const;
 
 const V4 = IPV4_REFUSED.map(([cidr, label]) => ({ ...compileCidr(cidr, parseIpv4), cidr, label }));
@@ -139,7 +152,8 @@ function matches(address: Words, prefix: Words, length: number): boolean {
 /** Dotted-quad decimal only: the form `URL.hostname` gives every IPv4 host. */
 function parseIpv4(text: string): Words | null {
   const parts = text.split('.');
-  const valid = parts.length === 4 && parts.every((p) => /^(0|[1-9]\d{0,2})$/.test(p) && Number(p) <= 255);
+  const valid =
+    parts.length === 4 && parts.every((p) => /^(0|[1-9]\d{0,2})$/.test(p) && Number(p) <= 255);
   if (!valid) return null;
   const [a, b, c, d] = parts.map(Number) as [number, number, number, number];
   return [(a << 8) | b, (c << 8) | d];

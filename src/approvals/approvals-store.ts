@@ -30,8 +30,12 @@ export class Approvals extends DurableObject {
         tool TEXT NOT NULL, args TEXT NOT NULL, upstream TEXT, args_sha256 TEXT NOT NULL, grant_id TEXT NOT NULL,
         user_id TEXT NOT NULL, user_email TEXT, client_id TEXT NOT NULL, approvers TEXT, reason TEXT NOT NULL,
         rule TEXT NOT NULL, decided_by TEXT, decided_at INTEGER, used_at INTEGER)`);
-      this.ctx.storage.sql.exec('CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at)');
-      this.ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS spent_tokens (token TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)');
+      this.ctx.storage.sql.exec(
+        'CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at)',
+      );
+      this.ctx.storage.sql.exec(
+        'CREATE TABLE IF NOT EXISTS spent_tokens (token TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)',
+      );
       this.ready = true;
     }
     return this.ctx.storage.sql;
@@ -51,18 +55,32 @@ export class Approvals extends DurableObject {
       )
       .toArray()
       .map(fromRow);
-    const same = waiting.find((a) => a.tool === request.tool && a.args_sha256 === request.args_sha256);
+    const same = waiting.find(
+      (a) => a.tool === request.tool && a.args_sha256 === request.args_sha256,
+    );
     if (same) return same;
     if (waiting.length >= MAX_PENDING_PER_GRANT) return null;
     const id = randomId();
     this.sql.exec(
       `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_sha256, grant_id, user_id,
          user_email, client_id, approvers, reason, rule) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      id, now, now + ttlMs, request.tool, JSON.stringify(request.args), request.upstream ? JSON.stringify(request.upstream) : null,
-      request.args_sha256, request.grant_id, request.user_id, request.user_email, request.client_id,
-      request.approvers ? JSON.stringify(request.approvers) : null, request.reason, request.rule,
+      id,
+      now,
+      now + ttlMs,
+      request.tool,
+      JSON.stringify(request.args),
+      request.upstream ? JSON.stringify(request.upstream) : null,
+      request.args_sha256,
+      request.grant_id,
+      request.user_id,
+      request.user_email,
+      request.client_id,
+      request.approvers ? JSON.stringify(request.approvers) : null,
+      request.reason,
+      request.rule,
     );
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+    if ((await this.ctx.storage.getAlarm()) === null)
+      await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
     return this.get(id)!;
   }
 
@@ -79,22 +97,36 @@ export class Approvals extends DurableObject {
     if (!check.ok) return check;
     this.sql.exec(
       `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
-      decision === 'approve' ? 'approved' : 'denied', decider.email ?? decider.userId, now, id,
+      decision === 'approve' ? 'approved' : 'denied',
+      decider.email ?? decider.userId,
+      now,
+      id,
     );
     return { ok: true };
   }
 
   /** Spends an approval on a call: null when it was valid (and is now used), else why not. */
-  consume(id: string, call: { tool: string; args_sha256: string; grant_id: string }, now: number): ConsumeRefusal | null {
+  consume(
+    id: string,
+    call: { tool: string; args_sha256: string; grant_id: string },
+    now: number,
+  ): ConsumeRefusal | null {
     const refusal = mayConsume(this.get(id), call, now);
     if (refusal) return refusal;
-    this.sql.exec(`UPDATE approvals SET status = 'used', used_at = ? WHERE id = ? AND status = 'approved'`, now, id);
+    this.sql.exec(
+      `UPDATE approvals SET status = 'used', used_at = ? WHERE id = ? AND status = 'approved'`,
+      now,
+      id,
+    );
     return null;
   }
 
   /** Gives a spent approval back (the call it was spent on was refused or failed before Proxmox). */
   restore(id: string): void {
-    this.sql.exec(`UPDATE approvals SET status = 'approved', used_at = NULL WHERE id = ? AND status = 'used'`, id);
+    this.sql.exec(
+      `UPDATE approvals SET status = 'approved', used_at = NULL WHERE id = ? AND status = 'used'`,
+      id,
+    );
   }
 
   /**
@@ -103,17 +135,23 @@ export class Approvals extends DurableObject {
    */
   async spendOnce(token: string, expiresAt: number, now: number): Promise<boolean> {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(token) || expiresAt <= now) return false;
-    const taken = this.sql.exec<Row>('SELECT token FROM spent_tokens WHERE token = ?', token).toArray().length > 0;
+    const taken =
+      this.sql.exec<Row>('SELECT token FROM spent_tokens WHERE token = ?', token).toArray().length >
+      0;
     if (taken) return false;
     this.sql.exec('INSERT INTO spent_tokens (token, expires_at) VALUES (?, ?)', token, expiresAt);
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+    if ((await this.ctx.storage.getAlarm()) === null)
+      await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
     return true;
   }
 
   /** Pending approvals that have not expired, oldest first. */
   pending(now: number): Approval[] {
     return this.sql
-      .exec<Row>(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at LIMIT 200`, now)
+      .exec<Row>(
+        `SELECT * FROM approvals WHERE status = 'pending' AND expires_at > ? ORDER BY created_at LIMIT 200`,
+        now,
+      )
       .toArray()
       .map(fromRow);
   }
@@ -131,7 +169,10 @@ export class Approvals extends DurableObject {
 
 function randomId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 function fromRow(row: Row): Approval {

@@ -6,7 +6,10 @@ import { objectPort, type RpcOf } from '../stores/stubs';
 import type { Approvals } from './approvals-store';
 
 export const APPROVALS_OBJECT = 'approvals';
-export type ApprovalsObject = RpcOf<Approvals, 'create' | 'get' | 'decide' | 'consume' | 'restore' | 'spendOnce' | 'pending'>;
+export type ApprovalsObject = RpcOf<
+  Approvals,
+  'create' | 'get' | 'decide' | 'consume' | 'restore' | 'spendOnce' | 'pending'
+>;
 
 /** The approvals object, every call bounded by a deadline (a hung store denies, never hangs). */
 export function approvalStore(env: AppEnv): ApprovalsObject {

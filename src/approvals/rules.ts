@@ -13,31 +13,52 @@ export const NO_SUCH_APPROVAL = 'No such approval.';
  * its case. One person signed in under another id (another IdP, another spelling the IdP keeps
  * apart) is still the person who asked.
  */
-export function isRequester(approval: Pick<Approval, 'user_id' | 'user_email'>, who: Decider): boolean {
-  return matchesPerson(approval.user_id, who) || (!!approval.user_email && matchesPerson(approval.user_email, who));
+export function isRequester(
+  approval: Pick<Approval, 'user_id' | 'user_email'>,
+  who: Decider,
+): boolean {
+  return (
+    matchesPerson(approval.user_id, who) ||
+    (!!approval.user_email && matchesPerson(approval.user_email, who))
+  );
 }
 
 /** Who may see an approval's page: the person who asked, named approvers, administrators. */
 export function mayView(approval: Approval, viewer: Decider): boolean {
-  return viewer.isAdmin || isRequester(approval, viewer) || (approval.approvers !== null && matchesAnyPrincipal(approval.approvers, viewer));
+  return (
+    viewer.isAdmin ||
+    isRequester(approval, viewer) ||
+    (approval.approvers !== null && matchesAnyPrincipal(approval.approvers, viewer))
+  );
 }
 
 export function mayDecide(approval: Approval, decider: Decider, now: number): DecideCheck {
   if (approval.status !== 'pending' || approval.expires_at <= now) {
-    const state = approval.expires_at <= now && approval.status === 'pending' ? 'expired' : approval.status;
+    const state =
+      approval.expires_at <= now && approval.status === 'pending' ? 'expired' : approval.status;
     return { ok: false, reason: `This approval is already ${state}.` };
   }
   const isCaller = isRequester(approval, decider);
   if (approval.approvers) {
     // Named approvers exist so that nobody approves their own call.
-    if (isCaller) return { ok: false, reason: 'You asked for this call, and the policy requires someone else to approve it.' };
+    if (isCaller)
+      return {
+        ok: false,
+        reason: 'You asked for this call, and the policy requires someone else to approve it.',
+      };
     if (!matchesAnyPrincipal(approval.approvers, decider)) {
-      return { ok: false, reason: `Only ${approval.approvers.join(', ')} may approve calls to ${approval.tool}.` };
+      return {
+        ok: false,
+        reason: `Only ${approval.approvers.join(', ')} may approve calls to ${approval.tool}.`,
+      };
     }
     return { ok: true };
   }
   if (isCaller || decider.isAdmin) return { ok: true };
-  return { ok: false, reason: 'Only the person who asked, or an administrator, may approve this call.' };
+  return {
+    ok: false,
+    reason: 'Only the person who asked, or an administrator, may approve this call.',
+  };
 }
 
 /** Whether this approval may be spent on this call (tool, arguments, grant), now. */
@@ -58,10 +79,12 @@ export function mayConsume(
 
 export const CONSUME_MESSAGES: Record<ConsumeRefusal, string> = {
   not_found: 'This approval_id does not exist.',
-  pending: 'This call has not been approved yet. Ask the person to approve it, then call again with the same approval_id.',
+  pending:
+    'This call has not been approved yet. Ask the person to approve it, then call again with the same approval_id.',
   denied: 'A person denied this call.',
   used: 'This approval was already used; each approval allows one call. Ask for a new one.',
   expired: 'This approval expired. Call again without approval_id to ask for a new one.',
-  other_call: 'This approval is for a different call (tool or arguments differ). Approvals are bound to the exact call.',
+  other_call:
+    'This approval is for a different call (tool or arguments differ). Approvals are bound to the exact call.',
   other_grant: 'This approval was asked for by another client or session grant.',
 };

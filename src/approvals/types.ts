@@ -43,13 +43,24 @@ export interface Decider {
 }
 
 /** Why an approval id was not accepted for a call, in words the agent can pass on. */
-export type ConsumeRefusal = 'not_found' | 'pending' | 'denied' | 'used' | 'expired' | 'other_call' | 'other_grant';
+export type ConsumeRefusal =
+  | 'not_found'
+  | 'pending'
+  | 'denied'
+  | 'used'
+  | 'expired'
+  | 'other_call'
+  | 'other_grant';
 
 /** The approvals Durable Object, as callers use it (its RPC stub, typed plainly). */
 export interface ApprovalStore {
   create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
   restore(id: string): Promise<void>;
-  consume(id: string, call: { tool: string; args_sha256: string; grant_id: string }, now: number): Promise<ConsumeRefusal | null>;
+  consume(
+    id: string,
+    call: { tool: string; args_sha256: string; grant_id: string },
+    now: number,
+  ): Promise<ConsumeRefusal | null>;
   /** Records a one-time token (a 2026 answer's nonce); false when it was already used. */
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
 }

@@ -4,7 +4,15 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import { auditLimits } from '../config/parse';
-import { bound, COLUMNS, decodeCursor, encodeCursor, rowValues, toRecord, type Row } from './audit-row';
+import {
+  bound,
+  COLUMNS,
+  decodeCursor,
+  encodeCursor,
+  rowValues,
+  toRecord,
+  type Row,
+} from './audit-row';
 import type { AuditPage, AuditQuery, AuditRecord, AuditStats, StoredAuditRecord } from './record';
 
 export interface AuditEnv {
@@ -69,14 +77,22 @@ export class AuditLog extends DurableObject<AuditEnv> {
          vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT)`,
     );
     // Tables created before approval_channel existed gain it (SQLite adds a column in place).
-    const columns = this.sql.exec<{ name: string }>('PRAGMA table_info(audit_records)').toArray().map((c) => c.name);
-    if (!columns.includes('approval_channel')) this.sql.exec('ALTER TABLE audit_records ADD COLUMN approval_channel TEXT');
+    const columns = this.sql
+      .exec<{ name: string }>('PRAGMA table_info(audit_records)')
+      .toArray()
+      .map((c) => c.name);
+    if (!columns.includes('approval_channel'))
+      this.sql.exec('ALTER TABLE audit_records ADD COLUMN approval_channel TEXT');
     for (const cols of ['ts', 'user_id, ts', 'user_email, ts', 'tool, ts', 'decision, ts']) {
       const name = `audit_records_${cols.replace(', ', '_')}`;
       this.sql.exec(`CREATE INDEX IF NOT EXISTS ${name} ON audit_records (${cols})`);
     }
-    this.sql.exec('CREATE TABLE IF NOT EXISTS audit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)');
-    this.sql.exec('CREATE TABLE IF NOT EXISTS audit_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)');
+    this.sql.exec(
+      'CREATE TABLE IF NOT EXISTS audit_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)',
+    );
+    this.sql.exec(
+      'CREATE TABLE IF NOT EXISTS audit_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)',
+    );
     this.ready = true;
   }
 
@@ -89,7 +105,9 @@ export class AuditLog extends DurableObject<AuditEnv> {
   serverKey(name: ServerKeyName): string {
     if (!SERVER_KEYS.includes(name)) throw new RangeError('unknown server key');
     this.ensure();
-    const stored = this.sql.exec<{ value: string }>('SELECT value FROM audit_keys WHERE name = ?', name).toArray()[0];
+    const stored = this.sql
+      .exec<{ value: string }>('SELECT value FROM audit_keys WHERE name = ?', name)
+      .toArray()[0];
     if (stored) return stored.value;
     const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
     this.sql.exec('INSERT INTO audit_keys (name, value) VALUES (?, ?)', name, key);
@@ -103,10 +121,14 @@ export class AuditLog extends DurableObject<AuditEnv> {
   async append(record: AuditRecord): Promise<void> {
     this.ensure();
     const row = rowValues(record, Date.now());
-    this.sql.exec(`INSERT INTO audit_records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`, ...row);
+    this.sql.exec(
+      `INSERT INTO audit_records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
+      ...row,
+    );
     if (this.alarmSet) return;
     try {
-      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + PRUNE_INTERVAL_MS);
+      if ((await this.ctx.storage.getAlarm()) === null)
+        await this.ctx.storage.setAlarm(Date.now() + PRUNE_INTERVAL_MS);
       this.alarmSet = true;
     } catch (err) {
       // The record is stored: failing the call would count it as lost. The next append retries.
@@ -119,7 +141,9 @@ export class AuditLog extends DurableObject<AuditEnv> {
     this.ensure();
     const limit = q.limit;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-      throw new RangeError(`limit must be an integer from 1 to ${MAX_PAGE}, got ${String(limit).slice(0, 20)}`);
+      throw new RangeError(
+        `limit must be an integer from 1 to ${MAX_PAGE}, got ${String(limit).slice(0, 20)}`,
+      );
     }
     const where: string[] = [];
     const params: SqlStorageValue[] = [];
@@ -186,7 +210,9 @@ export class AuditLog extends DurableObject<AuditEnv> {
         'SELECT count(*) AS n, min(ts) AS oldest, max(ts) AS newest FROM audit_records',
       )
       .one();
-    const lost = this.sql.exec<{ value: number }>("SELECT value FROM audit_meta WHERE key = 'lost'").toArray()[0];
+    const lost = this.sql
+      .exec<{ value: number }>("SELECT value FROM audit_meta WHERE key = 'lost'")
+      .toArray()[0];
     return {
       count: row.n,
       oldest_ts: row.oldest,
@@ -201,7 +227,8 @@ export class AuditLog extends DurableObject<AuditEnv> {
 
   /** Adds `n` (a non-negative integer) to this instance's lost counter. */
   recordLost(n: number): void {
-    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError('recordLost takes a non-negative integer');
+    if (!Number.isSafeInteger(n) || n < 0)
+      throw new RangeError('recordLost takes a non-negative integer');
     if (n === 0) return;
     this.ensure();
     this.sql.exec(
@@ -217,12 +244,18 @@ export class AuditLog extends DurableObject<AuditEnv> {
     const cutoff = now - this.limits.retentionDays * DAY_MS;
     let deleted = 0;
     while (deleted < PRUNE_BUDGET) {
-      const n = this.deleteOldest('WHERE ts < ?', [cutoff], Math.min(PRUNE_BATCH, PRUNE_BUDGET - deleted));
+      const n = this.deleteOldest(
+        'WHERE ts < ?',
+        [cutoff],
+        Math.min(PRUNE_BATCH, PRUNE_BUDGET - deleted),
+      );
       deleted += n;
       if (n === 0) break;
     }
     while (deleted < PRUNE_BUDGET) {
-      const excess = this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM audit_records').one().n - this.limits.maxRows;
+      const excess =
+        this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM audit_records').one().n -
+        this.limits.maxRows;
       if (excess <= 0) return { deleted, done: true };
       deleted += this.deleteOldest('', [], Math.min(excess, PRUNE_BATCH, PRUNE_BUDGET - deleted));
     }
@@ -232,7 +265,11 @@ export class AuditLog extends DurableObject<AuditEnv> {
   /** Deletes up to `n` of the oldest rows matching `where`; returns how many went. */
   private deleteOldest(where: string, params: SqlStorageValue[], n: number): number {
     return this.sql
-      .exec(`DELETE FROM audit_records WHERE id IN (SELECT id FROM audit_records ${where} ORDER BY ts, id LIMIT ?) RETURNING id`, ...params, n)
+      .exec(
+        `DELETE FROM audit_records WHERE id IN (SELECT id FROM audit_records ${where} ORDER BY ts, id LIMIT ?) RETURNING id`,
+        ...params,
+        n,
+      )
       .toArray().length;
   }
 }

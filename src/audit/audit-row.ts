@@ -12,29 +12,64 @@ export const MAX_ARGS_BYTES = 16 * 1024;
 
 /** The columns an INSERT fills (all but id), in the order of `rowValues`. */
 export const COLUMNS = [
-  'ts', 'request_id', 'user_id', 'user_email', 'client_id', 'grant_id', 'session', 'tool', 'arg_keys',
-  'args_sha256', 'args', 'decision', 'rule', 'outcome', 'error_kind', 'upstream_status', 'latency_ms',
-  'vmid', 'upid', 'approval_id', 'approval_channel',
+  'ts',
+  'request_id',
+  'user_id',
+  'user_email',
+  'client_id',
+  'grant_id',
+  'session',
+  'tool',
+  'arg_keys',
+  'args_sha256',
+  'args',
+  'decision',
+  'rule',
+  'outcome',
+  'error_kind',
+  'upstream_status',
+  'latency_ms',
+  'vmid',
+  'upid',
+  'approval_id',
+  'approval_channel',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
 
 /** The INSERT values in COLUMNS order, every field clipped or coerced rather than refused. */
 export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
-  const keys = Array.isArray(r.arg_keys) ? r.arg_keys.slice(0, MAX_ARG_KEYS).map((k) => text(k, MAX_ID)) : [];
+  const keys = Array.isArray(r.arg_keys)
+    ? r.arg_keys.slice(0, MAX_ARG_KEYS).map((k) => text(k, MAX_ID))
+    : [];
   return [
     Number.isSafeInteger(Math.trunc(r.ts)) ? Math.trunc(r.ts) : now, // a cursor holds ts as an integer
-    text(r.request_id, MAX_ID), text(r.user_id, MAX_ID), optText(r.user_email, MAX_ID),
-    text(r.client_id, MAX_ID), text(r.grant_id, MAX_ID), text(r.session, MAX_ID), text(r.tool, MAX_ID),
-    JSON.stringify(keys), text(r.args_sha256, 128), argsJson(r.args), text(r.decision, 32),
-    optText(r.rule, MAX_TEXT), text(r.outcome, 32), optText(r.error_kind, MAX_ID),
-    optNumber(r.upstream_status), optNumber(r.latency_ms) ?? 0, optNumber(r.vmid),
-    optText(r.upid, MAX_TEXT), optText(r.approval_id, MAX_ID), optText(r.approval_channel, 32),
+    text(r.request_id, MAX_ID),
+    text(r.user_id, MAX_ID),
+    optText(r.user_email, MAX_ID),
+    text(r.client_id, MAX_ID),
+    text(r.grant_id, MAX_ID),
+    text(r.session, MAX_ID),
+    text(r.tool, MAX_ID),
+    JSON.stringify(keys),
+    text(r.args_sha256, 128),
+    argsJson(r.args),
+    text(r.decision, 32),
+    optText(r.rule, MAX_TEXT),
+    text(r.outcome, 32),
+    optText(r.error_kind, MAX_ID),
+    optNumber(r.upstream_status),
+    optNumber(r.latency_ms) ?? 0,
+    optNumber(r.vmid),
+    optText(r.upid, MAX_TEXT),
+    optText(r.approval_id, MAX_ID),
+    optText(r.approval_channel, 32),
   ];
 }
 
 function text(value: unknown, max: number): string {
-  const s = typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value);
+  const s =
+    typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value);
   return s.length > max ? s.slice(0, max) : s;
 }
 
@@ -54,7 +89,8 @@ function argsJson(args: unknown): string {
   } catch {
     json = undefined; // a cycle or a BigInt: the hash in args_sha256 still identifies the call
   }
-  if (json === undefined || !json.startsWith('{')) return JSON.stringify({ _truncated: true, reason: 'not a JSON object' });
+  if (json === undefined || !json.startsWith('{'))
+    return JSON.stringify({ _truncated: true, reason: 'not a JSON object' });
   const bytes = new TextEncoder().encode(json).length;
   return bytes <= MAX_ARGS_BYTES ? json : JSON.stringify({ _truncated: true, bytes });
 }
@@ -77,7 +113,10 @@ export function toRecord(row: Row): StoredAuditRecord {
     tool: s(row.tool),
     arg_keys: Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [],
     args_sha256: s(row.args_sha256),
-    args: args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
+    args:
+      args !== null && typeof args === 'object' && !Array.isArray(args)
+        ? (args as Record<string, unknown>)
+        : {},
     decision: s(row.decision) as StoredAuditRecord['decision'],
     rule: ns(row.rule),
     outcome: s(row.outcome) as StoredAuditRecord['outcome'],
@@ -101,7 +140,8 @@ function parseJson(text: string): unknown {
 
 /** A from/to bound; anything but a finite number is refused. */
 export function bound(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new RangeError(`${name} must be epoch milliseconds`);
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new RangeError(`${name} must be epoch milliseconds`);
   return value;
 }
 
@@ -113,7 +153,8 @@ export function encodeCursor(last: StoredAuditRecord): string {
 /** The position a cursor names; throws on anything `encodeCursor` could not have written. */
 export function decodeCursor(cursor: string): { ts: number; id: number } {
   const invalid = new Error('Invalid cursor: pass next_cursor from the previous page unchanged.');
-  if (typeof cursor !== 'string' || cursor.length > 64 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid;
+  if (typeof cursor !== 'string' || cursor.length > 64 || !/^[A-Za-z0-9_-]+$/.test(cursor))
+    throw invalid;
   let plain: string;
   try {
     plain = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));

@@ -13,7 +13,12 @@ export const MAX_ARG_STRING = 1_000;
  * Argument names redacted whatever the policy says: every Proxmox parameter that holds a secret
  * (src/proxmox/secret-params.ts), SSH keys, and the names that usually hold credentials.
  */
-export const BUILT_IN_SENSITIVE: readonly string[] = [...SECRET_PARAMS, 'sshkeys', 'api_key', 'apikey'];
+export const BUILT_IN_SENSITIVE: readonly string[] = [
+  ...SECRET_PARAMS,
+  'sshkeys',
+  'api_key',
+  'apikey',
+];
 
 /**
  * JSON text with object keys sorted (by UTF-16 code units, as RFC 8785 does), no whitespace,
@@ -26,7 +31,11 @@ export function canonicalJson(value: unknown): string {
 }
 
 function write(value: unknown, open: Set<object>): string | undefined {
-  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  ) {
     // Dates and the like serialise as JSON.stringify would serialise them.
     value = (value as { toJSON: () => unknown }).toJSON();
   }
@@ -78,8 +87,15 @@ export async function sha256Hex(text: string): Promise<string> {
  * its text, as the top-level ones are; every string longer than MAX_ARG_STRING, at any depth, is
  * cut with a marker.
  */
-export function redactArgs(args: Record<string, unknown>, sensitive: readonly string[]): Record<string, unknown> {
-  const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive.filter((s) => !s.includes('.'))].map((name) => name.toLowerCase()));
+export function redactArgs(
+  args: Record<string, unknown>,
+  sensitive: readonly string[],
+): Record<string, unknown> {
+  const names = new Set(
+    [...BUILT_IN_SENSITIVE, ...sensitive.filter((s) => !s.includes('.'))].map((name) =>
+      name.toLowerCase(),
+    ),
+  );
   const paths = new Set(sensitive.filter((s) => s.includes('.')).map((s) => s.toLowerCase()));
   return clean(args, names, paths, '') as Record<string, unknown>;
 }
@@ -92,12 +108,26 @@ export function redactArgs(args: Record<string, unknown>, sensitive: readonly st
  * `sensitive` entry, when it is a key of an object argument named sensitive, or when its value is
  * the value of a sensitive argument.
  */
-export function redactUpstream(params: Record<string, string>, sensitive: readonly string[], args: Record<string, unknown>): Record<string, string> {
-  const names = new Set([...BUILT_IN_SENSITIVE, ...sensitive].map((name) => (name.split('.').pop() ?? name).toLowerCase()));
+export function redactUpstream(
+  params: Record<string, string>,
+  sensitive: readonly string[],
+  args: Record<string, unknown>,
+): Record<string, string> {
+  const names = new Set(
+    [...BUILT_IN_SENSITIVE, ...sensitive].map((name) =>
+      (name.split('.').pop() ?? name).toLowerCase(),
+    ),
+  );
   const values = new Set<string>();
   for (const entry of sensitive) {
-    const value = entry.split('.').reduce<unknown>((at, key) => (isRecord(at) && Object.hasOwn(at, key) ? at[key] : undefined), args);
-    if (isRecord(value) && !isPropertyValue(value)) for (const key of Object.keys(value)) names.add(key.toLowerCase());
+    const value = entry
+      .split('.')
+      .reduce<unknown>(
+        (at, key) => (isRecord(at) && Object.hasOwn(at, key) ? at[key] : undefined),
+        args,
+      );
+    if (isRecord(value) && !isPropertyValue(value))
+      for (const key of Object.keys(value)) names.add(key.toLowerCase());
     else for (const leaf of leaves(value)) values.add(leaf);
   }
   return Object.fromEntries(
@@ -112,7 +142,8 @@ export function redactUpstream(params: Record<string, string>, sensitive: readon
 function leaves(value: unknown): string[] {
   if (value === undefined || value === null) return [];
   if (isPropertyValue(value)) return [value.text];
-  if (Array.isArray(value)) return [...value.flatMap(leaves), value.map(String).join(';'), value.map(String).join(',')];
+  if (Array.isArray(value))
+    return [...value.flatMap(leaves), value.map(String).join(';'), value.map(String).join(',')];
   if (typeof value === 'boolean') return [value ? '1' : '0', String(value)];
   return typeof value === 'object' ? [] : [String(value)];
 }
@@ -121,7 +152,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function clean(value: unknown, names: ReadonlySet<string>, paths: ReadonlySet<string>, at: string): unknown {
+function clean(
+  value: unknown,
+  names: ReadonlySet<string>,
+  paths: ReadonlySet<string>,
+  at: string,
+): unknown {
   if (typeof value === 'string') return cutString(value);
   if (Array.isArray(value)) return value.map((item) => clean(item, names, paths, at));
   if (value !== null && typeof value === 'object') {
@@ -131,7 +167,12 @@ function clean(value: unknown, names: ReadonlySet<string>, paths: ReadonlySet<st
       const path = at ? `${at}.${key}`.toLowerCase() : key.toLowerCase();
       const hidden = names.has(key.toLowerCase()) || paths.has(path);
       // defineProperty: a key named __proto__ stays a plain entry of the copy.
-      Object.defineProperty(out, key, { value: hidden ? REDACTED : clean(item, names, paths, at ? `${at}.${key}` : key), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, {
+        value: hidden ? REDACTED : clean(item, names, paths, at ? `${at}.${key}` : key),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }

@@ -58,7 +58,8 @@ export function toCsv(records: readonly StoredAuditRecord[], header = true): str
 }
 
 function cellValue(record: StoredAuditRecord, column: (typeof CSV_COLUMNS)[number]): unknown {
-  if (column === 'time') return Number.isFinite(record.ts) ? new Date(record.ts).toISOString() : null;
+  if (column === 'time')
+    return Number.isFinite(record.ts) ? new Date(record.ts).toISOString() : null;
   return record[column];
 }
 

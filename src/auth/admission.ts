@@ -16,10 +16,17 @@ export function admit(
   if (allowedUsers.length === 0 && allowedGroups.length === 0) {
     return devMode
       ? { admitted: true }
-      : { admitted: false, reason: 'No one is admitted yet: the administrator has not set ALLOWED_USERS or ALLOWED_GROUPS.' };
+      : {
+          admitted: false,
+          reason:
+            'No one is admitted yet: the administrator has not set ALLOWED_USERS or ALLOWED_GROUPS.',
+        };
   }
   const userOk = allowedUsers.some((u) => u === '*' || matchesPerson(u, identity));
   const groupOk = allowedGroups.some((g) => identity.groups.includes(g));
   if (userOk || groupOk) return { admitted: true };
-  return { admitted: false, reason: 'Your account is not on this server\'s list of allowed users or groups.' };
+  return {
+    admitted: false,
+    reason: "Your account is not on this server's list of allowed users or groups.",
+  };
 }

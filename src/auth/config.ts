@@ -21,7 +21,11 @@ export interface AuthConfig {
 export function idpKind(env: AppEnv): IdpKind | { error: string } {
   const kind = (env.IDP ?? '').trim();
   if (kind === 'dev' || kind === 'oidc' || kind === 'github') return kind;
-  return { error: kind ? `IDP must be dev, oidc or github, got ${JSON.stringify(kind.slice(0, 20))}` : 'IDP is not set (dev, oidc or github)' };
+  return {
+    error: kind
+      ? `IDP must be dev, oidc or github, got ${JSON.stringify(kind.slice(0, 20))}`
+      : 'IDP is not set (dev, oidc or github)',
+  };
 }
 
 export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: string } {
@@ -49,7 +53,9 @@ export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: s
           issuer,
           clientId,
           clientSecret,
-          scopes: listSetting(env.OIDC_SCOPES).length ? listSetting(env.OIDC_SCOPES) : ['openid', 'email', 'profile'],
+          scopes: listSetting(env.OIDC_SCOPES).length
+            ? listSetting(env.OIDC_SCOPES)
+            : ['openid', 'email', 'profile'],
           groupsClaim: env.OIDC_GROUPS_CLAIM?.trim() || 'groups',
           trustEmail: env.OIDC_TRUST_EMAIL?.trim().toLowerCase() === 'true',
         };
@@ -86,9 +92,17 @@ export function authConfig(env: AppEnv, origin: string): AuthConfig | { error: s
  * ALLOWED_GROUPS, checked on every request: removing a person takes effect at once, not when
  * their grant expires. (Groups are those from their last sign-in.)
  */
-export function stillAdmitted(env: AppEnv, identity: { userId: string; email?: string; groups: string[] }): boolean {
+export function stillAdmitted(
+  env: AppEnv,
+  identity: { userId: string; email?: string; groups: string[] },
+): boolean {
   if ((env.AUTH_MODE ?? '').trim() === 'none') return true;
-  return admit(identity, listSetting(env.ALLOWED_USERS), listSetting(env.ALLOWED_GROUPS), (env.IDP ?? '').trim() === 'dev').admitted;
+  return admit(
+    identity,
+    listSetting(env.ALLOWED_USERS),
+    listSetting(env.ALLOWED_GROUPS),
+    (env.IDP ?? '').trim() === 'dev',
+  ).admitted;
 }
 
 /** The public origin: PUBLIC_URL when set, else the request's own. */

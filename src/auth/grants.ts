@@ -32,21 +32,39 @@ export interface GrantRow {
 const lastWritten = new Map<string, number>();
 
 /** Notes that a grant was used now (for "last used"); cheap: one KV write a minute per isolate. */
-export function noteGrantUse(env: AppEnv, grantId: string, waitUntil: (p: Promise<unknown>) => void, now = Date.now()): void {
+export function noteGrantUse(
+  env: AppEnv,
+  grantId: string,
+  waitUntil: (p: Promise<unknown>) => void,
+  now = Date.now(),
+): void {
   if (grantId === 'local' || now - (lastWritten.get(grantId) ?? 0) < USE_WRITE_EVERY_MS) return;
   if (lastWritten.size > 10_000) lastWritten.clear();
   lastWritten.set(grantId, now);
-  waitUntil(env.OAUTH_KV.put(`grant-used:${grantId}`, String(now), { expirationTtl: INDEX_TTL_S }).catch(() => undefined));
+  waitUntil(
+    env.OAUTH_KV.put(`grant-used:${grantId}`, String(now), { expirationTtl: INDEX_TTL_S }).catch(
+      () => undefined,
+    ),
+  );
 }
 
 /** Remembers that a grant opened an MCP session, so revoking the grant can end it. */
-export async function recordGrantSession(env: AppEnv, grantId: string, session: string): Promise<void> {
+export async function recordGrantSession(
+  env: AppEnv,
+  grantId: string,
+  session: string,
+): Promise<void> {
   if (grantId === 'local') return;
-  await env.OAUTH_KV.put(`grant-session:${grantId}:${session}`, '1', { expirationTtl: INDEX_TTL_S });
+  await env.OAUTH_KV.put(`grant-session:${grantId}:${session}`, '1', {
+    expirationTtl: INDEX_TTL_S,
+  });
 }
 
 /** Every grant (up to MAX_LISTED), newest first, with its client's name and last use. */
-export async function listGrants(env: AppEnv, oauth: OAuthHelpers): Promise<{ grants: GrantRow[]; more: boolean }> {
+export async function listGrants(
+  env: AppEnv,
+  oauth: OAuthHelpers,
+): Promise<{ grants: GrantRow[]; more: boolean }> {
   const users = new Set<string>();
   let cursor: string | undefined;
   let seen = 0;
@@ -65,7 +83,11 @@ export async function listGrants(env: AppEnv, oauth: OAuthHelpers): Promise<{ gr
   const clients = new Map<string, string>();
   const rows = await Promise.all(
     summaries.map(async (g): Promise<GrantRow> => {
-      if (!clients.has(g.clientId)) clients.set(g.clientId, (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '');
+      if (!clients.has(g.clientId))
+        clients.set(
+          g.clientId,
+          (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '',
+        );
       const used = await env.OAUTH_KV.get(`grant-used:${g.id}`);
       const meta = (g.metadata ?? {}) as { email?: unknown; login?: unknown };
       return {
@@ -100,7 +122,12 @@ async function allGrantsOf(oauth: OAuthHelpers, userId: string): Promise<GrantSu
  * Returns how many sessions were ended (and how many could not be reached: they are dead anyway,
  * since every request needs a token, but their open streams may stay until they idle out).
  */
-export async function revokeGrant(env: AppEnv, oauth: OAuthHelpers, userId: string, grantId: string): Promise<{ ended: number; unreachable: number }> {
+export async function revokeGrant(
+  env: AppEnv,
+  oauth: OAuthHelpers,
+  userId: string,
+  grantId: string,
+): Promise<{ ended: number; unreachable: number }> {
   await oauth.revokeGrant(grantId, userId);
   const prefix = `grant-session:${grantId}:`;
   const names: string[] = [];
@@ -113,7 +140,9 @@ export async function revokeGrant(env: AppEnv, oauth: OAuthHelpers, userId: stri
   const results = await Promise.allSettled(
     names.map(async (key) => {
       const session = key.slice(prefix.length);
-      const ns = env.MCP_OBJECT as DurableObjectNamespace<{ endSession(): Promise<void> } & Rpc.DurableObjectBranded>;
+      const ns = env.MCP_OBJECT as DurableObjectNamespace<
+        { endSession(): Promise<void> } & Rpc.DurableObjectBranded
+      >;
       await timedStub(ns.get(ns.idFromName(session)), 'session').endSession();
       await env.OAUTH_KV.delete(key);
     }),

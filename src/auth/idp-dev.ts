@@ -13,7 +13,8 @@ export function devIdp(origin: string): UpstreamIdp {
   return {
     kind: 'dev',
     prepare: () => Promise.resolve({}),
-    authorizeUrl: (_data, state) => Promise.resolve(`${origin}${DEV_LOGIN_PATH}?state=${encodeURIComponent(state)}`),
+    authorizeUrl: (_data, state) =>
+      Promise.resolve(`${origin}${DEV_LOGIN_PATH}?state=${encodeURIComponent(state)}`),
     finish: (callback) => Promise.resolve(devIdentity(new URL(callback.url).searchParams)),
   };
 }
@@ -26,7 +27,8 @@ export function devIdentity(params: URLSearchParams): UpstreamIdentity {
   }
   const groups = listSetting(params.get('groups') ?? undefined);
   const bad = groups.find((g) => !GROUP_RE.test(g));
-  if (bad !== undefined) throw new IdpError('Groups are names of letters, digits and . _ / - separated by commas.');
+  if (bad !== undefined)
+    throw new IdpError('Groups are names of letters, digits and . _ / - separated by commas.');
   return {
     userId: user,
     login: user,

@@ -20,18 +20,30 @@ export interface GithubConfig {
 
 /** Why this configuration cannot work (for /health or config checks), or undefined. */
 export const githubConfigProblem = (config: GithubConfig): string | undefined =>
-  providerUrlProblem(config.webUrl, 'GITHUB_URL') ?? providerUrlProblem(config.apiUrl, 'GITHUB_API_URL');
+  providerUrlProblem(config.webUrl, 'GITHUB_URL') ??
+  providerUrlProblem(config.apiUrl, 'GITHUB_API_URL');
 
 /** /user/teams lists teams in every org; 10 pages of 100 is far more than anyone belongs to. */
 const MAX_TEAM_PAGES = 10;
 const USER_AGENT = 'proxmox-mcp-workers';
 
 // GitHub answers token errors with HTTP 200 and an `error` field instead of a token.
-const tokenAnswer = z.object({ access_token: z.string().min(1).optional(), error: z.string().optional() });
-const user = z.object({ id: z.number().int(), login: z.string().min(1), name: z.string().nullish() });
-const emails = z.array(z.object({ email: z.string(), primary: z.boolean(), verified: z.boolean() }));
+const tokenAnswer = z.object({
+  access_token: z.string().min(1).optional(),
+  error: z.string().optional(),
+});
+const user = z.object({
+  id: z.number().int(),
+  login: z.string().min(1),
+  name: z.string().nullish(),
+});
+const emails = z.array(
+  z.object({ email: z.string(), primary: z.boolean(), verified: z.boolean() }),
+);
 const membership = z.object({ state: z.string() });
-const teams = z.array(z.object({ slug: z.string(), organization: z.object({ login: z.string() }) }));
+const teams = z.array(
+  z.object({ slug: z.string(), organization: z.object({ login: z.string() }) }),
+);
 
 export function githubIdp(config: GithubConfig): UpstreamIdp {
   const web = config.webUrl.replace(/\/+$/, '');
@@ -65,8 +77,12 @@ export function githubIdp(config: GithubConfig): UpstreamIdp {
       const error = params.get('error');
       if (error) throw new IdpError(`GitHub refused the sign-in: ${safeCode(error)}.`);
       const code = params.get('code');
-      if (!code) throw new IdpError('The sign-in could not be verified: GitHub sent no authorization code.');
-      const api = githubApi(config.apiUrl, await exchangeCode(config, web, code, verifier, callbackUrl));
+      if (!code)
+        throw new IdpError('The sign-in could not be verified: GitHub sent no authorization code.');
+      const api = githubApi(
+        config.apiUrl,
+        await exchangeCode(config, web, code, verifier, callbackUrl),
+      );
       const [who, addresses, groups] = await Promise.all([
         api.get('/user', user),
         api.get('/user/emails', emails),
@@ -85,11 +101,14 @@ export function githubIdp(config: GithubConfig): UpstreamIdp {
 
 function verifierOf(data: UpstreamData): string {
   if (data.code_verifier) return data.code_verifier;
-  throw new IdpError('The sign-in could not be verified: its transaction is incomplete. Please start again.');
+  throw new IdpError(
+    'The sign-in could not be verified: its transaction is incomplete. Please start again.',
+  );
 }
 
 /** Codes are echoed only when they look like codes: a callback URL is forgeable. */
-const safeCode = (code: string): string => (/^[a-z0-9_.-]{1,64}$/i.test(code) ? code : 'unknown_error');
+const safeCode = (code: string): string =>
+  /^[a-z0-9_.-]{1,64}$/i.test(code) ? code : 'unknown_error';
 
 async function exchangeCode(
   config: GithubConfig,
@@ -120,7 +139,9 @@ async function exchangeCode(
   );
   const parsed = tokenAnswer.safeParse(res.ok ? await res.json().catch(() => null) : null);
   if (!parsed.success) {
-    throw new IdpError(`GitHub answered the token exchange with HTTP ${res.status} and no usable body.`);
+    throw new IdpError(
+      `GitHub answered the token exchange with HTTP ${res.status} and no usable body.`,
+    );
   }
   const { access_token: token, error } = parsed.data;
   if (error === 'bad_verification_code') {
@@ -129,9 +150,14 @@ async function exchangeCode(
     );
   }
   if (error === 'incorrect_client_credentials') {
-    throw new IdpError("GitHub rejected this server's client credentials; check GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET.");
+    throw new IdpError(
+      "GitHub rejected this server's client credentials; check GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET.",
+    );
   }
-  if (error || !token) throw new IdpError(`GitHub refused the token exchange: ${safeCode(error ?? 'no_access_token')}.`);
+  if (error || !token)
+    throw new IdpError(
+      `GitHub refused the token exchange: ${safeCode(error ?? 'no_access_token')}.`,
+    );
   return token;
 }
 
@@ -170,7 +196,8 @@ function githubApi(apiUrl: string, token: string): GithubApi {
 
 async function parseBody<T>(res: Response, schema: z.ZodType<T>, path: string): Promise<T> {
   const parsed = schema.safeParse(await res.json().catch(() => null));
-  if (!parsed.success) throw new IdpError(`GitHub's API answered GET ${path} with an unexpected body.`);
+  if (!parsed.success)
+    throw new IdpError(`GitHub's API answered GET ${path} with an unexpected body.`);
   return parsed.data;
 }
 
@@ -196,10 +223,12 @@ async function orgGroups(api: GithubApi, org: string): Promise<string[]> {
   let next: string | undefined = '/user/teams?per_page=100';
   for (let page = 0; next && page < MAX_TEAM_PAGES; page++) {
     const list = await api.raw(next);
-    if (!list.ok) throw new IdpError(`GitHub's API answered GET /user/teams with HTTP ${list.status}.`);
+    if (!list.ok)
+      throw new IdpError(`GitHub's API answered GET /user/teams with HTTP ${list.status}.`);
     // Org logins are case-insensitive; groups name the org as configured, as ALLOWED_GROUPS does.
     for (const team of await parseBody(list, teams, '/user/teams')) {
-      if (team.organization.login.toLowerCase() === org.toLowerCase()) slugs.push(`${org}/${team.slug}`);
+      if (team.organization.login.toLowerCase() === org.toLowerCase())
+        slugs.push(`${org}/${team.slug}`);
     }
     next = /<([^>]+)>;\s*rel="next"/.exec(list.headers.get('link') ?? '')?.[1];
   }

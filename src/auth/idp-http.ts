@@ -36,7 +36,11 @@ export function providerUrlProblem(value: string, name: string): string | undefi
  * Why a URL a provider handed us (a discovery endpoint) may not be used. Unlike an issuer it may
  * carry a query (Entra B2C names its policy there); plain http only when the issuer is loopback.
  */
-export function endpointProblem(value: unknown, key: string, loopbackOk: boolean): string | undefined {
+export function endpointProblem(
+  value: unknown,
+  key: string,
+  loopbackOk: boolean,
+): string | undefined {
   const url = parse(value);
   if (!url) return `${key} is missing or not a URL`;
   if (url.protocol === 'https:' || (loopbackOk && isLoopbackHttp(url.href))) return undefined;
@@ -50,9 +54,13 @@ export function endpointProblem(value: unknown, key: string, loopbackOk: boolean
  */
 export async function idpFetch(url: string, init: RequestInit, who: string): Promise<Response> {
   try {
-    return await fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(IDP_TIMEOUT_MS) });
+    return await fetch(url, {
+      ...init,
+      signal: init.signal ?? AbortSignal.timeout(IDP_TIMEOUT_MS),
+    });
   } catch (err) {
-    const late = err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    const late =
+      err instanceof DOMException && (err.name === 'TimeoutError' || err.name === 'AbortError');
     throw new IdpError(`${who} ${late ? 'did not answer in time' : 'could not be reached'}.`);
   }
 }

@@ -9,7 +9,8 @@ const VERIFY = 'The sign-in could not be verified: ';
 const CHECK_CLIENT = 'check OIDC_CLIENT_ID and OIDC_CLIENT_SECRET';
 
 /** Provider codes are echoed only when they look like OAuth codes: a callback URL is forgeable. */
-const safeCode = (code: string): string => (/^[a-z0-9_.-]{1,64}$/i.test(code) ? code : 'unknown_error');
+const safeCode = (code: string): string =>
+  /^[a-z0-9_.-]{1,64}$/i.test(code) ? code : 'unknown_error';
 
 function causeField(err: { cause?: unknown }, key: string): unknown {
   const cause = err.cause;
@@ -42,7 +43,11 @@ const CLAIM_MESSAGES: Record<string, Record<string, string>> = {
  * Maps what went wrong to a message a user may see. oauth4webapi's own messages are fixed
  * strings (the values it compared sit in `cause`), so an unmapped one is passed on as it is.
  */
-export function oidcErrorFrom(err: unknown, stage: 'discovery' | 'callback', issuer: string): IdpError {
+export function oidcErrorFrom(
+  err: unknown,
+  stage: 'discovery' | 'callback',
+  issuer: string,
+): IdpError {
   if (err instanceof IdpError) return err;
   if (err instanceof oauth.AuthorizationResponseError) {
     return new IdpError(`The identity provider refused the sign-in: ${safeCode(err.error)}.`);
@@ -50,19 +55,28 @@ export function oidcErrorFrom(err: unknown, stage: 'discovery' | 'callback', iss
   if (err instanceof oauth.ResponseBodyError) {
     const code = safeCode(err.error);
     if (code === 'invalid_client' || code === 'unauthorized_client') {
-      return new IdpError(`The identity provider rejected this server's client credentials (${code}); ${CHECK_CLIENT}.`);
+      return new IdpError(
+        `The identity provider rejected this server's client credentials (${code}); ${CHECK_CLIENT}.`,
+      );
     }
     if (code === 'invalid_grant') {
       return new IdpError(
         'The identity provider did not accept the authorization code (invalid_grant); it may have expired or been used. Please sign in again.',
       );
     }
-    return new IdpError(`The identity provider refused the token request: ${code} (HTTP ${err.status}).`);
+    return new IdpError(
+      `The identity provider refused the token request: ${code} (HTTP ${err.status}).`,
+    );
   }
   if (err instanceof oauth.WWWAuthenticateChallengeError) {
-    return new IdpError(`The identity provider rejected this server's client credentials (HTTP ${err.status}); ${CHECK_CLIENT}.`);
+    return new IdpError(
+      `The identity provider rejected this server's client credentials (HTTP ${err.status}); ${CHECK_CLIENT}.`,
+    );
   }
-  if (!(err instanceof oauth.OperationProcessingError) && !(err instanceof oauth.UnsupportedOperationError)) {
+  if (
+    !(err instanceof oauth.OperationProcessingError) &&
+    !(err instanceof oauth.UnsupportedOperationError)
+  ) {
     console.error(JSON.stringify({ msg: 'oidc_unexpected_error', reason: describeOidcError(err) }));
     return new IdpError(`${VERIFY}an unexpected error occurred.`);
   }
@@ -73,7 +87,9 @@ export function oidcErrorFrom(err: unknown, stage: 'discovery' | 'callback', iss
   const message = typeof claim === 'string' ? CLAIM_MESSAGES[err.code ?? '']?.[claim] : undefined;
   if (message) return new IdpError(`${VERIFY}${message}.`);
   if (err.code === oauth.KEY_SELECTION) {
-    return new IdpError(`${VERIFY}the ID token is signed with a key the identity provider does not publish.`);
+    return new IdpError(
+      `${VERIFY}the ID token is signed with a key the identity provider does not publish.`,
+    );
   }
   if (err.message === 'JWT signature verification failed') {
     return new IdpError(`${VERIFY}the ID token's signature is invalid.`);
@@ -87,16 +103,25 @@ export function oidcErrorFrom(err: unknown, stage: 'discovery' | 'callback', iss
   return new IdpError(`${VERIFY}${err.message}.`);
 }
 
-function discoveryError(err: oauth.OperationProcessingError | oauth.UnsupportedOperationError, issuer: string, status: unknown): IdpError {
+function discoveryError(
+  err: oauth.OperationProcessingError | oauth.UnsupportedOperationError,
+  issuer: string,
+  status: unknown,
+): IdpError {
   if (err.code === oauth.JSON_ATTRIBUTE_COMPARISON) {
     // The document's issuer is public and is what OIDC_ISSUER must say, to the character.
     const body = causeField(err, 'body');
-    const named = body && typeof body === 'object' && 'issuer' in body ? String(body.issuer).slice(0, 200) : '?';
+    const named =
+      body && typeof body === 'object' && 'issuer' in body
+        ? String(body.issuer).slice(0, 200)
+        : '?';
     return new IdpError(
       `The identity provider's discovery document names the issuer ${named}, not ${issuer}; set OIDC_ISSUER to exactly that.`,
     );
   }
   const where = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   const why = typeof status === 'number' ? `it answered HTTP ${status}` : err.message;
-  return new IdpError(`The identity provider's configuration could not be loaded from ${where}: ${why}.`);
+  return new IdpError(
+    `The identity provider's configuration could not be loaded from ${where}: ${why}.`,
+  );
 }

@@ -70,7 +70,8 @@ export function oidcIdp(config: OidcConfig): UpstreamIdp {
     for (const key of ENDPOINTS) {
       if (key === 'userinfo_endpoint' && as[key] === undefined) continue;
       const bad = endpointProblem(as[key], key, loopback);
-      if (bad) throw new IdpError(`The identity provider's discovery document is unusable: ${bad}.`);
+      if (bad)
+        throw new IdpError(`The identity provider's discovery document is unusable: ${bad}.`);
     }
     const entry = { as, expires: Date.now() + DISCOVERY_TTL_MS };
     discovered.set(config.issuer, entry);
@@ -122,7 +123,13 @@ export function oidcIdp(config: OidcConfig): UpstreamIdp {
         const params = oauth.validateAuthResponse(entry.as, client, url, oauth.skipStateCheck);
         const auth = clientAuth(entry.as);
         const response = await oauth.authorizationCodeGrantRequest(
-          entry.as, client, auth, params, callbackUrl, verifier, http,
+          entry.as,
+          client,
+          auth,
+          params,
+          callbackUrl,
+          verifier,
+          http,
         );
         const tokens = await oauth.processAuthorizationCodeResponse(entry.as, client, response, {
           expectedNonce: nonce,
@@ -134,7 +141,11 @@ export function oidcIdp(config: OidcConfig): UpstreamIdp {
         const extra =
           lacking && entry.as.userinfo_endpoint ? await userinfo(entry, client, tokens, http) : {};
         // The ID token wins where both speak: userinfo only fills in what the token left out.
-        return identityFromClaims({ ...extra, ...claims }, config.groupsClaim, config.trustEmail === true);
+        return identityFromClaims(
+          { ...extra, ...claims },
+          config.groupsClaim,
+          config.trustEmail === true,
+        );
       } catch (err) {
         throw oidcErrorFrom(err, 'callback', config.issuer);
       }
@@ -145,7 +156,9 @@ export function oidcIdp(config: OidcConfig): UpstreamIdp {
 function transaction(data: UpstreamData): { code_verifier: string; nonce: string } {
   const { code_verifier, nonce } = data;
   if (!code_verifier || !nonce) {
-    throw new IdpError('The sign-in could not be verified: its transaction is incomplete. Please start again.');
+    throw new IdpError(
+      'The sign-in could not be verified: its transaction is incomplete. Please start again.',
+    );
   }
   return { code_verifier, nonce };
 }
@@ -156,11 +169,16 @@ function transaction(data: UpstreamData): { code_verifier: string; nonce: string
  * after a key rotation we fetch once more through a fresh metadata object (the JWKS cache is
  * keyed by that object) and keep it, so later sign-ins use the new keys too.
  */
-async function verifySignature(entry: Discovered, response: Response, http: HttpOptions): Promise<void> {
+async function verifySignature(
+  entry: Discovered,
+  response: Response,
+  http: HttpOptions,
+): Promise<void> {
   try {
     await oauth.validateApplicationLevelSignature(entry.as, response, http);
   } catch (err) {
-    if (!(err instanceof oauth.OperationProcessingError) || err.code !== oauth.KEY_SELECTION) throw err;
+    if (!(err instanceof oauth.OperationProcessingError) || err.code !== oauth.KEY_SELECTION)
+      throw err;
     const fresh = { ...entry.as };
     await oauth.validateApplicationLevelSignature(fresh, response, http);
     entry.as = fresh;
@@ -209,9 +227,14 @@ const text = (value: unknown): string | undefined =>
  * allow-lists, admins, approvers and policy principals match it. `preferred_username` is for
  * display only: users can often choose it.
  */
-export function identityFromClaims(claims: Record<string, unknown>, groupsClaim: string, trustEmail = false): UpstreamIdentity {
+export function identityFromClaims(
+  claims: Record<string, unknown>,
+  groupsClaim: string,
+  trustEmail = false,
+): UpstreamIdentity {
   const sub = typeof claims.sub === 'string' ? claims.sub : '';
-  if (!sub) throw new IdpError('The sign-in could not be verified: the ID token has no subject (sub).');
+  if (!sub)
+    throw new IdpError('The sign-in could not be verified: the ID token has no subject (sub).');
   const verified = claims.email_verified === true || claims.email_verified === 'true';
   const unstated = claims.email_verified === undefined || claims.email_verified === null;
   const email = verified || (unstated && trustEmail) ? text(claims.email) : undefined;

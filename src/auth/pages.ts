@@ -52,7 +52,12 @@ export interface ToolSummary {
   readOnly: boolean;
 }
 
-export function consentPage(details: ConsentDescription, handle: string, tools: ToolSummary[], serverName: string): Html {
+export function consentPage(
+  details: ConsentDescription,
+  handle: string,
+  tools: ToolSummary[],
+  serverName: string,
+): Html {
   const origin = details.clientDomain
     ? html`<p>Published by <strong>${details.clientDomain}</strong>.</p>`
     : html`<p>This app registered itself; its name is not verified.</p>`;
@@ -60,7 +65,10 @@ export function consentPage(details: ConsentDescription, handle: string, tools: 
     ? html`<div class="box warn" role="note"><strong>Access will go to an app on your own computer.</strong> Continue only if you just started signing in from it: any local program could be listening.</div>`
     : '';
   const items = tools.length
-    ? tools.map((t) => html`<li>${t.title}${t.readOnly ? ' (read only)' : ' (changes Proxmox; each call is checked by the server\'s policy)'}</li>`)
+    ? tools.map(
+        (t) =>
+          html`<li>${t.title}${t.readOnly ? ' (read only)' : " (changes Proxmox; each call is checked by the server's policy)"}</li>`,
+      )
     : [html`<li>No tools: the server's policy currently allows none.</li>`];
   return layout(
     `Allow ${details.clientName}?`,
@@ -102,5 +110,8 @@ ${problem ? html`<p role="alert"><strong>${problem}</strong></p>` : ''}
 
 /** A page that ends the flow here (not allowed, expired, misconfigured), with its status. */
 export function messagePage(title: string, message: string, detail?: string): Html {
-  return layout(title, html`<h1>${title}</h1><p>${message}</p>${detail ? html`<p><small>${detail}</small></p>` : ''}`);
+  return layout(
+    title,
+    html`<h1>${title}</h1><p>${message}</p>${detail ? html`<p><small>${detail}</small></p>` : ''}`,
+  );
 }

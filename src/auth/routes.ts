@@ -24,7 +24,8 @@ import { finishWebLogin } from './web-login';
 import { readForm } from '../http/form';
 
 /** No scripts, no framing; forms may lead anywhere, since approval redirects to the IdP and the client. */
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
 type AuthEnv = AppEnv & { OAUTH_PROVIDER: OAuthHelpers };
 type Ctx = Context<{ Bindings: AuthEnv }>;
@@ -36,7 +37,11 @@ async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
   if ('error' in cfg) {
     console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
     // The details are for the operator (logs, /health on loopback), not for whoever visits.
-    return page(503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.');
+    return page(
+      503,
+      'Sign-in is not configured',
+      'This server cannot sign anyone in until its administrator finishes the set-up.',
+    );
   }
   return cfg;
 }
@@ -61,7 +66,12 @@ authRoutes.post('/authorize', async (c) => {
   if (cfg instanceof Response) return cfg;
   const oauth = c.env.OAUTH_PROVIDER;
   const form = await readForm(c.req.raw);
-  if (!form) return page(400, 'This form could not be read', 'Send the consent form from its page (application/x-www-form-urlencoded).');
+  if (!form)
+    return page(
+      400,
+      'This form could not be read',
+      'Send the consent form from its page (application/x-www-form-urlencoded).',
+    );
   return handleAuthErrors(c, async () => {
     const handle = String(form.get('handle') ?? '');
     if (form.get('decision') !== 'approve') {
@@ -70,7 +80,10 @@ authRoutes.post('/authorize', async (c) => {
     }
     const approved = await oauth.approveConsent(c.req.raw, handle);
     const data = await cfg.idp.prepare();
-    const { state, headers } = await oauth.beginUpstream(approved.request, { data, headers: approved.headers });
+    const { state, headers } = await oauth.beginUpstream(approved.request, {
+      data,
+      headers: approved.headers,
+    });
     headers.set('Location', await cfg.idp.authorizeUrl(data, state, callbackUrl(c)));
     return new Response(null, { status: 302, headers });
   });
@@ -93,7 +106,11 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
     try {
       devIdentity(url.searchParams);
     } catch (err) {
-      if (err instanceof IdpError) return htmlResponse(await devLoginPage(url.searchParams.get('state') ?? '', CALLBACK_PATH, err.message), 400);
+      if (err instanceof IdpError)
+        return htmlResponse(
+          await devLoginPage(url.searchParams.get('state') ?? '', CALLBACK_PATH, err.message),
+          400,
+        );
       throw err;
     }
   }
@@ -125,7 +142,13 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
     if (!admission.admitted) {
       logAuth('sign_in_refused', { user: identity.userId, client: request.clientId });
       const who = identity.email ?? identity.login ?? identity.userId;
-      return page(403, 'Not allowed', `${who} may not use this server. ${admission.reason}`, 'No access was granted. Ask the administrator to add you to ALLOWED_USERS or ALLOWED_GROUPS.', headers);
+      return page(
+        403,
+        'Not allowed',
+        `${who} may not use this server. ${admission.reason}`,
+        'No access was granted. Ask the administrator to add you to ALLOWED_USERS or ALLOWED_GROUPS.',
+        headers,
+      );
     }
     const props = {
       userId: identity.userId,
@@ -161,22 +184,44 @@ function callbackUrl(c: Ctx): string {
 }
 
 /** The library's refusals: redirect to the client only when it validated the redirect URI. */
-async function handleAuthErrors(c: Ctx, run: () => Promise<Response>): Promise<Response> {
+async function handleAuthErrors(_c: Ctx, run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof AuthorizationError && err.redirectTo) return Response.redirect(err.redirectTo, 302);
-    if (err instanceof AuthorizationError) return page(400, 'This sign-in cannot continue', err.description ?? 'The request is invalid.', 'Start again from your app.');
-    if (err instanceof CimdFetchError) return page(400, 'This app could not be verified', 'Its client metadata document could not be fetched.');
+    if (err instanceof AuthorizationError && err.redirectTo)
+      return Response.redirect(err.redirectTo, 302);
+    if (err instanceof AuthorizationError)
+      return page(
+        400,
+        'This sign-in cannot continue',
+        err.description ?? 'The request is invalid.',
+        'Start again from your app.',
+      );
+    if (err instanceof CimdFetchError)
+      return page(
+        400,
+        'This app could not be verified',
+        'Its client metadata document could not be fetched.',
+      );
     throw err;
   }
 }
 
-async function page(status: number, title: string, message: string, detail?: string, headers?: Headers): Promise<Response> {
+async function page(
+  status: number,
+  title: string,
+  message: string,
+  detail?: string,
+  headers?: Headers,
+): Promise<Response> {
   return htmlResponse(await messagePage(title, message, detail), status, headers);
 }
 
-function htmlResponse(body: { toString(): string }, status: number, headers = new Headers()): Response {
+function htmlResponse(
+  body: { toString(): string },
+  status: number,
+  headers = new Headers(),
+): Response {
   headers.set('Content-Type', 'text/html; charset=utf-8');
   headers.set('Cache-Control', 'no-store');
   headers.set('Content-Security-Policy', PAGE_CSP);

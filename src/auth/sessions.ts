@@ -28,7 +28,11 @@ export function sessionObjectName(request: Request, url: URL): string | null {
 }
 
 /** Whether `identity`'s grant may use the session named `name` (a session not yet created is theirs to create). */
-export async function sessionOwnership(env: AppEnv, name: string, identity: Identity): Promise<Ownership> {
+export async function sessionOwnership(
+  env: AppEnv,
+  name: string,
+  identity: Identity,
+): Promise<Ownership> {
   const known = owners.get(name);
   if (known !== undefined) return known === identity.grantId ? 'yours' : 'not_found';
   const stub = timedStub(env.MCP_OBJECT.get(env.MCP_OBJECT.idFromName(name)), 'session');
@@ -36,7 +40,12 @@ export async function sessionOwnership(env: AppEnv, name: string, identity: Iden
   try {
     owner = await stub.owner();
   } catch (err) {
-    console.error(JSON.stringify({ msg: 'session_owner_unavailable', error: err instanceof Error ? err.message.slice(0, 200) : 'unknown' }));
+    console.error(
+      JSON.stringify({
+        msg: 'session_owner_unavailable',
+        error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
+      }),
+    );
     return 'unavailable';
   }
   if (owner === null) return 'yours'; // no such session: the transport answers 404 itself

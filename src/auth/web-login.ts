@@ -23,14 +23,27 @@ export function safeNext(next: string | null | undefined): string {
   return next && /^\/(?!\/)[A-Za-z0-9/_\-.?=&%]*$/.test(next) ? next : '/admin';
 }
 
-export async function beginWebLogin(env: AppEnv, cfg: AuthConfig, next: string, callbackUrl: string): Promise<Response> {
+export async function beginWebLogin(
+  env: AppEnv,
+  cfg: AuthConfig,
+  next: string,
+  callbackUrl: string,
+): Promise<Response> {
   const state = randomToken();
   const hash = await sha256Hex(state);
   const data = await cfg.idp.prepare();
   const transaction: LoginTransaction = { data, next: safeNext(next) };
-  await env.OAUTH_KV.put(`weblogin:${hash}`, JSON.stringify(transaction), { expirationTtl: LOGIN_TTL_S });
-  const headers = new Headers({ 'Cache-Control': 'no-store', Location: await cfg.idp.authorizeUrl(data, state, callbackUrl) });
-  headers.append('Set-Cookie', `${COOKIE_PREFIX}${hash.slice(0, 16)}=${hash}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=${LOGIN_TTL_S}`);
+  await env.OAUTH_KV.put(`weblogin:${hash}`, JSON.stringify(transaction), {
+    expirationTtl: LOGIN_TTL_S,
+  });
+  const headers = new Headers({
+    'Cache-Control': 'no-store',
+    Location: await cfg.idp.authorizeUrl(data, state, callbackUrl),
+  });
+  headers.append(
+    'Set-Cookie',
+    `${COOKIE_PREFIX}${hash.slice(0, 16)}=${hash}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=${LOGIN_TTL_S}`,
+  );
   return new Response(null, { status: 302, headers });
 }
 
@@ -40,7 +53,12 @@ export type WebLoginResult =
   | { kind: 'signed_in'; response: Response };
 
 /** At the shared callback: finishes a web sign-in, or says this state is not one. */
-export async function finishWebLogin(env: AppEnv, cfg: AuthConfig, request: Request, callbackUrl: string): Promise<WebLoginResult> {
+export async function finishWebLogin(
+  env: AppEnv,
+  cfg: AuthConfig,
+  request: Request,
+  callbackUrl: string,
+): Promise<WebLoginResult> {
   const state = new URL(request.url).searchParams.get('state');
   if (!state) return { kind: 'not_web' };
   const hash = await sha256Hex(state);
@@ -48,18 +66,33 @@ export async function finishWebLogin(env: AppEnv, cfg: AuthConfig, request: Requ
   if (!stored) return { kind: 'not_web' };
   const cookieName = `${COOKIE_PREFIX}${hash.slice(0, 16)}`;
   if (readCookie(request, cookieName) !== hash) {
-    return { kind: 'refused', status: 400, title: 'This sign-in cannot continue', message: 'It was not started in this browser. Start again.' };
+    return {
+      kind: 'refused',
+      status: 400,
+      title: 'This sign-in cannot continue',
+      message: 'It was not started in this browser. Start again.',
+    };
   }
   await env.OAUTH_KV.delete(`weblogin:${hash}`);
   const transaction = JSON.parse(stored) as LoginTransaction;
   if (new URL(request.url).searchParams.has('error')) {
-    return { kind: 'refused', status: 401, title: 'Sign-in cancelled', message: 'The identity provider did not sign you in.' };
+    return {
+      kind: 'refused',
+      status: 401,
+      title: 'Sign-in cancelled',
+      message: 'The identity provider did not sign you in.',
+    };
   }
   const upstream = await cfg.idp.finish(request, transaction.data, callbackUrl);
   const admission = admit(upstream, cfg.allowedUsers, cfg.allowedGroups, cfg.idp.kind === 'dev');
   if (!admission.admitted) {
     const who = upstream.email ?? upstream.login ?? upstream.userId;
-    return { kind: 'refused', status: 403, title: 'Not allowed', message: `${who} may not use this server. ${admission.reason}` };
+    return {
+      kind: 'refused',
+      status: 403,
+      title: 'Not allowed',
+      message: `${who} may not use this server. ${admission.reason}`,
+    };
   }
   const identity: Identity = {
     userId: upstream.userId,

@@ -14,10 +14,15 @@ export interface WebSession {
   csrf: string;
 }
 
-export async function createSession(env: AppEnv, identity: Identity): Promise<{ cookie: string; session: WebSession }> {
+export async function createSession(
+  env: AppEnv,
+  identity: Identity,
+): Promise<{ cookie: string; session: WebSession }> {
   const token = randomToken();
   const session: WebSession = { identity, csrf: randomToken() };
-  await env.OAUTH_KV.put(await key(token), JSON.stringify(session), { expirationTtl: SESSION_TTL_S });
+  await env.OAUTH_KV.put(await key(token), JSON.stringify(session), {
+    expirationTtl: SESSION_TTL_S,
+  });
   const cookie = `${SESSION_COOKIE}=${token}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=${SESSION_TTL_S}`;
   return { cookie, session };
 }
@@ -50,7 +55,10 @@ export function readCookie(request: Request, name: string): string | null {
 
 export function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 export async function sha256Hex(text: string): Promise<string> {

@@ -52,12 +52,21 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
     },
     async resolve(required) {
       if (call.approvalId !== undefined) {
-        const refusal = await deps.store().consume(call.approvalId, { tool: call.tool, args_sha256: call.argsSha256, grant_id: call.identity.grantId }, deps.now());
-        return refusal ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] } : { kind: 'approved', approvalId: call.approvalId };
+        const refusal = await deps
+          .store()
+          .consume(
+            call.approvalId,
+            { tool: call.tool, args_sha256: call.argsSha256, grant_id: call.identity.grantId },
+            deps.now(),
+          );
+        return refusal
+          ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] }
+          : { kind: 'approved', approvalId: call.approvalId };
       }
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
-      if (deps.conversation && !required.approvers && !required.webOnly) return askInConversation(call, required, deps.conversation);
+      if (deps.conversation && !required.approvers && !required.webOnly)
+        return askInConversation(call, required, deps.conversation);
       const approval = await deps.store().create(
         {
           tool: call.tool,
@@ -76,7 +85,11 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
         deps.ttlMs,
       );
       if (!approval) {
-        return { kind: 'refused', reason: 'Too many calls from this client are already waiting for approval; ask a person to decide on them first.' };
+        return {
+          kind: 'refused',
+          reason:
+            'Too many calls from this client are already waiting for approval; ask a person to decide on them first.',
+        };
       }
       return {
         kind: 'pending',
@@ -88,9 +101,20 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
   };
 }
 
-async function askInConversation(call: ApprovalCall, required: Extract<Decision, { kind: 'approval_required' }>, conversation: Conversation): Promise<ApprovalOutcome> {
+async function askInConversation(
+  call: ApprovalCall,
+  required: Extract<Decision, { kind: 'approval_required' }>,
+  conversation: Conversation,
+): Promise<ApprovalOutcome> {
   const who = call.identity.email ?? call.identity.login ?? call.identity.userId;
-  const params = call.upstream ?? Object.fromEntries(Object.entries(call.shownArgs).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  const params =
+    call.upstream ??
+    Object.fromEntries(
+      Object.entries(call.shownArgs).map(([k, v]) => [
+        k,
+        typeof v === 'string' ? v : JSON.stringify(v),
+      ]),
+    );
   const lines = Object.entries(params).map(([k, v]) => `  ${k}=${v}`);
   const question: ApprovalQuestion = {
     message: [
@@ -107,14 +131,22 @@ async function askInConversation(call: ApprovalCall, required: Extract<Decision,
   };
   let answer;
   try {
-    answer = await conversation.ask(question, { tool: call.tool, argsHash: call.argsSha256, grantId: call.identity.grantId });
+    answer = await conversation.ask(question, {
+      tool: call.tool,
+      argsHash: call.argsSha256,
+      grantId: call.identity.grantId,
+    });
   } catch (err) {
     if (err instanceof AskInNextRequest) throw err; // a stateless client: the call is suspended
-    return { kind: 'refused', reason: `Approval could not be asked for in the conversation (${err instanceof Error ? err.message.slice(0, 120) : 'no answer'}).` };
+    return {
+      kind: 'refused',
+      reason: `Approval could not be asked for in the conversation (${err instanceof Error ? err.message.slice(0, 120) : 'no answer'}).`,
+    };
   }
   if (answer.refusal) return { kind: 'refused', reason: answer.refusal };
   // The client relays the question; the audit trail records that the approval came this way.
-  if (answer.action === 'accept' && answer.content?.approve === true) return { kind: 'approved', approvalId: ELICITED };
+  if (answer.action === 'accept' && answer.content?.approve === true)
+    return { kind: 'approved', approvalId: ELICITED };
   const how = answer.action === 'cancel' ? 'cancelled the approval request' : 'declined the call';
   return { kind: 'refused', reason: `${who} ${how}.` };
 }

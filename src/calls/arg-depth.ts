@@ -11,12 +11,15 @@ export const MAX_ARG_DEPTH = 32;
  */
 export function tooDeep(value: unknown, max: number): string | null {
   if (value === null || typeof value !== 'object') return null;
-  const stack: { value: unknown; depth: number; root: string }[] = Object.entries(value).map(([k, v]) => ({ value: v, depth: 2, root: k }));
+  const stack: { value: unknown; depth: number; root: string }[] = Object.entries(value).map(
+    ([k, v]) => ({ value: v, depth: 2, root: k }),
+  );
   while (stack.length) {
     const item = stack.pop()!;
     if (item.value === null || typeof item.value !== 'object') continue;
     if (item.depth > max) return item.root;
-    for (const child of Object.values(item.value)) stack.push({ value: child, depth: item.depth + 1, root: item.root });
+    for (const child of Object.values(item.value))
+      stack.push({ value: child, depth: item.depth + 1, root: item.root });
   }
   return null;
 }

@@ -18,7 +18,10 @@ export function makeScope(env: AppEnv, identity: Identity, requestId: string): C
         if (!client) {
           const config = configOf(env).pve;
           if ('error' in config) {
-            throw new ToolFailure('config', `This server's Proxmox connection is not configured: ${config.error}.`);
+            throw new ToolFailure(
+              'config',
+              `This server's Proxmox connection is not configured: ${config.error}.`,
+            );
           }
           client = new PveClient(config);
         }

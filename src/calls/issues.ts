@@ -34,7 +34,12 @@ function describeList(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]
       case 'unrecognized_keys':
         for (const key of issue.keys) {
           const named = [...path.map(callerKey), callerKey(key).slice(0, 64)].join('.');
-          out.push({ field: named, message: path.length ? 'unknown key (not accepted here)' : 'unknown argument (not accepted by this tool)' });
+          out.push({
+            field: named,
+            message: path.length
+              ? 'unknown key (not accepted here)'
+              : 'unknown argument (not accepted by this tool)',
+          });
         }
         break;
       case 'invalid_key':
@@ -60,9 +65,15 @@ function describeList(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]
       case 'invalid_union': {
         // Explain the alternative whose type matched the input (e.g. the list form of tags),
         // not every alternative that could never have applied.
-        const branch = issue.errors.find((b) => !b.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+        const branch = issue.errors.find(
+          (b) => !b.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+        );
         if (branch) out.push(...describeList(branch, path));
-        else out.push({ field, message: `expected ${issue.errors.map((b) => expectedOf(b)).join(' or ')}` });
+        else
+          out.push({
+            field,
+            message: `expected ${issue.errors.map((b) => expectedOf(b)).join(' or ')}`,
+          });
         break;
       }
       default:
@@ -74,9 +85,17 @@ function describeList(issues: readonly z.core.$ZodIssue[], prefix: PropertyKey[]
 
 function bound(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string {
   const small = issue.code === 'too_small';
-  const limit = small ? (issue as z.core.$ZodIssueTooSmall).minimum : (issue as z.core.$ZodIssueTooBig).maximum;
+  const limit = small
+    ? (issue as z.core.$ZodIssueTooSmall).minimum
+    : (issue as z.core.$ZodIssueTooBig).maximum;
   const inclusive = issue.inclusive !== false;
-  const relation = small ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
+  const relation = small
+    ? inclusive
+      ? 'at least'
+      : 'more than'
+    : inclusive
+      ? 'at most'
+      : 'less than';
   switch (issue.origin) {
     case 'string':
       return `must be ${relation} ${String(limit)} characters long`;

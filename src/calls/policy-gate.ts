@@ -42,7 +42,13 @@ export async function passGate(
   approvals: ApprovalPort | null = null,
 ): Promise<GateResult> {
   if (!active.ok) {
-    console.error(JSON.stringify({ msg: 'policy_invalid', origin: active.origin, errors: formatErrors(active.errors).slice(0, 2000) }));
+    console.error(
+      JSON.stringify({
+        msg: 'policy_invalid',
+        origin: active.origin,
+        errors: formatErrors(active.errors).slice(0, 2000),
+      }),
+    );
     return {
       ok: false,
       refusal: {
@@ -57,31 +63,59 @@ export async function passGate(
   let approvalId: string | null = null;
   if (decision.kind === 'approval_required' && input.dryRun) {
     // A preview sends nothing to Proxmox: it needs no approval (the confirmed call will).
-    decision = evaluatePolicy(active.policy, { ...call, approved: true }, input.identity, null, input.now);
+    decision = evaluatePolicy(
+      active.policy,
+      { ...call, approved: true },
+      input.identity,
+      null,
+      input.now,
+    );
   }
   if (decision.kind === 'approval_required') {
     if (!approvals) {
-      return { ok: false, refusal: { ...decision, reason: `${decision.reason} Approvals are not available here, so the call is denied.` } };
+      return {
+        ok: false,
+        refusal: {
+          ...decision,
+          reason: `${decision.reason} Approvals are not available here, so the call is denied.`,
+        },
+      };
     }
     let outcome;
     try {
       outcome = await approvals.resolve(decision);
     } catch (err) {
       if (err instanceof AskInNextRequest) throw err; // not a store failure: the call is suspended
-      console.error(JSON.stringify({ msg: 'approval_store_error', error: err instanceof Error ? err.message.slice(0, 300) : 'unknown' }));
+      console.error(
+        JSON.stringify({
+          msg: 'approval_store_error',
+          error: err instanceof Error ? err.message.slice(0, 300) : 'unknown',
+        }),
+      );
       return {
         ok: false,
-        refusal: { kind: 'deny', rule: '(approval store unavailable)', reason: 'The approvals store did not answer, so the call is denied. Try again shortly.' },
+        refusal: {
+          kind: 'deny',
+          rule: '(approval store unavailable)',
+          reason: 'The approvals store did not answer, so the call is denied. Try again shortly.',
+        },
       };
     }
-    if (outcome.kind === 'refused') return { ok: false, refusal: { kind: 'deny', rule: decision.rule, reason: outcome.reason } };
+    if (outcome.kind === 'refused')
+      return { ok: false, refusal: { kind: 'deny', rule: decision.rule, reason: outcome.reason } };
     if (outcome.kind === 'pending') {
       const { kind: _pending, ...pending } = outcome;
       return { ok: false, refusal: decision, pending };
     }
     approvalId = outcome.approvalId;
     // Approved: the rest of the policy (limits) still applies.
-    decision = evaluatePolicy(active.policy, { ...call, approved: true }, input.identity, null, input.now);
+    decision = evaluatePolicy(
+      active.policy,
+      { ...call, approved: true },
+      input.identity,
+      null,
+      input.now,
+    );
   }
   // A spent approval is given back when the call is refused after all (limits, store errors).
   const giveBack = async (): Promise<void> => {
@@ -95,13 +129,25 @@ export async function passGate(
   try {
     const reservation = await reserveLimits(decision.limits, input.identity, counters, input.now);
     if (!reservation.ok) await giveBack();
-    return reservation.ok ? { ok: true, release: reservation.release, approvalId } : { ok: false, refusal: reservation.decision as Refusal };
+    return reservation.ok
+      ? { ok: true, release: reservation.release, approvalId }
+      : { ok: false, refusal: reservation.decision as Refusal };
   } catch (err) {
     await giveBack();
-    console.error(JSON.stringify({ msg: 'counter_store_error', error: err instanceof Error ? err.message.slice(0, 300) : 'unknown' }));
+    console.error(
+      JSON.stringify({
+        msg: 'counter_store_error',
+        error: err instanceof Error ? err.message.slice(0, 300) : 'unknown',
+      }),
+    );
     return {
       ok: false,
-      refusal: { kind: 'deny', rule: '(counter store unavailable)', reason: 'Rate-limit counters could not be checked, so the call is denied. Try again shortly.' },
+      refusal: {
+        kind: 'deny',
+        rule: '(counter store unavailable)',
+        reason:
+          'Rate-limit counters could not be checked, so the call is denied. Try again shortly.',
+      },
     };
   }
 }
@@ -112,7 +158,12 @@ export async function passGate(
  * what to tell the user, the link alone on its line, and exactly how to call again. `pinned` are
  * arguments the server filled in that the approval covers (the vmid it picked).
  */
-export function refusalResult(refusal: Refusal, tool: string, pending?: PendingApproval, pinned: Record<string, unknown> = {}): CallResult {
+export function refusalResult(
+  refusal: Refusal,
+  tool: string,
+  pending?: PendingApproval,
+  pinned: Record<string, unknown> = {},
+): CallResult {
   const policy = {
     decision: refusal.kind,
     rule: refusal.rule,
@@ -120,9 +171,13 @@ export function refusalResult(refusal: Refusal, tool: string, pending?: PendingA
     ...(refusal.kind === 'limited' ? { retry_after_s: refusal.retry_after_s } : {}),
   };
   if (pending) {
-    const extra = Object.entries(pinned).map(([k, v]) => ` and ${k}: ${JSON.stringify(v)}`).join('');
+    const extra = Object.entries(pinned)
+      .map(([k, v]) => ` and ${k}: ${JSON.stringify(v)}`)
+      .join('');
     const pinnedNote = Object.keys(pinned).length
-      ? ` The approval is for ${Object.entries(pinned).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ')}, which the server chose for this call.`
+      ? ` The approval is for ${Object.entries(pinned)
+          .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+          .join(', ')}, which the server chose for this call.`
       : '';
     const text = [
       `[APPROVAL REQUIRED] ${refusal.reason} Nothing was sent to Proxmox.`,
@@ -130,7 +185,11 @@ export function refusalResult(refusal: Refusal, tool: string, pending?: PendingA
       pending.approval_url,
       `Once it is approved, call ${tool} again with the same arguments plus approval_id: "${pending.approval_id}"${extra}.${pinnedNote}`,
     ].join('\n');
-    return { content: [{ type: 'text', text }], structuredContent: { policy, ...pending }, isError: true };
+    return {
+      content: [{ type: 'text', text }],
+      structuredContent: { policy, ...pending },
+      isError: true,
+    };
   }
   return {
     content: [{ type: 'text', text: `[POLICY DENIED] ${refusal.reason}` }],

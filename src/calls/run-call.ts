@@ -39,12 +39,28 @@ interface CallFacts {
  * Runs one call. `conversation` is how the person can be asked about it (null: they cannot);
  * a 2026-07-28 conversation suspends the call instead, and the outcome then says what to ask.
  */
-export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown, host: CallHost, conversation: Conversation | null): Promise<CallOutcome> {
+export async function runCall(
+  tool: ToolSpec,
+  input: z.ZodType,
+  rawArgs: unknown,
+  host: CallHost,
+  conversation: Conversation | null,
+): Promise<CallOutcome> {
   const requestId = crypto.randomUUID();
   const started = Date.now();
-  const rawKeys = rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs) ? Object.keys(rawArgs).slice(0, 40).map(callerKey) : [];
+  const rawKeys =
+    rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
+      ? Object.keys(rawArgs).slice(0, 40).map(callerKey)
+      : [];
   const facts: CallFacts = {
-    log: { request_id: requestId, tool: tool.name, session: host.sessionId(), user: '(none)', outcome: 'ok', arg_keys: rawKeys },
+    log: {
+      request_id: requestId,
+      tool: tool.name,
+      session: host.sessionId(),
+      user: '(none)',
+      outcome: 'ok',
+      arg_keys: rawKeys,
+    },
     decision: 'none',
     args: {},
     argKeys: rawKeys,
@@ -57,8 +73,13 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
   const redact = (args: Record<string, unknown>): Record<string, unknown> =>
     sensitive ? redactArgs(args, sensitive) : redactAll(args);
-  const redactSent = (params: Record<string, string>, args: Record<string, unknown>): Record<string, string> =>
-    sensitive ? redactUpstream(params, sensitive, args) : (redactAll(params) as Record<string, string>);
+  const redactSent = (
+    params: Record<string, string>,
+    args: Record<string, unknown>,
+  ): Record<string, string> =>
+    sensitive
+      ? redactUpstream(params, sensitive, args)
+      : (redactAll(params) as Record<string, string>);
   let scope: CallScope | undefined;
   let result: CallResult;
   let suspended: AskInNextRequest | null = null;
@@ -78,9 +99,15 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     if (!parsed.success) {
       facts.args = redact(plainArgs(rawArgs));
       facts.argsHash = await host.hashArgs(canonicalJson(rawArgs ?? {}));
-      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, describeIssues(parsed.error));
+      throw new ToolFailure(
+        'invalid_arguments',
+        `Invalid arguments for ${tool.name}`,
+        describeIssues(parsed.error),
+      );
     }
-    const { approval_id: approvalId, ...given } = parsed.data as Record<string, unknown> & { approval_id?: string };
+    const { approval_id: approvalId, ...given } = parsed.data as Record<string, unknown> & {
+      approval_id?: string;
+    };
     // Fill in what the caller left to the server (a read, never a write) before the policy
     // decides, unless the policy refuses the tool outright anyway.
     let args = given;
@@ -95,7 +122,9 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
     const shown = shownArgs(args);
     // What the call takes from its source is shown, stored and bound beside the arguments: an
     // approval covers a clone of the source as it was read, not of whatever it has become.
-    const withInherited = Object.keys(inherited).length ? { ...shown, [INHERITED_KEY]: shownArgs(inherited) } : shown;
+    const withInherited = Object.keys(inherited).length
+      ? { ...shown, [INHERITED_KEY]: shownArgs(inherited) }
+      : shown;
     facts.args = redact(withInherited);
     facts.argKeys = Object.keys(shown);
     facts.argsHash = await host.hashArgs(canonicalJson(withInherited));
@@ -109,12 +138,24 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
         argsSha256: facts.argsHash,
         identity,
       },
-      { store: approvals.store, approvalUrl: approvals.url, ttlMs: approvals.ttlMs, conversation, now: Date.now },
+      {
+        store: approvals.store,
+        approvalUrl: approvals.url,
+        ttlMs: approvals.ttlMs,
+        conversation,
+        now: Date.now,
+      },
     );
     const gate = await passGate(
       active,
       host.counters(),
-      { tool: tool.name, args: policyView(seenBy(args, inherited)), identity, dryRun: tool.dryRun?.(args) ?? false, now: Date.now() },
+      {
+        tool: tool.name,
+        args: policyView(seenBy(args, inherited)),
+        identity,
+        dryRun: tool.dryRun?.(args) ?? false,
+        now: Date.now(),
+      },
       port,
     );
     if (!gate.ok) {
@@ -130,7 +171,14 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       const ctx: ToolContext = {
         ...scope.ctx,
         filled,
-        recheck: (next) => recheckPolicy(active, tool.name, seenBy(next, inherited), identity, gate.approvalId !== null),
+        recheck: (next) =>
+          recheckPolicy(
+            active,
+            tool.name,
+            seenBy(next, inherited),
+            identity,
+            gate.approvalId !== null,
+          ),
       };
       let success;
       try {
@@ -168,7 +216,9 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
       facts.decision = 'approval_required';
       facts.log.outcome = 'approval_pending';
       facts.log.decision = 'approval_required';
-      result = { content: [{ type: 'text', text: 'Waiting for the person to approve this call.' }] };
+      result = {
+        content: [{ type: 'text', text: 'Waiting for the person to approve this call.' }],
+      };
     } else {
       result = failureResult(err, facts.log);
     }
@@ -180,7 +230,12 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
   // Last line of defence: whatever echoed a configured secret, it leaves here without it.
   logToolCall(scrub.deep(facts.log));
   host.audit(scrub.deep(auditRecord(facts, scope, result!, started)));
-  if (suspended) return { kind: 'input_required', question: scrub.deep(suspended.question), binding: suspended.binding };
+  if (suspended)
+    return {
+      kind: 'input_required',
+      question: scrub.deep(suspended.question),
+      binding: suspended.binding,
+    };
   return { kind: 'result', result: scrub.deep(result!) };
 }
 
@@ -188,9 +243,25 @@ export async function runCall(tool: ToolSpec, input: z.ZodType, rawArgs: unknown
  * The policy's answer for changed arguments in the middle of a call (no new limit slot: it is
  * the same call). An approval covered the arguments as approved, so a change needs a new one.
  */
-function recheckPolicy(active: ActivePolicy, tool: string, next: Record<string, unknown>, identity: Identity, approved: boolean): void {
-  if (!active.ok) throw new PolicyRefusal('(invalid policy)', 'The server\'s policy is invalid, so the call stops here.');
-  const decision = evaluatePolicy(active.policy, { tool, args: policyView(next) }, identity, null, Date.now());
+function recheckPolicy(
+  active: ActivePolicy,
+  tool: string,
+  next: Record<string, unknown>,
+  identity: Identity,
+  approved: boolean,
+): void {
+  if (!active.ok)
+    throw new PolicyRefusal(
+      '(invalid policy)',
+      "The server's policy is invalid, so the call stops here.",
+    );
+  const decision = evaluatePolicy(
+    active.policy,
+    { tool, args: policyView(next) },
+    identity,
+    null,
+    Date.now(),
+  );
   if (decision.kind === 'allow') return;
   if (decision.kind === 'approval_required' && approved) {
     throw new PolicyRefusal(
@@ -205,7 +276,10 @@ function recheckPolicy(active: ActivePolicy, tool: string, next: Record<string, 
 const INHERITED_KEY = '(inherited)';
 
 /** What the policy judges: the arguments, and for each one the call leaves out, what it inherits. */
-function seenBy(args: Record<string, unknown>, inherited: Readonly<Record<string, unknown>>): Record<string, unknown> {
+function seenBy(
+  args: Record<string, unknown>,
+  inherited: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const seen: Record<string, unknown> = { ...inherited };
   for (const [key, value] of Object.entries(args)) if (value !== undefined) seen[key] = value;
   return seen;
@@ -236,7 +310,9 @@ function upstreamShown(
 }
 
 function plainArgs(raw: unknown): Record<string, unknown> {
-  return raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : { '(arguments)': raw ?? null };
+  return raw && typeof raw === 'object' && !Array.isArray(raw)
+    ? (raw as Record<string, unknown>)
+    : { '(arguments)': raw ?? null };
 }
 
 /** How a person approved the call; null unless an approval was actually spent on it. */
@@ -245,7 +321,12 @@ function channelOf(approvalId: string | null, decision: AuditDecision): Approval
   return approvalId === ELICITED ? 'conversation' : 'web';
 }
 
-function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: CallResult, started: number): AuditRecord {
+function auditRecord(
+  facts: CallFacts,
+  scope: CallScope | undefined,
+  result: CallResult,
+  started: number,
+): AuditRecord {
   const identity = scope?.ctx.identity;
   const structured = (result.structuredContent ?? {}) as Record<string, unknown>;
   return {
@@ -266,7 +347,8 @@ function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: Cal
     error_kind: facts.log.error_kind ?? null,
     upstream_status: facts.log.upstream_status ?? null,
     latency_ms: facts.log.latency_ms ?? 0,
-    vmid: typeof structured.vmid === 'number' && structured.mode === 'created' ? structured.vmid : null,
+    vmid:
+      typeof structured.vmid === 'number' && structured.mode === 'created' ? structured.vmid : null,
     upid: typeof structured.upid === 'string' ? structured.upid : null,
     approval_id: facts.approvalId,
     approval_channel: channelOf(facts.approvalId, facts.decision),
@@ -274,7 +356,12 @@ function auditRecord(facts: CallFacts, scope: CallScope | undefined, result: Cal
 }
 
 function failureResult(err: unknown, entry: ToolCallLog): CallResult {
-  let error: { kind: string; message: string; fields?: { field: string; message: string }[]; upstream_status?: number };
+  let error: {
+    kind: string;
+    message: string;
+    fields?: { field: string; message: string }[];
+    upstream_status?: number;
+  };
   if (err instanceof ToolFailure) {
     const lines = err.fields.map((f) => `- ${f.field}: ${f.message}`);
     error = { kind: err.kind, message: [err.message, ...lines].join('\n') };
@@ -285,10 +372,15 @@ function failureResult(err: unknown, entry: ToolCallLog): CallResult {
   } else if (err instanceof StoreTimeout) {
     // Only the steps before the policy reach here with it (the gate turns its own into denials).
     entry.error = err.message;
-    error = { kind: 'unavailable', message: 'A store of this server did not answer in time, so the call was refused before the policy ran. Try again shortly.' };
+    error = {
+      kind: 'unavailable',
+      message:
+        'A store of this server did not answer in time, so the call was refused before the policy ran. Try again shortly.',
+    };
   } else {
     // Unexpected: keep the detail in the log only; the agent gets no stack and no internals.
-    entry.error = err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : 'non-error thrown';
+    entry.error =
+      err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : 'non-error thrown';
     error = { kind: 'internal', message: `Internal error (request ${entry.request_id}).` };
   }
   entry.outcome = error.kind === 'invalid_arguments' ? 'invalid' : 'error';

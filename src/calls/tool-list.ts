@@ -24,7 +24,9 @@ export interface ToolDefinition {
  */
 const APPROVAL_ID = z
   .string()
-  .refine((v) => /^[A-Za-z0-9_-]{16,64}$/.test(v), { error: 'must be an approval_id exactly as returned' })
+  .refine((v) => /^[A-Za-z0-9_-]{16,64}$/.test(v), {
+    error: 'must be an approval_id exactly as returned',
+  })
   .optional()
   .describe('After [APPROVAL REQUIRED]: its approval_id, once approved.');
 
@@ -37,7 +39,12 @@ export interface ToolSet {
 }
 
 export function toolSet(tools: readonly ToolSpec[]): ToolSet {
-  const inputs = new Map(tools.map((t) => [t.name, (t.input as unknown as z.ZodObject).extend({ approval_id: APPROVAL_ID })]));
+  const inputs = new Map(
+    tools.map((t) => [
+      t.name,
+      (t.input as unknown as z.ZodObject).extend({ approval_id: APPROVAL_ID }),
+    ]),
+  );
   const byName = new Map(tools.map((t) => [t.name, t]));
   const described = tools.map((t) => describeTool(t, inputs.get(t.name)!));
   return {
@@ -45,7 +52,8 @@ export function toolSet(tools: readonly ToolSpec[]): ToolSet {
       const tool = byName.get(name);
       return tool ? { tool, input: inputs.get(name)! } : undefined;
     },
-    listed: (active) => (active.ok ? described.filter((t) => isListed(active.policy, t.name)) : described),
+    listed: (active) =>
+      active.ok ? described.filter((t) => isListed(active.policy, t.name)) : described,
     all: () => described,
   };
 }
@@ -74,10 +82,13 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string,
 function dropClosedObjects(node: unknown): void {
   if (!node || typeof node !== 'object') return;
   const record = node as Record<string, unknown>;
-  const empty = (v: unknown): boolean => !!v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
-  if (record.additionalProperties === false || empty(record.additionalProperties)) delete record.additionalProperties;
+  const empty = (v: unknown): boolean =>
+    !!v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0;
+  if (record.additionalProperties === false || empty(record.additionalProperties))
+    delete record.additionalProperties;
   if (empty(record.properties)) delete record.properties;
   const names = record.propertyNames as Record<string, unknown> | undefined;
-  if (names && Object.keys(names).length === 1 && names.type === 'string') delete record.propertyNames;
+  if (names && Object.keys(names).length === 1 && names.type === 'string')
+    delete record.propertyNames;
   for (const value of Object.values(record)) dropClosedObjects(value);
 }

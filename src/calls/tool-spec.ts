@@ -90,7 +90,9 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject
 }
 
 /** Keeps the handler's argument type tied to the input schema. */
-export function defineTool<I extends z.ZodType, O extends z.ZodObject>(spec: ToolSpec<I, O>): ToolSpec<I, O> {
+export function defineTool<I extends z.ZodType, O extends z.ZodObject>(
+  spec: ToolSpec<I, O>,
+): ToolSpec<I, O> {
   return spec;
 }
 
@@ -98,7 +100,14 @@ export function defineTool<I extends z.ZodType, O extends z.ZodObject>(spec: Too
  * `indeterminate`: a write may or may not have happened (its answer was lost). Whatever the kind,
  * a call that sent a write keeps its rate-limit slot and its approval (see run-call.ts).
  */
-export type FailureKind = 'invalid_arguments' | 'config' | 'conflict' | 'upstream' | 'indeterminate' | 'unavailable' | 'internal';
+export type FailureKind =
+  | 'invalid_arguments'
+  | 'config'
+  | 'conflict'
+  | 'upstream'
+  | 'indeterminate'
+  | 'unavailable'
+  | 'internal';
 
 /** A failure a tool reports on purpose; anything else thrown is reported as `internal`. */
 export class ToolFailure extends Error {

@@ -44,18 +44,27 @@ export function composeHost(env: AppEnv, era: EraParts): CallHost {
     scope: (requestId) => {
       const identity = era.identity();
       // No identity means the call did not come through our auth layer: fail closed.
-      if (!identity) throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
+      if (!identity)
+        throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
       return makeScope(env, identity, requestId);
     },
     sessionId: () => era.sessionId,
     policy: () => activePolicy(env.POLICY, TOOL_CATALOG),
     counters: () => counterBackend(env, era),
-    approvals: () => ({ store: () => approvalStore(env), url: (id) => `${era.publicOrigin()}/approvals/${id}`, ttlMs: configOf(env).approvals.ttlMs }),
+    approvals: () => ({
+      store: () => approvalStore(env),
+      url: (id) => `${era.publicOrigin()}/approvals/${id}`,
+      ttlMs: configOf(env).approvals.ttlMs,
+    }),
     audit: (record) => recordAudit(env, record, era.waitUntil),
     scrubber: () => scrubberFor(configOf(env).secrets),
     hashArgs: argsHasher(() => {
       const audit = env.AUDIT;
-      return withDeadline(audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('args_hmac'), STORE_DEADLINE_MS, 'audit key');
+      return withDeadline(
+        audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('args_hmac'),
+        STORE_DEADLINE_MS,
+        'audit key',
+      );
     }),
   };
 }
@@ -64,14 +73,21 @@ function counterBackend(env: AppEnv, era: EraParts): CounterBackend {
   const namespace = env.POLICY_COUNTERS;
   const objectTarget = (name: string, keyPrefix = ''): CounterTarget => {
     const stub = namespace.get(namespace.idFromName(name));
-    const keyed = <T extends { key: string }>(items: T[]): T[] => (keyPrefix ? items.map((i) => ({ ...i, key: `${keyPrefix}${i.key}` })) : items);
+    const keyed = <T extends { key: string }>(items: T[]): T[] =>
+      keyPrefix ? items.map((i) => ({ ...i, key: `${keyPrefix}${i.key}` })) : items;
     return {
       // A reservation that lands after its deadline was never counted on: give it back.
       reserve: (items, now) =>
-        withDeadline(stub.reserve(keyed(items), now), STORE_DEADLINE_MS, `counters ${name}`, (late) => {
-          if (late === null) era.waitUntil(stub.release(keyed(items)).catch(() => undefined));
-        }),
-      release: (items) => withDeadline(stub.release(keyed(items)), STORE_DEADLINE_MS, `counters ${name}`),
+        withDeadline(
+          stub.reserve(keyed(items), now),
+          STORE_DEADLINE_MS,
+          `counters ${name}`,
+          (late) => {
+            if (late === null) era.waitUntil(stub.release(keyed(items)).catch(() => undefined));
+          },
+        ),
+      release: (items) =>
+        withDeadline(stub.release(keyed(items)), STORE_DEADLINE_MS, `counters ${name}`),
     };
   };
   return {
@@ -84,16 +100,34 @@ function counterBackend(env: AppEnv, era: EraParts): CounterBackend {
   };
 }
 
-function recordAudit(env: AppEnv, record: AuditRecord, waitUntil: (work: Promise<unknown>) => void): void {
+function recordAudit(
+  env: AppEnv,
+  record: AuditRecord,
+  waitUntil: (work: Promise<unknown>) => void,
+): void {
   if (!configOf(env).audit.enabled) return;
   const audit = env.AUDIT;
   const write = async (): Promise<void> => {
     try {
-      await withDeadline(audit.get(audit.idFromName(AUDIT_OBJECT)).append(record), AUDIT_DEADLINE_MS, 'audit append');
+      await withDeadline(
+        audit.get(audit.idFromName(AUDIT_OBJECT)).append(record),
+        AUDIT_DEADLINE_MS,
+        'audit append',
+      );
     } catch (err) {
       // Never fail the call for its record; count the loss where the admin page shows it.
-      console.error(JSON.stringify({ msg: 'audit_lost', request_id: record.request_id, error: err instanceof Error ? err.message.slice(0, 200) : 'unknown' }));
-      await withDeadline(audit.get(audit.idFromName(AUDIT_LOST_OBJECT)).recordLost(1), AUDIT_DEADLINE_MS, 'audit lost').catch(() => undefined);
+      console.error(
+        JSON.stringify({
+          msg: 'audit_lost',
+          request_id: record.request_id,
+          error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
+        }),
+      );
+      await withDeadline(
+        audit.get(audit.idFromName(AUDIT_LOST_OBJECT)).recordLost(1),
+        AUDIT_DEADLINE_MS,
+        'audit lost',
+      ).catch(() => undefined);
     }
   };
   waitUntil(write());

@@ -4,7 +4,16 @@
 
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
-import { approvalTtlMs, auditEnabled, auditLimits, authMode, configuredSecrets, corsOrigins, pveConfig, type AuthMode } from './parse';
+import {
+  approvalTtlMs,
+  auditEnabled,
+  auditLimits,
+  authMode,
+  configuredSecrets,
+  corsOrigins,
+  pveConfig,
+  type AuthMode,
+} from './parse';
 
 export type { AuthMode };
 

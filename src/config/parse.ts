@@ -9,39 +9,76 @@ export type AuthMode = 'none' | 'oauth';
 
 /** Every secret the Worker is configured with: what the scrubber (../secrets/scrub.ts) removes. */
 export function configuredSecrets(env: AppEnv): string[] {
-  return [env.PVE_TOKEN_SECRET, env.CF_ACCESS_CLIENT_SECRET, env.OIDC_CLIENT_SECRET, env.GITHUB_CLIENT_SECRET].filter(
-    (s): s is string => typeof s === 'string' && s.trim() !== '',
-  );
+  return [
+    env.PVE_TOKEN_SECRET,
+    env.CF_ACCESS_CLIENT_SECRET,
+    env.OIDC_CLIENT_SECRET,
+    env.GITHUB_CLIENT_SECRET,
+  ].filter((s): s is string => typeof s === 'string' && s.trim() !== '');
 }
 
 /** Auditing is on unless AUDIT_ENABLED is "false"; anything but true/false is a problem (and on). */
 export function auditEnabled(env: Pick<AppEnv, 'AUDIT_ENABLED'>, problems: string[] = []): boolean {
   const text = (env.AUDIT_ENABLED ?? '').trim().toLowerCase();
   if (text === 'false') return false;
-  if (text !== '' && text !== 'true') problems.push(`AUDIT_ENABLED must be true or false, got ${JSON.stringify(env.AUDIT_ENABLED?.slice(0, 20))}; the audit stays on`);
+  if (text !== '' && text !== 'true')
+    problems.push(
+      `AUDIT_ENABLED must be true or false, got ${JSON.stringify(env.AUDIT_ENABLED?.slice(0, 20))}; the audit stays on`,
+    );
   return true;
 }
 
 /** Audit retention and row cap (the AuditLog object prunes to them). */
-export function auditLimits(env: Pick<AppEnv, 'AUDIT_RETENTION_DAYS' | 'AUDIT_MAX_ROWS'>, problems: string[] = []): { retentionDays: number; maxRows: number } {
+export function auditLimits(
+  env: Pick<AppEnv, 'AUDIT_RETENTION_DAYS' | 'AUDIT_MAX_ROWS'>,
+  problems: string[] = [],
+): { retentionDays: number; maxRows: number } {
   return {
-    retentionDays: intSetting(env.AUDIT_RETENTION_DAYS, 'AUDIT_RETENTION_DAYS', 90, 1, 3_650, problems),
-    maxRows: intSetting(env.AUDIT_MAX_ROWS, 'AUDIT_MAX_ROWS', 1_000_000, 1_000, 50_000_000, problems),
+    retentionDays: intSetting(
+      env.AUDIT_RETENTION_DAYS,
+      'AUDIT_RETENTION_DAYS',
+      90,
+      1,
+      3_650,
+      problems,
+    ),
+    maxRows: intSetting(
+      env.AUDIT_MAX_ROWS,
+      'AUDIT_MAX_ROWS',
+      1_000_000,
+      1_000,
+      50_000_000,
+      problems,
+    ),
   };
 }
 
 /** How long an out-of-band approval can be given and used: minutes, default 15, at most a day. */
-export function approvalTtlMs(env: Pick<AppEnv, 'APPROVAL_TTL_MINUTES'>, problems: string[] = []): number {
-  return intSetting(env.APPROVAL_TTL_MINUTES, 'APPROVAL_TTL_MINUTES', 15, 1, 1_440, problems) * 60_000;
+export function approvalTtlMs(
+  env: Pick<AppEnv, 'APPROVAL_TTL_MINUTES'>,
+  problems: string[] = [],
+): number {
+  return (
+    intSetting(env.APPROVAL_TTL_MINUTES, 'APPROVAL_TTL_MINUTES', 15, 1, 1_440, problems) * 60_000
+  );
 }
 
 /** An integer setting (underscores allowed as separators); out of range or not a number: the default, and a problem. */
-export function intSetting(raw: string | undefined, name: string, fallback: number, min: number, max: number, problems: string[]): number {
+export function intSetting(
+  raw: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  problems: string[],
+): number {
   const text = (raw ?? '').trim().replace(/_/g, '');
   if (!text) return fallback;
   const value = Number(text);
   if (/^\d+$/.test(text) && value >= min && value <= max) return value;
-  problems.push(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw?.slice(0, 20))}; using ${fallback}`);
+  problems.push(
+    `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw?.slice(0, 20))}; using ${fallback}`,
+  );
   return fallback;
 }
 
@@ -57,7 +94,10 @@ export function corsOrigins(list: string[], problems: string[] = []): string[] {
       // not a URL
     }
     if (origin !== null && origin !== 'null' && origin === text) origins.push(origin);
-    else problems.push(`CORS_ORIGINS entry ${JSON.stringify(entry.slice(0, 60))} is not an origin like https://app.example.com; ignored`);
+    else
+      problems.push(
+        `CORS_ORIGINS entry ${JSON.stringify(entry.slice(0, 60))} is not an origin like https://app.example.com; ignored`,
+      );
   }
   return origins;
 }
@@ -105,7 +145,10 @@ export function pveConfig(env: AppEnv): PveClientConfig | { error: string } {
 }
 
 /** Accepts an origin or a URL ending in /api2/json; a service binding needs no host of its own. */
-function normaliseBaseUrl(raw: string | undefined, hasBinding: boolean): string | { error: string } {
+function normaliseBaseUrl(
+  raw: string | undefined,
+  hasBinding: boolean,
+): string | { error: string } {
   const text = raw?.trim() ?? '';
   if (!text) {
     // A VPC service to pveproxy serves https (pveproxy has no plain http).
@@ -117,7 +160,8 @@ function normaliseBaseUrl(raw: string | undefined, hasBinding: boolean): string 
   } catch {
     return { error: 'PVE_BASE_URL is not a URL' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: 'PVE_BASE_URL must be http(s)' };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return { error: 'PVE_BASE_URL must be http(s)' };
   // The API token travels in every request: over the network it must be encrypted. Plain http
   // is for a Proxmox (or the simulator) on this machine, or a service binding (the Worker's
   // fetch then never leaves Cloudflare; the tunnel carries the request to pveproxy over TLS).

@@ -10,7 +10,10 @@ import type { ReserveItem } from './window-counters';
 
 /** One place counters live: reserve/release for the items of one scope key. */
 export interface CounterTarget {
-  reserve(items: ReserveItem[], now: number): Promise<LimitedDecision | null> | LimitedDecision | null;
+  reserve(
+    items: ReserveItem[],
+    now: number,
+  ): Promise<LimitedDecision | null> | LimitedDecision | null;
   release(items: Pick<ReserveItem, 'key' | 'windowStart'>[]): Promise<void> | void;
 }
 
@@ -62,12 +65,17 @@ export async function reserveLimits(
  * address in any case is the same person, under whatever id), else by their user id, so that
  * signing in under a second id does not give one person a second quota.
  */
-export function counterObjectName(scope: Exclude<Scope, 'session'>, identity: Pick<Identity, 'userId' | 'email' | 'grantId'>): string {
+export function counterObjectName(
+  scope: Exclude<Scope, 'session'>,
+  identity: Pick<Identity, 'userId' | 'email' | 'grantId'>,
+): string {
   switch (scope) {
     case 'grant':
       return `grant:${identity.grantId}`;
     case 'user':
-      return identity.email ? `user:email:${identity.email.toLowerCase()}` : `user:${identity.userId}`;
+      return identity.email
+        ? `user:email:${identity.email.toLowerCase()}`
+        : `user:${identity.userId}`;
     case 'global':
       return 'global';
   }

@@ -11,9 +11,17 @@
 // Stored as `counter:<window start ms>:<key>` → {count, expiresAt}; windows that have ended are
 // dropped on the next reservation.
 
-import { checkLimits, readingKey, type AppliedLimit, type LimitedDecision } from '../policy/evaluate';
+import {
+  checkLimits,
+  readingKey,
+  type AppliedLimit,
+  type LimitedDecision,
+} from '../policy/evaluate';
 
-export type ReserveItem = Pick<AppliedLimit, 'key' | 'windowStart' | 'windowEnd' | 'max' | 'rule' | 'counter' | 'window' | 'scope'> & { reason?: string };
+export type ReserveItem = Pick<
+  AppliedLimit,
+  'key' | 'windowStart' | 'windowEnd' | 'max' | 'rule' | 'counter' | 'window' | 'scope'
+> & { reason?: string };
 
 export interface CounterRow {
   key: string;
@@ -46,7 +54,12 @@ export class WindowCounters {
       const colon = rest.indexOf(':');
       const windowStart = Number(rest.slice(0, colon));
       if (colon < 1 || !Number.isSafeInteger(windowStart)) continue;
-      rows.set(name, { key: rest.slice(colon + 1), windowStart, expiresAt: value.expiresAt, count: value.count });
+      rows.set(name, {
+        key: rest.slice(colon + 1),
+        windowStart,
+        expiresAt: value.expiresAt,
+        count: value.count,
+      });
     }
     return new WindowCounters(storage, rows);
   }
@@ -55,13 +68,22 @@ export class WindowCounters {
   reserve(items: readonly ReserveItem[], now: number): LimitedDecision | null {
     this.forgetEnded(now);
     const readings = new Map<string, number>();
-    for (const item of items) readings.set(readingKey(item), this.rows.get(storageKey(item.key, item.windowStart))?.count ?? 0);
+    for (const item of items)
+      readings.set(
+        readingKey(item),
+        this.rows.get(storageKey(item.key, item.windowStart))?.count ?? 0,
+      );
     const over = checkLimits(items, readings, now);
     if (over) return over;
     const changed: Record<string, Stored> = {};
     for (const item of items) {
       const name = storageKey(item.key, item.windowStart);
-      const row = this.rows.get(name) ?? { key: item.key, windowStart: item.windowStart, expiresAt: item.windowEnd, count: 0 };
+      const row = this.rows.get(name) ?? {
+        key: item.key,
+        windowStart: item.windowStart,
+        expiresAt: item.windowEnd,
+        count: 0,
+      };
       row.count += 1;
       this.rows.set(name, row);
       changed[name] = { count: row.count, expiresAt: row.expiresAt };
@@ -105,5 +127,10 @@ export class WindowCounters {
 }
 
 function logWriteError(err: unknown): void {
-  console.error(JSON.stringify({ msg: 'counter_write_failed', error: err instanceof Error ? err.message.slice(0, 300) : 'unknown' }));
+  console.error(
+    JSON.stringify({
+      msg: 'counter_write_failed',
+      error: err instanceof Error ? err.message.slice(0, 300) : 'unknown',
+    }),
+  );
 }

@@ -7,7 +7,16 @@ import { configOf } from '../config';
 import type { AppEnv } from '../env';
 import { isLoopbackHostname } from '../guard';
 
-export type HealthCheck = 'auth_mode' | 'sign_in' | 'public_url' | 'oauth_kv' | 'proxmox' | 'policy' | 'audit' | 'approvals' | 'cors';
+export type HealthCheck =
+  | 'auth_mode'
+  | 'sign_in'
+  | 'public_url'
+  | 'oauth_kv'
+  | 'proxmox'
+  | 'policy'
+  | 'audit'
+  | 'approvals'
+  | 'cors';
 
 export interface HealthProblem {
   check: HealthCheck;
@@ -27,7 +36,11 @@ export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
   const pve = config.pve;
   const problems: HealthProblem[] = [];
   if (typeof mode !== 'string') {
-    problems.push({ check: 'auth_mode', message: mode.error, fix: 'Set AUTH_MODE to "oauth" (or "none" for loopback-only local use).' });
+    problems.push({
+      check: 'auth_mode',
+      message: mode.error,
+      fix: 'Set AUTH_MODE to "oauth" (or "none" for loopback-only local use).',
+    });
   }
   if ('error' in pve) {
     problems.push({
@@ -41,7 +54,10 @@ export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
     ...config.problems.map(({ setting, message }) => ({
       check: setting,
       message,
-      fix: setting === 'cors' ? 'List exact origins, e.g. CORS_ORIGINS = "https://app.example.com, http://localhost:5173".' : 'Correct the value or remove it to use the default.',
+      fix:
+        setting === 'cors'
+          ? 'List exact origins, e.g. CORS_ORIGINS = "https://app.example.com, http://localhost:5173".'
+          : 'Correct the value or remove it to use the default.',
     })),
   );
   return problems;
@@ -53,7 +69,8 @@ function signInProblems(env: AppEnv, request: Request): HealthProblem[] {
   if (!(env as Partial<AppEnv>).OAUTH_KV) {
     problems.push({
       check: 'oauth_kv',
-      message: 'The OAUTH_KV binding is missing: OAuth clients, grants and tokens cannot be stored, so nobody can sign in.',
+      message:
+        'The OAUTH_KV binding is missing: OAuth clients, grants and tokens cannot be stored, so nobody can sign in.',
       fix: 'Run `wrangler kv namespace create OAUTH_KV` and add its id as [[kv_namespaces]] binding = "OAUTH_KV" to the deploy configuration.',
     });
   }
@@ -64,7 +81,11 @@ function signInProblems(env: AppEnv, request: Request): HealthProblem[] {
       message: `Sign-in is not configured: ${auth.error}.`,
       fix: 'Set the identity provider settings under [vars] and its client secret with `wrangler secret put` (README: Sign-in).',
     });
-  } else if (auth.idp.kind !== 'dev' && auth.allowedUsers.length === 0 && auth.allowedGroups.length === 0) {
+  } else if (
+    auth.idp.kind !== 'dev' &&
+    auth.allowedUsers.length === 0 &&
+    auth.allowedGroups.length === 0
+  ) {
     problems.push({
       check: 'sign_in',
       message: 'Nobody is admitted: neither ALLOWED_USERS nor ALLOWED_GROUPS is set.',
@@ -78,7 +99,10 @@ function signInProblems(env: AppEnv, request: Request): HealthProblem[] {
 
 export function publicUrlState(env: AppEnv, request: Request): PublicUrlState {
   const configured = Boolean(env.PUBLIC_URL?.trim());
-  return { configured, matches_request: publicUrlProblem(env.PUBLIC_URL, new URL(request.url).origin) === null };
+  return {
+    configured,
+    matches_request: publicUrlProblem(env.PUBLIC_URL, new URL(request.url).origin) === null,
+  };
 }
 
 /** PUBLIC_URL names the resource and issuer: a client on another origin cannot use its tokens. */
@@ -89,10 +113,21 @@ function publicUrlProblem(raw: string | undefined, requestOrigin: string): Healt
   try {
     url = new URL(text);
   } catch {
-    return { check: 'public_url', message: 'PUBLIC_URL is not a URL; the request\'s own origin is used instead.', fix: 'Set PUBLIC_URL to the origin clients use, e.g. https://mcp.example.com.' };
+    return {
+      check: 'public_url',
+      message: "PUBLIC_URL is not a URL; the request's own origin is used instead.",
+      fix: 'Set PUBLIC_URL to the origin clients use, e.g. https://mcp.example.com.',
+    };
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHostname(url.hostname))) {
-    return { check: 'public_url', message: `PUBLIC_URL ${url.origin} is not https: OAuth 2.1 clients refuse it.`, fix: 'Use the https:// origin clients reach the Worker on.' };
+  if (
+    url.protocol !== 'https:' &&
+    !(url.protocol === 'http:' && isLoopbackHostname(url.hostname))
+  ) {
+    return {
+      check: 'public_url',
+      message: `PUBLIC_URL ${url.origin} is not https: OAuth 2.1 clients refuse it.`,
+      fix: 'Use the https:// origin clients reach the Worker on.',
+    };
   }
   if (url.origin !== requestOrigin) {
     return {

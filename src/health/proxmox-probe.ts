@@ -38,20 +38,32 @@ export interface ProxmoxProbe {
 const versionData = z.object({ version: z.string() });
 const cache = new Map<string, ProxmoxProbe>();
 
-export async function probeProxmox(config: PveClientConfig, now: () => number = Date.now): Promise<ProxmoxProbe> {
+export async function probeProxmox(
+  config: PveClientConfig,
+  now: () => number = Date.now,
+): Promise<ProxmoxProbe> {
   // The secret is not part of the key: changing a secret redeploys, which starts new isolates.
   const key = `${config.binding ? 'binding' : 'url'} ${config.baseUrl} ${config.tokenId}`;
   const cached = cache.get(key);
   if (cached && now() - cached.at < PROBE_TTL_MS) return cached;
-  const client = new PveClient({ ...config, timeoutMs: Math.min(config.timeoutMs, PROBE_TIMEOUT_MS) });
+  const client = new PveClient({
+    ...config,
+    timeoutMs: Math.min(config.timeoutMs, PROBE_TIMEOUT_MS),
+  });
   const started = now();
   let result: ProxmoxProbe;
   try {
     const data = await client.get('/version', versionData);
     result = { status: 'ok', ms: now() - started, at: started, pveVersion: data.version };
   } catch (err) {
-    const failure: PveFailure = err instanceof PveError ? err.failure : { kind: 'network', cause: 'unexpected error' };
-    result = { status: statusOf(failure), ms: now() - started, at: started, message: err instanceof Error ? err.message : String(err) };
+    const failure: PveFailure =
+      err instanceof PveError ? err.failure : { kind: 'network', cause: 'unexpected error' };
+    result = {
+      status: statusOf(failure),
+      ms: now() - started,
+      at: started,
+      message: err instanceof Error ? err.message : String(err),
+    };
   }
   if (cache.size >= MAX_KEYS) cache.clear();
   cache.set(key, result);
@@ -107,5 +119,6 @@ export const PROBE_FIX: Record<Exclude<ProbeStatus, 'ok'>, string> = {
     'pveproxy did not answer in time: check that it runs (`systemctl status pveproxy`), the tunnel or VPC service in between, and PVE_TIMEOUT_MS.',
   unreachable:
     'Nothing answered at PVE_BASE_URL: check host and port, that pveproxy (locally: the simulator, `npm start`) is running, the tunnel or VPC service, and that its TLS certificate is one the Worker trusts (README: certificates).',
-  error: 'pveproxy answered GET /version with an error: see the message, and the Proxmox logs (`journalctl -u pveproxy`).',
+  error:
+    'pveproxy answered GET /version with an error: see the message, and the Proxmox logs (`journalctl -u pveproxy`).',
 };

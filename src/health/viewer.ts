@@ -23,7 +23,9 @@ export async function healthView(env: AppEnv, request: Request): Promise<HealthV
     const summary = await oauth.unwrapToken(token);
     if (!summary || !audienceMatches(summary.audience, publicOrigin(env, request))) return 'public';
     const identity = identityFromProps(summary.grant.props);
-    return identity && stillAdmitted(env, identity) && isAdmin(env, identity) ? 'operator' : 'public';
+    return identity && stillAdmitted(env, identity) && isAdmin(env, identity)
+      ? 'operator'
+      : 'public';
   } catch {
     // A malformed token or a storage error: no details, and no error that would tell tokens apart.
     return 'public';

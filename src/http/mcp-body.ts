@@ -40,12 +40,18 @@ export async function readMcpBody(request: Request): Promise<ReadBody> {
  */
 function renameProtoArguments(message: unknown): boolean {
   if (Array.isArray(message)) return message.map(renameProtoArguments).includes(true);
-  if (!isRecord(message) || message.method !== 'tools/call' || !isRecord(message.params)) return false;
+  if (!isRecord(message) || message.method !== 'tools/call' || !isRecord(message.params))
+    return false;
   const args = message.params.arguments;
   if (!isRecord(args) || !Object.hasOwn(args, '__proto__')) return false;
   const value: unknown = Object.getOwnPropertyDescriptor(args, '__proto__')?.value;
-  delete args.__proto__;
-  Object.defineProperty(args, PROTO_KEY_STAND_IN, { value, enumerable: true, writable: true, configurable: true });
+  Reflect.deleteProperty(args, '__proto__');
+  Object.defineProperty(args, PROTO_KEY_STAND_IN, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
   return true;
 }
 

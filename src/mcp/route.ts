@@ -15,37 +15,63 @@ import { ProxmoxMcp } from './legacy/agent';
 import { serveModern } from './modern/handler';
 
 /** Headers 2026 clients send, which a browser's preflight must be allowed to send too. */
-const CORS_HEADERS = 'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID';
+const CORS_HEADERS =
+  'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID';
 const streamable = ProxmoxMcp.serve('/mcp', { corsOptions: { headers: CORS_HEADERS } });
 const sse = ProxmoxMcp.serveSSE('/sse', { corsOptions: { headers: CORS_HEADERS } });
 
 export const mcpApi = {
-  async fetch(request: Request, env: AppEnv, ctx: ExecutionContext & { props?: unknown }): Promise<Response> {
+  async fetch(
+    request: Request,
+    env: AppEnv,
+    ctx: ExecutionContext & { props?: unknown },
+  ): Promise<Response> {
     const identity = identityFromProps(ctx.props);
-    if (!identity) return json(401, { error: 'invalid_token', message: 'This token carries no usable identity; sign in again.' });
+    if (!identity)
+      return json(401, {
+        error: 'invalid_token',
+        message: 'This token carries no usable identity; sign in again.',
+      });
     if (!stillAdmitted(env, identity)) {
-      return json(403, { error: 'access_denied', message: `${identity.email ?? identity.userId} is no longer allowed to use this server.` });
+      return json(403, {
+        error: 'access_denied',
+        message: `${identity.email ?? identity.userId} is no longer allowed to use this server.`,
+      });
     }
     noteGrantUse(env, identity.grantId, (p) => ctx.waitUntil(p));
     const origin = publicOrigin(env, request);
     const url = new URL(request.url);
     // The entry has read and parsed the message (mcp-body.ts): neither check reads the body again.
     const message = parsedBodyOf(request);
-    if (url.pathname === '/mcp' && !(await isLegacyRequest(request, message))) return serveModern(request, message, env, identity, origin, ctx);
+    if (url.pathname === '/mcp' && !(await isLegacyRequest(request, message)))
+      return serveModern(request, message, env, identity, origin, ctx);
     const session = sessionObjectName(request, url);
     const owned = session ? await sessionOwnership(env, session, identity) : 'yours';
     if (owned === 'unavailable') {
-      return json(503, { jsonrpc: '2.0', error: { code: -32001, message: 'The session could not be checked in time; try again.' }, id: null });
+      return json(503, {
+        jsonrpc: '2.0',
+        error: { code: -32001, message: 'The session could not be checked in time; try again.' },
+        id: null,
+      });
     }
-    if (owned === 'not_found') return json(404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+    if (owned === 'not_found')
+      return json(404, {
+        jsonrpc: '2.0',
+        error: { code: -32001, message: 'Session not found' },
+        id: null,
+      });
     // The session keeps its public origin, to link approval pages.
     ctx.props = { ...identity, publicOrigin: origin };
     if (url.pathname === '/mcp') return streamable.fetch(request, env, ctx);
-    if (url.pathname === '/sse' || url.pathname.startsWith('/sse/')) return sse.fetch(request, env, ctx);
+    if (url.pathname === '/sse' || url.pathname.startsWith('/sse/'))
+      return sse.fetch(request, env, ctx);
     return json(404, { error: 'not_found', message: 'Try /mcp or /sse.' });
   },
 };
 
 function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
 }

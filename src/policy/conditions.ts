@@ -45,7 +45,12 @@ type Resolved = Reached | typeof ABSENT | Each;
 const USER_FIELDS = new Set(['id', 'email', 'groups', 'client']);
 
 /** `args.<argument>[.<key>...]` (with at most one `*`), or `user.<field>`. */
-export function resolvePath(path: string, call: CallView, identity: Identity, toolArgs: ToolArgs): Resolved {
+export function resolvePath(
+  path: string,
+  call: CallView,
+  identity: Identity,
+  toolArgs: ToolArgs,
+): Resolved {
   const [root, first, ...rest] = path.split('.');
   if (root === 'user') {
     if (!first || !USER_FIELDS.has(first) || rest.length) return ABSENT;
@@ -95,7 +100,10 @@ function carries(fields: readonly string[] | null, keys: readonly string[]): boo
 const sets = new WeakMap<readonly string[], ReadonlySet<string>>();
 function fieldSet(fields: readonly string[]): ReadonlySet<string> {
   let set = sets.get(fields);
-  if (!set) sets.set(fields, (set = new Set(fields)));
+  if (!set) {
+    set = new Set(fields);
+    sets.set(fields, set);
+  }
   return set;
 }
 
@@ -109,7 +117,12 @@ function ownValue(record: Readonly<Record<string, unknown>>, key: string): unkno
 }
 
 function userView(identity: Identity): Record<string, unknown> {
-  return { id: identity.userId, email: identity.email || undefined, groups: identity.groups, client: identity.clientId };
+  return {
+    id: identity.userId,
+    email: identity.email || undefined,
+    groups: identity.groups,
+    client: identity.clientId,
+  };
 }
 
 /** Why a rule refuses a call (how its reason is worded when it has none of its own). */
@@ -138,7 +151,11 @@ export function judgeCondition(
   const judged = reached instanceof Each ? reached.values : [reached];
   if (kind === 'deny_if') {
     // A size rule cannot judge what is not a number ("current=65536"): it refuses instead.
-    if (NUMERIC_OPS.has(cond.op) && judged.some((v) => v !== MISSING && !Number.isFinite(toNumber(v)) && !isInfinity(v))) return 'not_a_number';
+    if (
+      NUMERIC_OPS.has(cond.op) &&
+      judged.some((v) => v !== MISSING && !Number.isFinite(toNumber(v)) && !isInfinity(v))
+    )
+      return 'not_a_number';
     const hit = judged.find((v) => denyHolds(cond, v, regex));
     return hit === undefined ? null : hit === MISSING ? 'missing' : 'matched';
   }
@@ -204,7 +221,9 @@ function compareValue(cond: Condition, actual: unknown, regex?: RegExp): boolean
       return typeof actual === 'string' && (regex ?? new RegExp(String(expected))).test(actual);
     case 'contains':
       if (Array.isArray(actual)) return actual.some((a) => equal(a, expected));
-      return typeof actual === 'string' && typeof expected === 'string' && actual.includes(expected);
+      return (
+        typeof actual === 'string' && typeof expected === 'string' && actual.includes(expected)
+      );
     case 'exists':
       return cond.value === true;
   }
@@ -240,7 +259,10 @@ function compare(op: 'lt' | 'lte' | 'gt' | 'gte', a: unknown, b: unknown): boole
 }
 
 /** Whether a rule with `principals`/`except` applies to this identity. */
-export function appliesTo(rule: { principals?: string[]; except?: string[] }, identity: Identity): boolean {
+export function appliesTo(
+  rule: { principals?: string[]; except?: string[] },
+  identity: Identity,
+): boolean {
   if (rule.principals && !matchesAnyPrincipal(rule.principals, identity)) return false;
   if (rule.except && matchesAnyPrincipal(rule.except, identity)) return false;
   return true;

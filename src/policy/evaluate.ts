@@ -5,7 +5,13 @@
 
 import type { Identity } from '../identity';
 import { own } from '../own';
-import { appliesTo, judgeCondition, type CallView, type Refusal, type ToolArgs } from './conditions';
+import {
+  appliesTo,
+  judgeCondition,
+  type CallView,
+  type Refusal,
+  type ToolArgs,
+} from './conditions';
 import type { CompiledPolicy } from './load';
 import type { Condition, Limit, Scope, Window } from './schema';
 import { retryAfterSeconds, windowEnd, windowStart } from './windows';
@@ -28,7 +34,13 @@ export type Decision =
   | { kind: 'allow'; limits: AppliedLimit[] }
   | { kind: 'deny'; rule: string; reason: string }
   | { kind: 'limited'; rule: string; reason: string; counter: string; retry_after_s: number }
-  | { kind: 'approval_required'; rule: string; reason: string; approvers?: string[]; webOnly?: boolean };
+  | {
+      kind: 'approval_required';
+      rule: string;
+      reason: string;
+      approvers?: string[];
+      webOnly?: boolean;
+    };
 
 /** A refusal by a rate limit. */
 export type LimitedDecision = Extract<Decision, { kind: 'limited' }>;
@@ -89,7 +101,11 @@ export function evaluatePolicy(
 }
 
 /** The first limit whose counter has reached its max, as a `limited` decision; else null. */
-export function checkLimits(limits: readonly AppliedLimit[], readings: CounterReadings, now: number): LimitedDecision | null {
+export function checkLimits(
+  limits: readonly AppliedLimit[],
+  readings: CounterReadings,
+  now: number,
+): LimitedDecision | null {
   for (const limit of limits) {
     const count = readings.get(readingKey(limit)) ?? 0;
     if (count >= limit.max) {
@@ -137,7 +153,11 @@ function firstMatch(
     if (!appliesTo(cond, identity)) continue;
     const refusal = judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond));
     if (refusal === null) continue;
-    return { kind: 'deny', rule: `${at}/${i}`, reason: cond.reason ?? describe(cond, kind, refusal) };
+    return {
+      kind: 'deny',
+      rule: `${at}/${i}`,
+      reason: cond.reason ?? describe(cond, kind, refusal),
+    };
   }
   return null;
 }
@@ -155,7 +175,9 @@ function describe(cond: Condition, kind: 'deny_if' | 'require', refusal: Refusal
     case 'absent':
       return `Denied by policy: ${cond.path} is required (it must satisfy ${cond.op} ${value}) and this call has none.`;
     case 'matched':
-      return kind === 'deny_if' ? `Denied by policy: ${what} ${cond.op} ${value}.` : `Denied by policy: ${what} must satisfy ${cond.op} ${value}.`;
+      return kind === 'deny_if'
+        ? `Denied by policy: ${what} ${cond.op} ${value}.`
+        : `Denied by policy: ${what} must satisfy ${cond.op} ${value}.`;
   }
 }
 
@@ -170,10 +192,18 @@ export function refusedOutright(policy: CompiledPolicy, toolName: string): Decis
     return { kind: 'deny', rule: '(hidden)', reason: `Tool "${toolName}" is hidden by policy.` };
   }
   if (!tool && doc.default === 'deny') {
-    return { kind: 'deny', rule: '(default deny)', reason: `Tool "${toolName}" is not allowed by policy.` };
+    return {
+      kind: 'deny',
+      rule: '(default deny)',
+      reason: `Tool "${toolName}" is not allowed by policy.`,
+    };
   }
   if (tool?.action === 'deny') {
-    return { kind: 'deny', rule: `/tools/${toolName}/action`, reason: tool.reason ?? `Tool "${toolName}" is denied by policy.` };
+    return {
+      kind: 'deny',
+      rule: `/tools/${toolName}/action`,
+      reason: tool.reason ?? `Tool "${toolName}" is denied by policy.`,
+    };
   }
   return null;
 }

@@ -15,12 +15,16 @@ export interface PolicyError {
  * property string (args.net0.bridge), or dotted inside an object of them (args.config.net0.bridge);
  * `*` for an argument of free keys (args.params.<any key>); null for an argument without fields.
  */
-export type ToolCatalog = Readonly<Record<string, Readonly<Record<string, readonly string[] | null>>>>;
+export type ToolCatalog = Readonly<
+  Record<string, Readonly<Record<string, readonly string[] | null>>>
+>;
 
 /** Argument name → its fields, merged over several tools (for all_tools rules). */
 type ArgFields = ReadonlyMap<string, ReadonlySet<string> | null>;
 
-function argFields(tools: readonly Readonly<Record<string, readonly string[] | null>>[]): ArgFields {
+function argFields(
+  tools: readonly Readonly<Record<string, readonly string[] | null>>[],
+): ArgFields {
   const out = new Map<string, Set<string> | null>();
   for (const args of tools) {
     for (const [arg, fields] of Object.entries(args)) {
@@ -46,18 +50,22 @@ const FREE_KEY_RE = /^[A-Za-z0-9_-]{1,64}$/;
  * must be followed by a field some key has.
  */
 function reachable(fields: ReadonlySet<string>, rest: readonly string[]): boolean {
-  if (fields.has('*')) return rest.length === 1 && (rest[0] === '*' || FREE_KEY_RE.test(rest[0] ?? ''));
+  if (fields.has('*'))
+    return rest.length === 1 && (rest[0] === '*' || FREE_KEY_RE.test(rest[0] ?? ''));
   if (rest[0] !== '*') return fields.has(rest.join('.'));
   if (rest.length === 1) return true;
   const suffix = `.${rest.slice(1).join('.')}`;
-  for (const field of fields) if (field.endsWith(suffix) && field.indexOf('.') === field.length - suffix.length) return true;
+  for (const field of fields)
+    if (field.endsWith(suffix) && field.indexOf('.') === field.length - suffix.length) return true;
   return false;
 }
 
 /** Known fields for an error message; an object of keys may have thousands: then the first 40. */
 function sample(fields: ReadonlySet<string>): string {
   const sorted = [...fields].sort();
-  return sorted.length > 100 ? `${sorted.slice(0, 40).join(', ')}, … (${sorted.length} in all)` : sorted.join(', ');
+  return sorted.length > 100
+    ? `${sorted.slice(0, 40).join(', ')}, … (${sorted.length} in all)`
+    : sorted.join(', ');
 }
 
 export interface CompiledPolicy {
@@ -92,8 +100,13 @@ export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult 
   for (const [name, tool] of Object.entries(doc.tools)) {
     pairRegexes(tool, record(rawTools?.[name]), regexes, byCondition);
   }
-  if (doc.all_tools) pairRegexes(doc.all_tools, record(record(document)?.all_tools), regexes, byCondition);
-  return { ok: true, policy: { doc, catalog, regexes: byCondition }, warnings: warningsFor(record(document) ?? {}) };
+  if (doc.all_tools)
+    pairRegexes(doc.all_tools, record(record(document)?.all_tools), regexes, byCondition);
+  return {
+    ok: true,
+    policy: { doc, catalog, regexes: byCondition },
+    warnings: warningsFor(record(document) ?? {}),
+  };
 }
 
 function warningsFor(raw: Record<string, unknown>): PolicyWarning[] {
@@ -101,23 +114,30 @@ function warningsFor(raw: Record<string, unknown>): PolicyWarning[] {
   return [
     {
       pointer: '/default',
-      message: 'no "default": every tool not listed under "tools" is denied. Say "default": "deny" (or "allow") to make that explicit.',
+      message:
+        'no "default": every tool not listed under "tools" is denied. Say "default": "deny" (or "allow") to make that explicit.',
     },
   ];
 }
 
-function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyError[], regexes: Map<unknown, RegExp>): void {
+function checkSemantics(
+  document: unknown,
+  catalog: ToolCatalog,
+  errors: PolicyError[],
+  regexes: Map<unknown, RegExp>,
+): void {
   const doc = record(document);
   if (!doc) return;
   const known = new Set(Object.keys(catalog));
   const allArgs = argFields(Object.values(catalog));
   array(doc.hide)?.forEach((name, i) => {
-    if (typeof name === 'string' && name !== '*' && !known.has(name)) errors.push(unknownTool(`/hide/${i}`, name, known));
+    if (typeof name === 'string' && name !== '*' && !known.has(name))
+      errors.push(unknownTool(`/hide/${i}`, name, known));
   });
   const allTools = record(doc.all_tools);
   if (allTools) checkRules(allTools, '/all_tools', allArgs, errors, regexes);
   for (const [name, raw] of Object.entries(record(doc.tools) ?? {})) {
-    const at = `/tools/${escape(name)}`;
+    const at = `/tools/${escapePointer(name)}`;
     if (!known.has(name)) {
       errors.push(unknownTool(at, name, known));
       continue;
@@ -128,7 +148,10 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyE
     checkRules(tool, at, args, errors, regexes);
     for (const key of ['approvers', 'approval'] as const) {
       if (tool[key] !== undefined && tool.action !== 'require_approval') {
-        errors.push({ pointer: `${at}/${key}`, message: `${key} only applies when action is "require_approval"` });
+        errors.push({
+          pointer: `${at}/${key}`,
+          message: `${key} only applies when action is "require_approval"`,
+        });
       }
     }
     array(tool.sensitive)?.forEach((entry, i) => {
@@ -137,9 +160,15 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, errors: PolicyE
       const [arg = '', ...rest] = entry.split('.');
       const fields = args.get(arg);
       if (fields === undefined) {
-        errors.push({ pointer: `${at}/sensitive/${i}`, message: `${name} has no argument "${arg}"` });
+        errors.push({
+          pointer: `${at}/sensitive/${i}`,
+          message: `${name} has no argument "${arg}"`,
+        });
       } else if (rest.length && (!fields || rest.includes('*') || !reachable(fields, rest))) {
-        errors.push({ pointer: `${at}/sensitive/${i}`, message: `"${arg}" has no key "${rest.join('.')}" to redact` });
+        errors.push({
+          pointer: `${at}/sensitive/${i}`,
+          message: `"${arg}" has no key "${rest.join('.')}" to redact`,
+        });
       }
     });
   }
@@ -164,7 +193,11 @@ function checkRules(
     if (!limit || typeof limit.counter !== 'string') return;
     const key = `${String(limit.scope)}/${limit.counter}`;
     const first = seen.get(key);
-    if (first) errors.push({ pointer: `${at}/limits/${i}/counter`, message: `counter "${limit.counter}" (scope ${String(limit.scope)}) is already defined at ${first}` });
+    if (first)
+      errors.push({
+        pointer: `${at}/limits/${i}/counter`,
+        message: `counter "${limit.counter}" (scope ${String(limit.scope)}) is already defined at ${first}`,
+      });
     else seen.set(key, `${at}/limits/${i}`);
   });
 }
@@ -182,15 +215,27 @@ function checkCondition(
       // A typo in a path would make its rule never apply: every segment must exist.
       const fields = first ? args.get(first) : undefined;
       if (!first || fields === undefined) {
-        errors.push({ pointer: `${at}/path`, message: `unknown argument "${first ?? ''}"; known: ${[...args.keys()].sort().join(', ')}` });
+        errors.push({
+          pointer: `${at}/path`,
+          message: `unknown argument "${first ?? ''}"; known: ${[...args.keys()].sort().join(', ')}`,
+        });
       } else if (rest.length > 0 && !fields) {
-        errors.push({ pointer: `${at}/path`, message: `argument "${first}" has no fields to reach into` });
+        errors.push({
+          pointer: `${at}/path`,
+          message: `argument "${first}" has no fields to reach into`,
+        });
       } else if (rest.length > 0 && !reachable(fields!, rest)) {
-        errors.push({ pointer: `${at}/path`, message: `"${first}" has no field "${rest.join('.')}"; known: ${sample(fields!)}` });
+        errors.push({
+          pointer: `${at}/path`,
+          message: `"${first}" has no field "${rest.join('.')}"; known: ${sample(fields!)}`,
+        });
       }
     } else if (root === 'user') {
       if (!first || !USER_FIELDS.includes(first) || rest.length) {
-        errors.push({ pointer: `${at}/path`, message: `user paths are ${USER_FIELDS.map((f) => `user.${f}`).join(', ')}` });
+        errors.push({
+          pointer: `${at}/path`,
+          message: `user paths are ${USER_FIELDS.map((f) => `user.${f}`).join(', ')}`,
+        });
       }
     } else {
       errors.push({ pointer: `${at}/path`, message: 'path must start with "args." or "user."' });
@@ -200,10 +245,20 @@ function checkCondition(
   if (cond.aggregate !== undefined) {
     const path = typeof cond.path === 'string' ? cond.path.split('.') : [];
     if (path[0] !== 'args' || !path.includes('*')) {
-      errors.push({ pointer: `${at}/aggregate`, message: `aggregate needs a path with "*" (e.g. args.config.*.size_gib)` });
+      errors.push({
+        pointer: `${at}/aggregate`,
+        message: `aggregate needs a path with "*" (e.g. args.config.*.size_gib)`,
+      });
     }
-    if (!['eq', 'neq', 'lt', 'lte', 'gt', 'gte'].includes(String(cond.op)) || typeof value !== 'number') {
-      errors.push({ pointer: `${at}/op`, message: 'an aggregate is a number: compare it with eq, neq, lt, lte, gt or gte and a number' });
+    if (
+      !['eq', 'neq', 'lt', 'lte', 'gt', 'gte'].includes(String(cond.op)) ||
+      typeof value !== 'number'
+    ) {
+      errors.push({
+        pointer: `${at}/op`,
+        message:
+          'an aggregate is a number: compare it with eq, neq, lt, lte, gt or gte and a number',
+      });
     }
     return;
   }
@@ -232,7 +287,9 @@ function checkCondition(
       case 'eq':
       case 'neq':
       case 'contains':
-        return Array.isArray(value) ? `operator "${cond.op}" needs a single value, not a list` : null;
+        return Array.isArray(value)
+          ? `operator "${cond.op}" needs a single value, not a list`
+          : null;
       default:
         return null; // an unknown operator is reported by the schema
     }
@@ -255,7 +312,9 @@ function pairRegexes(
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function array(value: unknown): unknown[] | undefined {
@@ -273,11 +332,14 @@ function dedupe(errors: PolicyError[]): PolicyError[] {
 }
 
 function unknownTool(pointer: string, name: string, known: ReadonlySet<string>): PolicyError {
-  return { pointer, message: `unknown tool "${name}"; this server offers ${[...known].join(', ')}` };
+  return {
+    pointer,
+    message: `unknown tool "${name}"; this server offers ${[...known].join(', ')}`,
+  };
 }
 
 function fromZod(issue: z.core.$ZodIssue): PolicyError {
-  const path = issue.path.map((p) => escape(String(p)));
+  const path = issue.path.map((p) => escapePointer(String(p)));
   if (issue.code === 'unrecognized_keys') {
     return { pointer: `/${path.join('/')}`, message: `unknown key(s): ${issue.keys.join(', ')}` };
   }
@@ -285,7 +347,7 @@ function fromZod(issue: z.core.$ZodIssue): PolicyError {
 }
 
 /** RFC 6901 escaping of one pointer segment. */
-function escape(segment: string): string {
+function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

@@ -3,7 +3,19 @@
 
 import { z } from 'zod';
 
-export const OPERATORS = ['eq', 'neq', 'in', 'not_in', 'lt', 'lte', 'gt', 'gte', 'regex', 'exists', 'contains'] as const;
+export const OPERATORS = [
+  'eq',
+  'neq',
+  'in',
+  'not_in',
+  'lt',
+  'lte',
+  'gt',
+  'gte',
+  'regex',
+  'exists',
+  'contains',
+] as const;
 export type Operator = (typeof OPERATORS)[number];
 
 export const WINDOWS = ['second', 'minute', 'hour', 'day'] as const;
@@ -36,7 +48,9 @@ export const conditionSchema = z.strictObject({
 export type Condition = z.output<typeof conditionSchema>;
 
 export const limitSchema = z.strictObject({
-  counter: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, { error: 'letters, digits, "_", ".", ":" or "-", at most 64' }),
+  counter: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, {
+    error: 'letters, digits, "_", ".", ":" or "-", at most 64',
+  }),
   window: z.enum(WINDOWS),
   max: z.number().int().min(0).max(1_000_000_000),
   scope: z.enum(SCOPES),

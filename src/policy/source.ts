@@ -25,7 +25,16 @@ export function activePolicy(text: string | undefined, catalog: ToolCatalog): Ac
       document = JSON.parse(text!) as unknown;
       active = withOrigin(loadPolicy(document, catalog), origin);
     } catch (err) {
-      active = { ok: false, origin, errors: [{ pointer: '', message: `POLICY is not valid JSON: ${err instanceof Error ? err.message : 'parse error'}` }] };
+      active = {
+        ok: false,
+        origin,
+        errors: [
+          {
+            pointer: '',
+            message: `POLICY is not valid JSON: ${err instanceof Error ? err.message : 'parse error'}`,
+          },
+        ],
+      };
     }
   }
   cached = { text, catalog, active };
@@ -33,5 +42,7 @@ export function activePolicy(text: string | undefined, catalog: ToolCatalog): Ac
 }
 
 function withOrigin(result: ReturnType<typeof loadPolicy>, origin: PolicyOrigin): ActivePolicy {
-  return result.ok ? { ok: true, origin, policy: result.policy } : { ok: false, origin, errors: result.errors };
+  return result.ok
+    ? { ok: true, origin, policy: result.policy }
+    : { ok: false, origin, errors: result.errors };
 }

@@ -17,4 +17,3 @@ function viewOf(value: unknown): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, viewOf(v)]));
 }
-

@@ -11,16 +11,21 @@ const MAX_PATH = 512;
 export function checkApiPath(path: string): string | null {
   if (path.length > MAX_PATH) return `must be at most ${MAX_PATH} characters`;
   if (!path.startsWith('/')) return 'must start with "/", e.g. /nodes/pve1/qemu/100/rrddata';
-  if (/^\/api2(?:\/|$)/.test(path)) return 'is relative to /api2/json: write /nodes/..., not /api2/json/nodes/...';
-  if (path.includes('?') || path.includes('#')) return 'must not carry a query: pass parameters in params';
+  if (/^\/api2(?:\/|$)/.test(path))
+    return 'is relative to /api2/json: write /nodes/..., not /api2/json/nodes/...';
+  if (path.includes('?') || path.includes('#'))
+    return 'must not carry a query: pass parameters in params';
   if (path.includes('%')) return 'must not contain percent-encoding';
   if (path.includes('\\')) return 'must not contain backslashes';
   const segments = path.slice(1).split('/');
-  if (segments.some((s) => s === '')) return 'must not contain empty segments ("//" or a trailing "/")';
+  if (segments.some((s) => s === ''))
+    return 'must not contain empty segments ("//" or a trailing "/")';
   if (segments.some((s) => s === '.' || s === '..')) return 'must not contain "." or ".." segments';
   if (segments.length > MAX_API_SEGMENTS) return `must have at most ${MAX_API_SEGMENTS} segments`;
   const bad = segments.find((s) => !SEGMENT_RE.test(s));
-  return bad === undefined ? null : `segment ${JSON.stringify(bad.slice(0, 40))} may only hold letters, digits, ".", "_" and "-"`;
+  return bad === undefined
+    ? null
+    : `segment ${JSON.stringify(bad.slice(0, 40))} may only hold letters, digits, ".", "_" and "-"`;
 }
 
 /** A parameter name as Proxmox defines them (every one in PVE 9.1 matches). */
@@ -43,5 +48,7 @@ export function isObjectMemberName(name: string): boolean {
  * record builds its copy and loses `__proto__`.
  */
 export function checkApiParamName(name: string): string | null {
-  return isObjectMemberName(name) ? 'no Proxmox parameter has this name (every JavaScript object has a member named so)' : null;
+  return isObjectMemberName(name)
+    ? 'no Proxmox parameter has this name (every JavaScript object has a member named so)'
+    : null;
 }

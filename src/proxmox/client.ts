@@ -51,7 +51,12 @@ export class PveClient {
   }
 
   /** GET, retried once on a network error or a 502/503/504/530 (reads are safe to repeat). */
-  async get<S extends z.ZodType>(path: string, schema: S, query: Query = {}, options: CallOptions = {}): Promise<z.output<S>> {
+  async get<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    query: Query = {},
+    options: CallOptions = {},
+  ): Promise<z.output<S>> {
     return (await this.getPage(path, schema, query, options)).data;
   }
 
@@ -63,7 +68,8 @@ export class PveClient {
     options: CallOptions = {},
   ): Promise<{ data: z.output<S>; total: number | null }> {
     const target = withQuery(path, query);
-    const deadline = Date.now() + Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
+    const deadline =
+      Date.now() + Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
     try {
       return await this.exchange('GET', target, path, schema, undefined, deadline - Date.now());
     } catch (err) {
@@ -74,25 +80,55 @@ export class PveClient {
   }
 
   /** POST with a URL-encoded, fixed-length body; never retried (the write may have happened). */
-  async post<S extends z.ZodType>(path: string, schema: S, params: FormParams): Promise<z.output<S>> {
-    return (await this.exchange('POST', path, path, schema, encodeForm(params), this.config.timeoutMs)).data;
+  async post<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    params: FormParams,
+  ): Promise<z.output<S>> {
+    return (
+      await this.exchange('POST', path, path, schema, encodeForm(params), this.config.timeoutMs)
+    ).data;
   }
 
   /** PUT with a URL-encoded body, like POST; never retried. */
-  async put<S extends z.ZodType>(path: string, schema: S, params: FormParams): Promise<z.output<S>> {
-    return (await this.exchange('PUT', path, path, schema, encodeForm(params), this.config.timeoutMs)).data;
+  async put<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    params: FormParams,
+  ): Promise<z.output<S>> {
+    return (
+      await this.exchange('PUT', path, path, schema, encodeForm(params), this.config.timeoutMs)
+    ).data;
   }
 
   /** DELETE with its parameters in the query string (pveproxy reads them there); never retried. */
-  async delete<S extends z.ZodType>(path: string, schema: S, params: FormParams = {}): Promise<z.output<S>> {
+  async delete<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    params: FormParams = {},
+  ): Promise<z.output<S>> {
     const query = Object.fromEntries(
       Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : v]),
     ) as Query;
-    return (await this.exchange('DELETE', withQuery(path, query), path, schema, undefined, this.config.timeoutMs)).data;
+    return (
+      await this.exchange(
+        'DELETE',
+        withQuery(path, query),
+        path,
+        schema,
+        undefined,
+        this.config.timeoutMs,
+      )
+    ).data;
   }
 
   /** POST, PUT or DELETE, as `method` says (for callers holding a request as data). */
-  write<S extends z.ZodType>(method: 'POST' | 'PUT' | 'DELETE', path: string, schema: S, params: FormParams): Promise<z.output<S>> {
+  write<S extends z.ZodType>(
+    method: 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    schema: S,
+    params: FormParams,
+  ): Promise<z.output<S>> {
     if (method === 'POST') return this.post(path, schema, params);
     if (method === 'PUT') return this.put(path, schema, params);
     return this.delete(path, schema, params);
@@ -110,7 +146,8 @@ export class PveClient {
     const call: UpstreamCall = { method, path, status: null, ms: 0 };
     this.calls.push(call);
     // Every failure's text is scrubbed here, once, before any message is built from it.
-    const fail = (failure: PveFailure): PveError => new PveError(this.scrub.deep(failure), method, path);
+    const fail = (failure: PveFailure): PveError =>
+      new PveError(this.scrub.deep(failure), method, path);
     const budget = Math.max(1, Math.round(timeoutMs));
     let response: Response;
     try {
@@ -127,7 +164,11 @@ export class PveClient {
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         const at = issue?.path.length ? ` at data.${issue.path.join('.')}` : '';
-        throw fail({ kind: 'bad_response', status: response.status, problem: `${issue?.message ?? 'invalid'}${at}` });
+        throw fail({
+          kind: 'bad_response',
+          status: response.status,
+          problem: `${issue?.message ?? 'invalid'}${at}`,
+        });
       }
       return { data: parsed.data, total };
     } finally {
@@ -135,7 +176,12 @@ export class PveClient {
     }
   }
 
-  private send(method: string, target: string, body: string | undefined, timeoutMs: number): Promise<Response> {
+  private send(
+    method: string,
+    target: string,
+    body: string | undefined,
+    timeoutMs: number,
+  ): Promise<Response> {
     const { config } = this;
     const headers = new Headers({
       Authorization: `PVEAPIToken=${config.tokenId}=${config.tokenSecret}`,

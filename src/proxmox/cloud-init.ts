@@ -19,29 +19,52 @@ export const IPCONFIG_FORMAT: PropertyFormat = {
 
 export function parseIpconfig(text: string): OptionResult {
   return parseWith(text, IPCONFIG_FORMAT, (p) => {
-    if (p.ip === undefined && p.ip6 === undefined) return 'give ip (e.g. ip=10.0.0.5/24,gw=10.0.0.1 or ip=dhcp) or ip6';
-    if (p.gw !== undefined && (p.ip === undefined || p.ip === 'dhcp')) return 'gw needs a static ip (with dhcp the gateway comes from DHCP)';
-    if (p.gw6 !== undefined && (p.ip6 === undefined || p.ip6 === 'dhcp' || p.ip6 === 'auto')) return 'gw6 needs a static ip6';
+    if (p.ip === undefined && p.ip6 === undefined)
+      return 'give ip (e.g. ip=10.0.0.5/24,gw=10.0.0.1 or ip=dhcp) or ip6';
+    if (p.gw !== undefined && (p.ip === undefined || p.ip === 'dhcp'))
+      return 'gw needs a static ip (with dhcp the gateway comes from DHCP)';
+    if (p.gw6 !== undefined && (p.ip6 === undefined || p.ip6 === 'dhcp' || p.ip6 === 'auto'))
+      return 'gw6 needs a static ip6';
     return null;
   });
 }
 
 // OpenSSH public key lines: type, base64 blob, optional comment (validate_ssh_public_keys).
 const KEY_TYPES = [
-  'ssh-ed25519', 'ssh-rsa', 'ssh-dss', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521',
-  'sk-ssh-ed25519@openssh.com', 'sk-ecdsa-sha2-nistp256@openssh.com',
+  'ssh-ed25519',
+  'ssh-rsa',
+  'ssh-dss',
+  'ecdsa-sha2-nistp256',
+  'ecdsa-sha2-nistp384',
+  'ecdsa-sha2-nistp521',
+  'sk-ssh-ed25519@openssh.com',
+  'sk-ecdsa-sha2-nistp256@openssh.com',
 ];
-const KEY_LINE_RE = new RegExp(`^(?:${KEY_TYPES.map((t) => t.replace(/[.]/g, '\\.')).join('|')}) [A-Za-z0-9+/]{16,16384}={0,3}(?: [^\\s].{0,254})?$`);
+const KEY_LINE_RE = new RegExp(
+  `^(?:${KEY_TYPES.map((t) => t.replace(/[.]/g, '\\.')).join('|')}) [A-Za-z0-9+/]{16,16384}={0,3}(?: [^\\s].{0,254})?$`,
+);
 const MAX_KEYS = 32;
 
 /** One or more OpenSSH public keys, one per line; canonical: trimmed lines joined by \n. */
-export function parseSshKeys(text: string): { ok: true; value: string } | { ok: false; error: string } {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  if (lines.length === 0) return { ok: false, error: 'give at least one OpenSSH public key, e.g. ssh-ed25519 AAAA... user@host' };
+export function parseSshKeys(
+  text: string,
+): { ok: true; value: string } | { ok: false; error: string } {
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  if (lines.length === 0)
+    return {
+      ok: false,
+      error: 'give at least one OpenSSH public key, e.g. ssh-ed25519 AAAA... user@host',
+    };
   if (lines.length > MAX_KEYS) return { ok: false, error: `at most ${MAX_KEYS} keys` };
   for (const line of lines) {
     if (CONTROL_CHAR_RE.test(line) || !KEY_LINE_RE.test(line)) {
-      return { ok: false, error: `${quote(line)} is not an OpenSSH public key (TYPE BASE64 [comment], e.g. ssh-ed25519 AAAA... user@host; never a private key)` };
+      return {
+        ok: false,
+        error: `${quote(line)} is not an OpenSSH public key (TYPE BASE64 [comment], e.g. ssh-ed25519 AAAA... user@host; never a private key)`,
+      };
     }
   }
   return { ok: true, value: lines.join('\n') };
@@ -56,9 +79,12 @@ export function encodeSshKeysForVm(keys: string): string {
 }
 
 /** A search domain list: DNS names separated by spaces, commas or semicolons. */
-export function parseSearchDomains(text: string): { ok: true; value: string } | { ok: false; error: string } {
+export function parseSearchDomains(
+  text: string,
+): { ok: true; value: string } | { ok: false; error: string } {
   const items = text.split(/[\s,;]+/).filter(Boolean);
-  if (items.length === 0 || items.length > 6) return { ok: false, error: 'give 1 to 6 DNS domains separated by spaces' };
+  if (items.length === 0 || items.length > 6)
+    return { ok: false, error: 'give 1 to 6 DNS domains separated by spaces' };
   const bad = items.find((i) => i.length > 253 || !DNS_NAME_RE.test(i));
   if (bad !== undefined) return { ok: false, error: `${quote(bad)} is not a DNS domain` };
   return { ok: true, value: items.join(' ') };

@@ -4,37 +4,81 @@
 // locks: mostly root@pam's alone in PVE anyway), whatever cannot be undone or is Proxmox's own
 // (template, vmgenid), and the rest this server does not offer (set those in Proxmox itself).
 
-import { CIUSER_RE, IPCONFIG_FORMAT, checkPassword, encodeSshKeysForVm, parseIpconfig, parseSearchDomains, parseSshKeys } from './cloud-init';
+import {
+  CIUSER_RE,
+  IPCONFIG_FORMAT,
+  checkPassword,
+  encodeSshKeysForVm,
+  parseIpconfig,
+  parseSearchDomains,
+  parseSshKeys,
+} from './cloud-init';
 import type { ConfigRule, KeyTable } from './config-keys';
 import { DNS_NAME_RE, checkDescription, parseTagList, quote } from './formats';
-import { LXC_NET_FORMAT, LXC_OSTYPES, MOUNT_DERIVED_FIELDS, MOUNT_POINT_FORMAT, ROOTFS_FORMAT, parseLxcNet, parseMountPoint, parseRootfs } from './lxc-options';
+import {
+  LXC_NET_FORMAT,
+  LXC_OSTYPES,
+  MOUNT_DERIVED_FIELDS,
+  MOUNT_POINT_FORMAT,
+  ROOTFS_FORMAT,
+  parseLxcNet,
+  parseMountPoint,
+  parseRootfs,
+} from './lxc-options';
 import { parseAddressList } from './net-address';
 import { checkedText, fieldsOf, type OptionResult } from './option-rules';
 import {
-  AGENT_FORMAT, BOOT_FORMAT, CPU_FORMAT, DRIVE_DERIVED_FIELDS, IDE_FORMAT, NET_FORMAT, SATA_FORMAT, SCSI_FORMAT,
-  VIRTIO_FORMAT, parseAgent, parseBoot, parseCpu, parseDrive, parseNet,
+  AGENT_FORMAT,
+  BOOT_FORMAT,
+  CPU_FORMAT,
+  DRIVE_DERIVED_FIELDS,
+  IDE_FORMAT,
+  NET_FORMAT,
+  SATA_FORMAT,
+  SCSI_FORMAT,
+  VIRTIO_FORMAT,
+  parseAgent,
+  parseBoot,
+  parseCpu,
+  parseDrive,
+  parseNet,
 } from './qemu-options';
 import type { PropertyFormat } from './property-string';
 
 const bool: ConfigRule = { kind: 'boolean' };
 const int = (min: number, max: number): ConfigRule => ({ kind: 'integer', min, max });
 const oneOf = (...values: string[]): ConfigRule => ({ kind: 'enum', values });
-const prop = (parse: (v: string) => OptionResult, format: PropertyFormat, derived: readonly string[] = []): ConfigRule => ({
+const prop = (
+  parse: (v: string) => OptionResult,
+  format: PropertyFormat,
+  derived: readonly string[] = [],
+): ConfigRule => ({
   kind: 'property',
   parse,
   fields: fieldsOf(format, derived),
 });
-const text = (parse: (v: string) => { ok: true; value: string } | { ok: false; error: string }, send?: (v: string) => string): ConfigRule => ({
+const text = (
+  parse: (v: string) => { ok: true; value: string } | { ok: false; error: string },
+  send?: (v: string) => string,
+): ConfigRule => ({
   kind: 'text',
   parse,
   ...(send ? { send } : {}),
 });
-const dnsName = (max: number) => text(checkedText((v) => (v.length <= max && DNS_NAME_RE.test(v) ? null : `${quote(v)} is not a DNS name such as web-01`)));
+const dnsName = (max: number) =>
+  text(
+    checkedText((v) =>
+      v.length <= max && DNS_NAME_RE.test(v)
+        ? null
+        : `${quote(v)} is not a DNS name such as web-01`,
+    ),
+  );
 const tags = text((v) => {
   const r = parseTagList(v);
   return r.ok ? { ok: true, value: r.value.join(';') } : r;
 });
-const drive = (format: PropertyFormat) => prop((v) => parseDrive(v, format), format, DRIVE_DERIVED_FIELDS);
+const drive = (format: PropertyFormat) =>
+  prop((v) => parseDrive(v, format), format, DRIVE_DERIVED_FIELDS);
 const MAX_MEMORY_MIB = 4_194_304;
 
 /** Shared by both kinds. */
@@ -66,13 +110,33 @@ export const QEMU_TABLE: KeyTable = {
     memory: int(16, MAX_MEMORY_MIB),
     name: dnsName(253),
     numa: bool,
-    ostype: oneOf('other', 'wxp', 'w2k', 'w2k3', 'w2k8', 'wvista', 'win7', 'win8', 'win10', 'win11', 'l24', 'l26', 'solaris'),
+    ostype: oneOf(
+      'other',
+      'wxp',
+      'w2k',
+      'w2k3',
+      'w2k8',
+      'wvista',
+      'win7',
+      'win8',
+      'win10',
+      'win11',
+      'l24',
+      'l26',
+      'solaris',
+    ),
     scsihw: oneOf('lsi', 'lsi53c810', 'virtio-scsi-pci', 'virtio-scsi-single', 'megasas', 'pvscsi'),
     shares: int(0, 50_000),
     sockets: int(1, 16),
     tablet: bool,
     vcpus: int(1, 16_384),
-    ciuser: text(checkedText((v) => (CIUSER_RE.test(v) ? null : `${quote(v)} is not a user name (lower-case letters, digits, "_", "-"; at most 32)`))),
+    ciuser: text(
+      checkedText((v) =>
+        CIUSER_RE.test(v)
+          ? null
+          : `${quote(v)} is not a user name (lower-case letters, digits, "_", "-"; at most 32)`,
+      ),
+    ),
     cipassword: text(checkedText(checkPassword)),
     citype: oneOf('configdrive2', 'nocloud', 'opennebula'),
     ciupgrade: bool,
@@ -84,7 +148,21 @@ export const QEMU_TABLE: KeyTable = {
     'sata[n]': drive(SATA_FORMAT),
     'ide[n]': drive(IDE_FORMAT),
   },
-  counts: { ipconfig: 32, net: 32, scsi: 31, virtio: 16, sata: 6, ide: 4, hostpci: 16, usb: 14, serial: 4, parallel: 3, numa: 8, unused: 256, virtiofs: 10 },
+  counts: {
+    ipconfig: 32,
+    net: 32,
+    scsi: 31,
+    virtio: 16,
+    sata: 6,
+    ide: 4,
+    hostpci: 16,
+    usb: 14,
+    serial: 4,
+    parallel: 3,
+    numa: 8,
+    unused: 256,
+    virtiofs: 10,
+  },
   refused: {
     args: `raw QEMU arguments reach the host; ${ROOT_ONLY}`,
     hookscript: `a hook script runs on the host; ${ROOT_ONLY}`,
@@ -106,9 +184,34 @@ export const QEMU_TABLE: KeyTable = {
     'intel-tdx': ROOT_ONLY,
     'unused[n]': 'volumes no longer attached: reattach or remove them in Proxmox',
     ...Object.fromEntries(
-      ['allow-ksm', 'audio0', 'autostart', 'bootdisk', 'cdrom', 'cicustom', 'efidisk0', 'freeze', 'hotplug', 'keyboard', 'kvm', 'machine',
-        'migrate_downtime', 'migrate_speed', 'numa[n]', 'reboot', 'rng0', 'smp', 'spice_enhancements', 'startdate', 'startup', 'tdf',
-        'tpmstate0', 'vga', 'vmstatestorage', 'watchdog'].map((k) => [k, NOT_OFFERED]),
+      [
+        'allow-ksm',
+        'audio0',
+        'autostart',
+        'bootdisk',
+        'cdrom',
+        'cicustom',
+        'efidisk0',
+        'freeze',
+        'hotplug',
+        'keyboard',
+        'kvm',
+        'machine',
+        'migrate_downtime',
+        'migrate_speed',
+        'numa[n]',
+        'reboot',
+        'rng0',
+        'smp',
+        'spice_enhancements',
+        'startdate',
+        'startup',
+        'tdf',
+        'tpmstate0',
+        'vga',
+        'vmstatestorage',
+        'watchdog',
+      ].map((k) => [k, NOT_OFFERED]),
     ),
   },
 };
@@ -135,10 +238,13 @@ export const LXC_TABLE: KeyTable = {
     'dev[n]': 'passes a host device into the container',
     hookscript: `a hook script runs on the host; ${ROOT_ONLY}`,
     lock: `locks are Proxmox's own (backup, migrate, ...); ${ROOT_ONLY}`,
-    features: "nesting, fuse, mknod and mount weaken the container's isolation from the host: set them in Proxmox",
+    features:
+      "nesting, fuse, mknod and mount weaken the container's isolation from the host: set them in Proxmox",
     unprivileged: 'cannot be changed on an existing container',
     template: 'turning a container into a template cannot be undone here: do it in Proxmox',
     'unused[n]': 'volumes no longer mounted: reattach or remove them in Proxmox',
-    ...Object.fromEntries(['arch', 'debug', 'entrypoint', 'env', 'startup', 'timezone'].map((k) => [k, NOT_OFFERED])),
+    ...Object.fromEntries(
+      ['arch', 'debug', 'entrypoint', 'env', 'startup', 'timezone'].map((k) => [k, NOT_OFFERED]),
+    ),
   },
 };

@@ -28,12 +28,18 @@ export interface KeyTable {
   refused: Readonly<Record<string, string>>;
 }
 
-export const CONFIG_TABLES: Readonly<Record<GuestKind, KeyTable>> = { qemu: QEMU_TABLE, lxc: LXC_TABLE };
+export const CONFIG_TABLES: Readonly<Record<GuestKind, KeyTable>> = {
+  qemu: QEMU_TABLE,
+  lxc: LXC_TABLE,
+};
 
 /** A value as it is kept after parsing (and as policy rules see it, property strings as fields). */
 export type ConfigValue = boolean | number | string | PropertyValue;
 
-export type KeyLookup = { kind: 'accepted'; rule: ConfigRule } | { kind: 'refused'; reason: string } | { kind: 'unknown' };
+export type KeyLookup =
+  | { kind: 'accepted'; rule: ConfigRule }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'unknown' };
 
 /**
  * The table entry for a concrete key (net3 → net[n], if 3 is within Proxmox's range). Own
@@ -54,23 +60,38 @@ export function lookupKey(kind: GuestKind, key: string): KeyLookup {
 const describeKind = (kind: GuestKind): string => (kind === 'qemu' ? 'a VM' : 'a container');
 
 /** Parses one value for one guest kind: the canonical value, or why it is refused. */
-export function parseConfigValue(kind: GuestKind, key: string, raw: string | number | boolean): { ok: true; value: ConfigValue } | { ok: false; error: string } {
+export function parseConfigValue(
+  kind: GuestKind,
+  key: string,
+  raw: string | number | boolean,
+): { ok: true; value: ConfigValue } | { ok: false; error: string } {
   const found = lookupKey(kind, key);
-  if (found.kind === 'unknown') return { ok: false, error: `not a config option of ${describeKind(kind)}` };
+  if (found.kind === 'unknown')
+    return { ok: false, error: `not a config option of ${describeKind(kind)}` };
   if (found.kind === 'refused') return { ok: false, error: `refused: ${found.reason}` };
   const rule = found.rule;
   const text = typeof raw === 'boolean' ? (raw ? '1' : '0') : String(raw);
   switch (rule.kind) {
     case 'boolean':
-      return text === '1' || text === '0' ? { ok: true, value: text === '1' } : { ok: false, error: 'must be true or false' };
+      return text === '1' || text === '0'
+        ? { ok: true, value: text === '1' }
+        : { ok: false, error: 'must be true or false' };
     case 'integer':
     case 'number': {
       const n = typeof raw === 'number' ? raw : /^-?\d+(?:\.\d+)?$/.test(text) ? Number(text) : NaN;
-      if (!Number.isFinite(n) || (rule.kind === 'integer' && !Number.isInteger(n))) return { ok: false, error: `must be ${rule.kind === 'integer' ? 'an integer' : 'a number'}` };
-      return n < rule.min || n > rule.max ? { ok: false, error: `must be ${rule.min}–${rule.max}` } : { ok: true, value: n };
+      if (!Number.isFinite(n) || (rule.kind === 'integer' && !Number.isInteger(n)))
+        return {
+          ok: false,
+          error: `must be ${rule.kind === 'integer' ? 'an integer' : 'a number'}`,
+        };
+      return n < rule.min || n > rule.max
+        ? { ok: false, error: `must be ${rule.min}–${rule.max}` }
+        : { ok: true, value: n };
     }
     case 'enum':
-      return rule.values.includes(text) ? { ok: true, value: text } : { ok: false, error: `must be one of ${rule.values.join(', ')}` };
+      return rule.values.includes(text)
+        ? { ok: true, value: text }
+        : { ok: false, error: `must be one of ${rule.values.join(', ')}` };
     case 'text':
     case 'property':
       if (typeof raw !== 'string') return { ok: false, error: 'must be a string' };
@@ -83,7 +104,9 @@ export function sendConfigValue(kind: GuestKind, key: string, value: ConfigValue
   if (typeof value === 'boolean') return value ? '1' : '0';
   if (typeof value === 'object') return value.text;
   const found = lookupKey(kind, key);
-  return found.kind === 'accepted' && found.rule.kind === 'text' && found.rule.send ? found.rule.send(String(value)) : String(value);
+  return found.kind === 'accepted' && found.rule.kind === 'text' && found.rule.send
+    ? found.rule.send(String(value))
+    : String(value);
 }
 
 /** Every concrete key a table accepts (indexed ones expanded). */
@@ -91,7 +114,9 @@ export function acceptedKeys(kind: GuestKind): string[] {
   const table = CONFIG_TABLES[kind];
   return Object.keys(table.accepted).flatMap((name) => {
     const base = /^([a-z]+)\[n\]$/.exec(name)?.[1];
-    return base === undefined ? [name] : Array.from({ length: table.counts[base] ?? 0 }, (_, i) => `${base}${i}`);
+    return base === undefined
+      ? [name]
+      : Array.from({ length: table.counts[base] ?? 0 }, (_, i) => `${base}${i}`);
   });
 }
 
@@ -105,7 +130,8 @@ export function configPolicyFields(): string[] {
     for (const key of acceptedKeys(kind)) {
       out.add(key);
       const found = lookupKey(kind, key);
-      if (found.kind === 'accepted' && found.rule.kind === 'property') for (const f of found.rule.fields) out.add(`${key}.${f}`);
+      if (found.kind === 'accepted' && found.rule.kind === 'property')
+        for (const f of found.rule.fields) out.add(`${key}.${f}`);
     }
   }
   return [...out];

@@ -10,7 +10,15 @@ export const REDACTED_VALUE = '[redacted]';
 
 type Fields = Record<string, string>;
 
-const POSITIONAL: Readonly<Record<string, string>> = { agent: 'enabled', cpu: 'cputype', memory: 'current', vga: 'type', boot: 'legacy', rng0: 'source', spice_enhancements: 'foldersharing' };
+const POSITIONAL: Readonly<Record<string, string>> = {
+  agent: 'enabled',
+  cpu: 'cputype',
+  memory: 'current',
+  vga: 'type',
+  boot: 'legacy',
+  rng0: 'source',
+  spice_enhancements: 'foldersharing',
+};
 
 /** The key a property string's first, unnamed part stands for, by config key. */
 function positionalKey(key: string, type: 'qemu' | 'lxc'): string | null {
@@ -20,10 +28,12 @@ function positionalKey(key: string, type: 'qemu' | 'lxc'): string | null {
   return own(POSITIONAL, key) ?? null;
 }
 
-const PROPERTY_KEYS = /^(scsi|virtio|sata|ide|efidisk|tpmstate|unused|net|ipconfig|mp|usb|hostpci|serial|parallel|numa)\d+$|^(rootfs|agent|cpu|memory|vga|boot|rng0|smbios1|audio0|spice_enhancements|features|startup|watchdog|amd-sev|intel-tdx)$/;
+const PROPERTY_KEYS =
+  /^(scsi|virtio|sata|ide|efidisk|tpmstate|unused|net|ipconfig|mp|usb|hostpci|serial|parallel|numa)\d+$|^(rootfs|agent|cpu|memory|vga|boot|rng0|smbios1|audio0|spice_enhancements|features|startup|watchdog|amd-sev|intel-tdx)$/;
 
 /** QEMU NIC models: `net0: virtio=BC:24:11:AA:BB:CC,bridge=vmbr0` names the model as a key. */
-const NIC_MODELS = /^(e1000|e1000-82540em|e1000-82544gc|e1000-82545em|e1000e|i82551|i82557b|i82559er|ne2k_isa|ne2k_pci|pcnet|rtl8139|virtio|vmxnet3)$/;
+const NIC_MODELS =
+  /^(e1000|e1000-82540em|e1000-82544gc|e1000-82545em|e1000e|i82551|i82557b|i82559er|ne2k_isa|ne2k_pci|pcnet|rtl8139|virtio|vmxnet3)$/;
 
 export function parsePropertyFields(key: string, value: string, type: 'qemu' | 'lxc'): Fields {
   // Entries, then fromEntries: a part named __proto__ stays a field, not a prototype to set.
@@ -63,7 +73,8 @@ export function viewConfig(raw: Record<string, string | number>, type: 'qemu' | 
       continue;
     }
     config[key] = value;
-    if (typeof value === 'string' && PROPERTY_KEYS.test(key)) fields[key] = parsePropertyFields(key, value, type);
+    if (typeof value === 'string' && PROPERTY_KEYS.test(key))
+      fields[key] = parsePropertyFields(key, value, type);
   }
   return { config, fields, redacted };
 }

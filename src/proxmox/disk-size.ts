@@ -4,7 +4,13 @@
 
 import { propertyValue, type PropertyValue } from '../property-value';
 
-const UNIT: Readonly<Record<string, number>> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+const UNIT: Readonly<Record<string, number>> = {
+  '': 1,
+  K: 1024,
+  M: 1024 ** 2,
+  G: 1024 ** 3,
+  T: 1024 ** 4,
+};
 const GIB = 1024 ** 3;
 
 /** The fields of a parsed resize size (what policy rules may reach: args.size.gib). */
@@ -26,12 +32,26 @@ export function describeBytes(bytes: number): string {
  * A resize size, `+10G` (grow by) or `40G` (grow to). PVE takes a bare number as bytes, which is
  * almost never what anyone means, so a unit is required. Fields: `grow` (relative), `gib`, `bytes`.
  */
-export function parseResizeSize(text: string): { ok: true; value: PropertyValue } | { ok: false; error: string } {
+export function parseResizeSize(
+  text: string,
+): { ok: true; value: PropertyValue } | { ok: false; error: string } {
   const m = /^(\+?)(\d{1,7}(?:\.\d{1,3})?)([KMGT])$/.exec(text);
-  if (!m) return { ok: false, error: 'must be +SIZE to grow by or SIZE to grow to, with a unit K, M, G or T (e.g. +10G, 40G)' };
+  if (!m)
+    return {
+      ok: false,
+      error:
+        'must be +SIZE to grow by or SIZE to grow to, with a unit K, M, G or T (e.g. +10G, 40G)',
+    };
   const bytes = Number(m[2]) * UNIT[m[3]!]!;
   if (bytes <= 0) return { ok: false, error: 'must be more than 0' };
-  return { ok: true, value: propertyValue(text, { grow: m[1] === '+', gib: Math.round((bytes / GIB) * 1000) / 1000, bytes: Math.round(bytes) }) };
+  return {
+    ok: true,
+    value: propertyValue(text, {
+      grow: m[1] === '+',
+      gib: Math.round((bytes / GIB) * 1000) / 1000,
+      bytes: Math.round(bytes),
+    }),
+  };
 }
 
 /** The size after the resize, from the current one. */

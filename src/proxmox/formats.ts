@@ -39,6 +39,7 @@ export const POOL_RE = /^[A-Za-z0-9.\-_]{1,64}(?:\/[A-Za-z0-9.\-_]{1,64}){0,2}$/
 export const URLENCODED_RE = /^[-%a-zA-Z0-9_.!~*'()]*$/;
 
 /** Any control character (C0, DEL, C1) or a Unicode line/paragraph separator. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds
 export const CONTROL_CHAR_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** Shortens a user value for an error message, so huge inputs do not come back whole. */
@@ -48,16 +49,21 @@ export function quote(value: string, max = 40): string {
 }
 
 /** `pve-tag-list`: tags separated by `;` (or `,` or spaces), each a `pve-tag`; kept lower-case, once each. */
-export function parseTagList(value: string | readonly string[]): { ok: true; value: string[] } | { ok: false; error: string } {
+export function parseTagList(
+  value: string | readonly string[],
+): { ok: true; value: string[] } | { ok: false; error: string } {
   const list = typeof value === 'string' ? value.split(/[;, ]+/).filter(Boolean) : value;
   if (list.length > 32) return { ok: false, error: 'at most 32 tags' };
   const bad = list.find((t) => !TAG_RE.test(t) || t.length > TAG_MAX);
-  if (bad !== undefined) return { ok: false, error: `${quote(bad)} is not a tag (letters, digits, "_", "-", "+", ".")` };
+  if (bad !== undefined)
+    return { ok: false, error: `${quote(bad)} is not a tag (letters, digits, "_", "-", "+", ".")` };
   return { ok: true, value: [...new Set(list.map((t) => t.toLowerCase()))] };
 }
 
 /** A description (notes): at most 8192 characters, no control characters but newline and tab. */
 export function checkDescription(value: string): string | null {
   if (value.length > 8192) return 'must be at most 8192 characters long';
-  return CONTROL_CHAR_RE.test(value.replace(/[\n\t]/g, ' ')) ? 'control characters other than newline and tab are not allowed' : null;
+  return CONTROL_CHAR_RE.test(value.replace(/[\n\t]/g, ' '))
+    ? 'control characters other than newline and tab are not allowed'
+    : null;
 }

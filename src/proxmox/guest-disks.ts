@@ -16,13 +16,17 @@ export interface GuestDisk {
   unused: boolean;
 }
 
-const QEMU_DISK_KEY = /^(?:ide\d|sata\d|scsi\d{1,2}|virtio\d{1,2}|efidisk0|tpmstate0|unused\d{1,3})$/;
+const QEMU_DISK_KEY =
+  /^(?:ide\d|sata\d|scsi\d{1,2}|virtio\d{1,2}|efidisk0|tpmstate0|unused\d{1,3})$/;
 const LXC_DISK_KEY = /^(?:rootfs|mp\d{1,3}|unused\d{1,3})$/;
 
 /** The disk keys of a guest kind: what resize and the disk lists accept. */
 export const DISK_KEY_RE = { qemu: QEMU_DISK_KEY, lxc: LXC_DISK_KEY } as const;
 
-export function guestDisks(config: Readonly<Record<string, string | number>>, kind: 'qemu' | 'lxc'): GuestDisk[] {
+export function guestDisks(
+  config: Readonly<Record<string, string | number>>,
+  kind: 'qemu' | 'lxc',
+): GuestDisk[] {
   const out: GuestDisk[] = [];
   for (const key of Object.keys(config).sort()) {
     const value = config[key];
@@ -44,15 +48,26 @@ export function guestDisks(config: Readonly<Record<string, string | number>>, ki
 
 /** The disk a VM boots from: the first disk in its boot order, else the first disk slot in use. */
 export function bootDisk(config: Readonly<Record<string, string | number>>): GuestDisk | null {
-  const disks = guestDisks(config, 'qemu').filter((d) => !d.cdrom && !d.unused && /^(ide|sata|scsi|virtio)\d/.test(d.key));
-  const boot = typeof config.boot === 'string' ? parsePropertyFields('boot', config.boot, 'qemu') : {};
-  const order = (boot.order ?? (typeof config.bootdisk === 'string' ? config.bootdisk : '')).split(';');
+  const disks = guestDisks(config, 'qemu').filter(
+    (d) => !d.cdrom && !d.unused && /^(ide|sata|scsi|virtio)\d/.test(d.key),
+  );
+  const boot =
+    typeof config.boot === 'string' ? parsePropertyFields('boot', config.boot, 'qemu') : {};
+  const order = (boot.order ?? (typeof config.bootdisk === 'string' ? config.bootdisk : '')).split(
+    ';',
+  );
   for (const key of order) {
     const disk = disks.find((d) => d.key === key);
     if (disk) return disk;
   }
-  const bus = (d: GuestDisk) => ['scsi', 'virtio', 'sata', 'ide'].indexOf(d.key.replace(/\d+$/, ''));
-  return [...disks].sort((a, b) => bus(a) - bus(b) || Number(a.key.replace(/\D/g, '')) - Number(b.key.replace(/\D/g, '')))[0] ?? null;
+  const bus = (d: GuestDisk) =>
+    ['scsi', 'virtio', 'sata', 'ide'].indexOf(d.key.replace(/\d+$/, ''));
+  return (
+    [...disks].sort(
+      (a, b) =>
+        bus(a) - bus(b) || Number(a.key.replace(/\D/g, '')) - Number(b.key.replace(/\D/g, '')),
+    )[0] ?? null
+  );
 }
 
 /** Whether a VM has a cloud-init drive (without one, ci* settings have no effect). */

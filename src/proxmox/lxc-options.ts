@@ -11,8 +11,11 @@ import type { KeyRule, PropertyFormat } from './property-string';
 import { checkVolumeId, volumeFields } from './volumes';
 
 function checkVlanIds(value: string): string | null {
-  if (!/^\d{1,4}(?:;\d{1,4})*$/.test(value)) return `${quote(value)} is not a VLAN list such as 10;20`;
-  return value.split(';').every((id) => Number(id) >= 1 && Number(id) <= 4094) ? null : 'VLAN ids must be 1–4094';
+  if (!/^\d{1,4}(?:;\d{1,4})*$/.test(value))
+    return `${quote(value)} is not a VLAN list such as 10;20`;
+  return value.split(';').every((id) => Number(id) >= 1 && Number(id) <= 4094)
+    ? null
+    : 'VLAN ids must be 1–4094';
 }
 
 export const LXC_NET_FORMAT: PropertyFormat = {
@@ -36,9 +39,15 @@ export const LXC_NET_FORMAT: PropertyFormat = {
 };
 
 export function parseLxcNet(text: string): OptionResult {
-  if (!text.split(',')[0]!.includes('=')) return { ok: false, error: 'a container NIC is written name=eth0,bridge=vmbr0,ip=dhcp (a leading model such as virtio is for VMs)' };
+  if (!text.split(',')[0]!.includes('='))
+    return {
+      ok: false,
+      error:
+        'a container NIC is written name=eth0,bridge=vmbr0,ip=dhcp (a leading model such as virtio is for VMs)',
+    };
   return parseWith(text, LXC_NET_FORMAT, (p) => {
-    if (p.name === undefined) return 'name (the interface inside the container) is required, e.g. name=eth0,bridge=vmbr0,ip=dhcp';
+    if (p.name === undefined)
+      return 'name (the interface inside the container) is required, e.g. name=eth0,bridge=vmbr0,ip=dhcp';
     if (p.gw !== undefined && !/\//.test(p.ip ?? '')) return 'gw needs a static ip';
     if (p.gw6 !== undefined && !/\//.test(p.ip6 ?? '')) return 'gw6 needs a static ip6';
     return null;
@@ -47,15 +56,24 @@ export function parseLxcNet(text: string): OptionResult {
 
 /** A path inside the container: absolute, no `.` or `..` segments (verify_lxc_mp_string). */
 function checkMountPath(value: string): string | null {
-  if (!/^\/[A-Za-z0-9._\-/]{0,254}$/.test(value)) return `${quote(value)} is not an absolute path such as /srv/data`;
-  return value.split('/').some((seg) => seg === '.' || seg === '..') ? 'the path must not contain "." or ".." segments' : null;
+  if (!/^\/[A-Za-z0-9._\-/]{0,254}$/.test(value))
+    return `${quote(value)} is not an absolute path such as /srv/data`;
+  return value.split('/').some((seg) => seg === '.' || seg === '..')
+    ? 'the path must not contain "." or ".." segments'
+    : null;
 }
 
 const MOUNT_OPTION = '(?:discard|lazytime|noatime|nodev|noexec|nosuid)';
 const MOUNT_KEYS: Record<string, KeyRule> = {
-  volume: { type: 'string', check: (v) => checkVolumeId(v, 'STORAGE:SIZE_GiB (e.g. local-lvm:8) or STORAGE:VOLUME') },
+  volume: {
+    type: 'string',
+    check: (v) => checkVolumeId(v, 'STORAGE:SIZE_GiB (e.g. local-lvm:8) or STORAGE:VOLUME'),
+  },
   acl: bool,
-  mountoptions: matching(new RegExp(`^${MOUNT_OPTION}(?:;${MOUNT_OPTION})*$`), 'mount options such as noatime;nodev'),
+  mountoptions: matching(
+    new RegExp(`^${MOUNT_OPTION}(?:;${MOUNT_OPTION})*$`),
+    'mount options such as noatime;nodev',
+  ),
   quota: bool,
   replicate: bool,
   ro: bool,
@@ -66,7 +84,12 @@ const MOUNT_KEYS: Record<string, KeyRule> = {
 export const ROOTFS_FORMAT: PropertyFormat = { defaultKey: 'volume', keys: MOUNT_KEYS };
 export const MOUNT_POINT_FORMAT: PropertyFormat = {
   defaultKey: 'volume',
-  keys: { ...MOUNT_KEYS, mp: { type: 'string', check: checkMountPath }, backup: bool, keepattrs: bool },
+  keys: {
+    ...MOUNT_KEYS,
+    mp: { type: 'string', check: checkMountPath },
+    backup: bool,
+    keepattrs: bool,
+  },
 };
 
 /** Fields a parsed root file system or mount point carries besides its keys. */
@@ -83,7 +106,9 @@ function parseMount(text: string, format: PropertyFormat, needsPath: boolean): O
     (p) => {
       if (p.volume === undefined) return 'a volume is required first, e.g. local-lvm:8';
       if (/:0(?:\.0+)?$/.test(p.volume)) return 'a new volume needs a size above 0';
-      return needsPath && p.mp === undefined ? 'mp (the path inside the container) is required, e.g. local-lvm:8,mp=/srv/data' : null;
+      return needsPath && p.mp === undefined
+        ? 'mp (the path inside the container) is required, e.g. local-lvm:8,mp=/srv/data'
+        : null;
     },
     (p) => volumeFields(p.volume ?? ''),
   );
@@ -93,10 +118,12 @@ function parseMount(text: string, format: PropertyFormat, needsPath: boolean): O
 }
 
 export const parseRootfs = (text: string): OptionResult => parseMount(text, ROOTFS_FORMAT, false);
-export const parseMountPoint = (text: string): OptionResult => parseMount(text, MOUNT_POINT_FORMAT, true);
+export const parseMountPoint = (text: string): OptionResult =>
+  parseMount(text, MOUNT_POINT_FORMAT, true);
 
 /** A container template: `STORAGE:vztmpl/NAME.tar.*` (pve-container takes any vztmpl volume). */
-const OSTEMPLATE_RE = /^([A-Za-z][A-Za-z0-9\-_.]*[A-Za-z0-9]):vztmpl\/([A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.(?:tar|tar\.gz|tar\.xz|tar\.zst|tar\.bz2|tgz))$/;
+const OSTEMPLATE_RE =
+  /^([A-Za-z][A-Za-z0-9\-_.]*[A-Za-z0-9]):vztmpl\/([A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.(?:tar|tar\.gz|tar\.xz|tar\.zst|tar\.bz2|tgz))$/;
 
 export function checkOstemplate(value: string): string | null {
   const m = OSTEMPLATE_RE.exec(value);
@@ -107,4 +134,16 @@ export function checkOstemplate(value: string): string | null {
 }
 
 /** The OS types pve-container knows (its `ostype` enum). */
-export const LXC_OSTYPES = ['debian', 'devuan', 'ubuntu', 'centos', 'fedora', 'opensuse', 'archlinux', 'alpine', 'gentoo', 'nixos', 'unmanaged'] as const;
+export const LXC_OSTYPES = [
+  'debian',
+  'devuan',
+  'ubuntu',
+  'centos',
+  'fedora',
+  'opensuse',
+  'archlinux',
+  'alpine',
+  'gentoo',
+  'nixos',
+  'unmanaged',
+] as const;

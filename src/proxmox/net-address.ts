@@ -13,7 +13,8 @@ export function isIPv4(value: string): boolean {
 
 /** Up to 8 hextets, at most one `::`, an IPv4 tail allowed; no zone (`%eth0`). */
 export function isIPv6(value: string): boolean {
-  if (!/^[0-9a-fA-F:.]+$/.test(value) || value.split('::').length > 2 || value.includes(':::')) return false;
+  if (!/^[0-9a-fA-F:.]+$/.test(value) || value.split('::').length > 2 || value.includes(':::'))
+    return false;
   if (/^:[^:]/.test(value) || /[^:]:$/.test(value)) return false;
   const groups = value.split(':');
   const last = groups[groups.length - 1] ?? '';
@@ -32,26 +33,39 @@ export function isCidr(value: string, family: 4 | 6): boolean {
   const m = /^([^/]+)\/(\d{1,3})$/.exec(value);
   if (!m) return false;
   const bits = Number(m[2]);
-  return family === 4 ? isIPv4(m[1]!) && bits >= 8 && bits <= 32 : isIPv6(m[1]!) && bits >= 8 && bits <= 128;
+  return family === 4
+    ? isIPv4(m[1]!) && bits >= 8 && bits <= 32
+    : isIPv6(m[1]!) && bits >= 8 && bits <= 128;
 }
 
-export const checkIPv4 = (v: string): string | null => (isIPv4(v) ? null : `${quote(v)} is not an IPv4 address`);
-export const checkIPv6 = (v: string): string | null => (isIPv6(v) ? null : `${quote(v)} is not an IPv6 address`);
+export const checkIPv4 = (v: string): string | null =>
+  isIPv4(v) ? null : `${quote(v)} is not an IPv4 address`;
+export const checkIPv6 = (v: string): string | null =>
+  isIPv6(v) ? null : `${quote(v)} is not an IPv6 address`;
 
 /** An IPv4 setting: ADDRESS/PREFIX, or one of `keywords` (dhcp; manual for containers). */
 export function ipv4Setting(keywords: readonly string[]): (v: string) => string | null {
-  return (v) => (keywords.includes(v) || isCidr(v, 4) ? null : `${quote(v)} is not an IPv4 address with its prefix (e.g. 10.0.0.5/24) or ${keywords.join(', ')}`);
+  return (v) =>
+    keywords.includes(v) || isCidr(v, 4)
+      ? null
+      : `${quote(v)} is not an IPv4 address with its prefix (e.g. 10.0.0.5/24) or ${keywords.join(', ')}`;
 }
 
 /** An IPv6 setting: ADDRESS/PREFIX, or one of `keywords` (dhcp, auto; manual for containers). */
 export function ipv6Setting(keywords: readonly string[]): (v: string) => string | null {
-  return (v) => (keywords.includes(v) || isCidr(v, 6) ? null : `${quote(v)} is not an IPv6 address with its prefix (e.g. 2001:db8::5/64) or ${keywords.join(', ')}`);
+  return (v) =>
+    keywords.includes(v) || isCidr(v, 6)
+      ? null
+      : `${quote(v)} is not an IPv6 address with its prefix (e.g. 2001:db8::5/64) or ${keywords.join(', ')}`;
 }
 
 /** A list of IP addresses (DNS servers), separated by spaces, commas or semicolons. */
-export function parseAddressList(text: string): { ok: true; value: string } | { ok: false; error: string } {
+export function parseAddressList(
+  text: string,
+): { ok: true; value: string } | { ok: false; error: string } {
   const items = text.split(/[\s,;]+/).filter(Boolean);
-  if (items.length === 0 || items.length > 3) return { ok: false, error: 'give 1 to 3 IP addresses separated by spaces' };
+  if (items.length === 0 || items.length > 3)
+    return { ok: false, error: 'give 1 to 3 IP addresses separated by spaces' };
   const bad = items.find((i) => !isIP(i));
   if (bad !== undefined) return { ok: false, error: `${quote(bad)} is not an IP address` };
   return { ok: true, value: items.join(' ') };

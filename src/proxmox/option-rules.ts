@@ -34,7 +34,6 @@ export const urlencoded = (what: string, max: number): KeyRule => ({
       : `${quote(v)} is not a URL-encoded ${what} of at most ${max} characters`,
 });
 
-
 /** Every field a parsed property string of this format can have (its keys, plus derived ones). */
 export function fieldsOf(format: PropertyFormat, derived: readonly string[] = []): string[] {
   return [...Object.keys(format.keys), ...derived];
@@ -65,7 +64,10 @@ export function parseWith(
   const value = result.value;
   return {
     ok: true,
-    value: propertyValue(printPropertyString(value, format), { ...typed(value, format), ...derive(value) }),
+    value: propertyValue(printPropertyString(value, format), {
+      ...typed(value, format),
+      ...derive(value),
+    }),
   };
 }
 

@@ -61,12 +61,17 @@ function checkValue(key: string, raw: string, rule: KeyRule): Checked {
     }
     case 'enum':
       if (!rule.values.includes(raw)) {
-        return { ok: false, error: `${key} must be one of ${rule.values.join(', ')}; got ${quote(raw)}` };
+        return {
+          ok: false,
+          error: `${key} must be one of ${rule.values.join(', ')}; got ${quote(raw)}`,
+        };
       }
       return { ok: true, text: raw };
     case 'string': {
       const problem = rule.check(raw);
-      return problem === null ? { ok: true, text: raw } : { ok: false, error: `${key}: ${problem}` };
+      return problem === null
+        ? { ok: true, text: raw }
+        : { ok: false, error: `${key}: ${problem}` };
     }
   }
 }
@@ -100,7 +105,7 @@ export function parsePropertyString(text: string, format: PropertyFormat): Parse
       }
       if (raw === '') return { ok: false, error: `${key}: empty value` };
       const named = format.keyAliases;
-      if (named && named.names.includes(key)) {
+      if (named?.names.includes(key)) {
         if (Object.hasOwn(out, named.setsKey)) {
           return { ok: false, error: `${named.setsKey} is given twice` };
         }

@@ -2,22 +2,51 @@
 // for CD-ROMs; the keys PVE 9 allows on SCSI, VirtIO, SATA and IDE drives; and the derived fields (storage,
 // size, whether it is a new disk or an ISO) that checks and policy rules look at.
 
-import { quote } from './formats';
-import { bool, int, matching, num, oneOf, parseWith, urlencoded, type OptionResult } from './option-rules';
+import {
+  bool,
+  int,
+  matching,
+  num,
+  oneOf,
+  parseWith,
+  urlencoded,
+  type OptionResult,
+} from './option-rules';
 import type { KeyRule, PropertyFormat } from './property-string';
 import { NEW_DISK_RE, checkVolumeId, volumeFields } from './volumes';
 
 /** A drive's volume: a disk (new or existing), or a CD-ROM's ISO, `none` or `cdrom`. */
 function checkVolume(value: string): string | null {
   if (value === 'none' || value === 'cdrom') return null;
-  return checkVolumeId(value, 'STORAGE:SIZE_GiB (e.g. local-lvm:32), STORAGE:VOLUME (e.g. local:iso/debian.iso), none or cdrom');
+  return checkVolumeId(
+    value,
+    'STORAGE:SIZE_GiB (e.g. local-lvm:32), STORAGE:VOLUME (e.g. local:iso/debian.iso), none or cdrom',
+  );
 }
 
-const throttle = { bps: int(0), bps_rd: int(0), bps_wr: int(0), iops: int(0), iops_rd: int(0),
-  iops_wr: int(0), iops_max: int(0), iops_rd_max: int(0), iops_wr_max: int(0), mbps: num(0),
-  mbps_rd: num(0), mbps_wr: num(0), mbps_max: num(0), mbps_rd_max: num(0), mbps_wr_max: num(0),
-  bps_max_length: int(1), bps_rd_max_length: int(1), bps_wr_max_length: int(1),
-  iops_max_length: int(1), iops_rd_max_length: int(1), iops_wr_max_length: int(1) };
+const throttle = {
+  bps: int(0),
+  bps_rd: int(0),
+  bps_wr: int(0),
+  iops: int(0),
+  iops_rd: int(0),
+  iops_wr: int(0),
+  iops_max: int(0),
+  iops_rd_max: int(0),
+  iops_wr_max: int(0),
+  mbps: num(0),
+  mbps_rd: num(0),
+  mbps_wr: num(0),
+  mbps_max: num(0),
+  mbps_rd_max: num(0),
+  mbps_wr_max: num(0),
+  bps_max_length: int(1),
+  bps_rd_max_length: int(1),
+  bps_wr_max_length: int(1),
+  iops_max_length: int(1),
+  iops_rd_max_length: int(1),
+  iops_wr_max_length: int(1),
+};
 
 const DRIVE_KEYS: Record<string, KeyRule> = {
   file: { type: 'string', check: checkVolume },
@@ -28,7 +57,13 @@ const DRIVE_KEYS: Record<string, KeyRule> = {
   detect_zeroes: bool,
   discard: oneOf('ignore', 'on'),
   format: oneOf('raw', 'qcow', 'qed', 'qcow2', 'vmdk', 'cloop'),
-  'import-from': { type: 'string', check: (v) => (v.startsWith('/') || NEW_DISK_RE.test(v) ? 'must be an existing STORAGE:VOLUME' : checkVolume(v)) },
+  'import-from': {
+    type: 'string',
+    check: (v) =>
+      v.startsWith('/') || NEW_DISK_RE.test(v)
+        ? 'must be an existing STORAGE:VOLUME'
+        : checkVolume(v),
+  },
   replicate: bool,
   rerror: oneOf('ignore', 'report', 'stop'),
   werror: oneOf('enospc', 'ignore', 'report', 'stop'),
@@ -71,7 +106,11 @@ export const IDE_FORMAT: PropertyFormat = {
   },
 };
 
-export const SATA_FORMAT: PropertyFormat = { defaultKey: 'file', aliases: DRIVE_ALIASES, keys: DRIVE_KEYS };
+export const SATA_FORMAT: PropertyFormat = {
+  defaultKey: 'file',
+  aliases: DRIVE_ALIASES,
+  keys: DRIVE_KEYS,
+};
 
 const { ssd: _ssd, wwn: _wwn, ...VIRTIO_BASE } = DRIVE_KEYS;
 export const VIRTIO_FORMAT: PropertyFormat = {
@@ -122,7 +161,11 @@ export function parseCdrom(text: string): OptionResult {
   }
   const { fields } = result.value;
   if (file !== 'none' && file !== 'cdrom' && fields.iso !== true) {
-    return { ok: false, error: 'only a CD-ROM goes here: an ISO volume (STORAGE:iso/NAME.iso), none or cdrom; put disks on scsi0' };
+    return {
+      ok: false,
+      error:
+        'only a CD-ROM goes here: an ISO volume (STORAGE:iso/NAME.iso), none or cdrom; put disks on scsi0',
+    };
   }
   if (fields.media !== 'cdrom') return { ok: false, error: 'a CD-ROM drive needs media=cdrom' };
   return result;

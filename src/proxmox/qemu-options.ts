@@ -7,11 +7,31 @@ import { bool, int, matching, num, oneOf, parseWith, type OptionResult } from '.
 import type { PropertyFormat } from './property-string';
 
 export { fieldsOf, type FieldValue, type OptionResult, type PropertyValue } from './option-rules';
-export { DRIVE_DERIVED_FIELDS, IDE_FORMAT, SATA_FORMAT, SCSI_FORMAT, VIRTIO_FORMAT, parseCdrom, parseDrive } from './qemu-drives';
+export {
+  DRIVE_DERIVED_FIELDS,
+  IDE_FORMAT,
+  SATA_FORMAT,
+  SCSI_FORMAT,
+  VIRTIO_FORMAT,
+  parseCdrom,
+  parseDrive,
+} from './qemu-drives';
 
 const NET_MODELS = [
-  'e1000', 'e1000-82540em', 'e1000-82544gc', 'e1000-82545em', 'e1000e', 'i82551', 'i82557b',
-  'i82559er', 'ne2k_isa', 'ne2k_pci', 'pcnet', 'rtl8139', 'virtio', 'vmxnet3',
+  'e1000',
+  'e1000-82540em',
+  'e1000-82544gc',
+  'e1000-82545em',
+  'e1000e',
+  'i82551',
+  'i82557b',
+  'i82559er',
+  'ne2k_isa',
+  'ne2k_pci',
+  'pcnet',
+  'rtl8139',
+  'virtio',
+  'vmxnet3',
 ] as const;
 
 const VLAN_LIST_RE = /^\d{1,4}(?:-\d{1,4})?(?:;\d{1,4}(?:-\d{1,4})?)*$/;
@@ -64,14 +84,30 @@ export const BOOT_FORMAT: PropertyFormat = {
 };
 
 // VM-specific CPU flags PVE 9.1 accepts (qemu-server CPUConfig.pm); others need a custom model.
-const CPU_FLAGS = ['pcid', 'spec-ctrl', 'ibpb', 'ssbd', 'virt-ssbd', 'amd-ssbd', 'amd-no-ssb',
-  'pdpe1gb', 'md-clear', 'hv-tlbflush', 'hv-evmcs', 'aes', 'nested-virt'];
+const CPU_FLAGS = [
+  'pcid',
+  'spec-ctrl',
+  'ibpb',
+  'ssbd',
+  'virt-ssbd',
+  'amd-ssbd',
+  'amd-no-ssb',
+  'pdpe1gb',
+  'md-clear',
+  'hv-tlbflush',
+  'hv-evmcs',
+  'aes',
+  'nested-virt',
+];
 const CPU_FLAG_RE = new RegExp(`^[+-](?:${CPU_FLAGS.join('|')})$`);
 
 export const CPU_FORMAT: PropertyFormat = {
   defaultKey: 'cputype',
   keys: {
-    cputype: matching(/^(?:custom-)?[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/, 'a CPU model such as host, x86-64-v2-AES or custom-<name>'),
+    cputype: matching(
+      /^(?:custom-)?[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$/,
+      'a CPU model such as host, x86-64-v2-AES or custom-<name>',
+    ),
     flags: {
       type: 'string',
       check: (v) =>
@@ -94,7 +130,9 @@ export function parseNet(text: string): OptionResult {
 
 export function parseAgent(text: string): OptionResult {
   return parseWith(text, AGENT_FORMAT, (p) =>
-    p.enabled === undefined ? 'enabled (1 or 0) is required first, e.g. 1,fstrim_cloned_disks=1' : null,
+    p.enabled === undefined
+      ? 'enabled (1 or 0) is required first, e.g. 1,fstrim_cloned_disks=1'
+      : null,
   );
 }
 

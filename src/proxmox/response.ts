@@ -48,11 +48,20 @@ export async function readData(
   if (json === undefined) {
     throw classifyNonJson(status, contentType, text, path, statusText, fail);
   }
-  const body = (json ?? {}) as { data?: unknown; errors?: unknown; message?: unknown; total?: unknown };
+  const body = (json ?? {}) as {
+    data?: unknown;
+    errors?: unknown;
+    message?: unknown;
+    total?: unknown;
+  };
   if (status === 200) {
-    if (!('data' in body)) throw fail({ kind: 'bad_response', status, problem: 'no "data" member' });
+    if (!('data' in body))
+      throw fail({ kind: 'bad_response', status, problem: 'no "data" member' });
     const total = Number(body.total);
-    return { data: body.data, total: body.total !== undefined && Number.isSafeInteger(total) ? total : null };
+    return {
+      data: body.data,
+      total: body.total !== undefined && Number.isSafeInteger(total) ? total : null,
+    };
   }
   const message = pveMessage(body.message, statusText);
   throw fail(classifyPveError(status, message, body.errors, path));
@@ -66,7 +75,12 @@ async function readText(response: Response, fail: Fail, timeoutMs: number): Prom
   const declared = Number(response.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) {
     await response.body?.cancel();
-    throw fail({ kind: 'too_large', status: response.status, limitBytes: MAX_BODY_BYTES, declaredBytes: declared });
+    throw fail({
+      kind: 'too_large',
+      status: response.status,
+      limitBytes: MAX_BODY_BYTES,
+      declaredBytes: declared,
+    });
   }
   if (!response.body) return '';
   const reader = response.body.getReader();
@@ -103,7 +117,12 @@ function parseJson(text: string): unknown {
   }
 }
 
-function classifyPveError(status: number, message: string, errors: unknown, path: string): PveFailure {
+function classifyPveError(
+  status: number,
+  message: string,
+  errors: unknown,
+  path: string,
+): PveFailure {
   switch (status) {
     case 400:
       return { kind: 'invalid_parameters', status, message, params: stringRecord(errors) };
@@ -111,7 +130,9 @@ function classifyPveError(status: number, message: string, errors: unknown, path
       return { kind: 'auth_failed', status, reason: message };
     case 403: {
       const m = /^Permission check failed \((\S.*), ([A-Za-z.]+)\)$/.exec(message);
-      return m ? { kind: 'forbidden', status, message, path: m[1], privilege: m[2] } : { kind: 'forbidden', status, message };
+      return m
+        ? { kind: 'forbidden', status, message, path: m[1], privilege: m[2] }
+        : { kind: 'forbidden', status, message };
     }
     case 500:
       return { kind: 'server_error', status, message };
@@ -137,8 +158,10 @@ function classifyNonJson(
   const cfCode = /error code:?\s*(1\d{3})/i.exec(text.slice(0, 4096))?.[1];
   if (status === 530 || cfCode) return fail({ kind: 'tunnel_error', status, code: cfCode });
   // pveproxy's own errors without a JSON body: 401 (empty body), 501 (plain reason), 595/596.
-  const message = pveMessage(undefined, statusText) || text.trim().split('\n')[0]?.slice(0, 200) || '';
-  if (status === 401) return fail({ kind: 'auth_failed', status, reason: message || 'Authentication failed!' });
+  const message =
+    pveMessage(undefined, statusText) || text.trim().split('\n')[0]?.slice(0, 200) || '';
+  if (status === 401)
+    return fail({ kind: 'auth_failed', status, reason: message || 'Authentication failed!' });
   // pveproxy's own 403s are JSON; an HTML or plain 403 comes from in front of it. Cloudflare
   // Access's service-auth refusal is such a page and says only "Forbidden".
   if (status === 403) return fail({ kind: 'access_denied', status, inferred: true });
@@ -152,7 +175,12 @@ function classifyNonJson(
 
 function classifyOther(status: number, message: string, path: string): PveFailure {
   if (status >= 595 && status <= 599) {
-    return { kind: 'node_unreachable', status, message: message || 'proxy error', node: NODE_IN_PATH.exec(path)?.[1] };
+    return {
+      kind: 'node_unreachable',
+      status,
+      message: message || 'proxy error',
+      node: NODE_IN_PATH.exec(path)?.[1],
+    };
   }
   return { kind: 'http_error', status, message: message || 'no message' };
 }
@@ -165,7 +193,9 @@ function pveMessage(message: unknown, statusText: string): string {
 /** Each member as text; fromEntries, so a member named __proto__ stays a member. */
 function stringRecord(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object') return {};
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v).trim().slice(0, 500)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, String(v).trim().slice(0, 500)]),
+  );
 }
 
 function stripQuery(location: string | null): string | undefined {

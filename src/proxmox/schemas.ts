@@ -49,7 +49,10 @@ export const resourceItem = z.object({
 export type ResourceItem = z.output<typeof resourceItem>;
 
 /** The items of a list that fit `schema`; an odd entry is skipped, never fatal to the rest. */
-export function parseEach<S extends z.ZodType>(schema: S, items: readonly unknown[]): z.output<S>[] {
+export function parseEach<S extends z.ZodType>(
+  schema: S,
+  items: readonly unknown[],
+): z.output<S>[] {
   return items.flatMap((raw) => {
     const parsed = schema.safeParse(raw);
     return parsed.success ? [parsed.data] : [];
@@ -75,7 +78,11 @@ export type TaskStatus = z.output<typeof taskStatus>;
 /** A list whose items are validated one by one by the caller (one odd entry hides nothing). */
 export const anyList = z.array(z.unknown());
 
-export const versionInfo = z.object({ version: z.string(), release: z.string().optional(), repoid: z.string().optional() });
+export const versionInfo = z.object({
+  version: z.string(),
+  release: z.string().optional(),
+  repoid: z.string().optional(),
+});
 
 /** One `GET /cluster/status` entry: the cluster itself, or a node. */
 export const clusterStatusItem = z.object({
@@ -93,9 +100,18 @@ export const clusterStatusItem = z.object({
 });
 
 /** One `GET /nodes` entry. */
-export const nodeListItem = z.object({ node: z.string(), status: z.string().optional(), level: z.string().optional(), ...usageFields });
+export const nodeListItem = z.object({
+  node: z.string(),
+  status: z.string().optional(),
+  level: z.string().optional(),
+  ...usageFields,
+});
 
-const usage = z.object({ total: numeric.optional(), used: numeric.optional(), free: numeric.optional() });
+const usage = z.object({
+  total: numeric.optional(),
+  used: numeric.optional(),
+  free: numeric.optional(),
+});
 
 /** `GET /nodes/{node}/status`. */
 export const nodeStatus = z.object({
@@ -109,7 +125,12 @@ export const nodeStatus = z.object({
   kversion: z.string().optional(),
   pveversion: z.string().optional(),
   cpuinfo: z
-    .object({ model: z.string().optional(), cpus: numeric.optional(), sockets: numeric.optional(), cores: numeric.optional() })
+    .object({
+      model: z.string().optional(),
+      cpus: numeric.optional(),
+      sockets: numeric.optional(),
+      cores: numeric.optional(),
+    })
     .optional(),
 });
 
@@ -156,7 +177,15 @@ export const agentInterfaces = z.object({
     z.object({
       name: z.string(),
       'hardware-address': z.string().optional(),
-      'ip-addresses': z.array(z.object({ 'ip-address': z.string(), 'ip-address-type': z.string(), prefix: numeric.optional() })).optional(),
+      'ip-addresses': z
+        .array(
+          z.object({
+            'ip-address': z.string(),
+            'ip-address-type': z.string(),
+            prefix: numeric.optional(),
+          }),
+        )
+        .optional(),
     }),
   ),
 });
@@ -169,7 +198,9 @@ export const lxcInterfaces = z
       hwaddr: z.string().optional(),
       inet: z.string().optional(),
       inet6: z.string().optional(),
-      'ip-addresses': z.array(z.object({ 'ip-address': z.string().optional(), prefix: numeric.optional() })).optional(),
+      'ip-addresses': z
+        .array(z.object({ 'ip-address': z.string().optional(), prefix: numeric.optional() }))
+        .optional(),
     }),
   )
   .nullable();
@@ -180,6 +211,10 @@ export const migratePrecondition = z.object({
   allowed_nodes: z.array(z.string()).optional(),
   not_allowed_nodes: z.record(z.string(), z.unknown()).optional(),
   /** Attached disks name their drive; unused ones, snapshot volumes and RAM states do not. */
-  local_disks: z.array(z.object({ volid: z.string(), cdrom: boolish.optional(), drivename: z.string().optional() })).optional(),
+  local_disks: z
+    .array(
+      z.object({ volid: z.string(), cdrom: boolish.optional(), drivename: z.string().optional() }),
+    )
+    .optional(),
   local_resources: z.array(z.string()).optional(),
 });

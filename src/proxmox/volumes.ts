@@ -13,7 +13,8 @@ export const MAX_DISK_GIB = 1_048_576;
 export function checkVolumeId(value: string, allowed: string): string | null {
   if (value.startsWith('/')) return 'absolute paths are not allowed; use STORAGE:VOLUME';
   const fresh = NEW_DISK_RE.exec(value);
-  if (fresh) return Number(fresh[2]) <= MAX_DISK_GIB ? null : `size must be at most ${MAX_DISK_GIB} GiB`;
+  if (fresh)
+    return Number(fresh[2]) <= MAX_DISK_GIB ? null : `size must be at most ${MAX_DISK_GIB} GiB`;
   const vol = VOLUME_RE.exec(value);
   if (!vol || !STORAGE_ID_RE.test(vol[1] ?? '')) return `${quote(value)} is not ${allowed}`;
   if ((vol[2] ?? '').split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) {

@@ -15,7 +15,13 @@ export const NONE = -1;
 /** The escape at `i` (a "%", "&" or "\\") as (codes consumed << 8) | the code it stands for; or NONE. */
 export function decodeAt(codes: Uint8Array, i: number): number {
   const c = codes[i];
-  return c === PERCENT ? percent(codes, i) : c === AMPERSAND ? reference(codes, i) : c === BACKSLASH ? backslashes(codes, i) : NONE;
+  return c === PERCENT
+    ? percent(codes, i)
+    : c === AMPERSAND
+      ? reference(codes, i)
+      : c === BACKSLASH
+        ? backslashes(codes, i)
+        : NONE;
 }
 
 /** Longer backslash runs are read in pieces (and then decode to a backslash, so another pass). */
@@ -50,7 +56,13 @@ function reference(codes: Uint8Array, i: number): number {
   while (j - i <= 32 && isAlnum(codes[j])) j++;
   if (j - i < 3 || codes[j] !== 0x3b) return NONE;
   // No named reference stands for an ASCII letter or digit; these start another escape.
-  const code = named(codes, i + 1, j, 'amp') ? AMPERSAND : named(codes, i + 1, j, 'percnt') ? PERCENT : named(codes, i + 1, j, 'bsol') ? BACKSLASH : OTHER;
+  const code = named(codes, i + 1, j, 'amp')
+    ? AMPERSAND
+    : named(codes, i + 1, j, 'percnt')
+      ? PERCENT
+      : named(codes, i + 1, j, 'bsol')
+        ? BACKSLASH
+        : OTHER;
   return decoded(code, j - i + 1);
 }
 
@@ -71,7 +83,8 @@ function backslashes(codes: Uint8Array, i: number): number {
   if (x === 0x75 && codes[j + 1] === 0x7b) {
     let e = j + 2;
     while (e - j < 10 && hexDigit(codes[e]) >= 0) e++;
-    if (e > j + 2 && codes[e] === 0x7d) return decoded(hexValue(codes, j + 2, e - j - 2), run + e - j + 1);
+    if (e > j + 2 && codes[e] === 0x7d)
+      return decoded(hexValue(codes, j + 2, e - j - 2), run + e - j + 1);
   }
   const width = x === 0x75 ? 4 : x === 0x78 ? 2 : 0;
   if (width > 0) {
@@ -105,7 +118,10 @@ function hexDigit(c: number | undefined): number {
 }
 
 function isAlnum(c: number | undefined): boolean {
-  return c !== undefined && ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a));
+  return (
+    c !== undefined &&
+    ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a))
+  );
 }
 
 function decDigit(c: number | undefined): number {

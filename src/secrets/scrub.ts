@@ -30,7 +30,9 @@ const built = new Map<string, Scrubber>();
 const MAX_BUILT = 8;
 
 export function scrubberFor(secrets: readonly (string | undefined)[]): Scrubber {
-  const list = [...new Set(secrets.map((s) => s?.trim() ?? '').filter((s) => s.length >= MIN_SECRET_LENGTH))];
+  const list = [
+    ...new Set(secrets.map((s) => s?.trim() ?? '').filter((s) => s.length >= MIN_SECRET_LENGTH)),
+  ];
   const key = JSON.stringify(list);
   let scrubber = built.get(key);
   if (!scrubber) {
@@ -49,7 +51,8 @@ function build(list: readonly string[]): Scrubber {
   const shortest = Math.min(...exact.map((s) => s.length), ...skeletal.map((s) => s.length));
   const holds = (value: string): boolean =>
     value.length >= shortest &&
-    (exact.some((form) => value.includes(form)) || skeletonsOf(value, DECODE_PASSES).some((sk) => skeletal.some((n) => sk.includes(n))));
+    (exact.some((form) => value.includes(form)) ||
+      skeletonsOf(value, DECODE_PASSES).some((sk) => skeletal.some((n) => sk.includes(n))));
   const text = (value: string): string => {
     if (list.length === 0 || !holds(value)) return value;
     return replaceSpans(value, spansOf(value, exact, skeletal));
@@ -81,7 +84,8 @@ function build(list: readonly string[]): Scrubber {
 function spansOf(text: string, exact: string[], skeletal: string[]): number[] {
   const spans: number[] = [];
   for (const form of exact) {
-    for (let i = text.indexOf(form); i >= 0; i = text.indexOf(form, i + 1)) spans.push(i, i + form.length);
+    for (let i = text.indexOf(form); i >= 0; i = text.indexOf(form, i + 1))
+      spans.push(i, i + form.length);
   }
   for (const { text: skeleton, from, to } of mappedSkeletonsOf(text, DECODE_PASSES)) {
     for (const needle of skeletal) {

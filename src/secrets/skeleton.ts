@@ -56,7 +56,8 @@ export function skeletonsOf(text: string, passes: number): string[] {
       continue;
     }
     const len = got >>> 8;
-    for (let j = i; j < i + len; j++) if (SKELETAL[bytes[j]!] !== 0) raw[r++] = SKELETAL[bytes[j]!]!;
+    for (let j = i; j < i + len; j++)
+      if (SKELETAL[bytes[j]!] !== 0) raw[r++] = SKELETAL[bytes[j]!]!;
     const d = got & 0xff;
     if (KIND[d] === ESCAPE) again = true;
     else if (KIND[d] !== 0) sk[m++] = KIND[d]!;
@@ -98,7 +99,9 @@ const SKELETAL = new Uint8Array(256).map((_, c) => {
   const ch = String.fromCharCode(c);
   return /^[A-Za-z0-9]$/.test(ch) ? ch.toLowerCase().charCodeAt(0) : 0;
 });
-const STARTS_ESCAPE = new Uint8Array(256).map((_, c) => (c === PERCENT || c === AMPERSAND || c === BACKSLASH ? 1 : 0));
+const STARTS_ESCAPE = new Uint8Array(256).map((_, c) =>
+  c === PERCENT || c === AMPERSAND || c === BACKSLASH ? 1 : 0,
+);
 /** SKELETAL and STARTS_ESCAPE in one: the skeleton character, ESCAPE, or 0 (letters and digits are 0x30 up). */
 const ESCAPE = 1;
 const KIND = SKELETAL.map((s, c) => (STARTS_ESCAPE[c] === 1 ? ESCAPE : s));
@@ -130,11 +133,19 @@ function rawSkeleton({ codes }: Layer): Skeleton {
     from[m] = i;
     to[m++] = i + 1;
   }
-  return { text: ASCII.decode(sk.subarray(0, m)), from: from.subarray(0, m), to: to.subarray(0, m) };
+  return {
+    text: ASCII.decode(sk.subarray(0, m)),
+    from: from.subarray(0, m),
+    to: to.subarray(0, m),
+  };
 }
 
 /** One decoding pass, with the skeleton of its output; `again` when it produced a new escape's start. */
-function decodePass({ codes, start, end, produced }: Layer): { next: Layer; skeleton: Skeleton; again: boolean } {
+function decodePass({ codes, start, end, produced }: Layer): {
+  next: Layer;
+  skeleton: Skeleton;
+  again: boolean;
+} {
   const n = codes.length;
   const out = new Uint8Array(n);
   const outProduced = new Uint8Array(n);
@@ -167,8 +178,17 @@ function decodePass({ codes, start, end, produced }: Layer): { next: Layer; skel
     i += len;
   }
   return {
-    next: { codes: out.subarray(0, k), start: outStart.subarray(0, k), end: outEnd.subarray(0, k), produced: outProduced.subarray(0, k) },
-    skeleton: { text: ASCII.decode(sk.subarray(0, m)), from: from.subarray(0, m), to: to.subarray(0, m) },
+    next: {
+      codes: out.subarray(0, k),
+      start: outStart.subarray(0, k),
+      end: outEnd.subarray(0, k),
+      produced: outProduced.subarray(0, k),
+    },
+    skeleton: {
+      text: ASCII.decode(sk.subarray(0, m)),
+      from: from.subarray(0, m),
+      to: to.subarray(0, m),
+    },
     again,
   };
 }

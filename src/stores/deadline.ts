@@ -20,7 +20,12 @@ export class StoreTimeout extends Error {
  * cancelled: `onLate` gets its value if it still succeeds, so that a late effect (a counter slot
  * taken after the caller gave up) can be undone.
  */
-export function withDeadline<T>(work: Promise<T>, ms: number, what: string, onLate?: (value: T) => void): Promise<T> {
+export function withDeadline<T>(
+  work: Promise<T>,
+  ms: number,
+  what: string,
+  onLate?: (value: T) => void,
+): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timedOut = false;
   const deadline = new Promise<never>((_resolve, reject) => {
@@ -40,7 +45,9 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string, onLa
   );
   // A rejection after the deadline has nobody waiting for it; keep it from being reported as unhandled.
   watched.catch(() => undefined);
-  return Promise.race([watched, deadline]).finally(() => { if (timer !== undefined) clearTimeout(timer); });
+  return Promise.race([watched, deadline]).finally(() => {
+    if (timer !== undefined) clearTimeout(timer);
+  });
 }
 
 /**
@@ -54,7 +61,9 @@ export function timedStub<T extends object>(stub: T, what: string, ms = STORE_DE
       const member = Reflect.get(target, prop) as unknown;
       if (typeof member !== 'function') return member;
       return (...args: unknown[]) => {
-        const called = (target as Record<PropertyKey, (...a: unknown[]) => unknown>)[prop]!(...args);
+        const called = (target as Record<PropertyKey, (...a: unknown[]) => unknown>)[prop]!(
+          ...args,
+        );
         return withDeadline(Promise.resolve(called), ms, `${what}.${String(prop)}`);
       };
     },

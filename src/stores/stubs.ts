@@ -8,7 +8,9 @@ import { STORE_DEADLINE_MS, timedStub } from './deadline';
 
 /** The methods `K` of class `T` as its RPC stub offers them. */
 export type RpcOf<T, K extends keyof T> = {
-  [P in K]: T[P] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+  [P in K]: T[P] extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<Awaited<R>>
+    : never;
 };
 
 /** The object named `name` of `ns`, as the methods `K` of its class, each call with a deadline. */

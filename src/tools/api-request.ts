@@ -16,14 +16,20 @@ const MAX_ANSWER = 64 * 1024;
 
 const input = z.strictObject({
   method: z.enum(['GET', 'POST', 'PUT', 'DELETE']),
-  path: z.string().superRefine((p, ctx) => {
-    const problem = checkApiPath(p);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }).describe('Below /api2/json, e.g. /nodes/pve1/qemu/100/rrddata.'),
+  path: z
+    .string()
+    .superRefine((p, ctx) => {
+      const problem = checkApiPath(p);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .describe('Below /api2/json, e.g. /nodes/pve1/qemu/100/rrddata.'),
   params: keysChecked(
     checkApiParamName,
     z
-      .record(z.string().regex(API_PARAM_RE, { error: 'must be a parameter name' }), z.union([z.string().max(65_536), z.number(), z.boolean()]))
+      .record(
+        z.string().regex(API_PARAM_RE, { error: 'must be a parameter name' }),
+        z.union([z.string().max(65_536), z.number(), z.boolean()]),
+      )
       .refine((p) => Object.keys(p).length <= 100, { error: 'at most 100 parameters' }),
   )
     .optional()
@@ -33,7 +39,10 @@ const input = z.strictObject({
 
 const output = z.object({
   mode: z.enum(['preview', 'sent']).optional(),
-  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }).partial().optional(),
+  request: z
+    .object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) })
+    .partial()
+    .optional(),
   data: z.unknown().optional(),
   truncated: z.boolean().optional(),
   next_step: z.string().optional(),
@@ -46,38 +55,63 @@ export const apiRequest = defineTool({
     'Raw Proxmox API request (method, path below /api2/json, params). Governed by its own policy rules, which usually deny it: prefer the other tools. Writes require confirm=true.',
   input,
   output,
-  annotations: { title: 'Raw Proxmox API request', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  annotations: {
+    title: 'Raw Proxmox API request',
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
   dryRun: (args) => args.method !== 'GET' && !args.confirm,
   policyFields: { params: ['*'] },
-  describeCall: (args) => ({ request: `${args.method} ${args.path}`, ...shownParams(formParams(args.params ?? {})) }),
+  describeCall: (args) => ({
+    request: `${args.method} ${args.path}`,
+    ...shownParams(formParams(args.params ?? {})),
+  }),
   async run(args, ctx) {
     const params = formParams(args.params ?? {});
     const request = { method: args.method, path: args.path, params: shownParams(params) };
     const line = `${args.method} ${args.path}${Object.keys(params).length ? ` with ${describeParams(params)}` : ''}`;
     if (args.method !== 'GET' && !args.confirm) {
-      const nextStep = 'Call pve_api_request again with the same arguments and confirm: true to send it.';
-      return { structured: { mode: 'preview' as const, request, next_step: nextStep }, text: `Preview only: nothing was sent to Proxmox.\nWould send ${line}.\n${nextStep}` };
+      const nextStep =
+        'Call pve_api_request again with the same arguments and confirm: true to send it.';
+      return {
+        structured: { mode: 'preview' as const, request, next_step: nextStep },
+        text: `Preview only: nothing was sent to Proxmox.\nWould send ${line}.\n${nextStep}`,
+      };
     }
     const pve = ctx.pve();
     let data: unknown;
     try {
-      data = args.method === 'GET' ? await pve.get(args.path, z.unknown(), params) : await pve.write(args.method, args.path, z.unknown(), params);
+      data =
+        args.method === 'GET'
+          ? await pve.get(args.path, z.unknown(), params)
+          : await pve.write(args.method, args.path, z.unknown(), params);
     } catch (err) {
       if (args.method !== 'GET' && err instanceof PveError && writeMayHaveHappened(err)) {
-        throw new ToolFailure('indeterminate', `${err.message} ${line} may or may not have been carried out: check before sending it again.`);
+        throw new ToolFailure(
+          'indeterminate',
+          `${err.message} ${line} may or may not have been carried out: check before sending it again.`,
+        );
       }
       throw err;
     }
     let json = JSON.stringify(data ?? null);
     // Scrubbed before it is cut: a cut through a secret would leave its first part behind.
     if (json.length > MAX_ANSWER) json = pve.scrub.text(json);
-    const task = typeof data === 'string' && data.startsWith('UPID:') ? ` It started task ${data}: follow it with pve_get_task_status.` : '';
+    const task =
+      typeof data === 'string' && data.startsWith('UPID:')
+        ? ` It started task ${data}: follow it with pve_get_task_status.`
+        : '';
     if (json.length > MAX_ANSWER) {
       return {
         structured: { mode: 'sent' as const, request, truncated: true },
         text: `${line} answered ${json.length} characters; the first ${MAX_ANSWER}:\n${json.slice(0, MAX_ANSWER)}`,
       };
     }
-    return { structured: { mode: 'sent' as const, request, data: data ?? null }, text: `${line} answered:${task}\n${json}` };
+    return {
+      structured: { mode: 'sent' as const, request, data: data ?? null },
+      text: `${line} answered:${task}\n${json}`,
+    };
   },
 });

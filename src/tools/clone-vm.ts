@@ -15,7 +15,15 @@ import { guestConfig, nextId } from '../proxmox/schemas';
 import { cloneInput, cloneSteps, setsCloudInit, type CloneArgs } from './clone-input';
 import { outputExtras } from './common';
 import { guestPath, readGuestState, type GuestState } from './guests';
-import { completed, describePlan, planLines, runPlan, stepOutput, stepView, summarize } from './plan';
+import {
+  completed,
+  describePlan,
+  planLines,
+  runPlan,
+  stepOutput,
+  stepView,
+  summarize,
+} from './plan';
 
 const output = z.object({
   mode: z.enum(['preview', 'created', 'failed']).optional(),
@@ -34,31 +42,71 @@ type Source = { state: GuestState; config: Record<string, string | number> };
 
 async function readSource(ctx: Pick<ToolContext, 'pve'>, args: CloneArgs): Promise<Source> {
   const g = { node: args.node, vmid: args.source_vmid, vm_type: 'qemu' as const };
-  const [state, config] = await Promise.all([readGuestState(ctx.pve(), g), ctx.pve().get(guestPath(g, 'config'), guestConfig)]);
+  const [state, config] = await Promise.all([
+    readGuestState(ctx.pve(), g),
+    ctx.pve().get(guestPath(g, 'config'), guestConfig),
+  ]);
   return { state, config };
 }
 
 /** Why Proxmox would refuse (or the result would not be what was asked), or what the clone is. */
-function judge(args: CloneArgs, src: Source): { ok: false; reason: string } | { ok: true; note: string } {
+function judge(
+  args: CloneArgs,
+  src: Source,
+): { ok: false; reason: string } | { ok: true; note: string } {
   const who = `VM ${args.source_vmid}${src.state.name ? ` (${src.state.name})` : ''}`;
   const linked = args.full === false || (args.full === undefined && src.state.template);
-  if (linked && !src.state.template) return { ok: false, reason: `A linked clone needs a template, and ${who} is not one: leave full out (or pass full: true) for a full copy, or clone a template.` };
-  if (linked && args.storage !== undefined) return { ok: false, reason: `storage applies to full copies only; ${who} is a template, which is cloned linked unless full: true.` };
-  if (src.state.lock) return { ok: false, reason: `${who} is locked (${src.state.lock}): Proxmox refuses to clone it until that ends.` };
+  if (linked && !src.state.template)
+    return {
+      ok: false,
+      reason: `A linked clone needs a template, and ${who} is not one: leave full out (or pass full: true) for a full copy, or clone a template.`,
+    };
+  if (linked && args.storage !== undefined)
+    return {
+      ok: false,
+      reason: `storage applies to full copies only; ${who} is a template, which is cloned linked unless full: true.`,
+    };
+  if (src.state.lock)
+    return {
+      ok: false,
+      reason: `${who} is locked (${src.state.lock}): Proxmox refuses to clone it until that ends.`,
+    };
   if (setsCloudInit(args) && !hasCloudInitDrive(src.config)) {
-    return { ok: false, reason: `${who} has no cloud-init drive, so the cloud-init settings would have no effect: add one to it first (e.g. ide2: local-lvm:cloudinit).` };
+    return {
+      ok: false,
+      reason: `${who} has no cloud-init drive, so the cloud-init settings would have no effect: add one to it first (e.g. ide2: local-lvm:cloudinit).`,
+    };
   }
-  const notes = [linked ? `A linked clone of template ${who}: its disks build on the template's, which cannot be removed while clones exist.` : `A full copy of ${who}'s disks.`];
+  const notes = [
+    linked
+      ? `A linked clone of template ${who}: its disks build on the template's, which cannot be removed while clones exist.`
+      : `A full copy of ${who}'s disks.`,
+  ];
   if (args.resize) {
     const disk = guestDisks(src.config, 'qemu').find((d) => d.key === args.resize_disk);
-    if (!disk || disk.cdrom) return { ok: false, reason: `${who} has no disk ${args.resize_disk ?? '(no disk to boot from)'} to grow.` };
+    if (!disk || disk.cdrom)
+      return {
+        ok: false,
+        reason: `${who} has no disk ${args.resize_disk ?? '(no disk to boot from)'} to grow.`,
+      };
     if (disk.bytes !== null) {
       const after = resizedBytes(args.resize, disk.bytes);
-      if (after < disk.bytes) return { ok: false, reason: `Proxmox only grows disks: ${disk.key} is ${describeBytes(disk.bytes)} in ${who}, more than ${args.resize.text}. Ask for at least that, or +SIZE.` };
-      notes.push(`${disk.key} goes from ${describeBytes(disk.bytes)} to ${describeBytes(after)}; the guest grows its partition at boot (cloud-init's growpart) or you grow it inside.`);
+      if (after < disk.bytes)
+        return {
+          ok: false,
+          reason: `Proxmox only grows disks: ${disk.key} is ${describeBytes(disk.bytes)} in ${who}, more than ${args.resize.text}. Ask for at least that, or +SIZE.`,
+        };
+      notes.push(
+        `${disk.key} goes from ${describeBytes(disk.bytes)} to ${describeBytes(after)}; the guest grows its partition at boot (cloud-init's growpart) or you grow it inside.`,
+      );
     }
   }
-  if (setsCloudInit(args)) notes.push(args.start ? 'Cloud-init applies its settings when the VM starts.' : 'Cloud-init applies its settings at the first start (pve_start_vm).');
+  if (setsCloudInit(args))
+    notes.push(
+      args.start
+        ? 'Cloud-init applies its settings when the VM starts.'
+        : 'Cloud-init applies its settings at the first start (pve_start_vm).',
+    );
   return { ok: true, note: notes.join(' ') };
 }
 
@@ -68,13 +116,19 @@ function judge(args: CloneArgs, src: Source): { ok: false; reason: string } | { 
  * all its disks together after the resize ("unknown" when a disk's size is not in the config: a
  * cap then refuses rather than guess).
  */
-function inheritedFrom(config: Readonly<Record<string, string | number>>, args: CloneArgs): Record<string, unknown> {
+function inheritedFrom(
+  config: Readonly<Record<string, string | number>>,
+  args: CloneArgs,
+): Record<string, unknown> {
   const memory = Number(/^(?:current=)?(\d+)/.exec(String(config.memory ?? '512'))?.[1] ?? NaN);
   const net0 = typeof config.net0 === 'string' ? parseNet(config.net0) : null;
   let bytes: number | null = 0;
   for (const disk of guestDisks(config, 'qemu')) {
     if (disk.cdrom || disk.unused) continue;
-    const size = disk.key === args.resize_disk && args.resize && disk.bytes !== null ? resizedBytes(args.resize, disk.bytes) : disk.bytes;
+    const size =
+      disk.key === args.resize_disk && args.resize && disk.bytes !== null
+        ? resizedBytes(args.resize, disk.bytes)
+        : disk.bytes;
     bytes = bytes === null || size === null ? null : bytes + size;
   }
   return {
@@ -82,7 +136,9 @@ function inheritedFrom(config: Readonly<Record<string, string | number>>, args: 
     ...(args.cores === undefined ? { cores: Number(config.cores ?? 1) } : {}),
     // A NIC our parser cannot read still counts, with no fields: a rule on its bridge then
     // judges a missing bridge (fail closed) instead of no NIC.
-    ...(args.net0 === undefined && net0 ? { net0: net0.ok ? net0.value : propertyValue(String(config.net0), {}) } : {}),
+    ...(args.net0 === undefined && net0
+      ? { net0: net0.ok ? net0.value : propertyValue(String(config.net0), {}) }
+      : {}),
     sockets: Number(config.sockets ?? 1),
     disk_gib: bytes === null ? 'unknown' : Math.round((bytes / 1024 ** 3) * 1000) / 1000,
   };
@@ -95,14 +151,30 @@ export const cloneVm = defineTool({
     'grow the boot disk (resize) and start it. Requires confirm=true; otherwise a preview of every request in order.',
   input: cloneInput,
   output,
-  annotations: { title: 'Clone a Proxmox VM', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  annotations: {
+    title: 'Clone a Proxmox VM',
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: false,
+  },
   dryRun: (args) => !args.confirm,
-  policyFields: { ipconfig0: fieldsOf(IPCONFIG_FORMAT), net0: fieldsOf(NET_FORMAT), resize: RESIZE_FIELDS },
+  policyFields: {
+    ipconfig0: fieldsOf(IPCONFIG_FORMAT),
+    net0: fieldsOf(NET_FORMAT),
+    resize: RESIZE_FIELDS,
+  },
   // Rules, approvals and approvers see the id and the disk that will be used, and what the clone
   // takes from its source: its memory, cores and NIC unless the call sets them, its sockets, and
   // the size of all its disks (after the resize), so caps hold for a clone of a big VM too.
   fills: ['newid', 'resize_disk'],
-  inherits: { memory: null, cores: null, net0: fieldsOf(NET_FORMAT), sockets: null, disk_gib: null },
+  inherits: {
+    memory: null,
+    cores: null,
+    net0: fieldsOf(NET_FORMAT),
+    sockets: null,
+    disk_gib: null,
+  },
   async resolve(args, ctx) {
     const filled: string[] = [];
     let out = args;
@@ -127,17 +199,29 @@ export const cloneVm = defineTool({
     const resizeDisk = args.resize_disk ?? (args.resize ? bootDisk(src.config)?.key : undefined);
     const full = { ...args, resize_disk: resizeDisk };
     const verdict = judge(full, src);
-    if (!verdict.ok) throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
+    if (!verdict.ok)
+      throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
     const given = !ctx.filled.includes('newid');
     const newid = args.newid ?? (await pve.get('/cluster/nextid', nextId));
     const idSource = given ? ('given' as const) : ('next_free' as const);
     const node = args.target ?? args.node;
     if (!args.confirm) {
       const steps = cloneSteps(full, newid, resizeDisk);
-      const nextStep = 'Call pve_clone_vm again with the same arguments and confirm: true to run these requests.';
-      const idNote = given ? '' : ` (${newid} is the next free id now; it is chosen again when you confirm)`;
+      const nextStep =
+        'Call pve_clone_vm again with the same arguments and confirm: true to run these requests.';
+      const idNote = given
+        ? ''
+        : ` (${newid} is the next free id now; it is chosen again when you confirm)`;
       return {
-        structured: { mode: 'preview' as const, node, vmid: newid, vmid_source: idSource, steps: steps.map(stepView), note: verdict.note, next_step: nextStep },
+        structured: {
+          mode: 'preview' as const,
+          node,
+          vmid: newid,
+          vmid_source: idSource,
+          steps: steps.map(stepView),
+          note: verdict.note,
+          next_step: nextStep,
+        },
         text: `Preview only: nothing was sent to Proxmox.\nThe new VM: ${newid}${idNote}. ${verdict.note}\nWould send, in order, each after the one before has ended:\n${planLines(steps).join('\n')}\n${nextStep}`,
       };
     }
@@ -145,13 +229,26 @@ export const cloneVm = defineTool({
       pve,
       build: (id) => cloneSteps(full, id, resizeDisk),
       vmid: newid,
-      ...(given ? {} : { freshId: { idArg: 'newid', recheck: (id: number) => ctx.recheck({ ...args, newid: id }), lost: (id: number) => `The clone request for VM ${id} may or may not have reached Proxmox: check with pve_list_vms whether VM ${id} exists before trying again.` } }),
+      ...(given
+        ? {}
+        : {
+            freshId: {
+              idArg: 'newid',
+              recheck: (id: number) => ctx.recheck({ ...args, newid: id }),
+              lost: (id: number) =>
+                `The clone request for VM ${id} may or may not have reached Proxmox: check with pve_list_vms whether VM ${id} exists before trying again.`,
+            },
+          }),
       deadline: Date.now() + args.timeout_s * 1000,
       waitLast: args.wait,
     });
     const exists = outcomes[0]!.status === 'done';
     const ok = completed(outcomes);
-    const after = ok ? '' : exists ? ` VM ${made} exists: check it with pve_get_vm_config; finish with pve_set_vm_config, pve_resize_disk or pve_start_vm, or remove it with pve_delete_vm.` : '';
+    const after = ok
+      ? ''
+      : exists
+        ? ` VM ${made} exists: check it with pve_get_vm_config; finish with pve_set_vm_config, pve_resize_disk or pve_start_vm, or remove it with pve_delete_vm.`
+        : '';
     return {
       structured: {
         mode: exists ? ('created' as const) : ('failed' as const),

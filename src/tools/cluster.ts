@@ -3,7 +3,14 @@
 
 import { z } from 'zod';
 import { defineTool } from '../calls/tool-spec';
-import { anyList, clusterStatusItem, nodeListItem, nodeStatus, parseEach, versionInfo } from '../proxmox/schemas';
+import {
+  anyList,
+  clusterStatusItem,
+  nodeListItem,
+  nodeStatus,
+  parseEach,
+  versionInfo,
+} from '../proxmox/schemas';
 import { nodeName, outputExtras, round2, toGib, toMib } from './common';
 
 const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint: false }) as const;
@@ -12,7 +19,12 @@ export const getVersion = defineTool({
   name: 'pve_get_version',
   description: 'Proxmox VE version of the API answering.',
   input: z.strictObject({}),
-  output: z.object({ version: z.string().optional(), release: z.string().nullable().optional(), repoid: z.string().nullable().optional(), ...outputExtras }),
+  output: z.object({
+    version: z.string().optional(),
+    release: z.string().nullable().optional(),
+    repoid: z.string().nullable().optional(),
+    ...outputExtras,
+  }),
   annotations: readOnly('Proxmox VE version'),
   async run(_args, ctx) {
     const v = await ctx.pve().get('/version', versionInfo);
@@ -23,14 +35,24 @@ export const getVersion = defineTool({
   },
 });
 
-const member = z.object({ name: z.string(), online: z.boolean(), ip: z.string().nullable(), nodeid: z.number().nullable(), local: z.boolean(), level: z.string().nullable() });
+const member = z.object({
+  name: z.string(),
+  online: z.boolean(),
+  ip: z.string().nullable(),
+  nodeid: z.number().nullable(),
+  local: z.boolean(),
+  level: z.string().nullable(),
+});
 
 export const getClusterStatus = defineTool({
   name: 'pve_get_cluster_status',
   description: 'Cluster name, quorum, and which nodes are online or offline.',
   input: z.strictObject({}),
   output: z.object({
-    cluster: z.object({ name: z.string(), quorate: z.boolean(), nodes: z.number().nullable() }).nullable().optional(),
+    cluster: z
+      .object({ name: z.string(), quorate: z.boolean(), nodes: z.number().nullable() })
+      .nullable()
+      .optional(),
     nodes: z.array(member).optional(),
     ...outputExtras,
   }),
@@ -38,10 +60,19 @@ export const getClusterStatus = defineTool({
   async run(_args, ctx) {
     const items = parseEach(clusterStatusItem, await ctx.pve().get('/cluster/status', anyList));
     const c = items.find((i) => i.type === 'cluster');
-    const cluster = c ? { name: c.name ?? '', quorate: c.quorate ?? false, nodes: c.nodes ?? null } : null;
+    const cluster = c
+      ? { name: c.name ?? '', quorate: c.quorate ?? false, nodes: c.nodes ?? null }
+      : null;
     const nodes = items
       .filter((i) => i.type === 'node')
-      .map((n) => ({ name: n.name ?? '', online: n.online ?? false, ip: n.ip ?? null, nodeid: n.nodeid ?? null, local: n.local ?? false, level: n.level || null }))
+      .map((n) => ({
+        name: n.name ?? '',
+        online: n.online ?? false,
+        ip: n.ip ?? null,
+        nodeid: n.nodeid ?? null,
+        local: n.local ?? false,
+        level: n.level || null,
+      }))
       .sort((a, b) => a.name.localeCompare(b.name));
     const offline = nodes.filter((n) => !n.online).map((n) => n.name);
     const head = cluster
@@ -83,13 +114,23 @@ export const listNodes = defineTool({
       }))
       .sort((a, b) => a.node.localeCompare(b.node));
     const lines = nodes.map(
-      (n) => `${n.node} ${n.status ?? '?'}${n.cpu_percent !== null ? `, CPU ${n.cpu_percent}% of ${n.cpus}` : ''}${n.maxmem_mib ? `, memory ${n.mem_mib}/${n.maxmem_mib} MiB` : ''}`,
+      (n) =>
+        `${n.node} ${n.status ?? '?'}${n.cpu_percent !== null ? `, CPU ${n.cpu_percent}% of ${n.cpus}` : ''}${n.maxmem_mib ? `, memory ${n.mem_mib}/${n.maxmem_mib} MiB` : ''}`,
     );
-    return { structured: { nodes }, text: `${nodes.length} node${nodes.length === 1 ? '' : 's'}:\n${lines.join('\n')}` };
+    return {
+      structured: { nodes },
+      text: `${nodes.length} node${nodes.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
+    };
   },
 });
 
-const usage = z.object({ total_gib: z.number().nullable(), used_gib: z.number().nullable(), free_gib: z.number().nullable() }).nullable();
+const usage = z
+  .object({
+    total_gib: z.number().nullable(),
+    used_gib: z.number().nullable(),
+    free_gib: z.number().nullable(),
+  })
+  .nullable();
 
 export const getNodeMetrics = defineTool({
   name: 'pve_get_node_metrics',
@@ -113,8 +154,12 @@ export const getNodeMetrics = defineTool({
   annotations: readOnly('Proxmox node metrics'),
   async run(args, ctx) {
     const s = await ctx.pve().get(`/nodes/${encodeURIComponent(args.node)}/status`, nodeStatus);
-    const gib = (u: { total?: number; used?: number; free?: number; avail?: number } | undefined) =>
-      u ? { total_gib: toGib(u.total), used_gib: toGib(u.used), free_gib: toGib(u.free ?? u.avail) } : null;
+    const gib = (
+      u: { total?: number; used?: number; free?: number; avail?: number } | undefined,
+    ) =>
+      u
+        ? { total_gib: toGib(u.total), used_gib: toGib(u.used), free_gib: toGib(u.free ?? u.avail) }
+        : null;
     const structured = {
       node: args.node,
       cpu_percent: s.cpu === undefined ? null : round2(s.cpu * 100),

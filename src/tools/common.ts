@@ -39,18 +39,19 @@ export const guestTarget = {
   vm_type: vmType,
 };
 
-export const storageId = z
-  .string()
-  .max(100)
-  .regex(STORAGE_ID_RE, { error: 'must be a storage id: letters, digits, "-", "_", "." (e.g. local-lvm)' });
+export const storageId = z.string().max(100).regex(STORAGE_ID_RE, {
+  error: 'must be a storage id: letters, digits, "-", "_", "." (e.g. local-lvm)',
+});
 
 /** `pve-configid`, at most 40 characters: what PVE accepts as a snapshot name. */
-export const snapshotName = z
-  .string()
-  .max(40)
-  .regex(CONFIGID_RE, { error: 'must be a snapshot name: a letter, then letters, digits or "_" (2–40 characters)' });
+export const snapshotName = z.string().max(40).regex(CONFIGID_RE, {
+  error: 'must be a snapshot name: a letter, then letters, digits or "_" (2–40 characters)',
+});
 
-export const confirm = z.boolean().default(false).describe('true to act; otherwise only a preview.');
+export const confirm = z
+  .boolean()
+  .default(false)
+  .describe('true to act; otherwise only a preview.');
 
 /** `wait` and its bound, for tools that start a Proxmox task. */
 export const waitArgs = {
@@ -81,8 +82,10 @@ const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
 /** Bytes in MiB or GiB with two decimals; null stays null. */
-export const toMib = (bytes: number | undefined): number | null => (bytes === undefined ? null : round2(bytes / MIB));
-export const toGib = (bytes: number | undefined): number | null => (bytes === undefined ? null : round2(bytes / GIB));
+export const toMib = (bytes: number | undefined): number | null =>
+  bytes === undefined ? null : round2(bytes / MIB);
+export const toGib = (bytes: number | undefined): number | null =>
+  bytes === undefined ? null : round2(bytes / GIB);
 
 export function round2(n: number): number {
   return Math.round(n * 100) / 100;

@@ -8,7 +8,12 @@
 import { z } from 'zod';
 import { ToolFailure } from '../calls/tool-spec';
 import { isObjectMemberName } from '../proxmox/api-path';
-import { lookupKey, parseConfigValue, type ConfigValue, type GuestKind } from '../proxmox/config-keys';
+import {
+  lookupKey,
+  parseConfigValue,
+  type ConfigValue,
+  type GuestKind,
+} from '../proxmox/config-keys';
 import { keysChecked } from './input-formats';
 
 const KEY_RE = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -30,38 +35,45 @@ function rawOf(value: ConfigValue): string | number | boolean {
 }
 
 /** Parses a value as a VM option, else as a container option (checked for the call's kind later). */
-function parseEither(key: string, raw: string | number | boolean): { ok: true; value: ConfigValue } | { ok: false; error: string } {
+function parseEither(
+  key: string,
+  raw: string | number | boolean,
+): { ok: true; value: ConfigValue } | { ok: false; error: string } {
   const asVm = parseConfigValue('qemu', key, raw);
   if (asVm.ok) return asVm;
   const asCt = parseConfigValue('lxc', key, raw);
   if (asCt.ok) return asCt;
   const vm = lookupKey('qemu', key).kind !== 'unknown';
   const ct = lookupKey('lxc', key).kind !== 'unknown';
-  if (vm && ct && asVm.error !== asCt.error) return { ok: false, error: `for a VM: ${asVm.error}; for a container: ${asCt.error}` };
+  if (vm && ct && asVm.error !== asCt.error)
+    return { ok: false, error: `for a VM: ${asVm.error}; for a container: ${asCt.error}` };
   if (vm) return asVm;
   if (ct) return asCt;
   return { ok: false, error: NOT_AN_OPTION };
 }
 
 /** A key named like a member of every object is refused on the raw input (a record drops `__proto__`). */
-const memberNamed = (key: string): string | null => (isObjectMemberName(key) ? NOT_AN_OPTION : null);
+const memberNamed = (key: string): string | null =>
+  isObjectMemberName(key) ? NOT_AN_OPTION : null;
 
 export const configArg = keysChecked(
   memberNamed,
-  z.record(configKey, z.union([z.string().max(32_768), z.number(), z.boolean()])).transform((raw, ctx): Record<string, ConfigValue> => {
-    const keys = Object.keys(raw);
-    if (keys.length > MAX_KEYS) {
-      ctx.addIssue({ code: 'custom', message: `at most ${MAX_KEYS} keys at once` });
-      return z.NEVER;
-    }
-    const out: Record<string, ConfigValue> = {};
-    for (const key of keys) {
-      const parsed = parseEither(key, raw[key]!);
-      if (parsed.ok) out[key] = parsed.value;
-      else ctx.addIssue({ code: 'custom', path: [key], message: parsed.error });
-    }
-    return out;
-  }),
+  z
+    .record(configKey, z.union([z.string().max(32_768), z.number(), z.boolean()]))
+    .transform((raw, ctx): Record<string, ConfigValue> => {
+      const keys = Object.keys(raw);
+      if (keys.length > MAX_KEYS) {
+        ctx.addIssue({ code: 'custom', message: `at most ${MAX_KEYS} keys at once` });
+        return z.NEVER;
+      }
+      const out: Record<string, ConfigValue> = {};
+      for (const key of keys) {
+        const parsed = parseEither(key, raw[key]!);
+        if (parsed.ok) out[key] = parsed.value;
+        else ctx.addIssue({ code: 'custom', path: [key], message: parsed.error });
+      }
+      return out;
+    }),
 );
 
 export interface ConfigChange {
@@ -70,7 +82,11 @@ export interface ConfigChange {
 }
 
 /** The change checked for the guest's kind: every key valid for it; throws invalid_arguments. */
-export function forKind(tool: string, kind: GuestKind, change: { config?: Record<string, ConfigValue>; delete?: string[] }): ConfigChange {
+export function forKind(
+  tool: string,
+  kind: GuestKind,
+  change: { config?: Record<string, ConfigValue>; delete?: string[] },
+): ConfigChange {
   const config = change.config ?? {};
   const deletes = [...new Set(change.delete ?? [])];
   const fields: { field: string; message: string }[] = [];
@@ -80,10 +96,20 @@ export function forKind(tool: string, kind: GuestKind, change: { config?: Record
   }
   for (const key of deletes) {
     const found = lookupKey(kind, key);
-    if (found.kind !== 'accepted') fields.push({ field: 'delete', message: `${key}: ${found.kind === 'refused' ? `refused: ${found.reason}` : `not a config option of ${kind === 'qemu' ? 'a VM' : 'a container'}`}` });
-    if (Object.hasOwn(config, key)) fields.push({ field: 'delete', message: `${key} is both set and deleted` });
+    if (found.kind !== 'accepted')
+      fields.push({
+        field: 'delete',
+        message: `${key}: ${found.kind === 'refused' ? `refused: ${found.reason}` : `not a config option of ${kind === 'qemu' ? 'a VM' : 'a container'}`}`,
+      });
+    if (Object.hasOwn(config, key))
+      fields.push({ field: 'delete', message: `${key} is both set and deleted` });
   }
-  if (!Object.keys(config).length && !deletes.length) fields.push({ field: 'config', message: 'give config (keys to set) or delete (keys to remove)' });
-  if (fields.length) throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool}`, fields);
+  if (!Object.keys(config).length && !deletes.length)
+    fields.push({
+      field: 'config',
+      message: 'give config (keys to set) or delete (keys to remove)',
+    });
+  if (fields.length)
+    throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool}`, fields);
   return { config, delete: deletes };
 }

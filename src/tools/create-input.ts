@@ -14,10 +14,40 @@ import {
   type PropertyValue,
 } from '../proxmox/qemu-options';
 import { confirm, nodeName, waitArgs } from './common';
-import { description, dnsName, formParams, memoryMib, optionalVmid, poolId, propertyString, tags } from './input-formats';
+import {
+  description,
+  dnsName,
+  formParams,
+  memoryMib,
+  optionalVmid,
+  poolId,
+  propertyString,
+  tags,
+} from './input-formats';
 
-const OSTYPES = ['other', 'wxp', 'w2k', 'w2k3', 'w2k8', 'wvista', 'win7', 'win8', 'win10', 'win11', 'l24', 'l26', 'solaris'] as const;
-const SCSIHW = ['lsi', 'lsi53c810', 'virtio-scsi-pci', 'virtio-scsi-single', 'megasas', 'pvscsi'] as const;
+const OSTYPES = [
+  'other',
+  'wxp',
+  'w2k',
+  'w2k3',
+  'w2k8',
+  'wvista',
+  'win7',
+  'win8',
+  'win10',
+  'win11',
+  'l24',
+  'l26',
+  'solaris',
+] as const;
+const SCSIHW = [
+  'lsi',
+  'lsi53c810',
+  'virtio-scsi-pci',
+  'virtio-scsi-single',
+  'megasas',
+  'pvscsi',
+] as const;
 
 export const createInput = z.strictObject({
   node: nodeName.describe('Node, e.g. pve1.'),
@@ -26,15 +56,21 @@ export const createInput = z.strictObject({
   memory: memoryMib.optional().describe('MiB (default 512).'),
   cores: z.number().int().min(1).max(1024).optional().describe('Per socket (default 1).'),
   sockets: z.number().int().min(1).max(16).optional(),
-  net0: propertyString(parseNet, 'virtio,bridge=vmbr0').optional().describe('e.g. virtio,bridge=vmbr0,firewall=1.'),
+  net0: propertyString(parseNet, 'virtio,bridge=vmbr0')
+    .optional()
+    .describe('e.g. virtio,bridge=vmbr0,firewall=1.'),
   scsi0: propertyString((t) => parseDrive(t, SCSI_FORMAT), 'local-lvm:32,iothread=1')
     .optional()
     .describe('New disk STORAGE:SIZE_GiB, e.g. local-lvm:32,discard=on.'),
-  ide2: propertyString(parseCdrom, 'local:iso/debian-12.iso,media=cdrom').optional().describe('CD-ROM: an ISO (local:iso/NAME.iso) or none.'),
+  ide2: propertyString(parseCdrom, 'local:iso/debian-12.iso,media=cdrom')
+    .optional()
+    .describe('CD-ROM: an ISO (local:iso/NAME.iso) or none.'),
   ostype: z.enum(OSTYPES).optional().describe('e.g. l26 (Linux), win11.'),
   cpu: propertyString(parseCpu, 'host').optional().describe('e.g. host, x86-64-v2-AES.'),
   scsihw: z.enum(SCSIHW).optional(),
-  boot: propertyString(parseBoot, 'order=scsi0;ide2;net0').optional().describe('e.g. order=scsi0;ide2;net0.'),
+  boot: propertyString(parseBoot, 'order=scsi0;ide2;net0')
+    .optional()
+    .describe('e.g. order=scsi0;ide2;net0.'),
   agent: z
     .union([z.boolean(), z.string().min(1).max(256)])
     .transform((value, ctx): PropertyValue => {

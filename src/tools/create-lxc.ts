@@ -4,25 +4,55 @@
 
 import { z } from 'zod';
 import { checkPassword, parseSshKeys } from '../proxmox/cloud-init';
-import { LXC_NET_FORMAT, MOUNT_DERIVED_FIELDS, ROOTFS_FORMAT, checkOstemplate, parseLxcNet, parseRootfs } from '../proxmox/lxc-options';
+import {
+  LXC_NET_FORMAT,
+  MOUNT_DERIVED_FIELDS,
+  ROOTFS_FORMAT,
+  checkOstemplate,
+  parseLxcNet,
+  parseRootfs,
+} from '../proxmox/lxc-options';
 import { checkedText, fieldsOf } from '../proxmox/option-rules';
 import { confirm, nodeName, storageId, waitArgs } from './common';
 import { defineCreateTool } from './guest-create';
-import { dnsName, formParams, memoryMib, optionalVmid, parsedString, poolId, propertyString } from './input-formats';
+import {
+  dnsName,
+  formParams,
+  memoryMib,
+  optionalVmid,
+  parsedString,
+  poolId,
+  propertyString,
+} from './input-formats';
 
 const input = z.strictObject({
   node: nodeName.describe('Node to create the container on.'),
   vmid: optionalVmid.describe('Container id; omitted: the next free id.'),
-  ostemplate: parsedString(checkedText(checkOstemplate), 300).describe('Template volume, e.g. local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst.'),
-  storage: storageId.optional().describe('Storage for the root file system when rootfs is not given.'),
+  ostemplate: parsedString(checkedText(checkOstemplate), 300).describe(
+    'Template volume, e.g. local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst.',
+  ),
+  storage: storageId
+    .optional()
+    .describe('Storage for the root file system when rootfs is not given.'),
   hostname: dnsName.optional(),
   memory: memoryMib.optional().describe('Memory in MiB (default 512).'),
   cores: z.number().int().min(1).max(1024).optional(),
-  net0: propertyString(parseLxcNet, 'name=eth0,bridge=vmbr0,ip=dhcp').optional().describe('NIC, e.g. name=eth0,bridge=vmbr0,ip=dhcp.'),
-  rootfs: propertyString(parseRootfs, 'local-lvm:8').optional().describe('Root disk STORAGE:SIZE_GiB, e.g. local-lvm:8.'),
-  password: parsedString(checkedText(checkPassword), 128).optional().describe("root's password (never shown back)."),
-  ssh_public_keys: parsedString(parseSshKeys, 32_768).optional().describe('OpenSSH public keys for root, one per line.'),
-  unprivileged: z.boolean().default(true).describe('Default true; a privileged container is root on the host.'),
+  net0: propertyString(parseLxcNet, 'name=eth0,bridge=vmbr0,ip=dhcp')
+    .optional()
+    .describe('NIC, e.g. name=eth0,bridge=vmbr0,ip=dhcp.'),
+  rootfs: propertyString(parseRootfs, 'local-lvm:8')
+    .optional()
+    .describe('Root disk STORAGE:SIZE_GiB, e.g. local-lvm:8.'),
+  password: parsedString(checkedText(checkPassword), 128)
+    .optional()
+    .describe("root's password (never shown back)."),
+  ssh_public_keys: parsedString(parseSshKeys, 32_768)
+    .optional()
+    .describe('OpenSSH public keys for root, one per line.'),
+  unprivileged: z
+    .boolean()
+    .default(true)
+    .describe('Default true; a privileged container is root on the host.'),
   pool: poolId.optional(),
   start: z.boolean().optional(),
   confirm,
@@ -55,7 +85,10 @@ export const createLxc = defineCreateTool({
     'Create an LXC container from a template (ostemplate, see pve_list_storage_content content=vztmpl). ' +
     'Unprivileged by default. Requires confirm=true; otherwise a preview of the exact parameters and vmid.',
   input,
-  policyFields: { net0: fieldsOf(LXC_NET_FORMAT), rootfs: fieldsOf(ROOTFS_FORMAT, MOUNT_DERIVED_FIELDS) },
+  policyFields: {
+    net0: fieldsOf(LXC_NET_FORMAT),
+    rootfs: fieldsOf(ROOTFS_FORMAT, MOUNT_DERIVED_FIELDS),
+  },
   params,
   guestName: (args) => args.hostname,
 });

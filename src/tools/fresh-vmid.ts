@@ -25,20 +25,26 @@ export interface FreshIdWrite<T> {
   lost(vmid: number): string;
 }
 
-export async function sendWithFreshId<T>(w: FreshIdWrite<T>): Promise<{ vmid: number; result: T; attempts: number }> {
+export async function sendWithFreshId<T>(
+  w: FreshIdWrite<T>,
+): Promise<{ vmid: number; result: T; attempts: number }> {
   const tried: number[] = [];
   let vmid = w.vmid;
   for (;;) {
     try {
       return { vmid, result: await w.send(vmid), attempts: tried.length + 1 };
     } catch (err) {
-      if (err instanceof PveError && writeMayHaveHappened(err)) throw new ToolFailure('indeterminate', `${err.message} ${w.lost(vmid)}`);
+      if (err instanceof PveError && writeMayHaveHappened(err))
+        throw new ToolFailure('indeterminate', `${err.message} ${w.lost(vmid)}`);
       // PVE checks the id before it writes anything, so "already exists" means nothing was
       // created: asking again with a new id is a new request, not a repeated write.
       if (w.given || !vmidTaken(err, vmid)) throw err;
       tried.push(vmid);
       if (tried.length >= MAX_VMID_ATTEMPTS) {
-        throw new ToolFailure('conflict', `VM ids ${tried.join(', ')} were each taken by another creation first; try again or pass ${w.idArg}.`);
+        throw new ToolFailure(
+          'conflict',
+          `VM ids ${tried.join(', ')} were each taken by another creation first; try again or pass ${w.idArg}.`,
+        );
       }
       const offered = await w.pve.get('/cluster/nextid', nextId);
       // A node that has not seen the other creation yet may offer a taken id again: go past it.
@@ -51,6 +57,8 @@ export async function sendWithFreshId<T>(w: FreshIdWrite<T>): Promise<{ vmid: nu
 /** Proxmox's refusal of a taken id: create ("VM 106 already exists"), clone ("... config file already exists"). */
 function vmidTaken(err: unknown, vmid: number): boolean {
   if (!(err instanceof PveError) || err.failure.kind !== 'server_error') return false;
-  const m = /\b(?:VM|CT) (\d+)(?: already exists|: config file already exists)/.exec(err.failure.message);
+  const m = /\b(?:VM|CT) (\d+)(?: already exists|: config file already exists)/.exec(
+    err.failure.message,
+  );
   return m !== null && Number(m[1]) === vmid;
 }

@@ -13,7 +13,13 @@ import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
 import { outputExtras, taskOutput } from './common';
 import { describeParams, shownParams } from './shown-params';
-import { describeState, guestLabel, readGuestState, type GuestRef, type GuestState } from './guests';
+import {
+  describeState,
+  guestLabel,
+  readGuestState,
+  type GuestRef,
+  type GuestState,
+} from './guests';
 import { waitForTask } from './task-wait';
 
 /** The one request an action sends. */
@@ -32,7 +38,10 @@ export interface ActionRequest {
  * the guest already is as asked (a stop of a stopped guest), so nothing is sent and the call
  * succeeds: the action is idempotent however Proxmox would have taken the repeat.
  */
-export type Verdict = { ok: true; note: string; details?: Record<string, unknown> } | { ok: false; reason: string } | { ok: 'unchanged'; note: string };
+export type Verdict =
+  | { ok: true; note: string; details?: Record<string, unknown> }
+  | { ok: false; reason: string }
+  | { ok: 'unchanged'; note: string };
 
 /** The arguments every guest action has (PLG's, plus wait and timeout_s). */
 export interface ActionArgs extends GuestRef {
@@ -62,8 +71,14 @@ export interface GuestActionSpec<I extends z.ZodObject> {
 
 const output = z.object({
   mode: z.enum(['preview', 'started', 'applied', 'unchanged']).optional(),
-  guest: z.object({ name: z.string().nullable(), status: z.string(), lock: z.string().nullable() }).partial().optional(),
-  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }).partial().optional(),
+  guest: z
+    .object({ name: z.string().nullable(), status: z.string(), lock: z.string().nullable() })
+    .partial()
+    .optional(),
+  request: z
+    .object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) })
+    .partial()
+    .optional(),
   note: z.string().optional(),
   details: z.record(z.string(), z.unknown()).optional(),
   upid: z.string().optional(),
@@ -99,7 +114,8 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       const state = await readGuestState(pve, args);
       const label = guestLabel(args, state.name ?? undefined);
       const verdict = await spec.judge(raw, state, ctx);
-      if (!verdict.ok) throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
+      if (!verdict.ok)
+        throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
       const sent = spec.request(raw);
       const req = { method: sent.method, path: sent.path, params: shownParams(sent.params) };
       const guest = { name: state.name, status: describeState(state), lock: state.lock };
@@ -114,22 +130,45 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       if (!args.confirm) {
         const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to ${spec.doing(raw)}.`;
         return {
-          structured: { mode: 'preview' as const, guest, request: req, note: verdict.note, ...details, next_step: nextStep },
+          structured: {
+            mode: 'preview' as const,
+            guest,
+            request: req,
+            note: verdict.note,
+            ...details,
+            next_step: nextStep,
+          },
           text: `Preview only: nothing was sent to Proxmox.\n${label} on ${args.node} is ${describeState(state)}. ${verdict.note}\nWould send ${shown}.\n${nextStep}`,
         };
       }
       const upid = await send(pve, sent, label, spec.doing(raw));
       if (upid === null) {
         return {
-          structured: { mode: 'applied' as const, guest, request: req, note: verdict.note, ...details },
+          structured: {
+            mode: 'applied' as const,
+            guest,
+            request: req,
+            note: verdict.note,
+            ...details,
+          },
           text: `${label} on ${args.node}: done (${spec.doing(raw)}); Proxmox applied it at once.`,
         };
       }
       const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
       const head = `${label} on ${args.node}: ${spec.doing(raw)} started, task ${upid}.`;
       return {
-        structured: { mode: 'started' as const, guest, request: req, note: verdict.note, ...details, upid, ...(task ? { task: task.state } : {}) },
-        text: task ? `${head} ${task.summary}` : `${head} Use wait: true to wait for it, or follow it with pve_get_task_status.`,
+        structured: {
+          mode: 'started' as const,
+          guest,
+          request: req,
+          note: verdict.note,
+          ...details,
+          upid,
+          ...(task ? { task: task.state } : {}),
+        },
+        text: task
+          ? `${head} ${task.summary}`
+          : `${head} Use wait: true to wait for it, or follow it with pve_get_task_status.`,
         isError: task?.state.succeeded === false,
       };
     },
@@ -137,7 +176,12 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
 }
 
 /** The task's UPID, or null for a request Proxmox applies at once. */
-async function send(pve: PveClient, req: ActionRequest, label: string, doing: string): Promise<string | null> {
+async function send(
+  pve: PveClient,
+  req: ActionRequest,
+  label: string,
+  doing: string,
+): Promise<string | null> {
   const answer = req.sync ? z.unknown().transform(() => null) : upidString;
   try {
     return await pve.write(req.method, req.path, answer, req.params);

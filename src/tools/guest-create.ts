@@ -38,9 +38,15 @@ const output = z.object({
   node: z.string().optional(),
   vmid: z.number().optional(),
   vmid_source: z.enum(['given', 'next_free']).optional(),
-  params: z.record(z.string(), z.string()).optional().describe('The exact form parameters sent (or that would be sent); secrets redacted.'),
+  params: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('The exact form parameters sent (or that would be sent); secrets redacted.'),
   upid: z.string().optional().describe('Proxmox task id of the creation.'),
-  attempts: z.number().optional().describe('POSTs made (more than 1 when a chosen vmid was taken meanwhile).'),
+  attempts: z
+    .number()
+    .optional()
+    .describe('POSTs made (more than 1 when a chosen vmid was taken meanwhile).'),
   task: taskOutput.optional().describe('Task state, when wait=true.'),
   next_step: z.string().optional(),
   ...outputExtras,
@@ -55,18 +61,31 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
     description: spec.description,
     input: spec.input,
     output,
-    annotations: { title: spec.title, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      title: spec.title,
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     dryRun: (args) => !(args as Args).confirm,
     policyFields: spec.policyFields,
     // The policy and the approver see the vmid that will be used, not "whatever is free".
     fills: ['vmid'],
     async resolve(args, ctx) {
       if ((args as Args).vmid !== undefined) return { args, filled: [] };
-      return { args: { ...args, vmid: await ctx.pve().get('/cluster/nextid', nextId) }, filled: ['vmid'] };
+      return {
+        args: { ...args, vmid: await ctx.pve().get('/cluster/nextid', nextId) },
+        filled: ['vmid'],
+      };
     },
     describeCall: (raw) => {
       const args = raw as Args;
-      return { node: args.node, vmid: args.vmid === undefined ? '(next free id)' : String(args.vmid), ...shownParams(spec.params(raw)) };
+      return {
+        node: args.node,
+        vmid: args.vmid === undefined ? '(next free id)' : String(args.vmid),
+        ...shownParams(spec.params(raw)),
+      };
     },
     async run(raw, ctx) {
       const args = raw as Args;
@@ -78,10 +97,19 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
       if (!args.confirm) {
         const sent = shownParams({ vmid: String(vmid), ...params });
         const lines = Object.entries(sent).map(([k, v]) => `  ${k}=${v}`);
-        const idNote = given ? '' : ` (${vmid} is the next free id now; the id is chosen again when you confirm)`;
+        const idNote = given
+          ? ''
+          : ` (${vmid} is the next free id now; the id is chosen again when you confirm)`;
         const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to create it.`;
         return {
-          structured: { mode: 'preview' as const, node: args.node, vmid, vmid_source: given ? ('given' as const) : ('next_free' as const), params: sent, next_step: nextStep },
+          structured: {
+            mode: 'preview' as const,
+            node: args.node,
+            vmid,
+            vmid_source: given ? ('given' as const) : ('next_free' as const),
+            params: sent,
+            next_step: nextStep,
+          },
           text: `Preview only: nothing was sent to Proxmox.\nWould POST ${path(args.node)}${idNote} with:\n${lines.join('\n')}\n${nextStep}`,
         };
       }
@@ -115,7 +143,14 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
   }) as unknown as ToolSpec;
 }
 
-function createdText(what: string, vmid: number, name: string | undefined, node: string, upid: string, task: TaskOutcome | undefined): string {
+function createdText(
+  what: string,
+  vmid: number,
+  name: string | undefined,
+  node: string,
+  upid: string,
+  task: TaskOutcome | undefined,
+): string {
   const head = `Creation of ${what} ${vmid}${name ? ` (${name})` : ''} on ${node} started: task ${upid}.`;
   if (!task) return `${head} Use wait=true to wait for it, or check pve_list_vms.`;
   return `${head} ${task.summary}`;

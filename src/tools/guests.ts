@@ -14,7 +14,10 @@ export interface GuestRef {
 
 /** `/nodes/{node}/{qemu|lxc}/{vmid}`, plus any further segments (each encoded). */
 export function guestPath(g: GuestRef, ...rest: string[]): string {
-  return [`/nodes/${encodeURIComponent(g.node)}/${g.vm_type}/${g.vmid}`, ...rest.map(encodeURIComponent)].join('/');
+  return [
+    `/nodes/${encodeURIComponent(g.node)}/${g.vm_type}/${g.vmid}`,
+    ...rest.map(encodeURIComponent),
+  ].join('/');
 }
 
 /** "VM 104" or "container 104", with the name when known. */

@@ -58,7 +58,12 @@ export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(
     {
       // What a tool reports as inherited from a source first, so an argument's own fields win.
       ...t.inherits,
-      ...Object.fromEntries(Object.keys((t.input as unknown as z.ZodObject).shape).map((arg) => [arg, t.policyFields?.[arg] ?? null])),
+      ...Object.fromEntries(
+        Object.keys((t.input as unknown as z.ZodObject).shape).map((arg) => [
+          arg,
+          t.policyFields?.[arg] ?? null,
+        ]),
+      ),
     },
   ]),
 );

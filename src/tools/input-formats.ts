@@ -3,7 +3,15 @@
 // pools, sizes and memory. What a value may not carry cannot reach Proxmox.
 
 import { z } from 'zod';
-import { DNS_NAME_RE, DNS_NAME_RULE, POOL_RE, VMID_MAX, VMID_MIN, checkDescription, parseTagList } from '../proxmox/formats';
+import {
+  DNS_NAME_RE,
+  DNS_NAME_RULE,
+  POOL_RE,
+  VMID_MAX,
+  VMID_MIN,
+  checkDescription,
+  parseTagList,
+} from '../proxmox/formats';
 import type { OptionResult, PropertyValue } from '../proxmox/option-rules';
 import { tagName } from './common';
 
@@ -24,7 +32,10 @@ export function propertyString(parse: (text: string) => OptionResult, example: s
 }
 
 /** A string argument checked (and made canonical) by one of Proxmox's format parsers. */
-export function parsedString(parse: (text: string) => { ok: true; value: string } | { ok: false; error: string }, max: number) {
+export function parsedString(
+  parse: (text: string) => { ok: true; value: string } | { ok: false; error: string },
+  max: number,
+) {
   return z
     .string()
     .max(max)
@@ -42,7 +53,10 @@ export function parsedString(parse: (text: string) => { ok: true; value: string 
  * without it; a check on the record's output could never see it. `problem` says why a key is
  * refused, or null; a refused key is named (config.__proto__) and the record is not parsed.
  */
-export function keysChecked<T extends z.ZodType>(problem: (key: string) => string | null, record: T) {
+export function keysChecked<T extends z.ZodType>(
+  problem: (key: string) => string | null,
+  record: T,
+) {
   return z.preprocess((raw, ctx) => {
     if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
       for (const key of Object.keys(raw)) {
@@ -71,15 +85,20 @@ export const tags = z
     return z.NEVER;
   });
 
-export const description = z.string().max(8192).superRefine((s, ctx) => {
-  const problem = checkDescription(s);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const description = z
+  .string()
+  .max(8192)
+  .superRefine((s, ctx) => {
+    const problem = checkDescription(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 export const poolId = z
   .string()
   .max(200)
-  .refine((v) => POOL_RE.test(v), { error: 'must be a pool id: letters, digits, ".", "-", "_" (nested with "/")' });
+  .refine((v) => POOL_RE.test(v), {
+    error: 'must be a pool id: letters, digits, ".", "-", "_" (nested with "/")',
+  });
 
 export const memoryMib = z.number().int().min(16).max(MAX_MEMORY_MIB);
 
@@ -93,7 +112,20 @@ export function formParams(values: Readonly<Record<string, FormValue>>): Record<
   // fromEntries defines each key as an own entry: pve_api_request's params are the caller's names.
   return Object.fromEntries(
     Object.entries(values).flatMap(([key, value]) =>
-      value === undefined ? [] : [[key, typeof value === 'boolean' ? (value ? '1' : '0') : typeof value === 'object' ? value.text : String(value)]],
+      value === undefined
+        ? []
+        : [
+            [
+              key,
+              typeof value === 'boolean'
+                ? value
+                  ? '1'
+                  : '0'
+                : typeof value === 'object'
+                  ? value.text
+                  : String(value),
+            ],
+          ],
     ),
   );
 }

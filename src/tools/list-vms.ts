@@ -12,10 +12,24 @@ const GIB = 1024 * MIB;
 const input = z.strictObject({
   node: nodeName.optional().describe('Only guests on this node.'),
   type: z.enum(['qemu', 'lxc']).optional().describe('qemu (VMs) or lxc (containers).'),
-  status: z.enum(['running', 'stopped', 'unknown']).optional().describe('Guest status; unknown means its node is offline.'),
+  status: z
+    .enum(['running', 'stopped', 'unknown'])
+    .optional()
+    .describe('Guest status; unknown means its node is offline.'),
   tag: tagName.optional().describe('Only guests carrying this tag (case-insensitive).'),
-  name: z.string().min(1).max(128).optional().describe('Case-insensitive substring of the guest name.'),
-  limit: z.number().int().min(1).max(1000).default(100).describe('Page size, 1–1000 (default 100).'),
+  name: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe('Case-insensitive substring of the guest name.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(100)
+    .describe('Page size, 1–1000 (default 100).'),
   cursor: z.string().max(64).optional().describe('next_cursor from the previous page.'),
 });
 
@@ -38,7 +52,11 @@ type Guest = z.output<typeof guest>;
 const output = z.object({
   guests: z.array(guest).optional(),
   total: z.number().optional().describe('Guests matching the filters, across all pages.'),
-  next_cursor: z.string().nullable().optional().describe('Pass as cursor for the next page; null on the last.'),
+  next_cursor: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('Pass as cursor for the next page; null on the last.'),
   ...outputExtras,
 });
 
@@ -47,11 +65,18 @@ export const listVms = defineTool({
   description: 'List QEMU VMs and LXC containers from cluster resources',
   input,
   output,
-  annotations: { title: 'List Proxmox VMs and containers', readOnlyHint: true, openWorldHint: false },
+  annotations: {
+    title: 'List Proxmox VMs and containers',
+    readOnlyHint: true,
+    openWorldHint: false,
+  },
   async run(args, ctx) {
     const after = args.cursor === undefined ? 0 : decodeCursor(args.cursor);
     const items = await ctx.pve().get('/cluster/resources', clusterResources, { type: 'vm' });
-    const all = items.flatMap(toGuest).filter(matches(args)).sort((a, b) => a.vmid - b.vmid);
+    const all = items
+      .flatMap(toGuest)
+      .filter(matches(args))
+      .sort((a, b) => a.vmid - b.vmid);
     const rest = all.filter((g) => g.vmid > after);
     const page = rest.slice(0, args.limit);
     const last = page.at(-1);
@@ -67,7 +92,8 @@ function toGuest(raw: unknown): Guest[] {
   const parsed = resourceItem.safeParse(raw);
   if (!parsed.success) return [];
   const r: ResourceItem = parsed.data;
-  if ((r.type !== 'qemu' && r.type !== 'lxc') || r.vmid === undefined || !Number.isInteger(r.vmid)) return [];
+  if ((r.type !== 'qemu' && r.type !== 'lxc') || r.vmid === undefined || !Number.isInteger(r.vmid))
+    return [];
   return [
     {
       vmid: r.vmid,
@@ -121,7 +147,10 @@ function decodeCursor(cursor: string): number {
   const m = /^after:(\d{1,10})$/.exec(text);
   if (!m) {
     throw new ToolFailure('invalid_arguments', 'Invalid arguments for pve_list_vms', [
-      { field: 'cursor', message: 'not a cursor from this tool; pass next_cursor exactly as returned, or omit it' },
+      {
+        field: 'cursor',
+        message: 'not a cursor from this tool; pass next_cursor exactly as returned, or omit it',
+      },
     ]);
   }
   return Number(m[1]);

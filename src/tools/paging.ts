@@ -19,17 +19,27 @@ export function decodeCursor(tool: string, cursor: string | undefined): string {
   }
   if (!text.startsWith(`${tool}:`) || text.length <= tool.length + 1) {
     throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool}`, [
-      { field: 'cursor', message: 'not a cursor from this tool; pass next_cursor exactly as returned, or omit it' },
+      {
+        field: 'cursor',
+        message: 'not a cursor from this tool; pass next_cursor exactly as returned, or omit it',
+      },
     ]);
   }
   return text.slice(tool.length + 1);
 }
 
 /** One page of `items` (already sorted by `key`) after `after`, and the cursor of the next. */
-export function pageAfter<T>(tool: string, items: T[], key: (item: T) => string, after: string, limit: number): { page: T[]; next: string | null; rest: number } {
+export function pageAfter<T>(
+  tool: string,
+  items: T[],
+  key: (item: T) => string,
+  after: string,
+  limit: number,
+): { page: T[]; next: string | null; rest: number } {
   const remaining = after === '' ? items : items.filter((i) => key(i) > after);
   const page = remaining.slice(0, limit);
   const last = page.at(-1);
-  const next = remaining.length > page.length && last !== undefined ? encodeCursor(tool, key(last)) : null;
+  const next =
+    remaining.length > page.length && last !== undefined ? encodeCursor(tool, key(last)) : null;
   return { page, next, rest: remaining.length - page.length };
 }

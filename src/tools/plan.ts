@@ -39,7 +39,9 @@ export interface StepOutcome {
 /** A step as results show it (secrets redacted). */
 export const stepOutput = z.object({
   doing: z.string(),
-  request: z.object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) }).partial(),
+  request: z
+    .object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) })
+    .partial(),
   status: z.string().optional(),
   upid: z.string().optional(),
   message: z.string().optional(),
@@ -49,7 +51,13 @@ export function stepView(o: StepOutcome | PlanStep): z.input<typeof stepOutput> 
   const step = 'step' in o ? o.step : o;
   const request = { method: step.method, path: step.path, params: shownParams(step.params) };
   if (!('step' in o)) return { doing: step.doing, request };
-  return { doing: step.doing, request, status: o.status, ...(o.upid ? { upid: o.upid } : {}), ...(o.message ? { message: o.message } : {}) };
+  return {
+    doing: step.doing,
+    request,
+    status: o.status,
+    ...(o.upid ? { upid: o.upid } : {}),
+    ...(o.message ? { message: o.message } : {}),
+  };
 }
 
 /** The numbered list of requests a preview shows. */
@@ -98,7 +106,15 @@ export async function runPlan(run: PlanRun): Promise<{ vmid: number; outcomes: S
     try {
       if (i === 0 && run.freshId) {
         const fresh = run.freshId;
-        const sent = await sendWithFreshId({ pve, vmid, given: false, idArg: fresh.idArg, send: (id) => send(pve, run.build(id)[0]!), recheck: fresh.recheck, lost: fresh.lost });
+        const sent = await sendWithFreshId({
+          pve,
+          vmid,
+          given: false,
+          idArg: fresh.idArg,
+          send: (id) => send(pve, run.build(id)[0]!),
+          recheck: fresh.recheck,
+          lost: fresh.lost,
+        });
         vmid = sent.vmid;
         steps = run.build(vmid);
         answer = sent.result;
@@ -107,10 +123,18 @@ export async function runPlan(run: PlanRun): Promise<{ vmid: number; outcomes: S
       }
     } catch (err) {
       if (i === 0 && !(err instanceof PveError && writeMayHaveHappened(err))) throw err;
-      if (i === 0) throw new ToolFailure('indeterminate', `${(err as PveError).message} The request for ${step.doing} may or may not have reached Proxmox: check before trying again.`);
+      if (i === 0)
+        throw new ToolFailure(
+          'indeterminate',
+          `${(err as PveError).message} The request for ${step.doing} may or may not have reached Proxmox: check before trying again.`,
+        );
       const lost = err instanceof PveError && writeMayHaveHappened(err);
       const message = err instanceof PveError ? err.message : 'unexpected error';
-      outcomes.push({ step: steps[i]!, status: lost ? 'unknown' : 'failed', message: lost ? `${message} It may or may not have happened.` : message });
+      outcomes.push({
+        step: steps[i]!,
+        status: lost ? 'unknown' : 'failed',
+        message: lost ? `${message} It may or may not have happened.` : message,
+      });
       break;
     }
     const current = steps[i]!;
@@ -125,8 +149,20 @@ export async function runPlan(run: PlanRun): Promise<{ vmid: number; outcomes: S
     }
     const task = await waitForTask(pve, answer, Math.max(1, run.deadline - Date.now()));
     const state = task.state;
-    const status: StepStatus = state.succeeded === true ? 'done' : state.succeeded === false ? 'failed' : state.status === 'running' ? 'running' : 'unknown';
-    outcomes.push({ step: current, status, upid: answer, ...(status === 'done' ? {} : { message: task.summary }) });
+    const status: StepStatus =
+      state.succeeded === true
+        ? 'done'
+        : state.succeeded === false
+          ? 'failed'
+          : state.status === 'running'
+            ? 'running'
+            : 'unknown';
+    outcomes.push({
+      step: current,
+      status,
+      upid: answer,
+      ...(status === 'done' ? {} : { message: task.summary }),
+    });
     if (status !== 'done') break;
   }
   for (const step of steps.slice(outcomes.length)) outcomes.push({ step, status: 'not_run' });
@@ -140,7 +176,11 @@ async function send(pve: PveClient, step: PlanStep): Promise<string | null> {
 
 /** Whether the plan did all it was asked to (the last task may still be running). */
 export function completed(outcomes: readonly StepOutcome[]): boolean {
-  return outcomes.every((o, i) => o.status === 'done' || (i === outcomes.length - 1 && (o.status === 'started' || o.status === 'running')));
+  return outcomes.every(
+    (o, i) =>
+      o.status === 'done' ||
+      (i === outcomes.length - 1 && (o.status === 'started' || o.status === 'running')),
+  );
 }
 
 /** "VM 106 was cloned from VM 9000; setting cloud-init on VM 106 failed: ... Not done: starting VM 106." */
@@ -152,7 +192,8 @@ export function summarize(outcomes: readonly StepOutcome[]): string {
     if (o.status === 'started') parts.push(`${capital(o.step.doing)}: started, task ${o.upid}.`);
     if (o.status === 'running') parts.push(`${capital(o.step.doing)}: ${o.message}`);
     if (o.status === 'failed') parts.push(`${capital(o.step.doing)} failed: ${o.message}`);
-    if (o.status === 'unknown') parts.push(`${capital(o.step.doing)}: outcome unknown: ${o.message}`);
+    if (o.status === 'unknown')
+      parts.push(`${capital(o.step.doing)}: outcome unknown: ${o.message}`);
   }
   const skipped = outcomes.filter((o) => o.status === 'not_run').map((o) => o.step.doing);
   if (skipped.length) parts.push(`Not done: ${skipped.join('; ')}.`);

@@ -13,14 +13,21 @@ const baseInput = z.strictObject({ ...guestTarget, confirm, ...waitArgs });
 /** Locks block every power action but resuming a hibernated VM (its lock is `suspended`). */
 function locked(g: GuestRef, s: GuestState, allow: string[] = []): Verdict | null {
   if (!s.lock || allow.includes(s.lock)) return null;
-  return { ok: false, reason: `${guestLabel(g, s.name ?? undefined)} is locked (${s.lock}): Proxmox refuses this until the operation holding the lock ends.` };
+  return {
+    ok: false,
+    reason: `${guestLabel(g, s.name ?? undefined)} is locked (${s.lock}): Proxmox refuses this until the operation holding the lock ends.`,
+  };
 }
 
-const paused = (s: GuestState): boolean => s.qmpstatus === 'paused' || s.qmpstatus === 'suspended' || s.qmpstatus === 'prelaunch';
+const paused = (s: GuestState): boolean =>
+  s.qmpstatus === 'paused' || s.qmpstatus === 'suspended' || s.qmpstatus === 'prelaunch';
 
 function mustRun(g: GuestRef, s: GuestState): Verdict | null {
   if (s.status === 'running') return null;
-  return { ok: false, reason: `${guestLabel(g, s.name ?? undefined)} is not running (it is ${s.status}).` };
+  return {
+    ok: false,
+    reason: `${guestLabel(g, s.name ?? undefined)} is not running (it is ${s.status}).`,
+  };
 }
 
 interface PowerSpec {
@@ -36,30 +43,51 @@ const POWER: PowerSpec[] = [
   {
     action: 'start',
     title: 'Start a Proxmox guest',
-    description: 'Start a VM or container. Requires confirm=true; previews (with its current state) otherwise.',
+    description:
+      'Start a VM or container. Requires confirm=true; previews (with its current state) otherwise.',
     destructive: false,
     idempotent: true,
     judge: (g, s) => {
       const who = guestLabel(g, s.name ?? undefined);
-      if (s.template) return { ok: false, reason: `${who} is a template; templates never run (clone it to get a guest that can).` };
+      if (s.template)
+        return {
+          ok: false,
+          reason: `${who} is a template; templates never run (clone it to get a guest that can).`,
+        };
       if (s.status === 'running') {
         return paused(s)
           ? { ok: false, reason: `${who} is running but paused: resume it with pve_resume_vm.` }
           : { ok: 'unchanged', note: `${who} is already running.` };
       }
-      return locked(g, s, ['suspended']) ?? { ok: true, note: s.lock === 'suspended' ? 'It was hibernated: starting resumes it from its saved state.' : 'It boots the guest.' };
+      return (
+        locked(g, s, ['suspended']) ?? {
+          ok: true,
+          note:
+            s.lock === 'suspended'
+              ? 'It was hibernated: starting resumes it from its saved state.'
+              : 'It boots the guest.',
+        }
+      );
     },
   },
   {
     action: 'shutdown',
     title: 'Shut down a Proxmox guest',
-    description: 'Cleanly shut down a VM or container (the guest OS is asked). timeout: seconds to wait for it; force_stop: stop it after that. Requires confirm=true.',
+    description:
+      'Cleanly shut down a VM or container (the guest OS is asked). timeout: seconds to wait for it; force_stop: stop it after that. Requires confirm=true.',
     destructive: false,
     idempotent: true,
     judge: (g, s, args) => {
-      if (s.status === 'stopped') return { ok: 'unchanged', note: `${guestLabel(g, s.name ?? undefined)} is already stopped.` };
+      if (s.status === 'stopped')
+        return {
+          ok: 'unchanged',
+          note: `${guestLabel(g, s.name ?? undefined)} is already stopped.`,
+        };
       if (g.vm_type === 'qemu' && paused(s) && !args.force_stop) {
-        return { ok: false, reason: `${guestLabel(g, s.name ?? undefined)} is paused, and a paused VM cannot shut down: resume it first, or pass force_stop: true.` };
+        return {
+          ok: false,
+          reason: `${guestLabel(g, s.name ?? undefined)} is paused, and a paused VM cannot shut down: resume it first, or pass force_stop: true.`,
+        };
       }
       return (
         mustRun(g, s) ??
@@ -73,33 +101,57 @@ const POWER: PowerSpec[] = [
   {
     action: 'stop',
     title: 'Stop a Proxmox guest (hard power-off)',
-    description: 'Hard power-off of a VM or container, like pulling the plug: unsaved data in the guest is lost. Prefer pve_shutdown_vm. Requires confirm=true.',
+    description:
+      'Hard power-off of a VM or container, like pulling the plug: unsaved data in the guest is lost. Prefer pve_shutdown_vm. Requires confirm=true.',
     destructive: true,
     idempotent: true,
     judge: (g, s) => {
-      if (s.status === 'stopped') return { ok: 'unchanged', note: `${guestLabel(g, s.name ?? undefined)} is already stopped.` };
-      return locked(g, s) ?? { ok: true, note: 'Stop is a hard power-off: the guest OS is not asked, and what it had not written to disk is lost. Use pve_shutdown_vm for a clean shutdown.' };
+      if (s.status === 'stopped')
+        return {
+          ok: 'unchanged',
+          note: `${guestLabel(g, s.name ?? undefined)} is already stopped.`,
+        };
+      return (
+        locked(g, s) ?? {
+          ok: true,
+          note: 'Stop is a hard power-off: the guest OS is not asked, and what it had not written to disk is lost. Use pve_shutdown_vm for a clean shutdown.',
+        }
+      );
     },
   },
   {
     action: 'reboot',
     title: 'Reboot a Proxmox guest',
-    description: 'Cleanly reboot a running VM or container (the guest OS is asked). Requires confirm=true.',
+    description:
+      'Cleanly reboot a running VM or container (the guest OS is asked). Requires confirm=true.',
     destructive: false,
     idempotent: false,
-    judge: (g, s) => mustRun(g, s) ?? locked(g, s) ?? { ok: true, note: 'A clean reboot: the guest OS is asked to restart; running programs are ended by it.' },
+    judge: (g, s) =>
+      mustRun(g, s) ??
+      locked(g, s) ?? {
+        ok: true,
+        note: 'A clean reboot: the guest OS is asked to restart; running programs are ended by it.',
+      },
   },
   {
     action: 'suspend',
     title: 'Suspend a Proxmox guest',
-    description: 'Pause a running VM (its memory stays) or checkpoint a container. Resume with pve_resume_vm. Requires confirm=true.',
+    description:
+      'Pause a running VM (its memory stays) or checkpoint a container. Resume with pve_resume_vm. Requires confirm=true.',
     destructive: false,
     idempotent: true,
     judge: (g, s) => {
       const notRunning = mustRun(g, s);
       if (notRunning) return notRunning;
-      if (paused(s)) return { ok: 'unchanged', note: `${guestLabel(g, s.name ?? undefined)} is already paused.` };
-      const note = g.vm_type === 'qemu' ? 'The VM is paused: its CPUs stop, its memory stays; nothing is lost.' : 'The container is checkpointed to disk and stopped until pve_resume_vm restores it.';
+      if (paused(s))
+        return {
+          ok: 'unchanged',
+          note: `${guestLabel(g, s.name ?? undefined)} is already paused.`,
+        };
+      const note =
+        g.vm_type === 'qemu'
+          ? 'The VM is paused: its CPUs stop, its memory stays; nothing is lost.'
+          : 'The container is checkpointed to disk and stopped until pve_resume_vm restores it.';
       return locked(g, s) ?? { ok: true, note };
     },
   },
@@ -111,18 +163,37 @@ const POWER: PowerSpec[] = [
     idempotent: true,
     judge: (g, s) => {
       // A suspended container is checkpointed and stopped (lxc-checkpoint); Proxmox decides.
-      if (g.vm_type === 'lxc') return locked(g, s) ?? { ok: true, note: 'The container is restored from its checkpoint and carries on.' };
+      if (g.vm_type === 'lxc')
+        return (
+          locked(g, s) ?? {
+            ok: true,
+            note: 'The container is restored from its checkpoint and carries on.',
+          }
+        );
       const notRunning = mustRun(g, s);
       if (notRunning) return notRunning;
-      if (!paused(s)) return { ok: 'unchanged', note: `${guestLabel(g, s.name ?? undefined)} is running, not paused.` };
+      if (!paused(s))
+        return {
+          ok: 'unchanged',
+          note: `${guestLabel(g, s.name ?? undefined)} is running, not paused.`,
+        };
       return locked(g, s) ?? { ok: true, note: 'The VM carries on where it was paused.' };
     },
   },
 ];
 
 const shutdownInput = baseInput.extend({
-  timeout: z.number().int().min(0).max(86_400).optional().describe('Seconds to wait for the guest to shut down.'),
-  force_stop: z.boolean().optional().describe('Stop the guest if it has not shut down after timeout.'),
+  timeout: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .optional()
+    .describe('Seconds to wait for the guest to shut down.'),
+  force_stop: z
+    .boolean()
+    .optional()
+    .describe('Stop the guest if it has not shut down after timeout.'),
 });
 
 export const POWER_TOOLS: ToolSpec[] = POWER.map((p) =>

@@ -12,7 +12,10 @@ const NAME = 'pve_list_resources';
 const TYPES = ['vm', 'storage', 'node', 'sdn', 'pool'] as const;
 
 const input = z.strictObject({
-  resource_type: z.enum(TYPES).optional().describe('vm (VMs and containers), storage, node, sdn or pool; all when left out.'),
+  resource_type: z
+    .enum(TYPES)
+    .optional()
+    .describe('vm (VMs and containers), storage, node, sdn or pool; all when left out.'),
   limit: z.number().int().min(1).max(1000).default(100).describe('Page size, 1–1000.'),
   cursor: z.string().max(200).optional().describe('next_cursor from the previous page.'),
 });
@@ -59,10 +62,20 @@ function toItem(r: ResourceItem): Item[] {
 
 export const listResources = defineTool({
   name: NAME,
-  description: 'List cluster resources (guests, storages, nodes, SDN, pools), optionally of one resource_type; paged.',
+  description:
+    'List cluster resources (guests, storages, nodes, SDN, pools), optionally of one resource_type; paged.',
   input,
-  output: z.object({ resources: z.array(item).optional(), total: z.number().optional(), next_cursor: z.string().nullable().optional(), ...outputExtras }),
-  annotations: { title: 'List Proxmox cluster resources', readOnlyHint: true, openWorldHint: false },
+  output: z.object({
+    resources: z.array(item).optional(),
+    total: z.number().optional(),
+    next_cursor: z.string().nullable().optional(),
+    ...outputExtras,
+  }),
+  annotations: {
+    title: 'List Proxmox cluster resources',
+    readOnlyHint: true,
+    openWorldHint: false,
+  },
   async run(args, ctx) {
     const after = decodeCursor(NAME, args.cursor);
     const type = args.resource_type;
@@ -70,14 +83,22 @@ export const listResources = defineTool({
     const all = parseEach(resourceItem, await ctx.pve().get('/cluster/resources', anyList, query))
       .flatMap(toItem)
       // PVE's `vm` filter means both guest kinds; `pool` has no server-side filter.
-      .filter((r) => type === undefined || (type === 'vm' ? r.type === 'qemu' || r.type === 'lxc' : r.type === type))
+      .filter(
+        (r) =>
+          type === undefined ||
+          (type === 'vm' ? r.type === 'qemu' || r.type === 'lxc' : r.type === type),
+      )
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const { page, next, rest } = pageAfter(NAME, all, (r) => r.id, after, args.limit);
-    const lines = page.map((r) => `${r.id} ${r.status ?? ''}${r.name && !r.id.endsWith(r.name) ? ` ${r.name}` : ''}`.trim());
+    const lines = page.map((r) =>
+      `${r.id} ${r.status ?? ''}${r.name && !r.id.endsWith(r.name) ? ` ${r.name}` : ''}`.trim(),
+    );
     const more = next ? `\n${rest} more: call again with cursor "${next}".` : '';
     return {
       structured: { resources: page, total: all.length, next_cursor: next },
-      text: all.length ? `${all.length} resource${all.length === 1 ? '' : 's'}; showing ${page.length}:\n${lines.join('\n')}${more}` : 'No resources match.',
+      text: all.length
+        ? `${all.length} resource${all.length === 1 ? '' : 's'}; showing ${page.length}:\n${lines.join('\n')}${more}`
+        : 'No resources match.',
     };
   },
 });

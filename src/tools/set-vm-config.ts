@@ -17,9 +17,15 @@ import { guestLabel, guestPath } from './guests';
 
 const input = z.strictObject({
   ...guestTarget,
-  config: configArg.optional().describe('Keys to set, e.g. {"memory": 4096, "net0": "virtio,bridge=vmbr0"}.'),
+  config: configArg
+    .optional()
+    .describe('Keys to set, e.g. {"memory": 4096, "net0": "virtio,bridge=vmbr0"}.'),
   delete: z.array(configKey).max(64).optional().describe('Keys to remove.'),
-  digest: z.string().regex(/^[0-9a-f]{40}$/i, { error: 'must be the digest pve_get_vm_config returned' }).optional().describe('From pve_get_vm_config: refuse if the config changed since.'),
+  digest: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/i, { error: 'must be the digest pve_get_vm_config returned' })
+    .optional()
+    .describe('From pve_get_vm_config: refuse if the config changed since.'),
   confirm,
   ...waitArgs,
 });
@@ -27,14 +33,19 @@ type Args = z.output<typeof input>;
 type Current = Record<string, string | number>;
 
 const SECRET = /^(cipassword|password)$/;
-const shown = (key: string, value: string | undefined): string => (value === undefined ? '(not set)' : SECRET.test(key) ? REDACTED_VALUE : value);
+const shown = (key: string, value: string | undefined): string =>
+  value === undefined ? '(not set)' : SECRET.test(key) ? REDACTED_VALUE : value;
 
 function change(args: Args): ConfigChange {
   return forKind('pve_set_vm_config', args.vm_type, args);
 }
 
 /** A volume may only stay in its slot; a new one may not replace a container's root. */
-function checkVolumes(args: Args, current: Current, config: Record<string, ConfigValue>): string | null {
+function checkVolumes(
+  args: Args,
+  current: Current,
+  config: Record<string, ConfigValue>,
+): string | null {
   const disks = guestDisks(current, args.vm_type);
   for (const [key, value] of Object.entries(config)) {
     if (typeof value !== 'object' || value.fields.iso === true) continue;
@@ -43,16 +54,28 @@ function checkVolumes(args: Args, current: Current, config: Record<string, Confi
     if (typeof volume === 'string' && volume !== here) {
       return `config.${key}: ${volume} is not the volume in ${key} now (${here ?? 'it is empty'}); attaching existing volumes, which may belong to other guests, is not offered: give STORAGE:SIZE_GiB for a new disk.`;
     }
-    if (typeof volume === 'string' && value.fields.size !== undefined) return `config.${key}: size is Proxmox's record of the disk's size; grow a disk with pve_resize_disk.`;
-    if (key === 'rootfs' && value.fields.new_disk === true) return "config.rootfs: a container's root file system cannot be replaced; grow it with pve_resize_disk.";
+    if (typeof volume === 'string' && value.fields.size !== undefined)
+      return `config.${key}: size is Proxmox's record of the disk's size; grow a disk with pve_resize_disk.`;
+    if (key === 'rootfs' && value.fields.new_disk === true)
+      return "config.rootfs: a container's root file system cannot be replaced; grow it with pve_resize_disk.";
   }
   return null;
 }
 
 function judgeChange(args: Args, current: Current, running: boolean): Verdict {
-  const who = guestLabel(args, typeof current.name === 'string' ? current.name : typeof current.hostname === 'string' ? current.hostname : undefined);
+  const who = guestLabel(
+    args,
+    typeof current.name === 'string'
+      ? current.name
+      : typeof current.hostname === 'string'
+        ? current.hostname
+        : undefined,
+  );
   if (args.digest && args.digest !== current.digest) {
-    return { ok: false, reason: `The configuration of ${who} changed since it was read (its digest is now ${String(current.digest)}): read it again with pve_get_vm_config.` };
+    return {
+      ok: false,
+      reason: `The configuration of ${who} changed since it was read (its digest is now ${String(current.digest)}): read it again with pve_get_vm_config.`,
+    };
   }
   const { config, delete: deletes } = change(args);
   const volumes = checkVolumes(args, current, config);
@@ -64,19 +87,36 @@ function judgeChange(args: Args, current: Current, running: boolean): Verdict {
     const now = own(current, key);
     const from = now === undefined ? undefined : String(now);
     if (from === to) continue;
-    const replaced = typeof value === 'object' && value.fields.new_disk === true && disks.some((d) => d.key === key && !d.cdrom);
-    changes.push({ key, from: shown(key, from), to: `${shown(key, to)}${replaced ? ' (a new disk; the old one stays as an unused disk)' : ''}` });
+    const replaced =
+      typeof value === 'object' &&
+      value.fields.new_disk === true &&
+      disks.some((d) => d.key === key && !d.cdrom);
+    changes.push({
+      key,
+      from: shown(key, from),
+      to: `${shown(key, to)}${replaced ? ' (a new disk; the old one stays as an unused disk)' : ''}`,
+    });
   }
   for (const key of deletes) {
     const now = own(current, key);
     if (now === undefined) continue;
     const disk = disks.some((d) => d.key === key && !d.cdrom);
-    changes.push({ key, from: shown(key, String(now)), to: disk ? '(removed; its volume stays as an unused disk)' : '(removed)' });
+    changes.push({
+      key,
+      from: shown(key, String(now)),
+      to: disk ? '(removed; its volume stays as an unused disk)' : '(removed)',
+    });
   }
   if (!changes.length) return { ok: 'unchanged', note: `${who} already has this configuration.` };
   const lines = changes.map((c) => `${c.key}: ${c.from} → ${c.to}`);
-  const pending = running ? ' It is running: what cannot change while it runs waits until its next restart (pending).' : '';
-  return { ok: true, note: `Changes: ${lines.join('; ')}.${pending} Current digest: ${String(current.digest ?? 'none')}.`, details: { changes, digest: current.digest ?? null } };
+  const pending = running
+    ? ' It is running: what cannot change while it runs waits until its next restart (pending).'
+    : '';
+  return {
+    ok: true,
+    note: `Changes: ${lines.join('; ')}.${pending} Current digest: ${String(current.digest ?? 'none')}.`,
+    details: { changes, digest: current.digest ?? null },
+  };
 }
 
 export const setVmConfig = defineGuestAction({
@@ -92,7 +132,9 @@ export const setVmConfig = defineGuestAction({
   precheck: (args) => void change(args),
   request: (args) => {
     const config = args.config ?? {};
-    const params: Record<string, string> = Object.fromEntries(Object.entries(config).map(([k, v]) => [k, sendConfigValue(args.vm_type, k, v)]));
+    const params: Record<string, string> = Object.fromEntries(
+      Object.entries(config).map(([k, v]) => [k, sendConfigValue(args.vm_type, k, v)]),
+    );
     if (args.delete?.length) params.delete = [...new Set(args.delete)].join(',');
     if (args.digest) params.digest = args.digest;
     // A container's config is written at once (PUT); a VM's may allocate disks, as a task (POST).
@@ -101,7 +143,12 @@ export const setVmConfig = defineGuestAction({
       : { method: 'PUT', path: guestPath(args, 'config'), params, sync: true };
   },
   async judge(args, state, ctx) {
-    return judgeChange(args, await ctx.pve().get(guestPath(args, 'config'), guestConfig), state.status === 'running');
+    return judgeChange(
+      args,
+      await ctx.pve().get(guestPath(args, 'config'), guestConfig),
+      state.status === 'running',
+    );
   },
-  doing: (args) => `change the configuration of ${args.vm_type === 'qemu' ? 'VM' : 'container'} ${args.vmid}`,
+  doing: (args) =>
+    `change the configuration of ${args.vm_type === 'qemu' ? 'VM' : 'container'} ${args.vmid}`,
 });

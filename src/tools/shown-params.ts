@@ -7,7 +7,9 @@ import { SECRET_PARAMS } from '../proxmox/secret-params';
 export const SECRET_SHOWN = '[redacted]';
 
 export function shownParams(params: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, SECRET_PARAMS.has(k) ? SECRET_SHOWN : v]));
+  return Object.fromEntries(
+    Object.entries(params).map(([k, v]) => [k, SECRET_PARAMS.has(k) ? SECRET_SHOWN : v]),
+  );
 }
 
 /** `k=v, k=v` for a sentence, secrets redacted. */

@@ -19,7 +19,10 @@ const snapshot = z.object({
 type Snapshot = z.output<typeof snapshot>;
 
 /** The guest's snapshots (without the `current` pseudo-entry) and the one the live state follows. */
-async function readSnapshots(ctx: ToolContext | Pick<ToolContext, 'pve'>, g: GuestRef): Promise<{ snapshots: Snapshot[]; current: string | null }> {
+async function readSnapshots(
+  ctx: ToolContext | Pick<ToolContext, 'pve'>,
+  g: GuestRef,
+): Promise<{ snapshots: Snapshot[]; current: string | null }> {
   const items = await ctx.pve().get(guestPath(g, 'snapshot'), anyList);
   const snapshots: Snapshot[] = [];
   let current: string | null = null;
@@ -28,7 +31,13 @@ async function readSnapshots(ctx: ToolContext | Pick<ToolContext, 'pve'>, g: Gue
       current = s.parent ?? null;
       continue;
     }
-    snapshots.push({ name: s.name, parent: s.parent ?? null, time: isoSeconds(s.snaptime), vmstate: s.vmstate ?? false, description: (s.description ?? '').trim() });
+    snapshots.push({
+      name: s.name,
+      parent: s.parent ?? null,
+      time: isoSeconds(s.snaptime),
+      vmstate: s.vmstate ?? false,
+      description: (s.description ?? '').trim(),
+    });
   }
   snapshots.sort((a, b) => (a.time ?? '').localeCompare(b.time ?? ''));
   return { snapshots, current };
@@ -36,15 +45,25 @@ async function readSnapshots(ctx: ToolContext | Pick<ToolContext, 'pve'>, g: Gue
 
 export const listSnapshots = defineTool({
   name: 'pve_list_snapshots',
-  description: 'List the snapshots of a VM or container: name, parent, time, whether RAM was saved, and which one the current state follows.',
+  description:
+    'List the snapshots of a VM or container: name, parent, time, whether RAM was saved, and which one the current state follows.',
   input: z.strictObject(guestTarget),
-  output: z.object({ snapshots: z.array(snapshot).optional(), current_parent: z.string().nullable().optional(), ...outputExtras }),
-  annotations: { title: 'List snapshots of a Proxmox guest', readOnlyHint: true, openWorldHint: false },
+  output: z.object({
+    snapshots: z.array(snapshot).optional(),
+    current_parent: z.string().nullable().optional(),
+    ...outputExtras,
+  }),
+  annotations: {
+    title: 'List snapshots of a Proxmox guest',
+    readOnlyHint: true,
+    openWorldHint: false,
+  },
   async run(args, ctx) {
     const { snapshots, current } = await readSnapshots(ctx, args);
     const label = guestLabel(args);
     const lines = snapshots.map(
-      (s) => `${s.name}${s.parent ? ` (after ${s.parent})` : ''}, ${s.time ?? 'time unknown'}${s.vmstate ? ', with RAM' : ''}${s.description ? `: ${s.description.split('\n')[0]}` : ''}`,
+      (s) =>
+        `${s.name}${s.parent ? ` (after ${s.parent})` : ''}, ${s.time ?? 'time unknown'}${s.vmstate ? ', with RAM' : ''}${s.description ? `: ${s.description.split('\n')[0]}` : ''}`,
     );
     const text = snapshots.length
       ? `${label} has ${snapshots.length} snapshot${snapshots.length === 1 ? '' : 's'}; the current state follows ${current ?? 'none'}:\n${lines.join('\n')}`
@@ -55,17 +74,35 @@ export const listSnapshots = defineTool({
 
 const createInput = z.strictObject({
   ...guestTarget,
-  snapname: snapshotName.refine((n) => n.toLowerCase() !== 'current', { message: '"current" is reserved for the live state' }).describe('Snapshot name, e.g. pre_upgrade.'),
+  snapname: snapshotName
+    .refine((n) => n.toLowerCase() !== 'current', {
+      message: '"current" is reserved for the live state',
+    })
+    .describe('Snapshot name, e.g. pre_upgrade.'),
   description: z.string().max(8192).optional().describe('What the snapshot is for.'),
-  vmstate: z.boolean().optional().describe('QEMU only: also save the RAM, so a rollback resumes the running VM.'),
+  vmstate: z
+    .boolean()
+    .optional()
+    .describe('QEMU only: also save the RAM, so a rollback resumes the running VM.'),
   confirm,
   ...waitArgs,
 });
 
-const namedInput = z.strictObject({ ...guestTarget, snapname: snapshotName.describe('Name of an existing snapshot.'), confirm, ...waitArgs });
-const rollbackInput = namedInput.extend({ start: z.boolean().optional().describe('Start the guest after the rollback.') });
+const namedInput = z.strictObject({
+  ...guestTarget,
+  snapname: snapshotName.describe('Name of an existing snapshot.'),
+  confirm,
+  ...waitArgs,
+});
+const rollbackInput = namedInput.extend({
+  start: z.boolean().optional().describe('Start the guest after the rollback.'),
+});
 
-async function findSnapshot(ctx: ToolContext, g: GuestRef, name: string): Promise<{ found: Snapshot | undefined; all: Snapshot[]; current: string | null }> {
+async function findSnapshot(
+  ctx: ToolContext,
+  g: GuestRef,
+  name: string,
+): Promise<{ found: Snapshot | undefined; all: Snapshot[]; current: string | null }> {
   const { snapshots, current } = await readSnapshots(ctx, g);
   return { found: snapshots.find((s) => s.name === name), all: snapshots, current };
 }
@@ -78,7 +115,8 @@ function missing(g: GuestRef, name: string, all: Snapshot[]): Verdict {
 export const createSnapshot = defineGuestAction({
   name: 'pve_create_snapshot',
   title: 'Snapshot a Proxmox guest',
-  description: 'Take a snapshot of a VM or container (disks; with vmstate also RAM). Requires confirm=true; previews otherwise.',
+  description:
+    'Take a snapshot of a VM or container (disks; with vmstate also RAM). Requires confirm=true; previews otherwise.',
   destructive: false,
   idempotent: false,
   input: createInput,
@@ -89,12 +127,30 @@ export const createSnapshot = defineGuestAction({
     return { method: 'POST', path: guestPath(args, 'snapshot'), params };
   },
   async judge(args, state, ctx) {
-    if (args.vmstate !== undefined && args.vm_type === 'lxc') return { ok: false, reason: 'vmstate is for QEMU VMs only: containers have no RAM state to save.' };
+    if (args.vmstate !== undefined && args.vm_type === 'lxc')
+      return {
+        ok: false,
+        reason: 'vmstate is for QEMU VMs only: containers have no RAM state to save.',
+      };
     const { found } = await findSnapshot(ctx, args, args.snapname);
-    if (found) return { ok: false, reason: `${guestLabel(args, state.name ?? undefined)} already has a snapshot named ${args.snapname} (from ${found.time ?? 'an unknown time'}).` };
-    if (state.lock) return { ok: false, reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses a snapshot until that ends.` };
-    const ram = args.vmstate && state.status === 'running' ? ' and its RAM (a rollback resumes it running)' : '';
-    const crash = !args.vmstate && state.status === 'running' ? ' It keeps running; the disks are captured as after a power cut unless vmstate: true.' : '';
+    if (found)
+      return {
+        ok: false,
+        reason: `${guestLabel(args, state.name ?? undefined)} already has a snapshot named ${args.snapname} (from ${found.time ?? 'an unknown time'}).`,
+      };
+    if (state.lock)
+      return {
+        ok: false,
+        reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses a snapshot until that ends.`,
+      };
+    const ram =
+      args.vmstate && state.status === 'running'
+        ? ' and its RAM (a rollback resumes it running)'
+        : '';
+    const crash =
+      !args.vmstate && state.status === 'running'
+        ? ' It keeps running; the disks are captured as after a power cut unless vmstate: true.'
+        : '';
     return { ok: true, note: `Snapshot ${args.snapname} will hold the disks${ram}.${crash}` };
   },
   doing: (args) => `create snapshot ${args.snapname}`,
@@ -103,18 +159,32 @@ export const createSnapshot = defineGuestAction({
 export const deleteSnapshot = defineGuestAction({
   name: 'pve_delete_snapshot',
   title: 'Delete a snapshot of a Proxmox guest',
-  description: 'Delete one snapshot of a VM or container; the guest itself is not changed. Requires confirm=true; previews otherwise.',
+  description:
+    'Delete one snapshot of a VM or container; the guest itself is not changed. Requires confirm=true; previews otherwise.',
   destructive: true,
   idempotent: true,
   input: namedInput,
-  request: (args) => ({ method: 'DELETE', path: guestPath(args, 'snapshot', args.snapname), params: {} }),
+  request: (args) => ({
+    method: 'DELETE',
+    path: guestPath(args, 'snapshot', args.snapname),
+    params: {},
+  }),
   async judge(args, state, ctx) {
     const { found, all } = await findSnapshot(ctx, args, args.snapname);
     if (!found) return missing(args, args.snapname, all);
-    if (state.lock) return { ok: false, reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses this until that ends.` };
+    if (state.lock)
+      return {
+        ok: false,
+        reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses this until that ends.`,
+      };
     const children = all.filter((s) => s.parent === found.name).map((s) => s.name);
-    const reparent = children.length ? ` ${children.join(', ')} will follow ${found.parent ?? 'nothing'} instead.` : '';
-    return { ok: true, note: `Snapshot ${found.name} (${found.time ?? 'time unknown'}) and what only it holds are gone for good; the guest's current state does not change.${reparent}` };
+    const reparent = children.length
+      ? ` ${children.join(', ')} will follow ${found.parent ?? 'nothing'} instead.`
+      : '';
+    return {
+      ok: true,
+      note: `Snapshot ${found.name} (${found.time ?? 'time unknown'}) and what only it holds are gone for good; the guest's current state does not change.${reparent}`,
+    };
   },
   doing: (args) => `delete snapshot ${args.snapname}`,
 });
@@ -122,20 +192,29 @@ export const deleteSnapshot = defineGuestAction({
 export const rollbackSnapshot = defineGuestAction({
   name: 'pve_rollback_snapshot',
   title: 'Roll a Proxmox guest back to a snapshot',
-  description: 'Roll a VM or container back to a snapshot: everything since it is lost. Requires confirm=true; previews otherwise.',
+  description:
+    'Roll a VM or container back to a snapshot: everything since it is lost. Requires confirm=true; previews otherwise.',
   destructive: true,
   idempotent: false,
   input: rollbackInput,
   request: (args) => ({
     method: 'POST',
     path: guestPath(args, 'snapshot', args.snapname, 'rollback'),
-    params: args.start === undefined ? ({} as Record<string, string>) : { start: args.start ? '1' : '0' },
+    params:
+      args.start === undefined ? ({} as Record<string, string>) : { start: args.start ? '1' : '0' },
   }),
   async judge(args, state, ctx) {
     const { found, all } = await findSnapshot(ctx, args, args.snapname);
     if (!found) return missing(args, args.snapname, all);
-    if (state.lock) return { ok: false, reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses a rollback until that ends.` };
-    const running = state.status === 'running' ? ` It is running now and will be stopped first${found.vmstate ? ', then resumed from the saved RAM' : ''}.` : '';
+    if (state.lock)
+      return {
+        ok: false,
+        reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses a rollback until that ends.`,
+      };
+    const running =
+      state.status === 'running'
+        ? ` It is running now and will be stopped first${found.vmstate ? ', then resumed from the saved RAM' : ''}.`
+        : '';
     return {
       ok: true,
       note: `Rolling back to ${found.name} (${found.time ?? 'time unknown'}) discards everything since: disk writes, configuration changes${found.vmstate ? '' : ' and the running state'}.${running}`,
@@ -143,4 +222,3 @@ export const rollbackSnapshot = defineGuestAction({
   },
   doing: (args) => `roll back to snapshot ${args.snapname}`,
 });
-

@@ -9,7 +9,13 @@ import { isoSeconds, nodeName, outputExtras, round2, storageId, toGib, vmid } fr
 import { decodeCursor, pageAfter } from './paging';
 
 const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint: false }) as const;
-const list = (text: string | undefined): string[] => (text ? text.split(/[,;\s]+/).filter(Boolean).sort() : []);
+const list = (text: string | undefined): string[] =>
+  text
+    ? text
+        .split(/[,;\s]+/)
+        .filter(Boolean)
+        .sort()
+    : [];
 
 const storageRaw = z.object({
   storage: z.string(),
@@ -41,8 +47,11 @@ const storageRow = z.object({
 
 export const listStorage = defineTool({
   name: 'pve_list_storage',
-  description: 'List storages: with node, that node\'s storages with usage; without, the cluster\'s storage configuration. Content types say what each holds (images, iso, vztmpl, backup, import...).',
-  input: z.strictObject({ node: nodeName.optional().describe('A node, for its storages with usage.') }),
+  description:
+    "List storages: with node, that node's storages with usage; without, the cluster's storage configuration. Content types say what each holds (images, iso, vztmpl, backup, import...).",
+  input: z.strictObject({
+    node: nodeName.optional().describe('A node, for its storages with usage.'),
+  }),
   output: z.object({ storages: z.array(storageRow).optional(), ...outputExtras }),
   annotations: readOnly('List Proxmox storages'),
   async run(args, ctx) {
@@ -63,9 +72,13 @@ export const listStorage = defineTool({
       }))
       .sort((a, b) => a.storage.localeCompare(b.storage));
     const lines = storages.map(
-      (s) => `${s.storage} (${s.type ?? '?'}): ${s.content.join(', ') || 'no content'}${s.total_gib !== null ? `, ${s.used_gib}/${s.total_gib} GiB used` : ''}${s.active === false ? ', inactive' : ''}`,
+      (s) =>
+        `${s.storage} (${s.type ?? '?'}): ${s.content.join(', ') || 'no content'}${s.total_gib !== null ? `, ${s.used_gib}/${s.total_gib} GiB used` : ''}${s.active === false ? ', inactive' : ''}`,
     );
-    return { structured: { storages }, text: `${storages.length} storage${storages.length === 1 ? '' : 's'}${args.node ? ` on ${args.node}` : ''}:\n${lines.join('\n')}` };
+    return {
+      structured: { storages },
+      text: `${storages.length} storage${storages.length === 1 ? '' : 's'}${args.node ? ` on ${args.node}` : ''}:\n${lines.join('\n')}`,
+    };
   },
 });
 
@@ -92,7 +105,12 @@ const volume = z.object({
 });
 type Volume = z.output<typeof volume>;
 
-async function readContent(ctx: ToolContext, node: string, storage: string, query: Record<string, string | number | undefined>): Promise<Volume[]> {
+async function readContent(
+  ctx: ToolContext,
+  node: string,
+  storage: string,
+  query: Record<string, string | number | undefined>,
+): Promise<Volume[]> {
   const path = `/nodes/${encodeURIComponent(node)}/storage/${encodeURIComponent(storage)}/content`;
   return parseEach(contentRaw, await ctx.pve().get(path, anyList, query)).map((v) => ({
     volid: v.volid,
@@ -119,13 +137,18 @@ export const listBackups = defineTool({
   output: z.object({ backups: z.array(volume).optional(), ...outputExtras }),
   annotations: readOnly('List Proxmox backups'),
   async run(args, ctx) {
-    const backups = (await readContent(ctx, args.node, args.storage, { content: 'backup', vmid: args.vmid })).sort((a, b) =>
-      (b.created ?? '').localeCompare(a.created ?? ''),
+    const backups = (
+      await readContent(ctx, args.node, args.storage, { content: 'backup', vmid: args.vmid })
+    ).sort((a, b) => (b.created ?? '').localeCompare(a.created ?? ''));
+    const lines = backups.map(
+      (b) =>
+        `${b.volid}, ${b.created ?? 'time unknown'}, ${b.size_gib ?? '?'} GiB${b.protected ? ', protected' : ''}${b.notes ? `: ${b.notes.split('\n')[0]}` : ''}`,
     );
-    const lines = backups.map((b) => `${b.volid}, ${b.created ?? 'time unknown'}, ${b.size_gib ?? '?'} GiB${b.protected ? ', protected' : ''}${b.notes ? `: ${b.notes.split('\n')[0]}` : ''}`);
     return {
       structured: { backups },
-      text: backups.length ? `${backups.length} backup${backups.length === 1 ? '' : 's'} on ${args.storage}:\n${lines.join('\n')}` : `No backups on ${args.storage}${args.vmid ? ` for ${args.vmid}` : ''}.`,
+      text: backups.length
+        ? `${backups.length} backup${backups.length === 1 ? '' : 's'} on ${args.storage}:\n${lines.join('\n')}`
+        : `No backups on ${args.storage}${args.vmid ? ` for ${args.vmid}` : ''}.`,
     };
   },
 });
@@ -134,26 +157,36 @@ const CONTENT_NAME = 'pve_list_storage_content';
 
 export const listStorageContent = defineTool({
   name: CONTENT_NAME,
-  description: 'List what a storage holds of one kind (iso, vztmpl, import, images, rootdir, backup, snippets), to pick a real volume id such as local:iso/debian-12.iso. Paged.',
+  description:
+    'List what a storage holds of one kind (iso, vztmpl, import, images, rootdir, backup, snippets), to pick a real volume id such as local:iso/debian-12.iso. Paged.',
   input: z.strictObject({
     ...storageTarget,
-    content: z.enum(['iso', 'vztmpl', 'import', 'images', 'rootdir', 'backup', 'snippets']).describe('The kind of volume.'),
+    content: z
+      .enum(['iso', 'vztmpl', 'import', 'images', 'rootdir', 'backup', 'snippets'])
+      .describe('The kind of volume.'),
     limit: z.number().int().min(1).max(1000).default(100).describe('Page size, 1–1000.'),
     cursor: z.string().max(400).optional().describe('next_cursor from the previous page.'),
   }),
-  output: z.object({ volumes: z.array(volume).optional(), total: z.number().optional(), next_cursor: z.string().nullable().optional(), ...outputExtras }),
+  output: z.object({
+    volumes: z.array(volume).optional(),
+    total: z.number().optional(),
+    next_cursor: z.string().nullable().optional(),
+    ...outputExtras,
+  }),
   annotations: readOnly('List Proxmox storage content'),
   async run(args, ctx) {
     const after = decodeCursor(CONTENT_NAME, args.cursor);
-    const all = (await readContent(ctx, args.node, args.storage, { content: args.content, vmid: args.vmid })).sort((a, b) =>
-      a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0,
-    );
+    const all = (
+      await readContent(ctx, args.node, args.storage, { content: args.content, vmid: args.vmid })
+    ).sort((a, b) => (a.volid < b.volid ? -1 : a.volid > b.volid ? 1 : 0));
     const { page, next, rest } = pageAfter(CONTENT_NAME, all, (v) => v.volid, after, args.limit);
     const more = next ? `\n${rest} more: call again with cursor "${next}".` : '';
     const lines = page.map((v) => `${v.volid}${v.size_gib !== null ? ` (${v.size_gib} GiB)` : ''}`);
     return {
       structured: { volumes: page, total: all.length, next_cursor: next },
-      text: all.length ? `${all.length} ${args.content} volume${all.length === 1 ? '' : 's'} on ${args.storage}:\n${lines.join('\n')}${more}` : `No ${args.content} volumes on ${args.storage}.`,
+      text: all.length
+        ? `${all.length} ${args.content} volume${all.length === 1 ? '' : 's'} on ${args.storage}:\n${lines.join('\n')}${more}`
+        : `No ${args.content} volumes on ${args.storage}.`,
     };
   },
 });

@@ -14,11 +14,21 @@ const UPID_SHAPE = /^UPID:[^\s]{1,300}$/;
 
 export const getTaskStatus = defineTool({
   name: NAME,
-  description: 'Status of a Proxmox task by its UPID (as the write tools return it): running or stopped, exit status, and with log_lines the tail of its log; wait: true waits for it to end.',
+  description:
+    'Status of a Proxmox task by its UPID (as the write tools return it): running or stopped, exit status, and with log_lines the tail of its log; wait: true waits for it to end.',
   input: z.strictObject({
     node: nodeName.describe('The node in the UPID.'),
-    upid: z.string().max(512).regex(UPID_SHAPE, { error: 'must be a task id as Proxmox returns it: UPID:node:pid:pstart:starttime:type:id:user:' }),
-    log_lines: z.number().int().min(0).max(500).default(0).describe('How many of the last log lines to return.'),
+    upid: z.string().max(512).regex(UPID_SHAPE, {
+      error:
+        'must be a task id as Proxmox returns it: UPID:node:pid:pstart:starttime:type:id:user:',
+    }),
+    log_lines: z
+      .number()
+      .int()
+      .min(0)
+      .max(500)
+      .default(0)
+      .describe('How many of the last log lines to return.'),
     ...waitArgs,
   }),
   output: z.object({
@@ -39,10 +49,20 @@ export const getTaskStatus = defineTool({
   async run(args, ctx) {
     const upid = parseUpid(args.upid);
     if (!upid) {
-      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${NAME}`, [{ field: 'upid', message: 'not a valid UPID (UPID:node:pid:pstart:starttime:type:id:user:)' }]);
+      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${NAME}`, [
+        {
+          field: 'upid',
+          message: 'not a valid UPID (UPID:node:pid:pstart:starttime:type:id:user:)',
+        },
+      ]);
     }
     if (upid.node !== args.node) {
-      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${NAME}`, [{ field: 'node', message: `the task runs on ${upid.node}, which its UPID names; pass node: "${upid.node}"` }]);
+      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${NAME}`, [
+        {
+          field: 'node',
+          message: `the task runs on ${upid.node}, which its UPID names; pass node: "${upid.node}"`,
+        },
+      ]);
     }
     const pve = ctx.pve();
     const base = `/nodes/${encodeURIComponent(args.node)}/tasks/${encodeURIComponent(args.upid)}`;
@@ -57,9 +77,13 @@ export const getTaskStatus = defineTool({
       const head = await pve.getPage(`${base}/log`, taskLogLines, { start: 0, limit: 1 });
       logTotal = head.total;
       const start = logTotal === null ? 0 : Math.max(0, logTotal - args.log_lines);
-      log = (await pve.get(`${base}/log`, taskLogLines, { start, limit: args.log_lines })).map((l) => l.t);
+      log = (await pve.get(`${base}/log`, taskLogLines, { start, limit: args.log_lines })).map(
+        (l) => l.t,
+      );
     }
-    const state = stopped ? `stopped: ${status.exitstatus ?? 'no exit status'}${succeeded ? '' : ' (failed)'}` : status.status;
+    const state = stopped
+      ? `stopped: ${status.exitstatus ?? 'no exit status'}${succeeded ? '' : ' (failed)'}`
+      : status.status;
     const text = `Task ${upid.type}${upid.id ? ` ${upid.id}` : ''} on ${upid.node} by ${upid.user}: ${state}.${log.length ? `\nLast ${log.length} log lines:\n${log.join('\n')}` : ''}`;
     return {
       structured: {

@@ -14,10 +14,17 @@ export interface TaskOutcome {
 const FIRST_POLL_MS = 250;
 const MAX_POLL_MS = 2000;
 
-export async function waitForTask(pve: PveClient, upid: string, timeoutMs: number): Promise<TaskOutcome> {
+export async function waitForTask(
+  pve: PveClient,
+  upid: string,
+  timeoutMs: number,
+): Promise<TaskOutcome> {
   const parsed = parseUpid(upid);
   if (!parsed) {
-    return { state: { status: 'unknown', exitstatus: null, succeeded: null }, summary: 'Proxmox returned a task id that cannot be polled.' };
+    return {
+      state: { status: 'unknown', exitstatus: null, succeeded: null },
+      summary: 'Proxmox returned a task id that cannot be polled.',
+    };
   }
   const path = `/nodes/${encodeURIComponent(parsed.node)}/tasks/${encodeURIComponent(upid)}/status`;
   const deadline = Date.now() + timeoutMs;
@@ -26,7 +33,12 @@ export async function waitForTask(pve: PveClient, upid: string, timeoutMs: numbe
     let status;
     try {
       // Each poll gets only what is left of timeout_s: a slow answer never stretches the wait.
-      status = await pve.get(path, taskStatus, {}, { timeoutMs: Math.max(1, deadline - Date.now()) });
+      status = await pve.get(
+        path,
+        taskStatus,
+        {},
+        { timeoutMs: Math.max(1, deadline - Date.now()) },
+      );
     } catch (err) {
       if (err instanceof PveError && err.failure.kind === 'timeout' && Date.now() >= deadline - 5) {
         return {
@@ -45,7 +57,9 @@ export async function waitForTask(pve: PveClient, upid: string, timeoutMs: numbe
       const exit = status.exitstatus ?? null;
       return {
         state: { status: 'stopped', exitstatus: exit, succeeded: ok },
-        summary: ok ? `The task finished: ${exit}.` : `The task failed: ${exit ?? 'no exit status'}.`,
+        summary: ok
+          ? `The task finished: ${exit}.`
+          : `The task failed: ${exit ?? 'no exit status'}.`,
       };
     }
     const left = deadline - Date.now();

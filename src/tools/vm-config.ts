@@ -11,25 +11,42 @@ import { guestLabel, guestPath } from './guests';
 
 export const getVmConfig = defineTool({
   name: 'pve_get_vm_config',
-  description: 'Configuration of a VM or container (or of one of its snapshots): every key, property strings split into fields, secrets redacted.',
+  description:
+    'Configuration of a VM or container (or of one of its snapshots): every key, property strings split into fields, secrets redacted.',
   input: z.strictObject({
     ...guestTarget,
     snapshot: snapshotName.optional().describe('Read the configuration a snapshot holds instead.'),
   }),
   output: z.object({
     config: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
-    fields: z.record(z.string(), z.record(z.string(), z.string())).optional().describe('Property strings split into their fields, e.g. net0.bridge.'),
+    fields: z
+      .record(z.string(), z.record(z.string(), z.string()))
+      .optional()
+      .describe('Property strings split into their fields, e.g. net0.bridge.'),
     redacted: z.array(z.string()).optional(),
     digest: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: { title: 'Configuration of a Proxmox guest', readOnlyHint: true, openWorldHint: false },
+  annotations: {
+    title: 'Configuration of a Proxmox guest',
+    readOnlyHint: true,
+    openWorldHint: false,
+  },
   async run(args, ctx) {
-    const raw = await ctx.pve().get(guestPath(args, 'config'), guestConfig, args.snapshot ? { snapshot: args.snapshot } : {});
+    const raw = await ctx
+      .pve()
+      .get(
+        guestPath(args, 'config'),
+        guestConfig,
+        args.snapshot ? { snapshot: args.snapshot } : {},
+      );
     const view = viewConfig(raw, args.vm_type);
     const digest = typeof raw.digest === 'string' ? raw.digest : null;
     const lines = Object.entries(view.config).map(([k, v]) => `${k}: ${String(v).split('\n')[0]}`);
     const head = `${guestLabel(args)} on ${args.node}${args.snapshot ? `, snapshot ${args.snapshot}` : ''}:`;
-    return { structured: { config: view.config, fields: view.fields, redacted: view.redacted, digest }, text: `${head}\n${lines.join('\n')}` };
+    return {
+      structured: { config: view.config, fields: view.fields, redacted: view.redacted, digest },
+      text: `${head}\n${lines.join('\n')}`,
+    };
   },
 });

@@ -7,15 +7,33 @@ import { defineTool, type ToolContext } from '../calls/tool-spec';
 import { PveError } from '../proxmox/errors';
 import { agentInterfaces, lxcInterfaces } from '../proxmox/schemas';
 import { guestTarget, outputExtras, round2, toGib, toMib } from './common';
-import { describeState, guestLabel, guestPath, readGuestState, type GuestRef, type GuestState } from './guests';
+import {
+  describeState,
+  guestLabel,
+  guestPath,
+  readGuestState,
+  type GuestRef,
+  type GuestState,
+} from './guests';
 
-const iface = z.object({ name: z.string(), mac: z.string().nullable(), addresses: z.array(z.string()) });
+const iface = z.object({
+  name: z.string(),
+  mac: z.string().nullable(),
+  addresses: z.array(z.string()),
+});
 type Iface = z.output<typeof iface>;
 
 export const getVmStatus = defineTool({
   name: 'pve_get_vm_status',
-  description: 'Current state of a VM or container: status, CPU, memory, disk, uptime, lock; with guest_ips also its IP addresses (QEMU guest agent for VMs).',
-  input: z.strictObject({ ...guestTarget, guest_ips: z.boolean().default(false).describe('Also read the IP addresses from inside the guest.') }),
+  description:
+    'Current state of a VM or container: status, CPU, memory, disk, uptime, lock; with guest_ips also its IP addresses (QEMU guest agent for VMs).',
+  input: z.strictObject({
+    ...guestTarget,
+    guest_ips: z
+      .boolean()
+      .default(false)
+      .describe('Also read the IP addresses from inside the guest.'),
+  }),
   output: z.object({
     vmid: z.number().optional(),
     name: z.string().nullable().optional(),
@@ -55,21 +73,33 @@ export const getVmStatus = defineTool({
       agent_enabled: s.agent,
       ...(args.guest_ips ? { interfaces: ips.interfaces, ips_note: ips.note } : {}),
     };
-    const addresses = ips.interfaces?.flatMap((i) => i.addresses.map((a) => `${i.name} ${a}`)) ?? [];
+    const addresses =
+      ips.interfaces?.flatMap((i) => i.addresses.map((a) => `${i.name} ${a}`)) ?? [];
     const text =
       `${guestLabel(args, s.name ?? undefined)} on ${args.node} is ${describeState(s)}${s.lock ? `, locked (${s.lock})` : ''}` +
       `${structured.cpu_percent !== null && s.status === 'running' ? `, CPU ${structured.cpu_percent}%` : ''}` +
       `${structured.maxmem_mib ? `, memory ${structured.mem_mib ?? 0}/${structured.maxmem_mib} MiB` : ''}.` +
-      (args.guest_ips ? (addresses.length ? `\nIP addresses:\n${addresses.join('\n')}` : `\nNo IP addresses: ${ips.note}`) : '');
+      (args.guest_ips
+        ? addresses.length
+          ? `\nIP addresses:\n${addresses.join('\n')}`
+          : `\nNo IP addresses: ${ips.note}`
+        : '');
     return { structured, text };
   },
 });
 
-async function readIps(ctx: ToolContext, g: GuestRef, s: GuestState): Promise<{ interfaces: Iface[] | null; note: string | null }> {
+async function readIps(
+  ctx: ToolContext,
+  g: GuestRef,
+  s: GuestState,
+): Promise<{ interfaces: Iface[] | null; note: string | null }> {
   const who = guestLabel(g, s.name ?? undefined);
   if (s.status !== 'running') return { interfaces: null, note: `${who} is not running.` };
   if (g.vm_type === 'qemu' && !s.agent) {
-    return { interfaces: null, note: `the QEMU guest agent is not enabled for ${who} (set agent: 1 in its config and run qemu-guest-agent inside it).` };
+    return {
+      interfaces: null,
+      note: `the QEMU guest agent is not enabled for ${who} (set agent: 1 in its config and run qemu-guest-agent inside it).`,
+    };
   }
   try {
     if (g.vm_type === 'lxc') {
@@ -80,24 +110,45 @@ async function readIps(ctx: ToolContext, g: GuestRef, s: GuestState): Promise<{ 
           name: i.name,
           mac: i.hwaddr ?? null,
           addresses: i['ip-addresses']
-            ? i['ip-addresses'].flatMap((a) => (a['ip-address'] ? [`${a['ip-address']}${a.prefix !== undefined ? `/${a.prefix}` : ''}`] : []))
+            ? i['ip-addresses'].flatMap((a) =>
+                a['ip-address']
+                  ? [`${a['ip-address']}${a.prefix !== undefined ? `/${a.prefix}` : ''}`]
+                  : [],
+              )
             : [i.inet, i.inet6].filter((a): a is string => !!a),
         }));
-      return { interfaces, note: interfaces.some((i) => i.addresses.length) ? null : 'the container reports no addresses yet.' };
+      return {
+        interfaces,
+        note: interfaces.some((i) => i.addresses.length)
+          ? null
+          : 'the container reports no addresses yet.',
+      };
     }
-    const answer = await ctx.pve().get(guestPath(g, 'agent', 'network-get-interfaces'), agentInterfaces);
+    const answer = await ctx
+      .pve()
+      .get(guestPath(g, 'agent', 'network-get-interfaces'), agentInterfaces);
     const interfaces = answer.result
       .filter((i) => i.name !== 'lo')
       .map((i) => ({
         name: i.name,
         mac: i['hardware-address'] ?? null,
-        addresses: (i['ip-addresses'] ?? []).map((a) => `${a['ip-address']}${a.prefix !== undefined ? `/${a.prefix}` : ''}`),
+        addresses: (i['ip-addresses'] ?? []).map(
+          (a) => `${a['ip-address']}${a.prefix !== undefined ? `/${a.prefix}` : ''}`,
+        ),
       }));
-    return { interfaces, note: interfaces.some((i) => i.addresses.length) ? null : 'the guest agent reports no addresses yet.' };
+    return {
+      interfaces,
+      note: interfaces.some((i) => i.addresses.length)
+        ? null
+        : 'the guest agent reports no addresses yet.',
+    };
   } catch (err) {
     // The agent not answering is a normal state of a guest, not a failure of this call.
     if (g.vm_type === 'qemu' && err instanceof PveError && err.failure.kind === 'server_error') {
-      return { interfaces: null, note: `the QEMU guest agent did not answer (${err.failure.message.replace(/\s+$/, '')}); is qemu-guest-agent running in ${who}?` };
+      return {
+        interfaces: null,
+        note: `the QEMU guest agent did not answer (${err.failure.message.replace(/\s+$/, '')}); is qemu-guest-agent running in ${who}?`,
+      };
     }
     throw err;
   }

@@ -35,8 +35,10 @@ export interface AdminView {
 }
 
 const DECISIONS = ['', 'allow', 'deny', 'limited', 'approval_required', 'none'];
-const iso = (ms: number | null | undefined): string => (ms ? new Date(ms).toISOString().replace('.000Z', 'Z') : '');
-const local = (ms: number | undefined): string => (ms ? new Date(ms).toISOString().slice(0, 16) : '');
+const iso = (ms: number | null | undefined): string =>
+  ms ? new Date(ms).toISOString().replace('.000Z', 'Z') : '';
+const local = (ms: number | undefined): string =>
+  ms ? new Date(ms).toISOString().slice(0, 16) : '';
 
 export function adminPage(v: AdminView) {
   const f = v.filters;
@@ -48,7 +50,9 @@ export function adminPage(v: AdminView) {
 <td><small><code>${r.arg_keys.join(', ')}</code></small></td></tr>`,
   );
   const pending = v.pending.map(
-    (a) => html`<tr><td>${iso(a.created_at)}</td><td>${a.user_email ?? a.user_id}</td><td><code>${a.tool}</code></td>
+    (
+      a,
+    ) => html`<tr><td>${iso(a.created_at)}</td><td>${a.user_email ?? a.user_id}</td><td><code>${a.tool}</code></td>
 <td><a href="/approvals/${a.id}">details</a></td><td>${iso(a.expires_at)}</td>
 <td><form method="post" action="/approvals/${a.id}"><input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="back" value="/admin">
 <button type="submit" name="decision" value="approve" aria-label="Approve ${a.tool} for ${a.user_email ?? a.user_id}">Approve</button>
@@ -60,13 +64,16 @@ export function adminPage(v: AdminView) {
       : v.grants.rows.length === 0
         ? html`<p>No grants.</p>`
         : html`<div style="overflow-x:auto"><table><thead><tr><th scope="col">Person</th><th scope="col">Client</th><th scope="col">Created (UTC)</th><th scope="col">Last used (UTC)</th><th scope="col">Revoke</th></tr></thead><tbody>${v.grants.rows.map(
-            (g) => html`<tr><td>${g.who}${g.who !== g.userId ? html`<br><small><code>${g.userId}</code></small>` : ''}</td><td>${g.clientName}<br><small><code>${g.clientId}</code></small></td>
+            (
+              g,
+            ) => html`<tr><td>${g.who}${g.who !== g.userId ? html`<br><small><code>${g.userId}</code></small>` : ''}</td><td>${g.clientName}<br><small><code>${g.clientId}</code></small></td>
 <td>${iso(g.createdAt)}</td><td>${iso(g.lastUsed) || '—'}</td>
 <td><form method="post" action="/admin/grants/revoke"><input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="user" value="${g.userId}"><input type="hidden" name="grant" value="${g.grantId}">
 <button type="submit" aria-label="Revoke ${g.clientName} for ${g.who}">Revoke</button></form></td></tr>`,
           )}</tbody></table></div>${v.grants.more ? html`<p><small>Only the first grants are listed.</small></p>` : ''}`;
   const counters = v.counters.map(
-    (c) => html`<tr><td><code>${c.object}</code></td><td><code>${c.key}</code></td><td>${c.count}</td><td>${iso(c.resetsAt)}</td></tr>`,
+    (c) =>
+      html`<tr><td><code>${c.object}</code></td><td><code>${c.key}</code></td><td>${c.count}</td><td>${iso(c.resetsAt)}</td></tr>`,
   );
   return layout(
     'Proxmox MCP — admin',

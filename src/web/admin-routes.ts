@@ -25,7 +25,6 @@ import { listGrants, revokeGrant } from '../auth/grants';
 
 type Ctx = Context<{ Bindings: AppEnv }>;
 
-
 const DECISIONS: AuditDecision[] = ['allow', 'deny', 'limited', 'approval_required', 'none'];
 const OUTCOMES: AuditOutcome[] = ['ok', 'failed', 'error', 'denied', 'invalid', 'approval_pending'];
 
@@ -35,7 +34,12 @@ async function admin(c: Ctx): Promise<Viewer | Response> {
   const v = await viewer(c);
   if (v instanceof Response) return v;
   if (!isAdmin(c.env, v.identity)) {
-    return page(c, 403, 'Administrators only', `${v.identity.email ?? v.identity.userId} is not an administrator of this server (ADMIN_USERS / ADMIN_GROUPS).`);
+    return page(
+      c,
+      403,
+      'Administrators only',
+      `${v.identity.email ?? v.identity.userId} is not an administrator of this server (ADMIN_USERS / ADMIN_GROUPS).`,
+    );
   }
   return v;
 }
@@ -49,7 +53,9 @@ function filters(c: Ctx, defaultLimit: number): AuditQuery {
   const q = (name: string): string | undefined => c.req.query(name)?.trim() || undefined;
   const time = (value: string | undefined): number | undefined => {
     if (!value) return undefined;
-    const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
+    const ms = /^\d+$/.test(value)
+      ? Number(value)
+      : Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
     return Number.isFinite(ms) ? ms : undefined;
   };
   const limit = Number(q('limit') ?? defaultLimit);
@@ -58,7 +64,9 @@ function filters(c: Ctx, defaultLimit: number): AuditQuery {
   return {
     user: q('user')?.slice(0, 200),
     tool: q('tool')?.slice(0, 128),
-    decision: DECISIONS.includes(decision as AuditDecision) ? (decision as AuditDecision) : undefined,
+    decision: DECISIONS.includes(decision as AuditDecision)
+      ? (decision as AuditDecision)
+      : undefined,
     outcome: OUTCOMES.includes(outcome as AuditOutcome) ? (outcome as AuditOutcome) : undefined,
     from: time(q('from')),
     to: time(q('to')),
@@ -67,11 +75,17 @@ function filters(c: Ctx, defaultLimit: number): AuditQuery {
   };
 }
 
-function queryString(f: Omit<AuditQuery, 'limit'> & { limit?: number }, extra: Record<string, string> = {}): string {
+function queryString(
+  f: Omit<AuditQuery, 'limit'> & { limit?: number },
+  extra: Record<string, string> = {},
+): string {
   const out = new URLSearchParams();
   for (const [k, v] of Object.entries({ ...f, ...extra })) {
     if (v === undefined || v === '') continue;
-    out.set(k, typeof v === 'number' && (k === 'from' || k === 'to') ? new Date(v).toISOString() : String(v));
+    out.set(
+      k,
+      typeof v === 'number' && (k === 'from' || k === 'to') ? new Date(v).toISOString() : String(v),
+    );
   }
   return out.toString();
 }
@@ -84,13 +98,25 @@ adminRoutes.get('/', async (c) => {
   try {
     result = await audit(c.env, AUDIT_OBJECT).query(f);
   } catch (err) {
-    return page(c, 400, 'Cannot list calls', err instanceof Error ? err.message : 'The query failed.');
+    return page(
+      c,
+      400,
+      'Cannot list calls',
+      err instanceof Error ? err.message : 'The query failed.',
+    );
   }
   const now = Date.now();
   const [stats, lost, pending, counters] = await Promise.all([
-    audit(c.env, AUDIT_OBJECT).stats().catch(() => null),
-    audit(c.env, AUDIT_LOST_OBJECT).stats().then((s) => s.lost).catch(() => 0),
-    approvalStore(c.env).pending(now).catch(() => [] as Approval[]),
+    audit(c.env, AUDIT_OBJECT)
+      .stats()
+      .catch(() => null),
+    audit(c.env, AUDIT_LOST_OBJECT)
+      .stats()
+      .then((s) => s.lost)
+      .catch(() => 0),
+    approvalStore(c.env)
+      .pending(now)
+      .catch(() => [] as Approval[]),
     counterRows(c.env, result, now),
   ]);
   const active = activePolicy(c.env.POLICY, TOOL_CATALOG);
@@ -122,7 +148,9 @@ adminRoutes.get('/', async (c) => {
       policy: {
         origin: active.origin,
         valid: active.ok,
-        text: active.ok ? JSON.stringify(active.policy.doc, null, 2) : c.env.POLICY ?? '(bundled policy.json)',
+        text: active.ok
+          ? JSON.stringify(active.policy.doc, null, 2)
+          : (c.env.POLICY ?? '(bundled policy.json)'),
         errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
       },
     }),
@@ -138,10 +166,14 @@ adminRoutes.get('/audit', async (c) => {
   try {
     result = await audit(c.env, AUDIT_OBJECT).query(f);
   } catch (err) {
-    return c.json({ error: 'invalid_query', message: err instanceof Error ? err.message : 'The query failed.' }, 400);
+    return c.json(
+      { error: 'invalid_query', message: err instanceof Error ? err.message : 'The query failed.' },
+      400,
+    );
   }
   const headers: Record<string, string> = {
-    'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+    'Content-Type':
+      format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     'Content-Disposition': `attachment; filename="audit.${format === 'csv' ? 'csv' : 'jsonl'}"`,
     'Cache-Control': 'no-store',
   };
@@ -165,12 +197,28 @@ adminRoutes.post('/grants/revoke', async (c) => {
   const form = await checkPost(c, v);
   if (form instanceof Response) return form;
   const oauth = oauthHelpers(c);
-  if (!oauth) return page(c, 400, 'Nothing to revoke', 'Sign-in is off (AUTH_MODE=none): there are no grants.');
+  if (!oauth)
+    return page(
+      c,
+      400,
+      'Nothing to revoke',
+      'Sign-in is off (AUTH_MODE=none): there are no grants.',
+    );
   const user = form.user ?? '';
   const grant = form.grant ?? '';
-  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grant)) return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
+  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grant))
+    return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
   const result = await revokeGrant(c.env, oauth, user, grant);
-  console.log(JSON.stringify({ msg: 'grant_revoked', grant, user, by: v.identity.userId, sessions_ended: result.ended, sessions_unreachable: result.unreachable }));
+  console.log(
+    JSON.stringify({
+      msg: 'grant_revoked',
+      grant,
+      user,
+      by: v.identity.userId,
+      sessions_ended: result.ended,
+      sessions_unreachable: result.unreachable,
+    }),
+  );
   return c.redirect(`/admin?revoked=${result.ended}#grants`, 303);
 });
 
@@ -178,14 +226,25 @@ adminRoutes.post('/grants/revoke', async (c) => {
 async function counterRows(env: AppEnv, result: AuditPage, now: number): Promise<CounterRowView[]> {
   const names = new Set<string>(['global']);
   for (const r of result.records.slice(0, 100)) {
-    if (r.user_id && r.user_id !== '(none)') names.add(counterObjectName('user', { userId: r.user_id, email: r.user_email ?? undefined, grantId: r.grant_id }));
+    if (r.user_id && r.user_id !== '(none)')
+      names.add(
+        counterObjectName('user', {
+          userId: r.user_id,
+          email: r.user_email ?? undefined,
+          grantId: r.grant_id,
+        }),
+      );
     if (r.grant_id) names.add(`grant:${r.grant_id}`);
   }
   const ns = env.POLICY_COUNTERS;
   const rows = await Promise.all(
     [...names].slice(0, 40).map(async (name) => {
-      const list = await objectPort<PolicyCounters, 'list'>(ns, name, 'counters').list(now).catch((): CounterRow[] => []);
-      return list.filter((r) => r.count > 0).map((r) => ({ object: name, key: r.key, count: r.count, resetsAt: r.expiresAt }));
+      const list = await objectPort<PolicyCounters, 'list'>(ns, name, 'counters')
+        .list(now)
+        .catch((): CounterRow[] => []);
+      return list
+        .filter((r) => r.count > 0)
+        .map((r) => ({ object: name, key: r.key, count: r.count, resetsAt: r.expiresAt }));
     }),
   );
   return rows.flat();

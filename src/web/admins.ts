@@ -11,5 +11,7 @@ export function isAdmin(env: AppEnv, identity: Identity): boolean {
   if (users.length === 0 && groups.length === 0) {
     return config.authMode === 'none' || (env.IDP ?? '').trim() === 'dev';
   }
-  return users.some((u) => matchesPerson(u, identity)) || identity.groups.some((g) => groups.includes(g));
+  return (
+    users.some((u) => matchesPerson(u, identity)) || identity.groups.some((g) => groups.includes(g))
+  );
 }

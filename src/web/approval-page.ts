@@ -19,8 +19,15 @@ export interface ApprovalView {
 export function approvalPage(view: ApprovalView) {
   const a = view.approval;
   const status = a.status === 'pending' && a.expires_at <= view.now ? 'expired' : a.status;
-  const params = a.upstream ?? Object.fromEntries(Object.entries(a.args).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-  const rows = Object.entries(params).map(([k, v]) => html`<tr><th scope="row"><code>${k}</code></th><td><code class="uri">${v}</code></td></tr>`);
+  const params =
+    a.upstream ??
+    Object.fromEntries(
+      Object.entries(a.args).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    );
+  const rows = Object.entries(params).map(
+    ([k, v]) =>
+      html`<tr><th scope="row"><code>${k}</code></th><td><code class="uri">${v}</code></td></tr>`,
+  );
   const decision =
     status === 'pending' && !view.cannotDecide
       ? html`<form method="post" action="/approvals/${a.id}">

@@ -22,7 +22,12 @@ export async function viewer(c: Ctx): Promise<Viewer | Response> {
   if (configOf(c.env).authMode === 'none') return { identity: ANONYMOUS, csrf: 'local' };
   const session = await readSession(c.env, c.req.raw);
   if (session && !stillAdmitted(c.env, session.identity)) {
-    return page(c, 403, 'Not allowed', `${session.identity.email ?? session.identity.userId} is no longer allowed to use this server.`);
+    return page(
+      c,
+      403,
+      'Not allowed',
+      `${session.identity.email ?? session.identity.userId} is no longer allowed to use this server.`,
+    );
   }
   if (session) return session;
   if (c.req.method === 'GET') {
@@ -35,23 +40,35 @@ export async function viewer(c: Ctx): Promise<Viewer | Response> {
 /** A form post must come from our own pages: same origin, and the session's CSRF token. */
 export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, string> | Response> {
   const origin = c.req.header('origin');
-  if (origin && origin !== publicOrigin(c.env, c.req.raw)) return page(c, 403, 'Refused', 'This form was not sent from this site.');
+  if (origin && origin !== publicOrigin(c.env, c.req.raw))
+    return page(c, 403, 'Refused', 'This form was not sent from this site.');
   const data = await readForm(c.req.raw);
   if (!data) return page(c, 400, 'Refused', 'This form could not be read. Send it from its page.');
   const form = Object.fromEntries([...data.entries()].map(([k, val]) => [k, String(val)]));
-  if (form.csrf !== v.csrf) return page(c, 403, 'Refused', 'This form is stale or was not sent from this site. Reload the page.');
+  if (form.csrf !== v.csrf)
+    return page(
+      c,
+      403,
+      'Refused',
+      'This form is stale or was not sent from this site. Reload the page.',
+    );
   return form;
 }
 
-export function page(c: Ctx, status: number, title: string, message: string): Response | Promise<Response> {
+export function page(
+  c: Ctx,
+  status: number,
+  title: string,
+  message: string,
+): Response | Promise<Response> {
   return html(c, messagePage(title, message), status);
 }
 
 export async function html(c: Ctx, body: unknown, status = 200): Promise<Response> {
   return c.html((await body) as string, status as 200, {
     'Cache-Control': 'no-store',
-    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+    'Content-Security-Policy':
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
     'X-Frame-Options': 'DENY',
   });
 }
-

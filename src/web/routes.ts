@@ -27,7 +27,12 @@ webRoutes.get('/login', async (c) => {
   const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
   if ('error' in cfg) {
     console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
-    return page(c, 503, 'Sign-in is not configured', 'This server cannot sign anyone in until its administrator finishes the set-up.');
+    return page(
+      c,
+      503,
+      'Sign-in is not configured',
+      'This server cannot sign anyone in until its administrator finishes the set-up.',
+    );
   }
   return beginWebLogin(c.env, cfg, next, `${publicOrigin(c.env, c.req.raw)}${CALLBACK_PATH}`);
 });
@@ -37,11 +42,20 @@ webRoutes.post('/logout', async (c) => {
   if (v instanceof Response) return v;
   const form = await checkPost(c, v);
   if (form instanceof Response) return form;
-  return new Response(null, { status: 303, headers: { Location: '/', 'Set-Cookie': await endSession(c.env, c.req.raw) } });
+  return new Response(null, {
+    status: 303,
+    headers: { Location: '/', 'Set-Cookie': await endSession(c.env, c.req.raw) },
+  });
 });
 
 function decider(env: AppEnv, identity: Identity): Decider {
-  return { userId: identity.userId, login: identity.login, email: identity.email, groups: identity.groups, isAdmin: isAdmin(env, identity) };
+  return {
+    userId: identity.userId,
+    login: identity.login,
+    email: identity.email,
+    groups: identity.groups,
+    isAdmin: isAdmin(env, identity),
+  };
 }
 
 async function loadApproval(env: AppEnv, id: string): Promise<Approval | null> {
@@ -55,7 +69,12 @@ webRoutes.get('/approvals/:id', async (c) => {
   if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
   const who = decider(c.env, v.identity);
   if (!mayView(approval, who)) {
-    return page(c, 403, 'Not yours to see', 'Only the person who asked, the named approvers and administrators can see this approval.');
+    return page(
+      c,
+      403,
+      'Not yours to see',
+      'Only the person who asked, the named approvers and administrators can see this approval.',
+    );
   }
   const check = mayDecide(approval, who, Date.now());
   const done = c.req.query('done');
@@ -67,7 +86,12 @@ webRoutes.get('/approvals/:id', async (c) => {
       cannotDecide: check.ok ? null : check.reason,
       csrf: v.csrf,
       now: Date.now(),
-      notice: done === 'approve' ? 'Approved. The agent can now make this call once.' : done === 'deny' ? 'Denied.' : undefined,
+      notice:
+        done === 'approve'
+          ? 'Approved. The agent can now make this call once.'
+          : done === 'deny'
+            ? 'Denied.'
+            : undefined,
     }),
   );
 });
@@ -79,10 +103,19 @@ webRoutes.post('/approvals/:id', async (c) => {
   if (form instanceof Response) return form;
   const decision = form.decision === 'approve' ? 'approve' : 'deny';
   const id = c.req.param('id');
-  const result = await approvalStore(c.env).decide(id, decision, decider(c.env, v.identity), Date.now());
-  if (!result.ok && result.reason === NO_SUCH_APPROVAL) return page(c, 404, 'No such approval', 'This approval link is not valid.');
-  if (!result.ok) return page(c, 403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
-  console.log(JSON.stringify({ msg: 'approval_decided', approval_id: id, decision, by: v.identity.userId }));
+  const result = await approvalStore(c.env).decide(
+    id,
+    decision,
+    decider(c.env, v.identity),
+    Date.now(),
+  );
+  if (!result.ok && result.reason === NO_SUCH_APPROVAL)
+    return page(c, 404, 'No such approval', 'This approval link is not valid.');
+  if (!result.ok)
+    return page(c, 403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
+  console.log(
+    JSON.stringify({ msg: 'approval_decided', approval_id: id, decision, by: v.identity.userId }),
+  );
   const back = form.back === '/admin' ? '/admin#approvals' : `/approvals/${id}?done=${decision}`;
   return c.redirect(back, 303);
 });

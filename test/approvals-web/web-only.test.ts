@@ -12,24 +12,34 @@ import { auditRecords } from '../worker/helpers/audit';
 describe('"approval": "web"', () => {
   it('sends an eliciting client the link instead of asking in the conversation', async () => {
     let asked = 0;
-    const { client } = await connectSignedIn('http', { user: 'wes@example.com', groups: 'ops' }, undefined, () => {
-      asked++;
-      return { action: 'accept', content: { approve: true } };
-    });
+    const { client } = await connectSignedIn(
+      'http',
+      { user: 'wes@example.com', groups: 'ops' },
+      undefined,
+      () => {
+        asked++;
+        return { action: 'accept', content: { approve: true } };
+      },
+    );
     await sim.reset();
     const args = { node: 'pve1', vmid: 3100, name: 'web-approved', confirm: true };
     const pending = await call(client, 'pve_create_qemu_vm', args);
     expect(asked).toBe(0);
     expect(pending.isError).toBe(true);
     const s = pending.structuredContent!;
-    expect(text(pending)).toMatch(/^\[APPROVAL REQUIRED\] A person approves new VMs on the approval page\./);
+    expect(text(pending)).toMatch(
+      /^\[APPROVAL REQUIRED\] A person approves new VMs on the approval page\./,
+    );
     expect(text(pending).split('\n')).toContain(s.approval_url);
     expect(await sim.writes()).toEqual([]);
 
     const browser = new Browser();
     const opened = await openAsDevUser(browser, s.approval_url as string, 'wes@example.com', 'ops');
     expect(opened.status).toBe(200);
-    const decided = await browser.post(s.approval_url as string, { csrf: csrfOf(opened.html), decision: 'approve' });
+    const decided = await browser.post(s.approval_url as string, {
+      csrf: csrfOf(opened.html),
+      decision: 'approve',
+    });
     expect(decided.status).toBe(303);
 
     const done = await call(client, 'pve_create_qemu_vm', { ...args, approval_id: s.approval_id });

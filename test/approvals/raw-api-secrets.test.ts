@@ -18,11 +18,18 @@ const SECRETS = {
   'eab-hmac-key': 'hmac-Zx8Yw7Vu6Ts5',
   'site-secret': 'site-Only-Known-Here',
 };
-const PLAIN = { storage: 'pbs-offsite', type: 'pbs', server: 'pbs.example.com', datastore: 'store1', username: 'backup@pbs' };
+const PLAIN = {
+  storage: 'pbs-offsite',
+  type: 'pbs',
+  server: 'pbs.example.com',
+  datastore: 'store1',
+  username: 'backup@pbs',
+};
 const ARGS = { method: 'POST', path: '/storage', params: { ...PLAIN, ...SECRETS } };
 
 function expectNoSecret(where: string, body: string, except: string[] = []): void {
-  for (const [name, value] of Object.entries(SECRETS)) if (!except.includes(name)) expect(body, `${where}: ${name}`).not.toContain(value);
+  for (const [name, value] of Object.entries(SECRETS))
+    if (!except.includes(name)) expect(body, `${where}: ${name}`).not.toContain(value);
 }
 
 beforeAll(() => sim.reset());
@@ -35,7 +42,9 @@ describe('secret parameters of pve_api_request', () => {
     const preview = await call(client, 'pve_api_request', ARGS);
     expect(preview.structuredContent!.mode, text(preview)).toBe('preview');
     expectNoSecret('preview', JSON.stringify(preview), ['site-secret']);
-    expect((preview.structuredContent!.request as { params: Record<string, string> }).params).toMatchObject({
+    expect(
+      (preview.structuredContent!.request as { params: Record<string, string> }).params,
+    ).toMatchObject({
       ...PLAIN,
       password: '[redacted]',
       'encryption-key': '[redacted]',
@@ -49,23 +58,35 @@ describe('secret parameters of pve_api_request', () => {
     const id = pending.structuredContent!.approval_id as string;
     expect(id, text(pending)).toBeTruthy();
     expect(await sim.writes()).toEqual([]);
-    const page = await openAsDevUser(new Browser(), `http://localhost/approvals/${id}`, 'admin@example.com', 'ops');
+    const page = await openAsDevUser(
+      new Browser(),
+      `http://localhost/approvals/${id}`,
+      'admin@example.com',
+      'ops',
+    );
     expect(page.status).toBe(200);
     expect(page.html).toContain('pbs.example.com');
     expect(page.html).toContain('encryption-key');
     expectNoSecret('approval page', page.html);
 
-    const records = await auditRecords((r) => r.tool === 'pve_api_request' && r.user_id === 'olga@example.com', 2);
+    const records = await auditRecords(
+      (r) => r.tool === 'pve_api_request' && r.user_id === 'olga@example.com',
+      2,
+    );
     expect(records).toHaveLength(2);
     for (const r of records) {
       expectNoSecret('audit record', JSON.stringify(r));
-      expect(r.args).toMatchObject({ params: { ...PLAIN, password: '[redacted]', 'site-secret': '[redacted]' } });
+      expect(r.args).toMatchObject({
+        params: { ...PLAIN, password: '[redacted]', 'site-secret': '[redacted]' },
+      });
     }
 
     const admin = new Browser();
     await openAsDevUser(admin, 'http://localhost/admin', 'admin@example.com', 'ops');
     for (const format of ['jsonl', 'csv']) {
-      const exported = await admin.get(`http://localhost/admin/audit?format=${format}&tool=pve_api_request`);
+      const exported = await admin.get(
+        `http://localhost/admin/audit?format=${format}&tool=pve_api_request`,
+      );
       expect(exported.status).toBe(200);
       const body = await exported.text();
       expect(body).toContain('pbs.example.com');

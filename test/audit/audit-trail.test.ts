@@ -17,11 +17,16 @@ import { sim } from '../worker/helpers/sim';
 const ns = (env as unknown as AppEnv).AUDIT;
 const auditStub = (name = 'audit') => ns.get(ns.idFromName(name)) as unknown as AuditLogRpc;
 
-async function exportRecords(query: string): Promise<{ records: StoredAuditRecord[]; next: string | null; res: Response }> {
+async function exportRecords(
+  query: string,
+): Promise<{ records: StoredAuditRecord[]; next: string | null; res: Response }> {
   const res = await workerFetch(`${ORIGIN}/admin/audit?${query}`);
   const body = await res.clone().text();
   const records = res.headers.get('content-type')?.includes('ndjson')
-    ? body.split('\n').filter(Boolean).map((l) => JSON.parse(l) as StoredAuditRecord)
+    ? body
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as StoredAuditRecord)
     : [];
   return { records, next: res.headers.get('x-next-cursor'), res };
 }
@@ -52,9 +57,26 @@ describe('the audit trail', () => {
     await call(client, 'pve_list_vms', { limit: 3 }); // limited
     await call(client, 'pve_create_qemu_vm', { node: 'pve1', memory: 16384 }); // denied
     await call(client, 'pve_create_qemu_vm', { node: '../x', description: 's3cr3t-invalid' }); // invalid
-    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage full\n' } });
-    await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 7001, description: 's3cr3t-failed', confirm: true }); // failed upstream
-    const created = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 7002, name: 'audited', description: 's3cr3t-ok', confirm: true });
+    await sim.fault({
+      method: 'POST',
+      path: '^/nodes/pve1/qemu$',
+      status: 500,
+      contentType: 'application/json;charset=UTF-8',
+      body: { data: null, message: 'storage full\n' },
+    });
+    await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: 7001,
+      description: 's3cr3t-failed',
+      confirm: true,
+    }); // failed upstream
+    const created = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: 7002,
+      name: 'audited',
+      description: 's3cr3t-ok',
+      confirm: true,
+    });
     expect(created.isError).toBeFalsy();
 
     const records = (await recordsOfSession(session, 7)).sort((a, b) => a.id - b.id);
@@ -70,8 +92,16 @@ describe('the audit trail', () => {
       ['pve_create_qemu_vm', 'allow', 'ok', null],
     ]);
     const [, , , , invalid, failed, ok] = records;
-    expect(invalid).toMatchObject({ error_kind: 'invalid_arguments', upstream_status: null, args: { node: '../x', description: '[redacted]' } });
-    expect(failed).toMatchObject({ error_kind: 'upstream.server_error', upstream_status: 500, vmid: null });
+    expect(invalid).toMatchObject({
+      error_kind: 'invalid_arguments',
+      upstream_status: null,
+      args: { node: '../x', description: '[redacted]' },
+    });
+    expect(failed).toMatchObject({
+      error_kind: 'upstream.server_error',
+      upstream_status: 500,
+      vmid: null,
+    });
     expect(ok).toMatchObject({
       user_id: 'anonymous',
       client_id: 'local',
@@ -81,14 +111,24 @@ describe('the audit trail', () => {
       upid: expect.stringMatching(/^UPID:pve1:.*:qmcreate:7002:/),
       upstream_status: 200,
       arg_keys: ['node', 'vmid', 'name', 'description', 'wait', 'timeout_s', 'confirm'],
-      args: { node: 'pve1', vmid: 7002, name: 'audited', description: '[redacted]', confirm: true, wait: false, timeout_s: 60 },
+      args: {
+        node: 'pve1',
+        vmid: 7002,
+        name: 'audited',
+        description: '[redacted]',
+        confirm: true,
+        wait: false,
+        timeout_s: 60,
+      },
       args_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(ok!.latency_ms).toBeGreaterThan(0);
 
     // Nothing sensitive anywhere in the audit store.
-    const dump = await runInDurableObject(ns.get(ns.idFromName('audit')) as DurableObjectStub<AuditLog>, (_i, state) =>
-      JSON.stringify(state.storage.sql.exec('SELECT * FROM audit_records').toArray()),
+    const dump = await runInDurableObject(
+      ns.get(ns.idFromName('audit')) as DurableObjectStub<AuditLog>,
+      (_i, state) =>
+        JSON.stringify(state.storage.sql.exec('SELECT * FROM audit_records').toArray()),
     );
     expect(dump).toContain('audited');
     expect(dump).not.toContain('s3cr3t');
@@ -103,7 +143,8 @@ describe('the audit trail', () => {
     const paged: number[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 100; i++) {
-      const page: { records: StoredAuditRecord[]; next: string | null; res: Response } = await exportRecords(`format=jsonl&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { records: StoredAuditRecord[]; next: string | null; res: Response } =
+        await exportRecords(`format=jsonl&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       paged.push(...page.records.map((r) => r.id));
       if (page.next) expect(page.res.headers.get('link')).toContain(`cursor=${page.next}`);
       cursor = page.next;
@@ -112,7 +153,9 @@ describe('the audit trail', () => {
     expect(paged).toEqual(all.map((r) => r.id));
 
     const from = new Date(Math.min(...all.map((r) => r.ts))).toISOString();
-    const csv = await (await workerFetch(`${ORIGIN}/admin/audit?format=csv&tool=pve_create_qemu_vm&from=${from}`)).text();
+    const csv = await (
+      await workerFetch(`${ORIGIN}/admin/audit?format=csv&tool=pve_create_qemu_vm&from=${from}`)
+    ).text();
     const lines = csv.trim().split('\r\n');
     expect(lines[0]).toMatch(/^id,ts,time,request_id,user_id/);
     expect(lines.length - 1).toBe(all.filter((r) => r.tool === 'pve_create_qemu_vm').length);
@@ -124,11 +167,31 @@ describe('the audit trail', () => {
   it('prunes records past the retention time with its alarm', async () => {
     const old = Date.now() - 200 * 86_400_000;
     await auditStub().append({
-      ts: old, request_id: 'old-one', user_id: 'u', user_email: null, client_id: 'c', grant_id: 'g', session: 's', tool: 'pve_list_vms',
-      arg_keys: [], args_sha256: '0'.repeat(64), args: {}, decision: 'allow', rule: null, outcome: 'ok', error_kind: null,
-      upstream_status: 200, latency_ms: 1, vmid: null, upid: null, approval_id: null, approval_channel: null,
+      ts: old,
+      request_id: 'old-one',
+      user_id: 'u',
+      user_email: null,
+      client_id: 'c',
+      grant_id: 'g',
+      session: 's',
+      tool: 'pve_list_vms',
+      arg_keys: [],
+      args_sha256: '0'.repeat(64),
+      args: {},
+      decision: 'allow',
+      rule: null,
+      outcome: 'ok',
+      error_kind: null,
+      upstream_status: 200,
+      latency_ms: 1,
+      vmid: null,
+      upid: null,
+      approval_id: null,
+      approval_channel: null,
     });
-    expect((await auditStub().query({ limit: 1000, to: old })).records.map((r) => r.request_id)).toEqual(['old-one']);
+    expect(
+      (await auditStub().query({ limit: 1000, to: old })).records.map((r) => r.request_id),
+    ).toEqual(['old-one']);
     expect(await runDurableObjectAlarm(ns.get(ns.idFromName('audit')))).toBe(true);
     expect((await auditStub().query({ limit: 1000, to: old })).records).toEqual([]);
     expect((await auditStub().query({ limit: 1000 })).records.length).toBeGreaterThanOrEqual(7);

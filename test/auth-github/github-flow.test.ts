@@ -2,7 +2,13 @@
 // callback → org/team groups → admitted by ALLOWED_GROUPS=acme/ops → tools/call.
 
 import { beforeEach, describe, expect, it } from 'vitest';
-import { Browser, connectSignedIn, REDIRECT, startAuthorization, TestOAuthClient } from '../auth/helpers/oauth';
+import {
+  Browser,
+  connectSignedIn,
+  REDIRECT,
+  startAuthorization,
+  TestOAuthClient,
+} from '../auth/helpers/oauth';
 import { fake } from '../idp/helpers';
 import { signInUpstream } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
@@ -11,7 +17,14 @@ describe('sign-in through GitHub', () => {
   beforeEach(() => fake.reset());
 
   it('admits a member of acme/ops and calls tools as them', async () => {
-    await fake.nextLogin({ github: { id: 4242, login: 'Octo-Ops', orgs: ['acme'], teams: [{ org: 'acme', slug: 'ops' }] } });
+    await fake.nextLogin({
+      github: {
+        id: 4242,
+        login: 'Octo-Ops',
+        orgs: ['acme'],
+        teams: [{ org: 'acme', slug: 'ops' }],
+      },
+    });
     const { client } = await connectSignedIn('http', 'upstream');
     const listed = await call(client, 'pve_list_vms', { limit: 1 });
     expect(listed.isError, text(listed)).toBeFalsy();

@@ -34,7 +34,9 @@ const clientIdAt = (host: string): string => `https://${host}:${PORT}/client.jso
 let warnings: string[] = [];
 beforeEach(() => {
   warnings = [];
-  vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void warnings.push(args.map(String).join(' ')));
+  vi.spyOn(console, 'warn').mockImplementation(
+    (...args: unknown[]) => void warnings.push(args.map(String).join(' ')),
+  );
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -42,52 +44,63 @@ afterEach(() => {
 
 /** The guard's own log line for this host: the refusal was the guard's, not a network error. */
 function refusedByGuard(host: string): boolean {
-  return warnings.some((w) => w.includes('"msg":"oauth_fetch_refused"') && w.includes(`"host":${JSON.stringify(host)}`));
+  return warnings.some(
+    (w) =>
+      w.includes('"msg":"oauth_fetch_refused"') && w.includes(`"host":${JSON.stringify(host)}`),
+  );
 }
 
 /** Nothing a person or client should see: our refusal's wording, a stack, an error class. */
 function expectNothingInternal(body: string): void {
-  expect(body).not.toMatch(/oauth_fetch_refused|non_public|Refused to fetch|TypeError|\bat \S+:\d+|stack/i);
+  expect(body).not.toMatch(
+    /oauth_fetch_refused|non_public|Refused to fetch|TypeError|\bat \S+:\d+|stack/i,
+  );
 }
 
 describe('a client_id naming a non-public host', () => {
-  it.each(HOSTS)('/authorize refuses https://%s:<trap>/client.json without connecting', async (spelled, host) => {
-    const before = await probeCounts();
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientIdAt(spelled),
-      redirect_uri: REDIRECT,
-      code_challenge: CHALLENGE,
-      code_challenge_method: 'S256',
-      state: 'xyz',
-    });
-    const res = await workerFetch(`${ORIGIN}/authorize?${query}`);
-    const body = await res.text();
-    expect(res.status, body.slice(0, 300)).toBe(400);
-    expect(body).toContain('This app could not be verified');
-    expectNothingInternal(body);
-    expect((await probeCounts()).trapConnections - before.trapConnections).toBe(0);
-    expect(refusedByGuard(host), warnings.join('\n')).toBe(true);
-  });
-
-  it.each(HOSTS)('/token answers invalid_client for https://%s:<trap>/client.json without connecting', async (spelled, host) => {
-    const before = await probeCounts();
-    const res = await workerFetch(`${ORIGIN}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code: 'made-up:code:value',
-        redirect_uri: REDIRECT,
-        code_verifier: 'v'.repeat(43),
+  it.each(HOSTS)(
+    '/authorize refuses https://%s:<trap>/client.json without connecting',
+    async (spelled, host) => {
+      const before = await probeCounts();
+      const query = new URLSearchParams({
+        response_type: 'code',
         client_id: clientIdAt(spelled),
-      }),
-    });
-    const body = await res.text();
-    expect(res.status, body).toBe(401);
-    expect(JSON.parse(body)).toMatchObject({ error: 'invalid_client' });
-    expectNothingInternal(body);
-    expect((await probeCounts()).trapConnections - before.trapConnections).toBe(0);
-    expect(refusedByGuard(host), warnings.join('\n')).toBe(true);
-  });
+        redirect_uri: REDIRECT,
+        code_challenge: CHALLENGE,
+        code_challenge_method: 'S256',
+        state: 'xyz',
+      });
+      const res = await workerFetch(`${ORIGIN}/authorize?${query}`);
+      const body = await res.text();
+      expect(res.status, body.slice(0, 300)).toBe(400);
+      expect(body).toContain('This app could not be verified');
+      expectNothingInternal(body);
+      expect((await probeCounts()).trapConnections - before.trapConnections).toBe(0);
+      expect(refusedByGuard(host), warnings.join('\n')).toBe(true);
+    },
+  );
+
+  it.each(HOSTS)(
+    '/token answers invalid_client for https://%s:<trap>/client.json without connecting',
+    async (spelled, host) => {
+      const before = await probeCounts();
+      const res = await workerFetch(`${ORIGIN}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: 'made-up:code:value',
+          redirect_uri: REDIRECT,
+          code_verifier: 'v'.repeat(43),
+          client_id: clientIdAt(spelled),
+        }),
+      });
+      const body = await res.text();
+      expect(res.status, body).toBe(401);
+      expect(JSON.parse(body)).toMatchObject({ error: 'invalid_client' });
+      expectNothingInternal(body);
+      expect((await probeCounts()).trapConnections - before.trapConnections).toBe(0);
+      expect(refusedByGuard(host), warnings.join('\n')).toBe(true);
+    },
+  );
 });

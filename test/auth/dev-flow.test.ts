@@ -11,22 +11,55 @@ import type { AppEnv } from '../../src/env';
 import type { ProxmoxMcp } from '../../src/mcp/legacy/agent';
 import { mcpApi } from '../../src/mcp/route';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
-import { Browser, connectSignedIn, connectWith, ORIGIN, REDIRECT, signIn, TestOAuthClient } from './helpers/oauth';
+import {
+  Browser,
+  connectSignedIn,
+  connectWith,
+  ORIGIN,
+  REDIRECT,
+  signIn,
+  TestOAuthClient,
+} from './helpers/oauth';
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+};
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
 
 describe('without a token', () => {
   it.each(['/mcp', '/sse'])('%s answers 401 with the resource metadata URL', async (path) => {
-    const res = await workerFetch(`${ORIGIN}${path}`, { method: path === '/mcp' ? 'POST' : 'GET', headers: MCP_HEADERS, body: path === '/mcp' ? JSON.stringify(INIT) : undefined });
+    const res = await workerFetch(`${ORIGIN}${path}`, {
+      method: path === '/mcp' ? 'POST' : 'GET',
+      headers: MCP_HEADERS,
+      body: path === '/mcp' ? JSON.stringify(INIT) : undefined,
+    });
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer .*resource_metadata="http:\/\/localhost\/\.well-known\/oauth-protected-resource/);
+    expect(res.headers.get('www-authenticate')).toMatch(
+      /^Bearer .*resource_metadata="http:\/\/localhost\/\.well-known\/oauth-protected-resource/,
+    );
   });
 
   it('publishes RFC 9728 and RFC 8414 metadata with PKCE S256 and registration', async () => {
-    const resource = (await (await workerFetch(`${ORIGIN}/.well-known/oauth-protected-resource`)).json()) as Record<string, unknown>;
-    expect(resource).toMatchObject({ resource: 'http://localhost', authorization_servers: ['http://localhost'] });
-    const server = (await (await workerFetch(`${ORIGIN}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    const resource = (await (
+      await workerFetch(`${ORIGIN}/.well-known/oauth-protected-resource`)
+    ).json()) as Record<string, unknown>;
+    expect(resource).toMatchObject({
+      resource: 'http://localhost',
+      authorization_servers: ['http://localhost'],
+    });
+    const server = (await (
+      await workerFetch(`${ORIGIN}/.well-known/oauth-authorization-server`)
+    ).json()) as Record<string, unknown>;
     expect(server).toMatchObject({
       issuer: 'http://localhost',
       authorization_endpoint: 'http://localhost/authorize',
@@ -34,11 +67,17 @@ describe('without a token', () => {
       registration_endpoint: 'http://localhost/register',
       code_challenge_methods_supported: ['S256'],
     });
-    expect(server.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+    expect(server.grant_types_supported).toEqual(
+      expect.arrayContaining(['authorization_code', 'refresh_token']),
+    );
   });
 
   it('refuses a made-up bearer token', async () => {
-    const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: 'Bearer abc:def:ghi' }, body: JSON.stringify(INIT) });
+    const res = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: 'Bearer abc:def:ghi' },
+      body: JSON.stringify(INIT),
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -72,15 +111,33 @@ describe('identity in the session', () => {
     const ns = (env as unknown as AppEnv).MCP_OBJECT;
     const names = await listSessionProps(ns);
     const dora = names.find((p) => p.userId === 'dora@example.com');
-    expect(dora).toMatchObject({ userId: 'dora@example.com', email: 'dora@example.com', groups: ['ops'], clientId: expect.any(String), grantId: expect.any(String) });
-    expect(Object.keys(dora!).sort()).toEqual(['clientId', 'email', 'grantId', 'groups', 'login', 'name', 'publicOrigin', 'userId']);
+    expect(dora).toMatchObject({
+      userId: 'dora@example.com',
+      email: 'dora@example.com',
+      groups: ['ops'],
+      clientId: expect.any(String),
+      grantId: expect.any(String),
+    });
+    expect(Object.keys(dora!).sort()).toEqual([
+      'clientId',
+      'email',
+      'grantId',
+      'groups',
+      'login',
+      'name',
+      'publicOrigin',
+      'userId',
+    ]);
     await client.close();
   });
 });
 
 describe('tokens are bound to this server', () => {
   it('refuses a token issued for another resource', async () => {
-    const { client, auth } = await connectSignedIn('http', { user: 'erin@example.com', groups: 'ops' });
+    const { client, auth } = await connectSignedIn('http', {
+      user: 'erin@example.com',
+      groups: 'ops',
+    });
     await client.close();
     // The same Worker reached under another origin is another resource: the token is not for it.
     const res = await workerFetch('http://127.0.0.1/mcp', {
@@ -96,7 +153,9 @@ describe('tokens are bound to this server', () => {
 describe('admission and consent', () => {
   it('gives a user outside the allow-list a "not allowed" page and no grant', async () => {
     const auth = new TestOAuthClient();
-    await expect(connectSignedIn('http', { user: 'mallory@example.com', groups: 'guests' }, auth)).rejects.toThrow(/sign-in gave no code: 403/);
+    await expect(
+      connectSignedIn('http', { user: 'mallory@example.com', groups: 'guests' }, auth),
+    ).rejects.toThrow(/sign-in gave no code: 403/);
     const result = await signIn(auth.authorizationUrl!, { user: 'mallory@example.com' });
     expect(result.status).toBe(403);
     expect(result.location).toBeNull();
@@ -125,7 +184,9 @@ describe('admission and consent', () => {
     await connectSignedIn('http', { user: 'x', decision: 'deny' }, auth).catch(() => undefined);
     const result = await signIn(auth.authorizationUrl!, { user: 'x', decision: 'deny' });
     expect(result.consentHtml).not.toContain('<img src=x');
-    expect(result.consentHtml).toContain('&lt;img src=x onerror=alert(1)&gt; &quot;Evil&quot; &amp; Co');
+    expect(result.consentHtml).toContain(
+      '&lt;img src=x onerror=alert(1)&gt; &quot;Evil&quot; &amp; Co',
+    );
     expect(result.consentHtml).toContain('127.0.0.1');
     expect(result.consentHtml).toMatch(/app on your own computer/);
     expect(result.consentHtml).toMatch(/List Proxmox VMs and containers \(read only\)/);
@@ -143,26 +204,43 @@ describe('admission and consent', () => {
   });
 
   it('refuses a callback with a forged state', async () => {
-    const res = await new Browser().get(`${ORIGIN}/oauth/callback?state=forged&user=alice@example.com`);
+    const res = await new Browser().get(
+      `${ORIGIN}/oauth/callback?state=forged&user=alice@example.com`,
+    );
     expect(res.status).toBe(400);
   });
 });
 
 describe('per-user and per-grant counters', () => {
   it('counts each user and each grant separately', async () => {
-    const first = (await connectSignedIn('http', { user: 'frank@example.com', groups: 'ops' })).client;
-    for (let i = 0; i < 2; i++) expect((await call(first, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const first = (await connectSignedIn('http', { user: 'frank@example.com', groups: 'ops' }))
+      .client;
+    for (let i = 0; i < 2; i++)
+      expect((await call(first, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     const third = await call(first, 'pve_list_vms', { limit: 1 });
-    expect(third.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: '/tools/pve_list_vms/limits/1' });
+    expect(third.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: '/tools/pve_list_vms/limits/1',
+    });
 
     // Frank again from a second client: a new grant (fresh per-grant count), same user count.
-    const second = (await connectSignedIn('sse', { user: 'frank@example.com', groups: 'ops' }, new TestOAuthClient('Second client'))).client;
+    const second = (
+      await connectSignedIn(
+        'sse',
+        { user: 'frank@example.com', groups: 'ops' },
+        new TestOAuthClient('Second client'),
+      )
+    ).client;
     expect((await call(second, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     const fourth = await call(second, 'pve_list_vms', { limit: 1 });
-    expect(fourth.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: '/tools/pve_list_vms/limits/0' });
+    expect(fourth.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: '/tools/pve_list_vms/limits/0',
+    });
 
     // Grace, another user: her own counters.
-    const grace = (await connectSignedIn('http', { user: 'grace@example.com', groups: 'ops' })).client;
+    const grace = (await connectSignedIn('http', { user: 'grace@example.com', groups: 'ops' }))
+      .client;
     expect((await call(grace, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     await Promise.all([first.close(), second.close(), grace.close()]);
   });
@@ -170,34 +248,60 @@ describe('per-user and per-grant counters', () => {
   it('counts one person once under two ids with the same verified email (per person, whatever the id)', async () => {
     // The dev IdP keeps ids apart by case, as OIDC subs are opaque; the address is one person's.
     const one = (await connectSignedIn('http', { user: 'judy@example.com', groups: 'ops' })).client;
-    for (let i = 0; i < 2; i++) expect((await call(one, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
-    const other = (await connectSignedIn('http', { user: 'Judy@Example.COM', groups: 'ops' }, new TestOAuthClient('Other id'))).client;
+    for (let i = 0; i < 2; i++)
+      expect((await call(one, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    const other = (
+      await connectSignedIn(
+        'http',
+        { user: 'Judy@Example.COM', groups: 'ops' },
+        new TestOAuthClient('Other id'),
+      )
+    ).client;
     expect((await call(other, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     const fourth = await call(other, 'pve_list_vms', { limit: 1 });
-    expect(fourth.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: '/tools/pve_list_vms/limits/0' });
+    expect(fourth.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: '/tools/pve_list_vms/limits/0',
+    });
     const counters = (env as unknown as AppEnv).POLICY_COUNTERS;
-    const rows = await counters.get(counters.idFromName('user:email:judy@example.com')).list(Date.now());
+    const rows = await counters
+      .get(counters.idFromName('user:email:judy@example.com'))
+      .list(Date.now());
     expect(rows.map((r) => [r.key, r.count])).toEqual([['pve_list_vms/per_user', 3]]);
     await Promise.all([one.close(), other.close()]);
   });
 });
 
 describe('sessions belong to their grant', () => {
-  it('answers 404 when another user names someone else\'s session', async () => {
+  it("answers 404 when another user names someone else's session", async () => {
     const alice = await connectSignedIn('http', { user: 'henry@example.com', groups: 'ops' });
     const bob = await connectSignedIn('http', { user: 'ivan@example.com', groups: 'ops' });
-    const open = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${alice.auth.tokens()!.access_token}` }, body: JSON.stringify(INIT) });
+    const open = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${alice.auth.tokens()!.access_token}` },
+      body: JSON.stringify(INIT),
+    });
     const session = open.headers.get('mcp-session-id')!;
     await open.text();
     const hijack = await workerFetch(`${ORIGIN}/mcp`, {
       method: 'POST',
-      headers: { ...MCP_HEADERS, authorization: `Bearer ${bob.auth.tokens()!.access_token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        ...MCP_HEADERS,
+        authorization: `Bearer ${bob.auth.tokens()!.access_token}`,
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(hijack.status).toBe(404);
     const own = await workerFetch(`${ORIGIN}/mcp`, {
       method: 'POST',
-      headers: { ...MCP_HEADERS, authorization: `Bearer ${alice.auth.tokens()!.access_token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        ...MCP_HEADERS,
+        authorization: `Bearer ${alice.auth.tokens()!.access_token}`,
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(own.status).toBe(200);
@@ -206,13 +310,19 @@ describe('sessions belong to their grant', () => {
 });
 
 describe('SSE sessions belong to their grant too', () => {
-  it('refuses another user both a message to and a reattachment of someone else\'s SSE session', async () => {
+  it("refuses another user both a message to and a reattachment of someone else's SSE session", async () => {
     const alice = await connectSignedIn('sse', { user: 'jane@example.com', groups: 'ops' });
     const bob = await connectSignedIn('sse', { user: 'karl@example.com', groups: 'ops' });
-    const stream = await workerFetch(`${ORIGIN}/sse`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${alice.auth.tokens()!.access_token}` } });
+    const stream = await workerFetch(`${ORIGIN}/sse`, {
+      headers: {
+        accept: 'text/event-stream',
+        authorization: `Bearer ${alice.auth.tokens()!.access_token}`,
+      },
+    });
     const reader = stream.body!.getReader();
     let events = '';
-    while (!/sessionId=([0-9a-f]+)/.test(events)) events += new TextDecoder().decode((await reader.read()).value);
+    while (!/sessionId=([0-9a-f]+)/.test(events))
+      events += new TextDecoder().decode((await reader.read()).value);
     const session = /sessionId=([0-9a-f]+)/.exec(events)![1]!;
     const asBob = { authorization: `Bearer ${bob.auth.tokens()!.access_token}` };
     const message = await workerFetch(`${ORIGIN}/sse/message?sessionId=${session}`, {
@@ -221,7 +331,9 @@ describe('SSE sessions belong to their grant too', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
     });
     expect(message.status).toBe(404);
-    const reattach = await workerFetch(`${ORIGIN}/sse?sessionId=${session}`, { headers: { ...asBob, accept: 'text/event-stream' } });
+    const reattach = await workerFetch(`${ORIGIN}/sse?sessionId=${session}`, {
+      headers: { ...asBob, accept: 'text/event-stream' },
+    });
     expect(reattach.status).toBe(404);
     await reader.cancel();
     await Promise.all([alice.client.close(), bob.client.close()]);
@@ -230,10 +342,28 @@ describe('SSE sessions belong to their grant too', () => {
 
 describe('admission is checked on every request', () => {
   it('refuses a grant whose person was removed from the allow-lists since signing in', async () => {
-    const props = { userId: 'lena@example.com', email: 'lena@example.com', groups: ['ops'], clientId: 'c', grantId: 'g-lena' };
-    const request = new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
-    const removed = { ...(env as unknown as AppEnv), ALLOWED_USERS: 'alice@example.com', ALLOWED_GROUPS: 'admins' };
-    const res = await mcpApi.fetch(request, removed, Object.assign(createExecutionContext(), { props }));
+    const props = {
+      userId: 'lena@example.com',
+      email: 'lena@example.com',
+      groups: ['ops'],
+      clientId: 'c',
+      grantId: 'g-lena',
+    };
+    const request = new Request(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify(INIT),
+    });
+    const removed = {
+      ...(env as unknown as AppEnv),
+      ALLOWED_USERS: 'alice@example.com',
+      ALLOWED_GROUPS: 'admins',
+    };
+    const res = await mcpApi.fetch(
+      request,
+      removed,
+      Object.assign(createExecutionContext(), { props }),
+    );
     expect(res.status).toBe(403);
     expect(await res.text()).toMatch(/lena@example\.com is no longer allowed/);
   });
@@ -257,13 +387,17 @@ describe('the dev identity provider', () => {
     const res = await workerFetch(`http://evil.localhost:8787${path}`, {
       method,
       headers: { ...MCP_HEADERS, host: 'evil.localhost:8787' },
-      body: method === 'POST' ? JSON.stringify(path === '/mcp' ? INIT : { redirect_uris: [REDIRECT] }) : undefined,
+      body:
+        method === 'POST'
+          ? JSON.stringify(path === '/mcp' ? INIT : { redirect_uris: [REDIRECT] })
+          : undefined,
     });
     expect(res.status).toBe(403);
     const body = await res.text();
     expect(JSON.parse(body)).toEqual({
       error: 'forbidden',
-      message: 'Host is not a loopback address. With the development sign-in (IDP=dev) this server only answers loopback requests.',
+      message:
+        'Host is not a loopback address. With the development sign-in (IDP=dev) this server only answers loopback requests.',
     });
     expect(body).not.toMatch(/at \w+ \(|\.ts:\d+/);
   });
@@ -273,7 +407,10 @@ async function listSessionProps(ns: DurableObjectNamespace): Promise<Record<stri
   const { listDurableObjectIds } = await import('cloudflare:test');
   const out: Record<string, unknown>[] = [];
   for (const id of await listDurableObjectIds(ns)) {
-    const props = await runInDurableObject(ns.get(id) as DurableObjectStub<ProxmoxMcp>, (_instance, state) => state.storage.get<Record<string, unknown>>('props'));
+    const props = await runInDurableObject(
+      ns.get(id) as DurableObjectStub<ProxmoxMcp>,
+      (_instance, state) => state.storage.get<Record<string, unknown>>('props'),
+    );
     if (props) out.push(props);
   }
   return out;

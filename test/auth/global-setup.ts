@@ -18,13 +18,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const trap6 = createTcpServer(trap);
   await listen(trap6, '::1', trapPort);
 
-  const landing = createHttpServer((req, res) => {
+  const landing = createHttpServer((_req, res) => {
     counts.landingRequests++;
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"landed":true}');
   });
   const landingUrl = `http://127.0.0.1:${await listen(landing, '127.0.0.1', 0)}/landed`;
-  const hop = createHttpServer((req, res) => res.writeHead(302, { location: landingUrl }).end());
-  const countsServer = createHttpServer((req, res) =>
+  const hop = createHttpServer((_req, res) => res.writeHead(302, { location: landingUrl }).end());
+  const countsServer = createHttpServer((_req, res) =>
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(counts)),
   );
 

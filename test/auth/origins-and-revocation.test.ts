@@ -8,13 +8,30 @@ import { describe, expect, it } from 'vitest';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
 import { openAsDevUser } from '../support/form-browser';
-import { Browser, connectSignedIn, grantRow, ORIGIN, ORIGIN_IP, startAuthorization, TestOAuthClient } from './helpers/oauth';
+import {
+  Browser,
+  connectSignedIn,
+  grantRow,
+  ORIGIN,
+  ORIGIN_IP,
+  startAuthorization,
+  TestOAuthClient,
+} from './helpers/oauth';
 
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
 
 describe('sign-in on every local origin', () => {
   it.each([ORIGIN, ORIGIN_IP, ORIGIN])('signs in and calls a tool through %s', async (origin) => {
-    const { client } = await connectSignedIn('http', { user: 'alice@example.com' }, new TestOAuthClient(), undefined, origin);
+    const { client } = await connectSignedIn(
+      'http',
+      { user: 'alice@example.com' },
+      new TestOAuthClient(),
+      undefined,
+      origin,
+    );
     const result = await call(client, 'pve_list_vms', { limit: 1 });
     expect(result.isError, text(result)).toBeFalsy();
     await client.close();
@@ -22,9 +39,13 @@ describe('sign-in on every local origin', () => {
 
   it('publishes each origin as its own resource and issuer', async () => {
     for (const origin of [ORIGIN, ORIGIN_IP]) {
-      const meta = (await (await workerFetch(`${origin}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+      const meta = (await (
+        await workerFetch(`${origin}/.well-known/oauth-authorization-server`)
+      ).json()) as { issuer: string };
       expect(meta.issuer).toBe(origin);
-      const resource = (await (await workerFetch(`${origin}/.well-known/oauth-protected-resource`)).json()) as { resource: string };
+      const resource = (await (
+        await workerFetch(`${origin}/.well-known/oauth-protected-resource`)
+      ).json()) as { resource: string };
       expect(resource.resource).toBe(origin);
     }
   });
@@ -32,8 +53,16 @@ describe('sign-in on every local origin', () => {
 
 describe('revoking a grant on /admin', () => {
   it('stops its tokens at once and ends its sessions; other grants keep working', async () => {
-    const victim = await connectSignedIn('http', { user: 'mallory@example.com', groups: 'ops' }, new TestOAuthClient('Mallory\'s client'));
-    const bystander = await connectSignedIn('http', { user: 'mallory@example.com', groups: 'ops' }, new TestOAuthClient('Mallory\'s other client'));
+    const victim = await connectSignedIn(
+      'http',
+      { user: 'mallory@example.com', groups: 'ops' },
+      new TestOAuthClient("Mallory's client"),
+    );
+    const bystander = await connectSignedIn(
+      'http',
+      { user: 'mallory@example.com', groups: 'ops' },
+      new TestOAuthClient("Mallory's other client"),
+    );
     expect((await call(victim.client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     const session = (victim.client.transport as StreamableHTTPClientTransport).sessionId!;
     const token = victim.auth.tokens()!.access_token;
@@ -48,17 +77,38 @@ describe('revoking a grant on /admin', () => {
     expect(row).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td>\d{4}-\d\d-\d\dT/); // created, last used
 
     // Without the CSRF token the form is refused.
-    const forged = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: 'forged' });
+    const forged = await admin.post(`${ORIGIN}/admin/grants/revoke`, {
+      user: field('user'),
+      grant: field('grant'),
+      csrf: 'forged',
+    });
     expect(forged.status).toBe(403);
     expect((await call(victim.client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
 
-    const revoked = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: field('csrf') });
+    const revoked = await admin.post(`${ORIGIN}/admin/grants/revoke`, {
+      user: field('user'),
+      grant: field('grant'),
+      csrf: field('csrf'),
+    });
     expect(revoked.status).toBe(303);
     expect(revoked.headers.get('location')).toBe('/admin?revoked=1#grants');
 
     // The revoked grant's token: 401, on a new session and on the old one.
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-    const fresh = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: JSON.stringify(init) });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    };
+    const fresh = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(init),
+    });
     expect(fresh.status).toBe(401);
     const old = await workerFetch(`${ORIGIN}/mcp`, {
       method: 'POST',
@@ -69,7 +119,12 @@ describe('revoking a grant on /admin', () => {
     // Its session is dead for everyone, even a valid token of the same person.
     const hijack = await workerFetch(`${ORIGIN}/mcp`, {
       method: 'POST',
-      headers: { ...MCP_HEADERS, authorization: `Bearer ${bystander.auth.tokens()!.access_token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        ...MCP_HEADERS,
+        authorization: `Bearer ${bystander.auth.tokens()!.access_token}`,
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
     });
     expect(hijack.status).toBe(404);
@@ -81,7 +136,11 @@ describe('revoking a grant on /admin', () => {
 
 describe('POST /authorize that is not a form', () => {
   it('answers 400, not 500', async () => {
-    const res = await workerFetch(`${ORIGIN}/authorize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"decision":"approve"}' });
+    const res = await workerFetch(`${ORIGIN}/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"decision":"approve"}',
+    });
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/This form could not be read/);
   });
@@ -92,10 +151,17 @@ describe('POST /authorize over 64 KiB sent without a length', () => {
     const browser = new Browser();
     const consent = await browser.get(await startAuthorization('http', new TestOAuthClient()));
     const handle = /name="handle" value="([^"]+)"/.exec(await consent.text())![1]!;
-    const big = await browser.postChunked(`${ORIGIN}/authorize`, { handle, decision: 'approve', pad: 'x'.repeat(70 * 1024) });
+    const big = await browser.postChunked(`${ORIGIN}/authorize`, {
+      handle,
+      decision: 'approve',
+      pad: 'x'.repeat(70 * 1024),
+    });
     expect(big.status).toBe(413);
     expect(big.headers.get('location')).toBeNull();
-    expect(await big.json()).toEqual({ error: 'payload_too_large', message: 'The request body is larger than 65536 bytes.' });
+    expect(await big.json()).toEqual({
+      error: 'payload_too_large',
+      message: 'The request body is larger than 65536 bytes.',
+    });
     const small = await browser.post(`${ORIGIN}/authorize`, { handle, decision: 'approve' });
     expect(small.status).toBe(302);
     expect(new URL(small.headers.get('location')!, ORIGIN).pathname).toBe('/dev-idp/login');

@@ -3,7 +3,11 @@
 // against real loopback servers (test/auth/global-setup.ts), that a 302 is not followed.
 
 import { afterEach, beforeEach, describe, expect, it, inject, vi } from 'vitest';
-import { guardedFetch, installOutboundGuard, LIBRARY_USER_AGENT_PREFIX } from '../../src/app/outbound-guard';
+import {
+  guardedFetch,
+  installOutboundGuard,
+  LIBRARY_USER_AGENT_PREFIX,
+} from '../../src/app/outbound-guard';
 import type { HostCheck } from '../../src/app/public-host';
 import { probeCounts } from './helpers/outbound-probe';
 
@@ -27,14 +31,16 @@ const allowAll = (url: string): HostCheck => ({ ok: true, host: new URL(url).hos
 let warnings: string[] = [];
 beforeEach(() => {
   warnings = [];
-  vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void warnings.push(args.map(String).join(' ')));
+  vi.spyOn(console, 'warn').mockImplementation(
+    (...args: unknown[]) => void warnings.push(args.map(String).join(' ')),
+  );
 });
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
 describe('guardedFetch', () => {
-  it('passes a request without the library\'s User-Agent through with the very same arguments', async () => {
+  it("passes a request without the library's User-Agent through with the very same arguments", async () => {
     const net = recordingFetch();
     const init = { headers: { 'user-agent': 'proxmox-mcp' }, method: 'POST', body: 'x' };
     await guardedFetch(net.fetch)('http://127.0.0.1:8006/api2/json/version', init);
@@ -48,42 +54,55 @@ describe('guardedFetch', () => {
     ['https://169.254.169.254/latest/meta-data/', 'non_public_address'],
     ['https://metadata.google.internal/client.json', 'special_use_name'],
     ['http://client.example.com/client.json', 'not_https'],
-  ])('refuses the library\'s fetch of %s (%s) without touching the network', async (url, reason) => {
+  ])("refuses the library's fetch of %s (%s) without touching the network", async (url, reason) => {
     const net = recordingFetch();
     const fetching = guardedFetch(net.fetch)(url, { headers: { 'User-Agent': LIBRARY_UA } });
     await expect(fetching).rejects.toThrow(TypeError);
     await expect(fetching).rejects.toThrow(reason);
     expect(net.calls).toHaveLength(0);
-    expect(warnings.map((w) => JSON.parse(w) as unknown)).toEqual([expect.objectContaining({ msg: 'oauth_fetch_refused', reason })]);
+    expect(warnings.map((w) => JSON.parse(w) as unknown)).toEqual([
+      expect.objectContaining({ msg: 'oauth_fetch_refused', reason }),
+    ]);
   });
 
-  it('sends the library\'s fetch of a public host with redirect manual, keeping the rest', async () => {
+  it("sends the library's fetch of a public host with redirect manual, keeping the rest", async () => {
     const net = recordingFetch();
     const signal = new AbortController().signal;
-    const init = { headers: { Accept: 'application/json', 'User-Agent': LIBRARY_UA }, signal, cache: 'no-store' as const };
+    const init = {
+      headers: { Accept: 'application/json', 'User-Agent': LIBRARY_UA },
+      signal,
+      cache: 'no-store' as const,
+    };
     await guardedFetch(net.fetch)('https://claude.ai/oauth/mcp-oauth-client-metadata', init);
     expect(net.calls).toEqual([
-      { input: 'https://claude.ai/oauth/mcp-oauth-client-metadata', init: { ...init, redirect: 'manual' } },
+      {
+        input: 'https://claude.ai/oauth/mcp-oauth-client-metadata',
+        init: { ...init, redirect: 'manual' },
+      },
     ]);
   });
 
   it('reads the User-Agent from a Request when init has no headers', async () => {
     const net = recordingFetch();
-    const request = new Request('https://10.0.0.1/client.json', { headers: { 'User-Agent': LIBRARY_UA } });
+    const request = new Request('https://10.0.0.1/client.json', {
+      headers: { 'User-Agent': LIBRARY_UA },
+    });
     await expect(guardedFetch(net.fetch)(request)).rejects.toThrow('non_public_address');
     expect(net.calls).toHaveLength(0);
   });
 
-  it('goes by init\'s headers when given, as fetch does (they replace the Request\'s)', async () => {
+  it("goes by init's headers when given, as fetch does (they replace the Request's)", async () => {
     const net = recordingFetch();
-    const request = new Request('https://10.0.0.1/client.json', { headers: { 'User-Agent': LIBRARY_UA } });
+    const request = new Request('https://10.0.0.1/client.json', {
+      headers: { 'User-Agent': LIBRARY_UA },
+    });
     await guardedFetch(net.fetch)(request, { headers: { Accept: 'application/json' } });
     expect(net.calls).toHaveLength(1);
   });
 });
 
 describe('guardedFetch against a real redirect', () => {
-  it('gets the 302 back as a non-ok response, and the redirect\'s target gets no request', async () => {
+  it("gets the 302 back as a non-ok response, and the redirect's target gets no request", async () => {
     const asked: (RequestInit | undefined)[] = [];
     // The real network, minus the library's User-Agent: this isolate's global fetch is guarded
     // too and would (rightly) refuse a loopback URL that carries it.
@@ -92,7 +111,9 @@ describe('guardedFetch against a real redirect', () => {
       return fetch(input, { redirect: init?.redirect });
     };
     const before = await probeCounts();
-    const res = await guardedFetch(network, allowAll)(hopUrl, { headers: { 'User-Agent': LIBRARY_UA } });
+    const res = await guardedFetch(network, allowAll)(hopUrl, {
+      headers: { 'User-Agent': LIBRARY_UA },
+    });
     expect((await probeCounts()).landingRequests - before.landingRequests).toBe(0);
     expect(res.status).toBe(302);
     expect(res.ok).toBe(false);
@@ -110,7 +131,7 @@ describe('guardedFetch against a real redirect', () => {
 });
 
 describe('installOutboundGuard', () => {
-  it('wraps a target\'s fetch once, however often it is called', async () => {
+  it("wraps a target's fetch once, however often it is called", async () => {
     const net = recordingFetch();
     const target = { fetch: net.fetch };
     installOutboundGuard(target);
@@ -118,7 +139,9 @@ describe('installOutboundGuard', () => {
     installOutboundGuard(target);
     expect(target.fetch).toBe(wrapped);
     expect(target.fetch).not.toBe(net.fetch);
-    await expect(target.fetch('https://[::1]/client.json', { headers: { 'User-Agent': LIBRARY_UA } })).rejects.toThrow(TypeError);
+    await expect(
+      target.fetch('https://[::1]/client.json', { headers: { 'User-Agent': LIBRARY_UA } }),
+    ).rejects.toThrow(TypeError);
     await target.fetch('https://[::1]/anything');
     expect(net.calls).toHaveLength(1);
   });

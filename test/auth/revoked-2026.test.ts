@@ -10,10 +10,11 @@ import { rawCall, revokeOnAdmin, tokenFor } from '../eras/helpers';
 import { sim } from '../worker/helpers/sim';
 import { ORIGIN_IP } from './helpers/oauth';
 
-const listed = (r: Awaited<ReturnType<typeof rawCall>>) => r.status === 200 && r.result !== undefined && !r.result.isError;
+const listed = (r: Awaited<ReturnType<typeof rawCall>>) =>
+  r.status === 200 && r.result !== undefined && !r.result.isError;
 
-describe('a 2026-07-28 client\'s token', () => {
-  it('after its grant is revoked: 401 with the library\'s challenge, no Proxmox request, no rate-limit slot taken', async () => {
+describe("a 2026-07-28 client's token", () => {
+  it("after its grant is revoked: 401 with the library's challenge, no Proxmox request, no rate-limit slot taken", async () => {
     const revoked = await tokenFor('rita@example.com', 'Rita laptop');
     // The person's 1st call of 3 this hour, this grant's 1st of 2.
     expect(listed(await rawCall(revoked, 'pve_list_vms', {}))).toBe(true);
@@ -44,7 +45,10 @@ describe('a 2026-07-28 client\'s token', () => {
     const keys = (await kv.list({ prefix: `token:${userId}:${grantId}:` })).keys;
     expect(keys).toHaveLength(1);
     const record = (await kv.get(keys[0]!.name, 'json')) as { expiresAt: number };
-    await kv.put(keys[0]!.name, JSON.stringify({ ...record, expiresAt: Math.floor(Date.now() / 1000) - 1 }));
+    await kv.put(
+      keys[0]!.name,
+      JSON.stringify({ ...record, expiresAt: Math.floor(Date.now() / 1000) - 1 }),
+    );
     await sim.clearLog();
     const refused = await rawCall(token, 'pve_list_vms', {});
     expect(refused.status).toBe(401);
@@ -52,7 +56,7 @@ describe('a 2026-07-28 client\'s token', () => {
     expect(await sim.requests()).toEqual([]);
   });
 
-  it('only on the origin it was issued for: at another origin it gets the library\'s audience refusal', async () => {
+  it("only on the origin it was issued for: at another origin it gets the library's audience refusal", async () => {
     const token = await tokenFor('tom@example.com', 'Tom laptop');
     expect(listed(await rawCall(token, 'pve_list_vms', {}))).toBe(true);
     await sim.clearLog();

@@ -15,7 +15,10 @@ import { launchChromium } from './global-setup.ts';
 const POLICY = {
   version: '1',
   default: 'deny',
-  tools: { pve_list_vms: {}, pve_create_qemu_vm: { action: 'require_approval', reason: 'VM creation needs an approval.' } },
+  tools: {
+    pve_list_vms: {},
+    pve_create_qemu_vm: { action: 'require_approval', reason: 'VM creation needs an approval.' },
+  },
 };
 
 let stack: Stack;
@@ -38,7 +41,13 @@ beforeAll(async () => {
       port,
       inspectorPort: port + 100,
       simPort: 0,
-      vars: { AUTH_MODE: 'oauth', IDP: 'dev', ALLOWED_GROUPS: 'ops', ADMIN_USERS: 'admin@example.com', POLICY: JSON.stringify(POLICY) },
+      vars: {
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ALLOWED_GROUPS: 'ops',
+        ADMIN_USERS: 'admin@example.com',
+        POLICY: JSON.stringify(POLICY),
+      },
       stdio: 'ignore',
       persistTo: state,
     }),
@@ -61,16 +70,23 @@ describe('the admin page in headless Chromium', () => {
     const approvalId = (pending.structuredContent as { approval_id: string }).approval_id;
     expect(approvalId).toBeTruthy();
 
-    const page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage(); // a phone
+    const page = await (
+      await browser.newContext({ viewport: { width: 390, height: 844 } })
+    ).newPage(); // a phone
     await page.goto(`${stack.url}/admin`);
     await signInOnPage(page, 'admin@example.com');
     await page.waitForURL(/\/admin$/);
     await expect(page.locator('h2#approvals').innerText()).resolves.toBe('Pending approvals (1)');
-    await page.getByRole('button', { name: 'Approve pve_create_qemu_vm for agent-user@example.com' }).click();
+    await page
+      .getByRole('button', { name: 'Approve pve_create_qemu_vm for agent-user@example.com' })
+      .click();
     await page.waitForURL(/\/admin#approvals$/);
     await expect(page.locator('h2#approvals').innerText()).resolves.toBe('Pending approvals (0)');
 
-    const done = await agent.callTool({ name: 'pve_create_qemu_vm', arguments: { ...args, approval_id: approvalId } });
+    const done = await agent.callTool({
+      name: 'pve_create_qemu_vm',
+      arguments: { ...args, approval_id: approvalId },
+    });
     expect(done.isError).toBeFalsy();
     const vmid = (done.structuredContent as { vmid: number }).vmid;
 

@@ -39,7 +39,9 @@ beforeAll(async () => {
   callbackServer = createServer((req, res) => {
     const url = new URL(req.url!, callbackUrl);
     if (url.pathname === '/callback') arrivals.push(url);
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<title>Client callback</title><p>Back at the client.</p>');
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<title>Client callback</title><p>Back at the client.</p>');
   });
   await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
   callbackUrl = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
@@ -105,14 +107,34 @@ describe('the consent page in headless Chromium', () => {
     const token = await fetch(`${stack.url}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: callbackUrl, client_id: clientId, code_verifier: verifier, resource: stack.url }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: callbackUrl,
+        client_id: clientId,
+        code_verifier: verifier,
+        resource: stack.url,
+      }),
     });
     expect(token.status).toBe(200);
     const { access_token: accessToken } = (await token.json()) as { access_token: string };
     const mcp = await fetch(`${stack.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'browser-test', version: '1' } } }),
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'browser-test', version: '1' },
+        },
+      }),
     });
     expect(mcp.status).toBe(200);
     await mcp.body?.cancel();

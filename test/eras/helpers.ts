@@ -25,7 +25,11 @@ export async function revokeOnAdmin(clientName: string): Promise<void> {
   const admin = new Browser();
   const { html } = await openAsDevUser(admin, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
   const { field } = grantRow(html, clientName);
-  const res = await admin.post(`${ORIGIN}/admin/grants/revoke`, { user: field('user'), grant: field('grant'), csrf: field('csrf') });
+  const res = await admin.post(`${ORIGIN}/admin/grants/revoke`, {
+    user: field('user'),
+    grant: field('grant'),
+    csrf: field('csrf'),
+  });
   expect(res.status).toBe(303);
 }
 
@@ -58,11 +62,27 @@ export async function rawCall(
       'mcp-method': 'tools/call',
       'mcp-name': name,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...extra, _meta: envelope } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: args, ...extra, _meta: envelope },
+    }),
   });
   const text = await res.text();
   // An empty body: a refusal before MCP (the OAuth layer's 401 says why in its challenge).
-  const body = (!text ? {} : text.startsWith('{') ? JSON.parse(text) : JSON.parse(text.split('\n').find((l) => l.startsWith('data: '))!.slice(6))) as {
+  const body = (
+    !text
+      ? {}
+      : text.startsWith('{')
+        ? JSON.parse(text)
+        : JSON.parse(
+            text
+              .split('\n')
+              .find((l) => l.startsWith('data: '))!
+              .slice(6),
+          )
+  ) as {
     result?: Record<string, unknown> & { requestState?: string; resultType?: string };
     error?: { code: number; message: string; data?: Record<string, unknown> };
   };

@@ -13,21 +13,26 @@ import { ENVELOPE, rawCall, revokeOnAdmin, tokenFor } from './helpers';
 const NO_ELICITATION = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': {} };
 const STOP = { node: 'pve1', vmid: 101, confirm: true };
 
-describe('a revoked grant\'s 2026-07-28 token', () => {
+describe("a revoked grant's 2026-07-28 token", () => {
   it('creates no approval: 401, nothing pending, nothing sent to Proxmox', async () => {
-    const pending = async () => (await approvalStore(env as unknown as AppEnv).pending(Date.now())).map((a) => a.id);
+    const pending = async () =>
+      (await approvalStore(env as unknown as AppEnv).pending(Date.now())).map((a) => a.id);
     // Before revocation such a call asks for an approval (so the check below could see one).
     const token = await tokenFor('vera@example.com', 'Vera laptop');
     const before = await pending();
     const asked = await rawCall(token, 'pve_stop_vm', STOP, {}, 1, { envelope: NO_ELICITATION });
-    expect(JSON.stringify(asked.result?.structuredContent)).toContain('"decision":"approval_required"');
+    expect(JSON.stringify(asked.result?.structuredContent)).toContain(
+      '"decision":"approval_required"',
+    );
     const withOne = await pending();
     expect(withOne).toHaveLength(before.length + 1);
 
     await revokeOnAdmin('Vera laptop');
     await sim.clearLog();
     // Another guest, so that a new approval would be needed (the first one's is still pending).
-    const refused = await rawCall(token, 'pve_stop_vm', { ...STOP, vmid: 100 }, {}, 2, { envelope: NO_ELICITATION });
+    const refused = await rawCall(token, 'pve_stop_vm', { ...STOP, vmid: 100 }, {}, 2, {
+      envelope: NO_ELICITATION,
+    });
     expect(refused.status).toBe(401);
     expect(refused.result).toBeUndefined();
     expect(await pending()).toEqual(withOne);

@@ -18,38 +18,79 @@ describe('a policy that fails closed', () => {
 
   it('denies by default when the policy says no default: an unlisted tool is neither listed nor callable', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['pve_create_qemu_vm', 'pve_get_task_status', 'pve_list_vms', 'pve_stop_vm']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'pve_create_qemu_vm',
+      'pve_get_task_status',
+      'pve_list_vms',
+      'pve_stop_vm',
+    ]);
     const start = await call(client, 'pve_start_vm', { node: 'pve1', vmid: 100, confirm: true });
-    expect(start.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(default deny)' });
+    expect(start.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '(default deny)',
+    });
   });
 
   it('a require on an argument the call leaves out denies it, naming the rule, and writes nothing', async () => {
     await sim.clearLog();
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 2000, confirm: true });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: 2000,
+      confirm: true,
+    });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '/tools/pve_create_qemu_vm/require/0' });
-    expect(text(result)).toBe('[POLICY DENIED] Denied by policy: args.pool is required (it must satisfy eq "lab") and this call has none.');
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_create_qemu_vm/require/0',
+    });
+    expect(text(result)).toBe(
+      '[POLICY DENIED] Denied by policy: args.pool is required (it must satisfy eq "lab") and this call has none.',
+    );
     expect(await sim.writes()).toEqual([]);
   });
 
   it('a deny_if on the vmid sees the vmid the server would pick: without a vmid, 106 is denied, nothing written', async () => {
     await sim.clearLog();
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', pool: 'lab', confirm: true });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      pool: 'lab',
+      confirm: true,
+    });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent!.policy).toMatchObject({ rule: '/tools/pve_create_qemu_vm/deny_if/0', reason: 'Agent VMs take ids from 1000 up.' });
-    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api2/json/cluster/nextid']);
+    expect(result.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_create_qemu_vm/deny_if/0',
+      reason: 'Agent VMs take ids from 1000 up.',
+    });
+    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /api2/json/cluster/nextid',
+    ]);
   });
 
   it('a preview shows and is checked against the same resolved vmid', async () => {
-    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', status: 200, contentType: JSON_TYPE, body: { data: '1500' } });
+    await sim.fault({
+      method: 'GET',
+      path: '^/cluster/nextid$',
+      status: 200,
+      contentType: JSON_TYPE,
+      body: { data: '1500' },
+    });
     const preview = await call(client, 'pve_create_qemu_vm', { node: 'pve1', pool: 'lab' });
     expect(preview.isError, text(preview)).toBeFalsy();
-    expect(preview.structuredContent).toMatchObject({ mode: 'preview', vmid: 1500, vmid_source: 'next_free' });
+    expect(preview.structuredContent).toMatchObject({
+      mode: 'preview',
+      vmid: 1500,
+      vmid_source: 'next_free',
+    });
   });
 
   it('creates when every rule holds', async () => {
     await sim.clearLog();
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 2000, pool: 'lab', confirm: true });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: 2000,
+      pool: 'lab',
+      confirm: true,
+    });
     expect(result.isError, text(result)).toBeFalsy();
     expect((await sim.writes()).map((w) => w.params!.vmid)).toEqual(['2000']);
   });
@@ -59,11 +100,24 @@ describe('a policy that fails closed', () => {
     // next free id is then 106, which the policy refuses: no second POST goes out.
     expect((await sim.api('POST', '/nodes/pve2/qemu', { vmid: '4000' })).status).toBe(200);
     await sim.clearLog();
-    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', status: 200, contentType: JSON_TYPE, body: { data: '4000' } });
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', pool: 'lab', confirm: true });
+    await sim.fault({
+      method: 'GET',
+      path: '^/cluster/nextid$',
+      status: 200,
+      contentType: JSON_TYPE,
+      body: { data: '4000' },
+    });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      pool: 'lab',
+      confirm: true,
+    });
     expect(result.isError).toBe(true);
     expect(text(result)).toBe('[POLICY DENIED] Agent VMs take ids from 1000 up.');
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '/tools/pve_create_qemu_vm/deny_if/0' });
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_create_qemu_vm/deny_if/0',
+    });
     const writes = await sim.writes();
     expect(writes.map((w) => [w.params!.vmid, w.status])).toEqual([['4000', 500]]);
   });

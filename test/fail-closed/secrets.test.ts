@@ -25,11 +25,22 @@ const ECHO = `PVEAPIToken=${TOKEN_ID}=${TOKEN_SECRET} CF-Access-Client-Secret: $
 const HEADERS = `Authorization: PVEAPIToken=${TOKEN_ID}=${TOKEN_SECRET}\r\nCF-Access-Client-Secret: ${ACCESS_SECRET}\r\n`;
 
 const codes = (s: string): number[] => [...new TextEncoder().encode(s)];
-const percentEach = (s: string): string => codes(s).map((c) => `%${c.toString(16).toUpperCase()}`).join('');
-const references = (s: string): string => codes(s).map((c, i) => (i % 2 ? `&#${c};` : `&#x${c.toString(16)};`)).join('');
-const hex = (s: string): string => codes(s).map((c) => c.toString(16).padStart(2, '0')).join('');
-const urlSafe = (s: string): string => btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-const wrapAt = (s: string, columns: number): string => s.match(new RegExp(`.{1,${columns}}`, 'g'))!.join('\r\n');
+const percentEach = (s: string): string =>
+  codes(s)
+    .map((c) => `%${c.toString(16).toUpperCase()}`)
+    .join('');
+const references = (s: string): string =>
+  codes(s)
+    .map((c, i) => (i % 2 ? `&#${c};` : `&#x${c.toString(16)};`))
+    .join('');
+const hex = (s: string): string =>
+  codes(s)
+    .map((c) => c.toString(16).padStart(2, '0'))
+    .join('');
+const urlSafe = (s: string): string =>
+  btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const wrapAt = (s: string, columns: number): string =>
+  s.match(new RegExp(`.{1,${columns}}`, 'g'))!.join('\r\n');
 const halves = (s: string): string => `${s.slice(0, 18)}\n${s.slice(18)}`;
 
 /**
@@ -55,7 +66,10 @@ function reveals(text: string, secret: string): boolean {
   }
   for (const run of flat.match(/[0-9a-f]{16,}/gi) ?? []) {
     for (let at = 0; at < 2; at++) {
-      const bytes = run.slice(at).match(/../g)!.map((h) => String.fromCharCode(parseInt(h, 16)));
+      const bytes = run
+        .slice(at)
+        .match(/../g)!
+        .map((h) => String.fromCharCode(parseInt(h, 16)));
       if (bytes.join('').includes(binary)) return true;
     }
   }
@@ -63,29 +77,196 @@ function reveals(text: string, secret: string): boolean {
 }
 
 const audit = (env as unknown as AppEnv).AUDIT;
-const recordOf = async (requestId: string) => (await auditRecords((r) => r.request_id === requestId))[0]!;
+const recordOf = async (requestId: string) =>
+  (await auditRecords((r) => r.request_id === requestId))[0]!;
 
 const FAULTS: [string, SimFault][] = [
-  ['a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `bad header ${ECHO}\n` } }],
-  ['a PVE errors map', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { type: `got ${ECHO}` } } }],
-  ['a redirect location', { path: '^/cluster/resources$', status: 302, headers: { Location: `https://login.example.com/${encodeURIComponent(ECHO)}/next` }, body: '' }],
-  ['an HTML 403 in front of pveproxy', { path: '^/cluster/resources$', status: 403, contentType: 'text/html', body: `<html><body>Forbidden ${ECHO}</body></html>` }],
-  ['a plain-text 401 reason', { path: '^/cluster/resources$', status: 401, reason: `no ${TOKEN_SECRET}`, body: '' }],
+  [
+    'a PVE message',
+    {
+      path: '^/cluster/resources$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: { data: null, message: `bad header ${ECHO}\n` },
+    },
+  ],
+  [
+    'a PVE errors map',
+    {
+      path: '^/cluster/resources$',
+      status: 400,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: 'Parameter verification failed.\n',
+        errors: { type: `got ${ECHO}` },
+      },
+    },
+  ],
+  [
+    'a redirect location',
+    {
+      path: '^/cluster/resources$',
+      status: 302,
+      headers: { Location: `https://login.example.com/${encodeURIComponent(ECHO)}/next` },
+      body: '',
+    },
+  ],
+  [
+    'an HTML 403 in front of pveproxy',
+    {
+      path: '^/cluster/resources$',
+      status: 403,
+      contentType: 'text/html',
+      body: `<html><body>Forbidden ${ECHO}</body></html>`,
+    },
+  ],
+  [
+    'a plain-text 401 reason',
+    { path: '^/cluster/resources$', status: 401, reason: `no ${TOKEN_SECRET}`, body: '' },
+  ],
   // Transformed on the way back: no longer the text as configured.
-  ['upper case in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `bad header ${ECHO.toUpperCase()}\n` } }],
-  ['no hyphens in a 401 reason', { path: '^/cluster/resources$', status: 401, reason: `no ${TOKEN_SECRET.replace(/-/g, '')}`, body: '' }],
-  ['split across lines in an errors map', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { token: `got ${halves(TOKEN_SECRET)}`, access: halves(ACCESS_SECRET) } } }],
-  ['percent-encoded per character in a redirect location', { path: '^/cluster/resources$', status: 302, headers: { Location: `https://login.example.com/${percentEach(TOKEN_SECRET)}/next` }, body: '' }],
-  ['HTML character references in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `bad header ${references(TOKEN_SECRET)} ${references(ACCESS_SECRET)}` } }],
-  ['base64 of tokenid:secret (HTTP Basic) in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `got Authorization: Basic ${btoa(`${TOKEN_ID}:${TOKEN_SECRET}`)}` } }],
-  ['base64 of the whole PVEAPIToken header in a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `got ${btoa(`Authorization: PVEAPIToken=${TOKEN_ID}=${TOKEN_SECRET}`)}` } }],
-  ['URL-safe base64 wrapped at 76 columns in an errors map', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { headers: wrapAt(urlSafe(HEADERS), 76) } } }],
+  [
+    'upper case in a PVE message',
+    {
+      path: '^/cluster/resources$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: { data: null, message: `bad header ${ECHO.toUpperCase()}\n` },
+    },
+  ],
+  [
+    'no hyphens in a 401 reason',
+    {
+      path: '^/cluster/resources$',
+      status: 401,
+      reason: `no ${TOKEN_SECRET.replace(/-/g, '')}`,
+      body: '',
+    },
+  ],
+  [
+    'split across lines in an errors map',
+    {
+      path: '^/cluster/resources$',
+      status: 400,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: 'Parameter verification failed.\n',
+        errors: { token: `got ${halves(TOKEN_SECRET)}`, access: halves(ACCESS_SECRET) },
+      },
+    },
+  ],
+  [
+    'percent-encoded per character in a redirect location',
+    {
+      path: '^/cluster/resources$',
+      status: 302,
+      headers: { Location: `https://login.example.com/${percentEach(TOKEN_SECRET)}/next` },
+      body: '',
+    },
+  ],
+  [
+    'HTML character references in a PVE message',
+    {
+      path: '^/cluster/resources$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: `bad header ${references(TOKEN_SECRET)} ${references(ACCESS_SECRET)}`,
+      },
+    },
+  ],
+  [
+    'base64 of tokenid:secret (HTTP Basic) in a PVE message',
+    {
+      path: '^/cluster/resources$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: `got Authorization: Basic ${btoa(`${TOKEN_ID}:${TOKEN_SECRET}`)}`,
+      },
+    },
+  ],
+  [
+    'base64 of the whole PVEAPIToken header in a PVE message',
+    {
+      path: '^/cluster/resources$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: `got ${btoa(`Authorization: PVEAPIToken=${TOKEN_ID}=${TOKEN_SECRET}`)}`,
+      },
+    },
+  ],
+  [
+    'URL-safe base64 wrapped at 76 columns in an errors map',
+    {
+      path: '^/cluster/resources$',
+      status: 400,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: 'Parameter verification failed.\n',
+        errors: { headers: wrapAt(urlSafe(HEADERS), 76) },
+      },
+    },
+  ],
   // Cut where a message is shortened (its first line, 500 characters): scrubbed before the cut,
   // or the part before it would stay.
-  ['a secret across the 500-character cut of a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `${'x'.repeat(484)} ${TOKEN_SECRET} ${'y'.repeat(475)}${ACCESS_SECRET}` } }],
-  ['a secret across the 500-character cut of an errors map value', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { token: `${'x'.repeat(488)}${TOKEN_SECRET}`, access: `${'y'.repeat(490)}${ACCESS_SECRET}` } } }],
-  ['a secret across the first line break of a PVE message', { path: '^/cluster/resources$', status: 500, contentType: JSON_TYPE, body: { data: null, message: `bad header ${halves(TOKEN_SECRET)} ${halves(ACCESS_SECRET)}` } }],
-  ['hex in an errors map', { path: '^/cluster/resources$', status: 400, contentType: JSON_TYPE, body: { data: null, message: 'Parameter verification failed.\n', errors: { token: hex(TOKEN_SECRET), access: hex(ACCESS_SECRET).toUpperCase() } } }],
+  [
+    'a secret across the 500-character cut of a PVE message',
+    {
+      path: '^/cluster/resources$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: `${'x'.repeat(484)} ${TOKEN_SECRET} ${'y'.repeat(475)}${ACCESS_SECRET}`,
+      },
+    },
+  ],
+  [
+    'a secret across the 500-character cut of an errors map value',
+    {
+      path: '^/cluster/resources$',
+      status: 400,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: 'Parameter verification failed.\n',
+        errors: {
+          token: `${'x'.repeat(488)}${TOKEN_SECRET}`,
+          access: `${'y'.repeat(490)}${ACCESS_SECRET}`,
+        },
+      },
+    },
+  ],
+  [
+    'a secret across the first line break of a PVE message',
+    {
+      path: '^/cluster/resources$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: { data: null, message: `bad header ${halves(TOKEN_SECRET)} ${halves(ACCESS_SECRET)}` },
+    },
+  ],
+  [
+    'hex in an errors map',
+    {
+      path: '^/cluster/resources$',
+      status: 400,
+      contentType: JSON_TYPE,
+      body: {
+        data: null,
+        message: 'Parameter verification failed.\n',
+        errors: { token: hex(TOKEN_SECRET), access: hex(ACCESS_SECRET).toUpperCase() },
+      },
+    },
+  ],
 ];
 
 describe('secrets echoed by upstream', () => {
@@ -108,7 +289,9 @@ describe('secrets echoed by upstream', () => {
   it.each(FAULTS)('%s reaches no result, log line or audit record', async (_label, fault) => {
     const logs: string[] = [];
     const spies = (['log', 'warn', 'error'] as const).map((level) =>
-      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' '))),
+      vi
+        .spyOn(console, level)
+        .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' '))),
     );
     let result;
     try {
@@ -138,14 +321,33 @@ describe('secrets echoed by upstream', () => {
 
   it('a task log whose lines split a secret, or wrap its base64, reaches no result, log line or audit record', async () => {
     const upid = 'UPID:pve1:00001234:00ABCDEF:6745A1B2:qmstart:100:root@pam:';
-    const lines = [`token ${TOKEN_SECRET.slice(0, 18)}`, `${TOKEN_SECRET.slice(18)} and ${ACCESS_SECRET.slice(0, 15)}`, ACCESS_SECRET.slice(15), ...wrapAt(urlSafe(HEADERS), 40).split('\r\n')];
+    const lines = [
+      `token ${TOKEN_SECRET.slice(0, 18)}`,
+      `${TOKEN_SECRET.slice(18)} and ${ACCESS_SECRET.slice(0, 15)}`,
+      ACCESS_SECRET.slice(15),
+      ...wrapAt(urlSafe(HEADERS), 40).split('\r\n'),
+    ];
     const log = lines.map((t, i) => ({ n: i + 1, t }));
     const logs: string[] = [];
-    const spy = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
+    const spy = vi
+      .spyOn(console, 'log')
+      .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
     let result;
     try {
-      await sim.fault({ path: '/tasks/.*/status$', times: 1, status: 200, contentType: JSON_TYPE, body: { data: { status: 'stopped', exitstatus: 'OK', upid, node: 'pve1' } } });
-      await sim.fault({ path: '/tasks/.*/log$', times: 2, status: 200, contentType: JSON_TYPE, body: { data: log, total: log.length } });
+      await sim.fault({
+        path: '/tasks/.*/status$',
+        times: 1,
+        status: 200,
+        contentType: JSON_TYPE,
+        body: { data: { status: 'stopped', exitstatus: 'OK', upid, node: 'pve1' } },
+      });
+      await sim.fault({
+        path: '/tasks/.*/log$',
+        times: 2,
+        status: 200,
+        contentType: JSON_TYPE,
+        body: { data: log, total: log.length },
+      });
       result = await call(client, 'pve_get_task_status', { node: 'pve1', upid, log_lines: 50 });
     } finally {
       spy.mockRestore();
@@ -154,40 +356,80 @@ describe('secrets echoed by upstream', () => {
     expect(result.isError, text(result)).toBeFalsy();
     expect((result.structuredContent!.log as string[]).length).toBe(lines.length);
     const line = logs.find((l) => l.includes('"msg":"tool_call"'))!;
-    const stored = JSON.stringify(await recordOf((JSON.parse(line) as { request_id: string }).request_id));
-    for (const shown of [JSON.stringify(result.structuredContent), JSON.stringify(result.content), stored]) {
+    const stored = JSON.stringify(
+      await recordOf((JSON.parse(line) as { request_id: string }).request_id),
+    );
+    for (const shown of [
+      JSON.stringify(result.structuredContent),
+      JSON.stringify(result.content),
+      stored,
+    ]) {
       for (const secret of [TOKEN_SECRET, ACCESS_SECRET]) {
         expect(reveals(shown, secret), shown).toBe(false);
-        expect(reveals(JSON.parse(shown.startsWith('[') ? '{}' : shown)?.log?.join('') ?? '', secret), shown).toBe(false);
+        expect(
+          reveals(JSON.parse(shown.startsWith('[') ? '{}' : shown)?.log?.join('') ?? '', secret),
+          shown,
+        ).toBe(false);
       }
     }
   });
 
   it('names Cloudflare Access as the likely cause of an HTML 403', async () => {
-    await sim.fault({ path: '^/cluster/resources$', times: 2, status: 403, contentType: 'text/html', body: '<html><body>Forbidden</body></html>' });
+    await sim.fault({
+      path: '^/cluster/resources$',
+      times: 2,
+      status: 403,
+      contentType: 'text/html',
+      body: '<html><body>Forbidden</body></html>',
+    });
     const result = await call(client, 'pve_list_vms', { limit: 1 });
-    expect(result.structuredContent!.error).toMatchObject({ kind: 'upstream.access_denied', upstream_status: 403 });
-    expect(JSON.stringify(result.content)).toMatch(/Most likely it is Cloudflare Access.*CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET/);
+    expect(result.structuredContent!.error).toMatchObject({
+      kind: 'upstream.access_denied',
+      upstream_status: 403,
+    });
+    expect(JSON.stringify(result.content)).toMatch(
+      /Most likely it is Cloudflare Access.*CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET/,
+    );
   });
 });
 
 describe('the argument hash', () => {
-  it('is an HMAC under the server\'s own key, not a plain SHA-256 a guess can be checked against', async () => {
+  it("is an HMAC under the server's own key, not a plain SHA-256 a guess can be checked against", async () => {
     const client = await connect('http');
     const logs: string[] = [];
-    const spy = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
+    const spy = vi
+      .spyOn(console, 'log')
+      .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
     try {
-      await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 2100, pool: 'lab', description: '1234' });
+      await call(client, 'pve_create_qemu_vm', {
+        node: 'pve1',
+        vmid: 2100,
+        pool: 'lab',
+        description: '1234',
+      });
     } finally {
       spy.mockRestore();
       await client.close();
     }
-    const { request_id: requestId } = JSON.parse(logs.find((l) => l.includes('"msg":"tool_call"'))!) as { request_id: string };
+    const { request_id: requestId } = JSON.parse(
+      logs.find((l) => l.includes('"msg":"tool_call"'))!,
+    ) as { request_id: string };
     const record = await recordOf(requestId);
     expect(record.args.description).toBe('[redacted]');
-    const canonical = canonicalJson({ node: 'pve1', vmid: 2100, pool: 'lab', description: '1234', wait: false, timeout_s: 60, confirm: false });
+    const canonical = canonicalJson({
+      node: 'pve1',
+      vmid: 2100,
+      pool: 'lab',
+      description: '1234',
+      wait: false,
+      timeout_s: 60,
+      confirm: false,
+    });
     expect(record.args_sha256).not.toBe(await sha256Hex(canonical));
-    const key = await runInDurableObject(audit.get(audit.idFromName('audit')) as DurableObjectStub<AuditLog>, (instance) => instance.serverKey('args_hmac'));
+    const key = await runInDurableObject(
+      audit.get(audit.idFromName('audit')) as DurableObjectStub<AuditLog>,
+      (instance) => instance.serverKey('args_hmac'),
+    );
     expect(record.args_sha256).toBe(await hmacHex(await importKey(key), canonical));
   });
 });

@@ -46,14 +46,19 @@ describe('store deadlines', () => {
   it('a hung counter object times out into a denial, and its late slot is given back', async () => {
     const counters = appEnv.POLICY_COUNTERS.get(appEnv.POLICY_COUNTERS.idFromName('grant:local'));
     expect((await call(client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy(); // the object exists
-    const before = await runInDurableObject(counters as DurableObjectStub<PolicyCounters>, (i) => i.list(Date.now()));
+    const before = await runInDurableObject(counters as DurableObjectStub<PolicyCounters>, (i) =>
+      i.list(Date.now()),
+    );
     await sim.clearLog();
     const held = await hang(counters, HANG_MS);
     const started = Date.now();
     const result = await call(client, 'pve_list_vms', { limit: 1 });
     const took = Date.now() - started;
     expect(result.isError).toBe(true);
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(counter store unavailable)' });
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '(counter store unavailable)',
+    });
     expect(text(result)).toMatch(/could not be checked, so the call is denied/);
     expect(took).toBeGreaterThanOrEqual(STORE_DEADLINE_MS - 100);
     expect(took).toBeLessThan(HANG_MS - 100);
@@ -61,7 +66,9 @@ describe('store deadlines', () => {
     // Once the object answers again, the reservation it finally made is released.
     await held.over;
     await new Promise((r) => setTimeout(r, 200));
-    const after = await runInDurableObject(counters as DurableObjectStub<PolicyCounters>, (i) => i.list(Date.now()));
+    const after = await runInDurableObject(counters as DurableObjectStub<PolicyCounters>, (i) =>
+      i.list(Date.now()),
+    );
     expect(after.map((r) => r.count)).toEqual(before.map((r) => r.count));
   });
 
@@ -69,12 +76,18 @@ describe('store deadlines', () => {
     const other = await connect('http');
     const session = (other.transport as StreamableHTTPClientTransport).sessionId!;
     // A fresh isolate-level cache would remember the owner: ask as another session id's owner.
-    const stub = appEnv.MCP_OBJECT.get(appEnv.MCP_OBJECT.idFromName(`streamable-http:${session}-x`));
+    const stub = appEnv.MCP_OBJECT.get(
+      appEnv.MCP_OBJECT.idFromName(`streamable-http:${session}-x`),
+    );
     const held = await hang(stub, HANG_MS);
     const started = Date.now();
     const res = await workerFetch(`${ORIGIN}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': `${session}-x` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': `${session}-x`,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(503);
@@ -88,7 +101,8 @@ describe('store deadlines', () => {
     [
       'spending one a person gave',
       async () => {
-        const id = (await call(client, 'pve_stop_vm', STOP)).structuredContent!.approval_id as string;
+        const id = (await call(client, 'pve_stop_vm', STOP)).structuredContent!
+          .approval_id as string;
         const decided = await workerFetch(`${ORIGIN}/approvals/${id}`, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -99,32 +113,48 @@ describe('store deadlines', () => {
         return { approval_id: id };
       },
     ],
-  ])('a hung approvals object denies a call %s within the deadline, and nothing is written', async (_label, prepare) => {
-    const extra = await prepare();
-    await sim.clearLog();
-    const held = await hang(appEnv.APPROVALS.get(appEnv.APPROVALS.idFromName(APPROVALS_OBJECT)), HANG_MS);
-    const started = Date.now();
-    const result = await call(client, 'pve_stop_vm', { ...STOP, ...extra });
-    const took = Date.now() - started;
-    expect(result.isError).toBe(true);
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(approval store unavailable)' });
-    expect(text(result)).toMatch(/The approvals store did not answer, so the call is denied/);
-    expect(took).toBeGreaterThanOrEqual(STORE_DEADLINE_MS - 100);
-    expect(took).toBeLessThan(HANG_MS - 100);
-    expect(await sim.requests()).toEqual([]);
-    await held.over;
-  });
+  ])(
+    'a hung approvals object denies a call %s within the deadline, and nothing is written',
+    async (_label, prepare) => {
+      const extra = await prepare();
+      await sim.clearLog();
+      const held = await hang(
+        appEnv.APPROVALS.get(appEnv.APPROVALS.idFromName(APPROVALS_OBJECT)),
+        HANG_MS,
+      );
+      const started = Date.now();
+      const result = await call(client, 'pve_stop_vm', { ...STOP, ...extra });
+      const took = Date.now() - started;
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent!.policy).toMatchObject({
+        decision: 'deny',
+        rule: '(approval store unavailable)',
+      });
+      expect(text(result)).toMatch(/The approvals store did not answer, so the call is denied/);
+      expect(took).toBeGreaterThanOrEqual(STORE_DEADLINE_MS - 100);
+      expect(took).toBeLessThan(HANG_MS - 100);
+      expect(await sim.requests()).toEqual([]);
+      await held.over;
+    },
+  );
 
   it('a hung audit object neither hangs nor fails a call: the record is counted as lost and logged', async () => {
     // The argument-hash key (kept by the audit object) is loaded once per isolate, here.
     expect((await call(client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
-    const lost = appEnv.AUDIT.get(appEnv.AUDIT.idFromName(AUDIT_LOST_OBJECT)) as DurableObjectStub<AuditLog>;
+    const lost = appEnv.AUDIT.get(
+      appEnv.AUDIT.idFromName(AUDIT_LOST_OBJECT),
+    ) as DurableObjectStub<AuditLog>;
     const lostCount = () => runInDurableObject(lost, (log: AuditLog) => log.stats().lost);
     const before = await lostCount();
-    const held = await hang(appEnv.AUDIT.get(appEnv.AUDIT.idFromName(AUDIT_OBJECT)), AUDIT_DEADLINE_MS + 1_500);
+    const held = await hang(
+      appEnv.AUDIT.get(appEnv.AUDIT.idFromName(AUDIT_OBJECT)),
+      AUDIT_DEADLINE_MS + 1_500,
+    );
     const logs: string[] = [];
     const spies = (['log', 'error'] as const).map((level) =>
-      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' '))),
+      vi
+        .spyOn(console, level)
+        .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' '))),
     );
     try {
       const started = Date.now();
@@ -133,13 +163,22 @@ describe('store deadlines', () => {
       expect(result.isError, text(result)).toBeFalsy();
       expect(text(result)).toMatch(/guests match/);
       // Once the append's own deadline passes, the loss is counted where /admin shows it.
-      await vi.waitFor(async () => expect(await lostCount()).toBe(before + 1), { timeout: AUDIT_DEADLINE_MS + 1_000, interval: 250 });
+      await vi.waitFor(async () => expect(await lostCount()).toBe(before + 1), {
+        timeout: AUDIT_DEADLINE_MS + 1_000,
+        interval: 250,
+      });
     } finally {
       for (const spy of spies) spy.mockRestore();
     }
-    const { request_id: requestId } = JSON.parse(logs.find((l) => l.includes('"msg":"tool_call"'))!) as { request_id: string };
+    const { request_id: requestId } = JSON.parse(
+      logs.find((l) => l.includes('"msg":"tool_call"'))!,
+    ) as { request_id: string };
     const lostLine = logs.find((l) => l.includes('"msg":"audit_lost"'));
-    expect(JSON.parse(lostLine!)).toEqual({ msg: 'audit_lost', request_id: requestId, error: `audit append did not answer within ${AUDIT_DEADLINE_MS} ms` });
+    expect(JSON.parse(lostLine!)).toEqual({
+      msg: 'audit_lost',
+      request_id: requestId,
+      error: `audit append did not answer within ${AUDIT_DEADLINE_MS} ms`,
+    });
     await held.over;
   });
 });

@@ -20,28 +20,43 @@ describe('upstream bodies over the cap', () => {
   afterAll(() => client.close());
 
   it.each([
-    ['streamed chunked, no Content-Length', true, /^The answer to GET \/cluster\/resources is larger than 16777216 bytes, over the 16 MiB this server reads; it was not read\. Narrow the request/],
-    ['with a Content-Length over the cap', false, /^The answer to GET \/cluster\/resources is 50331648 bytes, over the 16 MiB/],
-  ])('%s: refused, read stopped early, the next call unaffected', async (_label, chunked, message) => {
-    await sim.clearLog();
-    await sim.fault({ method: 'GET', path: '^/cluster/resources$', streamBytes: TOTAL, chunked });
-    const result = await call(client, 'pve_list_vms', { limit: 1 });
-    expect(result.isError).toBe(true);
-    expect(text(result)).toMatch(message);
-    expect(text(result)).not.toMatch(/at \w+ \(|node_modules|\.ts:\d+/);
+    [
+      'streamed chunked, no Content-Length',
+      true,
+      /^The answer to GET \/cluster\/resources is larger than 16777216 bytes, over the 16 MiB this server reads; it was not read\. Narrow the request/,
+    ],
+    [
+      'with a Content-Length over the cap',
+      false,
+      /^The answer to GET \/cluster\/resources is 50331648 bytes, over the 16 MiB/,
+    ],
+  ])(
+    '%s: refused, read stopped early, the next call unaffected',
+    async (_label, chunked, message) => {
+      await sim.clearLog();
+      await sim.fault({ method: 'GET', path: '^/cluster/resources$', streamBytes: TOTAL, chunked });
+      const result = await call(client, 'pve_list_vms', { limit: 1 });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(message);
+      expect(text(result)).not.toMatch(/at \w+ \(|node_modules|\.ts:\d+/);
 
-    // The simulator finishes its bookkeeping when the socket closes.
-    let streamed: { bytes: number; complete: boolean } | undefined;
-    for (let i = 0; i < 100 && !streamed; i++) {
-      streamed = (await sim.requests()).find((r) => r.path.endsWith('/cluster/resources'))?.streamed;
-      if (!streamed) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(streamed).toBeDefined();
-    expect(streamed!.complete).toBe(false);
-    // Cut off near the cap (plus what sat in socket buffers), far from the 48 MiB on offer.
-    expect(streamed!.bytes).toBeLessThan(chunked ? MAX_BODY_BYTES + 8 * 1024 * 1024 : MAX_BODY_BYTES);
+      // The simulator finishes its bookkeeping when the socket closes.
+      let streamed: { bytes: number; complete: boolean } | undefined;
+      for (let i = 0; i < 100 && !streamed; i++) {
+        streamed = (await sim.requests()).find((r) =>
+          r.path.endsWith('/cluster/resources'),
+        )?.streamed;
+        if (!streamed) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(streamed).toBeDefined();
+      expect(streamed!.complete).toBe(false);
+      // Cut off near the cap (plus what sat in socket buffers), far from the 48 MiB on offer.
+      expect(streamed!.bytes).toBeLessThan(
+        chunked ? MAX_BODY_BYTES + 8 * 1024 * 1024 : MAX_BODY_BYTES,
+      );
 
-    const after = await call(client, 'pve_list_vms', { limit: 1 });
-    expect(after.isError).toBeFalsy();
-  });
+      const after = await call(client, 'pve_list_vms', { limit: 1 });
+      expect(after.isError).toBeFalsy();
+    },
+  );
 });

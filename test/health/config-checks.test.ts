@@ -37,29 +37,104 @@ const problems = (e: AppEnv, url = `${ORIGIN}/health`) => configProblems(e, new 
 describe('configProblems', () => {
   it('finds nothing wrong in a complete configuration', () => {
     expect(problems(env())).toEqual([]);
-    expect(publicUrlState(env(), new Request(`${ORIGIN}/health`))).toEqual({ configured: true, matches_request: true });
+    expect(publicUrlState(env(), new Request(`${ORIGIN}/health`))).toEqual({
+      configured: true,
+      matches_request: true,
+    });
   });
 
   it.each<[string, Record<string, unknown>, string, RegExp, RegExp]>([
-    ['a missing OAUTH_KV binding', { OAUTH_KV: undefined }, 'oauth_kv', /OAUTH_KV binding is missing/, /wrangler kv namespace create OAUTH_KV/],
-    ['an incomplete identity provider', { OIDC_CLIENT_SECRET: undefined, OIDC_ISSUER: '' }, 'sign_in', /OIDC_ISSUER is not set; OIDC_CLIENT_SECRET is not set/, /wrangler secret put/],
-    ['no identity provider at all', { IDP: undefined }, 'sign_in', /IDP is not set/, /README: Sign-in/],
-    ['nobody admitted', { ALLOWED_GROUPS: undefined }, 'sign_in', /neither ALLOWED_USERS nor ALLOWED_GROUPS/, /ALLOWED_GROUPS/],
-    ['a PUBLIC_URL that is not a URL', { PUBLIC_URL: 'mcp.example.com' }, 'public_url', /not a URL/, /https:\/\/mcp\.example\.com/],
-    ['a PUBLIC_URL on plain http', { PUBLIC_URL: 'http://mcp.example.com' }, 'public_url', /not https/, /https:\/\//],
-    ['a missing Proxmox token secret', { PVE_TOKEN_SECRET: undefined }, 'proxmox', /PVE_TOKEN_SECRET is not set/, /wrangler secret put PVE_TOKEN_SECRET/],
-    ['an audit setting out of range', { AUDIT_RETENTION_DAYS: '0' }, 'audit', /AUDIT_RETENTION_DAYS/, /default/],
-    ['an audit switch that is neither true nor false', { AUDIT_ENABLED: 'no' }, 'audit', /AUDIT_ENABLED must be true or false, got "no"; the audit stays on/, /default/],
-    ['an approval lifetime over a day', { APPROVAL_TTL_MINUTES: '1441' }, 'approvals', /APPROVAL_TTL_MINUTES must be an integer from 1 to 1440, got "1441"; using 15/, /default/],
-    ['a CORS origin with a path', { CORS_ORIGINS: 'https://app.example.com/ui' }, 'cors', /"https:\/\/app\.example\.com\/ui" is not an origin/, /exact origins/],
+    [
+      'a missing OAUTH_KV binding',
+      { OAUTH_KV: undefined },
+      'oauth_kv',
+      /OAUTH_KV binding is missing/,
+      /wrangler kv namespace create OAUTH_KV/,
+    ],
+    [
+      'an incomplete identity provider',
+      { OIDC_CLIENT_SECRET: undefined, OIDC_ISSUER: '' },
+      'sign_in',
+      /OIDC_ISSUER is not set; OIDC_CLIENT_SECRET is not set/,
+      /wrangler secret put/,
+    ],
+    [
+      'no identity provider at all',
+      { IDP: undefined },
+      'sign_in',
+      /IDP is not set/,
+      /README: Sign-in/,
+    ],
+    [
+      'nobody admitted',
+      { ALLOWED_GROUPS: undefined },
+      'sign_in',
+      /neither ALLOWED_USERS nor ALLOWED_GROUPS/,
+      /ALLOWED_GROUPS/,
+    ],
+    [
+      'a PUBLIC_URL that is not a URL',
+      { PUBLIC_URL: 'mcp.example.com' },
+      'public_url',
+      /not a URL/,
+      /https:\/\/mcp\.example\.com/,
+    ],
+    [
+      'a PUBLIC_URL on plain http',
+      { PUBLIC_URL: 'http://mcp.example.com' },
+      'public_url',
+      /not https/,
+      /https:\/\//,
+    ],
+    [
+      'a missing Proxmox token secret',
+      { PVE_TOKEN_SECRET: undefined },
+      'proxmox',
+      /PVE_TOKEN_SECRET is not set/,
+      /wrangler secret put PVE_TOKEN_SECRET/,
+    ],
+    [
+      'an audit setting out of range',
+      { AUDIT_RETENTION_DAYS: '0' },
+      'audit',
+      /AUDIT_RETENTION_DAYS/,
+      /default/,
+    ],
+    [
+      'an audit switch that is neither true nor false',
+      { AUDIT_ENABLED: 'no' },
+      'audit',
+      /AUDIT_ENABLED must be true or false, got "no"; the audit stays on/,
+      /default/,
+    ],
+    [
+      'an approval lifetime over a day',
+      { APPROVAL_TTL_MINUTES: '1441' },
+      'approvals',
+      /APPROVAL_TTL_MINUTES must be an integer from 1 to 1440, got "1441"; using 15/,
+      /default/,
+    ],
+    [
+      'a CORS origin with a path',
+      { CORS_ORIGINS: 'https://app.example.com/ui' },
+      'cors',
+      /"https:\/\/app\.example\.com\/ui" is not an origin/,
+      /exact origins/,
+    ],
   ])('reports %s with its fix', (_label, overrides, check, message, fix) => {
     const found = problems(env(overrides));
-    expect(found).toEqual([{ check, message: expect.stringMatching(message), fix: expect.stringMatching(fix) }]);
+    expect(found).toEqual([
+      { check, message: expect.stringMatching(message), fix: expect.stringMatching(fix) },
+    ]);
     expect(JSON.stringify(found)).not.toContain(SECRET);
   });
 
   it('parses the environment once into a checked configuration, shared by the copies the OAuth library gets', () => {
-    const e = env({ APPROVAL_TTL_MINUTES: '30', CORS_ORIGINS: 'https://app.example.com/, http://localhost:5173 ftp:/x', ADMIN_USERS: 'ana@example.com' });
+    const e = env({
+      APPROVAL_TTL_MINUTES: '30',
+      CORS_ORIGINS: 'https://app.example.com/, http://localhost:5173 ftp:/x',
+      ADMIN_USERS: 'ana@example.com',
+    });
     const config = configOf(e);
     expect(configOf(e)).toBe(config);
     expect(configOf(envCopy(e))).toBe(config);
@@ -71,7 +146,10 @@ describe('configProblems', () => {
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       problems: [{ setting: 'cors', message: expect.stringMatching(/"ftp:\/x" is not an origin/) }],
     });
-    expect(config.pve).toMatchObject({ baseUrl: 'https://pve-api.example.com/api2/json', tokenId: 'mcp@pve!mcp' });
+    expect(config.pve).toMatchObject({
+      baseUrl: 'https://pve-api.example.com/api2/json',
+      tokenId: 'mcp@pve!mcp',
+    });
     expect(config.secrets).toEqual(['d7f0e5a0-0000-4000-8000-000000000000', SECRET]);
   });
 
@@ -80,15 +158,28 @@ describe('configProblems', () => {
     expect(problems(e, 'https://proxmox-mcp.acme.workers.dev/health')).toEqual([
       {
         check: 'public_url',
-        message: expect.stringMatching(/^PUBLIC_URL is https:\/\/mcp\.example\.com but this request came to https:\/\/proxmox-mcp\.acme\.workers\.dev: .*cannot sign in \(401\)/),
-        fix: expect.stringMatching(/Set PUBLIC_URL to https:\/\/proxmox-mcp\.acme\.workers\.dev .* workers_dev = false/),
+        message: expect.stringMatching(
+          /^PUBLIC_URL is https:\/\/mcp\.example\.com but this request came to https:\/\/proxmox-mcp\.acme\.workers\.dev: .*cannot sign in \(401\)/,
+        ),
+        fix: expect.stringMatching(
+          /Set PUBLIC_URL to https:\/\/proxmox-mcp\.acme\.workers\.dev .* workers_dev = false/,
+        ),
       },
     ]);
-    expect(publicUrlState(e, new Request('https://proxmox-mcp.acme.workers.dev/health'))).toEqual({ configured: true, matches_request: false });
+    expect(publicUrlState(e, new Request('https://proxmox-mcp.acme.workers.dev/health'))).toEqual({
+      configured: true,
+      matches_request: false,
+    });
   });
 
   it('accepts plain http for a loopback PUBLIC_URL, and no sign-in settings without sign-in', () => {
-    expect(problems(env({ PUBLIC_URL: 'http://127.0.0.1:8787' }), 'http://127.0.0.1:8787/health')).toEqual([]);
-    expect(problems(env({ AUTH_MODE: 'none', IDP: undefined, OAUTH_KV: undefined, PUBLIC_URL: undefined }))).toEqual([]);
+    expect(
+      problems(env({ PUBLIC_URL: 'http://127.0.0.1:8787' }), 'http://127.0.0.1:8787/health'),
+    ).toEqual([]);
+    expect(
+      problems(
+        env({ AUTH_MODE: 'none', IDP: undefined, OAUTH_KV: undefined, PUBLIC_URL: undefined }),
+      ),
+    ).toEqual([]);
   });
 });

@@ -15,9 +15,11 @@ const LEAD = { sub: 'lead', email: 'lead@corp.example', groups: ['pve-admins'] }
 const MEMBER = { sub: 'member', email: 'member@corp.example', groups: ['pve-admins'] };
 // A page from something in front of pveproxy (a router's or proxy's login), with a marker that must
 // never come back out.
-const HTML_PAGE = '<!doctype html><html><title>Router login</title><body>acme-team-secret-marker</body></html>';
+const HTML_PAGE =
+  '<!doctype html><html><title>Router login</title><body>acme-team-secret-marker</body></html>';
 
-const versionRequests = async (): Promise<number> => (await sim.requests()).filter((r) => r.path === '/api2/json/version').length;
+const versionRequests = async (): Promise<number> =>
+  (await sim.requests()).filter((r) => r.path === '/api2/json/version').length;
 
 /** Nothing that identifies the token, its secret or what answered upstream. */
 function expectNoSecrets(text: string): void {
@@ -45,7 +47,13 @@ describe('GET /health on loopback (the operator view)', () => {
       idp: 'oidc',
       public_url: { configured: false, matches_request: true },
       oauth_kv: true,
-      proxmox: { configured: true, via: 'url', reachable: true, status: 'ok', pve_version: '9.1.3' },
+      proxmox: {
+        configured: true,
+        via: 'url',
+        reachable: true,
+        status: 'ok',
+        pve_version: '9.1.3',
+      },
       audit: 'on',
       policy: { valid: true },
     });
@@ -58,33 +66,85 @@ describe('GET /health on loopback (the operator view)', () => {
   });
 
   it.each<[string, SimFault, string, RegExp, RegExp]>([
-    ['an HTML page', { path: '^/version$', status: 200, body: HTML_PAGE, contentType: 'text/html' }, 'not_pveproxy', /got text\/html/, /something other than pveproxy/],
+    [
+      'an HTML page',
+      { path: '^/version$', status: 200, body: HTML_PAGE, contentType: 'text/html' },
+      'not_pveproxy',
+      /got text\/html/,
+      /something other than pveproxy/,
+    ],
     [
       'a redirect to a Cloudflare Access login',
-      { path: '^/version$', status: 302, headers: { location: 'https://acme.cloudflareaccess.com/cdn-cgi/access/login/pve?kid=acme-team-secret-marker' } },
+      {
+        path: '^/version$',
+        status: 302,
+        headers: {
+          location:
+            'https://acme.cloudflareaccess.com/cdn-cgi/access/login/pve?kid=acme-team-secret-marker',
+        },
+      },
       'access_denied',
       /Cloudflare Access refused the request/,
       /Service Auth policy/,
     ],
-    ['a tunnel that is down (530, error 1033)', { path: '^/version$', status: 530, body: 'error code: 1033', times: 2 }, 'tunnel_down', /through the tunnel \(530, error 1033\)/, /cloudflared/],
-    ['a rejected API token (401)', { path: '^/version$', status: 401, reason: 'authentication failure' }, 'auth_failed', /rejected the API token/, /PVE_TOKEN_SECRET/],
-    ['no answer in time', { path: '^/version$', hang: true }, 'timeout', /did not answer GET \/version within 2 s/, /did not answer in time/],
-    ['a dropped connection', { path: '^/version$', drop: true, times: 2 }, 'unreachable', /Could not connect to the Proxmox API/, /Nothing answered at PVE_BASE_URL/],
-  ])('names %s, with the fix, and nothing from upstream', async (_label, fault, status, message, fix) => {
-    await sim.fault(fault);
-    const { body, text } = await getHealth(ORIGIN);
-    expect(body.ok).toBe(false);
-    expect(body.proxmox).toMatchObject({ configured: true, reachable: false, status });
-    expect(body.problems).toEqual([{ check: 'proxmox', message: expect.stringMatching(message), fix: expect.stringMatching(fix) }]);
-    expectNoSecrets(text);
-  });
+    [
+      'a tunnel that is down (530, error 1033)',
+      { path: '^/version$', status: 530, body: 'error code: 1033', times: 2 },
+      'tunnel_down',
+      /through the tunnel \(530, error 1033\)/,
+      /cloudflared/,
+    ],
+    [
+      'a rejected API token (401)',
+      { path: '^/version$', status: 401, reason: 'authentication failure' },
+      'auth_failed',
+      /rejected the API token/,
+      /PVE_TOKEN_SECRET/,
+    ],
+    [
+      'no answer in time',
+      { path: '^/version$', hang: true },
+      'timeout',
+      /did not answer GET \/version within 2 s/,
+      /did not answer in time/,
+    ],
+    [
+      'a dropped connection',
+      { path: '^/version$', drop: true, times: 2 },
+      'unreachable',
+      /Could not connect to the Proxmox API/,
+      /Nothing answered at PVE_BASE_URL/,
+    ],
+  ])(
+    'names %s, with the fix, and nothing from upstream',
+    async (_label, fault, status, message, fix) => {
+      await sim.fault(fault);
+      const { body, text } = await getHealth(ORIGIN);
+      expect(body.ok).toBe(false);
+      expect(body.proxmox).toMatchObject({ configured: true, reachable: false, status });
+      expect(body.problems).toEqual([
+        {
+          check: 'proxmox',
+          message: expect.stringMatching(message),
+          fix: expect.stringMatching(fix),
+        },
+      ]);
+      expectNoSecrets(text);
+    },
+  );
 });
 
 describe('GET /health on a public hostname', () => {
   it('gives anyone booleans and counts, no details', async () => {
     await sim.fault({ path: '^/version$', status: 200, body: HTML_PAGE, contentType: 'text/html' });
     const { body, text } = await getHealth(PUBLIC_ORIGIN);
-    expect(body).toMatchObject({ ok: false, view: 'public', problem_count: 1, failing: ['proxmox'], policy: { valid: true } });
+    expect(body).toMatchObject({
+      ok: false,
+      view: 'public',
+      problem_count: 1,
+      failing: ['proxmox'],
+      policy: { valid: true },
+    });
     expect(body.proxmox).toEqual({ configured: true, via: 'url', reachable: false });
     expect(body).not.toHaveProperty('problems');
     expect(text).not.toMatch(/pveproxy|text\/html|PVE_BASE_URL/);
@@ -95,8 +155,14 @@ describe('GET /health on a public hostname', () => {
     const token = await accessToken(PUBLIC_ORIGIN, LEAD);
     await sim.fault({ path: '^/version$', status: 530, body: 'error code: 1033', times: 2 });
     const { body, text } = await getHealth(PUBLIC_ORIGIN, token);
-    expect(body).toMatchObject({ ok: false, view: 'operator', proxmox: { reachable: false, status: 'tunnel_down' } });
-    expect(body.problems).toEqual([expect.objectContaining({ check: 'proxmox', fix: expect.stringMatching(/cloudflared/) })]);
+    expect(body).toMatchObject({
+      ok: false,
+      view: 'operator',
+      proxmox: { reachable: false, status: 'tunnel_down' },
+    });
+    expect(body.problems).toEqual([
+      expect.objectContaining({ check: 'proxmox', fix: expect.stringMatching(/cloudflared/) }),
+    ]);
     expect(text).not.toContain(token);
     expect(text).not.toContain('lead@corp.example');
     expectNoSecrets(text);

@@ -19,23 +19,41 @@ export interface HealthBody {
   [key: string]: unknown;
 }
 
-export async function getHealth(origin: string, token?: string): Promise<{ body: HealthBody; text: string; status: number }> {
-  const res = await workerFetch(`${origin}/health`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+export async function getHealth(
+  origin: string,
+  token?: string,
+): Promise<{ body: HealthBody; text: string; status: number }> {
+  const res = await workerFetch(
+    `${origin}/health`,
+    token ? { headers: { authorization: `Bearer ${token}` } } : {},
+  );
   const text = await res.text();
   return { body: JSON.parse(text) as HealthBody, text, status: res.status };
 }
 
-const base64url = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 export async function accessToken(origin: string, login: FakeLogin): Promise<string> {
   const reg = await workerFetch(`${origin}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'health test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] }),
+    body: JSON.stringify({
+      client_name: 'health test',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    }),
   });
   const { client_id: clientId } = (await reg.json()) as { client_id: string };
   const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+  const challenge = base64url(
+    new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))),
+  );
   const params = new URLSearchParams({
     response_type: 'code',
     client_id: clientId,
@@ -47,14 +65,26 @@ export async function accessToken(origin: string, login: FakeLogin): Promise<str
   });
   await fake.nextLogin(login);
   // The Worker on `origin`, the fake identity provider over real HTTP.
-  const browser = new FormBrowser((url, init) => (new URL(url).origin === origin ? workerFetch(url, init) : fetch(url, init)));
+  const browser = new FormBrowser((url, init) =>
+    new URL(url).origin === origin ? workerFetch(url, init) : fetch(url, init),
+  );
   const result = await signInUpstream(browser, `${origin}/authorize?${params}`, REDIRECT);
   const code = result.location ? new URL(result.location).searchParams.get('code') : null;
-  if (!code) throw new Error(`sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? ''}`);
+  if (!code)
+    throw new Error(
+      `sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? ''}`,
+    );
   const token = await workerFetch(`${origin}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: origin }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: origin,
+    }),
   });
   if (!token.ok) throw new Error(`token exchange failed: ${token.status} ${await token.text()}`);
   return ((await token.json()) as { access_token: string }).access_token;

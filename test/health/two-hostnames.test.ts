@@ -12,7 +12,11 @@ async function authorize(origin: string): Promise<Response> {
   const reg = await workerFetch(`${origin}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'two hostnames', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    body: JSON.stringify({
+      client_name: 'two hostnames',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    }),
   });
   const { client_id: clientId } = (await reg.json()) as { client_id: string };
   const params = new URLSearchParams({
@@ -29,7 +33,11 @@ async function authorize(origin: string): Promise<Response> {
 
 describe('the Worker on two hostnames', () => {
   it('shows the consent page on each, for its own resource', async () => {
-    for (const origin of ['https://mcp.example.test', 'https://proxmox-mcp.acme.workers.dev', 'https://mcp.example.test']) {
+    for (const origin of [
+      'https://mcp.example.test',
+      'https://proxmox-mcp.acme.workers.dev',
+      'https://mcp.example.test',
+    ]) {
       const res = await authorize(origin);
       expect(res.headers.get('location')).toBeNull();
       expect(res.status).toBe(200);

@@ -55,7 +55,8 @@ async function control(method: string, path: string, body?: unknown): Promise<un
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!res.ok) throw new Error(`fake IdP control ${method} ${path}: ${res.status} ${await res.text()}`);
+  if (!res.ok)
+    throw new Error(`fake IdP control ${method} ${path}: ${res.status} ${await res.text()}`);
   const text = await res.text();
   return text ? (JSON.parse(text) as unknown) : null;
 }

@@ -55,23 +55,40 @@ describe('oidcIdp: a sign-in', () => {
       groups: ['pve-admins'],
     });
     const token = (await fake.requests()).find((r) => r.endpoint === '/oidc/token');
-    expect(token).toMatchObject({ status: 200, clientAuth: 'client_secret_basic', pkce: 'verified' });
+    expect(token).toMatchObject({
+      status: 200,
+      clientAuth: 'client_secret_basic',
+      pkce: 'verified',
+    });
   });
 
   it('uses client_secret_post when discovery says basic is not supported', async () => {
     const identity = await signIn(oidc({ issuer: `${fakeUrl()}/oidc-post` }));
     expect(identity.userId).toBe('user-0001');
-    expect((await fake.requests()).find((r) => r.endpoint === '/oidc-post/token')).toMatchObject({ status: 200, clientAuth: 'client_secret_post' });
+    expect((await fake.requests()).find((r) => r.endpoint === '/oidc-post/token')).toMatchObject({
+      status: 200,
+      clientAuth: 'client_secret_post',
+    });
   });
 
   it('keeps a ":" out of the userId and leaves out an unverified email', async () => {
-    const identity = await signIn(oidc(), { sub: 'auth0|abc:1', email_verified: false, preferred_username: null });
-    expect(identity).toEqual({ userId: 'auth0%7Cabc%3A1', name: 'Alice Example', groups: ['pve-admins'] });
+    const identity = await signIn(oidc(), {
+      sub: 'auth0|abc:1',
+      email_verified: false,
+      preferred_username: null,
+    });
+    expect(identity).toEqual({
+      userId: 'auth0%7Cabc%3A1',
+      name: 'Alice Example',
+      groups: ['pve-admins'],
+    });
   });
 
   it('reads groups from a dotted path (Keycloak realm roles)', async () => {
     const keycloak = oidc({ groupsClaim: 'realm_access.roles' });
-    const identity = await signIn(keycloak, { claims: { realm_access: { roles: ['pve-admin', 'offline_access'] } } });
+    const identity = await signIn(keycloak, {
+      claims: { realm_access: { roles: ['pve-admin', 'offline_access'] } },
+    });
     expect(identity.groups).toEqual(['pve-admin', 'offline_access']);
   });
 
@@ -85,7 +102,9 @@ describe('oidcIdp: a sign-in', () => {
     await fake.reset();
     await signIn(oidc());
     await signIn(oidc());
-    const fetched = (await fake.requests()).map((r) => r.endpoint).filter((e) => !e.endsWith('/token') && !e.endsWith('/authorize'));
+    const fetched = (await fake.requests())
+      .map((r) => r.endpoint)
+      .filter((e) => !e.endsWith('/token') && !e.endsWith('/authorize'));
     expect(fetched).toEqual([]);
     await fake.rotateKey();
     expect((await signIn(oidc())).userId).toBe('user-0001');
@@ -96,16 +115,24 @@ describe('oidcIdp: a sign-in', () => {
 describe('oidcIdp: refusals', () => {
   it.each<[Fault, RegExp]>([
     ['badSignature', /could not be verified: the ID token's signature is invalid/],
-    ['wrongAudience', /could not be verified: the ID token was issued for another application \(audience\)/],
+    [
+      'wrongAudience',
+      /could not be verified: the ID token was issued for another application \(audience\)/,
+    ],
     ['expired', /could not be verified: the ID token has expired/],
     ['wrongNonce', /could not be verified: the ID token does not belong to this sign-in \(nonce\)/],
-    ['wrongIssuer', /could not be verified: the ID token was issued by another identity provider \(issuer\)/],
+    [
+      'wrongIssuer',
+      /could not be verified: the ID token was issued by another identity provider \(issuer\)/,
+    ],
   ])('refuses an ID token with the %s fault', async (fault, message) => {
     expect(await failure(signIn(oidc(), { fault }))).toMatch(message);
   });
 
   it('reports a sign-in declined at the IdP', async () => {
-    expect(await failure(signIn(oidc(), { deny: true }))).toBe('The identity provider refused the sign-in: access_denied.');
+    expect(await failure(signIn(oidc(), { deny: true }))).toBe(
+      'The identity provider refused the sign-in: access_denied.',
+    );
   });
 
   it('refuses a code used twice and names no secret', async () => {
@@ -128,32 +155,62 @@ describe('oidcIdp: refusals', () => {
     const { data, callback } = await authorize(idp);
     const forged = new URL(callback.url);
     forged.searchParams.set('iss', 'https://evil.example');
-    expect(await failure(idp.finish(new Request(forged), data, CALLBACK))).toMatch(/came from another identity provider/);
+    expect(await failure(idp.finish(new Request(forged), data, CALLBACK))).toMatch(
+      /came from another identity provider/,
+    );
   });
 
   it('refuses a discovery document that names another issuer', async () => {
-    const message = await failure(oidc({ issuer: `${fakeUrl()}/oidc-mismatch` }).authorizeUrl({ code_verifier: 'v', nonce: 'n' }, 's', CALLBACK));
-    expect(message).toBe(`The identity provider's discovery document names the issuer ${fakeUrl()}/oidc, not ${fakeUrl()}/oidc-mismatch; set OIDC_ISSUER to exactly that.`);
+    const message = await failure(
+      oidc({ issuer: `${fakeUrl()}/oidc-mismatch` }).authorizeUrl(
+        { code_verifier: 'v', nonce: 'n' },
+        's',
+        CALLBACK,
+      ),
+    );
+    expect(message).toBe(
+      `The identity provider's discovery document names the issuer ${fakeUrl()}/oidc, not ${fakeUrl()}/oidc-mismatch; set OIDC_ISSUER to exactly that.`,
+    );
   });
 
   it('says when the IdP cannot be reached, and when its transaction data is missing', async () => {
     const down = oidc({ issuer: 'http://127.0.0.1:9/oidc' });
-    expect(await failure(down.authorizeUrl({ code_verifier: 'v', nonce: 'n' }, 's', CALLBACK))).toBe('The identity provider at 127.0.0.1:9 could not be reached.');
-    expect(await failure(oidc().finish(new Request(`${CALLBACK}?code=x`), {}, CALLBACK))).toMatch(/transaction is incomplete/);
+    expect(
+      await failure(down.authorizeUrl({ code_verifier: 'v', nonce: 'n' }, 's', CALLBACK)),
+    ).toBe('The identity provider at 127.0.0.1:9 could not be reached.');
+    expect(await failure(oidc().finish(new Request(`${CALLBACK}?code=x`), {}, CALLBACK))).toMatch(
+      /transaction is incomplete/,
+    );
   });
 
   it('refuses plain http to anything but loopback', async () => {
-    const message = await failure(oidc({ issuer: 'http://idp.example.com' }).authorizeUrl({ code_verifier: 'v', nonce: 'n' }, 's', CALLBACK));
+    const message = await failure(
+      oidc({ issuer: 'http://idp.example.com' }).authorizeUrl(
+        { code_verifier: 'v', nonce: 'n' },
+        's',
+        CALLBACK,
+      ),
+    );
     expect(message).toMatch(/OIDC_ISSUER must be an https URL/);
   });
 });
 
 describe('endpointProblem', () => {
   it('allows a query (Entra B2C) and plain http only to loopback when the issuer is loopback', () => {
-    expect(endpointProblem('https://t.b2clogin.com/t/oauth2/v2.0/authorize?p=b2c_1_signin', 'authorization_endpoint', false)).toBeUndefined();
+    expect(
+      endpointProblem(
+        'https://t.b2clogin.com/t/oauth2/v2.0/authorize?p=b2c_1_signin',
+        'authorization_endpoint',
+        false,
+      ),
+    ).toBeUndefined();
     expect(endpointProblem('http://127.0.0.1:1/token', 'token_endpoint', true)).toBeUndefined();
-    expect(endpointProblem('http://127.0.0.1:1/token', 'token_endpoint', false)).toBe('token_endpoint is not an https URL');
-    expect(endpointProblem('http://idp.example.com/token', 'token_endpoint', true)).toBe('token_endpoint is not an https URL');
+    expect(endpointProblem('http://127.0.0.1:1/token', 'token_endpoint', false)).toBe(
+      'token_endpoint is not an https URL',
+    );
+    expect(endpointProblem('http://idp.example.com/token', 'token_endpoint', true)).toBe(
+      'token_endpoint is not an https URL',
+    );
     expect(endpointProblem(undefined, 'jwks_uri', false)).toBe('jwks_uri is missing or not a URL');
   });
 });
@@ -184,7 +241,12 @@ describe('identityFromClaims', () => {
     ['an object', { groups: { a: 1 } }, 'groups', []],
     ['a missing claim', {}, 'groups', []],
     ['a dotted path', { realm_access: { roles: ['r'] } }, 'realm_access.roles', ['r']],
-    ['a literal name with dots (Auth0)', { 'https://example.com/groups': ['g'] }, 'https://example.com/groups', ['g']],
+    [
+      'a literal name with dots (Auth0)',
+      { 'https://example.com/groups': ['g'] },
+      'https://example.com/groups',
+      ['g'],
+    ],
   ])('reads groups from %s', (_, claims, claim, groups) => {
     expect(identityFromClaims({ ...base, ...claims }, claim).groups).toEqual(groups);
   });
@@ -197,7 +259,12 @@ describe('identityFromClaims', () => {
     [{ email_verified: false }, true, undefined, 'a'],
     [{ email_verified: 'false' }, false, undefined, 'a'],
     [{ email_verified: false, preferred_username: undefined }, false, undefined, undefined],
-    [{ email_verified: true, preferred_username: undefined }, false, 'a@example.com', 'a@example.com'],
+    [
+      { email_verified: true, preferred_username: undefined },
+      false,
+      'a@example.com',
+      'a@example.com',
+    ],
   ])('takes email and login from %j (trust unstated: %s)', (claims, trust, email, login) => {
     const identity = identityFromClaims({ ...base, ...claims }, 'groups', trust);
     expect([identity.email, identity.login]).toEqual([email, login]);

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
 
-const WHY = 'PVE_BASE_URL must use https: (plain http is only allowed for a loopback address or through the PVE service binding), got http://pve.example.com:8006: the API token would cross the network unencrypted';
+const WHY =
+  'PVE_BASE_URL must use https: (plain http is only allowed for a loopback address or through the PVE service binding), got http://pve.example.com:8006: the API token would cross the network unencrypted';
 
 describe('PVE_BASE_URL over plain http to another host', () => {
   let client: Client;
@@ -16,7 +17,11 @@ describe('PVE_BASE_URL over plain http to another host', () => {
 
   it('/health is not ok and says why', async () => {
     const res = await workerFetch(`${ORIGIN}/health`);
-    const body = (await res.json()) as { ok: boolean; proxmox: { configured: boolean }; problems: { check: string; message: string }[] };
+    const body = (await res.json()) as {
+      ok: boolean;
+      proxmox: { configured: boolean };
+      problems: { check: string; message: string }[];
+    };
     expect(body.ok).toBe(false);
     expect(body.proxmox.configured).toBe(false);
     expect(body.problems.map((p) => p.message).join('\n')).toContain(WHY);

@@ -13,7 +13,8 @@ const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
 requireInCi(schemaFile, 'The PVE 9.1.3 API schema (parameter names are checked against it)');
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE'];
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Every parameter name of every endpoint, and every key of an inline property-string format. */
 function namesIn(file: string): { params: Set<string>; formatKeys: Set<string> } {
@@ -37,7 +38,8 @@ function namesIn(file: string): { params: Set<string>; formatKeys: Set<string> }
     if (!isRecord(node)) return;
     for (const method of METHODS) {
       const def = isRecord(node.info) ? node.info[method] : undefined;
-      const props = isRecord(def) && isRecord(def.parameters) ? def.parameters.properties : undefined;
+      const props =
+        isRecord(def) && isRecord(def.parameters) ? def.parameters.properties : undefined;
       if (!isRecord(props)) continue;
       for (const [name, schema] of Object.entries(props)) {
         params.add(name);
@@ -58,13 +60,18 @@ describe('parameter names like members of every object', () => {
     expect(checkApiParamName(name)).toMatch(/^no Proxmox parameter has this name/);
   });
 
-  it.each(['vmid', 'node', 'net0', 'ssh-public-keys', 'delete', 'Constructor', 'prototype'])('lets %s through', (name) => {
-    expect(checkApiParamName(name)).toBeNull();
-  });
+  it.each(['vmid', 'node', 'net0', 'ssh-public-keys', 'delete', 'Constructor', 'prototype'])(
+    'lets %s through',
+    (name) => {
+      expect(checkApiParamName(name)).toBeNull();
+    },
+  );
 });
 
 describe.skipIf(!schemaFile)('the PVE 9.1.3 API schema', () => {
-  const { params, formatKeys } = schemaFile ? namesIn(schemaFile) : { params: new Set<string>(), formatKeys: new Set<string>() };
+  const { params, formatKeys } = schemaFile
+    ? namesIn(schemaFile)
+    : { params: new Set<string>(), formatKeys: new Set<string>() };
 
   it('has no parameter named like a member of every object', () => {
     expect(params.size).toBeGreaterThan(500);

@@ -33,7 +33,10 @@ function checks(dir: string): Map<string, string> {
   const result = new Map<string, string>();
   for (const run of readdirSync(dir)) {
     const scenario = run.replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT.*$/, '');
-    const list = JSON.parse(readFileSync(path.join(dir, run, 'checks.json'), 'utf8')) as { id: string; status: string }[];
+    const list = JSON.parse(readFileSync(path.join(dir, run, 'checks.json'), 'utf8')) as {
+      id: string;
+      status: string;
+    }[];
     for (const check of list) result.set(`${scenario}:${check.id}`, check.status);
   }
   return result;
@@ -44,14 +47,37 @@ describe.each(['2026-07-28', '2025-11-25'])('MCP conformance at %s', (version) =
     const dir = path.join(out, version);
     const run = spawnSync(
       NODE22,
-      [SUITE, 'server', '--url', `http://localhost:${server.port}/mcp`, '--suite', 'all', '--spec-version', version, '--expected-failures', path.join(root, `conformance/baseline-${version}.yml`), '-o', dir],
+      [
+        SUITE,
+        'server',
+        '--url',
+        `http://localhost:${server.port}/mcp`,
+        '--suite',
+        'all',
+        '--spec-version',
+        version,
+        '--expected-failures',
+        path.join(root, `conformance/baseline-${version}.yml`),
+        '-o',
+        dir,
+      ],
       { encoding: 'utf8', timeout: 120_000 },
     );
     expect(run.status, `${run.stdout}\n${run.stderr}`.slice(-4000)).toBe(0);
     expect(run.stdout).toContain('Baseline check passed');
     const results = checks(dir);
     // What this server does offer passes outright, not by a baseline entry.
-    const mustPass = ['tools-list', 'dns-rebinding-protection', ...(version === '2026-07-28' ? ['http-header-validation', 'input-required-result-unsupported-methods', 'input-required-result-validate-input'] : ['server-initialize', 'ping', 'server-session-lifecycle'])];
+    const mustPass = [
+      'tools-list',
+      'dns-rebinding-protection',
+      ...(version === '2026-07-28'
+        ? [
+            'http-header-validation',
+            'input-required-result-unsupported-methods',
+            'input-required-result-validate-input',
+          ]
+        : ['server-initialize', 'ping', 'server-session-lifecycle']),
+    ];
     for (const scenario of mustPass) {
       const own = [...results].filter(([key]) => key.startsWith(`${scenario}:`));
       expect(own.length, scenario).toBeGreaterThan(0);

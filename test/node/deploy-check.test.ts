@@ -32,14 +32,20 @@ const MISPLACED_OUTPUT = [
 ].join('\n');
 
 function deployCheck(...files: string[]): { status: number | null; output: string } {
-  const run = spawnSync('npm', ['run', '-s', 'deploy:check', '--', ...files], { cwd: root, encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: tmp } });
+  const run = spawnSync('npm', ['run', '-s', 'deploy:check', '--', ...files], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, XDG_CONFIG_HOME: tmp },
+  });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
 describe('wrangler dry-run output', () => {
   it('yields the warnings (without colours) and the bindings with their types', () => {
     const report = parseDryRun(MISPLACED_OUTPUT);
-    expect(report.warnings).toEqual(['Processing bad.toml configuration:\n- Unexpected fields found in observability field: "vpc_services"']);
+    expect(report.warnings).toEqual([
+      'Processing bad.toml configuration:\n- Unexpected fields found in observability field: "vpc_services"',
+    ]);
     expect(report.errors).toEqual([]);
     expect([...report.bindings]).toEqual([
       ['MCP_OBJECT', 'Durable Object'],
@@ -50,7 +56,9 @@ describe('wrangler dry-run output', () => {
 
   it('turns a key that fell into a table, and the binding it hides, into findings with a fix', () => {
     const config: CheckedConfig = {
-      raw: { observability: { enabled: true, vpc_services: [{ binding: 'PVE', service_id: 'x' }] } },
+      raw: {
+        observability: { enabled: true, vpc_services: [{ binding: 'PVE', service_id: 'x' }] },
+      },
       exitCode: 0,
       report: parseDryRun(MISPLACED_OUTPUT),
     };
@@ -63,8 +71,18 @@ describe('wrangler dry-run output', () => {
   });
 
   it('reports a binding or migration the repository needs and a file lacks', () => {
-    const reference = { bindings: new Map([['AUDIT', 'Durable Object']]), migrations: [{ tag: 'v1', body: 'new_sqlite_classes=["AuditLog"]' }] };
-    const findings = checkConfig({ raw: { vars: { IDP: 'dev', PVE_TOKEN_SECRET: 'x' } }, exitCode: 0, report: parseDryRun('') }, reference);
+    const reference = {
+      bindings: new Map([['AUDIT', 'Durable Object']]),
+      migrations: [{ tag: 'v1', body: 'new_sqlite_classes=["AuditLog"]' }],
+    };
+    const findings = checkConfig(
+      {
+        raw: { vars: { IDP: 'dev', PVE_TOKEN_SECRET: 'x' } },
+        exitCode: 0,
+        report: parseDryRun(''),
+      },
+      reference,
+    );
     expect(findings.map((f) => f.problem)).toEqual([
       'binding AUDIT (Durable Object) is missing; the Worker needs it',
       'migration v1 (new_sqlite_classes=["AuditLog"]) is missing',
@@ -78,8 +96,14 @@ describe('npm run deploy:check', () => {
   it('passes on wrangler.toml and every example configuration', () => {
     const { status, output } = deployCheck();
     const examples = readdirSync(path.join(root, 'deploy')).filter((f) => f.endsWith('.toml'));
-    expect(examples.sort()).toEqual(['access-hostname.toml', 'github.toml', 'oidc.toml', 'workers-vpc.toml']);
-    for (const file of ['wrangler.toml', ...examples.map((f) => `deploy/${f}`)]) expect(output).toContain(`ok    ${file}`);
+    expect(examples.sort()).toEqual([
+      'access-hostname.toml',
+      'github.toml',
+      'oidc.toml',
+      'workers-vpc.toml',
+    ]);
+    for (const file of ['wrangler.toml', ...examples.map((f) => `deploy/${f}`)])
+      expect(output).toContain(`ok    ${file}`);
     expect(output).toContain('deploy:check: 5 configurations ok.');
     expect(status).toBe(0);
   }, 180_000);
@@ -90,13 +114,20 @@ describe('npm run deploy:check', () => {
     const example = readFileSync(path.join(root, 'deploy/workers-vpc.toml'), 'utf8');
     expect(example).toContain(line);
     const bad = path.join(tmp, 'appended.toml');
-    writeFileSync(bad, `${example.replace(line, '').replace('main = "../src/index.ts"', `main = "${path.join(root, 'src/index.ts')}"`)}\n${line}`);
+    writeFileSync(
+      bad,
+      `${example.replace(line, '').replace('main = "../src/index.ts"', `main = "${path.join(root, 'src/index.ts')}"`)}\n${line}`,
+    );
     const { status, output } = deployCheck(bad);
     expect(status).toBe(1);
     expect(output).toContain('FAIL');
-    expect(output).toContain('wrangler reads "vpc_services" as part of [observability] and ignores it there');
+    expect(output).toContain(
+      'wrangler reads "vpc_services" as part of [observability] and ignores it there',
+    );
     expect(output).toContain('move "vpc_services" above the first [table] header');
-    expect(output).toContain('binding PVE is written at observability.vpc_services[0] but wrangler does not bind it');
+    expect(output).toContain(
+      'binding PVE is written at observability.vpc_services[0] but wrangler does not bind it',
+    );
     expect(output).toContain('deploy:check: 1 of 2 configurations have problems.');
   }, 120_000);
 });

@@ -29,19 +29,42 @@ describe('the doctor on a public /health', () => {
         name: 'proxmox',
         outcome: 'FAIL',
         detail: '/health reports a problem here (details withheld on a public URL).',
-        fix: expect.stringMatching(/--token with the token of an ADMIN_USERS \/ ADMIN_GROUPS member/),
+        fix: expect.stringMatching(
+          /--token with the token of an ADMIN_USERS \/ ADMIN_GROUPS member/,
+        ),
       },
     ]);
-    expect(results.map((r) => r.name)).toEqual(['health', 'sign_in', 'public_url', 'oauth_kv', 'proxmox', 'policy', 'audit']);
+    expect(results.map((r) => r.name)).toEqual([
+      'health',
+      'sign_in',
+      'public_url',
+      'oauth_kv',
+      'proxmox',
+      'policy',
+      'audit',
+    ]);
   });
 
   it('fails an audit trail that is off', () => {
-    const audit = healthResults({ ...PUBLIC_HEALTH, failing: [], ok: true, proxmox: { configured: true, reachable: true }, audit: 'off' }).find((r) => r.name === 'audit');
-    expect(audit).toMatchObject({ outcome: 'FAIL', fix: expect.stringMatching(/Remove AUDIT_ENABLED/) });
+    const audit = healthResults({
+      ...PUBLIC_HEALTH,
+      failing: [],
+      ok: true,
+      proxmox: { configured: true, reachable: true },
+      audit: 'off',
+    }).find((r) => r.name === 'audit');
+    expect(audit).toMatchObject({
+      outcome: 'FAIL',
+      fix: expect.stringMatching(/Remove AUDIT_ENABLED/),
+    });
   });
 
   it('skips the signed-in checks without a token for a real identity provider', async () => {
-    const { result, token } = await signInResult('https://mcp.example.com', PUBLIC_HEALTH, undefined);
+    const { result, token } = await signInResult(
+      'https://mcp.example.com',
+      PUBLIC_HEALTH,
+      undefined,
+    );
     expect(token).toBeUndefined();
     expect(result).toMatchObject({ outcome: 'SKIP', fix: expect.stringMatching(/--token/) });
   });
@@ -57,7 +80,11 @@ describe('the verdict', () => {
   });
 
   it('prints each check on one line, with its fix when it fails', () => {
-    expect(formatResult(fail('policy', 'policy (POLICY) is invalid:\n/default: bad\n/tools: worse', 'Correct it.'))).toBe(
+    expect(
+      formatResult(
+        fail('policy', 'policy (POLICY) is invalid:\n/default: bad\n/tools: worse', 'Correct it.'),
+      ),
+    ).toBe(
       'FAIL  policy                 policy (POLICY) is invalid: /default: bad; /tools: worse Fix: Correct it.',
     );
   });

@@ -63,17 +63,41 @@ async function npmStart(env: Record<string, string>): Promise<Server> {
 }
 
 /** Runs the doctor without blocking this process: the simulator above answers from its event loop. */
-async function doctor(url: string): Promise<{ status: number | null; output: string; line: (name: string) => string }> {
-  const child = spawn('npm', ['run', '-s', 'doctor', '--', url], { cwd: root, env: { ...process.env, MCP_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+async function doctor(
+  url: string,
+): Promise<{ status: number | null; output: string; line: (name: string) => string }> {
+  const child = spawn('npm', ['run', '-s', 'doctor', '--', url], {
+    cwd: root,
+    env: { ...process.env, MCP_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const line = (name: string): string => output.split('\n').find((l) => new RegExp(`^\\w+/?\\w*\\s+${name}\\s`).test(l)) ?? `(no line for ${name})`;
+  const line = (name: string): string =>
+    output.split('\n').find((l) => new RegExp(`^\\w+/?\\w*\\s+${name}\\s`).test(l)) ??
+    `(no line for ${name})`;
   return { status, output, line };
 }
 
-const CHECKS = ['health', 'sign_in', 'public_url', 'oauth_kv', 'proxmox', 'policy', 'audit', 'oauth metadata', 'resource metadata', 'resource metadata /mcp', '401 challenge', 'client registration', 'sign-in', 'tools/list', 'read-only call'];
+const CHECKS = [
+  'health',
+  'sign_in',
+  'public_url',
+  'oauth_kv',
+  'proxmox',
+  'policy',
+  'audit',
+  'oauth metadata',
+  'resource metadata',
+  'resource metadata /mcp',
+  '401 challenge',
+  'client registration',
+  'sign-in',
+  'tools/list',
+  'read-only call',
+];
 
 describe('npm run doctor against npm start', () => {
   let sim: RunningSimulator;
@@ -81,7 +105,11 @@ describe('npm run doctor against npm start', () => {
   beforeAll(async () => {
     // A simulator of our own, so that it can be stopped while the server keeps running.
     sim = await startSimulator({ port: 0 });
-    server = await npmStart({ PVE_BASE_URL: `${sim.url}/api2/json`, PVE_TOKEN_ID: SIMULATOR_TOKENS.admin.id, PVE_TOKEN_SECRET: SIMULATOR_TOKENS.admin.secret });
+    server = await npmStart({
+      PVE_BASE_URL: `${sim.url}/api2/json`,
+      PVE_TOKEN_ID: SIMULATOR_TOKENS.admin.id,
+      PVE_TOKEN_SECRET: SIMULATOR_TOKENS.admin.secret,
+    });
   }, 70_000);
   afterAll(async () => {
     await server?.stop();
@@ -93,8 +121,12 @@ describe('npm run doctor against npm start', () => {
     for (const name of CHECKS) expect(line(name), output).toMatch(/^PASS /);
     expect(line('proxmox')).toMatch(/reachable \(GET \/version in \d+ ms, PVE 9\.1\.3\)/);
     // The bundled policy lists every tool of this server.
-    expect(line('tools/list')).toMatch(new RegExp(`${TOOLS.length} tools in \\d+ ms: pve_get_version, pve_get_cluster_status`));
-    expect(line('read-only call')).toMatch(/pve_list_vms \{limit: 1\} answered in \d+ ms \(12 guests in all\)/);
+    expect(line('tools/list')).toMatch(
+      new RegExp(`${TOOLS.length} tools in \\d+ ms: pve_get_version, pve_get_cluster_status`),
+    );
+    expect(line('read-only call')).toMatch(
+      /pve_list_vms \{limit: 1\} answered in \d+ ms \(12 guests in all\)/,
+    );
     expect(output.trim().split('\n').at(-1)).toBe(`${CHECKS.length} passed, 0 failed`);
     expect(status).toBe(0);
   }, 60_000);
@@ -105,9 +137,19 @@ describe('npm run doctor against npm start', () => {
     await new Promise((r) => setTimeout(r, PROBE_TTL_MS + 500));
     const { status, output, line } = await doctor(server.url);
     expect(status, output).toBe(1);
-    expect(line('proxmox')).toMatch(/^FAIL  proxmox\s+Could not connect to the Proxmox API for GET \/version: .* Fix: Nothing answered at PVE_BASE_URL: check host and port, that pveproxy \(locally: the simulator, `npm start`\) is running/);
+    expect(line('proxmox')).toMatch(
+      /^FAIL {2}proxmox\s+Could not connect to the Proxmox API for GET \/version: .* Fix: Nothing answered at PVE_BASE_URL: check host and port, that pveproxy \(locally: the simulator, `npm start`\) is running/,
+    );
     expect(line('read-only call')).toMatch(/^FAIL .*Could not connect to the Proxmox API/);
-    for (const name of ['sign_in', 'public_url', 'policy', 'oauth metadata', '401 challenge', 'tools/list']) expect(line(name)).toMatch(/^PASS /);
+    for (const name of [
+      'sign_in',
+      'public_url',
+      'policy',
+      'oauth metadata',
+      '401 challenge',
+      'tools/list',
+    ])
+      expect(line(name)).toMatch(/^PASS /);
     expect(output).not.toContain(SIMULATOR_TOKENS.admin.secret);
   }, 60_000);
 });
@@ -122,7 +164,9 @@ describe('npm run doctor against npm start with a broken POLICY', () => {
   it('exits 1 naming the policy error and the fix', async () => {
     const { status, output, line } = await doctor(server.url);
     expect(status, output).toBe(1);
-    expect(line('policy')).toMatch(/^FAIL  policy\s+policy \(POLICY\) is invalid; every tool call is denied: \/default: Invalid option.* Fix: Correct the errors \(`npm run policy -- check <file>` lists them\)/);
+    expect(line('policy')).toMatch(
+      /^FAIL {2}policy\s+policy \(POLICY\) is invalid; every tool call is denied: \/default: Invalid option.* Fix: Correct the errors \(`npm run policy -- check <file>` lists them\)/,
+    );
     expect(line('read-only call')).toMatch(/^FAIL .*\[POLICY DENIED\]/);
     expect(line('proxmox')).toMatch(/^PASS /);
   }, 60_000);
@@ -139,9 +183,15 @@ describe('npm run doctor against npm start with a PUBLIC_URL that is not the URL
     const { status, output, line } = await doctor(server.url);
     expect(status, output).toBe(1);
     expect(line('public_url')).toContain(`FAIL  public_url`);
-    expect(line('public_url')).toContain(`PUBLIC_URL is https://mcp.example.com but this request came to ${server.url}`);
-    expect(line('public_url')).toContain(`Fix: Set PUBLIC_URL to ${server.url} if clients use it, or have them use https://mcp.example.com`);
-    expect(line('oauth metadata')).toContain(`FAIL  oauth metadata         issuer is https://mcp.example.com, not ${server.url}`);
+    expect(line('public_url')).toContain(
+      `PUBLIC_URL is https://mcp.example.com but this request came to ${server.url}`,
+    );
+    expect(line('public_url')).toContain(
+      `Fix: Set PUBLIC_URL to ${server.url} if clients use it, or have them use https://mcp.example.com`,
+    );
+    expect(line('oauth metadata')).toContain(
+      `FAIL  oauth metadata         issuer is https://mcp.example.com, not ${server.url}`,
+    );
     expect(line('401 challenge')).toMatch(/^FAIL .*401 without resource_metadata/);
     expect(line('proxmox')).toMatch(/^PASS /);
   }, 60_000);

@@ -26,7 +26,9 @@ function unit(file: string): string {
 function valueImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const out: string[] = [];
-  for (const m of text.matchAll(/^\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"](\.[^'"]+)['"]/gm)) {
+  for (const m of text.matchAll(
+    /^\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"](\.[^'"]+)['"]/gm,
+  )) {
     if (m[2]) continue; // import type ... / export type ...
     const target = path.resolve(path.dirname(file), m[4]!);
     out.push(/\.(ts|json)$/.test(target) ? target : `${target}.ts`);
@@ -74,7 +76,11 @@ describe('the layers of src/', () => {
   });
 
   it('keep the pure core pure: policy/ imports only identity (the person matcher), own (own-entry lookups) and property-value (parsed values), no I/O', () => {
-    expect([...(unitGraph().get('policy/') ?? [])].sort()).toEqual(['identity', 'own', 'property-value']);
+    expect([...(unitGraph().get('policy/') ?? [])].sort()).toEqual([
+      'identity',
+      'own',
+      'property-value',
+    ]);
   });
 
   it('keep calls/ free of any MCP era', () => {

@@ -18,9 +18,17 @@ const callbackPort = port + 3000;
 const processes: ChildProcess[] = [];
 let state: string;
 
-function startProcess(command: string, args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
+function startProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string } {
   let output = '';
-  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   processes.push(child);
@@ -60,15 +68,25 @@ describe('mcp-remote against npm start', () => {
   it('signs in through the consent and dev login pages, then lists and calls the tools', async () => {
     const remote = startProcess(
       process.execPath,
-      [path.join(root, 'node_modules/mcp-remote/dist/proxy.js'), `http://localhost:${port}/mcp`, String(callbackPort)],
+      [
+        path.join(root, 'node_modules/mcp-remote/dist/proxy.js'),
+        `http://localhost:${port}/mcp`,
+        String(callbackPort),
+      ],
       // No desktop here: the "browser" below follows the URL mcp-remote prints.
       { MCP_REMOTE_CONFIG_DIR: state, BROWSER: 'true', DISPLAY: '' },
     );
-    const authUrl = await waitFor('the sign-in URL', () => /Please authorize this client by visiting:\s+(\S+)/.exec(remote.output())?.[1]);
+    const authUrl = await waitFor(
+      'the sign-in URL',
+      () => /Please authorize this client by visiting:\s+(\S+)/.exec(remote.output())?.[1],
+    );
     expect(new URL(authUrl).pathname).toBe('/authorize');
 
     const browser = new FormBrowser((url, init) => fetch(url, init));
-    const result = await signInWithDevIdp(browser, authUrl, { user: 'desktop-user@example.com', groups: 'ops' });
+    const result = await signInWithDevIdp(browser, authUrl, {
+      user: 'desktop-user@example.com',
+      groups: 'ops',
+    });
     expect(result.consentHtml).toMatch(/Allow <span class="uri">MCP CLI/);
     expect(result.consentHtml).toMatch(/app on your own computer/);
     const callback = new URL(result.location!);
@@ -87,18 +105,38 @@ describe('mcp-remote against npm start', () => {
         for (const line of stdout.split('\n')) {
           if (!line.trim().startsWith('{')) continue;
           const message = JSON.parse(line) as { id?: number };
-          if (message.id === id) return message as { result?: Record<string, unknown>; error?: unknown };
+          if (message.id === id)
+            return message as { result?: Record<string, unknown>; error?: unknown };
         }
         return undefined;
       });
-    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'stdio-test', version: '1' },
+      },
+    });
     expect((await reply(1)).result).toMatchObject({ serverInfo: { name: 'proxmox-mcp' } });
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     const tools = (await reply(2)).result!.tools as { name: string }[];
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_get_vm_status']));
-    send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'pve_list_vms', arguments: { limit: 2 } } });
-    const listed = (await reply(3)).result as { isError?: boolean; structuredContent: { total: number } };
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_get_vm_status']),
+    );
+    send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'pve_list_vms', arguments: { limit: 2 } },
+    });
+    const listed = (await reply(3)).result as {
+      isError?: boolean;
+      structuredContent: { total: number };
+    };
     expect(listed.isError).toBeFalsy();
     expect(listed.structuredContent.total).toBeGreaterThanOrEqual(12);
   }, 90_000);
@@ -112,10 +150,14 @@ describe('mcp-remote against npm start', () => {
     expect(token.status).toBe(0);
     const client = new Client({ name: 'header-only', version: '1' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token.stdout.trim()}` } } }),
+      new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token.stdout.trim()}` } },
+      }),
     );
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_get_vm_status']));
+    expect(tools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_get_vm_status']),
+    );
     await client.close();
   }, 60_000);
 });

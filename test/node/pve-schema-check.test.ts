@@ -12,7 +12,12 @@ import {
   uncheckedPatterns,
   type LoggedRequest,
 } from '../support/pve-schema-check.ts';
-import { findSchemaFile, loadEndpoints, requireInCi, type EndpointDef } from '../support/pve-schema-load.ts';
+import {
+  findSchemaFile,
+  loadEndpoints,
+  requireInCi,
+  type EndpointDef,
+} from '../support/pve-schema-load.ts';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 const WANTED = [
@@ -117,9 +122,23 @@ describeWithSchema(`checkRequest against ${schemaFile ?? 'the PVE schema (not fo
       ['the highest indexes', { net31: 'virtio', scsi30: 'local-lvm:1', usb13: 'spice' }],
       ['USB by id, port and spice', { usb0: 'spice', usb1: 'host=1234:abcd', usb2: '1-2.3' }],
       ['a startup order', { startup: 'order=1,up=30' }],
-      ['cloud-init networking', { ipconfig0: 'ip=10.0.0.5/24,gw=10.0.0.1,ip6=auto', ipconfig1: 'ip=dhcp' }],
-      ['name servers and a CPU set', { nameserver: '1.1.1.1 2606:4700::1111 dns.example', affinity: '0-3,8' }],
-      ['hotplug, watchdog, rng and cicustom', { hotplug: 'network,disk,usb', watchdog: 'ib700,action=reset', rng0: 'source=/dev/urandom', cicustom: 'user=local:snippets/u.yaml' }],
+      [
+        'cloud-init networking',
+        { ipconfig0: 'ip=10.0.0.5/24,gw=10.0.0.1,ip6=auto', ipconfig1: 'ip=dhcp' },
+      ],
+      [
+        'name servers and a CPU set',
+        { nameserver: '1.1.1.1 2606:4700::1111 dns.example', affinity: '0-3,8' },
+      ],
+      [
+        'hotplug, watchdog, rng and cicustom',
+        {
+          hotplug: 'network,disk,usb',
+          watchdog: 'ib700,action=reset',
+          rng0: 'source=/dev/urandom',
+          cicustom: 'user=local:snippets/u.yaml',
+        },
+      ],
     ])('%s', (_name, params) => {
       expect(check(create(params))).toEqual([]);
     });
@@ -217,14 +236,29 @@ describeWithSchema(`checkRequest against ${schemaFile ?? 'the PVE schema (not fo
       [{ description: 'x'.repeat(8193) }, 'description: value may only be 8192 characters long'],
       [{ startdate: 'tomorrow' }, 'startdate: value does not match the regex pattern'],
       [{ startup: 'order=first' }, 'startup: invalid format - unable to parse startup options'],
-      [{ ipconfig0: 'ip=10.0.0.5/33' }, 'ipconfig0.ip: invalid format - value does not look like a valid ipv4 network'],
-      [{ ipconfig0: 'gw=10.0.0.1' }, "ip: missing property - 'ipconfig0.gw' requires this property"],
-      [{ nameserver: '1.1.1.1 not..valid' }, 'nameserver: invalid format - value does not look like a valid address'],
+      [
+        { ipconfig0: 'ip=10.0.0.5/33' },
+        'ipconfig0.ip: invalid format - value does not look like a valid ipv4 network',
+      ],
+      [
+        { ipconfig0: 'gw=10.0.0.1' },
+        "ip: missing property - 'ipconfig0.gw' requires this property",
+      ],
+      [
+        { nameserver: '1.1.1.1 not..valid' },
+        'nameserver: invalid format - value does not look like a valid address',
+      ],
       [{ affinity: '0-3,x' }, 'affinity: invalid format - unable to parse cpuset option'],
       [{ hotplug: 'disk,gpu' }, "hotplug: invalid format - invalid hotplug feature 'gpu'"],
-      [{ watchdog: 'i6300esb,action=explode' }, "watchdog.action: value 'explode' does not have a value"],
+      [
+        { watchdog: 'i6300esb,action=explode' },
+        "watchdog.action: value 'explode' does not have a value",
+      ],
       [{ rng0: 'source=/dev/zero' }, "rng0.source: value '/dev/zero' does not have a value"],
-      [{ cicustom: 'user=snippets.yaml' }, "cicustom.user: invalid format - unable to parse volume ID 'snippets.yaml'"],
+      [
+        { cicustom: 'user=snippets.yaml' },
+        "cicustom.user: invalid format - unable to parse volume ID 'snippets.yaml'",
+      ],
     ])('create with %j', (params, expected) => {
       expect(check(create(params)).join('\n')).toContain(expected);
     });
@@ -450,7 +484,9 @@ describe('loadEndpoints and findSchemaFile', () => {
 
   it('fails the run under CI when the schema is missing, and only warns elsewhere', () => {
     vi.stubEnv('CI', 'true');
-    expect(() => requireInCi(null, 'The PVE 9.1.3 API schema')).toThrow('The PVE 9.1.3 API schema was not found');
+    expect(() => requireInCi(null, 'The PVE 9.1.3 API schema')).toThrow(
+      'The PVE 9.1.3 API schema was not found',
+    );
     vi.stubEnv('CI', '');
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     expect(() => requireInCi(null, 'The PVE 9.1.3 API schema')).not.toThrow();

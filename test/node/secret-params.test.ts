@@ -13,16 +13,21 @@ import { shownParams } from '../../src/tools/shown-params';
 import { findSchemaFile, requireInCi } from '../support/pve-schema-load.ts';
 
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
-requireInCi(schemaFile, 'The PVE 9.1.3 API schema (the secret parameter list is checked against it)');
+requireInCi(
+  schemaFile,
+  'The PVE 9.1.3 API schema (the secret parameter list is checked against it)',
+);
 
-const SECRET_WORDS = /password|passphrase|secret|private key|\btoken\b|keyring|hmac|one-time|\bkey\b|credential|otp|totp|ticket/i;
+const SECRET_WORDS =
+  /password|passphrase|secret|private key|\btoken\b|keyring|hmac|one-time|\bkey\b|credential|otp|totp|ticket/i;
 
 /** Parameters whose description matches, but whose value is not a secret. */
 const NOT_SECRET: Record<string, string> = {
   ciuser: 'a user name (the password is cipassword)',
   certkey: 'a path to a key file on the node, not the key',
   crypted: 'a flag saying the password was already crypt()ed',
-  'eab-kid': 'the key identifier of an ACME external account binding (the HMAC key is eab-hmac-key)',
+  'eab-kid':
+    'the key identifier of an ACME external account binding (the HMAC key is eab-hmac-key)',
   expire: "an API token's expiry date",
   'generate-password': 'a flag',
   'master-pubkey': 'a public key',
@@ -66,7 +71,10 @@ interface Param {
 function allParams(file: string): Param[] {
   const out: Param[] = [];
   const visit = (node: Record<string, unknown>): void => {
-    const info = (node.info ?? {}) as Record<string, { parameters?: { properties?: Record<string, Record<string, unknown>> } }>;
+    const info = (node.info ?? {}) as Record<
+      string,
+      { parameters?: { properties?: Record<string, Record<string, unknown>> } }
+    >;
     for (const [method, def] of Object.entries(info)) {
       for (const [name, schema] of Object.entries(def.parameters?.properties ?? {})) {
         const description = `${String(schema.description ?? '')} ${String(schema.verbose_description ?? '')}`;
@@ -75,7 +83,8 @@ function allParams(file: string): Param[] {
     }
     for (const child of (node.children ?? []) as Record<string, unknown>[]) visit(child);
   };
-  for (const root of JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>[]) visit(root);
+  for (const root of JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>[])
+    visit(root);
   return out;
 }
 
@@ -88,7 +97,16 @@ describe.skipIf(!schemaFile)('the secret parameter list, against the PVE 9.1.3 s
 
   it('lists every parameter the schema describes as a secret, or says why it is not one', () => {
     const undecided = [
-      ...new Set(params.filter((p) => SECRET_WORDS.test(p.description) && !SECRET_PARAMS.has(p.name) && !(p.name in NOT_SECRET)).map((p) => `${p.name} (${p.where})`)),
+      ...new Set(
+        params
+          .filter(
+            (p) =>
+              SECRET_WORDS.test(p.description) &&
+              !SECRET_PARAMS.has(p.name) &&
+              !(p.name in NOT_SECRET),
+          )
+          .map((p) => `${p.name} (${p.where})`),
+      ),
     ];
     expect(undecided).toEqual([]);
   });
@@ -104,7 +122,10 @@ describe.skipIf(!schemaFile)('the secret parameter list, against the PVE 9.1.3 s
 describe('where the list applies', () => {
   it('redacts each secret in previews and results, and in the audit trail', () => {
     const sent = Object.fromEntries([...SECRET_PARAMS].map((n) => [n, `v-${n}`]));
-    expect(Object.values(shownParams({ ...sent, storage: 'pbs1' }))).toEqual([...[...SECRET_PARAMS].map(() => '[redacted]'), 'pbs1']);
+    expect(Object.values(shownParams({ ...sent, storage: 'pbs1' }))).toEqual([
+      ...[...SECRET_PARAMS].map(() => '[redacted]'),
+      'pbs1',
+    ]);
     for (const name of SECRET_PARAMS) expect(BUILT_IN_SENSITIVE).toContain(name);
   });
 });

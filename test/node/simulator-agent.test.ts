@@ -57,7 +57,9 @@ describe('container interfaces', () => {
   it("lists a running container's interfaces, both PVE 8's fields and PVE 9's ip-addresses", async () => {
     const c = client();
     const nics = await getData<Record<string, unknown>[]>(c, path('pve1', 110));
-    const mac = /hwaddr=([0-9A-F:]{17})/i.exec((await c.guest(110)).config.net0 ?? '')?.[1]?.toLowerCase();
+    const mac = /hwaddr=([0-9A-F:]{17})/i
+      .exec((await c.guest(110)).config.net0 ?? '')?.[1]
+      ?.toLowerCase();
     expect(nics.map((n) => n.name)).toEqual(['lo', 'eth0']);
     expect(nics[1]).toEqual({
       name: 'eth0',

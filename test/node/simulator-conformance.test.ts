@@ -6,12 +6,20 @@ import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../simulator/api/routes.ts';
 import { compareParameters, type SimSchema } from '../support/pve-route-compare.ts';
 import { checkReturns } from '../support/pve-return-check.ts';
-import { findSchemaFile, loadEndpoints, requireInCi, type EndpointDef } from '../support/pve-schema-load.ts';
+import {
+  findSchemaFile,
+  loadEndpoints,
+  requireInCi,
+  type EndpointDef,
+} from '../support/pve-schema-load.ts';
 import { CALLS, REQUIRED } from './helpers/conformance-calls.ts';
 import { useSimulator, waitTask } from './helpers/sim-harness.ts';
 
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
-requireInCi(schemaFile, 'The PVE 9.1.3 API schema (the simulator routes and answers are checked against it)');
+requireInCi(
+  schemaFile,
+  'The PVE 9.1.3 API schema (the simulator routes and answers are checked against it)',
+);
 const routeKeys = ROUTES.map((route) => `${route.method} ${route.path}`);
 const endpoints = new Map<string, EndpointDef>(
   schemaFile

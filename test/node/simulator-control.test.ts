@@ -18,13 +18,38 @@ describe('request log', () => {
     const c = client();
     await c.api('GET', '/cluster/resources', { query: { type: 'vm' } });
     await c.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106, tags: 'a;b' } });
-    await rawRequest(`${c.root}/api2/json/nodes/pve1/qemu`, { method: 'POST', body: 'vmid=107', chunked: true });
+    await rawRequest(`${c.root}/api2/json/nodes/pve1/qemu`, {
+      method: 'POST',
+      body: 'vmid=107',
+      chunked: true,
+    });
     const [get, post, chunked] = await c.requests();
-    expect(get).toMatchObject({ seq: 1, method: 'GET', path: '/api2/json/cluster/resources', query: { type: 'vm' }, body: null, status: 200, chunked: false, contentLength: null });
+    expect(get).toMatchObject({
+      seq: 1,
+      method: 'GET',
+      path: '/api2/json/cluster/resources',
+      query: { type: 'vm' },
+      body: null,
+      status: 200,
+      chunked: false,
+      contentLength: null,
+    });
     expect(get?.headers.authorization).toBe(`PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=<redacted>`);
     expect(JSON.stringify(get)).not.toContain(SIMULATOR_TOKENS.admin.secret);
-    expect(post).toMatchObject({ method: 'POST', body: 'vmid=106&tags=a%3Bb', params: { vmid: '106', tags: 'a;b' }, contentLength: 19, chunked: false, status: 200 });
-    expect(chunked).toMatchObject({ chunked: true, contentLength: null, body: 'vmid=107', status: 501 });
+    expect(post).toMatchObject({
+      method: 'POST',
+      body: 'vmid=106&tags=a%3Bb',
+      params: { vmid: '106', tags: 'a;b' },
+      contentLength: 19,
+      chunked: false,
+      status: 200,
+    });
+    expect(chunked).toMatchObject({
+      chunked: true,
+      contentLength: null,
+      body: 'vmid=107',
+      status: 501,
+    });
   });
 
   it('logs the decoded path pveproxy routes on, and the raw one as sent', async () => {
@@ -50,9 +75,18 @@ describe('faults', () => {
   it('serves an injected status and HTML body, once by default', async () => {
     const c = client();
     const page = '<html><title>Sign in ・ Cloudflare Access</title></html>';
-    await c.fault({ path: '^/cluster/resources$', status: 200, body: page, contentType: 'text/html' });
+    await c.fault({
+      path: '^/cluster/resources$',
+      status: 200,
+      body: page,
+      contentType: 'text/html',
+    });
     const faulted = await c.api('GET', '/cluster/resources');
-    expect([faulted.status, faulted.headers.get('content-type'), faulted.text]).toEqual([200, 'text/html', page]);
+    expect([faulted.status, faulted.headers.get('content-type'), faulted.text]).toEqual([
+      200,
+      'text/html',
+      page,
+    ]);
     expect((await c.api('GET', '/cluster/resources')).body.data).toBeInstanceOf(Array);
   });
 
@@ -66,7 +100,13 @@ describe('faults', () => {
 
   it('applies a fault `times` times, matching the method', async () => {
     const c = client();
-    await c.fault({ method: 'GET', path: '^/version$', status: 530, body: 'error code: 1033', times: 2 });
+    await c.fault({
+      method: 'GET',
+      path: '^/version$',
+      status: 530,
+      body: 'error code: 1033',
+      times: 2,
+    });
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await c.api('GET', '/version')).status);
     expect(statuses).toEqual([530, 530, 200]);
@@ -74,9 +114,18 @@ describe('faults', () => {
 
   it('sends a JSON object body as JSON with a custom reason', async () => {
     const c = client();
-    await c.fault({ path: '^/nodes$', status: 596, reason: 'Connection timed out', body: { data: null } });
+    await c.fault({
+      path: '^/nodes$',
+      status: 596,
+      reason: 'Connection timed out',
+      body: { data: null },
+    });
     const res = await c.api('GET', '/nodes');
-    expect([res.status, res.reason, res.body]).toEqual([596, 'Connection timed out', { data: null }]);
+    expect([res.status, res.reason, res.body]).toEqual([
+      596,
+      'Connection timed out',
+      { data: null },
+    ]);
   });
 
   it('drops the connection without a response', async () => {
@@ -89,7 +138,9 @@ describe('faults', () => {
   it('hangs until the client gives up', async () => {
     const c = client();
     await c.fault({ path: '^/version$', hang: true });
-    await expect(rawRequest(`${c.root}/api2/json/version`, { timeoutMs: 200 })).rejects.toThrow('timeout');
+    await expect(rawRequest(`${c.root}/api2/json/version`, { timeoutMs: 200 })).rejects.toThrow(
+      'timeout',
+    );
   });
 
   it('delays a normal answer with delayMs alone', async () => {
@@ -100,25 +151,42 @@ describe('faults', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(240);
   });
 
-  it.each([true, false])('streams a body of streamBytes bytes (chunked: %s) and logs what it sent', async (chunked) => {
-    const c = client();
-    await c.fault({ path: '^/version$', streamBytes: 200_000, chunked });
-    const res = await fetch(`${c.root}/api2/json/version`);
-    expect(res.headers.get('content-length')).toBe(chunked ? null : '200000');
-    const body = await res.text();
-    expect([body.length, body.slice(0, 12), body.slice(-4)]).toEqual([200_000, '{"data":"xxx', 'xx"}']);
-    await sleep(20);
-    expect((await c.requests())[0]?.streamed).toEqual({ bytes: 200_000, complete: true });
-  });
+  it.each([true, false])(
+    'streams a body of streamBytes bytes (chunked: %s) and logs what it sent',
+    async (chunked) => {
+      const c = client();
+      await c.fault({ path: '^/version$', streamBytes: 200_000, chunked });
+      const res = await fetch(`${c.root}/api2/json/version`);
+      expect(res.headers.get('content-length')).toBe(chunked ? null : '200000');
+      const body = await res.text();
+      expect([body.length, body.slice(0, 12), body.slice(-4)]).toEqual([
+        200_000,
+        '{"data":"xxx',
+        'xx"}',
+      ]);
+      await sleep(20);
+      expect((await c.requests())[0]?.streamed).toEqual({ bytes: 200_000, complete: true });
+    },
+  );
 
   it('makes the next create task fail with taskExitStatus', async () => {
     const c = client();
-    await c.fault({ method: 'POST', path: '^/nodes/[^/]+/qemu$', taskExitStatus: "unable to create VM 106 - can't lock file" });
+    await c.fault({
+      method: 'POST',
+      path: '^/nodes/[^/]+/qemu$',
+      taskExitStatus: "unable to create VM 106 - can't lock file",
+    });
     const res = await c.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106 } });
     expect(res.status).toBe(200);
     await sleep(200);
-    const status = await c.api('GET', `/nodes/pve1/tasks/${encodeURIComponent(res.body.data as string)}/status`);
-    expect(status.body.data).toMatchObject({ status: 'stopped', exitstatus: "unable to create VM 106 - can't lock file" });
+    const status = await c.api(
+      'GET',
+      `/nodes/pve1/tasks/${encodeURIComponent(res.body.data as string)}/status`,
+    );
+    expect(status.body.data).toMatchObject({
+      status: 'stopped',
+      exitstatus: "unable to create VM 106 - can't lock file",
+    });
     expect((await c.api('GET', '/cluster/nextid')).body.data).toBe('106');
   });
 });
@@ -140,10 +208,20 @@ describe('tenants, nodes and reset', () => {
     await c.setNodeOnline('pve3', false);
     const res = await c.api('GET', '/nodes/pve3/qemu');
     expect([res.status, res.reason, res.text]).toEqual([595, 'No route to host', '']);
-    const vm = ((await c.api('GET', '/cluster/resources', { query: { type: 'vm' } })).body.data as Record<string, unknown>[]).find(
-      (item) => item.vmid === 105,
-    );
-    expect(vm).toEqual({ id: 'qemu/105', vmid: 105, node: 'pve3', type: 'qemu', status: 'unknown', tags: 'k8s' });
+    const vm = (
+      (await c.api('GET', '/cluster/resources', { query: { type: 'vm' } })).body.data as Record<
+        string,
+        unknown
+      >[]
+    ).find((item) => item.vmid === 105);
+    expect(vm).toEqual({
+      id: 'qemu/105',
+      vmid: 105,
+      node: 'pve3',
+      type: 'qemu',
+      status: 'unknown',
+      tags: 'k8s',
+    });
     const nodes = (await c.api('GET', '/nodes')).body.data as { node: string; status: string }[];
     expect(nodes.find((n) => n.node === 'pve3')?.status).toBe('offline');
     await c.setNodeOnline('pve3', true);
@@ -165,30 +243,51 @@ describe('tenants, nodes and reset', () => {
     const c = client();
     await c.configure({ taskDurationMs: 0 });
     const res = await c.api('POST', '/nodes/pve1/qemu', { form: { vmid: 106 } });
-    const status = await c.api('GET', `/nodes/pve1/tasks/${encodeURIComponent(res.body.data as string)}/status`);
+    const status = await c.api(
+      'GET',
+      `/nodes/pve1/tasks/${encodeURIComponent(res.body.data as string)}/status`,
+    );
     expect(status.body.data).toMatchObject({ status: 'stopped', exitstatus: 'OK' });
   });
 
   it('refuses bad control input with 400', async () => {
-    const res = await fetch(`${client().root}/_sim/faults`, { method: 'POST', body: JSON.stringify({ path: '(' }) });
+    const res = await fetch(`${client().root}/_sim/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ path: '(' }),
+    });
     expect(res.status).toBe(400);
-    const big = await fetch(`${client().root}/_sim/faults`, { method: 'POST', body: JSON.stringify({ path: '.*', streamBytes: 2 ** 40 }) });
-    expect([big.status, await big.text()]).toEqual([400, expect.stringContaining("'streamBytes' must be an integer from 16 to 67108864")]);
+    const big = await fetch(`${client().root}/_sim/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ path: '.*', streamBytes: 2 ** 40 }),
+    });
+    expect([big.status, await big.text()]).toEqual([
+      400,
+      expect.stringContaining("'streamBytes' must be an integer from 16 to 67108864"),
+    ]);
   });
 });
 
 describe('guests', () => {
-  it('shows a guest\'s config, pending changes, snapshots and run state', async () => {
+  it("shows a guest's config, pending changes, snapshots and run state", async () => {
     const c = client();
     const vm = await c.guest(101);
-    expect(vm).toMatchObject({ vmid: 101, type: 'qemu', node: 'pve1', status: 'running', qmpstatus: 'running', agentRunning: true, lock: null, pool: 'prod' });
+    expect(vm).toMatchObject({
+      vmid: 101,
+      type: 'qemu',
+      node: 'pve1',
+      status: 'running',
+      qmpstatus: 'running',
+      agentRunning: true,
+      lock: null,
+      pool: 'prod',
+    });
     expect(vm.config).toMatchObject({ name: 'web02', parent: 'post-upgrade' });
     expect(Object.keys(vm.snapshots)).toEqual(['pre-upgrade', 'post-upgrade']);
     expect(vm.pending).toEqual({ values: {}, delete: [] });
     expect(vm.digest).toMatch(/^[0-9a-f]{40}$/);
   });
 
-  it('settles tasks before answering, so a finished task\'s effect shows without an API call', async () => {
+  it("settles tasks before answering, so a finished task's effect shows without an API call", async () => {
     const c = client();
     await c.api('POST', '/nodes/pve2/qemu/104/status/start');
     await sleep(150);
@@ -201,7 +300,9 @@ describe('guests', () => {
     const res = await c.api('PUT', '/nodes/pve2/qemu/104/config', { form: { name: 'x' } });
     expect([res.status, res.body.message]).toEqual([500, 'VM is locked (backup)\n']);
     expect(await c.setLock(104, null)).toMatchObject({ lock: null });
-    expect((await c.api('PUT', '/nodes/pve2/qemu/104/config', { form: { name: 'x' } })).status).toBe(200);
+    expect(
+      (await c.api('PUT', '/nodes/pve2/qemu/104/config', { form: { name: 'x' } })).status,
+    ).toBe(200);
   });
 
   it('switches the guest agent and the QMP status', async () => {
@@ -220,7 +321,8 @@ describe('guests', () => {
     ['an unknown QMP status', '/guests/100/qmpstatus', { qmpstatus: 'frozen' }, 400],
     ['an unknown guest endpoint', '/guests/100/bogus', {}, 404],
   ])('refuses %s', async (_name, path, body, status) => {
-    const init: RequestInit = body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
+    const init: RequestInit =
+      body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) };
     const res = await fetch(`${client().root}/_sim${path}`, init);
     expect(res.status).toBe(status);
     expect(await res.json()).toEqual({ error: expect.any(String) });

@@ -10,7 +10,10 @@ import { findSchemaFile, loadEndpoints, requireInCi } from '../support/pve-schem
 import { useSimulator } from './helpers/sim-harness.ts';
 
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
-requireInCi(schemaFile, 'The PVE 9.1.3 API schema (the requests the simulator accepts are checked against it)');
+requireInCi(
+  schemaFile,
+  'The PVE 9.1.3 API schema (the requests the simulator accepts are checked against it)',
+);
 const endpoints = schemaFile
   ? loadEndpoints(
       schemaFile,

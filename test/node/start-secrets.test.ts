@@ -16,7 +16,11 @@ const ACCESS_SECRET = 'access-secret-for-ps-test-7f3a9c';
 let sim: RunningSimulator;
 let server: NpmStart;
 
-const commandLines = () => execFileSync('ps', ['-eo', 'args', '--no-headers'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+const commandLines = () =>
+  execFileSync('ps', ['-eo', 'args', '--no-headers'], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
 
 /** The secrets file of this server's wrangler (other tests' servers may be running beside it). */
 function ourSecretsFile(): string {
@@ -60,11 +64,15 @@ describe('npm start with a real-Proxmox configuration', () => {
 
   it('still hands the secrets to the Worker: calls reach Proxmox with the token and the Access headers', async () => {
     const client = new Client({ name: 'start-secrets-test', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://localhost:${server.port}/mcp`)));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://localhost:${server.port}/mcp`)),
+    );
     const list = await client.callTool({ name: 'pve_list_vms', arguments: { limit: 1 } });
     expect(list.isError, JSON.stringify(list.content)).toBeFalsy();
     await client.close();
-    const log = (await (await fetch(`${sim.url}/_sim/requests`)).json()) as { requests: { headers: Record<string, string> }[] };
+    const log = (await (await fetch(`${sim.url}/_sim/requests`)).json()) as {
+      requests: { headers: Record<string, string> }[];
+    };
     const last = log.requests.at(-1)!;
     expect(last.headers['cf-access-client-id']).toBe('ps-test.access');
     expect(last.headers['cf-access-client-secret']).toBeDefined();

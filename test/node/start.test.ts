@@ -23,24 +23,39 @@ afterAll(() => server.stop());
 
 describe('npm start', () => {
   it('says it serves loopback only without authentication', () => {
-    expect(output).toContain('AUTH_MODE=none: no authentication. Only loopback requests are served');
+    expect(output).toContain(
+      'AUTH_MODE=none: no authentication. Only loopback requests are served',
+    );
     expect(output).toMatch(/Proxmox simulator: http:\/\/127\.0\.0\.1:\d+\/api2\/json/);
   });
 
   it.each([
-    ['streamable HTTP', () => new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`))],
+    [
+      'streamable HTTP',
+      () => new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`)),
+    ],
     ['SSE', () => new SSEClientTransport(new URL(`http://localhost:${port}/sse`))],
   ])('lists every tool and calls the list and create tools over %s', async (_label, transport) => {
     const client = new Client({ name: 'start-test', version: '1' });
     await client.connect(transport());
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_start_vm', 'pve_get_vm_status']));
+      expect(tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining([
+          'pve_list_vms',
+          'pve_create_qemu_vm',
+          'pve_start_vm',
+          'pve_get_vm_status',
+        ]),
+      );
       expect(tools).toHaveLength(TOOLS.length); // the bundled policy lists every tool of this server
       const list = await client.callTool({ name: 'pve_list_vms', arguments: { limit: 3 } });
       expect(list.isError).toBeFalsy();
       expect((list.structuredContent as { total: number }).total).toBeGreaterThanOrEqual(12);
-      const preview = await client.callTool({ name: 'pve_create_qemu_vm', arguments: { node: 'pve1', name: 'demo' } });
+      const preview = await client.callTool({
+        name: 'pve_create_qemu_vm',
+        arguments: { node: 'pve1', name: 'demo' },
+      });
       expect((preview.structuredContent as { mode: string }).mode).toBe('preview');
     } finally {
       await client.close();

@@ -15,11 +15,18 @@ describe('an invalid POLICY', () => {
 
   it('is reported by /health with every error and its pointer', async () => {
     const res = await workerFetch(`${ORIGIN}/health`);
-    const body = (await res.json()) as { ok: boolean; policy: { valid: boolean; errors: { pointer: string }[] } };
+    const body = (await res.json()) as {
+      ok: boolean;
+      policy: { valid: boolean; errors: { pointer: string }[] };
+    };
     expect(body.ok).toBe(false);
     expect(body.policy.valid).toBe(false);
     expect(body.policy.errors.map((e) => e.pointer)).toEqual(
-      expect.arrayContaining(['/default', '/tools/pve_list_vms/limits/0/window', '/tools/pve_list_vms/limits/0/max']),
+      expect.arrayContaining([
+        '/default',
+        '/tools/pve_list_vms/limits/0/window',
+        '/tools/pve_list_vms/limits/0/max',
+      ]),
     );
   });
 
@@ -31,7 +38,10 @@ describe('an invalid POLICY', () => {
     const result = await call(client, tool, args);
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/^\[POLICY DENIED\] The server's policy \(POLICY\) is invalid/);
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '(invalid policy)' });
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '(invalid policy)',
+    });
     expect(await sim.requests()).toEqual([]);
   });
 });
@@ -41,16 +51,32 @@ describe('the audit trail while the policy is invalid', () => {
   it('keeps no argument value at all: the list of sensitive arguments is unknown', async () => {
     const client = await connect('http');
     const logs: string[] = [];
-    const spy = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void logs.push(a.map(String).join(' ')));
+    const spy = vi
+      .spyOn(console, 'log')
+      .mockImplementation((...a: unknown[]) => void logs.push(a.map(String).join(' ')));
     try {
-      await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 7001, description: 'my-pin-4321', confirm: true });
+      await call(client, 'pve_create_qemu_vm', {
+        node: 'pve1',
+        vmid: 7001,
+        description: 'my-pin-4321',
+        confirm: true,
+      });
     } finally {
       spy.mockRestore();
       await client.close();
     }
-    const { request_id: requestId } = JSON.parse(logs.find((l) => l.includes('"msg":"tool_call"'))!) as { request_id: string };
+    const { request_id: requestId } = JSON.parse(
+      logs.find((l) => l.includes('"msg":"tool_call"'))!,
+    ) as { request_id: string };
     const [record] = await auditRecords((r) => r.request_id === requestId);
-    expect(record!.arg_keys).toEqual(['node', 'vmid', 'description', 'wait', 'timeout_s', 'confirm']);
+    expect(record!.arg_keys).toEqual([
+      'node',
+      'vmid',
+      'description',
+      'wait',
+      'timeout_s',
+      'confirm',
+    ]);
     expect(Object.values(record!.args)).toEqual(Array(6).fill('[redacted]'));
     expect(JSON.stringify(record)).not.toContain('my-pin-4321');
   });

@@ -50,20 +50,51 @@ describe('the bundled policy.json', () => {
   });
 
   it.each([
-    ['a hard stop', 'pve_stop_vm', { node: 'pve1', vmid: 101, confirm: true }, /hard power-off loses/],
-    ['a rollback', 'pve_rollback_snapshot', { node: 'pve1', vmid: 101, snapname: 'anything', confirm: true }, /discards everything since the snapshot/],
-    ['deleting a snapshot', 'pve_delete_snapshot', { node: 'pve1', vmid: 101, snapname: 'anything', confirm: true }, /cannot be undone/],
-    ['destroying a guest', 'pve_delete_vm', { node: 'pve2', vmid: 104, confirm: true }, /deletes it and its disks for good/],
-    ['a migration', 'pve_migrate_vm', { node: 'pve2', vmid: 104, target: 'pve3', confirm: true }, /Moving a guest to another node/],
-  ])('asks a person to approve %s, sending nothing meanwhile', async (_label, tool, args, reason) => {
-    await sim.clearLog();
-    const result = await call(client, tool, args);
-    expect(result.isError).toBe(true);
-    expect(text(result)).toMatch(/^\[APPROVAL REQUIRED\] /);
-    expect(text(result)).toMatch(reason);
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'approval_required', rule: `/tools/${tool}/action` });
-    expect(await sim.writes()).toEqual([]);
-  });
+    [
+      'a hard stop',
+      'pve_stop_vm',
+      { node: 'pve1', vmid: 101, confirm: true },
+      /hard power-off loses/,
+    ],
+    [
+      'a rollback',
+      'pve_rollback_snapshot',
+      { node: 'pve1', vmid: 101, snapname: 'anything', confirm: true },
+      /discards everything since the snapshot/,
+    ],
+    [
+      'deleting a snapshot',
+      'pve_delete_snapshot',
+      { node: 'pve1', vmid: 101, snapname: 'anything', confirm: true },
+      /cannot be undone/,
+    ],
+    [
+      'destroying a guest',
+      'pve_delete_vm',
+      { node: 'pve2', vmid: 104, confirm: true },
+      /deletes it and its disks for good/,
+    ],
+    [
+      'a migration',
+      'pve_migrate_vm',
+      { node: 'pve2', vmid: 104, target: 'pve3', confirm: true },
+      /Moving a guest to another node/,
+    ],
+  ])(
+    'asks a person to approve %s, sending nothing meanwhile',
+    async (_label, tool, args, reason) => {
+      await sim.clearLog();
+      const result = await call(client, tool, args);
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(/^\[APPROVAL REQUIRED\] /);
+      expect(text(result)).toMatch(reason);
+      expect(result.structuredContent!.policy).toMatchObject({
+        decision: 'approval_required',
+        rule: `/tools/${tool}/action`,
+      });
+      expect(await sim.writes()).toEqual([]);
+    },
+  );
 
   it('previews a stop without asking anyone (a preview changes nothing)', async () => {
     const result = await call(client, 'pve_stop_vm', { node: 'pve1', vmid: 101 });
@@ -77,7 +108,11 @@ describe('the bundled policy.json', () => {
     ['more than 2 sockets', { sockets: 4 }, `${RULE}/2`],
     ['a disk over 512 GiB', { scsi0: 'local-lvm:2048' }, `${RULE}/3`],
     ['attaching an existing volume', { scsi0: 'local-lvm:vm-100-disk-0' }, `${RULE}/4`],
-    ['importing another VM\'s disk', { scsi0: 'local-lvm:0,import-from=local-lvm:vm-100-disk-0' }, `${RULE}/5`],
+    [
+      "importing another VM's disk",
+      { scsi0: 'local-lvm:0,import-from=local-lvm:vm-100-disk-0' },
+      `${RULE}/5`,
+    ],
   ])('denies %s, even as a preview, before writing anything', async (_label, args, rule) => {
     await sim.clearLog();
     const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', ...args });
@@ -85,12 +120,17 @@ describe('the bundled policy.json', () => {
     expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
     expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
     // The only request: the read of the next free vmid, which the policy sees as args.vmid.
-    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api2/json/cluster/nextid']);
+    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /api2/json/cluster/nextid',
+    ]);
   });
 
   it('allows a modest VM with an imported cloud image', async () => {
     const result = await call(client, 'pve_create_qemu_vm', {
-      node: 'pve1', memory: 4096, cores: 2, scsi0: 'local-lvm:0,import-from=local:import/debian-12-genericcloud-amd64.qcow2',
+      node: 'pve1',
+      memory: 4096,
+      cores: 2,
+      scsi0: 'local-lvm:0,import-from=local:import/debian-12-genericcloud-amd64.qcow2',
     });
     expect(result.isError, text(result)).toBeFalsy();
   });
@@ -98,35 +138,159 @@ describe('the bundled policy.json', () => {
   it('denies the raw API outright, with the reason, asking Proxmox nothing', async () => {
     await sim.clearLog();
     const result = await call(client, 'pve_api_request', { method: 'GET', path: '/version' });
-    expect(text(result)).toMatch(/^\[POLICY DENIED\] The raw Proxmox API is not open to agents on this server/);
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule: '/tools/pve_api_request/action' });
+    expect(text(result)).toMatch(
+      /^\[POLICY DENIED\] The raw Proxmox API is not open to agents on this server/,
+    );
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_api_request/action',
+    });
     expect(await sim.requests()).toEqual([]);
   });
 
   const CLONE = { node: 'pve1', source_vmid: 9000 };
   const LXC = { node: 'pve1', ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst' };
   it.each<[string, string, Record<string, unknown>, string]>([
-    ['a clone with more than 32 GiB', 'pve_clone_vm', { ...CLONE, memory: 65536 }, '/tools/pve_clone_vm/deny_if/0'],
-    ['a clone with more than 16 cores', 'pve_clone_vm', { ...CLONE, cores: 32 }, '/tools/pve_clone_vm/deny_if/1'],
-    ["a clone's disk grown by more than 512 GiB", 'pve_clone_vm', { ...CLONE, resize: '+600G' }, '/tools/pve_clone_vm/deny_if/2'],
-    ['a privileged container', 'pve_create_lxc', { ...LXC, unprivileged: false }, '/tools/pve_create_lxc/deny_if/0'],
-    ['a container over 32 GiB', 'pve_create_lxc', { ...LXC, memory: 40000 }, '/tools/pve_create_lxc/deny_if/1'],
-    ['a container root disk over 512 GiB', 'pve_create_lxc', { ...LXC, rootfs: 'local-lvm:1024' }, '/tools/pve_create_lxc/deny_if/3'],
-    ['a container on an existing volume', 'pve_create_lxc', { ...LXC, rootfs: 'local-lvm:vm-110-disk-0' }, '/tools/pve_create_lxc/deny_if/4'],
-    ['a resize by more than 512 GiB', 'pve_resize_disk', { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+1T' }, '/tools/pve_resize_disk/deny_if/0'],
-    ['turning protection off', 'pve_set_vm_config', { node: 'pve1', vmid: 102, config: { protection: false } }, '/tools/pve_set_vm_config/deny_if/0'],
-    ['deleting protection', 'pve_set_vm_config', { node: 'pve1', vmid: 102, delete: ['protection'] }, '/tools/pve_set_vm_config/deny_if/1'],
-    ['a config with more than 32 GiB', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { memory: 65536 } }, '/tools/pve_set_vm_config/deny_if/2'],
-    ['a new disk over 512 GiB in any slot', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { virtio3: 'local-lvm:600' } }, '/tools/pve_set_vm_config/deny_if/5'],
-    ["importing another guest's disk", 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { sata1: 'local-lvm:0,import-from=local-lvm:vm-101-disk-0' } }, '/tools/pve_set_vm_config/deny_if/6'],
-    ['a balloon target over 32 GiB', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { balloon: 65536 } }, '/tools/pve_set_vm_config/deny_if/7'],
-    ['more than 32 vCPUs', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { vcpus: 64 } }, '/tools/pve_set_vm_config/deny_if/8'],
-    ["a container's swap over 32 GiB", 'pve_set_vm_config', { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { swap: 65536 } }, '/tools/pve_set_vm_config/deny_if/9'],
-    ['three new 512 GiB disks in one change (1536 GiB together)', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { virtio3: 'local-lvm:512', virtio4: 'local-lvm:512', sata3: 'local-lvm:512' } }, '/tools/pve_set_vm_config/deny_if/10'],
-    ['a CPU weight above the default', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { cpuunits: 10000 } }, '/tools/pve_set_vm_config/deny_if/11'],
-    ["a container's CPU weight above the default", 'pve_set_vm_config', { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { cpuunits: 500 } }, '/tools/pve_set_vm_config/deny_if/11'],
-    ['a memory share above the default', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: { shares: 50000 } }, '/tools/pve_set_vm_config/deny_if/12'],
-    ['dozens of small new disks over 1024 GiB together', 'pve_set_vm_config', { node: 'pve1', vmid: 100, config: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`virtio${i + 3}`, 'local-lvm:100'])) }, '/tools/pve_set_vm_config/deny_if/10'],
+    [
+      'a clone with more than 32 GiB',
+      'pve_clone_vm',
+      { ...CLONE, memory: 65536 },
+      '/tools/pve_clone_vm/deny_if/0',
+    ],
+    [
+      'a clone with more than 16 cores',
+      'pve_clone_vm',
+      { ...CLONE, cores: 32 },
+      '/tools/pve_clone_vm/deny_if/1',
+    ],
+    [
+      "a clone's disk grown by more than 512 GiB",
+      'pve_clone_vm',
+      { ...CLONE, resize: '+600G' },
+      '/tools/pve_clone_vm/deny_if/2',
+    ],
+    [
+      'a privileged container',
+      'pve_create_lxc',
+      { ...LXC, unprivileged: false },
+      '/tools/pve_create_lxc/deny_if/0',
+    ],
+    [
+      'a container over 32 GiB',
+      'pve_create_lxc',
+      { ...LXC, memory: 40000 },
+      '/tools/pve_create_lxc/deny_if/1',
+    ],
+    [
+      'a container root disk over 512 GiB',
+      'pve_create_lxc',
+      { ...LXC, rootfs: 'local-lvm:1024' },
+      '/tools/pve_create_lxc/deny_if/3',
+    ],
+    [
+      'a container on an existing volume',
+      'pve_create_lxc',
+      { ...LXC, rootfs: 'local-lvm:vm-110-disk-0' },
+      '/tools/pve_create_lxc/deny_if/4',
+    ],
+    [
+      'a resize by more than 512 GiB',
+      'pve_resize_disk',
+      { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+1T' },
+      '/tools/pve_resize_disk/deny_if/0',
+    ],
+    [
+      'turning protection off',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 102, config: { protection: false } },
+      '/tools/pve_set_vm_config/deny_if/0',
+    ],
+    [
+      'deleting protection',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 102, delete: ['protection'] },
+      '/tools/pve_set_vm_config/deny_if/1',
+    ],
+    [
+      'a config with more than 32 GiB',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 100, config: { memory: 65536 } },
+      '/tools/pve_set_vm_config/deny_if/2',
+    ],
+    [
+      'a new disk over 512 GiB in any slot',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 100, config: { virtio3: 'local-lvm:600' } },
+      '/tools/pve_set_vm_config/deny_if/5',
+    ],
+    [
+      "importing another guest's disk",
+      'pve_set_vm_config',
+      {
+        node: 'pve1',
+        vmid: 100,
+        config: { sata1: 'local-lvm:0,import-from=local-lvm:vm-101-disk-0' },
+      },
+      '/tools/pve_set_vm_config/deny_if/6',
+    ],
+    [
+      'a balloon target over 32 GiB',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 100, config: { balloon: 65536 } },
+      '/tools/pve_set_vm_config/deny_if/7',
+    ],
+    [
+      'more than 32 vCPUs',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 100, config: { vcpus: 64 } },
+      '/tools/pve_set_vm_config/deny_if/8',
+    ],
+    [
+      "a container's swap over 32 GiB",
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { swap: 65536 } },
+      '/tools/pve_set_vm_config/deny_if/9',
+    ],
+    [
+      'three new 512 GiB disks in one change (1536 GiB together)',
+      'pve_set_vm_config',
+      {
+        node: 'pve1',
+        vmid: 100,
+        config: { virtio3: 'local-lvm:512', virtio4: 'local-lvm:512', sata3: 'local-lvm:512' },
+      },
+      '/tools/pve_set_vm_config/deny_if/10',
+    ],
+    [
+      'a CPU weight above the default',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 100, config: { cpuunits: 10000 } },
+      '/tools/pve_set_vm_config/deny_if/11',
+    ],
+    [
+      "a container's CPU weight above the default",
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { cpuunits: 500 } },
+      '/tools/pve_set_vm_config/deny_if/11',
+    ],
+    [
+      'a memory share above the default',
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 100, config: { shares: 50000 } },
+      '/tools/pve_set_vm_config/deny_if/12',
+    ],
+    [
+      'dozens of small new disks over 1024 GiB together',
+      'pve_set_vm_config',
+      {
+        node: 'pve1',
+        vmid: 100,
+        config: Object.fromEntries(
+          Array.from({ length: 12 }, (_, i) => [`virtio${i + 3}`, 'local-lvm:100']),
+        ),
+      },
+      '/tools/pve_set_vm_config/deny_if/10',
+    ],
   ])('denies %s, even as a preview, writing nothing', async (_label, tool, args, rule) => {
     await sim.clearLog();
     const result = await call(client, tool, args);
@@ -154,17 +318,32 @@ describe('the bundled policy.json', () => {
       ['its memory', { memory: '65536' }, 'config', {}, /at most 32 GiB of memory/],
       ['its cores', { cores: '32' }, 'config', {}, /at most 16 cores/],
       ['its sockets', { sockets: '4' }, 'config', {}, /at most 2 sockets/],
-      ['its disks, 128 + 256 + 700 GiB together', { disk: 'scsi1', size: '+700G' }, 'resize', {}, /at most 1024 GiB together/],
-      ['its disks and a resize, 128 + 256 + 500 + 200 GiB', { disk: 'scsi1', size: '+500G' }, 'resize', { resize: '+200G' }, /at most 1024 GiB together/],
-    ])('refuses a clone that would take %s, writing nothing', async (_label, params, path, args, reason) => {
-      await sim.reset();
-      await raise(params, path);
-      await sim.clearLog();
-      const result = await call(client, 'pve_clone_vm', { ...BIG, ...args, confirm: true });
-      expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
-      expect(text(result)).toMatch(reason);
-      expect(await sim.writes()).toEqual([]);
-    });
+      [
+        'its disks, 128 + 256 + 700 GiB together',
+        { disk: 'scsi1', size: '+700G' },
+        'resize',
+        {},
+        /at most 1024 GiB together/,
+      ],
+      [
+        'its disks and a resize, 128 + 256 + 500 + 200 GiB',
+        { disk: 'scsi1', size: '+500G' },
+        'resize',
+        { resize: '+200G' },
+        /at most 1024 GiB together/,
+      ],
+    ])(
+      'refuses a clone that would take %s, writing nothing',
+      async (_label, params, path, args, reason) => {
+        await sim.reset();
+        await raise(params, path);
+        await sim.clearLog();
+        const result = await call(client, 'pve_clone_vm', { ...BIG, ...args, confirm: true });
+        expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
+        expect(text(result)).toMatch(reason);
+        expect(await sim.writes()).toEqual([]);
+      },
+    );
 
     it('lets the call set what it would otherwise take (memory, cores), and previews it', async () => {
       await sim.reset();
@@ -176,13 +355,53 @@ describe('the bundled policy.json', () => {
   });
 
   it.each<[string, Record<string, unknown>]>([
-    ['pve_clone_vm', { ...CLONE, name: 'web-01', memory: 4096, cores: 2, resize: '+20G', ciuser: 'ops', start: true }],
+    [
+      'pve_clone_vm',
+      {
+        ...CLONE,
+        name: 'web-01',
+        memory: 4096,
+        cores: 2,
+        resize: '+20G',
+        ciuser: 'ops',
+        start: true,
+      },
+    ],
     ['pve_clone_vm', { node: 'pve1', source_vmid: 102, name: 'db-copy' }],
     ['pve_create_lxc', { ...LXC, hostname: 'ct-01', memory: 1024, rootfs: 'local-lvm:8' }],
     ['pve_resize_disk', { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+20G' }],
-    ['pve_set_vm_config', { node: 'pve1', vmid: 100, config: { memory: 8192, virtio3: 'local-lvm:64', protection: true } }],
-    ['pve_set_vm_config', { node: 'pve1', vmid: 100, config: { balloon: 4096, vcpus: 2, virtio3: 'local-lvm:512', virtio4: 'local-lvm:512', cpuunits: 50, shares: 500 } }],
-    ['pve_set_vm_config', { node: 'pve1', vmid: 110, vm_type: 'lxc', config: { swap: 1024, mp0: 'local-lvm:100,mp=/data' } }],
+    [
+      'pve_set_vm_config',
+      {
+        node: 'pve1',
+        vmid: 100,
+        config: { memory: 8192, virtio3: 'local-lvm:64', protection: true },
+      },
+    ],
+    [
+      'pve_set_vm_config',
+      {
+        node: 'pve1',
+        vmid: 100,
+        config: {
+          balloon: 4096,
+          vcpus: 2,
+          virtio3: 'local-lvm:512',
+          virtio4: 'local-lvm:512',
+          cpuunits: 50,
+          shares: 500,
+        },
+      },
+    ],
+    [
+      'pve_set_vm_config',
+      {
+        node: 'pve1',
+        vmid: 110,
+        vm_type: 'lxc',
+        config: { swap: 1024, mp0: 'local-lvm:100,mp=/data' },
+      },
+    ],
   ])('previews a modest %s', async (tool, args) => {
     const result = await call(client, tool, args);
     expect(result.isError, text(result)).toBeFalsy();

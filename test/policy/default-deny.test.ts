@@ -23,7 +23,11 @@ describe.each(TRANSPORTS)('default deny, only pve_create_qemu_vm listed (%s)', (
     expect(result.isError).toBe(true);
     expect(text(result)).toBe('[POLICY DENIED] Tool "pve_list_vms" is not allowed by policy.');
     expect(result.structuredContent).toEqual({
-      policy: { decision: 'deny', rule: '(default deny)', reason: 'Tool "pve_list_vms" is not allowed by policy.' },
+      policy: {
+        decision: 'deny',
+        rule: '(default deny)',
+        reason: 'Tool "pve_list_vms" is not allowed by policy.',
+      },
     });
     expect(await sim.requests()).toEqual([]);
   });

@@ -32,17 +32,32 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
   it('keeps the slot of a write Proxmox answered with an error (it may have done part of the work)', async () => {
     const client = await open();
     await sim.clearLog();
-    await sim.fault({ method: 'POST', path: '^/nodes/pve1/qemu$', times: 2, status: 500, contentType: 'application/json;charset=UTF-8', body: { data: null, message: 'storage is full\n' } });
+    await sim.fault({
+      method: 'POST',
+      path: '^/nodes/pve1/qemu$',
+      times: 2,
+      status: 500,
+      contentType: 'application/json;charset=UTF-8',
+      body: { data: null, message: 'storage is full\n' },
+    });
     for (let i = 0; i < 2; i++) {
-      const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 4000 + i, confirm: true });
+      const result = await call(client, 'pve_create_qemu_vm', {
+        node: 'pve1',
+        vmid: 4000 + i,
+        confirm: true,
+      });
       expect(result.isError).toBe(true);
       expect(text(result)).toMatch(/storage is full/);
     }
     expect(await sim.writes()).toHaveLength(2);
     // The stored counter: both failed writes used their slot.
     const counters = (env as unknown as AppEnv).POLICY_COUNTERS;
-    const rows = await counters.get(counters.idFromName(counterObjectName('grant', ANONYMOUS))).list(Date.now());
-    expect(rows.map((r) => [r.key, r.count])).toEqual([['pve_create_qemu_vm/pve_create_qemu_vm_rate', 2]]);
+    const rows = await counters
+      .get(counters.idFromName(counterObjectName('grant', ANONYMOUS)))
+      .list(Date.now());
+    expect(rows.map((r) => [r.key, r.count])).toEqual([
+      ['pve_create_qemu_vm/pve_create_qemu_vm_rate', 2],
+    ]);
   });
 
   it('lets exactly the 3 slots left of 5 be taken by 20 concurrent confirmed creates from 3 sessions', async () => {
@@ -50,7 +65,12 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
     await sim.clearLog();
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        call(sessions[i % 3]!, 'pve_create_qemu_vm', { node: 'pve2', vmid: 5000 + i, memory: 512, confirm: true }),
+        call(sessions[i % 3]!, 'pve_create_qemu_vm', {
+          node: 'pve2',
+          vmid: 5000 + i,
+          memory: 512,
+          confirm: true,
+        }),
       ),
     );
     const posts = await sim.writes();
@@ -61,8 +81,14 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
     expect(created).toHaveLength(3);
     expect(denied).toHaveLength(17);
     for (const r of denied) {
-      expect(text(r)).toMatch(/^\[POLICY DENIED\] Rate limit reached: pve_create_qemu_vm_rate allows 5 calls per minute per grant/);
-      const policy = r.structuredContent!.policy as { decision: string; rule: string; retry_after_s: number };
+      expect(text(r)).toMatch(
+        /^\[POLICY DENIED\] Rate limit reached: pve_create_qemu_vm_rate allows 5 calls per minute per grant/,
+      );
+      const policy = r.structuredContent!.policy as {
+        decision: string;
+        rule: string;
+        retry_after_s: number;
+      };
       expect(policy).toMatchObject({ decision: 'limited', rule: CREATE_RULE });
       expect(policy.retry_after_s).toBeGreaterThanOrEqual(1);
       expect(policy.retry_after_s).toBeLessThanOrEqual(60);
@@ -80,30 +106,50 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
     await abortAllDurableObjects();
     const client = await open('sse');
     await sim.clearLog();
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 5100, confirm: true });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: 5100,
+      confirm: true,
+    });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: CREATE_RULE });
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: CREATE_RULE,
+    });
     expect(await sim.writes()).toEqual([]);
   });
 
   it('resets a session-scoped limit for a new session, but not the grant one', async () => {
     const first = await open();
-    for (let i = 0; i < 3; i++) expect((await call(first, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    for (let i = 0; i < 3; i++)
+      expect((await call(first, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     const fourth = await call(first, 'pve_list_vms', { limit: 1 });
     expect(fourth.isError).toBe(true);
-    expect(fourth.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: '/tools/pve_list_vms/limits/0' });
+    expect(fourth.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: '/tools/pve_list_vms/limits/0',
+    });
     // An hour window: the retry comes at the next full hour (whenever in the hour this runs).
     const toNextHour = 3600 - Math.floor((Date.now() % 3_600_000) / 1000);
     const retry = (fourth.structuredContent!.policy as { retry_after_s: number }).retry_after_s;
-    expect(Math.abs(retry - toNextHour) <= 2 || Math.abs(retry - toNextHour - 3600) <= 2).toBe(true);
+    expect(Math.abs(retry - toNextHour) <= 2 || Math.abs(retry - toNextHour - 3600) <= 2).toBe(
+      true,
+    );
 
     const second = await open();
     expect((await call(second, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
-    const create = await call(second, 'pve_create_qemu_vm', { node: 'pve1', vmid: 5101, confirm: true });
-    expect(create.structuredContent!.policy).toMatchObject({ decision: 'limited', rule: CREATE_RULE });
+    const create = await call(second, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: 5101,
+      confirm: true,
+    });
+    expect(create.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: CREATE_RULE,
+    });
   });
 
-  it('keeps a session counter across a restart of that session\'s Durable Object', async () => {
+  it("keeps a session counter across a restart of that session's Durable Object", async () => {
     const client = await open();
     for (let i = 0; i < 3; i++) await call(client, 'pve_list_vms', { limit: 1 });
     await abortAllDurableObjects();

@@ -16,7 +16,11 @@ async function authorizeQuery(): Promise<string> {
   const reg = await workerFetch(`${PUBLIC}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'public url', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    body: JSON.stringify({
+      client_name: 'public url',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+    }),
   });
   const { client_id: clientId } = (await reg.json()) as { client_id: string };
   return new URLSearchParams({
@@ -38,11 +42,14 @@ describe('PUBLIC_URL for the pages a person opens', () => {
     '/admin/audit?format=csv&tool=pve_list_vms',
     '/approvals/AAAAAAAAAAAAAAAAAAAAAA?done=approve',
     '/dev-idp/login?state=s',
-  ])('redirects GET %s on another hostname to PUBLIC_URL, path and query kept', async (pathAndQuery) => {
-    const res = await workerFetch(`${OTHER}${pathAndQuery}`, { redirect: 'manual' });
-    expect(res.status).toBe(302);
-    expect(res.headers.get('location')).toBe(`${PUBLIC}${pathAndQuery}`);
-  });
+  ])(
+    'redirects GET %s on another hostname to PUBLIC_URL, path and query kept',
+    async (pathAndQuery) => {
+      const res = await workerFetch(`${OTHER}${pathAndQuery}`, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      expect(res.headers.get('location')).toBe(`${PUBLIC}${pathAndQuery}`);
+    },
+  );
 
   it('sends a sign-in started on another hostname to the consent page on PUBLIC_URL', async () => {
     const query = await authorizeQuery();
@@ -61,24 +68,30 @@ describe('PUBLIC_URL for the pages a person opens', () => {
     expect(res.headers.get('location')!.startsWith(`${inject('fakeIdpUrl')}/oidc/`)).toBe(true);
   });
 
-  it.each(['/authorize', '/approvals/AAAAAAAAAAAAAAAAAAAAAA'])('does not redirect a POST to %s (it would lose the form)', async (path) => {
-    const res = await workerFetch(`${OTHER}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'decision=approve',
-      redirect: 'manual',
-    });
-    expect(res.status).not.toBe(302);
-    expect(res.headers.get('location')).toBeNull();
-    await res.body?.cancel();
-  });
+  it.each(['/authorize', '/approvals/AAAAAAAAAAAAAAAAAAAAAA'])(
+    'does not redirect a POST to %s (it would lose the form)',
+    async (path) => {
+      const res = await workerFetch(`${OTHER}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'decision=approve',
+        redirect: 'manual',
+      });
+      expect(res.status).not.toBe(302);
+      expect(res.headers.get('location')).toBeNull();
+      await res.body?.cancel();
+    },
+  );
 
   it.each([
     ['/health', 200],
     ['/.well-known/oauth-authorization-server', 200],
     ['/mcp', 401],
   ])('answers GET %s on another hostname itself (%d)', async (path, status) => {
-    const res = await workerFetch(`${OTHER}${path}`, { headers: { accept: 'application/json, text/event-stream' }, redirect: 'manual' });
+    const res = await workerFetch(`${OTHER}${path}`, {
+      headers: { accept: 'application/json, text/event-stream' },
+      redirect: 'manual',
+    });
     expect(res.status).toBe(status);
     expect(res.headers.get('location')).toBeNull();
     await res.body?.cancel();

@@ -52,7 +52,8 @@ function discovery(issuer: string, base: string, name: string): Record<string, u
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['RS256'],
     scopes_supported: ['openid', 'email', 'profile', 'groups'],
-    token_endpoint_auth_methods_supported: name === 'oidc-post' ? ['client_secret_post'] : ['client_secret_basic', 'client_secret_post'],
+    token_endpoint_auth_methods_supported:
+      name === 'oidc-post' ? ['client_secret_post'] : ['client_secret_basic', 'client_secret_post'],
     code_challenge_methods_supported: ['S256'],
     grant_types_supported: ['authorization_code'],
     authorization_response_iss_parameter_supported: true,
@@ -60,16 +61,30 @@ function discovery(issuer: string, base: string, name: string): Record<string, u
 }
 
 /** Both faces' authorize: no page, a 302 straight back with a code (or access_denied). */
-export function authorize(state: FakeState, req: FakeRequest, kind: Grant['kind'], issuer: string): Reply {
+export function authorize(
+  state: FakeState,
+  req: FakeRequest,
+  kind: Grant['kind'],
+  issuer: string,
+): Reply {
   const q = req.query;
   const clientId = q.get('client_id') ?? '';
   const client = state.clients.get(clientId);
   const redirectUri = q.get('redirect_uri') ?? '';
-  const entry: LogEntry = { endpoint: req.path, status: 400, clientId, scope: q.get('scope') ?? '', redirectUri };
+  const entry: LogEntry = {
+    endpoint: req.path,
+    status: 400,
+    clientId,
+    scope: q.get('scope') ?? '',
+    redirectUri,
+  };
   state.log.push(entry);
   // Like a real IdP: a bad client or redirect URI gets an error page, never a redirect.
   if (!client) return { status: 400, body: `unknown client_id ${clientId}` };
-  if (!URL.canParse(redirectUri) || (client.redirectUris && !client.redirectUris.includes(redirectUri))) {
+  if (
+    !URL.canParse(redirectUri) ||
+    (client.redirectUris && !client.redirectUris.includes(redirectUri))
+  ) {
     return { status: 400, body: 'redirect_uri is not registered' };
   }
   const target = new URL(redirectUri);
@@ -86,7 +101,16 @@ export function authorize(state: FakeState, req: FakeRequest, kind: Grant['kind'
     target.searchParams.set('error_description', 'The user declined.');
   } else {
     const code = randomToken();
-    state.codes.set(code, { kind, issuer, clientId, redirectUri, challenge, nonce: q.get('nonce'), scope: entry.scope ?? '', login });
+    state.codes.set(code, {
+      kind,
+      issuer,
+      clientId,
+      redirectUri,
+      challenge,
+      nonce: q.get('nonce'),
+      scope: entry.scope ?? '',
+      login,
+    });
     target.searchParams.set('code', code);
   }
   entry.status = 302;
@@ -97,7 +121,10 @@ export function authorize(state: FakeState, req: FakeRequest, kind: Grant['kind'
 const formDecode = (value: string): string => decodeURIComponent(value.replace(/\+/g, ' '));
 
 /** Who the client says it is, and how; `ok` when the secret matches a known client. */
-export function clientAuth(state: FakeState, req: FakeRequest): { id: string; method: NonNullable<LogEntry['clientAuth']>; ok: boolean } {
+export function clientAuth(
+  state: FakeState,
+  req: FakeRequest,
+): { id: string; method: NonNullable<LogEntry['clientAuth']>; ok: boolean } {
   const header = req.headers.authorization ?? '';
   let id = req.form.get('client_id') ?? '';
   let secret = req.form.get('client_secret');
@@ -106,7 +133,11 @@ export function clientAuth(state: FakeState, req: FakeRequest): { id: string; me
     if (secret !== null) return { id, method: 'client_secret_basic', ok: false }; // two methods at once
     const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    [id, secret, method] = [formDecode(decoded.slice(0, colon)), formDecode(decoded.slice(colon + 1)), 'client_secret_basic'];
+    [id, secret, method] = [
+      formDecode(decoded.slice(0, colon)),
+      formDecode(decoded.slice(colon + 1)),
+      'client_secret_basic',
+    ];
   }
   return { id, method, ok: secret !== null && state.clients.get(id)?.secret === secret };
 }
@@ -119,18 +150,26 @@ export function checkPkce(grant: Grant, verifier: string | null): NonNullable<Lo
 
 function token(state: FakeState, req: FakeRequest, issuer: string, postOnly: boolean): Reply {
   const auth = clientAuth(state, req);
-  const entry: LogEntry = { endpoint: req.path, status: 400, clientId: auth.id, clientAuth: auth.method };
+  const entry: LogEntry = {
+    endpoint: req.path,
+    status: 400,
+    clientId: auth.id,
+    clientAuth: auth.method,
+  };
   state.log.push(entry);
   const fail = (status: number, error: string): Reply => {
     Object.assign(entry, { status, error });
     return { status, body: { error, error_description: `fake IdP: ${error}` } };
   };
-  if (req.form.get('grant_type') !== 'authorization_code') return fail(400, 'unsupported_grant_type');
-  if (!auth.ok || (postOnly && auth.method !== 'client_secret_post')) return fail(401, 'invalid_client');
+  if (req.form.get('grant_type') !== 'authorization_code')
+    return fail(400, 'unsupported_grant_type');
+  if (!auth.ok || (postOnly && auth.method !== 'client_secret_post'))
+    return fail(401, 'invalid_client');
   const code = req.form.get('code') ?? '';
   const grant = state.codes.get(code);
   state.codes.delete(code); // single use, even when the rest fails
-  if (!grant || grant.kind !== 'oidc' || grant.issuer !== issuer || grant.clientId !== auth.id) return fail(400, 'invalid_grant');
+  if (grant?.kind !== 'oidc' || grant.issuer !== issuer || grant.clientId !== auth.id)
+    return fail(400, 'invalid_grant');
   entry.pkce = checkPkce(grant, req.form.get('code_verifier'));
   if (entry.pkce === 'mismatch' || entry.pkce === 'missing') return fail(400, 'invalid_grant');
   if (req.form.get('redirect_uri') !== grant.redirectUri) return fail(400, 'invalid_grant');
@@ -139,13 +178,26 @@ function token(state: FakeState, req: FakeRequest, issuer: string, postOnly: boo
   entry.status = 200;
   return {
     status: 200,
-    body: { access_token: accessToken, token_type: 'Bearer', expires_in: 300, scope: grant.scope, id_token: idToken(state, grant) },
+    body: {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: 300,
+      scope: grant.scope,
+      id_token: idToken(state, grant),
+    },
   };
 }
 
 function profileClaims(login: Login): Record<string, unknown> {
   const { email, email_verified, name, preferred_username, groups } = login;
-  const all: Record<string, unknown> = { email, email_verified, name, preferred_username, groups, ...login.claims };
+  const all: Record<string, unknown> = {
+    email,
+    email_verified,
+    name,
+    preferred_username,
+    groups,
+    ...login.claims,
+  };
   return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== null && v !== undefined));
 }
 
@@ -164,7 +216,8 @@ function idToken(state: FakeState, grant: Grant): string {
   };
   for (const name of login.userinfoOnly ?? []) delete claims[name];
   if (login.fault === 'wrongAudience') claims.aud = 'some-other-client';
-  if (login.fault === 'expired') Object.assign(claims, { exp: now - 600, iat: now - 900, auth_time: now - 900 });
+  if (login.fault === 'expired')
+    Object.assign(claims, { exp: now - 600, iat: now - 900, auth_time: now - 900 });
   if (login.fault === 'wrongNonce') claims.nonce = 'not-the-nonce-you-sent';
   if (login.fault === 'wrongIssuer') claims.iss = 'https://evil.example';
   const [current] = state.keys;
@@ -177,6 +230,7 @@ function userinfo(state: FakeState, req: FakeRequest): Reply {
   const token = /^bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
   const grant = state.tokens.get(token);
   state.log.push({ endpoint: req.path, status: grant?.kind === 'oidc' ? 200 : 401 });
-  if (grant?.kind !== 'oidc') return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
+  if (grant?.kind !== 'oidc')
+    return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
   return { status: 200, body: { sub: grant.login.sub, ...profileClaims(grant.login) } };
 }

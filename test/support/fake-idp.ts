@@ -66,7 +66,14 @@ export const DEFAULT_LOGIN: Login = {
   name: 'Alice Example',
   preferred_username: 'alice',
   groups: ['pve-admins'],
-  github: { id: 1001, login: 'Alice-GH', name: 'Alice Example', email: 'alice@example.com', orgs: ['acme'], teams: [{ org: 'acme', slug: 'ops' }] },
+  github: {
+    id: 1001,
+    login: 'Alice-GH',
+    name: 'Alice Example',
+    email: 'alice@example.com',
+    orgs: ['acme'],
+    teams: [{ org: 'acme', slug: 'ops' }],
+  },
 };
 
 export interface LogEntry {
@@ -135,11 +142,16 @@ export interface FakeIdp {
 }
 
 export const randomToken = (bytes = 24): string => randomBytes(bytes).toString('base64url');
-export const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
+export const s256 = (verifier: string): string =>
+  createHash('sha256').update(verifier).digest('base64url');
 
 export function newKey(kid: string): SigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { kid, privateKey, jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' } };
+  return {
+    kid,
+    privateKey,
+    jwk: { ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' },
+  };
 }
 
 export function signJwt(claims: Record<string, unknown>, key: KeyObject, kid: string): string {
@@ -162,9 +174,17 @@ function handleControl(state: FakeState, req: FakeRequest): Reply {
     return { status: 204 };
   }
   if (route === 'POST /control/clients') {
-    const body = (req.json ?? {}) as { client_id?: string; client_secret?: string; redirect_uris?: string[] };
-    if (!body.client_id || !body.client_secret) return { status: 400, body: { error: 'client_id and client_secret are required' } };
-    state.clients.set(body.client_id, { secret: body.client_secret, redirectUris: body.redirect_uris });
+    const body = (req.json ?? {}) as {
+      client_id?: string;
+      client_secret?: string;
+      redirect_uris?: string[];
+    };
+    if (!body.client_id || !body.client_secret)
+      return { status: 400, body: { error: 'client_id and client_secret are required' } };
+    state.clients.set(body.client_id, {
+      secret: body.client_secret,
+      redirectUris: body.redirect_uris,
+    });
     return { status: 204 };
   }
   if (route === 'POST /control/rotate-key') {
@@ -195,7 +215,14 @@ async function readRequest(req: IncomingMessage): Promise<FakeRequest> {
       for (const [k, v] of Object.entries(json)) if (typeof v === 'string') form.set(k, v);
     }
   } else if (text) form = new URLSearchParams(text);
-  return { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, form, json };
+  return {
+    method: req.method ?? 'GET',
+    path: url.pathname,
+    query: url.searchParams,
+    headers: req.headers,
+    form,
+    json,
+  };
 }
 
 function write(res: ServerResponse, reply: Reply): void {
@@ -224,10 +251,15 @@ export async function startFakeIdp(): Promise<FakeIdp> {
     readRequest(req)
       .then((r) => {
         if (r.path.startsWith('/control/')) return handleControl(state, r);
-        return handleOidc(state, r) ?? handleGithub(state, r) ?? { status: 404, body: { error: 'not_found' } };
+        return (
+          handleOidc(state, r) ??
+          handleGithub(state, r) ?? { status: 404, body: { error: 'not_found' } }
+        );
       })
       .then((reply) => write(res, reply))
-      .catch((err: unknown) => write(res, { status: 500, body: { error: 'server_error', message: String(err) } }));
+      .catch((err: unknown) =>
+        write(res, { status: 500, body: { error: 'server_error', message: String(err) } }),
+      );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -40,7 +40,9 @@ export class FormBrowser {
     for (const cookie of res.headers.getSetCookie()) {
       const [pair, ...attrs] = cookie.split(';');
       const [name, ...value] = (pair ?? '').split('=');
-      const expired = attrs.some((a) => /max-age=0\b/i.test(a.trim()) || /expires=thu, 01 jan 1970/i.test(a.trim()));
+      const expired = attrs.some(
+        (a) => /max-age=0\b/i.test(a.trim()) || /expires=thu, 01 jan 1970/i.test(a.trim()),
+      );
       if (expired) this.jar.delete((name ?? '').trim());
       else this.jar.set((name ?? '').trim(), value.join('='));
     }
@@ -63,17 +65,26 @@ export interface LoginResult {
 }
 
 /** Consent, then the dev sign-in; returns where the browser was finally sent. */
-export async function signInWithDevIdp(browser: FormBrowser, authorizationUrl: string, login: Login): Promise<LoginResult> {
+export async function signInWithDevIdp(
+  browser: FormBrowser,
+  authorizationUrl: string,
+  login: Login,
+): Promise<LoginResult> {
   const origin = new URL(authorizationUrl).origin;
   const consent = await browser.get(authorizationUrl);
   const consentHtml = await consent.text();
-  if (consent.status !== 200) throw new Error(`consent page: ${consent.status} ${consentHtml.slice(0, 300)}`);
+  if (consent.status !== 200)
+    throw new Error(`consent page: ${consent.status} ${consentHtml.slice(0, 300)}`);
   const handle = /name="handle" value="([^"]+)"/.exec(consentHtml)?.[1];
   if (!handle) throw new Error('no consent handle on the page');
-  const decided = await browser.post(`${origin}/authorize`, { handle, decision: login.decision ?? 'approve' });
+  const decided = await browser.post(`${origin}/authorize`, {
+    handle,
+    decision: login.decision ?? 'approve',
+  });
   const next = decided.headers.get('location');
   if (decided.status !== 302 || !next) throw new Error(`consent post: ${decided.status}`);
-  if (login.decision === 'deny') return { location: next, status: decided.status, consentHtml, finalHtml: null };
+  if (login.decision === 'deny')
+    return { location: next, status: decided.status, consentHtml, finalHtml: null };
   const loginPage = await browser.get(new URL(next, origin).toString());
   const loginHtml = await loginPage.text();
   const state = /name="state" value="([^"]+)"/.exec(loginHtml)?.[1];
@@ -92,12 +103,19 @@ export async function signInWithDevIdp(browser: FormBrowser, authorizationUrl: s
  * Consent, then follow redirects through an upstream identity provider that answers at once (the
  * fake IdP) until the browser is sent to `clientRedirect`, or lands on one of our pages.
  */
-export async function signInUpstream(browser: FormBrowser, authorizationUrl: string, clientRedirect: string): Promise<LoginResult> {
+export async function signInUpstream(
+  browser: FormBrowser,
+  authorizationUrl: string,
+  clientRedirect: string,
+): Promise<LoginResult> {
   const origin = new URL(authorizationUrl).origin;
   const consent = await browser.get(authorizationUrl);
   const consentHtml = await consent.text();
   const handle = /name="handle" value="([^"]+)"/.exec(consentHtml)?.[1];
-  if (!handle) throw new Error(`no consent handle on the page: ${consent.status} ${consentHtml.slice(0, 300)}`);
+  if (!handle)
+    throw new Error(
+      `no consent handle on the page: ${consent.status} ${consentHtml.slice(0, 300)}`,
+    );
   let res = await browser.post(`${origin}/authorize`, { handle, decision: 'approve' });
   for (let hops = 0; hops < 10; hops++) {
     const location = res.headers.get('location');
@@ -105,7 +123,8 @@ export async function signInUpstream(browser: FormBrowser, authorizationUrl: str
       return { location: null, status: res.status, consentHtml, finalHtml: await res.text() };
     }
     const next = new URL(location, origin).toString();
-    if (next.startsWith(clientRedirect)) return { location: next, status: res.status, consentHtml, finalHtml: null };
+    if (next.startsWith(clientRedirect))
+      return { location: next, status: res.status, consentHtml, finalHtml: null };
     await res.body?.cancel();
     res = await browser.get(next);
   }
@@ -116,7 +135,12 @@ export async function signInUpstream(browser: FormBrowser, authorizationUrl: str
  * Opens one of our web pages (admin, approval) as `user`, signing in through the dev identity
  * provider when the page asks for it. Returns the page's HTML and status.
  */
-export async function openAsDevUser(browser: FormBrowser, url: string, user: string, groups = ''): Promise<{ status: number; html: string }> {
+export async function openAsDevUser(
+  browser: FormBrowser,
+  url: string,
+  user: string,
+  groups = '',
+): Promise<{ status: number; html: string }> {
   const origin = new URL(url).origin;
   let res = await browser.get(url);
   for (let hops = 0; hops < 8 && res.status >= 300 && res.status < 400; hops++) {
@@ -124,7 +148,9 @@ export async function openAsDevUser(browser: FormBrowser, url: string, user: str
     await res.body?.cancel();
     if (next.pathname === '/dev-idp/login') {
       const state = next.searchParams.get('state')!;
-      res = await browser.get(`${origin}/oauth/callback?${new URLSearchParams({ state, user, groups })}`);
+      res = await browser.get(
+        `${origin}/oauth/callback?${new URLSearchParams({ state, user, groups })}`,
+      );
     } else {
       res = await browser.get(next.toString());
     }

@@ -10,11 +10,21 @@ import { FormBrowser, signInWithDevIdp } from './form-browser.ts';
 const CALLBACK = 'http://127.0.0.1:9/callback'; // never visited: the code is read from the redirect
 
 /** An access token for `user`, from a freshly registered client signed in through the dev IdP. */
-export async function devAccessToken(serverUrl: string, user: string, groups = ''): Promise<string> {
+export async function devAccessToken(
+  serverUrl: string,
+  user: string,
+  groups = '',
+): Promise<string> {
   const reg = await fetch(`${serverUrl}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Node client', redirect_uris: [CALLBACK], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] }),
+    body: JSON.stringify({
+      client_name: 'Node client',
+      redirect_uris: [CALLBACK],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    }),
   });
   const { client_id: clientId } = (await reg.json()) as { client_id: string };
   const verifier = randomBytes(32).toString('base64url');
@@ -27,21 +37,43 @@ export async function devAccessToken(serverUrl: string, user: string, groups = '
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
   });
-  const login = await signInWithDevIdp(new FormBrowser((u, i) => fetch(u, i)), `${serverUrl}/authorize?${params}`, { user, groups });
+  const login = await signInWithDevIdp(
+    new FormBrowser((u, i) => fetch(u, i)),
+    `${serverUrl}/authorize?${params}`,
+    { user, groups },
+  );
   const code = login.location ? new URL(login.location).searchParams.get('code') : null;
-  if (!code) throw new Error(`sign-in as ${user} failed: ${login.status} ${login.finalHtml?.slice(0, 200) ?? ''}`);
+  if (!code)
+    throw new Error(
+      `sign-in as ${user} failed: ${login.status} ${login.finalHtml?.slice(0, 200) ?? ''}`,
+    );
   const token = await fetch(`${serverUrl}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: clientId, code_verifier: verifier, resource: serverUrl }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: serverUrl,
+    }),
   });
   if (!token.ok) throw new Error(`token exchange failed: ${token.status}`);
   return ((await token.json()) as { access_token: string }).access_token;
 }
 
-export async function devSignedInClient(serverUrl: string, user: string, groups = ''): Promise<Client> {
+export async function devSignedInClient(
+  serverUrl: string,
+  user: string,
+  groups = '',
+): Promise<Client> {
   const accessToken = await devAccessToken(serverUrl, user, groups);
   const client = new Client({ name: `node-${user}`, version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${serverUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${serverUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${accessToken}` } },
+    }),
+  );
   return client;
 }

@@ -17,10 +17,10 @@ const perlTrue = (value: unknown): boolean =>
   value !== 0;
 
 function checkType(type: string, value: unknown, at: string, problems: string[]): boolean {
-  const fail = (what: string): false => (
-    problems.push(`${at}: expected ${what}, got ${JSON.stringify(value)}`),
-    false
-  );
+  const fail = (what: string): false => {
+    problems.push(`${at}: expected ${what}, got ${JSON.stringify(value)}`);
+    return false;
+  };
   switch (type) {
     case 'object':
       return isRecord(value) || fail('an object');
@@ -63,7 +63,7 @@ function walk(schema: unknown, value: unknown, at: string, problems: string[]): 
     problems.push(`${at}: ${value} is below the minimum ${String(schema.minimum)}`);
   }
   if (Array.isArray(value)) {
-    value.forEach((item, i) => walk(schema.items, item, `${at}[${i}]`, problems));
+    for (const [i, item] of value.entries()) walk(schema.items, item, `${at}[${i}]`, problems);
     return;
   }
   if (!isRecord(value) || !isRecord(schema.properties)) return;

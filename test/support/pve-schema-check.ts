@@ -44,7 +44,7 @@ const perlTrue = (value: unknown): boolean =>
   value !== 0;
 
 const own = (schema: Schema, key: string): unknown =>
-  Object.prototype.hasOwnProperty.call(schema, key) ? schema[key] : undefined;
+  Object.hasOwn(schema, key) ? schema[key] : undefined;
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
 
@@ -204,8 +204,10 @@ function lookupProperty(props: Schema, key: string, ctx: Ctx): Lookup {
   return Number(m[2]) < limit ? { schema: indexed, indexed: true } : null;
 }
 
-function checkProp(value: string | undefined, schema: unknown, path: string, ctx: Ctx): void {
-  const fail = (message: string): void => void ctx.problems.push(`${path}: ${message}`);
+function checkProp(value: string | undefined, schema: unknown, path: string, ctx: Ctx): undefined {
+  const fail = (message: string): undefined => {
+    ctx.problems.push(`${path}: ${message}`);
+  };
   if (!isRecord(schema)) return fail('Invalid schema definition.');
   if (value === undefined) {
     const optional = perlTrue(schema.optional) || perlTrue(schema.alias) || perlTrue(schema.group);
@@ -247,8 +249,7 @@ function checkProp(value: string | undefined, schema: unknown, path: string, ctx
 }
 
 /** pve-common is_number / is_integer. */
-const isNumber = (v: string): boolean =>
-  /^[+-]?(\d+\.\d+|\d+\.|\.\d+|\d+)([eE][+-]?\d+)?$/.test(v);
+const isNumber = (v: string): boolean => /^[+-]?(\d+\.\d+|\d+\.|\.\d+|\d+)([eE][+-]?\d+)?$/.test(v);
 const isInteger = (v: string): boolean => /^[+-]?\d+$/.test(v);
 
 /** check_type for a plain (form) value; returns the error, or null. */
@@ -291,7 +292,10 @@ type NamedFormat =
 
 /** Returns true when the value passed (problems were added otherwise). */
 function checkFormat(format: unknown, value: string, path: string, ctx: Ctx): boolean {
-  const fail = (message: string): false => (ctx.problems.push(`${path}: ${message}`), false);
+  const fail = (message: string): false => {
+    ctx.problems.push(`${path}: ${message}`);
+    return false;
+  };
   if (isRecord(format)) return checkPropertyString(format, undefined, value, path, ctx);
   if (typeof format !== 'string') return fail('format of unexpected type not checked');
   if (format === 'regex') return true;
@@ -338,8 +342,10 @@ function checkPropertyString(
   path: string,
   ctx: Ctx,
 ): boolean {
-  const fail = (message: string): false =>
-    (ctx.problems.push(`${path}: invalid format - ${message}`), false);
+  const fail = (message: string): false => {
+    ctx.problems.push(`${path}: invalid format - ${message}`);
+    return false;
+  };
   const duplicate = (key: string): false =>
     fail(`duplicate key in comma-separated list property: ${key}`);
   const parsed = new Map<string, string>();
@@ -436,7 +442,12 @@ export const QEMU_INDEX_LIMITS: Readonly<Record<string, number>> = {
 };
 
 /** pve-container 9.1's $MAX_LXC_NETWORKS, $MAX_MOUNT_POINTS, $MAX_UNUSED_DISKS, $MAX_DEVICES. */
-export const LXC_INDEX_LIMITS: Readonly<Record<string, number>> = { net: 32, mp: 256, unused: 256, dev: 256 };
+export const LXC_INDEX_LIMITS: Readonly<Record<string, number>> = {
+  net: 32,
+  mp: 256,
+  unused: 256,
+  dev: 256,
+};
 
 const hasIndex = (name: string, dev: string): boolean => {
   const m = new RegExp(`^${name}(0|[1-9]\\d*)$`).exec(dev);
@@ -473,8 +484,7 @@ const CODE_FORMATS: Readonly<Record<string, (value: string) => string | null>> =
   'pve-storage-id': (v) =>
     STORAGE_ID_RE.test(v) ? null : `storage ID '${v}' contains illegal characters`,
   'pve-bridge-id': (v) => (/^[-_.A-Za-z0-9]+$/.test(v) ? null : `invalid bridge ID '${v}'`),
-  'pve-configid': (v) =>
-    /^[a-z][a-z0-9_-]+$/i.test(v) ? null : `invalid configuration ID '${v}'`,
+  'pve-configid': (v) => (/^[a-z][a-z0-9_-]+$/i.test(v) ? null : `invalid configuration ID '${v}'`),
   'mac-addr': (v) =>
     MAC_RE.test(v) ? null : 'value does not look like a valid unicast MAC address',
   urlencoded: (v) =>
@@ -599,7 +609,10 @@ function translatePerlPattern(src: string): string | null {
       if (hex) {
         out += `\\${hex}`;
         i += hex.length;
-      } else if (next !== '' && (SAME_ESCAPES.test(next) || /[^A-Za-z0-9]/.test(next) || backref || nul)) {
+      } else if (
+        next !== '' &&
+        (SAME_ESCAPES.test(next) || /[^A-Za-z0-9]/.test(next) || backref || nul)
+      ) {
         out += `\\${next}`;
         i += 1;
       } else return null; // \A \z \Z \G \K \h \v \R \N \p \Q … have no faithful JS spelling

@@ -44,7 +44,9 @@ describe('toJsonLines', () => {
     expect(text.endsWith('\n')).toBe(true);
     const lines = text.split('\n').slice(0, -1);
     expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual(records);
-    expect(Object.keys(JSON.parse(lines[0]!) as object)).toEqual(CSV_COLUMNS.filter((c) => c !== 'time'));
+    expect(Object.keys(JSON.parse(lines[0]!) as object)).toEqual(
+      CSV_COLUMNS.filter((c) => c !== 'time'),
+    );
   });
 
   it('writes nothing for no records', () => {
@@ -99,7 +101,11 @@ describe('toCsv', () => {
 describe('canonicalJson', () => {
   it.each<[string, unknown, string]>([
     ['sorts keys', { b: 1, a: 2 }, '{"a":2,"b":1}'],
-    ['sorts nested keys, keeps array order', { z: { y: 1, x: [3, { d: 1, c: 2 }] } }, '{"z":{"x":[3,{"c":2,"d":1}],"y":1}}'],
+    [
+      'sorts nested keys, keeps array order',
+      { z: { y: 1, x: [3, { d: 1, c: 2 }] } },
+      '{"z":{"x":[3,{"c":2,"d":1}],"y":1}}',
+    ],
     ['drops undefined members', { a: undefined, b: null }, '{"b":null}'],
     ['writes undefined array entries as null', [1, undefined, 2], '[1,null,2]'],
     ['escapes strings', { s: 'a"b\n\u2028' }, '{"s":"a\\"b\\n\u2028"}'],
@@ -119,7 +125,7 @@ describe('canonicalJson', () => {
 
   it('throws on a cycle and on a BigInt', () => {
     const cyclic: Record<string, unknown> = {};
-    cyclic['self'] = cyclic;
+    cyclic.self = cyclic;
     expect(() => canonicalJson(cyclic)).toThrow(TypeError);
     expect(() => canonicalJson({ n: 1n })).toThrow(TypeError);
   });
@@ -142,25 +148,115 @@ describe('sha256Hex', () => {
 describe('redactArgs', () => {
   const long = 'a'.repeat(1500);
   it.each<[string, Record<string, unknown>, string[], Record<string, unknown>]>([
-    ['a built-in name', { password: 'hunter2', name: 'vm' }, [], { password: '[redacted]', name: 'vm' }],
-    ['built-in names whatever their case', { CIPassword: 'x', SSHKeys: 'k', Token: 't', SECRET: 's', Api_Key: 'a', apiKey: 'b' }, [], { CIPassword: '[redacted]', SSHKeys: '[redacted]', Token: '[redacted]', SECRET: '[redacted]', Api_Key: '[redacted]', apiKey: '[redacted]' }],
-    ['a policy name whatever its case', { myKey: 'x', other: 1 }, ['MYKEY'], { myKey: '[redacted]', other: 1 }],
+    [
+      'a built-in name',
+      { password: 'hunter2', name: 'vm' },
+      [],
+      { password: '[redacted]', name: 'vm' },
+    ],
+    [
+      'built-in names whatever their case',
+      { CIPassword: 'x', SSHKeys: 'k', Token: 't', SECRET: 's', Api_Key: 'a', apiKey: 'b' },
+      [],
+      {
+        CIPassword: '[redacted]',
+        SSHKeys: '[redacted]',
+        Token: '[redacted]',
+        SECRET: '[redacted]',
+        Api_Key: '[redacted]',
+        apiKey: '[redacted]',
+      },
+    ],
+    [
+      'a policy name whatever its case',
+      { myKey: 'x', other: 1 },
+      ['MYKEY'],
+      { myKey: '[redacted]', other: 1 },
+    ],
     ['a non-string sensitive value', { sshkeys: ['k1', 'k2'] }, [], { sshkeys: '[redacted]' }],
-    ['names inside object arguments too (config, params)', { config: { cipassword: 'x', memory: 1 }, params: { Password: 'y' } }, [], { config: { cipassword: '[redacted]', memory: 1 }, params: { Password: '[redacted]' } }],
-    ['a policy name inside an object argument', { config: { description: 'x' } }, ['description'], { config: { description: '[redacted]' } }],
-    ['a parsed property string inside an object by its text', { config: { net0: propertyValue('virtio,bridge=vmbr0', { bridge: 'vmbr0' }) } }, [], { config: { net0: 'virtio,bridge=vmbr0' } }],
-    ['an object the caller sent with text and fields keys by all its members', { params: { text: 'a', fields: 'b', storage: 'local' } }, [], { params: { text: 'a', fields: 'b', storage: 'local' } }],
-    ['long strings by cutting them', { description: long }, [], { description: `${'a'.repeat(1000)}…[cut 500 chars]` }],
-    ['long strings in nested values too', { meta: { notes: [long] } }, [], { meta: { notes: [`${'a'.repeat(1000)}…[cut 500 chars]`] } }],
-    ['no other value', { memory: 2048, onboot: true, tags: ['a'], none: null }, [], { memory: 2048, onboot: true, tags: ['a'], none: null }],
-    ['every Proxmox secret parameter of the raw API', { params: { 'encryption-key': 'k', keyring: 'r', 'eab-hmac-key': 'h', 'client-key': 'c', totp: 't', http_proxy: 'p', storage: 's' } }, [], { params: { 'encryption-key': '[redacted]', keyring: '[redacted]', 'eab-hmac-key': '[redacted]', 'client-key': '[redacted]', totp: '[redacted]', http_proxy: '[redacted]', storage: 's' } }],
-    ['a policy params.<name> in params only', { params: { 'site-secret': 'x', other: 'y' }, 'site-secret': 'top' }, ['params.site-secret'], { params: { 'site-secret': '[redacted]', other: 'y' }, 'site-secret': 'top' }],
+    [
+      'names inside object arguments too (config, params)',
+      { config: { cipassword: 'x', memory: 1 }, params: { Password: 'y' } },
+      [],
+      { config: { cipassword: '[redacted]', memory: 1 }, params: { Password: '[redacted]' } },
+    ],
+    [
+      'a policy name inside an object argument',
+      { config: { description: 'x' } },
+      ['description'],
+      { config: { description: '[redacted]' } },
+    ],
+    [
+      'a parsed property string inside an object by its text',
+      { config: { net0: propertyValue('virtio,bridge=vmbr0', { bridge: 'vmbr0' }) } },
+      [],
+      { config: { net0: 'virtio,bridge=vmbr0' } },
+    ],
+    [
+      'an object the caller sent with text and fields keys by all its members',
+      { params: { text: 'a', fields: 'b', storage: 'local' } },
+      [],
+      { params: { text: 'a', fields: 'b', storage: 'local' } },
+    ],
+    [
+      'long strings by cutting them',
+      { description: long },
+      [],
+      { description: `${'a'.repeat(1000)}…[cut 500 chars]` },
+    ],
+    [
+      'long strings in nested values too',
+      { meta: { notes: [long] } },
+      [],
+      { meta: { notes: [`${'a'.repeat(1000)}…[cut 500 chars]`] } },
+    ],
+    [
+      'no other value',
+      { memory: 2048, onboot: true, tags: ['a'], none: null },
+      [],
+      { memory: 2048, onboot: true, tags: ['a'], none: null },
+    ],
+    [
+      'every Proxmox secret parameter of the raw API',
+      {
+        params: {
+          'encryption-key': 'k',
+          keyring: 'r',
+          'eab-hmac-key': 'h',
+          'client-key': 'c',
+          totp: 't',
+          http_proxy: 'p',
+          storage: 's',
+        },
+      },
+      [],
+      {
+        params: {
+          'encryption-key': '[redacted]',
+          keyring: '[redacted]',
+          'eab-hmac-key': '[redacted]',
+          'client-key': '[redacted]',
+          totp: '[redacted]',
+          http_proxy: '[redacted]',
+          storage: 's',
+        },
+      },
+    ],
+    [
+      'a policy params.<name> in params only',
+      { params: { 'site-secret': 'x', other: 'y' }, 'site-secret': 'top' },
+      ['params.site-secret'],
+      { params: { 'site-secret': '[redacted]', other: 'y' }, 'site-secret': 'top' },
+    ],
   ])('redacts %s', (_name, args, sensitive, expected) => {
     expect(redactArgs(args, sensitive)).toEqual(expected);
   });
 
   it('keeps a key named __proto__ as a plain entry of the copy', () => {
-    const out = redactArgs(JSON.parse('{"params": {"__proto__": {"password": "x"}, "a": 1}}') as Record<string, unknown>, []);
+    const out = redactArgs(
+      JSON.parse('{"params": {"__proto__": {"password": "x"}, "a": 1}}') as Record<string, unknown>,
+      [],
+    );
     expect(Object.getPrototypeOf(out.params)).toBe(Object.prototype);
     expect(Object.keys(out.params as object)).toEqual(['__proto__', 'a']);
     expect(JSON.stringify(out)).toBe('{"params":{"__proto__":{"password":"[redacted]"},"a":1}}');
@@ -169,24 +265,69 @@ describe('redactArgs', () => {
   it('never splits a surrogate pair and leaves its input alone', () => {
     const args = { s: `${'a'.repeat(999)}😀tail` };
     const out = redactArgs(args, []);
-    expect(out['s']).toBe(`${'a'.repeat(999)}…[cut 6 chars]`);
+    expect(out.s).toBe(`${'a'.repeat(999)}…[cut 6 chars]`);
     expect(args.s).toHaveLength(1005);
   });
 });
 
 describe('redactUpstream', () => {
-  it.each<[string, Record<string, string>, string[], Record<string, unknown>, Record<string, string>]>([
-    ['a whole object argument: every key of it', { request: 'POST /storage', a: '1', b: 'two' }, ['params'], { params: { a: 1, b: 'two' } }, { request: 'POST /storage', a: '[redacted]', b: '[redacted]' }],
-    ['a config object argument: its keys, not the others', { memory: '2048', description: 'secret text', digest: 'abc' }, ['config'], { config: { memory: 2048, description: 'secret text' } }, { memory: '[redacted]', description: '[redacted]', digest: 'abc' }],
-    ['an argument sent under another name, by its value', { 'ssh-public-keys': 'ssh-ed25519 AAAA k', hostname: 'ct1' }, ['ssh_public_keys'], { ssh_public_keys: 'ssh-ed25519 AAAA k', hostname: 'ct1' }, { 'ssh-public-keys': '[redacted]', hostname: 'ct1' }],
-    ['a list argument, as Proxmox joins it', { tags: 'a;b', name: 'x' }, ['tags'], { tags: ['a', 'b'] }, { tags: '[redacted]', name: 'x' }],
-    ['nothing else', { request: 'GET /version', node: 'pve1' }, ['description'], { node: 'pve1' }, { request: 'GET /version', node: 'pve1' }],
+  it.each<
+    [string, Record<string, string>, string[], Record<string, unknown>, Record<string, string>]
+  >([
+    [
+      'a whole object argument: every key of it',
+      { request: 'POST /storage', a: '1', b: 'two' },
+      ['params'],
+      { params: { a: 1, b: 'two' } },
+      { request: 'POST /storage', a: '[redacted]', b: '[redacted]' },
+    ],
+    [
+      'a config object argument: its keys, not the others',
+      { memory: '2048', description: 'secret text', digest: 'abc' },
+      ['config'],
+      { config: { memory: 2048, description: 'secret text' } },
+      { memory: '[redacted]', description: '[redacted]', digest: 'abc' },
+    ],
+    [
+      'an argument sent under another name, by its value',
+      { 'ssh-public-keys': 'ssh-ed25519 AAAA k', hostname: 'ct1' },
+      ['ssh_public_keys'],
+      { ssh_public_keys: 'ssh-ed25519 AAAA k', hostname: 'ct1' },
+      { 'ssh-public-keys': '[redacted]', hostname: 'ct1' },
+    ],
+    [
+      'a list argument, as Proxmox joins it',
+      { tags: 'a;b', name: 'x' },
+      ['tags'],
+      { tags: ['a', 'b'] },
+      { tags: '[redacted]', name: 'x' },
+    ],
+    [
+      'nothing else',
+      { request: 'GET /version', node: 'pve1' },
+      ['description'],
+      { node: 'pve1' },
+      { request: 'GET /version', node: 'pve1' },
+    ],
   ])('redacts %s', (_label, params, sensitive, args, expected) => {
     expect(redactUpstream(params, sensitive, args)).toEqual(expected);
   });
 
   it('redacts the Proxmox parameters an approver sees by the same names, step prefixes and params.<name> included', () => {
-    expect(redactUpstream({ request: 'POST /storage', 'encryption-key': 'k', 'site-secret': 's', '2.cipassword': 'c', '2.description': 'd', storage: 'x' }, ['params.site-secret', 'description'], {})).toEqual({
+    expect(
+      redactUpstream(
+        {
+          request: 'POST /storage',
+          'encryption-key': 'k',
+          'site-secret': 's',
+          '2.cipassword': 'c',
+          '2.description': 'd',
+          storage: 'x',
+        },
+        ['params.site-secret', 'description'],
+        {},
+      ),
+    ).toEqual({
       request: 'POST /storage',
       'encryption-key': '[redacted]',
       'site-secret': '[redacted]',

@@ -7,7 +7,12 @@
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AuditLog, PRUNE_INTERVAL_MS, type AuditEnv, type AuditLogRpc } from '../../src/audit/audit-log';
+import {
+  AuditLog,
+  PRUNE_INTERVAL_MS,
+  type AuditEnv,
+  type AuditLogRpc,
+} from '../../src/audit/audit-log';
 import { auditLimits } from '../../src/config/parse';
 import { MAX_ARGS_BYTES } from '../../src/audit/audit-row';
 import type { AuditQuery, AuditRecord } from '../../src/audit/record';
@@ -17,9 +22,11 @@ const T0 = Date.parse('2026-11-30T12:00:00Z');
 const DAY = 86_400_000;
 
 /** A new, empty instance. */
-const fresh = (): AuditLogRpc => ns.get(ns.idFromName(`test:${crypto.randomUUID()}`)) as unknown as AuditLogRpc;
+const fresh = (): AuditLogRpc =>
+  ns.get(ns.idFromName(`test:${crypto.randomUUID()}`)) as unknown as AuditLogRpc;
 /** The same instance, as the test harness (runInDurableObject, runDurableObjectAlarm) takes it. */
-const harness = (rpc: AuditLogRpc): DurableObjectStub<AuditLog> => rpc as unknown as DurableObjectStub<AuditLog>;
+const harness = (rpc: AuditLogRpc): DurableObjectStub<AuditLog> =>
+  rpc as unknown as DurableObjectStub<AuditLog>;
 
 function record(over: Partial<AuditRecord> = {}): AuditRecord {
   return {
@@ -50,7 +57,9 @@ function record(over: Partial<AuditRecord> = {}): AuditRecord {
 
 /** Runs `fn` on an AuditLog over the instance's real storage but with an environment of our own. */
 function withEnv<R>(auditEnv: AuditEnv, fn: (log: AuditLog) => R | Promise<R>): Promise<R> {
-  return runInDurableObject(harness(fresh()), (_instance: AuditLog, state) => fn(new AuditLog(state, auditEnv)));
+  return runInDurableObject(harness(fresh()), (_instance: AuditLog, state) =>
+    fn(new AuditLog(state, auditEnv)),
+  );
 }
 
 describe('AuditLog (the audit trail store)', () => {
@@ -82,11 +91,51 @@ describe('AuditLog (the audit trail store)', () => {
   describe('query filters', () => {
     let stub: AuditLogRpc;
     const seed: Partial<AuditRecord>[] = [
-      { request_id: 'a', ts: T0, user_id: 'u1', user_email: 'alice@example.com', tool: 'pve_list_vms', decision: 'allow', outcome: 'ok' },
-      { request_id: 'b', ts: T0 + 1000, user_id: 'u2', user_email: 'bob@example.com', tool: 'pve_create_qemu_vm', decision: 'deny', outcome: 'denied' },
-      { request_id: 'c', ts: T0 + 2000, user_id: 'u1', user_email: 'alice@example.com', tool: 'pve_create_qemu_vm', decision: 'approval_required', outcome: 'approval_pending' },
-      { request_id: 'd', ts: T0 + 3000, user_id: 'u3', user_email: null, tool: 'pve_list_vms', decision: 'limited', outcome: 'denied' },
-      { request_id: 'e', ts: T0 + 4000, user_id: 'u2', user_email: 'bob@example.com', tool: 'pve_create_qemu_vm', decision: 'allow', outcome: 'failed' },
+      {
+        request_id: 'a',
+        ts: T0,
+        user_id: 'u1',
+        user_email: 'alice@example.com',
+        tool: 'pve_list_vms',
+        decision: 'allow',
+        outcome: 'ok',
+      },
+      {
+        request_id: 'b',
+        ts: T0 + 1000,
+        user_id: 'u2',
+        user_email: 'bob@example.com',
+        tool: 'pve_create_qemu_vm',
+        decision: 'deny',
+        outcome: 'denied',
+      },
+      {
+        request_id: 'c',
+        ts: T0 + 2000,
+        user_id: 'u1',
+        user_email: 'alice@example.com',
+        tool: 'pve_create_qemu_vm',
+        decision: 'approval_required',
+        outcome: 'approval_pending',
+      },
+      {
+        request_id: 'd',
+        ts: T0 + 3000,
+        user_id: 'u3',
+        user_email: null,
+        tool: 'pve_list_vms',
+        decision: 'limited',
+        outcome: 'denied',
+      },
+      {
+        request_id: 'e',
+        ts: T0 + 4000,
+        user_id: 'u2',
+        user_email: 'bob@example.com',
+        tool: 'pve_create_qemu_vm',
+        decision: 'allow',
+        outcome: 'failed',
+      },
     ];
     beforeAll(async () => {
       stub = fresh();
@@ -105,8 +154,21 @@ describe('AuditLog (the audit trail store)', () => {
       ['from and to, both inclusive', { from: T0 + 1000, to: T0 + 3000 }, 'dcb'],
       ['from alone', { from: T0 + 4000 }, 'e'],
       ['to alone', { to: T0 }, 'a'],
-      ['user, tool and outcome', { user: 'u2', tool: 'pve_create_qemu_vm', outcome: 'failed' }, 'e'],
-      ['email, decision and a one-instant range', { user: 'alice@example.com', decision: 'approval_required', from: T0 + 2000, to: T0 + 2000 }, 'c'],
+      [
+        'user, tool and outcome',
+        { user: 'u2', tool: 'pve_create_qemu_vm', outcome: 'failed' },
+        'e',
+      ],
+      [
+        'email, decision and a one-instant range',
+        {
+          user: 'alice@example.com',
+          decision: 'approval_required',
+          from: T0 + 2000,
+          to: T0 + 2000,
+        },
+        'c',
+      ],
     ])('filters by %s', async (_name, filters, expected) => {
       const page = await stub.query({ ...filters, limit: 100 });
       expect(page.records.map((r) => r.request_id).join('')).toBe(expected);
@@ -116,7 +178,12 @@ describe('AuditLog (the audit trail store)', () => {
 
   it('orders newest first, equal times by id', async () => {
     const stub = fresh();
-    for (const [id, ts] of [['x1', T0], ['y1', T0 + 5], ['x2', T0], ['x3', T0]] as const) {
+    for (const [id, ts] of [
+      ['x1', T0],
+      ['y1', T0 + 5],
+      ['x2', T0],
+      ['x3', T0],
+    ] as const) {
       await stub.append(record({ request_id: id, ts }));
     }
     const page = await stub.query({ limit: 10 });
@@ -129,7 +196,8 @@ describe('AuditLog (the audit trail store)', () => {
     const stub = fresh();
     await runInDurableObject(harness(stub), async (log: AuditLog) => {
       // Three records per millisecond, so page boundaries fall inside runs of equal ts.
-      for (let i = 0; i < 250; i++) await log.append(record({ request_id: `r${i}`, ts: T0 + Math.floor(i / 3) }));
+      for (let i = 0; i < 250; i++)
+        await log.append(record({ request_id: `r${i}`, ts: T0 + Math.floor(i / 3) }));
     });
     const seen: string[] = [];
     const sizes: number[] = [];
@@ -176,12 +244,16 @@ describe('AuditLog (the audit trail store)', () => {
     const before = Date.now();
     await stub.append(record({ request_id: 'old', ts: Date.now() - 100 * DAY }));
     await stub.append(record({ request_id: 'new', ts: Date.now() }));
-    const alarm = await runInDurableObject(harness(stub), (_log: AuditLog, state) => state.storage.getAlarm());
+    const alarm = await runInDurableObject(harness(stub), (_log: AuditLog, state) =>
+      state.storage.getAlarm(),
+    );
     expect(alarm).toBeGreaterThanOrEqual(before + PRUNE_INTERVAL_MS);
     expect(alarm).toBeLessThanOrEqual(Date.now() + PRUNE_INTERVAL_MS);
     expect(await runDurableObjectAlarm(harness(stub))).toBe(true);
     expect((await stub.query({ limit: 10 })).records.map((r) => r.request_id)).toEqual(['new']);
-    expect(await runInDurableObject(harness(stub), (_log: AuditLog, state) => state.storage.getAlarm())).not.toBeNull();
+    expect(
+      await runInDurableObject(harness(stub), (_log: AuditLog, state) => state.storage.getAlarm()),
+    ).not.toBeNull();
   });
 
   it('prunes a backlog in bounded steps, the alarm coming back soon until it is done', async () => {
@@ -197,7 +269,11 @@ describe('AuditLog (the audit trail store)', () => {
         Date.now() - 100 * DAY,
       );
     });
-    const alarmIn = () => runInDurableObject(harness(stub), async (_log: AuditLog, state) => ((await state.storage.getAlarm()) ?? 0) - Date.now());
+    const alarmIn = () =>
+      runInDurableObject(
+        harness(stub),
+        async (_log: AuditLog, state) => ((await state.storage.getAlarm()) ?? 0) - Date.now(),
+      );
     expect(await runDurableObjectAlarm(harness(stub))).toBe(true);
     expect((await stub.stats()).count).toBe(20_001);
     expect(await alarmIn()).toBeLessThanOrEqual(1_000);
@@ -216,13 +292,26 @@ describe('AuditLog (the audit trail store)', () => {
       return { deleted: result.deleted, stats: log.stats(), oldest: last };
     });
     expect(deleted).toBe(200);
-    expect(stats).toMatchObject({ count: 1000, oldest_ts: T0 + 200, newest_ts: T0 + 1199, max_rows: 1000 });
+    expect(stats).toMatchObject({
+      count: 1000,
+      oldest_ts: T0 + 200,
+      newest_ts: T0 + 1199,
+      max_rows: 1000,
+    });
     expect(oldest?.request_id).toBe('r200');
   });
 
   it('reports counts, bounds and limits in stats', async () => {
     const stub = fresh();
-    expect(await stub.stats()).toMatchObject({ count: 0, oldest_ts: null, newest_ts: null, lost: 0, retention_days: 90, max_rows: 1_000_000, config_problems: [] });
+    expect(await stub.stats()).toMatchObject({
+      count: 0,
+      oldest_ts: null,
+      newest_ts: null,
+      lost: 0,
+      retention_days: 90,
+      max_rows: 1_000_000,
+      config_problems: [],
+    });
     await stub.append(record({ ts: T0 + 7 }));
     await stub.append(record({ ts: T0 - 3 }));
     const stats = await stub.stats();
@@ -246,7 +335,9 @@ describe('AuditLog (the audit trail store)', () => {
   it('shows configuration problems in stats', async () => {
     const stats = await withEnv({ AUDIT_RETENTION_DAYS: 'forever' }, (log) => log.stats());
     expect(stats.retention_days).toBe(90);
-    expect(stats.config_problems).toEqual([expect.stringMatching(/^AUDIT_RETENTION_DAYS must be an integer from 1 to 3650/)]);
+    expect(stats.config_problems).toEqual([
+      expect.stringMatching(/^AUDIT_RETENTION_DAYS must be an integer from 1 to 3650/),
+    ]);
   });
 
   it('counts lost records on the instance told about them', async () => {
@@ -264,10 +355,17 @@ describe('AuditLog (the audit trail store)', () => {
   it('clips oversized fields instead of failing', async () => {
     const stub = fresh();
     const big = { description: 'x'.repeat(MAX_ARGS_BYTES + 10) };
-    await stub.append(record({ args: big, user_id: 'u'.repeat(1000), latency_ms: Number.NaN, arg_keys: Array.from({ length: 150 }, (_, i) => `k${i}`) }));
+    await stub.append(
+      record({
+        args: big,
+        user_id: 'u'.repeat(1000),
+        latency_ms: Number.NaN,
+        arg_keys: Array.from({ length: 150 }, (_, i) => `k${i}`),
+      }),
+    );
     const [stored] = (await stub.query({ limit: 1 })).records;
     expect(stored?.args).toEqual({ _truncated: true, bytes: expect.any(Number) });
-    expect(stored?.args['bytes']).toBeGreaterThan(MAX_ARGS_BYTES);
+    expect(stored?.args.bytes).toBeGreaterThan(MAX_ARGS_BYTES);
     expect(stored?.user_id).toHaveLength(256);
     expect(stored?.arg_keys).toHaveLength(100);
     expect(stored?.latency_ms).toBe(0);

@@ -20,7 +20,16 @@ const who: Identity = { userId: 'u', groups: [], clientId: 'c', grantId: 'g' };
 
 function item(key: string, max: number, now = T0): ReserveItem {
   const start = Math.floor(now / 60_000) * 60_000;
-  return { key, windowStart: start, windowEnd: start + 60_000, max, rule: '/t', counter: key, window: 'minute', scope: 'grant' };
+  return {
+    key,
+    windowStart: start,
+    windowEnd: start + 60_000,
+    max,
+    rule: '/t',
+    counter: key,
+    window: 'minute',
+    scope: 'grant',
+  };
 }
 
 describe('PolicyCounters (one Durable Object per scope key)', () => {
@@ -34,11 +43,17 @@ describe('PolicyCounters (one Durable Object per scope key)', () => {
     expect((await stub.list(T0)).map((r) => [r.key, r.count])).toEqual([['a', 3]]);
   });
 
-  it('takes all of a call\'s slots or none', async () => {
+  it("takes all of a call's slots or none", async () => {
     const stub = ns.get(ns.idFromName(`test:${crypto.randomUUID()}`));
     expect(await stub.reserve([item('x', 5), item('y', 1)], T0)).toBeNull();
-    expect(await stub.reserve([item('x', 5), item('y', 1)], T0)).toMatchObject({ kind: 'limited', counter: 'y' });
-    expect((await stub.list(T0)).map((r) => [r.key, r.count])).toEqual([['x', 1], ['y', 1]]);
+    expect(await stub.reserve([item('x', 5), item('y', 1)], T0)).toMatchObject({
+      kind: 'limited',
+      counter: 'y',
+    });
+    expect((await stub.list(T0)).map((r) => [r.key, r.count])).toEqual([
+      ['x', 1],
+      ['y', 1],
+    ]);
   });
 
   it('starts a new window at the minute boundary and forgets ended ones', async () => {
@@ -47,12 +62,16 @@ describe('PolicyCounters (one Durable Object per scope key)', () => {
     expect(await stub.reserve([item('w', 1)], T0)).not.toBeNull();
     const next = T0 + 50_000; // 12:01:00
     expect(await stub.reserve([item('w', 1, next)], next)).toBeNull();
-    expect((await stub.list(next)).map((r) => r.windowStart)).toEqual([Date.parse('2026-11-30T12:01:00Z')]);
+    expect((await stub.list(next)).map((r) => r.windowStart)).toEqual([
+      Date.parse('2026-11-30T12:01:00Z'),
+    ]);
   });
 
   it('is exact under 50 concurrent callers', async () => {
     const stub = ns.get(ns.idFromName(`test:${crypto.randomUUID()}`));
-    const results = await Promise.all(Array.from({ length: 50 }, () => stub.reserve([item('c', 7)], T0)));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => stub.reserve([item('c', 7)], T0)),
+    );
     expect(results.filter((r) => r === null)).toHaveLength(7);
   });
 
@@ -78,11 +97,16 @@ describe('PolicyCounters (one Durable Object per scope key)', () => {
         fifth: again.reserve([item('r', 4)], T0),
       };
     });
-    expect(seen.loaded).toEqual([['r', 3], ['s', 2]]);
+    expect(seen.loaded).toEqual([
+      ['r', 3],
+      ['s', 2],
+    ]);
     expect(seen.fourth).toBeNull();
     expect(seen.fifth).toMatchObject({ kind: 'limited', counter: 'r' });
     // The ended window was dropped from storage on the next reservation, not only from memory.
-    const stored = await runInDurableObject(stub, (_instance, state) => state.storage.list({ prefix: 'counter:' }));
+    const stored = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.list({ prefix: 'counter:' }),
+    );
     expect([...stored.keys()].every((k) => !k.endsWith(':old'))).toBe(true);
   });
 });
@@ -108,7 +132,15 @@ describe('reserveLimits across scopes', () => {
 });
 
 describe('the policy gate fails closed', () => {
-  const policy = activePolicy(JSON.stringify({ version: '1', tools: { pve_list_vms: { limits: [{ counter: 'c', window: 'minute', max: 5, scope: 'global' }] } } }), TOOL_CATALOG);
+  const policy = activePolicy(
+    JSON.stringify({
+      version: '1',
+      tools: {
+        pve_list_vms: { limits: [{ counter: 'c', window: 'minute', max: 5, scope: 'global' }] },
+      },
+    }),
+    TOOL_CATALOG,
+  );
 
   it('denies when the counter store throws', async () => {
     const broken: CounterBackend = {
@@ -117,24 +149,61 @@ describe('the policy gate fails closed', () => {
         release: () => undefined,
       }),
     };
-    const gate = await passGate(policy, broken, { tool: 'pve_list_vms', args: {}, identity: who, dryRun: false, now: T0 });
+    const gate = await passGate(policy, broken, {
+      tool: 'pve_list_vms',
+      args: {},
+      identity: who,
+      dryRun: false,
+      now: T0,
+    });
     expect(gate).toEqual({
       ok: false,
-      refusal: { kind: 'deny', rule: '(counter store unavailable)', reason: expect.stringMatching(/could not be checked/) },
+      refusal: {
+        kind: 'deny',
+        rule: '(counter store unavailable)',
+        reason: expect.stringMatching(/could not be checked/),
+      },
     });
   });
 
   it('takes no slot for a dry run', async () => {
     let reserved = 0;
-    const counting: CounterBackend = { target: () => ({ reserve: () => (reserved++, null), release: () => undefined }) };
-    const gate = await passGate(policy, counting, { tool: 'pve_list_vms', args: {}, identity: who, dryRun: true, now: T0 });
+    const counting: CounterBackend = {
+      target: () => ({
+        reserve: () => {
+          reserved++;
+          return null;
+        },
+        release: () => undefined,
+      }),
+    };
+    const gate = await passGate(policy, counting, {
+      tool: 'pve_list_vms',
+      args: {},
+      identity: who,
+      dryRun: true,
+      now: T0,
+    });
     expect(gate.ok).toBe(true);
     expect(reserved).toBe(0);
   });
 
   it('evaluates without readings to the limits the store must reserve', () => {
-    const loaded = loadPolicy({ version: '1', tools: { pve_list_vms: { limits: [{ counter: 'c', window: 'minute', max: 5, scope: 'global' }] } } }, TOOL_CATALOG);
-    const d = loaded.ok ? evaluatePolicy(loaded.policy, { tool: 'pve_list_vms', args: {} }, who, null, T0) : null;
-    expect(d).toMatchObject({ kind: 'allow', limits: [{ key: 'pve_list_vms/c', scope: 'global', max: 5 }] });
+    const loaded = loadPolicy(
+      {
+        version: '1',
+        tools: {
+          pve_list_vms: { limits: [{ counter: 'c', window: 'minute', max: 5, scope: 'global' }] },
+        },
+      },
+      TOOL_CATALOG,
+    );
+    const d = loaded.ok
+      ? evaluatePolicy(loaded.policy, { tool: 'pve_list_vms', args: {} }, who, null, T0)
+      : null;
+    expect(d).toMatchObject({
+      kind: 'allow',
+      limits: [{ key: 'pve_list_vms/c', scope: 'global', max: 5 }],
+    });
   });
 });

@@ -10,7 +10,8 @@ import { simSession } from './helpers/session';
 import { sim } from './helpers/sim';
 
 const TEMPLATE = 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst';
-const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@example.com';
+const KEY =
+  'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ops@example.com';
 const PASSWORD = 'Root-pw-never-shown';
 const CT = {
   node: 'pve1',
@@ -32,7 +33,11 @@ describe('pve_create_lxc', () => {
   it('previews the exact parameters, the password redacted, writing nothing', async () => {
     const r = await call(client(), 'pve_create_lxc', CT);
     expect(r.isError, text(r)).toBeFalsy();
-    expect(r.structuredContent).toMatchObject({ mode: 'preview', vmid: 106, vmid_source: 'next_free' });
+    expect(r.structuredContent).toMatchObject({
+      mode: 'preview',
+      vmid: 106,
+      vmid_source: 'next_free',
+    });
     expect(r.structuredContent!.params).toEqual({
       vmid: '106',
       ostemplate: TEMPLATE,
@@ -46,14 +51,18 @@ describe('pve_create_lxc', () => {
       unprivileged: '1',
       pool: 'lab',
     });
-    expect(text(r)).toMatch(/^Preview only: nothing was sent to Proxmox\.\nWould POST \/nodes\/pve1\/lxc \(106 is the next free id now/);
+    expect(text(r)).toMatch(
+      /^Preview only: nothing was sent to Proxmox\.\nWould POST \/nodes\/pve1\/lxc \(106 is the next free id now/,
+    );
     expect(JSON.stringify(r)).not.toContain(PASSWORD);
     expect(await sim.writes()).toEqual([]);
   });
 
   it('creates an unprivileged container from the template, the password out of results, logs and audit', async () => {
     const logs: string[] = [];
-    const spy = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
+    const spy = vi
+      .spyOn(console, 'log')
+      .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
     let r;
     try {
       r = await call(client(), 'pve_create_lxc', { ...CT, confirm: true, wait: true });
@@ -61,22 +70,48 @@ describe('pve_create_lxc', () => {
       spy.mockRestore();
     }
     expect(r.isError, text(r)).toBeFalsy();
-    expect(r.structuredContent).toMatchObject({ mode: 'created', vmid: 106, task: { succeeded: true }, upid: expect.stringMatching(/:vzcreate:106:/) });
+    expect(r.structuredContent).toMatchObject({
+      mode: 'created',
+      vmid: 106,
+      task: { succeeded: true },
+      upid: expect.stringMatching(/:vzcreate:106:/),
+    });
     const [post] = await sim.writes();
-    expect(post!.params).toMatchObject({ password: PASSWORD, 'ssh-public-keys': KEY, unprivileged: '1' });
+    expect(post!.params).toMatchObject({
+      password: PASSWORD,
+      'ssh-public-keys': KEY,
+      unprivileged: '1',
+    });
     const ct = await sim.guest(106);
     expect(ct).toMatchObject({ type: 'lxc', node: 'pve1', pool: 'lab' });
-    expect(ct.config).toMatchObject({ hostname: 'dns02', memory: '1024', cores: '2', unprivileged: '1' });
+    expect(ct.config).toMatchObject({
+      hostname: 'dns02',
+      memory: '1024',
+      cores: '2',
+      unprivileged: '1',
+    });
     expect(ct.config.net0).toMatch(/bridge=vmbr0/);
     expect(ct.config.rootfs).toMatch(/^local-lvm:vm-106-disk-0/);
-    const requestId = (JSON.parse(logs.find((l) => l.includes('"msg":"tool_call"'))!) as { request_id: string }).request_id;
+    const requestId = (
+      JSON.parse(logs.find((l) => l.includes('"msg":"tool_call"'))!) as { request_id: string }
+    ).request_id;
     const [record] = await auditRecords((a) => a.request_id === requestId);
-    expect(record).toMatchObject({ tool: 'pve_create_lxc', vmid: 106, args: { password: '[redacted]', hostname: 'dns02' } });
-    for (const shown of [JSON.stringify(r), ...logs, JSON.stringify(record)]) expect(shown).not.toContain(PASSWORD);
+    expect(record).toMatchObject({
+      tool: 'pve_create_lxc',
+      vmid: 106,
+      args: { password: '[redacted]', hostname: 'dns02' },
+    });
+    for (const shown of [JSON.stringify(r), ...logs, JSON.stringify(record)])
+      expect(shown).not.toContain(PASSWORD);
   });
 
   it('sends unprivileged: 0 only when asked for a privileged container', async () => {
-    await call(client(), 'pve_create_lxc', { node: 'pve2', ostemplate: TEMPLATE, unprivileged: false, confirm: true });
+    await call(client(), 'pve_create_lxc', {
+      node: 'pve2',
+      ostemplate: TEMPLATE,
+      unprivileged: false,
+      confirm: true,
+    });
     const [post] = await sim.writes();
     expect(post!.params).toMatchObject({ ostemplate: TEMPLATE, unprivileged: '0' });
   });

@@ -78,7 +78,11 @@ describe.each(TRANSPORTS)('pve_create_qemu_vm over %s', (kind) => {
     expect(result.isError).toBeFalsy();
     const s = result.structuredContent!;
     expect(s).toMatchObject({ mode: 'created', node: 'pve1', vmid: expectedId, attempts: 1 });
-    expect(s.upid).toMatch(new RegExp(`^UPID:pve1:[0-9A-F]{8}:[0-9A-F]{8,9}:[0-9A-F]{8}:qmcreate:${expectedId}:root@pam!mcp:$`));
+    expect(s.upid).toMatch(
+      new RegExp(
+        `^UPID:pve1:[0-9A-F]{8}:[0-9A-F]{8,9}:[0-9A-F]{8}:qmcreate:${expectedId}:root@pam!mcp:$`,
+      ),
+    );
     const [post, ...more] = await sim.writes();
     expect(more).toEqual([]);
     expect(post!.path).toBe('/api2/json/nodes/pve1/qemu');
@@ -94,9 +98,20 @@ describe.each(TRANSPORTS)('pve_create_qemu_vm over %s', (kind) => {
   });
 
   it('waits for the task when asked and reports its exit status', async () => {
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve2', name: 'waited', memory: 512, confirm: true, wait: true, timeout_s: 10 });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve2',
+      name: 'waited',
+      memory: 512,
+      confirm: true,
+      wait: true,
+      timeout_s: 10,
+    });
     expect(result.isError).toBeFalsy();
-    expect(result.structuredContent!.task).toEqual({ status: 'stopped', exitstatus: 'OK', succeeded: true });
+    expect(result.structuredContent!.task).toEqual({
+      status: 'stopped',
+      exitstatus: 'OK',
+      succeeded: true,
+    });
     expect(text(result)).toMatch(/The task finished: OK/);
     const polls = (await sim.requests()).filter((r) => r.path.includes('/tasks/'));
     expect(polls.length).toBeGreaterThan(0);
@@ -104,21 +119,45 @@ describe.each(TRANSPORTS)('pve_create_qemu_vm over %s', (kind) => {
   });
 
   it('reports a task that ends in error as an error result, with its exit status', async () => {
-    await sim.fault({ path: '^/nodes/pve1/qemu$', method: 'POST', taskExitStatus: 'unable to create image: out of space' });
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', scsi0: 'local-lvm:8', confirm: true, wait: true });
+    await sim.fault({
+      path: '^/nodes/pve1/qemu$',
+      method: 'POST',
+      taskExitStatus: 'unable to create image: out of space',
+    });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      scsi0: 'local-lvm:8',
+      confirm: true,
+      wait: true,
+    });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent!.task).toEqual({ status: 'stopped', exitstatus: 'unable to create image: out of space', succeeded: false });
+    expect(result.structuredContent!.task).toEqual({
+      status: 'stopped',
+      exitstatus: 'unable to create image: out of space',
+      succeeded: false,
+    });
     expect(text(result)).toMatch(/The task failed: unable to create image: out of space/);
   });
 
-  it('uses a given vmid and surfaces PVE\'s 500 when it already exists, without a second POST', async () => {
-    const existing = (await (await sim.api('GET', '/cluster/resources?type=vm')).json()) as { data: { vmid: number; node: string }[] };
+  it("uses a given vmid and surfaces PVE's 500 when it already exists, without a second POST", async () => {
+    const existing = (await (await sim.api('GET', '/cluster/resources?type=vm')).json()) as {
+      data: { vmid: number; node: string }[];
+    };
     const taken = existing.data[0]!;
     await sim.clearLog();
-    const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: taken.vmid, confirm: true });
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: taken.vmid,
+      confirm: true,
+    });
     expect(result.isError).toBe(true);
-    expect(text(result)).toContain(`Proxmox reported an error (500): unable to create VM ${taken.vmid} - VM ${taken.vmid} already exists on node '${taken.node}'`);
-    expect(result.structuredContent!.error).toMatchObject({ kind: 'upstream.server_error', upstream_status: 500 });
+    expect(text(result)).toContain(
+      `Proxmox reported an error (500): unable to create VM ${taken.vmid} - VM ${taken.vmid} already exists on node '${taken.node}'`,
+    );
+    expect(result.structuredContent!.error).toMatchObject({
+      kind: 'upstream.server_error',
+      upstream_status: 500,
+    });
     expect(await sim.writes()).toHaveLength(1);
   });
 });
@@ -138,9 +177,19 @@ describe('concurrent creates without a vmid', () => {
     // does when they ask at the same moment. Later nextid calls get the simulator's real one.
     // The answers are held back 1 s, so all three first asks take the three faults before any
     // retry can.
-    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', times: 3, delayMs: 1000, status: 200, contentType: 'application/json;charset=UTF-8', body: { data: String(first) } });
+    await sim.fault({
+      method: 'GET',
+      path: '^/cluster/nextid$',
+      times: 3,
+      delayMs: 1000,
+      status: 200,
+      contentType: 'application/json;charset=UTF-8',
+      body: { data: String(first) },
+    });
     const results = await Promise.all(
-      clients.map((c, i) => call(c, 'pve_create_qemu_vm', { node: 'pve1', name: `race-${i}`, confirm: true })),
+      clients.map((c, i) =>
+        call(c, 'pve_create_qemu_vm', { node: 'pve1', name: `race-${i}`, confirm: true }),
+      ),
     );
     for (const r of results) expect(r.isError, text(r)).toBeFalsy();
     const ids = results.map((r) => r.structuredContent!.vmid as number).sort((a, b) => a - b);
@@ -161,7 +210,14 @@ describe('concurrent creates without a vmid', () => {
     const taken = await nextFree();
     expect((await sim.api('POST', '/nodes/pve3/qemu', { vmid: String(taken) })).status).toBe(200);
     await sim.clearLog();
-    await sim.fault({ method: 'GET', path: '^/cluster/nextid$', times: 2, status: 200, contentType: 'application/json;charset=UTF-8', body: { data: String(taken) } });
+    await sim.fault({
+      method: 'GET',
+      path: '^/cluster/nextid$',
+      times: 2,
+      status: 200,
+      contentType: 'application/json;charset=UTF-8',
+      body: { data: String(taken) },
+    });
     const result = await call(clients[0]!, 'pve_create_qemu_vm', { node: 'pve1', confirm: true });
     expect(result.isError, text(result)).toBeFalsy();
     const vmid = result.structuredContent!.vmid as number;
@@ -181,10 +237,20 @@ describe('wait is bounded by timeout_s', () => {
     try {
       await sim.fault({ method: 'GET', path: '/tasks/.*/status$', hang: true, times: 10 });
       const started = Date.now();
-      const result = await call(client, 'pve_create_qemu_vm', { node: 'pve1', vmid: 7300, confirm: true, wait: true, timeout_s: 1 });
+      const result = await call(client, 'pve_create_qemu_vm', {
+        node: 'pve1',
+        vmid: 7300,
+        confirm: true,
+        wait: true,
+        timeout_s: 1,
+      });
       const took = Date.now() - started;
       expect(result.isError, text(result)).toBeFalsy();
-      expect(result.structuredContent!.task).toEqual({ status: 'unknown', exitstatus: null, succeeded: null });
+      expect(result.structuredContent!.task).toEqual({
+        status: 'unknown',
+        exitstatus: null,
+        succeeded: null,
+      });
       expect(text(result)).toMatch(/did not come back within 1 s/);
       // The create POST, then at most a second of polling, plus MCP's own round trips.
       expect(took).toBeLessThan(1_900);

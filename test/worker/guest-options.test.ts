@@ -2,13 +2,24 @@
 // accepts (and the canonical text it sends), and what it refuses with which words.
 
 import { describe, expect, it } from 'vitest';
-import { encodeSshKeysForVm, parseIpconfig, parseSearchDomains, parseSshKeys } from '../../src/proxmox/cloud-init';
+import {
+  encodeSshKeysForVm,
+  parseIpconfig,
+  parseSearchDomains,
+  parseSshKeys,
+} from '../../src/proxmox/cloud-init';
 import { parseResizeSize, resizedBytes, sizeBytes } from '../../src/proxmox/disk-size';
-import { checkOstemplate, parseLxcNet, parseMountPoint, parseRootfs } from '../../src/proxmox/lxc-options';
+import {
+  checkOstemplate,
+  parseLxcNet,
+  parseMountPoint,
+  parseRootfs,
+} from '../../src/proxmox/lxc-options';
 import { isIPv6, parseAddressList } from '../../src/proxmox/net-address';
 import { volumeOwner } from '../../src/proxmox/volumes';
 
-const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@example.com';
+const KEY =
+  'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@example.com';
 
 type Result = { ok: true; value: unknown } | { ok: false; error: string };
 const refuses = (r: Result, message: RegExp) => {
@@ -18,9 +29,21 @@ const refuses = (r: Result, message: RegExp) => {
 
 describe('parseLxcNet', () => {
   it.each([
-    ['name=eth0,bridge=vmbr0,ip=dhcp', 'bridge=vmbr0,ip=dhcp,name=eth0', { name: 'eth0', bridge: 'vmbr0', ip: 'dhcp' }],
-    ['name=eth0,bridge=vmbr1,ip=10.0.0.9/24,gw=10.0.0.1,ip6=auto,tag=5,firewall=on', 'bridge=vmbr1,firewall=1,gw=10.0.0.1,ip=10.0.0.9/24,ip6=auto,name=eth0,tag=5', { tag: 5, firewall: true }],
-    ['name=eth1,ip6=2001:db8::9/64,gw6=2001:db8::1,type=veth,trunks=10;20', 'gw6=2001:db8::1,ip6=2001:db8::9/64,name=eth1,trunks=10;20,type=veth', { gw6: '2001:db8::1' }],
+    [
+      'name=eth0,bridge=vmbr0,ip=dhcp',
+      'bridge=vmbr0,ip=dhcp,name=eth0',
+      { name: 'eth0', bridge: 'vmbr0', ip: 'dhcp' },
+    ],
+    [
+      'name=eth0,bridge=vmbr1,ip=10.0.0.9/24,gw=10.0.0.1,ip6=auto,tag=5,firewall=on',
+      'bridge=vmbr1,firewall=1,gw=10.0.0.1,ip=10.0.0.9/24,ip6=auto,name=eth0,tag=5',
+      { tag: 5, firewall: true },
+    ],
+    [
+      'name=eth1,ip6=2001:db8::9/64,gw6=2001:db8::1,type=veth,trunks=10;20',
+      'gw6=2001:db8::1,ip6=2001:db8::9/64,name=eth1,trunks=10;20,type=veth',
+      { gw6: '2001:db8::1' },
+    ],
   ])('accepts %s', (input, text, fields) => {
     const r = parseLxcNet(input);
     expect(r.ok && r.value.text).toBe(text);
@@ -47,8 +70,18 @@ const MOUNTS = { rootfs: parseRootfs, mp: parseMountPoint };
 describe('root file system and mount points', () => {
   it.each([
     ['rootfs', 'local-lvm:8', 'local-lvm:8', { storage: 'local-lvm', size_gib: 8, new_disk: true }],
-    ['rootfs', 'volume=local-lvm:vm-110-disk-0,size=8G,acl=1', 'local-lvm:vm-110-disk-0,acl=1,size=8G', { volume: 'local-lvm:vm-110-disk-0', new_disk: false }],
-    ['mp', 'local-lvm:16,mp=/srv/data,backup=1', 'local-lvm:16,backup=1,mp=/srv/data', { mp: '/srv/data', size_gib: 16 }],
+    [
+      'rootfs',
+      'volume=local-lvm:vm-110-disk-0,size=8G,acl=1',
+      'local-lvm:vm-110-disk-0,acl=1,size=8G',
+      { volume: 'local-lvm:vm-110-disk-0', new_disk: false },
+    ],
+    [
+      'mp',
+      'local-lvm:16,mp=/srv/data,backup=1',
+      'local-lvm:16,backup=1,mp=/srv/data',
+      { mp: '/srv/data', size_gib: 16 },
+    ],
   ])('%s accepts %s', (kind, input, text, fields) => {
     const r = MOUNTS[kind as keyof typeof MOUNTS](input);
     expect(r.ok && r.value.text).toBe(text);
@@ -64,21 +97,36 @@ describe('root file system and mount points', () => {
     ['rootfs', '/var/lib/host', /absolute paths are not allowed/],
     ['rootfs', 'local-lvm:0', /needs a size above 0/],
     ['rootfs', 'local:../../etc/pve', /is not STORAGE:SIZE_GiB/],
-    ['rootfs', 'local:images/../../etc/pve', /must not contain empty, "\." or "\.\." path segments/],
+    [
+      'rootfs',
+      'local:images/../../etc/pve',
+      /must not contain empty, "\." or "\.\." path segments/,
+    ],
     ['rootfs', 'local-lvm:8,mp=/x', /unknown key "mp"/],
     ['rootfs', 'local-lvm:8,mountoptions=suid', /not mount options/],
     ['mp', 'local-lvm:8', /mp \(the path inside the container\) is required/],
     ['mp', 'local-lvm:8,mp=/srv/../etc', /must not contain "\." or "\.\." segments/],
     ['mp', 'local-lvm:8,mp=relative', /not an absolute path/],
     ['mp', '/dev/sdb,mp=/mnt', /absolute paths are not allowed/],
-  ])('%s refuses %s', (kind, input, message) => refuses(MOUNTS[kind as keyof typeof MOUNTS](input), message));
+  ])('%s refuses %s', (kind, input, message) =>
+    refuses(MOUNTS[kind as keyof typeof MOUNTS](input), message),
+  );
 });
 
 describe('checkOstemplate', () => {
-  it.each(['local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst', 'nas.backup:vztmpl/alpine-3.22-default_20250617_amd64.tar.xz'])('accepts %s', (v) => {
+  it.each([
+    'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst',
+    'nas.backup:vztmpl/alpine-3.22-default_20250617_amd64.tar.xz',
+  ])('accepts %s', (v) => {
     expect(checkOstemplate(v)).toBeNull();
   });
-  it.each(['local:iso/debian.iso', '/var/lib/vz/template/cache/x.tar.zst', 'local:vztmpl/../x.tar.gz', 'local:vztmpl/x.tar.zst;rm', 'local:vztmpl/sub/x.tar.gz'])('refuses %s', (v) => {
+  it.each([
+    'local:iso/debian.iso',
+    '/var/lib/vz/template/cache/x.tar.zst',
+    'local:vztmpl/../x.tar.gz',
+    'local:vztmpl/x.tar.zst;rm',
+    'local:vztmpl/sub/x.tar.gz',
+  ])('refuses %s', (v) => {
     expect(checkOstemplate(v)).toMatch(/is not a container template volume/);
   });
 });
@@ -119,14 +167,27 @@ describe('cloud-init settings', () => {
   ])('refuses SSH keys %j', (input, message) => refuses(parseSshKeys(input), message));
 
   it('takes DNS servers and search domains as lists', () => {
-    expect(parseAddressList('10.0.0.53, 2001:db8::53')).toEqual({ ok: true, value: '10.0.0.53 2001:db8::53' });
+    expect(parseAddressList('10.0.0.53, 2001:db8::53')).toEqual({
+      ok: true,
+      value: '10.0.0.53 2001:db8::53',
+    });
     refuses(parseAddressList('dns.example.com'), /not an IP address/);
     refuses(parseAddressList('1.1.1.1 1.0.0.1 8.8.8.8 9.9.9.9'), /1 to 3 IP addresses/);
-    expect(parseSearchDomains('example.com;lab.example.com')).toEqual({ ok: true, value: 'example.com lab.example.com' });
+    expect(parseSearchDomains('example.com;lab.example.com')).toEqual({
+      ok: true,
+      value: 'example.com lab.example.com',
+    });
     refuses(parseSearchDomains('exa_mple.com'), /not a DNS domain/);
   });
 
-  it.each([['::1', true], ['2001:db8::1', true], ['::ffff:10.0.0.1', true], ['2001:db8:::1', false], ['1:2:3:4:5:6:7:8:9', false], ['fe80::1%eth0', false]])('isIPv6(%s) is %s', (v, ok) => {
+  it.each([
+    ['::1', true],
+    ['2001:db8::1', true],
+    ['::ffff:10.0.0.1', true],
+    ['2001:db8:::1', false],
+    ['1:2:3:4:5:6:7:8:9', false],
+    ['fe80::1%eth0', false],
+  ])('isIPv6(%s) is %s', (v, ok) => {
     expect(isIPv6(v)).toBe(ok);
   });
 });

@@ -40,7 +40,9 @@ describe.each(TRANSPORTS)('pve_list_vms over %s', (kind) => {
     expect(result.structuredContent!.total).toBe(expected.length);
     expect(result.structuredContent!.next_cursor).toBeNull();
     const requests = await sim.requests();
-    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api2/json/cluster/resources']);
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /api2/json/cluster/resources',
+    ]);
     expect(requests[0]!.query).toEqual({ type: 'vm' });
     expect(text(result)).toContain(`${expected.length} guests match`);
   });
@@ -84,7 +86,10 @@ describe.each(TRANSPORTS)('pve_list_vms over %s', (kind) => {
     const seen: number[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 20; page++) {
-      const result = await call(client, 'pve_list_vms', { limit: 5, ...(cursor ? { cursor } : {}) });
+      const result = await call(client, 'pve_list_vms', {
+        limit: 5,
+        ...(cursor ? { cursor } : {}),
+      });
       expect(result.structuredContent!.total).toBe(all.length);
       seen.push(...(result.structuredContent!.guests as RawItem[]).map((g) => g.vmid));
       cursor = (result.structuredContent!.next_cursor as string | null) ?? undefined;
@@ -117,8 +122,29 @@ describe('pve_list_vms with odd but valid PVE data', () => {
       status: 200,
       body: {
         data: [
-          { id: 'qemu/120', type: 'qemu', vmid: '120', name: 'str', node: 'pve1', status: 'running', maxmem: '2147483648', maxcpu: '2', template: '0', uptime: '42', 'new-key-in-pve-10': { nested: true } },
-          { id: 'lxc/110', type: 'lxc', vmid: 110, node: 'pve2', status: 'stopped', template: 1, tags: 'a;b', memhost: 1 },
+          {
+            id: 'qemu/120',
+            type: 'qemu',
+            vmid: '120',
+            name: 'str',
+            node: 'pve1',
+            status: 'running',
+            maxmem: '2147483648',
+            maxcpu: '2',
+            template: '0',
+            uptime: '42',
+            'new-key-in-pve-10': { nested: true },
+          },
+          {
+            id: 'lxc/110',
+            type: 'lxc',
+            vmid: 110,
+            node: 'pve2',
+            status: 'stopped',
+            template: 1,
+            tags: 'a;b',
+            memhost: 1,
+          },
           { id: 'storage/pve1/local', type: 'storage', storage: 'local', node: 'pve1' },
           { id: 'qemu/bad', type: 'qemu', vmid: 'not-a-number' },
         ],
@@ -128,8 +154,34 @@ describe('pve_list_vms with odd but valid PVE data', () => {
     const result = await call(client, 'pve_list_vms', {});
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent!.guests).toEqual([
-      { vmid: 110, name: null, type: 'lxc', node: 'pve2', status: 'stopped', tags: ['a', 'b'], cpus: null, maxmem_mib: null, mem_mib: null, maxdisk_gib: null, uptime_s: null, template: true },
-      { vmid: 120, name: 'str', type: 'qemu', node: 'pve1', status: 'running', tags: [], cpus: 2, maxmem_mib: 2048, mem_mib: null, maxdisk_gib: null, uptime_s: 42, template: false },
+      {
+        vmid: 110,
+        name: null,
+        type: 'lxc',
+        node: 'pve2',
+        status: 'stopped',
+        tags: ['a', 'b'],
+        cpus: null,
+        maxmem_mib: null,
+        mem_mib: null,
+        maxdisk_gib: null,
+        uptime_s: null,
+        template: true,
+      },
+      {
+        vmid: 120,
+        name: 'str',
+        type: 'qemu',
+        node: 'pve1',
+        status: 'running',
+        tags: [],
+        cpus: 2,
+        maxmem_mib: 2048,
+        mem_mib: null,
+        maxdisk_gib: null,
+        uptime_s: 42,
+        template: false,
+      },
     ]);
   });
 });

@@ -29,7 +29,10 @@ describe('a 2026-07-28 client', () => {
     const list = await client.callTool({ name: 'pve_list_vms', arguments: { limit: 2 } });
     expect(list.isError).toBeFalsy();
     expect((list.structuredContent as { guests: unknown[] }).guests).toHaveLength(2);
-    const preview = await client.callTool({ name: 'pve_create_qemu_vm', arguments: { node: 'pve1', name: 'modern' } });
+    const preview = await client.callTool({
+      name: 'pve_create_qemu_vm',
+      arguments: { node: 'pve1', name: 'modern' },
+    });
     expect(preview.structuredContent).toMatchObject({ mode: 'preview', vmid: 106 });
     expect(await sim.writes()).toEqual([]);
   });
@@ -44,21 +47,42 @@ describe('2026-07-28 on the wire', () => {
   const post = async (body: Record<string, unknown>, headers: Record<string, string>) => {
     const res = await workerFetch(`${ORIGIN}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', ...body }),
     });
-    return { status: res.status, body: (await res.json()) as { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } } };
+    return {
+      status: res.status,
+      body: (await res.json()) as {
+        id?: unknown;
+        result?: Record<string, unknown>;
+        error?: { code: number; message: string; data?: Record<string, unknown> };
+      },
+    };
   };
 
   it('answers server/discover with the version, tools capability and instructions', async () => {
-    const r = await post({ id: 'd1', method: 'server/discover', params: { _meta: envelope() } }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' });
+    const r = await post(
+      { id: 'd1', method: 'server/discover', params: { _meta: envelope() } },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' },
+    );
     expect(r.status).toBe(200);
     expect(r.body.id).toBe('d1');
-    expect(r.body.result).toMatchObject({ supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: false } }, instructions: expect.stringMatching(/^Proxmox VE tools\./) });
+    expect(r.body.result).toMatchObject({
+      supportedVersions: ['2026-07-28'],
+      capabilities: { tools: { listChanged: false } },
+      instructions: expect.stringMatching(/^Proxmox VE tools\./),
+    });
   });
 
   it('refuses an Mcp-Method header that does not match the body, with its id', async () => {
-    const r = await post({ id: 7, method: 'tools/list', params: { _meta: envelope() } }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' });
+    const r = await post(
+      { id: 7, method: 'tools/list', params: { _meta: envelope() } },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' },
+    );
     expect(r.status).toBe(400);
     expect(r.body.error!.code).toBe(-32020);
   });
@@ -66,8 +90,16 @@ describe('2026-07-28 on the wire', () => {
   it('refuses an Mcp-Name that does not match the tool called', async () => {
     await sim.clearLog();
     const r = await post(
-      { id: 8, method: 'tools/call', params: { name: 'pve_list_vms', arguments: {}, _meta: envelope() } },
-      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'pve_stop_vm' },
+      {
+        id: 8,
+        method: 'tools/call',
+        params: { name: 'pve_list_vms', arguments: {}, _meta: envelope() },
+      },
+      {
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'pve_stop_vm',
+      },
     );
     expect(r.status).toBe(400);
     expect(r.body.error!.code).toBe(-32020);
@@ -75,16 +107,33 @@ describe('2026-07-28 on the wire', () => {
   });
 
   it('names the supported versions when asked for another, echoing the request id', async () => {
-    const r = await post({ id: 9, method: 'tools/list', params: { _meta: envelope('2027-01-01') } }, { 'mcp-protocol-version': '2027-01-01', 'mcp-method': 'tools/list' });
+    const r = await post(
+      { id: 9, method: 'tools/list', params: { _meta: envelope('2027-01-01') } },
+      { 'mcp-protocol-version': '2027-01-01', 'mcp-method': 'tools/list' },
+    );
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ id: 9, error: { code: -32022, data: { supported: ['2026-07-28'] } } });
+    expect(r.body).toMatchObject({
+      id: 9,
+      error: { code: -32022, data: { supported: ['2026-07-28'] } },
+    });
   });
 
   it('answers an unknown tool with -32602, as the spec says', async () => {
     const r = await post(
-      { id: 10, method: 'tools/call', params: { name: 'pve_delete_everything', arguments: {}, _meta: envelope() } },
-      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'pve_delete_everything' },
+      {
+        id: 10,
+        method: 'tools/call',
+        params: { name: 'pve_delete_everything', arguments: {}, _meta: envelope() },
+      },
+      {
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'pve_delete_everything',
+      },
     );
-    expect(r.body).toMatchObject({ id: 10, error: { code: -32602, message: 'Unknown tool: pve_delete_everything' } });
+    expect(r.body).toMatchObject({
+      id: 10,
+      error: { code: -32602, message: 'Unknown tool: pve_delete_everything' },
+    });
   });
 });

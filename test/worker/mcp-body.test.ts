@@ -6,8 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGE_DEPTH } from '../../src/http/json-depth';
 import { parsedBodyOf, readMcpBody } from '../../src/http/mcp-body';
 
-const post = (body: BodyInit, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-  new Request('http://localhost/mcp', { method: 'POST', headers, body });
+const post = (
+  body: BodyInit,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+) => new Request('http://localhost/mcp', { method: 'POST', headers, body });
 
 async function forwarded(request: Request): Promise<Request> {
   const read = await readMcpBody(request);
@@ -17,8 +19,16 @@ async function forwarded(request: Request): Promise<Request> {
 
 describe('readMcpBody', () => {
   it('passes the message on with the same bytes and headers, and its parse beside it', async () => {
-    const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'pve_list_vms', arguments: { node: 'pvé1' } } };
-    const original = post(JSON.stringify(message), { 'content-type': 'application/json', authorization: 'Bearer t' });
+    const message = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'pve_list_vms', arguments: { node: 'pvé1' } },
+    };
+    const original = post(JSON.stringify(message), {
+      'content-type': 'application/json',
+      authorization: 'Bearer t',
+    });
     const next = await forwarded(original);
     expect(parsedBodyOf(next)).toEqual(message);
     expect(next.headers.get('authorization')).toBe('Bearer t');

@@ -52,9 +52,17 @@ describe('every place that names people uses the same rule', () => {
 
   it.each(CASES)('approvers (%s)', (entry, who, expected) => {
     const approval = {
-      status: 'pending', expires_at: Date.now() + 60_000, approvers: [entry], user_id: 'someone-else', tool: 'pve_create_qemu_vm',
+      status: 'pending',
+      expires_at: Date.now() + 60_000,
+      approvers: [entry],
+      user_id: 'someone-else',
+      tool: 'pve_create_qemu_vm',
     } as Approval;
-    const decision = mayDecide(approval, { userId: who.userId, email: who.email, groups: who.groups, isAdmin: false }, Date.now());
+    const decision = mayDecide(
+      approval,
+      { userId: who.userId, email: who.email, groups: who.groups, isAdmin: false },
+      Date.now(),
+    );
     expect(decision.ok).toBe(expected);
   });
 
@@ -64,23 +72,45 @@ describe('every place that names people uses the same rule', () => {
     ['alice', null, ALICE, false], // an id in another case, no email: another person
     ['another-id', 'bob@example.com', ALICE, false],
     ['another-id', null, person('u1'), false],
-  ])('the person who asked (id %s, email %s) is %o: %s — never an approver of that call, always a viewer', (userId, email, who, expected) => {
-    const approval = {
-      status: 'pending', expires_at: Date.now() + 60_000, approvers: ['group:Ops'], user_id: userId, user_email: email, tool: 'pve_create_qemu_vm',
-    } as Approval;
-    const decider = { userId: who.userId, email: who.email, groups: ['Ops'], isAdmin: false };
-    expect(isRequester(approval, decider)).toBe(expected);
-    expect(mayDecide(approval, decider, Date.now()).ok).toBe(!expected);
-    expect(mayView({ ...approval, approvers: null }, decider)).toBe(expected);
-  });
+  ])(
+    'the person who asked (id %s, email %s) is %o: %s — never an approver of that call, always a viewer',
+    (userId, email, who, expected) => {
+      const approval = {
+        status: 'pending',
+        expires_at: Date.now() + 60_000,
+        approvers: ['group:Ops'],
+        user_id: userId,
+        user_email: email,
+        tool: 'pve_create_qemu_vm',
+      } as Approval;
+      const decider = { userId: who.userId, email: who.email, groups: ['Ops'], isAdmin: false };
+      expect(isRequester(approval, decider)).toBe(expected);
+      expect(mayDecide(approval, decider, Date.now()).ok).toBe(!expected);
+      expect(mayView({ ...approval, approvers: null }, decider)).toBe(expected);
+    },
+  );
 
   it.each(CASES)('policy principals (%s)', (entry, who, expected) => {
     const loaded = loadPolicy(
-      { version: '1', default: 'allow', tools: { pve_list_vms: { deny_if: [{ path: 'args.limit', op: 'gt', value: 0, principals: [entry] }] } } },
+      {
+        version: '1',
+        default: 'allow',
+        tools: {
+          pve_list_vms: {
+            deny_if: [{ path: 'args.limit', op: 'gt', value: 0, principals: [entry] }],
+          },
+        },
+      },
       TOOL_CATALOG,
     );
     if (!loaded.ok) throw new Error('policy did not load');
-    const decision = evaluatePolicy(loaded.policy, { tool: 'pve_list_vms', args: { limit: 1 } }, who, null, Date.now());
+    const decision = evaluatePolicy(
+      loaded.policy,
+      { tool: 'pve_list_vms', args: { limit: 1 } },
+      who,
+      null,
+      Date.now(),
+    );
     expect(decision.kind === 'deny').toBe(expected);
   });
 

@@ -24,7 +24,14 @@ function who(userId = 'alice', groups: string[] = [], email?: string): Identity 
 const at = (iso: string): number => Date.parse(iso);
 const NOON = at('2026-11-30T12:00:30.000Z');
 
-function decide(p: CompiledPolicy, tool: string, args: Record<string, unknown> = {}, identity = who(), readings: Map<string, number> | null = null, now = NOON): Decision {
+function decide(
+  p: CompiledPolicy,
+  tool: string,
+  args: Record<string, unknown> = {},
+  identity = who(),
+  readings: Map<string, number> | null = null,
+  now = NOON,
+): Decision {
   return evaluatePolicy(p, { tool, args }, identity, readings, now);
 }
 
@@ -33,7 +40,13 @@ describe('loadPolicy', () => {
     const seed = {
       version: '1',
       default: 'deny',
-      tools: { [CREATE]: { limits: [{ counter: 'pve_create_qemu_vm_rate', window: 'minute', max: 30, scope: 'grant' }] } },
+      tools: {
+        [CREATE]: {
+          limits: [
+            { counter: 'pve_create_qemu_vm_rate', window: 'minute', max: 30, scope: 'grant' },
+          ],
+        },
+      },
     };
     expect(loadPolicy(seed, TOOL_CATALOG).ok).toBe(true);
   });
@@ -102,7 +115,9 @@ describe('loadPolicy', () => {
         `/tools/${CREATE}/limits/2/counter`,
       ]),
     );
-    const messages = !result.ok ? result.errors.map((e) => `${e.pointer}: ${e.message}`).join('\n') : '';
+    const messages = !result.ok
+      ? result.errors.map((e) => `${e.pointer}: ${e.message}`).join('\n')
+      : '';
     expect(messages).toMatch(/\/tools\/pve_create_qemu_vm: unknown key\(s\): extra/);
     expect(messages).toMatch(/unknown argument "memroy"; known: .*memory/);
     expect(messages).toMatch(/invalid regex/);
@@ -110,20 +125,47 @@ describe('loadPolicy', () => {
     expect(messages).toMatch(/argument "memory" has no fields to reach into/);
   });
 
-  it.each([[null], [[]], ['policy'], [{}]])('refuses a document that is not a policy: %j', (doc) => {
-    expect(loadPolicy(doc, TOOL_CATALOG).ok).toBe(false);
-  });
+  it.each([[null], [[]], ['policy'], [{}]])(
+    'refuses a document that is not a policy: %j',
+    (doc) => {
+      expect(loadPolicy(doc, TOOL_CATALOG).ok).toBe(false);
+    },
+  );
 });
 
 describe('actions and defaults', () => {
   it.each<[string, object, string, Decision['kind'], string]>([
     ['default allow lets an unlisted tool through', { default: 'allow' }, LIST, 'allow', ''],
     ['default deny refuses an unlisted tool', { default: 'deny' }, LIST, 'deny', '(default deny)'],
-    ['a tool listed with {} under default deny is allowed', { default: 'deny', tools: { [LIST]: {} } }, LIST, 'allow', ''],
-    ['hide denies even a listed tool', { hide: [LIST], tools: { [LIST]: {} } }, LIST, 'deny', '(hidden)'],
+    [
+      'a tool listed with {} under default deny is allowed',
+      { default: 'deny', tools: { [LIST]: {} } },
+      LIST,
+      'allow',
+      '',
+    ],
+    [
+      'hide denies even a listed tool',
+      { hide: [LIST], tools: { [LIST]: {} } },
+      LIST,
+      'deny',
+      '(hidden)',
+    ],
     ['hide * denies everything', { hide: ['*'] }, CREATE, 'deny', '(hidden)'],
-    ['action deny', { tools: { [CREATE]: { action: 'deny', reason: 'Not here.' } } }, CREATE, 'deny', `/tools/${CREATE}/action`],
-    ['action require_approval', { tools: { [CREATE]: { action: 'require_approval' } } }, CREATE, 'approval_required', `/tools/${CREATE}/action`],
+    [
+      'action deny',
+      { tools: { [CREATE]: { action: 'deny', reason: 'Not here.' } } },
+      CREATE,
+      'deny',
+      `/tools/${CREATE}/action`,
+    ],
+    [
+      'action require_approval',
+      { tools: { [CREATE]: { action: 'require_approval' } } },
+      CREATE,
+      'approval_required',
+      `/tools/${CREATE}/action`,
+    ],
     ['action allow', { tools: { [CREATE]: { action: 'allow' } } }, CREATE, 'allow', ''],
   ])('%s', (_label, doc, tool, kind, rule) => {
     const d = decide(policy(doc), tool);
@@ -132,7 +174,10 @@ describe('actions and defaults', () => {
   });
 
   it('carries the reason of a deny action to the agent', () => {
-    const d = decide(policy({ tools: { [CREATE]: { action: 'deny', reason: 'Use the ticket queue.' } } }), CREATE);
+    const d = decide(
+      policy({ tools: { [CREATE]: { action: 'deny', reason: 'Use the ticket queue.' } } }),
+      CREATE,
+    );
     expect(d).toMatchObject({ kind: 'deny', reason: 'Use the ticket queue.' });
   });
 
@@ -188,8 +233,23 @@ describe('operators', () => {
 
   it('refuses a size comparison on a value that is not a number, as a deny_if and as a require', () => {
     const args2 = { node: 'pve1' };
-    expect(decide(policy({ tools: { [CREATE]: { deny_if: [{ path: 'args.node', op: 'gt', value: 1 }] } } }), CREATE, args2)).toMatchObject({ kind: 'deny', reason: 'Denied by policy: args.node is not a number, so the rule gt 1 cannot be checked.' });
-    expect(decide(policy({ tools: { [CREATE]: { require: [{ path: 'args.node', op: 'gt', value: 1 }] } } }), CREATE, args2).kind).toBe('deny');
+    expect(
+      decide(
+        policy({ tools: { [CREATE]: { deny_if: [{ path: 'args.node', op: 'gt', value: 1 }] } } }),
+        CREATE,
+        args2,
+      ),
+    ).toMatchObject({
+      kind: 'deny',
+      reason: 'Denied by policy: args.node is not a number, so the rule gt 1 cannot be checked.',
+    });
+    expect(
+      decide(
+        policy({ tools: { [CREATE]: { require: [{ path: 'args.node', op: 'gt', value: 1 }] } } }),
+        CREATE,
+        args2,
+      ).kind,
+    ).toBe('deny');
   });
 
   it('names the rule that fires and its reason', () => {
@@ -204,14 +264,29 @@ describe('operators', () => {
         },
       },
     });
-    expect(decide(p, CREATE, { memory: 16384 })).toEqual({ kind: 'deny', rule: `/tools/${CREATE}/deny_if/0`, reason: 'Too big.' });
-    expect(decide(p, CREATE, { cores: 8 })).toMatchObject({ rule: `/tools/${CREATE}/deny_if/1`, reason: 'Denied by policy: args.cores gt 4.' });
-    expect(decide(p, CREATE, { net0: { bridge: 'vmbr1' } })).toMatchObject({ rule: `/tools/${CREATE}/require/0` });
+    expect(decide(p, CREATE, { memory: 16384 })).toEqual({
+      kind: 'deny',
+      rule: `/tools/${CREATE}/deny_if/0`,
+      reason: 'Too big.',
+    });
+    expect(decide(p, CREATE, { cores: 8 })).toMatchObject({
+      rule: `/tools/${CREATE}/deny_if/1`,
+      reason: 'Denied by policy: args.cores gt 4.',
+    });
+    expect(decide(p, CREATE, { net0: { bridge: 'vmbr1' } })).toMatchObject({
+      rule: `/tools/${CREATE}/require/0`,
+    });
   });
 
-  it('applies all_tools rules after the tool\'s own', () => {
-    const p = policy({ default: 'allow', all_tools: { require: [{ path: 'user.groups', op: 'contains', value: 'staff' }] }, tools: { [CREATE]: { deny_if: [{ path: 'args.memory', op: 'gt', value: 1 }] } } });
-    expect(decide(p, CREATE, { memory: 2 }, who('bob', []))).toMatchObject({ rule: `/tools/${CREATE}/deny_if/0` });
+  it("applies all_tools rules after the tool's own", () => {
+    const p = policy({
+      default: 'allow',
+      all_tools: { require: [{ path: 'user.groups', op: 'contains', value: 'staff' }] },
+      tools: { [CREATE]: { deny_if: [{ path: 'args.memory', op: 'gt', value: 1 }] } },
+    });
+    expect(decide(p, CREATE, { memory: 2 }, who('bob', []))).toMatchObject({
+      rule: `/tools/${CREATE}/deny_if/0`,
+    });
     expect(decide(p, LIST, {}, who('bob', []))).toMatchObject({ rule: '/all_tools/require/0' });
     expect(decide(p, LIST, {}, who('bob', ['staff'])).kind).toBe('allow');
   });
@@ -231,7 +306,12 @@ describe('principals', () => {
   it.each<[string, Identity, Record<string, unknown>, Decision['kind']]>([
     ['a cap applies to everyone', who('bob'), { memory: 16384 }, 'deny'],
     ['except a group', who('bob', ['ops']), { memory: 16384 }, 'allow'],
-    ['except a user by email, case-insensitive', who('u1', [], 'Root@Example.com'), { memory: 16384 }, 'allow'],
+    [
+      'except a user by email, case-insensitive',
+      who('u1', [], 'Root@Example.com'),
+      { memory: 16384 },
+      'allow',
+    ],
     ['a rule limited to one user applies to them', who('carol'), { node: 'pve3' }, 'deny'],
     ['and not to others', who('dave'), { node: 'pve3' }, 'allow'],
   ])('%s', (_label, identity, args, kind) => {
@@ -239,9 +319,25 @@ describe('principals', () => {
   });
 
   it('filters limits by principal', () => {
-    const q = policy({ tools: { [LIST]: { limits: [{ counter: 'c', window: 'minute', max: 1, scope: 'user', except: ['group:bots-exempt'] }] } } });
+    const q = policy({
+      tools: {
+        [LIST]: {
+          limits: [
+            {
+              counter: 'c',
+              window: 'minute',
+              max: 1,
+              scope: 'user',
+              except: ['group:bots-exempt'],
+            },
+          ],
+        },
+      },
+    });
     expect((decide(q, LIST, {}, who('a')) as { limits: unknown[] }).limits).toHaveLength(1);
-    expect((decide(q, LIST, {}, who('a', ['bots-exempt'])) as { limits: unknown[] }).limits).toHaveLength(0);
+    expect(
+      (decide(q, LIST, {}, who('a', ['bots-exempt'])) as { limits: unknown[] }).limits,
+    ).toHaveLength(0);
   });
 });
 
@@ -263,9 +359,27 @@ describe('limits', () => {
     expect(d.kind).toBe('allow');
     const limits = d.kind === 'allow' ? d.limits : [];
     expect(limits.map((l) => [l.rule, l.scope, l.key, l.windowStart, l.windowEnd])).toEqual([
-      [`/tools/${CREATE}/limits/0`, 'grant', `${CREATE}/per_minute`, at('2026-11-30T12:00:00Z'), at('2026-11-30T12:01:00Z')],
-      [`/tools/${CREATE}/limits/1`, 'user', `${CREATE}/per_day`, at('2026-11-30T00:00:00Z'), at('2026-12-01T00:00:00Z')],
-      ['/all_tools/limits/0', 'global', '*/all_calls', at('2026-11-30T12:00:30Z'), at('2026-11-30T12:00:31Z')],
+      [
+        `/tools/${CREATE}/limits/0`,
+        'grant',
+        `${CREATE}/per_minute`,
+        at('2026-11-30T12:00:00Z'),
+        at('2026-11-30T12:01:00Z'),
+      ],
+      [
+        `/tools/${CREATE}/limits/1`,
+        'user',
+        `${CREATE}/per_day`,
+        at('2026-11-30T00:00:00Z'),
+        at('2026-12-01T00:00:00Z'),
+      ],
+      [
+        '/all_tools/limits/0',
+        'global',
+        '*/all_calls',
+        at('2026-11-30T12:00:30Z'),
+        at('2026-11-30T12:00:31Z'),
+      ],
     ]);
   });
 
@@ -288,7 +402,9 @@ describe('limits', () => {
   });
 
   it('a limit of 0 refuses every call', () => {
-    const p = policy({ tools: { [LIST]: { limits: [{ counter: 'off', window: 'hour', max: 0, scope: 'session' }] } } });
+    const p = policy({
+      tools: { [LIST]: { limits: [{ counter: 'off', window: 'hour', max: 0, scope: 'session' }] } },
+    });
     expect(decide(p, LIST, {}, who(), new Map()).kind).toBe('limited');
   });
 
@@ -312,7 +428,9 @@ describe('calendar windows in UTC', () => {
     ['leap day', 'day', '2028-02-29T06:00:00.000Z', '2028-02-29T00:00:00.000Z', 64800],
   ])('%s', (_label, window, now, start, retry) => {
     expect(new Date(windowStart(window, at(now))).toISOString()).toBe(start);
-    expect(windowEnd(window, at(now)) - windowStart(window, at(now))).toBe({ second: 1e3, minute: 6e4, hour: 36e5, day: 864e5 }[window]);
+    expect(windowEnd(window, at(now)) - windowStart(window, at(now))).toBe(
+      { second: 1e3, minute: 6e4, hour: 36e5, day: 864e5 }[window],
+    );
     expect(retryAfterSeconds(window, at(now))).toBe(retry);
   });
 });
@@ -322,18 +440,31 @@ describe('failing closed', () => {
     const result = loadPolicy({ version: '1', tools: { [CREATE]: {} } }, TOOL_CATALOG);
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(decide(result.policy, LIST)).toEqual({ kind: 'deny', rule: '(default deny)', reason: `Tool "${LIST}" is not allowed by policy.` });
-    expect(result.warnings).toEqual([{ pointer: '/default', message: expect.stringContaining('every tool not listed under "tools" is denied') }]);
+    expect(decide(result.policy, LIST)).toEqual({
+      kind: 'deny',
+      rule: '(default deny)',
+      reason: `Tool "${LIST}" is not allowed by policy.`,
+    });
+    expect(result.warnings).toEqual([
+      {
+        pointer: '/default',
+        message: expect.stringContaining('every tool not listed under "tools" is denied'),
+      },
+    ]);
     const explicit = loadPolicy({ version: '1', default: 'deny', tools: {} }, TOOL_CATALOG);
     expect(explicit.ok && explicit.warnings).toEqual([]);
   });
 
   it('a require on user.email denies a person without an email, naming the rule', () => {
-    const p = policy({ default: 'allow', all_tools: { require: [{ path: 'user.email', op: 'regex', value: '@example\\.com$' }] } });
+    const p = policy({
+      default: 'allow',
+      all_tools: { require: [{ path: 'user.email', op: 'regex', value: '@example\\.com$' }] },
+    });
     expect(decide(p, LIST, {}, who('bob'))).toEqual({
       kind: 'deny',
       rule: '/all_tools/require/0',
-      reason: 'Denied by policy: user.email is required (it must satisfy regex "@example\\\\.com$") and this call has none.',
+      reason:
+        'Denied by policy: user.email is required (it must satisfy regex "@example\\\\.com$") and this call has none.',
     });
     expect(decide(p, LIST, {}, who('bob', [], 'bob@example.com')).kind).toBe('allow');
     expect(decide(p, LIST, {}, who('eve', [], 'eve@evil.example')).kind).toBe('deny');
@@ -349,11 +480,16 @@ describe('failing closed', () => {
       },
     });
     expect(decide(p, CREATE, { pool: 'agents' }).kind).toBe('allow');
-    expect(decide(p, CREATE, {})).toMatchObject({ kind: 'deny', rule: `/tools/${CREATE}/require/0` });
+    expect(decide(p, CREATE, {})).toMatchObject({
+      kind: 'deny',
+      rule: `/tools/${CREATE}/require/0`,
+    });
   });
 
   it('`exists: false` in a require is met by an absent field', () => {
-    const p = policy({ tools: { [CREATE]: { require: [{ path: 'args.ide2', op: 'exists', value: false }] } } });
+    const p = policy({
+      tools: { [CREATE]: { require: [{ path: 'args.ide2', op: 'exists', value: false }] } },
+    });
     expect(decide(p, CREATE, {}).kind).toBe('allow');
     expect(decide(p, CREATE, { ide2: { iso: 'x' } }).kind).toBe('deny');
   });

@@ -14,9 +14,21 @@ import { encodeForm } from '../../src/proxmox/client';
 describe('parseNet', () => {
   it.each([
     ['virtio,bridge=vmbr0', 'virtio,bridge=vmbr0', { model: 'virtio', bridge: 'vmbr0' }],
-    ['model=e1000,bridge=vmbr1,firewall=on,tag=10', 'e1000,bridge=vmbr1,firewall=1,tag=10', { model: 'e1000', firewall: true, tag: 10 }],
-    ['virtio=BC:24:11:00:00:01,bridge=vmbr0', 'virtio,bridge=vmbr0,macaddr=BC:24:11:00:00:01', { model: 'virtio', macaddr: 'BC:24:11:00:00:01' }],
-    ['virtio,bridge=vmbr0,trunks=10;20-30,rate=12.5,mtu=9000,queues=4', 'virtio,bridge=vmbr0,mtu=9000,queues=4,rate=12.5,trunks=10;20-30', { rate: 12.5 }],
+    [
+      'model=e1000,bridge=vmbr1,firewall=on,tag=10',
+      'e1000,bridge=vmbr1,firewall=1,tag=10',
+      { model: 'e1000', firewall: true, tag: 10 },
+    ],
+    [
+      'virtio=BC:24:11:00:00:01,bridge=vmbr0',
+      'virtio,bridge=vmbr0,macaddr=BC:24:11:00:00:01',
+      { model: 'virtio', macaddr: 'BC:24:11:00:00:01' },
+    ],
+    [
+      'virtio,bridge=vmbr0,trunks=10;20-30,rate=12.5,mtu=9000,queues=4',
+      'virtio,bridge=vmbr0,mtu=9000,queues=4,rate=12.5,trunks=10;20-30',
+      { rate: 12.5 },
+    ],
   ])('accepts %s', (input, text, fields) => {
     const r = parseNet(input);
     expect(r.ok && r.value.text).toBe(text);
@@ -44,12 +56,37 @@ describe('parseNet', () => {
 
 describe('parseDrive', () => {
   it.each([
-    ['local-lvm:32', SCSI_FORMAT, 'local-lvm:32', { storage: 'local-lvm', size_gib: 32, new_disk: true, iso: false }],
-    ['file=ceph-pool:0.5,ssd=yes,cache=none', SCSI_FORMAT, 'ceph-pool:0.5,cache=none,ssd=1', { size_gib: 0.5, ssd: true }],
-    ['local-lvm:0,import-from=local:iso/cloud.qcow2', SCSI_FORMAT, 'local-lvm:0,import-from=local:iso/cloud.qcow2', { size_gib: 0 }],
-    ['local:iso/debian.iso', IDE_FORMAT, 'local:iso/debian.iso,media=cdrom', { iso: true, volume: 'local:iso/debian.iso', new_disk: false }],
+    [
+      'local-lvm:32',
+      SCSI_FORMAT,
+      'local-lvm:32',
+      { storage: 'local-lvm', size_gib: 32, new_disk: true, iso: false },
+    ],
+    [
+      'file=ceph-pool:0.5,ssd=yes,cache=none',
+      SCSI_FORMAT,
+      'ceph-pool:0.5,cache=none,ssd=1',
+      { size_gib: 0.5, ssd: true },
+    ],
+    [
+      'local-lvm:0,import-from=local:iso/cloud.qcow2',
+      SCSI_FORMAT,
+      'local-lvm:0,import-from=local:iso/cloud.qcow2',
+      { size_gib: 0 },
+    ],
+    [
+      'local:iso/debian.iso',
+      IDE_FORMAT,
+      'local:iso/debian.iso,media=cdrom',
+      { iso: true, volume: 'local:iso/debian.iso', new_disk: false },
+    ],
     ['none,media=cdrom', IDE_FORMAT, 'none,media=cdrom', { storage: '' }],
-    ['local-lvm:vm-100-disk-0,bps_rd_length=2', SCSI_FORMAT, 'local-lvm:vm-100-disk-0,bps_rd_max_length=2', {}],
+    [
+      'local-lvm:vm-100-disk-0,bps_rd_length=2',
+      SCSI_FORMAT,
+      'local-lvm:vm-100-disk-0,bps_rd_max_length=2',
+      {},
+    ],
   ])('accepts %s', (input, format, text, fields) => {
     const r = parseDrive(input, format);
     expect(r.ok ? r.value.text : r.error).toBe(text);
@@ -83,11 +120,19 @@ describe('parseDrive', () => {
 describe('parseAgent, parseBoot, parseCpu', () => {
   it.each([
     [parseAgent, '1', '1'],
-    [parseAgent, 'enabled=1,fstrim_cloned_disks=1,type=virtio', '1,fstrim_cloned_disks=1,type=virtio'],
+    [
+      parseAgent,
+      'enabled=1,fstrim_cloned_disks=1,type=virtio',
+      '1,fstrim_cloned_disks=1,type=virtio',
+    ],
     [parseAgent, '1,freeze-fs-on-backup=0', '1,freeze-fs=0'],
     [parseBoot, 'order=scsi0;ide2;net0', 'order=scsi0;ide2;net0'],
     [parseCpu, 'host', 'host'],
-    [parseCpu, 'x86-64-v2-AES,flags=+aes;-pcid,hidden=1', 'x86-64-v2-AES,flags=+aes;-pcid,hidden=1'],
+    [
+      parseCpu,
+      'x86-64-v2-AES,flags=+aes;-pcid,hidden=1',
+      'x86-64-v2-AES,flags=+aes;-pcid,hidden=1',
+    ],
     [parseCpu, 'custom-mymodel,phys-bits=host', 'custom-mymodel,phys-bits=host'],
   ])('%o accepts %s', (parse, input, text) => {
     const r = parse(input);
@@ -110,9 +155,15 @@ describe('parseAgent, parseBoot, parseCpu', () => {
 
 describe('encodeForm', () => {
   it('writes booleans as 1/0 and percent-encodes the separators pveproxy splits on', () => {
-    expect(encodeForm({ start: true, template: false, boot: 'order=scsi0;net0', description: 'a&b c', skip: undefined })).toBe(
-      'start=1&template=0&boot=order%3Dscsi0%3Bnet0&description=a%26b+c',
-    );
+    expect(
+      encodeForm({
+        start: true,
+        template: false,
+        boot: 'order=scsi0;net0',
+        description: 'a&b c',
+        skip: undefined,
+      }),
+    ).toBe('start=1&template=0&boot=order%3Dscsi0%3Bnet0&description=a%26b+c');
   });
 });
 

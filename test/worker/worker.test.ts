@@ -11,9 +11,16 @@ const INIT = {
   jsonrpc: '2.0',
   id: 1,
   method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
 };
-const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
 
 describe('GET /health', () => {
   it('answers 200 with ok and version, having asked Proxmox only GET /version', async () => {
@@ -22,8 +29,16 @@ describe('GET /health', () => {
     const res = await workerFetch(`${ORIGIN}/health`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toMatchObject({ ok: true, version: '0.1.0', view: 'operator', auth_mode: 'none', proxmox: { configured: true, via: 'url', reachable: true } });
-    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api2/json/version']);
+    expect(body).toMatchObject({
+      ok: true,
+      version: '0.1.0',
+      view: 'operator',
+      auth_mode: 'none',
+      proxmox: { configured: true, via: 'url', reachable: true },
+    });
+    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /api2/json/version',
+    ]);
   });
 });
 
@@ -35,19 +50,32 @@ describe('AUTH_MODE=none serves loopback only (DNS-rebinding protection)', () =>
     ['a null Origin', { origin: 'null' }],
   ])('refuses %s with 403', async (_label, headers) => {
     for (const path of ['/health', '/mcp', '/sse']) {
-      const res = await workerFetch(`${ORIGIN}${path}`, { method: path === '/mcp' ? 'POST' : 'GET', headers: { ...MCP_HEADERS, ...headers }, body: path === '/mcp' ? JSON.stringify(INIT) : undefined });
+      const res = await workerFetch(`${ORIGIN}${path}`, {
+        method: path === '/mcp' ? 'POST' : 'GET',
+        headers: { ...MCP_HEADERS, ...headers },
+        body: path === '/mcp' ? JSON.stringify(INIT) : undefined,
+      });
       expect(res.status).toBe(403);
-      expect(((await res.json()) as { message: string }).message).toMatch(/only answers loopback requests/);
+      expect(((await res.json()) as { message: string }).message).toMatch(
+        /only answers loopback requests/,
+      );
     }
   });
 
-  it.each([['localhost:8787'], ['127.0.0.1:8787'], ['[::1]:8787']])('accepts Host %s', async (host) => {
-    const res = await workerFetch(`${ORIGIN}/health`, { headers: { host } });
-    expect(res.status).toBe(200);
-  });
+  it.each([['localhost:8787'], ['127.0.0.1:8787'], ['[::1]:8787']])(
+    'accepts Host %s',
+    async (host) => {
+      const res = await workerFetch(`${ORIGIN}/health`, { headers: { host } });
+      expect(res.status).toBe(200);
+    },
+  );
 
   it('refuses a Host under .localhost with a 403, not a 500', async () => {
-    const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, host: 'evil.localhost:8787' }, body: JSON.stringify(INIT) });
+    const res = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, host: 'evil.localhost:8787' },
+      body: JSON.stringify(INIT),
+    });
     expect(res.status).toBe(403);
     expect(await res.text()).not.toMatch(/at \w+ \(|\.ts:\d+/);
   });
@@ -63,13 +91,19 @@ describe('AUTH_MODE=none serves same-origin browsers only (no CORS unless config
       });
       expect(res.status).toBe(403);
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
-      expect(((await res.json()) as { message: string }).message).toMatch(/may not call this server from a browser \(set CORS_ORIGINS/);
+      expect(((await res.json()) as { message: string }).message).toMatch(
+        /may not call this server from a browser \(set CORS_ORIGINS/,
+      );
     }
   });
 
   it('answers its own origin and non-browser clients without any CORS header', async () => {
     for (const headers of [{ ...MCP_HEADERS, origin: ORIGIN }, MCP_HEADERS]) {
-      const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers, body: JSON.stringify(INIT) });
+      const res = await workerFetch(`${ORIGIN}/mcp`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(INIT),
+      });
       expect(res.status).toBe(200);
       expect([...res.headers.keys()].filter((h) => h.startsWith('access-control-'))).toEqual([]);
       await res.body?.cancel();
@@ -88,7 +122,12 @@ describe('request bodies are capped, with or without a length', () => {
         controller.enqueue(chunk);
       },
     });
-    const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: MCP_HEADERS, body, duplex: 'half' } as RequestInit);
+    const res = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
   });
 
@@ -102,17 +141,34 @@ describe('request bodies are capped, with or without a length', () => {
     await readUntil(/sessionId=([0-9a-f]+)/);
     const endpoint = `${ORIGIN}/sse/message?sessionId=${/sessionId=([0-9a-f]+)/.exec(events)![1]}`;
     const post = (body: string | ReadableStream<Uint8Array>) =>
-      workerFetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+      workerFetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
     expect((await post(JSON.stringify(INIT))).status).toBe(202);
-    expect((await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status).toBe(202);
+    expect(
+      (await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status,
+    ).toBe(202);
     await sim.clearLog();
     // Valid JSON after 4 MiB of whitespace: read whole, it would create a VM.
-    const create = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'pve_create_qemu_vm', arguments: { node: 'pve1', confirm: true } } };
+    const create = {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'pve_create_qemu_vm', arguments: { node: 'pve1', confirm: true } },
+    };
     const res = await post(chunkedBody(`${' '.repeat(4 * 1024 * 1024)}${JSON.stringify(create)}`));
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ error: 'payload_too_large', message: 'The request body is larger than 4194304 bytes.' });
+    expect(await res.json()).toEqual({
+      error: 'payload_too_large',
+      message: 'The request body is larger than 4194304 bytes.',
+    });
     // The session is live (a call at its own size is answered), and nothing was written.
-    expect((await post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }))).status).toBe(202);
+    expect(
+      (await post(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }))).status,
+    ).toBe(202);
     await readUntil(/"id":4/);
     expect(events).not.toMatch(/"id":3/);
     expect(await sim.writes()).toEqual([]);
@@ -138,19 +194,34 @@ describe('request bodies are capped, with or without a length', () => {
 
 describe('MCP over raw HTTP', () => {
   it('needs Accept with both JSON and SSE (406), and a session id after initialize (400)', async () => {
-    const noAccept = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(INIT) });
+    const noAccept = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(INIT),
+    });
     expect(noAccept.status).toBe(406);
-    const noSession = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const noSession = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     expect(noSession.status).toBe(400);
   });
 
   it('initializes a session and ends it with DELETE', async () => {
-    const res = await workerFetch(`${ORIGIN}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
+    const res = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify(INIT),
+    });
     expect(res.status).toBe(200);
     const session = res.headers.get('mcp-session-id');
     expect(session).toMatch(/^[0-9a-f]{64}$/);
     expect(await res.text()).toContain('"serverInfo":{"name":"proxmox-mcp"');
-    const del = await workerFetch(`${ORIGIN}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': session!, 'mcp-protocol-version': '2025-06-18' } });
+    const del = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': session!, 'mcp-protocol-version': '2025-06-18' },
+    });
     expect(del.status).toBe(204);
   });
 
@@ -167,12 +238,36 @@ describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
       const { tools } = await client.listTools();
       // PLG's names, reads first, then writes.
       expect(tools.map((t) => t.name)).toEqual([
-        'pve_get_version', 'pve_get_cluster_status', 'pve_list_nodes', 'pve_get_node_metrics', 'pve_list_resources',
-        'pve_list_vms', 'pve_get_vm_status', 'pve_get_vm_config', 'pve_list_storage', 'pve_list_backups',
-        'pve_list_storage_content', 'pve_get_task_status', 'pve_list_snapshots', 'pve_start_vm', 'pve_shutdown_vm',
-        'pve_stop_vm', 'pve_reboot_vm', 'pve_suspend_vm', 'pve_resume_vm', 'pve_create_snapshot', 'pve_delete_snapshot',
-        'pve_rollback_snapshot', 'pve_create_qemu_vm', 'pve_clone_vm', 'pve_create_lxc', 'pve_delete_vm', 'pve_resize_disk',
-        'pve_set_vm_config', 'pve_migrate_vm', 'pve_api_request',
+        'pve_get_version',
+        'pve_get_cluster_status',
+        'pve_list_nodes',
+        'pve_get_node_metrics',
+        'pve_list_resources',
+        'pve_list_vms',
+        'pve_get_vm_status',
+        'pve_get_vm_config',
+        'pve_list_storage',
+        'pve_list_backups',
+        'pve_list_storage_content',
+        'pve_get_task_status',
+        'pve_list_snapshots',
+        'pve_start_vm',
+        'pve_shutdown_vm',
+        'pve_stop_vm',
+        'pve_reboot_vm',
+        'pve_suspend_vm',
+        'pve_resume_vm',
+        'pve_create_snapshot',
+        'pve_delete_snapshot',
+        'pve_rollback_snapshot',
+        'pve_create_qemu_vm',
+        'pve_clone_vm',
+        'pve_create_lxc',
+        'pve_delete_vm',
+        'pve_resize_disk',
+        'pve_set_vm_config',
+        'pve_migrate_vm',
+        'pve_api_request',
       ]);
       // Every tool definition is paid for in each conversation's context.
       expect(JSON.stringify({ tools }).length).toBeLessThan(60 * 1024);
@@ -189,9 +284,20 @@ describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
         if (!reads) expect(t.inputSchema.properties, t.name).toHaveProperty('confirm');
       }
       const destructive = tools.filter((t) => t.annotations!.destructiveHint).map((t) => t.name);
-      expect(destructive).toEqual(['pve_stop_vm', 'pve_delete_snapshot', 'pve_rollback_snapshot', 'pve_delete_vm', 'pve_set_vm_config', 'pve_api_request']);
-      expect(byName.get('pve_list_vms')!.description).toBe('List QEMU VMs and LXC containers from cluster resources');
-      expect(byName.get('pve_create_qemu_vm')!.description).toMatch(/^Create a QEMU VM\. Requires confirm=true\./);
+      expect(destructive).toEqual([
+        'pve_stop_vm',
+        'pve_delete_snapshot',
+        'pve_rollback_snapshot',
+        'pve_delete_vm',
+        'pve_set_vm_config',
+        'pve_api_request',
+      ]);
+      expect(byName.get('pve_list_vms')!.description).toBe(
+        'List QEMU VMs and LXC containers from cluster resources',
+      );
+      expect(byName.get('pve_create_qemu_vm')!.description).toMatch(
+        /^Create a QEMU VM\. Requires confirm=true\./,
+      );
       expect(byName.get('pve_create_qemu_vm')!.inputSchema.required).toEqual(['node']);
       expect(byName.get('pve_start_vm')!.inputSchema.required).toEqual(['node', 'vmid']);
       const result = await call(client, 'pve_list_vms', { limit: 1 });
@@ -204,7 +310,9 @@ describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
   it('answers an unknown tool with a protocol error', async () => {
     const client = await connect(kind);
     try {
-      await expect(client.callTool({ name: 'pve_delete_everything', arguments: {} })).rejects.toThrow(/Unknown tool/);
+      await expect(
+        client.callTool({ name: 'pve_delete_everything', arguments: {} }),
+      ).rejects.toThrow(/Unknown tool/);
     } finally {
       await client.close();
     }

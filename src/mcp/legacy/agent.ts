@@ -19,14 +19,11 @@ const ENDED_KEY = 'ended';
 export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown>> {
   // The low-level SDK server: our seam answers tools/list and tools/call itself, so that
   // validation, policy and logging wrap every call (McpServer would validate before us).
-  server = new Server(
-    SERVER_INFO,
-    {
-      capabilities: { tools: { listChanged: false } },
-      instructions: INSTRUCTIONS,
-      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-    },
-  );
+  server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+  });
 
   /** Session-scoped counters live in this session's own storage, so a new session starts at 0. */
   private sessionCounters: WindowCounters | undefined;
@@ -39,7 +36,10 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
     const storedProps = await this.ctx.storage.get<Record<string, unknown>>('props');
     const stored = identityFromProps(storedProps);
     const incoming = identityFromProps(props);
-    if ((stored && (!incoming || incoming.grantId !== stored.grantId)) || (await this.ctx.storage.get(ENDED_KEY))) {
+    if (
+      (stored && (!incoming || incoming.grantId !== stored.grantId)) ||
+      (await this.ctx.storage.get(ENDED_KEY))
+    ) {
       console.warn(JSON.stringify({ msg: 'session_props_kept', session: this.name }));
       this.props = storedProps as Record<string, unknown>;
       return;
@@ -49,7 +49,12 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
     // the grant ends it (../auth/grants.ts).
     if (!stored && incoming) {
       await recordGrantSession(this.env, incoming.grantId, this.name).catch((err: unknown) => {
-        console.error(JSON.stringify({ msg: 'session_index_failed', error: err instanceof Error ? err.message.slice(0, 200) : 'unknown' }));
+        console.error(
+          JSON.stringify({
+            msg: 'session_index_failed',
+            error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
+          }),
+        );
       });
     }
   }

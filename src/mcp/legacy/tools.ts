@@ -24,14 +24,27 @@ import type { ToolSet } from '../../calls/tool-list';
 const ELICIT_TIMEOUT_MS = 5 * 60_000;
 
 export function installTools(server: Server, tools: ToolSet, host: CallHost): void {
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.listed(host.policy()) as Tool[] }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.listed(host.policy()) as Tool[],
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const found = tools.get(request.params.name);
     // Per the MCP spec an unknown tool is a protocol error, not a tool result.
-    if (!found) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
-    const outcome = await runCall(found.tool, found.input, request.params.arguments, host, canElicit(server) ? pushedQuestions(extra) : null);
+    if (!found)
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool: ${request.params.name.slice(0, 100)}`,
+      );
+    const outcome = await runCall(
+      found.tool,
+      found.input,
+      request.params.arguments,
+      host,
+      canElicit(server) ? pushedQuestions(extra) : null,
+    );
     // A pushed question is answered within the call: a 2025 call is never suspended.
-    if (outcome.kind !== 'result') throw new McpError(ErrorCode.InternalError, 'The call could not wait for an answer.');
+    if (outcome.kind !== 'result')
+      throw new McpError(ErrorCode.InternalError, 'The call could not wait for an answer.');
     return outcome.result as CallToolResult;
   });
 }
@@ -40,11 +53,20 @@ function canElicit(server: Server): boolean {
   return elicitsForms(server.getClientCapabilities()?.elicitation);
 }
 
-function pushedQuestions(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Conversation {
+function pushedQuestions(
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): Conversation {
   return {
     async ask(question) {
-      const answer = await extra.sendRequest({ method: 'elicitation/create', params: { ...question } }, ElicitResultSchema, { timeout: ELICIT_TIMEOUT_MS });
-      return { action: answer.action, ...(answer.content ? { content: answer.content as Record<string, unknown> } : {}) };
+      const answer = await extra.sendRequest(
+        { method: 'elicitation/create', params: { ...question } },
+        ElicitResultSchema,
+        { timeout: ELICIT_TIMEOUT_MS },
+      );
+      return {
+        action: answer.action,
+        ...(answer.content ? { content: answer.content as Record<string, unknown> } : {}),
+      };
     },
   };
 }

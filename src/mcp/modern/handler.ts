@@ -53,20 +53,43 @@ interface Exchange {
 const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchangeOf(rc.authInfo)), {
   legacy: 'reject',
   responseMode: 'auto',
-  onerror: (err) => console.error(JSON.stringify({ msg: 'mcp_2026_error', error: err.message.slice(0, 300) })),
+  onerror: (err) =>
+    console.error(JSON.stringify({ msg: 'mcp_2026_error', error: err.message.slice(0, 300) })),
 });
 
 /** Serves one 2026-07-28 request for a signed-in (or, with AUTH_MODE=none, local) person. */
-export async function serveModern(request: Request, message: unknown, env: AppEnv, identity: Identity, origin: string, ctx: ExecutionContext): Promise<Response> {
-  const exchange: Exchange = { env, identity, origin, waitUntil: (work) => ctx.waitUntil(work), codec: await codecFor(env) };
-  const authInfo: AuthInfo = { token: '', clientId: identity.clientId, scopes: [], extra: { exchange } };
+export async function serveModern(
+  request: Request,
+  message: unknown,
+  env: AppEnv,
+  identity: Identity,
+  origin: string,
+  ctx: ExecutionContext,
+): Promise<Response> {
+  const exchange: Exchange = {
+    env,
+    identity,
+    origin,
+    waitUntil: (work) => ctx.waitUntil(work),
+    codec: await codecFor(env),
+  };
+  const authInfo: AuthInfo = {
+    token: '',
+    clientId: identity.clientId,
+    scopes: [],
+    extra: { exchange },
+  };
   // With the message already parsed (undefined when it was not JSON) the SDK does not read the body.
-  return handler.fetch(request, message === undefined ? { authInfo } : { authInfo, parsedBody: message });
+  return handler.fetch(
+    request,
+    message === undefined ? { authInfo } : { authInfo, parsedBody: message },
+  );
 }
 
 function exchangeOf(authInfo: AuthInfo | undefined): Exchange {
   const exchange = (authInfo?.extra as { exchange?: Exchange } | undefined)?.exchange;
-  if (!exchange) throw new ProtocolError(ProtocolErrorCode.InternalError, 'No caller for this request.');
+  if (!exchange)
+    throw new ProtocolError(ProtocolErrorCode.InternalError, 'No caller for this request.');
   return exchange;
 }
 
@@ -88,14 +111,29 @@ function buildServer(exchange: Exchange): Server {
   server.setRequestHandler('tools/list', async () => ({ tools: TOOL_SET.listed(host.policy()) }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const found = TOOL_SET.get(request.params.name);
-    if (!found) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name.slice(0, 100)}`);
+    if (!found)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${request.params.name.slice(0, 100)}`,
+      );
     const conversation = canElicit(ctx) ? answersInRequest(ctx, exchange) : null;
-    const outcome = await runCall(found.tool, found.input, request.params.arguments, host, conversation);
+    const outcome = await runCall(
+      found.tool,
+      found.input,
+      request.params.arguments,
+      host,
+      conversation,
+    );
     if (outcome.kind === 'result') return outcome.result;
     const { binding, question } = outcome;
     const state: QuestionState = { t: binding.tool, h: binding.argsHash, n: nonce() };
     return inputRequired({
-      inputRequests: { [QUESTION_KEY]: inputRequired.elicit({ message: question.message, requestedSchema: question.requestedSchema }) },
+      inputRequests: {
+        [QUESTION_KEY]: inputRequired.elicit({
+          message: question.message,
+          requestedSchema: question.requestedSchema,
+        }),
+      },
       requestState: await exchange.codec.mint(state, ctx),
     });
   });
@@ -105,7 +143,9 @@ function buildServer(exchange: Exchange): Server {
 /** The client declared form elicitation in this request's envelope (an empty object means form). */
 function canElicit(ctx: ServerContext): boolean {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  return elicitsForms((envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined)?.elicitation);
+  return elicitsForms(
+    (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined)?.elicitation,
+  );
 }
 
 /**
@@ -120,18 +160,36 @@ function answersInRequest(ctx: ServerContext, exchange: Exchange): Conversation 
       const answer = inputResponse(ctx.mcpReq.inputResponses, QUESTION_KEY);
       if (!state || answer.kind !== 'elicit') throw new AskInNextRequest(question, binding);
       if (state.t !== binding.tool || state.h !== binding.argsHash) {
-        return { action: 'decline', refusal: 'The answer sent with this call was given for another call (other tool or arguments). Call again without it to ask anew.' };
+        return {
+          action: 'decline',
+          refusal:
+            'The answer sent with this call was given for another call (other tool or arguments). Call again without it to ask anew.',
+        };
       }
-      const fresh = await approvalStore(exchange.env).spendOnce(state.n, Date.now() + ANSWER_TTL_S * 1000, Date.now());
-      if (!fresh) return { action: 'decline', refusal: 'This answer was already used; each answer approves one call. Call again without it to ask anew.' };
-      return { action: answer.action, ...(answer.content ? { content: answer.content as Record<string, unknown> } : {}) };
+      const fresh = await approvalStore(exchange.env).spendOnce(
+        state.n,
+        Date.now() + ANSWER_TTL_S * 1000,
+        Date.now(),
+      );
+      if (!fresh)
+        return {
+          action: 'decline',
+          refusal:
+            'This answer was already used; each answer approves one call. Call again without it to ask anew.',
+        };
+      return {
+        action: answer.action,
+        ...(answer.content ? { content: answer.content as Record<string, unknown> } : {}),
+      };
     },
   };
 }
 
 function nonce(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(18));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_');
 }
 
 let cachedCodec: Promise<RequestStateCodec<QuestionState>> | undefined;
@@ -140,7 +198,11 @@ let cachedCodec: Promise<RequestStateCodec<QuestionState>> | undefined;
 function codecFor(env: AppEnv): Promise<RequestStateCodec<QuestionState>> {
   cachedCodec ??= (async () => {
     const audit = env.AUDIT;
-    const base64 = await withDeadline(audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('request_state'), STORE_DEADLINE_MS, 'request-state key');
+    const base64 = await withDeadline(
+      audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('request_state'),
+      STORE_DEADLINE_MS,
+      'request-state key',
+    );
     const key = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
     return createRequestStateCodec<QuestionState>({
       key,
@@ -154,5 +216,8 @@ function codecFor(env: AppEnv): Promise<RequestStateCodec<QuestionState>> {
 }
 
 function grantOf(ctx: ServerContext): string {
-  return ((ctx.http?.authInfo?.extra as { exchange?: Exchange } | undefined)?.exchange?.identity.grantId) ?? '';
+  return (
+    (ctx.http?.authInfo?.extra as { exchange?: Exchange } | undefined)?.exchange?.identity
+      .grantId ?? ''
+  );
 }

@@ -6,10 +6,24 @@ import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import {
+  ElicitRequestSchema,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
-import { FormBrowser, signInUpstream, signInWithDevIdp, type Login, type LoginResult } from '../../support/form-browser';
+import {
+  FormBrowser,
+  signInUpstream,
+  signInWithDevIdp,
+  type Login,
+  type LoginResult,
+} from '../../support/form-browser';
 import { workerFetch } from '../../worker/helpers/mcp';
 
 export type { Login };
@@ -66,8 +80,13 @@ export class TestOAuthClient implements OAuthClientProvider {
   async codeVerifier(): Promise<string> {
     const challenge = this.authorizationUrl?.searchParams.get('code_challenge');
     for (const v of this.verifiers) {
-      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(v)));
-      const b64 = btoa(String.fromCharCode(...digest)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+      const digest = new Uint8Array(
+        await crypto.subtle.digest('SHA-256', new TextEncoder().encode(v)),
+      );
+      const b64 = btoa(String.fromCharCode(...digest))
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+        .replace(/=+$/, '');
       if (b64 === challenge) return v;
     }
     throw new Error('no code verifier matches the authorization URL');
@@ -77,12 +96,18 @@ export class TestOAuthClient implements OAuthClientProvider {
 /** A browser tab: the Worker under test at its local origins, real HTTP elsewhere (the fake IdP). */
 export class Browser extends FormBrowser {
   constructor() {
-    super((url, init) => (WORKER_ORIGINS.has(new URL(url).origin) ? workerFetch(url, init) : fetch(url, init)));
+    super((url, init) =>
+      WORKER_ORIGINS.has(new URL(url).origin) ? workerFetch(url, init) : fetch(url, init),
+    );
   }
 }
 
 /** Consent, then sign in with the dev IdP; returns where the browser was finally sent. */
-export function signIn(authorizationUrl: URL, login: Login, browser: FormBrowser = new Browser()): Promise<LoginResult> {
+export function signIn(
+  authorizationUrl: URL,
+  login: Login,
+  browser: FormBrowser = new Browser(),
+): Promise<LoginResult> {
   return signInWithDevIdp(browser, authorizationUrl.toString(), login);
 }
 
@@ -90,9 +115,14 @@ export function signIn(authorizationUrl: URL, login: Login, browser: FormBrowser
  * The row of /admin's grants table for the client called `clientName` (as the page writes it,
  * HTML-escaped), and a field of that row's Revoke form.
  */
-export function grantRow(html: string, clientName: string): { row: string; field(name: string): string } {
+export function grantRow(
+  html: string,
+  clientName: string,
+): { row: string; field(name: string): string } {
   const row = html.split('<tr>').find((r) => r.includes(`${clientName}<`))!;
-  const form = row.match(/<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/)![0];
+  const form = row.match(
+    /<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/,
+  )![0];
   return { row, field: (name) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]! };
 }
 
@@ -100,17 +130,29 @@ export type Kind = 'http' | 'sse';
 
 function transport(kind: Kind, auth: TestOAuthClient, origin = ORIGIN) {
   return kind === 'http'
-    ? new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), { fetch: workerFetch, authProvider: auth })
-    : new SSEClientTransport(new URL(`${origin}/sse`), { fetch: workerFetch, authProvider: auth, eventSourceInit: { fetch: workerFetch } });
+    ? new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
+        fetch: workerFetch,
+        authProvider: auth,
+      })
+    : new SSEClientTransport(new URL(`${origin}/sse`), {
+        fetch: workerFetch,
+        authProvider: auth,
+        eventSourceInit: { fetch: workerFetch },
+      });
 }
 
-export type ElicitAnswer = (params: ElicitRequest['params']) => ElicitResult | Promise<ElicitResult>;
+export type ElicitAnswer = (
+  params: ElicitRequest['params'],
+) => ElicitResult | Promise<ElicitResult>;
 
 /** An MCP client; with `elicit`, it declares the elicitation capability and answers with it. */
 function newClient(elicit?: ElicitAnswer): Client {
   const client = new Client(
     { name: 'vitest-oauth', version: '1' },
-    { jsonSchemaValidator: new CfWorkerJsonSchemaValidator(), capabilities: elicit ? { elicitation: {} } : {} },
+    {
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+      capabilities: elicit ? { elicitation: {} } : {},
+    },
   );
   if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
   return client;
@@ -134,7 +176,10 @@ export async function connectSignedIn(
       ? await signInUpstream(new Browser(), auth.authorizationUrl!.toString(), REDIRECT)
       : await signIn(auth.authorizationUrl!, login);
   const code = result.location ? new URL(result.location).searchParams.get('code') : null;
-  if (!code) throw new Error(`sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? result.location}`);
+  if (!code)
+    throw new Error(
+      `sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? result.location}`,
+    );
   await first.finishAuth(code);
   const client = newClient(elicit);
   await client.connect(transport(kind, auth, origin));
@@ -148,7 +193,11 @@ export async function startAuthorization(kind: Kind, auth: TestOAuthClient): Pro
 }
 
 /** Connects with tokens the client already holds (no sign-in). */
-export async function connectWith(kind: Kind, auth: TestOAuthClient, origin = ORIGIN): Promise<Client> {
+export async function connectWith(
+  kind: Kind,
+  auth: TestOAuthClient,
+  origin = ORIGIN,
+): Promise<Client> {
   const client = newClient();
   await client.connect(transport(kind, auth, origin));
   return client;

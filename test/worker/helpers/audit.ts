@@ -12,7 +12,10 @@ export function auditStub(name = 'audit'): AuditLogRpc {
 }
 
 /** At least `n` records matching `match`, oldest first; throws after about 5 s. */
-export async function auditRecords(match: (r: StoredAuditRecord) => boolean, n = 1): Promise<StoredAuditRecord[]> {
+export async function auditRecords(
+  match: (r: StoredAuditRecord) => boolean,
+  n = 1,
+): Promise<StoredAuditRecord[]> {
   for (let i = 0; i < 50; i++) {
     const mine = (await auditStub().query({ limit: 1000 })).records.filter(match);
     if (mine.length >= n) return mine.sort((a, b) => a.id - b.id);

@@ -4,8 +4,18 @@
 // kind for a refusal that needs a look at the guest (a shrink, another guest's volume). Last, for
 // every object and property-string argument, keys named like members of every object.
 
-export type HostileRow = [tool: string, label: string, args: Record<string, unknown>, field: string];
-export type OpsRow = [tool: string, label: string, args: Record<string, unknown>, field: string | null];
+export type HostileRow = [
+  tool: string,
+  label: string,
+  args: Record<string, unknown>,
+  field: string,
+];
+export type OpsRow = [
+  tool: string,
+  label: string,
+  args: Record<string, unknown>,
+  field: string | null,
+];
 
 /** Path tricks, ranges, types and smuggling every guest write gets (each must name its field). */
 export function guestWriteCases(tool: string, base: Record<string, unknown>): HostileRow[] {
@@ -31,7 +41,11 @@ const PRIVATE_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----';
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl a@b';
 const TEMPLATE = 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst';
 
-const rows = (tool: string, base: Record<string, unknown>, list: [string, Record<string, unknown>, string | null][]): OpsRow[] =>
+const rows = (
+  tool: string,
+  base: Record<string, unknown>,
+  list: [string, Record<string, unknown>, string | null][],
+): OpsRow[] =>
   list.map(([label, args, field]) => [tool, label, { ...base, confirm: true, ...args }, field]);
 
 const CLONE = rows('pve_clone_vm', { node: 'pve1', source_vmid: 9000 }, [
@@ -81,7 +95,11 @@ const DELETE = [
   ...guestWriteCases('pve_delete_vm', {}),
   ...rows('pve_delete_vm', { node: 'pve1', vmid: 100 }, [
     ['purge as a string', { purge: 'yes' }, 'purge'],
-    ['destroy_unreferenced_disks as a number', { destroy_unreferenced_disks: 1 }, 'destroy_unreferenced_disks'],
+    [
+      'destroy_unreferenced_disks as a number',
+      { destroy_unreferenced_disks: 1 },
+      'destroy_unreferenced_disks',
+    ],
     ['force (PVE destroys running containers with it)', { force: true }, 'force'],
     ['a running VM', { vmid: 101 }, null],
     ['a protected VM', { vmid: 102 }, null],
@@ -106,27 +124,69 @@ const RESIZE = [
 const CONFIG = [
   ...guestWriteCases('pve_set_vm_config', { config: { memory: 2048 } }),
   ...rows('pve_set_vm_config', { node: 'pve1', vmid: 100 }, [
-    ['config.args (raw QEMU arguments)', { config: { args: '-drive file=/dev/sda' } }, 'config.args'],
+    [
+      'config.args (raw QEMU arguments)',
+      { config: { args: '-drive file=/dev/sda' } },
+      'config.args',
+    ],
     ['config.hookscript', { config: { hookscript: 'local:snippets/x.sh' } }, 'config.hookscript'],
-    ['config.hostpci0 (PCI passthrough)', { config: { hostpci0: '0000:01:00.0' } }, 'config.hostpci0'],
+    [
+      'config.hostpci0 (PCI passthrough)',
+      { config: { hostpci0: '0000:01:00.0' } },
+      'config.hostpci0',
+    ],
     ['config.usb0 (USB passthrough)', { config: { usb0: 'host=1234:5678' } }, 'config.usb0'],
     ['config.lock', { config: { lock: 'backup' } }, 'config.lock'],
     ['config.unused0', { config: { unused0: 'local-lvm:vm-101-disk-0' } }, 'config.unused0'],
-    ['config.net0 smuggling a key', { config: { net0: 'virtio,bridge=vmbr0,foo=bar' } }, 'config.net0'],
-    ['config.net0 smuggling a parameter', { config: { net0: 'virtio,bridge=vmbr0&args=-x' } }, 'config.net0'],
+    [
+      'config.net0 smuggling a key',
+      { config: { net0: 'virtio,bridge=vmbr0,foo=bar' } },
+      'config.net0',
+    ],
+    [
+      'config.net0 smuggling a parameter',
+      { config: { net0: 'virtio,bridge=vmbr0&args=-x' } },
+      'config.net0',
+    ],
     ['config.scsi1 a host block device', { config: { scsi1: '/dev/sda' } }, 'config.scsi1'],
-    ['config.scsi1 importing a host file', { config: { scsi1: 'local-lvm:0,import-from=/etc/shadow' } }, 'config.scsi1'],
-    ['config.memory as a property string', { config: { memory: '2048,hotplug=1' } }, 'config.memory'],
-    ['config.sshkeys holding a private key', { config: { sshkeys: PRIVATE_KEY } }, 'config.sshkeys'],
-    ['config.description with control characters', { config: { description: 'x\u001b[2J' } }, 'config.description'],
+    [
+      'config.scsi1 importing a host file',
+      { config: { scsi1: 'local-lvm:0,import-from=/etc/shadow' } },
+      'config.scsi1',
+    ],
+    [
+      'config.memory as a property string',
+      { config: { memory: '2048,hotplug=1' } },
+      'config.memory',
+    ],
+    [
+      'config.sshkeys holding a private key',
+      { config: { sshkeys: PRIVATE_KEY } },
+      'config.sshkeys',
+    ],
+    [
+      'config.description with control characters',
+      { config: { description: 'x\u001b[2J' } },
+      'config.description',
+    ],
     ['config value as an object', { config: { memory: { current: 2048 } } }, 'config.memory'],
     ['config key smuggling a parameter', { config: { 'memory&args': 1 } }, 'config.memory&args'],
     ['config key in capitals', { config: { Memory: 2048 } }, 'config.Memory'],
-    ['a container device on a container', { vm_type: 'lxc', vmid: 110, config: { dev0: '/dev/kvm' } }, 'config.dev0'],
+    [
+      'a container device on a container',
+      { vm_type: 'lxc', vmid: 110, config: { dev0: '/dev/kvm' } },
+      'config.dev0',
+    ],
     ['delete of a refused key', { delete: ['args'] }, 'delete'],
     ['delete smuggling a second key', { delete: ['tags,args'] }, 'delete.0'],
     ['digest not a digest', { config: { memory: 2048 }, digest: 'abc' }, 'digest'],
-    ['more than 64 keys at once', { config: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`net${i % 32}x${i}`, 1])) }, 'config'],
+    [
+      'more than 64 keys at once',
+      {
+        config: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`net${i % 32}x${i}`, 1])),
+      },
+      'config',
+    ],
     ["another guest's disk", { config: { scsi2: 'local-lvm:vm-101-disk-0' } }, null],
   ]),
 ];
@@ -139,7 +199,11 @@ const MIGRATE = [
     ['target missing', { target: undefined }, 'target'],
     ['online as a string', { online: 'true' }, 'online'],
     ['with_local_disks as a number', { with_local_disks: 1 }, 'with_local_disks'],
-    ['targetstorage smuggling a parameter', { targetstorage: 'local-lvm&force=1' }, 'targetstorage'],
+    [
+      'targetstorage smuggling a parameter',
+      { targetstorage: 'local-lvm&force=1' },
+      'targetstorage',
+    ],
     ['targetstorage with three parts', { targetstorage: 'a:b:c' }, 'targetstorage'],
     ['force (root only in PVE)', { force: true }, 'force'],
     ['migration_network', { migration_network: '10.0.0.0/24' }, 'migration_network'],
@@ -166,10 +230,22 @@ const API = rows('pve_api_request', { method: 'GET', path: '/version' }, [
   ['params as a list', { params: ['vmid=100'] }, 'params'],
   ['a params key smuggling another', { params: { 'vmid&delete': 1 } }, 'params.vmid&delete'],
   ['a params key with a dot', { params: { 'a.b': 1 } }, 'params.a.b'],
-  ['confirm as a string', { method: 'POST', path: '/nodes/pve1/qemu/100/status/stop', confirm: 'yes' }, 'confirm'],
+  [
+    'confirm as a string',
+    { method: 'POST', path: '/nodes/pve1/qemu/100/status/stop', confirm: 'yes' },
+    'confirm',
+  ],
 ]);
 
-export const OPS_CASES: OpsRow[] = [...CLONE, ...LXC, ...DELETE, ...RESIZE, ...CONFIG, ...MIGRATE, ...API];
+export const OPS_CASES: OpsRow[] = [
+  ...CLONE,
+  ...LXC,
+  ...DELETE,
+  ...RESIZE,
+  ...CONFIG,
+  ...MIGRATE,
+  ...API,
+];
 
 // Keys named like members of every object (`__proto__`, `constructor`, `toString`...): a lookup
 // by one in a plain table finds the member (a function, Object.prototype), which code took for a
@@ -177,7 +253,13 @@ export const OPS_CASES: OpsRow[] = [...CLONE, ...LXC, ...DELETE, ...RESIZE, ...C
 // the message must say (the old code answered with an internal error or a wrong message, or went
 // on without the key).
 
-export type MemberRow = [tool: string, label: string, args: Record<string, unknown>, field: string, message: RegExp];
+export type MemberRow = [
+  tool: string,
+  label: string,
+  args: Record<string, unknown>,
+  field: string,
+  message: RegExp,
+];
 
 /** Every member name Object.prototype has (12): what object arguments are tried with. */
 export const MEMBER_NAMES: readonly string[] = Object.getOwnPropertyNames(Object.prototype);
@@ -185,51 +267,116 @@ export const MEMBER_NAMES: readonly string[] = Object.getOwnPropertyNames(Object
 const KEY_NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty'];
 
 /** `{[name]: value}` as an own entry even for `__proto__` (a literal `{__proto__: v}` sets the prototype). */
-const entry = (name: string, value: unknown): Record<string, unknown> => Object.fromEntries([[name, value]]);
+const entry = (name: string, value: unknown): Record<string, unknown> =>
+  Object.fromEntries([[name, value]]);
 
 const NOT_AN_OPTION = /^not a config option/;
 const NO_PARAMETER = /^no Proxmox parameter has this name/;
 
 /** Each member name as a key of the object argument `arg`, beside a valid key. */
-function memberKeyRows(tool: string, base: Record<string, unknown>, arg: string, valid: Record<string, unknown>, message: RegExp): MemberRow[] {
-  return MEMBER_NAMES.map((name) => [tool, `${arg} key ${name}`, { ...base, [arg]: { ...valid, ...entry(name, 1) } }, `${arg}.${name}`, message]);
+function memberKeyRows(
+  tool: string,
+  base: Record<string, unknown>,
+  arg: string,
+  valid: Record<string, unknown>,
+  message: RegExp,
+): MemberRow[] {
+  return MEMBER_NAMES.map((name) => [
+    tool,
+    `${arg} key ${name}`,
+    { ...base, [arg]: { ...valid, ...entry(name, 1) } },
+    `${arg}.${name}`,
+    message,
+  ]);
 }
 
 /** `valid` with each key name appended (`virtio,bridge=vmbr0,constructor=1`), as `arg` or as config.`arg`. */
-function propertyKeyRows(tool: string, base: Record<string, unknown>, arg: string, valid: string, inConfig = false): MemberRow[] {
+function propertyKeyRows(
+  tool: string,
+  base: Record<string, unknown>,
+  arg: string,
+  valid: string,
+  inConfig = false,
+): MemberRow[] {
   return KEY_NAMES.map((name) => {
     const value = `${valid},${name}=1`;
     const field = inConfig ? `config.${arg}` : arg;
-    return [tool, `${field} with a key ${name}`, { ...base, ...(inConfig ? { config: { [arg]: value } } : { [arg]: value }) }, field, new RegExp(`unknown key "${name}"`)];
+    return [
+      tool,
+      `${field} with a key ${name}`,
+      { ...base, ...(inConfig ? { config: { [arg]: value } } : { [arg]: value }) },
+      field,
+      new RegExp(`unknown key "${name}"`),
+    ];
   });
 }
 
 /** A valid value of each top-level property-string argument (resize sizes are no key=value strings). */
-export const PROPERTY_ARGS: Record<string, { base: Record<string, unknown>; values: Record<string, string> }> = {
+export const PROPERTY_ARGS: Record<
+  string,
+  { base: Record<string, unknown>; values: Record<string, string> }
+> = {
   pve_create_qemu_vm: {
     base: { node: 'pve1', confirm: true },
-    values: { net0: 'virtio,bridge=vmbr0', scsi0: 'local-lvm:32', ide2: 'none,media=cdrom', cpu: 'host', agent: '1', boot: 'order=scsi0' },
+    values: {
+      net0: 'virtio,bridge=vmbr0',
+      scsi0: 'local-lvm:32',
+      ide2: 'none,media=cdrom',
+      cpu: 'host',
+      agent: '1',
+      boot: 'order=scsi0',
+    },
   },
-  pve_clone_vm: { base: { node: 'pve1', source_vmid: 9000, confirm: true }, values: { net0: 'virtio,bridge=vmbr0', ipconfig0: 'ip=dhcp' } },
-  pve_create_lxc: { base: { node: 'pve1', ostemplate: TEMPLATE, confirm: true }, values: { net0: 'name=eth0,bridge=vmbr0', rootfs: 'local-lvm:8' } },
+  pve_clone_vm: {
+    base: { node: 'pve1', source_vmid: 9000, confirm: true },
+    values: { net0: 'virtio,bridge=vmbr0', ipconfig0: 'ip=dhcp' },
+  },
+  pve_create_lxc: {
+    base: { node: 'pve1', ostemplate: TEMPLATE, confirm: true },
+    values: { net0: 'name=eth0,bridge=vmbr0', rootfs: 'local-lvm:8' },
+  },
 };
 
 /** A valid value of each property-string config key (`name[n]` as in the key tables), by guest kind. */
 export const CONFIG_PROPERTY_VALUES: Record<'qemu' | 'lxc', Record<string, string>> = {
   qemu: {
-    'net[n]': 'virtio,bridge=vmbr0', 'scsi[n]': 'local-lvm:8', 'virtio[n]': 'local-lvm:8', 'sata[n]': 'local-lvm:8', 'ide[n]': 'local-lvm:4',
-    'ipconfig[n]': 'ip=dhcp', agent: '1', boot: 'order=scsi0', cpu: 'host',
+    'net[n]': 'virtio,bridge=vmbr0',
+    'scsi[n]': 'local-lvm:8',
+    'virtio[n]': 'local-lvm:8',
+    'sata[n]': 'local-lvm:8',
+    'ide[n]': 'local-lvm:4',
+    'ipconfig[n]': 'ip=dhcp',
+    agent: '1',
+    boot: 'order=scsi0',
+    cpu: 'host',
   },
-  lxc: { 'net[n]': 'name=eth0,bridge=vmbr0', rootfs: 'local-lvm:8', 'mp[n]': 'local-lvm:8,mp=/srv/data' },
+  lxc: {
+    'net[n]': 'name=eth0,bridge=vmbr0',
+    rootfs: 'local-lvm:8',
+    'mp[n]': 'local-lvm:8,mp=/srv/data',
+  },
 };
 
-const GUEST = { qemu: { node: 'pve1', vmid: 100, confirm: true }, lxc: { node: 'pve1', vmid: 110, vm_type: 'lxc', confirm: true } };
+const GUEST = {
+  qemu: { node: 'pve1', vmid: 100, confirm: true },
+  lxc: { node: 'pve1', vmid: 110, vm_type: 'lxc', confirm: true },
+};
 const RAW_WRITE = { method: 'POST', path: '/nodes/pve1/qemu/100/config', confirm: true };
 
 /** An unknown top-level argument named `name`, for each of these tools. */
 function topLevelRows(name: string, confirm: boolean): MemberRow[] {
-  const bases = [...Object.entries(PROPERTY_ARGS).map(([tool, { base }]) => [tool, base] as const), ['pve_set_vm_config', GUEST.qemu] as const, ['pve_api_request', RAW_WRITE] as const];
-  return bases.map(([tool, base]) => [tool, `an argument named ${name}`, { ...base, ...entry(name, 1), confirm }, name, /^unknown argument/]);
+  const bases = [
+    ...Object.entries(PROPERTY_ARGS).map(([tool, { base }]) => [tool, base] as const),
+    ['pve_set_vm_config', GUEST.qemu] as const,
+    ['pve_api_request', RAW_WRITE] as const,
+  ];
+  return bases.map(([tool, base]) => [
+    tool,
+    `an argument named ${name}`,
+    { ...base, ...entry(name, 1), confirm },
+    name,
+    /^unknown argument/,
+  ]);
 }
 
 export const MEMBER_CASES: MemberRow[] = [
@@ -242,7 +389,15 @@ export const MEMBER_CASES: MemberRow[] = [
     ),
   ),
   ...memberKeyRows('pve_set_vm_config', GUEST.qemu, 'config', { memory: 2048 }, NOT_AN_OPTION),
-  ...MEMBER_NAMES.map((name): MemberRow => ['pve_set_vm_config', `delete of ${name}`, { ...GUEST.qemu, delete: [name] }, 'delete.0', NOT_AN_OPTION]),
+  ...MEMBER_NAMES.map(
+    (name): MemberRow => [
+      'pve_set_vm_config',
+      `delete of ${name}`,
+      { ...GUEST.qemu, delete: [name] },
+      'delete.0',
+      NOT_AN_OPTION,
+    ],
+  ),
   ...memberKeyRows('pve_api_request', RAW_WRITE, 'params', { description: 'x' }, NO_PARAMETER),
   ...topLevelRows('constructor', true),
   // JSON keeps `__proto__`, but the MCP SDKs copy arguments into a fresh object, where it would
@@ -251,7 +406,9 @@ export const MEMBER_CASES: MemberRow[] = [
 ];
 
 /** How many rows each tool has (every write tool must have at least 10). */
-export function rowsPerTool(table: readonly (readonly [string, ...unknown[]])[]): Map<string, number> {
+export function rowsPerTool(
+  table: readonly (readonly [string, ...unknown[]])[],
+): Map<string, number> {
   const perTool = new Map<string, number>();
   for (const [tool] of table) perTool.set(tool, (perTool.get(tool) ?? 0) + 1);
   return perTool;

@@ -8,7 +8,10 @@ export interface Connect2026 {
   /** A bearer token (signed in elsewhere); none with AUTH_MODE=none. */
   token?: string;
   /** Declares form elicitation and answers every question with this. */
-  answer?: (message: string) => { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean | string[]> };
+  answer?: (message: string) => {
+    action: 'accept' | 'decline' | 'cancel';
+    content?: Record<string, string | number | boolean | string[]>;
+  };
   origin?: string;
 }
 
@@ -22,7 +25,9 @@ export async function connect2026(options: Connect2026 = {}): Promise<Client> {
   );
   if (options.answer) {
     const answer = options.answer;
-    client.setRequestHandler('elicitation/create', async (request) => answer(String((request.params as { message?: unknown }).message ?? '')));
+    client.setRequestHandler('elicitation/create', async (request) =>
+      answer(String((request.params as { message?: unknown }).message ?? '')),
+    );
   }
   const transport = new StreamableHTTPClientTransport(new URL(`${options.origin ?? ORIGIN}/mcp`), {
     fetch: workerFetch,

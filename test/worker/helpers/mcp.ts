@@ -34,10 +34,20 @@ export async function connect(kind: TransportKind = 'http'): Promise<Client> {
   return client;
 }
 
-/** Calls a tool and returns its result with the types narrowed for assertions. */
-export async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult & { structuredContent?: Record<string, any> }> {
+// biome-ignore lint/suspicious/noExplicitAny: see call() below
+type ToolResult = CallToolResult & { structuredContent?: Record<string, any> };
+
+/**
+ * Calls a tool and returns its result with the types narrowed for assertions. `any` on purpose:
+ * tests read structuredContent's members directly, and each assertion checks what it reads.
+ */
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<ToolResult> {
   const result = await client.callTool({ name, arguments: args });
-  return result as CallToolResult & { structuredContent?: Record<string, any> };
+  return result as ToolResult;
 }
 
 export function text(result: CallToolResult): string {

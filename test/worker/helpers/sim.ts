@@ -44,7 +44,8 @@ async function control(method: string, path: string, body?: unknown): Promise<un
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!res.ok) throw new Error(`simulator control ${method} ${path}: ${res.status} ${await res.text()}`);
+  if (!res.ok)
+    throw new Error(`simulator control ${method} ${path}: ${res.status} ${await res.text()}`);
   const text = await res.text();
   return text ? (JSON.parse(text) as unknown) : null;
 }
@@ -61,17 +62,23 @@ export const sim = {
   },
   fault: (fault: SimFault) => control('POST', '/faults', fault),
   clearFaults: () => control('DELETE', '/faults'),
-  setNode: (node: string, state: 'online' | 'offline') => control('POST', `/nodes/${node}/${state}`),
-  config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) => control('POST', '/config', config),
+  setNode: (node: string, state: 'online' | 'offline') =>
+    control('POST', `/nodes/${node}/${state}`),
+  config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) =>
+    control('POST', '/config', config),
   /** A guest's config, pending changes, snapshots and run state, read past the API under test. */
   guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as GuestView,
   /** Set a guest's config lock (e.g. 'backup'), or clear it with null. */
   setLock: (vmid: number, lock: string | null) =>
-    lock === null ? control('DELETE', `/guests/${vmid}/lock`) : control('POST', `/guests/${vmid}/lock`, { lock }),
+    lock === null
+      ? control('DELETE', `/guests/${vmid}/lock`)
+      : control('POST', `/guests/${vmid}/lock`, { lock }),
   /** Make a VM's QEMU guest agent answer (or not). */
-  setAgent: (vmid: number, running: boolean) => control('POST', `/guests/${vmid}/agent`, { running }),
+  setAgent: (vmid: number, running: boolean) =>
+    control('POST', `/guests/${vmid}/agent`, { running }),
   /** A running VM's QMP status: 'running', 'paused', 'prelaunch' or 'suspended'. */
-  setQmpStatus: (vmid: number, qmpstatus: string) => control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
+  setQmpStatus: (vmid: number, qmpstatus: string) =>
+    control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
   /** Calls the simulated PVE API directly, as a test's own Proxmox client. */
   async api(method: string, path: string, params?: Record<string, string>): Promise<Response> {
     return fetch(`${base()}/api2/json${path}`, {

@@ -1,8 +1,9 @@
 // `npm run deploy:check [-- file.toml ...]`: `wrangler deploy --dry-run` on every deploy
 // configuration (deploy/*.toml by default, or the files given) and on the repository's
 // wrangler.toml, without a Cloudflare account. Fails (exit 1) on any wrangler warning or error, on
-// a binding written in a file that wrangler does not bind, and on a binding or migration that
-// wrangler.toml has and a file lacks. See scripts/deploy-check/rules.ts.
+// a binding written in a file that wrangler does not bind, on a binding or migration that
+// wrangler.toml has and a file lacks, and on build settings (minify, [alias]) that differ from
+// wrangler.toml's. See scripts/deploy-check/rules.ts.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -52,7 +53,7 @@ async function inspect(file: string): Promise<CheckedConfig | Finding> {
     };
   }
   const { exitCode, output } = await dryRun(file);
-  return { raw, exitCode, report: parseDryRun(output) };
+  return { raw, dir: path.dirname(file), exitCode, report: parseDryRun(output) };
 }
 
 async function mapLimited<T, R>(

@@ -1,9 +1,11 @@
 // What makes a deploy configuration wrong, judged from wrangler's own dry run and its own TOML
 // parse: any wrangler warning or error, a binding written in the file that wrangler does not bind
 // (a key that landed inside another table), a binding or migration the Worker needs that the
-// repository's wrangler.toml has and the file lacks, and settings that only work on loopback.
+// repository's wrangler.toml has and the file lacks, a build setting (minify, [alias]) that
+// differs from wrangler.toml's, and settings that only work on loopback.
 // Pure: every finding says what is wrong and what to do.
 
+import path from 'node:path';
 import { unexpectedFields, type DryRunReport } from './wrangler-output.ts';
 
 export interface Finding {
@@ -21,10 +23,24 @@ export interface Reference {
   /** Bindings other than variables, by name → wrangler's resource type. */
   bindings: Map<string, string>;
   migrations: Migration[];
+  build: BuildSettings;
+}
+
+/**
+ * How wrangler bundles the Worker. The bundle-size budget (test/node/bundle-size.test.ts) is
+ * measured with wrangler.toml's: a deploy configuration without them ships a larger Worker,
+ * with code in it that nothing tested.
+ */
+export interface BuildSettings {
+  minify: boolean;
+  /** [alias]: import specifier → the module replacing it, as an absolute path. */
+  alias: Map<string, string>;
 }
 
 export interface CheckedConfig {
   raw: Record<string, unknown>;
+  /** The configuration file's directory: wrangler reads [alias] paths relative to it. */
+  dir: string;
   exitCode: number | null;
   report: DryRunReport;
 }
@@ -38,7 +54,7 @@ export function referenceOf(config: CheckedConfig): Reference {
   const bindings = new Map(
     [...config.report.bindings].filter(([, type]) => type !== 'Environment Variable'),
   );
-  return { bindings, migrations: migrationsOf(config.raw) };
+  return { bindings, migrations: migrationsOf(config.raw), build: buildSettingsOf(config) };
 }
 
 export function checkConfig(config: CheckedConfig, reference: Reference | null): Finding[] {
@@ -47,6 +63,7 @@ export function checkConfig(config: CheckedConfig, reference: Reference | null):
     ...unboundFindings(config),
     ...migrationFindings(config.raw),
     ...(reference ? referenceFindings(config, reference) : []),
+    ...(reference ? buildFindings(config, reference.build) : []),
     ...(reference ? deployVarFindings(config.raw) : []),
   ];
 }
@@ -126,6 +143,50 @@ function referenceFindings({ raw, report }: CheckedConfig, reference: Reference)
     });
   });
   return out;
+}
+
+function buildFindings(config: CheckedConfig, reference: BuildSettings): Finding[] {
+  const mine = buildSettingsOf(config);
+  const out: Finding[] = [];
+  if (mine.minify !== reference.minify)
+    out.push({
+      problem: `minify is ${mine.minify}; wrangler.toml has minify = ${reference.minify}`,
+      fix: `Set \`minify = ${reference.minify}\` with the top-level keys, above the first [table] header.`,
+    });
+  const relative = (target: string): string => {
+    if (!path.isAbsolute(target)) return target;
+    const rel = path.relative(config.dir, target);
+    return rel.startsWith('.') ? rel : `./${rel}`;
+  };
+  for (const [name, target] of reference.alias) {
+    const have = mine.alias.get(name);
+    if (have === target) continue;
+    out.push({
+      problem: have
+        ? `alias "${name}" points to ${relative(have)}; wrangler.toml points it to ${relative(target)}`
+        : `alias "${name}" is missing, so the Worker would bundle ${name}, which it never runs`,
+      fix: `Copy the [alias] table from the repository's wrangler.toml, with paths relative to this file: "${name}" = "${relative(target)}".`,
+    });
+  }
+  for (const [name, target] of mine.alias) {
+    if (reference.alias.has(name)) continue;
+    out.push({
+      problem: `alias "${name}" (to ${relative(target)}) is not in wrangler.toml, so the Worker deployed would not be the one tested`,
+      fix: 'Remove it, or add it to wrangler.toml (and every deploy/*.toml) and run the tests.',
+    });
+  }
+  return out;
+}
+
+export function buildSettingsOf({ raw, dir }: CheckedConfig): BuildSettings {
+  const alias = new Map<string, string>();
+  for (const [name, target] of Object.entries(asRecord(raw.alias) ?? {})) {
+    if (typeof target !== 'string') continue; // wrangler reports it as an error
+    // As wrangler reads it: a path is relative to the configuration's directory; else a package.
+    const isPath = target.startsWith('.') || path.isAbsolute(target);
+    alias.set(name, isPath ? path.resolve(dir, target) : target);
+  }
+  return { minify: raw.minify === true, alias };
 }
 
 function migrationFindings(raw: Record<string, unknown>): Finding[] {

@@ -1,14 +1,15 @@
 // `npm run deploy:check`: every example under deploy/ passes wrangler's dry run cleanly, and the
 // mistake the README once invited — a top-level key appended after the last [table] — fails,
-// naming the key, the table it fell into and the fix. The parsing of wrangler's output is checked
-// on its own with wrangler 4.86's real wording.
+// naming the key, the table it fell into and the fix; so does a configuration that bundles the
+// Worker otherwise than wrangler.toml (minify, [alias]). The parsing of wrangler's output is
+// checked on its own with wrangler 4.86's real wording.
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkConfig, type CheckedConfig } from '../../scripts/deploy-check/rules.ts';
+import { checkConfig, referenceOf, type CheckedConfig } from '../../scripts/deploy-check/rules.ts';
 import { parseDryRun } from '../../scripts/deploy-check/wrangler-output.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -59,6 +60,7 @@ describe('wrangler dry-run output', () => {
       raw: {
         observability: { enabled: true, vpc_services: [{ binding: 'PVE', service_id: 'x' }] },
       },
+      dir: root,
       exitCode: 0,
       report: parseDryRun(MISPLACED_OUTPUT),
     };
@@ -74,10 +76,12 @@ describe('wrangler dry-run output', () => {
     const reference = {
       bindings: new Map([['AUDIT', 'Durable Object']]),
       migrations: [{ tag: 'v1', body: 'new_sqlite_classes=["AuditLog"]' }],
+      build: { minify: false, alias: new Map<string, string>() },
     };
     const findings = checkConfig(
       {
         raw: { vars: { IDP: 'dev', PVE_TOKEN_SECRET: 'x' } },
+        dir: root,
         exitCode: 0,
         report: parseDryRun(''),
       },
@@ -89,6 +93,43 @@ describe('wrangler dry-run output', () => {
       'IDP = "dev" serves loopback requests only',
       'PVE_TOKEN_SECRET is in [vars], in plain text',
     ]);
+  });
+
+  it('reports a configuration that bundles the Worker otherwise than wrangler.toml: minify, [alias] entries missing, elsewhere or extra', () => {
+    const reference = referenceOf({
+      raw: {
+        minify: true,
+        alias: { ajv: './src/bundle-stubs/ajv.ts', mimetext: './src/bundle-stubs/mimetext.ts' },
+      },
+      dir: root,
+      exitCode: 0,
+      report: parseDryRun(''),
+    });
+    const config = (raw: Record<string, unknown>): CheckedConfig => ({
+      raw,
+      dir: path.join(root, 'deploy'),
+      exitCode: 0,
+      report: parseDryRun(''),
+    });
+    // The same files, written relative to deploy/: nothing to report.
+    const same = config({
+      minify: true,
+      alias: { ajv: '../src/bundle-stubs/ajv.ts', mimetext: '../src/bundle-stubs/mimetext.ts' },
+    });
+    expect(checkConfig(same, reference)).toEqual([]);
+    const findings = checkConfig(
+      config({
+        alias: { ajv: './src/bundle-stubs/ajv.ts', 'cron-schedule': '../stubs/cron.ts' },
+      }),
+      reference,
+    );
+    expect(findings.map((f) => f.problem)).toEqual([
+      'minify is false; wrangler.toml has minify = true',
+      'alias "ajv" points to ./src/bundle-stubs/ajv.ts; wrangler.toml points it to ../src/bundle-stubs/ajv.ts',
+      'alias "mimetext" is missing, so the Worker would bundle mimetext, which it never runs',
+      'alias "cron-schedule" (to ../stubs/cron.ts) is not in wrangler.toml, so the Worker deployed would not be the one tested',
+    ]);
+    expect(findings[2]!.fix).toContain('"mimetext" = "../src/bundle-stubs/mimetext.ts"');
   });
 });
 
@@ -114,10 +155,9 @@ describe('npm run deploy:check', () => {
     const example = readFileSync(path.join(root, 'deploy/workers-vpc.toml'), 'utf8');
     expect(example).toContain(line);
     const bad = path.join(tmp, 'appended.toml');
-    writeFileSync(
-      bad,
-      `${example.replace(line, '').replace('main = "../src/index.ts"', `main = "${path.join(root, 'src/index.ts')}"`)}\n${line}`,
-    );
+    // Copied elsewhere, its paths (main, [alias]) must point back into the repository.
+    const moved = example.replace(line, '').replaceAll('"../src/', `"${path.join(root, 'src')}/`);
+    writeFileSync(bad, `${moved}\n${line}`);
     const { status, output } = deployCheck(bad);
     expect(status).toBe(1);
     expect(output).toContain('FAIL');

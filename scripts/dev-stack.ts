@@ -1,8 +1,11 @@
 // Starts the local stack: a Proxmox simulator (unless a real PVE_BASE_URL is given) and
-// `wrangler dev` pointed at it. Used by `npm start` and `npm run bench`.
+// `wrangler dev` pointed at it. Used by `npm start`, `npm run bench` and the tests that start
+// servers. Port 0 (server or inspector) picks a free port: wrangler must be told its ports in
+// advance, so one is bound here first, and a start that still finds it taken is tried again.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SIMULATOR_TOKENS, startSimulator, type SimulatorOptions } from '../simulator/server.ts';
@@ -18,6 +21,7 @@ export const OFFLINE_WRANGLER_ENV = {
 };
 
 export interface StackOptions {
+  /** The Worker's port (on 127.0.0.1); 0 picks a free one. */
   port: number;
   /** Simulator port; 0 picks a free one. Ignored when `pve` is given. */
   simPort: number;
@@ -27,8 +31,9 @@ export interface StackOptions {
   vars?: Record<string, string>;
   /** Where wrangler's output goes. */
   stdio: 'inherit' | 'ignore';
-  /** Separate persisted state (Durable Objects, KV), e.g. for a benchmark. */
+  /** Separate persisted state (Durable Objects, KV); default wrangler's `.wrangler/state`. */
   persistTo?: string;
+  /** wrangler's devtools port; 0 picks a free one; default wrangler's (9229 or the next free). */
   inspectorPort?: number;
   /** Another checkout to run the Worker from (e.g. a baseline for the benchmark); default this one. */
   root?: string;
@@ -66,52 +71,146 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     vars.PVE_TOKEN_SECRET = SIMULATOR_TOKENS.admin.secret;
   }
 
+  // Secrets never go on the command line (any local user reads it with `ps`): they go into a
+  // file only we can read, removed when the stack stops.
+  const secrets = writeSecretsFile(vars);
+  // However this process ends, take wrangler's process group (and workerd) with it.
+  let wrangler: ChildProcess | undefined;
+  process.once('exit', () => {
+    if (wrangler) killGroup(wrangler);
+    secrets?.remove();
+  });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const port = options.port || (await freePort());
+      const inspectorPort = options.inspectorPort === 0 ? await freePort() : options.inspectorPort;
+      try {
+        const started = await startWrangler(
+          options,
+          { port, inspectorPort },
+          vars,
+          secrets,
+          (child) => (wrangler = child),
+        );
+        const stop = async (): Promise<void> => {
+          killGroup(started);
+          secrets?.remove();
+          await closeSimulator();
+        };
+        return { url: `http://localhost:${port}`, simulatorUrl, vars, wrangler: started, stop };
+      } catch (err) {
+        // A port we picked, free then, taken before wrangler bound it (a server starting beside
+        // us): pick again. A port we were given stays an error.
+        const picked =
+          err instanceof PortTaken &&
+          ((options.port === 0 && err.port === port) ||
+            (options.inspectorPort === 0 && err.port === inspectorPort));
+        if (!picked || attempt >= PORT_ATTEMPTS) throw err;
+      }
+    }
+  } catch (err) {
+    secrets?.remove();
+    await closeSimulator();
+    throw err;
+  }
+}
+
+/** Starts of wrangler dev on picked ports before giving up (each clash costs about 2 s). */
+const PORT_ATTEMPTS = 5;
+
+/** A port free on 127.0.0.1 right now (bound to port 0, read back, released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** wrangler dev stopped because a port it was told to use was taken. */
+export class PortTaken extends Error {
+  constructor(
+    readonly port: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** wrangler dev on these ports, once /health answers; its own process group. */
+async function startWrangler(
+  options: StackOptions,
+  ports: { port: number; inspectorPort: number | undefined },
+  vars: Record<string, string>,
+  secrets: { file: string } | null,
+  spawned: (wrangler: ChildProcess) => void,
+): Promise<ChildProcess> {
   const args = [
     'dev',
     '--port',
-    String(options.port),
+    String(ports.port),
     '--ip',
     '127.0.0.1',
     '--show-interactive-dev-session=false',
   ];
-  // Several stacks (the benchmark) must not fight over the default devtools port.
-  if (options.inspectorPort !== undefined)
-    args.push('--inspector-port', String(options.inspectorPort));
+  // Several stacks (tests, the benchmark) must not fight over the default devtools port.
+  if (ports.inspectorPort !== undefined) args.push('--inspector-port', String(ports.inspectorPort));
   if (options.persistTo) args.push('--persist-to', options.persistTo);
   if (options.config) args.push('--config', options.config);
-  // Secrets never go on the command line (any local user reads it with `ps`): they go into a
-  // file only we can read, removed when the stack stops.
-  const secrets = writeSecretsFile(vars);
   if (secrets) args.push('--env-file', secrets.file);
   for (const [name, value] of Object.entries(vars))
     if (!SECRET_VARS.has(name)) args.push('--var', `${name}:${value}`);
-  const workerRoot = options.root ?? root;
+  const show = options.stdio === 'inherit';
   const wrangler = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
-    cwd: workerRoot,
-    // Nor in its environment: wrangler and workerd get them from the file alone.
-    env: { ...withoutSecrets(process.env), ...OFFLINE_WRANGLER_ENV },
-    stdio: ['ignore', options.stdio, options.stdio],
+    cwd: options.root ?? root,
+    // Nor in its environment: wrangler and workerd get them from the file alone. Its output is
+    // read here (see below) and passed on: keep its colours when ours is a terminal.
+    env: {
+      ...withoutSecrets(process.env),
+      ...OFFLINE_WRANGLER_ENV,
+      ...(show && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so stopping kills workerd too (killing only wrangler leaves it).
     detached: true,
   });
-  const stop = async (): Promise<void> => {
-    killGroup(wrangler);
-    secrets?.remove();
-    await closeSimulator();
+  spawned(wrangler);
+  const closed = new Promise((resolve) => wrangler.once('close', resolve));
+  // Read, to know that wrangler itself holds the port (its "Ready on" line) before asking it for
+  // /health (whoever took a picked port first would answer too), and to tell a port clash from
+  // other errors; shown as it comes when output is wanted.
+  let output = '';
+  let ready = false;
+  const read = (to: NodeJS.WriteStream) => (chunk: Buffer) => {
+    if (show) to.write(chunk);
+    output = (output + chunk.toString()).slice(-8000);
+    ready ||= new RegExp(`Ready on http://\\S+:${ports.port}\\b`).test(plain(output));
   };
-  // However this process ends, take wrangler's process group (and workerd) with it.
-  process.once('exit', () => {
-    killGroup(wrangler);
-    secrets?.remove();
-  });
-  const url = `http://localhost:${options.port}`;
+  wrangler.stdout!.on('data', read(process.stdout));
+  wrangler.stderr!.on('data', read(process.stderr));
   try {
-    await waitForHealth(`${url}/health`, wrangler);
+    await waitForHealth(`http://localhost:${ports.port}/health`, wrangler, () => ready);
+    return wrangler;
   } catch (err) {
-    await stop();
-    throw err;
+    killGroup(wrangler);
+    // Its last words may still be on their way when it exits.
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+    // wrangler says e.g. "Address already in use (127.0.0.1:8787). Please check that you are not
+    // already running a server on this address or specify a different port with --port."
+    const taken = /Address already in use \((?:\S+):(\d+)\)/.exec(plain(output));
+    if (taken) throw new PortTaken(Number(taken[1]), `port ${taken[1]} is already in use`);
+    const detail = show ? '' : `: ${plain(output).trim().slice(-2000)}`;
+    throw new Error(`${err instanceof Error ? err.message : err}${detail}`);
   }
-  return { url, simulatorUrl, vars, wrangler, stop };
+}
+
+/** Text without terminal colours. */
+function plain(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape starts every colour
+  return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
 /** Variables that are secrets in a deployment (`wrangler secret put`): never passed as --var. */
@@ -164,14 +263,27 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+/** Until wrangler is listening (`listening()`) and the Worker answers /health, for 60 s. */
+async function waitForHealth(
+  url: string,
+  child: ChildProcess,
+  listening: () => boolean,
+): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with code ${child.exitCode}`);
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
+    if (listening()) {
+      try {
+        // The first request builds the Worker: seconds, not minutes. Stop waiting if it exits.
+        const res = await Promise.race([
+          fetch(url, { signal: AbortSignal.timeout(10_000) }),
+          exited,
+        ]);
+        if (res?.ok) return;
+      } catch {
+        // not answering yet
+      }
     }
     await new Promise((r) => setTimeout(r, 200));
   }

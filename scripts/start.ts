@@ -3,11 +3,37 @@
 // provider (any name; loopback only); AUTH_MODE=none turns sign-in off. With PVE_BASE_URL (and a
 // token) in the environment it uses that Proxmox instead of the simulator; POLICY, PUBLIC_URL and
 // the sign-in settings are taken from the environment too.
+//
+// Where it listens and keeps its state:
+//   PORT        the server's port (default 8787); 0 picks a free one (and a free devtools port),
+//               printed when ready.
+//   SIM_PORT    the simulator's port (default 8006); 0 picks a free one.
+//   PERSIST_TO  the directory for Durable Objects and KV (grants, audit, counters); default
+//               .wrangler/state in the checkout. Tests give each server a fresh one.
+// One server per state directory: a second `npm start` on a port or a state directory already in
+// use stops at once and says which (two workerd processes on one state directory break each
+// other's Durable Objects), instead of failing later.
 
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
 import { startStack } from './dev-stack.ts';
 
-const port = Number(process.env.PORT ?? 8787);
-const simPort = Number(process.env.SIM_PORT ?? 8006);
+const root = path.resolve(import.meta.dirname, '..');
+const port = portFromEnv('PORT', 8787);
+const simPort = portFromEnv('SIM_PORT', 8006);
+const persistTo = process.env.PERSIST_TO ? path.resolve(process.env.PERSIST_TO) : undefined;
+
+function portFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0 || value > 65_535) {
+    console.error(`${name} must be a port number (0 picks a free one), got '${raw}'`);
+    process.exit(1);
+  }
+  return value;
+}
 
 function realPve(): Record<string, string> | undefined {
   if (!process.env.PVE_BASE_URL) return undefined;
@@ -55,13 +81,110 @@ function otherVars(): Record<string, string> {
   return value ? { POLICY: value } : {};
 }
 
-const stack = await startStack({
-  port,
-  simPort,
-  pve: realPve(),
-  vars: { ...authVars(), ...otherVars() },
-  stdio: 'inherit',
-});
+/** Whether something already listens on 127.0.0.1:port (where wrangler and the simulator bind). */
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(false)));
+  });
+}
+
+/**
+ * Claims the state directory for this process (a pid file in it); the pid of the live
+ * `npm start` that holds it instead, if any. A pid file left by a server that died is taken over.
+ */
+function claimState(dir: string): number | null {
+  const file = path.join(dir, 'npm-start.pid');
+  mkdirSync(dir, { recursive: true });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      process.once('exit', () => rmSync(file, { force: true }));
+      return null;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(readFileSync(file, 'utf8'));
+    if (holder && holder !== process.pid && alive(holder)) return holder;
+    rmSync(file, { force: true });
+  }
+  return null;
+}
+
+/** Whether `pid` is a running `npm start` (a reused pid is not, where /proc tells). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('start.ts');
+  } catch {
+    return true; // no /proc here: trust the pid
+  }
+}
+
+/** Every reason this server cannot start beside what runs already, and how to start it anyway. */
+async function checkFree(): Promise<string | null> {
+  const stateDir = persistTo ?? path.join(root, '.wrangler', 'state');
+  const problems: string[] = [];
+  // The command to suggest: this one's own settings, changed where they clash.
+  const instead = new Map<string, string>();
+  for (const name of ['PORT', 'SIM_PORT', 'PERSIST_TO']) {
+    const value = process.env[name];
+    if (value) instead.set(name, value);
+  }
+  if (port !== 0 && (await portInUse(port))) {
+    problems.push(`port ${port} (PORT) is already in use`);
+    instead.set('PORT', '0');
+  }
+  if (!process.env.PVE_BASE_URL && simPort !== 0 && (await portInUse(simPort))) {
+    problems.push(`port ${simPort} (SIM_PORT, the Proxmox simulator) is already in use`);
+    instead.set('SIM_PORT', '0');
+  }
+  const holder = claimState(stateDir);
+  if (holder !== null) {
+    problems.push(
+      `${path.relative(root, stateDir) || stateDir} is the state directory of another npm start (pid ${holder}); two servers on one state directory break each other's Durable Objects`,
+    );
+    instead.set('PERSIST_TO', '$(mktemp -d)');
+  }
+  if (problems.length === 0) return null;
+  const command = [...instead].map(([name, value]) => `${name}=${value}`).join(' ');
+  return [
+    'npm start cannot start here:',
+    ...problems.map((p) => `  - ${p}`),
+    'Is another npm start running? Stop it (Ctrl-C in its terminal), or run this one beside it:',
+    `  ${command} npm start${/PORT=0/.test(command) ? '   (PORT=0 and SIM_PORT=0 pick free ports)' : ''}`,
+  ].join('\n');
+}
+
+const notFree = await checkFree();
+if (notFree) {
+  console.error(notFree);
+  process.exit(1);
+}
+
+let stack: Awaited<ReturnType<typeof startStack>>;
+try {
+  stack = await startStack({
+    port,
+    // Picking the server's port picks the devtools port too, so that servers started side by
+    // side (the tests) do not race for wrangler's default one.
+    inspectorPort: port === 0 ? 0 : undefined,
+    simPort,
+    pve: realPve(),
+    vars: { ...authVars(), ...otherVars() },
+    stdio: 'inherit',
+    persistTo,
+  });
+} catch (err) {
+  // A port taken between the check above and wrangler binding it, or wrangler failing: one line.
+  console.error(`npm start failed: ${err instanceof Error ? err.message : err}`);
+  process.exit(1);
+}
 
 const stop = (code: number): void => {
   void stack.stop().then(() => process.exit(code));
@@ -70,6 +193,8 @@ process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 stack.wrangler.on('exit', (code) => stop(code ?? 1));
 
+const actualPort = new URL(stack.url).port;
+const tokenCommand = `${actualPort === '8787' ? '' : `PORT=${actualPort} `}npm run -s token`;
 console.log(
   [
     '',
@@ -87,7 +212,7 @@ console.log(
       ? [
           `Try: npx -y mcp-remote@0.15.1 ${stack.url}/mcp   (opens the sign-in page in your browser)`,
           stack.vars.IDP === 'dev'
-            ? `  or: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --header "Authorization: Bearer $(npm run -s token)" --method tools/list`
+            ? `  or: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --header "Authorization: Bearer $(${tokenCommand})" --method tools/list`
             : '',
         ].join('\n')
       : `Try: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --transport http --method tools/list`,

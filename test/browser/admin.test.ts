@@ -35,11 +35,11 @@ async function signInOnPage(page: Page, user: string): Promise<void> {
 
 beforeAll(async () => {
   state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-admin-'));
-  const port = 24_000 + Math.floor(Math.random() * 2000);
   [stack, browser] = await Promise.all([
     startStack({
-      port,
-      inspectorPort: port + 100,
+      // Free ports picked by startStack (and picked again on a clash); state of its own.
+      port: 0,
+      inspectorPort: 0,
       simPort: 0,
       vars: {
         AUTH_MODE: 'oauth',

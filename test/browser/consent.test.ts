@@ -23,11 +23,11 @@ const arrivals: URL[] = [];
 
 beforeAll(async () => {
   state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-browser-'));
-  const port = 22_000 + Math.floor(Math.random() * 2000);
   [stack, browser] = await Promise.all([
     startStack({
-      port,
-      inspectorPort: port + 100,
+      // Free ports picked by startStack (and picked again on a clash); state of its own.
+      port: 0,
+      inspectorPort: 0,
       simPort: 0,
       vars: { AUTH_MODE: 'oauth', IDP: 'dev', ALLOWED_GROUPS: 'ops' },
       stdio: 'ignore',

@@ -1,66 +1,18 @@
 // `npm run doctor` against `npm start` (default sign-in: OAuth with the development identity
 // provider): every check passes; then, each on its own server, the Proxmox simulator stopped, a
 // broken POLICY and a wrong PUBLIC_URL make it exit non-zero with a line naming the problem and
-// the fix. Servers get free ports and are stopped with their whole process group.
+// the fix. Each server is `npm start` on free ports with its own state directory (startNpm),
+// stopped with its whole process group.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import os from 'node:os';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
 import { PROBE_TTL_MS } from '../../src/health/proxmox-probe.ts';
 import { TOOLS } from '../../src/tools/index.ts';
+import { startNpm, type NpmStart } from '../support/npm-start.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-doctor-'));
-afterAll(() => rmSync(state, { recursive: true, force: true }));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-interface Server {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/** `npm start` in its own process group, ready when it says so. */
-async function npmStart(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child: ChildProcess = spawn('npm', ['start'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), SIM_PORT: '0', XDG_CONFIG_HOME: state, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.pid === undefined) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    process.kill(-child.pid, 'SIGTERM');
-    await exited;
-  };
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('MCP server ready')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`npm start did not become ready: ${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { url: `http://localhost:${port}`, stop };
-}
 
 /** Runs the doctor without blocking this process: the simulator above answers from its event loop. */
 async function doctor(
@@ -101,11 +53,11 @@ const CHECKS = [
 
 describe('npm run doctor against npm start', () => {
   let sim: RunningSimulator;
-  let server: Server;
+  let server: NpmStart;
   beforeAll(async () => {
     // A simulator of our own, so that it can be stopped while the server keeps running.
     sim = await startSimulator({ port: 0 });
-    server = await npmStart({
+    server = await startNpm({
       PVE_BASE_URL: `${sim.url}/api2/json`,
       PVE_TOKEN_ID: SIMULATOR_TOKENS.admin.id,
       PVE_TOKEN_SECRET: SIMULATOR_TOKENS.admin.secret,
@@ -155,9 +107,9 @@ describe('npm run doctor against npm start', () => {
 });
 
 describe('npm run doctor against npm start with a broken POLICY', () => {
-  let server: Server;
+  let server: NpmStart;
   beforeAll(async () => {
-    server = await npmStart({ POLICY: JSON.stringify({ version: '1', default: 'maybe' }) });
+    server = await startNpm({ POLICY: JSON.stringify({ version: '1', default: 'maybe' }) });
   }, 70_000);
   afterAll(() => server?.stop());
 
@@ -173,9 +125,9 @@ describe('npm run doctor against npm start with a broken POLICY', () => {
 });
 
 describe('npm run doctor against npm start with a PUBLIC_URL that is not the URL used', () => {
-  let server: Server;
+  let server: NpmStart;
   beforeAll(async () => {
-    server = await npmStart({ PUBLIC_URL: 'https://mcp.example.com' });
+    server = await startNpm({ PUBLIC_URL: 'https://mcp.example.com' });
   }, 70_000);
   afterAll(() => server?.stop());
 

@@ -1,7 +1,9 @@
 // `npm start` with its default sign-in (OAuth, local development identity provider) and
 // mcp-remote — what Claude Desktop, Cursor and other stdio clients use for remote servers:
 // mcp-remote registers itself, prints the sign-in URL, a browser consents and signs in, and the
-// tools are listed and called over stdio.
+// tools are listed and called over stdio. The server is `npm start` on free ports with its own
+// state directory (startNpm); mcp-remote's callback port is picked free and picked again if
+// another process takes it first.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,12 +12,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { freePort } from '../../scripts/dev-stack.ts';
 import { FormBrowser, signInWithDevIdp } from '../support/form-browser.ts';
+import { startNpm, type NpmStart } from '../support/npm-start.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const port = 20_000 + Math.floor(Math.random() * 2000);
-const callbackPort = port + 3000;
 const processes: ChildProcess[] = [];
+let server: NpmStart;
+let port: number;
 let state: string;
 
 function startProcess(
@@ -45,27 +49,17 @@ async function waitFor<T>(what: string, probe: () => T | undefined, ms = 60_000)
   }
 }
 
-beforeAll(async () => {
-  state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-remote-'));
-  const server = startProcess('npm', ['start'], { PORT: String(port), SIM_PORT: '0' });
-  await waitFor('npm start', () => {
-    if (server.child.exitCode !== null) throw new Error(`npm start exited: ${server.output()}`);
-    return server.output().includes('MCP server ready') ? true : undefined;
-  });
-}, 70_000);
-
-afterAll(async () => {
-  for (const child of processes.reverse()) {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-  }
-  rmSync(state, { recursive: true, force: true });
-});
-
-describe('mcp-remote against npm start', () => {
-  it('signs in through the consent and dev login pages, then lists and calls the tools', async () => {
+/**
+ * mcp-remote until it prints the sign-in URL, on a callback port picked free; it is told the
+ * port (strict: it binds exactly that one), so a port taken meanwhile means another try.
+ */
+async function startMcpRemote(): Promise<{
+  remote: ReturnType<typeof startProcess>;
+  callbackPort: number;
+  authUrl: string;
+}> {
+  for (let attempt = 1; ; attempt++) {
+    const callbackPort = await freePort();
     const remote = startProcess(
       process.execPath,
       [
@@ -76,10 +70,37 @@ describe('mcp-remote against npm start', () => {
       // No desktop here: the "browser" below follows the URL mcp-remote prints.
       { MCP_REMOTE_CONFIG_DIR: state, BROWSER: 'true', DISPLAY: '' },
     );
-    const authUrl = await waitFor(
-      'the sign-in URL',
-      () => /Please authorize this client by visiting:\s+(\S+)/.exec(remote.output())?.[1],
-    );
+    const authUrl = await waitFor('the sign-in URL', () => {
+      const url = /Please authorize this client by visiting:\s+(\S+)/.exec(remote.output())?.[1];
+      if (url) return url;
+      return remote.child.exitCode !== null ? null : undefined;
+    });
+    if (authUrl) return { remote, callbackPort, authUrl };
+    if (!/already in use|EADDRINUSE/.test(remote.output()) || attempt >= 5)
+      throw new Error(`mcp-remote exited: ${remote.output()}`);
+  }
+}
+
+beforeAll(async () => {
+  state = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-remote-'));
+  server = await startNpm({});
+  port = server.port;
+}, 70_000);
+
+afterAll(async () => {
+  for (const child of processes.reverse()) {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }
+  await server?.stop();
+  rmSync(state, { recursive: true, force: true });
+});
+
+describe('mcp-remote against npm start', () => {
+  it('signs in through the consent and dev login pages, then lists and calls the tools', async () => {
+    const { remote, callbackPort, authUrl } = await startMcpRemote();
     expect(new URL(authUrl).pathname).toBe('/authorize');
 
     const browser = new FormBrowser((url, init) => fetch(url, init));

@@ -1,7 +1,10 @@
 // `npm start` with AUTH_MODE=none end to end: the simulator and `wrangler dev` come up, an MCP SDK
-// client lists every tool and calls two of them over /mcp and /sse, and stopping it stops workerd too.
+// client lists every tool and calls two of them over /mcp and /sse, a second `npm start` on its port
+// and state directory stops at once saying so, and stopping it stops workerd too.
 // (The default, OAuth with the dev sign-in, is exercised through mcp-remote in mcp-remote.test.ts.)
 
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -60,6 +63,25 @@ describe('npm start', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('refuses a second server on its port and state directory, saying which and what to do', async () => {
+    const second = spawn('npm', ['start'], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { ...process.env, PORT: String(port), SIM_PORT: '0', PERSIST_TO: server.stateDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let said = '';
+    second.stdout.on('data', (d: Buffer) => (said += d.toString()));
+    second.stderr.on('data', (d: Buffer) => (said += d.toString()));
+    const status = await new Promise((r) => second.on('close', r));
+    expect(status, said).toBe(1);
+    expect(said).toContain(`port ${port} (PORT) is already in use`);
+    expect(said).toMatch(/is the state directory of another npm start \(pid \d+\)/);
+    expect(said).toContain('PORT=0 SIM_PORT=0 PERSIST_TO=$(mktemp -d) npm start');
+    expect(said).not.toContain('MCP server ready');
+    // The first one is unharmed.
+    expect((await fetch(`http://localhost:${port}/health`)).status).toBe(200);
   });
 
   it('stops workerd when stopped', async () => {

@@ -1,20 +1,77 @@
 // The configuration contract: every binding and variable the Worker reads (each works with
-// `wrangler dev --var NAME:VALUE`). ./config/ parses them, once, into a checked configuration.
+// `wrangler dev --var NAME:VALUE`). ./config/ parses the variables, once, into a checked
+// configuration; ./compose/ turns the bindings into the Runtime's ports. The Durable Object
+// bindings are typed by what their objects answer (small interfaces, which the classes
+// implement), not by the classes: this file imports no code, so nothing can import it in a circle.
 
-import type { Approvals } from './approvals/approvals-store';
-import type { ProxmoxMcp } from './mcp/legacy/agent';
-import type { AuditLog } from './audit/audit-log';
-import type { PolicyCounters } from './counters/policy-counters';
+import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './approvals/types';
+import type { DecideCheck } from './approvals/rules';
+import type {
+  AuditPage,
+  AuditQuery,
+  AuditRecord,
+  AuditStats,
+  StoredAuditRecord,
+} from './audit/record';
+import type { CounterRow, ReserveItem } from './counters/window-counters';
+import type { LimitedDecision } from './policy/evaluate';
+
+/** One 2025 MCP session (McpAgent, mcp/legacy/agent.ts): whose it is, and its end on a revocation. */
+export interface SessionObject extends Rpc.DurableObjectBranded {
+  owner(): Promise<{ userId: string; grantId: string } | null>;
+  endSession(): Promise<void>;
+}
+
+/** The rate-limit counters of one scope key (counters/policy-counters.ts). */
+export interface CountersObject extends Rpc.DurableObjectBranded {
+  reserve(items: ReserveItem[], now: number): LimitedDecision | null;
+  release(items: Pick<ReserveItem, 'key' | 'windowStart'>[]): void;
+  list(now: number): CounterRow[];
+}
+
+/** Pending and decided approvals, and one-time tokens (approvals/approvals-store.ts). */
+export interface ApprovalsObject extends Rpc.DurableObjectBranded {
+  create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
+  get(id: string): Approval | null;
+  decide(id: string, decision: 'approve' | 'deny', decider: Decider, now: number): DecideCheck;
+  consume(
+    id: string,
+    call: { tool: string; args_hmac: string; grant_id: string },
+    now: number,
+  ): ConsumeRefusal | null;
+  restore(id: string): void;
+  spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
+  pending(now: number): Approval[];
+}
+
+/** The audit trail, or the count of records that could not be written (audit/audit-log.ts). */
+export interface AuditObject extends Rpc.DurableObjectBranded {
+  append(record: AuditRecord): Promise<void>;
+  query(q: AuditQuery): AuditPage;
+  get(id: number): StoredAuditRecord | null;
+  prune(now: number): { deleted: number };
+  stats(): AuditStats;
+  recordLost(n: number): void;
+  /** The key of an older deployment that kept its server keys here, if it had made one (for ServerKeys to take over). */
+  legacyServerKey(name: string): string | null;
+}
+
+/** The server's own secret keys, each made once (keys/server-keys.ts). */
+export interface KeysObject extends Rpc.DurableObjectBranded {
+  key(name: 'args_hmac' | 'request_state'): Promise<string>;
+}
 
 export interface AppEnv {
   /** One object per 2025 MCP session (McpAgent). */
-  MCP_OBJECT: DurableObjectNamespace<ProxmoxMcp>;
+  MCP_OBJECT: DurableObjectNamespace<SessionObject>;
   /** Rate-limit counters of the grant, user and global scopes (one object per scope key). */
-  POLICY_COUNTERS: DurableObjectNamespace<PolicyCounters>;
+  POLICY_COUNTERS: DurableObjectNamespace<CountersObject>;
   /** Pending and decided human approvals (one object). */
-  APPROVALS: DurableObjectNamespace<Approvals>;
+  APPROVALS: DurableObjectNamespace<ApprovalsObject>;
   /** The audit trail (one object for records, one for the count of lost records). */
-  AUDIT: DurableObjectNamespace<AuditLog>;
+  AUDIT: DurableObjectNamespace<AuditObject>;
+  /** The server's own keys: the argument HMAC's, the 2026 request state's (one object). */
+  SERVER_KEYS: DurableObjectNamespace<KeysObject>;
   /** How long an out-of-band approval can be given and used, in minutes (default 15). */
   APPROVAL_TTL_MINUTES?: string;
   /** `false` turns the audit trail off (for measurements; /health and /admin say so). Default on. */

@@ -7,30 +7,28 @@
 
 import type { Context } from 'hono';
 import { authConfig, publicOrigin } from './auth/config';
-import { configOf } from './config';
-import type { AppEnv } from './env';
+import { type AppBindings, oauthHelpers } from './compose/runtime';
 import { configProblems, publicUrlState, type HealthProblem } from './health/config-checks';
 import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './health/proxmox-probe';
 import { healthView } from './health/viewer';
 import { formatErrors } from './policy/load';
-import { activePolicy } from './policy/source';
-import { TOOL_CATALOG } from './tools';
 import { VERSION } from './version';
 
-export async function health(c: Context<{ Bindings: AppEnv }>): Promise<Response> {
-  const env = c.env;
+export async function health(c: Context<AppBindings>): Promise<Response> {
+  const runtime = c.var.runtime;
   const request = c.req.raw;
-  const config = configOf(env);
+  const { config } = runtime;
   const mode = config.authMode;
   const pve = config.pve;
-  const policy = activePolicy(env.POLICY, TOOL_CATALOG);
-  const auth = mode === 'oauth' ? authConfig(env, publicOrigin(env, request)) : null;
+  const policy = runtime.policy.active();
+  const auth =
+    mode === 'oauth' ? authConfig(config, publicOrigin(config, request), runtime.clock) : null;
   const [view, probe] = await Promise.all([
-    healthView(env, request),
-    'error' in pve ? null : probeProxmox(pve),
+    healthView(config, oauthHelpers(c.env), request),
+    'error' in pve ? null : probeProxmox(pve, runtime.clock),
   ]);
   const problems: HealthProblem[] = [
-    ...configProblems(env, request),
+    ...configProblems(config, request),
     ...(probe && probe.status !== 'ok'
       ? [
           {
@@ -59,8 +57,8 @@ export async function health(c: Context<{ Bindings: AppEnv }>): Promise<Response
     ...(auth && !('error' in auth) ? { idp: auth.idp.kind } : {}),
     ...(mode === 'oauth'
       ? {
-          public_url: publicUrlState(env, request),
-          oauth_kv: Boolean((env as Partial<AppEnv>).OAUTH_KV),
+          public_url: publicUrlState(config, request),
+          oauth_kv: config.bindings.oauthKv,
         }
       : {}),
     proxmox:

@@ -11,7 +11,11 @@ import {
 import type { AppEnv } from '../env';
 import { mcpApi } from '../mcp/route';
 import { installOutboundGuard } from './outbound-guard';
-import { authApp } from './pages';
+
+/** Where the provider sends every request that is neither its own endpoint nor the API. */
+export interface PagesHandler {
+  fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Response | Promise<Response>;
+}
 
 // Before any provider exists: the library's own fetches (client metadata documents, jwks_uri)
 // reach public https hosts only, and follow no redirects, in every environment.
@@ -24,14 +28,14 @@ const MAX_CACHED = 16;
 
 const providers = new Map<string, OAuthProvider<AppEnv>>();
 
-export function providerFor(origin: string): OAuthProvider<AppEnv> {
+export function providerFor(origin: string, pages: PagesHandler): OAuthProvider<AppEnv> {
   let provider = providers.get(origin);
   if (!provider) {
     if (providers.size >= MAX_CACHED) providers.clear();
     provider = new OAuthProvider<AppEnv>({
       apiRoute: ['/mcp', '/sse'],
       apiHandler: mcpApi as never,
-      defaultHandler: authApp as never,
+      defaultHandler: pages as never,
       authorizeEndpoint: `${origin}/authorize`,
       tokenEndpoint: `${origin}/token`,
       clientRegistrationEndpoint: `${origin}/register`,

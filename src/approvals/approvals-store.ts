@@ -3,12 +3,13 @@
 // and consuming are atomic: an approval is spent at most once.
 //
 // Table approvals: id TEXT PK (128-bit random, base64url), status, created_at, expires_at,
-// tool, args TEXT json (redacted), upstream TEXT json, args_sha256, grant_id, user_id,
+// tool, args TEXT json (redacted), upstream TEXT json, args_hmac, grant_id, user_id,
 // user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at.
 // Table spent_tokens: token TEXT PK, expires_at: one-time tokens (answers of 2026 clients) spent.
 // Rows are deleted 90 days after they expire (so the audit trail's approval ids can still be
 // looked up: who decided, when), by an alarm.
 
+import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
 import { mayConsume, mayDecide, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
 import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types';
@@ -21,15 +22,25 @@ const PRUNE_EVERY_MS = 6 * 3_600_000;
 type Row = Record<string, string | number | null>;
 
 export class Approvals extends DurableObject {
+  /** The time (its alarms, record times); the system clock. */
+  private readonly clock: Clock = systemClock;
+
   private ready = false;
 
   private get sql(): SqlStorage {
     if (!this.ready) {
       this.ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS approvals (
         id TEXT PRIMARY KEY, status TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-        tool TEXT NOT NULL, args TEXT NOT NULL, upstream TEXT, args_sha256 TEXT NOT NULL, grant_id TEXT NOT NULL,
+        tool TEXT NOT NULL, args TEXT NOT NULL, upstream TEXT, args_hmac TEXT NOT NULL, grant_id TEXT NOT NULL,
         user_id TEXT NOT NULL, user_email TEXT, client_id TEXT NOT NULL, approvers TEXT, reason TEXT NOT NULL,
         rule TEXT NOT NULL, decided_by TEXT, decided_at INTEGER, used_at INTEGER)`);
+      // The argument hash is an HMAC, and is named so since: older tables are renamed in place.
+      const columns = this.ctx.storage.sql
+        .exec<{ name: string }>('PRAGMA table_info(approvals)')
+        .toArray()
+        .map((c) => c.name);
+      if (columns.includes('args_sha256'))
+        this.ctx.storage.sql.exec('ALTER TABLE approvals RENAME COLUMN args_sha256 TO args_hmac');
       this.ctx.storage.sql.exec(
         'CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at)',
       );
@@ -55,14 +66,12 @@ export class Approvals extends DurableObject {
       )
       .toArray()
       .map(fromRow);
-    const same = waiting.find(
-      (a) => a.tool === request.tool && a.args_sha256 === request.args_sha256,
-    );
+    const same = waiting.find((a) => a.tool === request.tool && a.args_hmac === request.args_hmac);
     if (same) return same;
     if (waiting.length >= MAX_PENDING_PER_GRANT) return null;
     const id = randomId();
     this.sql.exec(
-      `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_sha256, grant_id, user_id,
+      `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_hmac, grant_id, user_id,
          user_email, client_id, approvers, reason, rule) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       now,
@@ -70,7 +79,7 @@ export class Approvals extends DurableObject {
       request.tool,
       JSON.stringify(request.args),
       request.upstream ? JSON.stringify(request.upstream) : null,
-      request.args_sha256,
+      request.args_hmac,
       request.grant_id,
       request.user_id,
       request.user_email,
@@ -108,7 +117,7 @@ export class Approvals extends DurableObject {
   /** Spends an approval on a call: null when it was valid (and is now used), else why not. */
   consume(
     id: string,
-    call: { tool: string; args_sha256: string; grant_id: string },
+    call: { tool: string; args_hmac: string; grant_id: string },
     now: number,
   ): ConsumeRefusal | null {
     const refusal = mayConsume(this.get(id), call, now);
@@ -157,7 +166,7 @@ export class Approvals extends DurableObject {
   }
 
   override async alarm(): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     this.sql.exec('DELETE FROM approvals WHERE expires_at < ?', now - KEEP_AFTER_EXPIRY_MS);
     this.sql.exec('DELETE FROM spent_tokens WHERE expires_at < ?', now);
     const left =
@@ -185,7 +194,7 @@ function fromRow(row: Row): Approval {
     tool: String(row.tool),
     args: parse(row.args) as Approval['args'],
     upstream: parse(row.upstream) as Record<string, string> | null,
-    args_sha256: String(row.args_sha256),
+    args_hmac: String(row.args_hmac),
     grant_id: String(row.grant_id),
     user_id: String(row.user_id),
     user_email: row.user_email === null ? null : String(row.user_email),

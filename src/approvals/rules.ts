@@ -64,7 +64,7 @@ export function mayDecide(approval: Approval, decider: Decider, now: number): De
 /** Whether this approval may be spent on this call (tool, arguments, grant), now. */
 export function mayConsume(
   approval: Approval | null,
-  call: { tool: string; args_sha256: string; grant_id: string },
+  call: { tool: string; args_hmac: string; grant_id: string },
   now: number,
 ): ConsumeRefusal | null {
   if (!approval) return 'not_found';
@@ -72,7 +72,7 @@ export function mayConsume(
   if (approval.status === 'denied') return 'denied';
   if (approval.expires_at <= now || approval.status === 'expired') return 'expired';
   if (approval.status === 'pending') return 'pending';
-  if (approval.tool !== call.tool || approval.args_sha256 !== call.args_sha256) return 'other_call';
+  if (approval.tool !== call.tool || approval.args_hmac !== call.args_hmac) return 'other_call';
   if (approval.grant_id !== call.grant_id) return 'other_grant';
   return null;
 }

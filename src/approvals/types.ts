@@ -12,7 +12,7 @@ export interface ApprovalRequest {
   args: Record<string, Json>;
   /** The exact Proxmox parameters the call would send, when the tool can say in advance. */
   upstream: Record<string, string> | null;
-  args_sha256: string;
+  args_hmac: string;
   grant_id: string;
   user_id: string;
   user_email: string | null;
@@ -58,7 +58,7 @@ export interface ApprovalStore {
   restore(id: string): Promise<void>;
   consume(
     id: string,
-    call: { tool: string; args_sha256: string; grant_id: string },
+    call: { tool: string; args_hmac: string; grant_id: string },
     now: number,
   ): Promise<ConsumeRefusal | null>;
   /** Records a one-time token (a 2026 answer's nonce); false when it was already used. */

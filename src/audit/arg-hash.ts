@@ -1,5 +1,5 @@
 // The argument hash that audit records and approvals carry: HMAC-SHA256 of the canonical JSON
-// arguments under a key only this server holds (kept by the audit Durable Object). Identical
+// arguments under a key only this server holds (kept by ../keys/server-keys.ts). Identical
 // calls still match, but a short secret argument (a password, a PIN) cannot be found by hashing
 // guesses, as it could from a plain SHA-256.
 
@@ -11,7 +11,7 @@ let cachedKey: Promise<CryptoKey> | undefined;
  * A hasher whose key is loaded once per isolate through `loadKey` (base64 of 32 bytes). A failed
  * load is not cached: the next call tries again, and this one fails (its caller fails closed).
  */
-export function argsHasher(loadKey: () => Promise<string>): ArgsHasher {
+export function argsHmacer(loadKey: () => Promise<string>): ArgsHasher {
   return async (canonical) => {
     cachedKey ??= loadKey().then(importKey);
     let key: CryptoKey;

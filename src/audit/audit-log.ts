@@ -2,8 +2,9 @@
 // first with keyset pagination, pruned by age and by a row cap on an alarm. Every method but
 // `append` and `alarm` is synchronous SQL, so each runs whole on the object's single thread.
 
+import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
-import { auditLimits } from '../config/parse';
+import { auditLimits } from './limits';
 import {
   bound,
   COLUMNS,
@@ -13,6 +14,7 @@ import {
   toRecord,
   type Row,
 } from './audit-row';
+import type { RpcOf } from '../stores/stubs';
 import type { AuditPage, AuditQuery, AuditRecord, AuditStats, StoredAuditRecord } from './record';
 
 export interface AuditEnv {
@@ -43,7 +45,7 @@ const MAX_PAGE = 1_000;
  *
  * Table audit_records: id INTEGER PRIMARY KEY AUTOINCREMENT (never reused after pruning, so a
  * cursor stays valid), ts INTEGER (epoch ms), request_id, user_id, user_email, client_id,
- * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_sha256 TEXT, args TEXT (JSON
+ * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_hmac TEXT, args TEXT (JSON
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
  * NUMERIC, vmid INTEGER, upid, approval_id TEXT. Indexes on (ts), (user_id, ts),
  * (user_email, ts), (tool, ts), (decision, ts). Table audit_meta: key TEXT PRIMARY KEY,
@@ -59,6 +61,9 @@ const MAX_PAGE = 1_000;
  * rows must average under 10 KB (`stats().db_bytes` shows the size).
  */
 export class AuditLog extends DurableObject<AuditEnv> {
+  /** The time (its alarms, record times); the system clock. */
+  private readonly clock: Clock = systemClock;
+
   private readonly problems: string[] = [];
   private readonly limits = auditLimits(this.env, this.problems);
   private readonly sql = this.ctx.storage.sql;
@@ -72,7 +77,7 @@ export class AuditLog extends DurableObject<AuditEnv> {
          id INTEGER PRIMARY KEY AUTOINCREMENT, ts INTEGER NOT NULL,
          request_id TEXT NOT NULL, user_id TEXT NOT NULL, user_email TEXT, client_id TEXT NOT NULL,
          grant_id TEXT NOT NULL, session TEXT NOT NULL, tool TEXT NOT NULL, arg_keys TEXT NOT NULL,
-         args_sha256 TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
+         args_hmac TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
          vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT)`,
     );
@@ -83,6 +88,9 @@ export class AuditLog extends DurableObject<AuditEnv> {
       .map((c) => c.name);
     if (!columns.includes('approval_channel'))
       this.sql.exec('ALTER TABLE audit_records ADD COLUMN approval_channel TEXT');
+    // The argument hash is an HMAC, and is named so since: older tables are renamed in place.
+    if (columns.includes('args_sha256'))
+      this.sql.exec('ALTER TABLE audit_records RENAME COLUMN args_sha256 TO args_hmac');
     for (const cols of ['ts', 'user_id, ts', 'user_email, ts', 'tool, ts', 'decision, ts']) {
       const name = `audit_records_${cols.replace(', ', '_')}`;
       this.sql.exec(`CREATE INDEX IF NOT EXISTS ${name} ON audit_records (${cols})`);
@@ -97,21 +105,16 @@ export class AuditLog extends DurableObject<AuditEnv> {
   }
 
   /**
-   * A server key: 32 random bytes, base64, made on first use and kept here for good, so that
-   * what it keys stays comparable across restarts; it never leaves the server. `args_hmac` keys
-   * the argument hash (./arg-hash.ts); `request_state` signs the state a 2026-07-28 client echoes
-   * back when it answers a question (../mcp/modern/).
+   * The server key an older deployment kept here (before ../keys/server-keys.ts held them), or
+   * null: ServerKeys takes it over once, so argument HMACs stay comparable across the upgrade.
+   * Makes none.
    */
-  serverKey(name: ServerKeyName): string {
-    if (!SERVER_KEYS.includes(name)) throw new RangeError('unknown server key');
+  legacyServerKey(name: string): string | null {
     this.ensure();
     const stored = this.sql
       .exec<{ value: string }>('SELECT value FROM audit_keys WHERE name = ?', name)
       .toArray()[0];
-    if (stored) return stored.value;
-    const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
-    this.sql.exec('INSERT INTO audit_keys (name, value) VALUES (?, ?)', name, key);
-    return key;
+    return stored?.value ?? null;
   }
 
   /**
@@ -120,7 +123,7 @@ export class AuditLog extends DurableObject<AuditEnv> {
    */
   async append(record: AuditRecord): Promise<void> {
     this.ensure();
-    const row = rowValues(record, Date.now());
+    const row = rowValues(record, this.clock.now());
     this.sql.exec(
       `INSERT INTO audit_records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
       ...row,
@@ -128,7 +131,7 @@ export class AuditLog extends DurableObject<AuditEnv> {
     if (this.alarmSet) return;
     try {
       if ((await this.ctx.storage.getAlarm()) === null)
-        await this.ctx.storage.setAlarm(Date.now() + PRUNE_INTERVAL_MS);
+        await this.ctx.storage.setAlarm(this.clock.now() + PRUNE_INTERVAL_MS);
       this.alarmSet = true;
     } catch (err) {
       // The record is stored: failing the call would count it as lost. The next append retries.
@@ -193,13 +196,13 @@ export class AuditLog extends DurableObject<AuditEnv> {
   override async alarm(): Promise<void> {
     let delay = PRUNE_INTERVAL_MS;
     try {
-      if (!this.pruneBounded(Date.now()).done) delay = CATCH_UP_DELAY_MS;
+      if (!this.pruneBounded(this.clock.now()).done) delay = CATCH_UP_DELAY_MS;
     } catch (err) {
       // Not rethrown: our own retry keeps the prune schedule alive whatever went wrong.
       logError('audit_prune_failed', err);
       delay = RETRY_DELAY_MS;
     }
-    await this.ctx.storage.setAlarm(Date.now() + delay);
+    await this.ctx.storage.setAlarm(this.clock.now() + delay);
     this.alarmSet = true;
   }
 
@@ -274,22 +277,11 @@ export class AuditLog extends DurableObject<AuditEnv> {
   }
 }
 
-/**
- * The RPC surface as a caller sees it. Cast a stub to it: workers-types turn a result holding
- * `unknown` (the record's `args`) into `never` over RPC.
- */
-export interface AuditLogRpc {
-  append(record: AuditRecord): Promise<void>;
-  query(q: AuditQuery): Promise<AuditPage>;
-  get(id: number): Promise<StoredAuditRecord | null>;
-  prune(now: number): Promise<{ deleted: number }>;
-  stats(): Promise<AuditStats>;
-  recordLost(n: number): Promise<void>;
-  serverKey(name: ServerKeyName): Promise<string>;
-}
-
-const SERVER_KEYS = ['args_hmac', 'request_state'] as const;
-export type ServerKeyName = (typeof SERVER_KEYS)[number];
+/** The RPC surface as a caller sees it (each method answering a promise). */
+export type AuditLogRpc = RpcOf<
+  AuditLog,
+  'append' | 'query' | 'get' | 'prune' | 'stats' | 'recordLost' | 'legacyServerKey'
+>;
 
 /** The retention and the row cap from the environment; an invalid value falls back to its default. */
 function logError(msg: string, err: unknown): void {

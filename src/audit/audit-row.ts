@@ -21,7 +21,7 @@ export const COLUMNS = [
   'session',
   'tool',
   'arg_keys',
-  'args_sha256',
+  'args_hmac',
   'args',
   'decision',
   'rule',
@@ -52,7 +52,7 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     text(r.session, MAX_ID),
     text(r.tool, MAX_ID),
     JSON.stringify(keys),
-    text(r.args_sha256, 128),
+    text(r.args_hmac, 128),
     argsJson(r.args),
     text(r.decision, 32),
     optText(r.rule, MAX_TEXT),
@@ -87,7 +87,7 @@ function argsJson(args: unknown): string {
   try {
     json = JSON.stringify(args ?? {});
   } catch {
-    json = undefined; // a cycle or a BigInt: the hash in args_sha256 still identifies the call
+    json = undefined; // a cycle or a BigInt: the hash in args_hmac still identifies the call
   }
   if (json === undefined || !json.startsWith('{'))
     return JSON.stringify({ _truncated: true, reason: 'not a JSON object' });
@@ -112,7 +112,7 @@ export function toRecord(row: Row): StoredAuditRecord {
     session: s(row.session),
     tool: s(row.tool),
     arg_keys: Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : [],
-    args_sha256: s(row.args_sha256),
+    args_hmac: s(row.args_hmac),
     args:
       args !== null && typeof args === 'object' && !Array.isArray(args)
         ? (args as Record<string, unknown>)

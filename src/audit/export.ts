@@ -31,7 +31,7 @@ export const CSV_COLUMNS = [
   'approval_id',
   'approval_channel',
   'arg_keys',
-  'args_sha256',
+  'args_hmac',
   'args',
 ] as const;
 

@@ -1,5 +1,5 @@
 // One audit record: a tools/call as it was decided and answered. Argument values are stored
-// only after redaction (sensitive arguments never reach storage); `args_sha256` is the SHA-256 of
+// only after redaction (sensitive arguments never reach storage); `args_hmac` is the SHA-256 of
 // the canonical arguments, so identical calls can be matched without keeping their values.
 
 /** The policy's decision; `none` when the call never reached the policy (invalid arguments). */
@@ -24,7 +24,7 @@ export interface AuditRecord {
    * ./arg-hash.ts): identical calls match, and a short secret argument cannot be recovered by
    * hashing guesses. (The name predates the key; the digest is still SHA-256.)
    */
-  args_sha256: string;
+  args_hmac: string;
   /** Argument values, sensitive ones replaced by "[redacted]". */
   args: Record<string, unknown>;
   decision: AuditDecision;

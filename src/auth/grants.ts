@@ -10,8 +10,7 @@
 //                                         Durable Object name), expires after 31 days
 
 import type { GrantSummary, OAuthHelpers } from '@cloudflare/workers-oauth-provider';
-import type { AppEnv } from '../env';
-import { timedStub } from '../stores/deadline';
+import type { Stores } from '../compose/runtime';
 
 const INDEX_TTL_S = 31 * 86_400;
 const USE_WRITE_EVERY_MS = 60_000;
@@ -33,43 +32,43 @@ const lastWritten = new Map<string, number>();
 
 /** Notes that a grant was used now (for "last used"); cheap: one KV write a minute per isolate. */
 export function noteGrantUse(
-  env: AppEnv,
+  kv: KVNamespace,
   grantId: string,
   waitUntil: (p: Promise<unknown>) => void,
-  now = Date.now(),
+  now: number,
 ): void {
   if (grantId === 'local' || now - (lastWritten.get(grantId) ?? 0) < USE_WRITE_EVERY_MS) return;
   if (lastWritten.size > 10_000) lastWritten.clear();
   lastWritten.set(grantId, now);
   waitUntil(
-    env.OAUTH_KV.put(`grant-used:${grantId}`, String(now), { expirationTtl: INDEX_TTL_S }).catch(
-      () => undefined,
-    ),
+    kv
+      .put(`grant-used:${grantId}`, String(now), { expirationTtl: INDEX_TTL_S })
+      .catch(() => undefined),
   );
 }
 
 /** Remembers that a grant opened an MCP session, so revoking the grant can end it. */
 export async function recordGrantSession(
-  env: AppEnv,
+  kv: KVNamespace,
   grantId: string,
   session: string,
 ): Promise<void> {
   if (grantId === 'local') return;
-  await env.OAUTH_KV.put(`grant-session:${grantId}:${session}`, '1', {
+  await kv.put(`grant-session:${grantId}:${session}`, '1', {
     expirationTtl: INDEX_TTL_S,
   });
 }
 
 /** Every grant (up to MAX_LISTED), newest first, with its client's name and last use. */
 export async function listGrants(
-  env: AppEnv,
+  stores: Pick<Stores, 'kv'>,
   oauth: OAuthHelpers,
 ): Promise<{ grants: GrantRow[]; more: boolean }> {
   const users = new Set<string>();
   let cursor: string | undefined;
   let seen = 0;
   do {
-    const page = await env.OAUTH_KV.list({ prefix: 'grant:', cursor });
+    const page = await stores.kv.list({ prefix: 'grant:', cursor });
     for (const key of page.keys) {
       // grant:<userId>:<grantId>; grant ids never contain ':', so the last one separates.
       const rest = key.name.slice('grant:'.length);
@@ -88,7 +87,7 @@ export async function listGrants(
           g.clientId,
           (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '',
         );
-      const used = await env.OAUTH_KV.get(`grant-used:${g.id}`);
+      const used = await stores.kv.get(`grant-used:${g.id}`);
       const meta = (g.metadata ?? {}) as { email?: unknown; login?: unknown };
       return {
         userId: g.userId,
@@ -123,7 +122,7 @@ async function allGrantsOf(oauth: OAuthHelpers, userId: string): Promise<GrantSu
  * since every request needs a token, but their open streams may stay until they idle out).
  */
 export async function revokeGrant(
-  env: AppEnv,
+  stores: Pick<Stores, 'kv' | 'session'>,
   oauth: OAuthHelpers,
   userId: string,
   grantId: string,
@@ -133,18 +132,15 @@ export async function revokeGrant(
   const names: string[] = [];
   let cursor: string | undefined;
   do {
-    const page = await env.OAUTH_KV.list({ prefix, cursor });
+    const page = await stores.kv.list({ prefix, cursor });
     names.push(...page.keys.map((k) => k.name));
     cursor = page.list_complete ? undefined : page.cursor;
   } while (cursor);
   const results = await Promise.allSettled(
     names.map(async (key) => {
       const session = key.slice(prefix.length);
-      const ns = env.MCP_OBJECT as DurableObjectNamespace<
-        { endSession(): Promise<void> } & Rpc.DurableObjectBranded
-      >;
-      await timedStub(ns.get(ns.idFromName(session)), 'session').endSession();
-      await env.OAUTH_KV.delete(key);
+      await stores.session(session).endSession();
+      await stores.kv.delete(key);
     }),
   );
   const ended = results.filter((r) => r.status === 'fulfilled').length;

@@ -2,7 +2,7 @@
 // optional groups, so the whole OAuth flow runs locally. It proves nothing about who is typing,
 // so the Worker refuses to serve it unless every request is on loopback.
 
-import { listSetting } from '../config';
+import { listSetting } from '../config/lists';
 import { IdpError, type UpstreamIdentity, type UpstreamIdp } from './idp';
 
 export const DEV_LOGIN_PATH = '/dev-idp/login';

@@ -2,21 +2,14 @@
 // with PKCE S256, then the user, their primary verified email and, when an org is configured,
 // their active membership and teams in it as groups. The GitHub token lives only inside `finish`.
 
+import type { GithubSettings } from '../config';
 import { calculatePKCECodeChallenge, generateRandomCodeVerifier } from 'oauth4webapi';
 import { z } from 'zod';
 import { IdpError, type UpstreamData, type UpstreamIdentity, type UpstreamIdp } from './idp';
 import { idpFetch, providerUrlProblem } from './idp-http';
 
-export interface GithubConfig {
-  clientId: string;
-  clientSecret: string;
-  /** When set, active membership of this org and its team slugs become groups. */
-  org?: string;
-  /** Default https://github.com */
-  webUrl: string;
-  /** Default https://api.github.com */
-  apiUrl: string;
-}
+/** The provider's settings, as ../config/sign-in.ts parses them. */
+export type GithubConfig = GithubSettings;
 
 /** Why this configuration cannot work (for /health or config checks), or undefined. */
 export const githubConfigProblem = (config: GithubConfig): string | undefined =>

@@ -3,22 +3,15 @@
 // ID token is checked by oauth4webapi (JWKS signature, iss, aud, exp/iat, nonce) before any of
 // its claims is read; every failure becomes an IdpError naming the check, never a token.
 
+import { type Clock, systemClock } from '../clock';
+import type { OidcSettings } from '../config';
 import * as oauth from 'oauth4webapi';
 import { IdpError, type UpstreamData, type UpstreamIdentity, type UpstreamIdp } from './idp';
 import { endpointProblem, idpFetch, isLoopbackHttp, providerUrlProblem } from './idp-http';
 import { describeOidcError, oidcErrorFrom } from './idp-oidc-errors';
 
-export interface OidcConfig {
-  issuer: string;
-  clientId: string;
-  clientSecret: string;
-  /** Default ['openid', 'email', 'profile']. */
-  scopes: string[];
-  /** Default 'groups'; a dotted path such as 'realm_access.roles' reaches into nested claims. */
-  groupsClaim: string;
-  /** Accept an email the provider does not mark verified nor unverified (e.g. Entra ID). */
-  trustEmail?: boolean;
-}
+/** The provider's settings, as ../config/sign-in.ts parses them. */
+export type OidcConfig = OidcSettings;
 
 /** Why this configuration cannot work (for /health or config checks), or undefined. */
 export const oidcConfigProblem = (config: OidcConfig): string | undefined =>
@@ -42,7 +35,7 @@ interface HttpOptions {
   [oauth.allowInsecureRequests]?: boolean;
 }
 
-export function oidcIdp(config: OidcConfig): UpstreamIdp {
+export function oidcIdp(config: OidcConfig, clock: Clock = systemClock): UpstreamIdp {
   const loopback = isLoopbackHttp(config.issuer);
   const http: HttpOptions = {
     [oauth.customFetch]: (url, init) =>
@@ -58,7 +51,7 @@ export function oidcIdp(config: OidcConfig): UpstreamIdp {
     const problem = oidcConfigProblem(config);
     if (problem) throw new IdpError(`Sign-in is misconfigured: ${problem}.`);
     const cached = discovered.get(config.issuer);
-    if (cached && cached.expires > Date.now()) return cached;
+    if (cached && cached.expires > clock.now()) return cached;
     const issuer = new URL(config.issuer);
     let as: oauth.AuthorizationServer;
     try {
@@ -73,7 +66,7 @@ export function oidcIdp(config: OidcConfig): UpstreamIdp {
       if (bad)
         throw new IdpError(`The identity provider's discovery document is unusable: ${bad}.`);
     }
-    const entry = { as, expires: Date.now() + DISCOVERY_TTL_MS };
+    const entry = { as, expires: clock.now() + DISCOVERY_TTL_MS };
     discovered.set(config.issuer, entry);
     return entry;
   }

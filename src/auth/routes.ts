@@ -11,10 +11,9 @@ import {
   type OAuthHelpers,
 } from '@cloudflare/workers-oauth-provider';
 import { Hono, type Context } from 'hono';
-import type { AppEnv } from '../env';
-import { activePolicy } from '../policy/source';
+import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
 import { isListed } from '../policy/evaluate';
-import { TOOL_CATALOG, TOOLS } from '../tools';
+import { TOOLS } from '../tools';
 import { admit } from './admission';
 import { authConfig, publicOrigin, type AuthConfig } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
@@ -27,13 +26,20 @@ import { readForm } from '../http/form';
 const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
-type AuthEnv = AppEnv & { OAUTH_PROVIDER: OAuthHelpers };
-type Ctx = Context<{ Bindings: AuthEnv }>;
+type Ctx = Context<AppBindings>;
 
-export const authRoutes = new Hono<{ Bindings: AuthEnv }>();
+export const authRoutes = new Hono<AppBindings>();
+
+/** The OAuth library's helpers: every route here is served through it. */
+function oauthOf(c: Ctx): OAuthHelpers {
+  const helpers = oauthHelpers(c.env);
+  if (!helpers) throw new Error('the sign-in routes are served without the OAuth provider');
+  return helpers;
+}
 
 async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
-  const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
+  const { config } = c.var.runtime;
+  const cfg = authConfig(config, publicOrigin(config, c.req.raw), c.var.runtime.clock);
   if ('error' in cfg) {
     console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
     // The details are for the operator (logs, /health on loopback), not for whoever visits.
@@ -49,14 +55,19 @@ async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
 authRoutes.get('/authorize', async (c) => {
   const cfg = await configOr503(c);
   if (cfg instanceof Response) return cfg;
-  const oauth = c.env.OAUTH_PROVIDER;
+  const oauth = oauthOf(c);
   return handleAuthErrors(c, async () => {
     const request = await oauth.parseAuthRequest(c.req.raw);
     const details = await oauth.describeConsent(request);
     const consent = await oauth.beginConsent(request);
     consent.headers.set('Content-Type', 'text/html; charset=utf-8');
     consent.headers.set('Content-Security-Policy', PAGE_CSP);
-    const body = await consentPage(details, consent.handle, toolsOffered(c.env), 'Proxmox VE');
+    const body = await consentPage(
+      details,
+      consent.handle,
+      toolsOffered(c.var.runtime),
+      'Proxmox VE',
+    );
     return new Response(body.toString(), { headers: consent.headers });
   });
 });
@@ -64,7 +75,7 @@ authRoutes.get('/authorize', async (c) => {
 authRoutes.post('/authorize', async (c) => {
   const cfg = await configOr503(c);
   if (cfg instanceof Response) return cfg;
-  const oauth = c.env.OAUTH_PROVIDER;
+  const oauth = oauthOf(c);
   const form = await readForm(c.req.raw);
   if (!form)
     return page(
@@ -99,7 +110,7 @@ authRoutes.get(DEV_LOGIN_PATH, async (c) => {
 authRoutes.get(CALLBACK_PATH, async (c) => {
   const cfg = await configOr503(c);
   if (cfg instanceof Response) return cfg;
-  const oauth = c.env.OAUTH_PROVIDER;
+  const oauth = oauthOf(c);
   const url = new URL(c.req.url);
   if (cfg.idp.kind === 'dev') {
     // Check the typed name before the single-use state is spent, so a typo can be corrected.
@@ -118,7 +129,7 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
     // The same callback serves browser sign-ins to the admin and approval pages.
     let web;
     try {
-      web = await finishWebLogin(c.env, cfg, c.req.raw, callbackUrl(c));
+      web = await finishWebLogin(c.var.runtime.stores.kv, cfg, c.req.raw, callbackUrl(c));
     } catch (err) {
       if (!(err instanceof IdpError)) throw err;
       return page(401, 'Sign-in failed', err.message);
@@ -171,8 +182,8 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
   });
 });
 
-function toolsOffered(env: AppEnv): ToolSummary[] {
-  const active = activePolicy(env.POLICY, TOOL_CATALOG);
+function toolsOffered(runtime: Runtime): ToolSummary[] {
+  const active = runtime.policy.active();
   return TOOLS.filter((t) => active.ok && isListed(active.policy, t.name)).map((t) => ({
     title: t.annotations.title,
     readOnly: t.annotations.readOnlyHint,
@@ -180,7 +191,7 @@ function toolsOffered(env: AppEnv): ToolSummary[] {
 }
 
 function callbackUrl(c: Ctx): string {
-  return `${publicOrigin(c.env, c.req.raw)}${CALLBACK_PATH}`;
+  return `${publicOrigin(c.var.runtime.config, c.req.raw)}${CALLBACK_PATH}`;
 }
 
 /** The library's refusals: redirect to the client only when it validated the redirect URI. */

@@ -3,9 +3,8 @@
 // whose it is in time refuses the request (fail closed). Owners never change, so each isolate
 // remembers the ones it has checked.
 
-import type { AppEnv } from '../env';
+import type { Stores } from '../compose/runtime';
 import type { Identity } from '../identity';
-import { timedStub } from '../stores/deadline';
 
 /** Sessions already checked in this isolate, by Durable Object name → owning grant. */
 const owners = new Map<string, string>();
@@ -29,16 +28,15 @@ export function sessionObjectName(request: Request, url: URL): string | null {
 
 /** Whether `identity`'s grant may use the session named `name` (a session not yet created is theirs to create). */
 export async function sessionOwnership(
-  env: AppEnv,
+  stores: Pick<Stores, 'session'>,
   name: string,
   identity: Identity,
 ): Promise<Ownership> {
   const known = owners.get(name);
   if (known !== undefined) return known === identity.grantId ? 'yours' : 'not_found';
-  const stub = timedStub(env.MCP_OBJECT.get(env.MCP_OBJECT.idFromName(name)), 'session');
   let owner;
   try {
-    owner = await stub.owner();
+    owner = await stores.session(name).owner();
   } catch (err) {
     console.error(
       JSON.stringify({

@@ -6,7 +6,6 @@
 import type { AuthConfig } from './config';
 import { admit } from './admission';
 import type { UpstreamData } from './idp';
-import type { AppEnv } from '../env';
 import type { Identity } from '../identity';
 import { createSession, randomToken, readCookie, sha256Hex } from './web-session';
 
@@ -24,7 +23,7 @@ export function safeNext(next: string | null | undefined): string {
 }
 
 export async function beginWebLogin(
-  env: AppEnv,
+  kv: KVNamespace,
   cfg: AuthConfig,
   next: string,
   callbackUrl: string,
@@ -33,7 +32,7 @@ export async function beginWebLogin(
   const hash = await sha256Hex(state);
   const data = await cfg.idp.prepare();
   const transaction: LoginTransaction = { data, next: safeNext(next) };
-  await env.OAUTH_KV.put(`weblogin:${hash}`, JSON.stringify(transaction), {
+  await kv.put(`weblogin:${hash}`, JSON.stringify(transaction), {
     expirationTtl: LOGIN_TTL_S,
   });
   const headers = new Headers({
@@ -54,7 +53,7 @@ export type WebLoginResult =
 
 /** At the shared callback: finishes a web sign-in, or says this state is not one. */
 export async function finishWebLogin(
-  env: AppEnv,
+  kv: KVNamespace,
   cfg: AuthConfig,
   request: Request,
   callbackUrl: string,
@@ -62,7 +61,7 @@ export async function finishWebLogin(
   const state = new URL(request.url).searchParams.get('state');
   if (!state) return { kind: 'not_web' };
   const hash = await sha256Hex(state);
-  const stored = await env.OAUTH_KV.get(`weblogin:${hash}`);
+  const stored = await kv.get(`weblogin:${hash}`);
   if (!stored) return { kind: 'not_web' };
   const cookieName = `${COOKIE_PREFIX}${hash.slice(0, 16)}`;
   if (readCookie(request, cookieName) !== hash) {
@@ -73,7 +72,7 @@ export async function finishWebLogin(
       message: 'It was not started in this browser. Start again.',
     };
   }
-  await env.OAUTH_KV.delete(`weblogin:${hash}`);
+  await kv.delete(`weblogin:${hash}`);
   const transaction = JSON.parse(stored) as LoginTransaction;
   if (new URL(request.url).searchParams.has('error')) {
     return {
@@ -103,7 +102,7 @@ export async function finishWebLogin(
     clientId: 'web',
     grantId: 'web',
   };
-  const { cookie } = await createSession(env, identity);
+  const { cookie } = await createSession(kv, identity);
   const headers = new Headers({ 'Cache-Control': 'no-store', Location: transaction.next });
   headers.append('Set-Cookie', cookie);
   headers.append('Set-Cookie', `${cookieName}=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0`);

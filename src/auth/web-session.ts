@@ -2,7 +2,6 @@
 // a __Host- cookie (Secure, HttpOnly, SameSite=Lax), its SHA-256 as the KV key, the signed-in
 // identity and a CSRF token as the value. Eight hours, then sign in again.
 
-import type { AppEnv } from '../env';
 import type { Identity } from '../identity';
 
 export const SESSION_COOKIE = '__Host-pve-mcp-session';
@@ -15,22 +14,22 @@ export interface WebSession {
 }
 
 export async function createSession(
-  env: AppEnv,
+  kv: KVNamespace,
   identity: Identity,
 ): Promise<{ cookie: string; session: WebSession }> {
   const token = randomToken();
   const session: WebSession = { identity, csrf: randomToken() };
-  await env.OAUTH_KV.put(await key(token), JSON.stringify(session), {
+  await kv.put(await key(token), JSON.stringify(session), {
     expirationTtl: SESSION_TTL_S,
   });
   const cookie = `${SESSION_COOKIE}=${token}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=${SESSION_TTL_S}`;
   return { cookie, session };
 }
 
-export async function readSession(env: AppEnv, request: Request): Promise<WebSession | null> {
+export async function readSession(kv: KVNamespace, request: Request): Promise<WebSession | null> {
   const token = readCookie(request, SESSION_COOKIE);
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-  const stored = await env.OAUTH_KV.get(await key(token));
+  const stored = await kv.get(await key(token));
   if (!stored) return null;
   try {
     return JSON.parse(stored) as WebSession;
@@ -39,9 +38,9 @@ export async function readSession(env: AppEnv, request: Request): Promise<WebSes
   }
 }
 
-export async function endSession(env: AppEnv, request: Request): Promise<string> {
+export async function endSession(kv: KVNamespace, request: Request): Promise<string> {
   const token = readCookie(request, SESSION_COOKIE);
-  if (token) await env.OAUTH_KV.delete(await key(token));
+  if (token) await kv.delete(await key(token));
   return `${SESSION_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0`;
 }
 

@@ -9,12 +9,14 @@ import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
 import type { Identity } from '../identity';
 import type { Decision } from '../policy/evaluate';
-import { AskInNextRequest, type ApprovalQuestion, type Conversation } from './conversation';
+import type { ApprovalQuestion, AskNext, Conversation } from './conversation';
 
 export type ApprovalOutcome =
   | { kind: 'approved'; approvalId: string }
   | { kind: 'refused'; reason: string }
-  | { kind: 'pending'; approval_id: string; approval_url: string; expires_at: string };
+  | { kind: 'pending'; approval_id: string; approval_url: string; expires_at: string }
+  /** A stateless client: the person is asked with the answer to this request (input_required). */
+  | AskNext;
 
 export interface ApprovalPort {
   resolve(required: Extract<Decision, { kind: 'approval_required' }>): Promise<ApprovalOutcome>;
@@ -32,7 +34,7 @@ export interface ApprovalCall {
   shownArgs: Record<string, Json>;
   /** The exact Proxmox parameters, when the tool can tell before running. */
   upstream: Record<string, string> | null;
-  argsSha256: string;
+  argsHmac: string;
   identity: Identity;
 }
 
@@ -56,7 +58,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           .store()
           .consume(
             call.approvalId,
-            { tool: call.tool, args_sha256: call.argsSha256, grant_id: call.identity.grantId },
+            { tool: call.tool, args_hmac: call.argsHmac, grant_id: call.identity.grantId },
             deps.now(),
           );
         return refusal
@@ -72,7 +74,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           tool: call.tool,
           args: call.shownArgs,
           upstream: call.upstream,
-          args_sha256: call.argsSha256,
+          args_hmac: call.argsHmac,
           grant_id: call.identity.grantId,
           user_id: call.identity.userId,
           user_email: call.identity.email ?? null,
@@ -133,16 +135,16 @@ async function askInConversation(
   try {
     answer = await conversation.ask(question, {
       tool: call.tool,
-      argsHash: call.argsSha256,
+      argsHmac: call.argsHmac,
       grantId: call.identity.grantId,
     });
   } catch (err) {
-    if (err instanceof AskInNextRequest) throw err; // a stateless client: the call is suspended
     return {
       kind: 'refused',
       reason: `Approval could not be asked for in the conversation (${err instanceof Error ? err.message.slice(0, 120) : 'no answer'}).`,
     };
   }
+  if ('kind' in answer) return answer; // a stateless client: the call is suspended
   if (answer.refusal) return { kind: 'refused', reason: answer.refusal };
   // The client relays the question; the audit trail records that the approval came this way.
   if (answer.action === 'accept' && answer.content?.approve === true)

@@ -1,29 +1,37 @@
-// Builds one tool call's scope: the caller's identity and a lazily created Proxmox client,
-// whose upstream exchanges the seam logs.
+// Builds one tool call's scope: the caller's identity and a lazily created Proxmox client, whose
+// upstream exchanges the seam logs.
 
-import type { AppEnv } from '../env';
-import { configOf } from '../config';
+import type { Clock } from '../clock';
 import type { Identity } from '../identity';
-import { PveClient } from '../proxmox/client';
+import type { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';
 
-export function makeScope(env: AppEnv, identity: Identity, requestId: string): CallScope {
+/** A fresh Proxmox client for one call, or why there is none (the Runtime's). */
+export type PveConnector = () => PveClient | { error: string };
+
+export function makeScope(
+  connect: PveConnector,
+  clock: Clock,
+  identity: Identity,
+  requestId: string,
+): CallScope {
   let client: PveClient | undefined;
   return {
     ctx: {
       requestId,
       identity,
+      clock,
       pve() {
         if (!client) {
-          const config = configOf(env).pve;
-          if ('error' in config) {
+          const made = connect();
+          if ('error' in made) {
             throw new ToolFailure(
               'config',
-              `This server's Proxmox connection is not configured: ${config.error}.`,
+              `This server's Proxmox connection is not configured: ${made.error}.`,
             );
           }
-          client = new PveClient(config);
+          client = made;
         }
         return client;
       },

@@ -23,24 +23,23 @@ export interface ApprovalAnswer {
 /** What an answer must belong to: the exact call it approves. */
 export interface CallBinding {
   tool: string;
-  argsHash: string;
+  argsHmac: string;
   grantId: string;
 }
 
-export interface Conversation {
-  /** Resolves with the person's answer about this call, or throws AskInNextRequest. */
-  ask(question: ApprovalQuestion, binding: CallBinding): Promise<ApprovalAnswer>;
+/**
+ * A stateless conversation cannot wait for the answer: the call is suspended, and the question
+ * goes out (input_required) to come back with the next request.
+ */
+export interface AskNext {
+  kind: 'ask_next_request';
+  question: ApprovalQuestion;
+  binding: CallBinding;
 }
 
-/** A stateless conversation suspends the call: the question goes out as input_required. */
-export class AskInNextRequest extends Error {
-  override readonly name = 'AskInNextRequest';
-  constructor(
-    readonly question: ApprovalQuestion,
-    readonly binding: CallBinding,
-  ) {
-    super('the call waits for an answer in the next request');
-  }
+export interface Conversation {
+  /** The person's answer about this call, or (a stateless client) that the call must wait for it. */
+  ask(question: ApprovalQuestion, binding: CallBinding): Promise<ApprovalAnswer | AskNext>;
 }
 
 /**

@@ -4,6 +4,7 @@
 // ../mcp/ add only their session id, their session counters and their conversation.
 
 import type { AuditRecord } from '../audit/record';
+import type { Clock } from '../clock';
 import type { ApprovalStore } from '../approvals/types';
 import type { CounterBackend } from '../counters/reserve';
 import type { ActivePolicy } from '../policy/source';
@@ -19,6 +20,8 @@ export interface CallScope {
 }
 
 export interface CallHost {
+  /** The time, for the call's timings, windows and deadlines. */
+  clock: Clock;
   /** A fresh scope for one call; throws a ToolFailure when the caller has no identity. */
   scope(requestId: string): CallScope;
   /** The MCP session (or `stateless`), for logs and the audit trail. */
@@ -34,5 +37,5 @@ export interface CallHost {
   /** Removes configured secrets from results, log lines and audit records. */
   scrubber(): Scrubber;
   /** The keyed hash of canonical arguments (audit records, approvals). */
-  hashArgs(canonical: string): Promise<string>;
+  hmacArgs(canonical: string): Promise<string>;
 }

@@ -10,7 +10,7 @@ import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
 import type { ActivePolicy } from '../policy/source';
 import type { ApprovalPort } from './approval-gate';
-import { AskInNextRequest } from './conversation';
+import type { AskNext } from './conversation';
 
 export type Refusal = Exclude<Decision, { kind: 'allow' }>;
 
@@ -23,7 +23,9 @@ export interface PendingApproval {
 
 export type GateResult =
   | { ok: true; release: (() => Promise<void>) | null; approvalId: string | null }
-  | { ok: false; refusal: Refusal; pending?: PendingApproval };
+  | { ok: false; refusal: Refusal; pending?: PendingApproval }
+  /** Nothing ran: the person is asked, and answers with the next request (2026-07-28). */
+  | { ok: false; suspended: AskNext };
 
 export interface GateInput {
   tool: string;
@@ -85,7 +87,6 @@ export async function passGate(
     try {
       outcome = await approvals.resolve(decision);
     } catch (err) {
-      if (err instanceof AskInNextRequest) throw err; // not a store failure: the call is suspended
       console.error(
         JSON.stringify({
           msg: 'approval_store_error',
@@ -101,6 +102,7 @@ export async function passGate(
         },
       };
     }
+    if (outcome.kind === 'ask_next_request') return { ok: false, suspended: outcome };
     if (outcome.kind === 'refused')
       return { ok: false, refusal: { kind: 'deny', rule: decision.rule, reason: outcome.reason } };
     if (outcome.kind === 'pending') {

@@ -20,7 +20,7 @@ import { approvalPort, ELICITED } from './approval-gate';
 import { callerKey, describeIssues } from './issues';
 import { logToolCall, type ToolCallLog } from './log';
 import { passGate, refusalResult } from './policy-gate';
-import { AskInNextRequest, type Conversation } from './conversation';
+import type { AskNext, Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
 import type { CallOutcome, CallResult } from './result';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
@@ -31,7 +31,7 @@ interface CallFacts {
   decision: AuditDecision;
   args: Record<string, unknown>;
   argKeys: string[];
-  argsHash: string;
+  argsHmac: string;
   approvalId: string | null;
 }
 
@@ -47,7 +47,7 @@ export async function runCall(
   conversation: Conversation | null,
 ): Promise<CallOutcome> {
   const requestId = crypto.randomUUID();
-  const started = Date.now();
+  const started = host.clock.now();
   const rawKeys =
     rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
       ? Object.keys(rawArgs).slice(0, 40).map(callerKey)
@@ -64,7 +64,7 @@ export async function runCall(
     decision: 'none',
     args: {},
     argKeys: rawKeys,
-    argsHash: '',
+    argsHmac: '',
     approvalId: null,
   };
   const active = host.policy();
@@ -82,7 +82,7 @@ export async function runCall(
       : (redactAll(params) as Record<string, string>);
   let scope: CallScope | undefined;
   let result: CallResult;
-  let suspended: AskInNextRequest | null = null;
+  let suspended: AskNext | null = null;
   try {
     scope = host.scope(requestId);
     const identity = scope.ctx.identity;
@@ -98,7 +98,7 @@ export async function runCall(
     const parsed = input.safeParse(rawArgs ?? {}, { reportInput: true });
     if (!parsed.success) {
       facts.args = redact(plainArgs(rawArgs));
-      facts.argsHash = await host.hashArgs(canonicalJson(rawArgs ?? {}));
+      facts.argsHmac = await host.hmacArgs(canonicalJson(rawArgs ?? {}));
       throw new ToolFailure(
         'invalid_arguments',
         `Invalid arguments for ${tool.name}`,
@@ -127,7 +127,7 @@ export async function runCall(
       : shown;
     facts.args = redact(withInherited);
     facts.argKeys = Object.keys(shown);
-    facts.argsHash = await host.hashArgs(canonicalJson(withInherited));
+    facts.argsHmac = await host.hmacArgs(canonicalJson(withInherited));
     const approvals = host.approvals();
     const port = approvalPort(
       {
@@ -135,7 +135,7 @@ export async function runCall(
         approvalId,
         shownArgs: facts.args as Record<string, Json>,
         upstream: upstreamShown(tool, args, redactSent),
-        argsSha256: facts.argsHash,
+        argsHmac: facts.argsHmac,
         identity,
       },
       {
@@ -143,7 +143,7 @@ export async function runCall(
         approvalUrl: approvals.url,
         ttlMs: approvals.ttlMs,
         conversation,
-        now: Date.now,
+        now: () => host.clock.now(),
       },
     );
     const gate = await passGate(
@@ -154,11 +154,20 @@ export async function runCall(
         args: policyView(seenBy(args, inherited)),
         identity,
         dryRun: tool.dryRun?.(args) ?? false,
-        now: Date.now(),
+        now: host.clock.now(),
       },
       port,
     );
-    if (!gate.ok) {
+    if (!gate.ok && 'suspended' in gate) {
+      // Nothing ran: the person is asked, and answers with the next request (2026-07-28).
+      suspended = gate.suspended;
+      facts.decision = 'approval_required';
+      facts.log.outcome = 'approval_pending';
+      facts.log.decision = 'approval_required';
+      result = {
+        content: [{ type: 'text', text: 'Waiting for the person to approve this call.' }],
+      };
+    } else if (!gate.ok) {
       facts.decision = gate.refusal.kind;
       facts.log.outcome = gate.pending ? 'approval_pending' : 'denied';
       facts.log.decision = gate.refusal.kind;
@@ -178,6 +187,7 @@ export async function runCall(
             seenBy(next, inherited),
             identity,
             gate.approvalId !== null,
+            host.clock.now(),
           ),
       };
       let success;
@@ -210,23 +220,12 @@ export async function runCall(
       }
     }
   } catch (err) {
-    if (err instanceof AskInNextRequest) {
-      // Nothing ran: the person is asked, and answers with the next request (2026-07-28).
-      suspended = err;
-      facts.decision = 'approval_required';
-      facts.log.outcome = 'approval_pending';
-      facts.log.decision = 'approval_required';
-      result = {
-        content: [{ type: 'text', text: 'Waiting for the person to approve this call.' }],
-      };
-    } else {
-      result = failureResult(err, facts.log);
-    }
+    result = failureResult(err, facts.log);
   }
   const calls = scope?.upstream() ?? [];
   facts.log.upstream_status = calls.at(-1)?.status ?? null;
   facts.log.upstream_calls = calls.length;
-  facts.log.latency_ms = Date.now() - started;
+  facts.log.latency_ms = host.clock.now() - started;
   // Last line of defence: whatever echoed a configured secret, it leaves here without it.
   logToolCall(scrub.deep(facts.log));
   host.audit(scrub.deep(auditRecord(facts, scope, result!, started)));
@@ -249,6 +248,7 @@ function recheckPolicy(
   next: Record<string, unknown>,
   identity: Identity,
   approved: boolean,
+  now: number,
 ): void {
   if (!active.ok)
     throw new PolicyRefusal(
@@ -260,7 +260,7 @@ function recheckPolicy(
     { tool, args: policyView(next) },
     identity,
     null,
-    Date.now(),
+    now,
   );
   if (decision.kind === 'allow') return;
   if (decision.kind === 'approval_required' && approved) {
@@ -339,7 +339,7 @@ function auditRecord(
     session: facts.log.session,
     tool: facts.log.tool,
     arg_keys: facts.argKeys,
-    args_sha256: facts.argsHash,
+    args_hmac: facts.argsHmac,
     args: facts.args,
     decision: facts.decision,
     rule: facts.log.rule ?? null,

@@ -2,6 +2,7 @@
 // gets validated arguments and a context. Tools and policy depend on this file only.
 
 import type { z } from 'zod';
+import type { Clock } from '../clock';
 import type { Identity } from '../identity';
 import type { PveClient } from '../proxmox/client';
 
@@ -17,6 +18,8 @@ export interface ToolAnnotations {
 export interface BaseToolContext {
   readonly requestId: string;
   readonly identity: Identity;
+  /** The time: deadlines of `wait` and of the steps of a plan. */
+  readonly clock: Clock;
   /** The Proxmox client for this call; throws a `config` ToolFailure when not configured. */
   pve(): PveClient;
 }

@@ -1,23 +1,17 @@
-// The composition root of a tool call: from the Worker's bindings and the era adapter's few
-// parts (session id, where session-scoped limits count, who calls), the one CallHost that
-// runCall uses. Everything a call touches is wired here and only here, with its deadline.
+// The composition root of a tool call: from the Runtime (./runtime.ts) and the era adapter's
+// few parts (session id, where session-scoped limits count, who calls), the one CallHost that
+// runCall uses. Everything a call touches is wired here, from the Runtime's ports.
 
-import { approvalStore } from '../approvals/config';
-import { argsHasher } from '../audit/arg-hash';
-import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
+import { argsHmacer } from '../audit/arg-hash';
 import type { AuditRecord } from '../audit/record';
 import { makeScope } from '../calls/context';
 import type { CallHost } from '../calls/host';
 import { toolSet } from '../calls/tool-list';
 import { ToolFailure } from '../calls/tool-spec';
-import { counterObjectName, type CounterBackend, type CounterTarget } from '../counters/reserve';
-import { configOf } from '../config';
-import type { AppEnv } from '../env';
+import { type CounterBackend, type CounterTarget, counterObjectName } from '../counters/reserve';
 import type { Identity } from '../identity';
-import { activePolicy } from '../policy/source';
-import { scrubberFor } from '../secrets/scrub';
-import { STORE_DEADLINE_MS, withDeadline } from '../stores/deadline';
-import { TOOL_CATALOG, TOOLS } from '../tools';
+import { TOOLS } from '../tools';
+import type { Runtime } from './runtime';
 
 /** The tools, validated and described once per isolate. */
 export const TOOL_SET = toolSet(TOOLS);
@@ -39,55 +33,39 @@ export interface EraParts {
   waitUntil(work: Promise<unknown>): void;
 }
 
-export function composeHost(env: AppEnv, era: EraParts): CallHost {
+export function composeHost(runtime: Runtime, era: EraParts): CallHost {
+  const { config, stores } = runtime;
   return {
+    clock: runtime.clock,
     scope: (requestId) => {
       const identity = era.identity();
       // No identity means the call did not come through our auth layer: fail closed.
       if (!identity)
         throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
-      return makeScope(env, identity, requestId);
+      return makeScope(runtime.pveClient, runtime.clock, identity, requestId);
     },
     sessionId: () => era.sessionId,
-    policy: () => activePolicy(env.POLICY, TOOL_CATALOG),
-    counters: () => counterBackend(env, era),
+    policy: () => runtime.policy.active(),
+    counters: () => counterBackend(runtime, era),
     approvals: () => ({
-      store: () => approvalStore(env),
+      store: () => stores.approvals(),
       url: (id) => `${era.publicOrigin()}/approvals/${id}`,
-      ttlMs: configOf(env).approvals.ttlMs,
+      ttlMs: config.approvals.ttlMs,
     }),
-    audit: (record) => recordAudit(env, record, era.waitUntil),
-    scrubber: () => scrubberFor(configOf(env).secrets),
-    hashArgs: argsHasher(() => {
-      const audit = env.AUDIT;
-      return withDeadline(
-        audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('args_hmac'),
-        STORE_DEADLINE_MS,
-        'audit key',
-      );
-    }),
+    audit: (record) => recordAudit(runtime, record, era.waitUntil),
+    scrubber: () => runtime.scrubber,
+    hmacArgs: argsHmacer(() => stores.serverKey('args_hmac')),
   };
 }
 
-function counterBackend(env: AppEnv, era: EraParts): CounterBackend {
-  const namespace = env.POLICY_COUNTERS;
+function counterBackend(runtime: Runtime, era: EraParts): CounterBackend {
   const objectTarget = (name: string, keyPrefix = ''): CounterTarget => {
-    const stub = namespace.get(namespace.idFromName(name));
+    const port = runtime.stores.counters(name, era.waitUntil);
     const keyed = <T extends { key: string }>(items: T[]): T[] =>
       keyPrefix ? items.map((i) => ({ ...i, key: `${keyPrefix}${i.key}` })) : items;
     return {
-      // A reservation that lands after its deadline was never counted on: give it back.
-      reserve: (items, now) =>
-        withDeadline(
-          stub.reserve(keyed(items), now),
-          STORE_DEADLINE_MS,
-          `counters ${name}`,
-          (late) => {
-            if (late === null) era.waitUntil(stub.release(keyed(items)).catch(() => undefined));
-          },
-        ),
-      release: (items) =>
-        withDeadline(stub.release(keyed(items)), STORE_DEADLINE_MS, `counters ${name}`),
+      reserve: (items, now) => port.reserve(keyed(items), now),
+      release: (items) => port.release(keyed(items)),
     };
   };
   return {
@@ -101,19 +79,14 @@ function counterBackend(env: AppEnv, era: EraParts): CounterBackend {
 }
 
 function recordAudit(
-  env: AppEnv,
+  runtime: Runtime,
   record: AuditRecord,
   waitUntil: (work: Promise<unknown>) => void,
 ): void {
-  if (!configOf(env).audit.enabled) return;
-  const audit = env.AUDIT;
+  if (!runtime.config.audit.enabled) return;
   const write = async (): Promise<void> => {
     try {
-      await withDeadline(
-        audit.get(audit.idFromName(AUDIT_OBJECT)).append(record),
-        AUDIT_DEADLINE_MS,
-        'audit append',
-      );
+      await runtime.stores.audit('records', AUDIT_DEADLINE_MS).append(record);
     } catch (err) {
       // Never fail the call for its record; count the loss where the admin page shows it.
       console.error(
@@ -123,11 +96,10 @@ function recordAudit(
           error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
         }),
       );
-      await withDeadline(
-        audit.get(audit.idFromName(AUDIT_LOST_OBJECT)).recordLost(1),
-        AUDIT_DEADLINE_MS,
-        'audit lost',
-      ).catch(() => undefined);
+      await runtime.stores
+        .audit('lost', AUDIT_DEADLINE_MS)
+        .recordLost(1)
+        .catch(() => undefined);
     }
   };
   waitUntil(write());

@@ -4,6 +4,8 @@
 
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
+import { listSetting } from './lists';
+import { signInSettings, type SignInSettings } from './sign-in';
 import {
   approvalTtlMs,
   auditEnabled,
@@ -16,6 +18,7 @@ import {
 } from './parse';
 
 export type { AuthMode };
+export type { GithubSettings, IdpKind, IdpSettings, OidcSettings, SignInSettings } from './sign-in';
 
 export interface Config {
   authMode: AuthMode | { error: string };
@@ -28,6 +31,12 @@ export interface Config {
   corsOrigins: string[];
   /** What the scrubber removes wherever upstream text goes. */
   secrets: string[];
+  /** The identity provider, who is admitted, PUBLIC_URL. */
+  signIn: SignInSettings;
+  /** The POLICY variable (JSON text), or undefined: the bundled policy.json. */
+  policyText: string | undefined;
+  /** Bindings a deploy configuration may leave out (typed as present, but absent then). */
+  bindings: { oauthKv: boolean };
   /**
    * Settings with a value that cannot be used, each replaced by its default (or dropped): /health
    * lists them. (A missing or broken auth mode or Proxmox connection is fatal instead: see above.)
@@ -46,20 +55,7 @@ export function configOf(env: AppEnv): Config {
   return config;
 }
 
-/** A copy of env (the OAuth library writes into the one it gets) sharing env's parsed config. */
-export function envCopy(env: AppEnv): AppEnv {
-  const copy = { ...env };
-  parsed.set(copy, configOf(env));
-  return copy;
-}
-
-/** Comma- or space-separated list settings. */
-export function listSetting(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(/[,\s]+/)
-    .map((v) => v.trim())
-    .filter(Boolean);
-}
+export { listSetting } from './lists';
 
 function parse(env: AppEnv): Config {
   const audit: string[] = [];
@@ -73,6 +69,9 @@ function parse(env: AppEnv): Config {
     admins: { users: listSetting(env.ADMIN_USERS), groups: listSetting(env.ADMIN_GROUPS) },
     corsOrigins: corsOrigins(listSetting(env.CORS_ORIGINS), cors),
     secrets: configuredSecrets(env),
+    signIn: signInSettings(env),
+    policyText: env.POLICY,
+    bindings: { oauthKv: Boolean((env as Partial<AppEnv>).OAUTH_KV) },
     problems: [],
   };
   config.problems = [

@@ -2,6 +2,8 @@
 // typed value or a problem saying what to fix. Pure; never echoes a secret.
 
 import type { AppEnv } from '../env';
+import { intSetting } from '../settings';
+export { auditLimits } from '../audit/limits';
 import { isLoopbackHostname } from '../guard';
 import type { PveClientConfig } from '../proxmox/client';
 
@@ -28,31 +30,6 @@ export function auditEnabled(env: Pick<AppEnv, 'AUDIT_ENABLED'>, problems: strin
   return true;
 }
 
-/** Audit retention and row cap (the AuditLog object prunes to them). */
-export function auditLimits(
-  env: Pick<AppEnv, 'AUDIT_RETENTION_DAYS' | 'AUDIT_MAX_ROWS'>,
-  problems: string[] = [],
-): { retentionDays: number; maxRows: number } {
-  return {
-    retentionDays: intSetting(
-      env.AUDIT_RETENTION_DAYS,
-      'AUDIT_RETENTION_DAYS',
-      90,
-      1,
-      3_650,
-      problems,
-    ),
-    maxRows: intSetting(
-      env.AUDIT_MAX_ROWS,
-      'AUDIT_MAX_ROWS',
-      1_000_000,
-      1_000,
-      50_000_000,
-      problems,
-    ),
-  };
-}
-
 /** How long an out-of-band approval can be given and used: minutes, default 15, at most a day. */
 export function approvalTtlMs(
   env: Pick<AppEnv, 'APPROVAL_TTL_MINUTES'>,
@@ -61,25 +38,6 @@ export function approvalTtlMs(
   return (
     intSetting(env.APPROVAL_TTL_MINUTES, 'APPROVAL_TTL_MINUTES', 15, 1, 1_440, problems) * 60_000
   );
-}
-
-/** An integer setting (underscores allowed as separators); out of range or not a number: the default, and a problem. */
-export function intSetting(
-  raw: string | undefined,
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-  problems: string[],
-): number {
-  const text = (raw ?? '').trim().replace(/_/g, '');
-  if (!text) return fallback;
-  const value = Number(text);
-  if (/^\d+$/.test(text) && value >= min && value <= max) return value;
-  problems.push(
-    `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw?.slice(0, 20))}; using ${fallback}`,
-  );
-  return fallback;
 }
 
 /** CORS_ORIGINS: exact origins (scheme://host[:port]); anything else is dropped, with a problem. */

@@ -3,8 +3,7 @@
 // request's origin in, problems out. Messages name settings, never their secret values.
 
 import { authConfig, publicOrigin } from '../auth/config';
-import { configOf } from '../config';
-import type { AppEnv } from '../env';
+import type { Config } from '../config';
 import { isLoopbackHostname } from '../guard';
 
 export type HealthCheck =
@@ -30,8 +29,7 @@ export interface PublicUrlState {
   matches_request: boolean;
 }
 
-export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
-  const config = configOf(env);
+export function configProblems(config: Config, request: Request): HealthProblem[] {
   const mode = config.authMode;
   const pve = config.pve;
   const problems: HealthProblem[] = [];
@@ -49,7 +47,7 @@ export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
       fix: 'Set PVE_BASE_URL and PVE_TOKEN_ID under [vars] (or a PVE VPC service binding) and `wrangler secret put PVE_TOKEN_SECRET`.',
     });
   }
-  if (mode === 'oauth') problems.push(...signInProblems(env, request));
+  if (mode === 'oauth') problems.push(...signInProblems(config, request));
   problems.push(
     ...config.problems.map(({ setting, message }) => ({
       check: setting,
@@ -63,10 +61,9 @@ export function configProblems(env: AppEnv, request: Request): HealthProblem[] {
   return problems;
 }
 
-function signInProblems(env: AppEnv, request: Request): HealthProblem[] {
+function signInProblems(config: Config, request: Request): HealthProblem[] {
   const problems: HealthProblem[] = [];
-  // Typed as always present, but a config without [[kv_namespaces]] leaves it undefined.
-  if (!(env as Partial<AppEnv>).OAUTH_KV) {
+  if (!config.bindings.oauthKv) {
     problems.push({
       check: 'oauth_kv',
       message:
@@ -74,7 +71,7 @@ function signInProblems(env: AppEnv, request: Request): HealthProblem[] {
       fix: 'Run `wrangler kv namespace create OAUTH_KV` and add its id as [[kv_namespaces]] binding = "OAUTH_KV" to the deploy configuration.',
     });
   }
-  const auth = authConfig(env, publicOrigin(env, request));
+  const auth = authConfig(config, publicOrigin(config, request));
   if ('error' in auth) {
     problems.push({
       check: 'sign_in',
@@ -92,21 +89,22 @@ function signInProblems(env: AppEnv, request: Request): HealthProblem[] {
       fix: 'Set ALLOWED_GROUPS (groups from the identity provider) or ALLOWED_USERS (ids or verified emails; "*" admits anyone who can sign in).',
     });
   }
-  const url = publicUrlProblem(env.PUBLIC_URL, new URL(request.url).origin);
+  const url = publicUrlProblem(config.signIn.publicUrl, new URL(request.url).origin);
   if (url) problems.push(url);
   return problems;
 }
 
-export function publicUrlState(env: AppEnv, request: Request): PublicUrlState {
-  const configured = Boolean(env.PUBLIC_URL?.trim());
+export function publicUrlState(config: Config, request: Request): PublicUrlState {
+  const configured = config.signIn.publicUrl !== null;
   return {
     configured,
-    matches_request: publicUrlProblem(env.PUBLIC_URL, new URL(request.url).origin) === null,
+    matches_request:
+      publicUrlProblem(config.signIn.publicUrl, new URL(request.url).origin) === null,
   };
 }
 
 /** PUBLIC_URL names the resource and issuer: a client on another origin cannot use its tokens. */
-function publicUrlProblem(raw: string | undefined, requestOrigin: string): HealthProblem | null {
+function publicUrlProblem(raw: string | null, requestOrigin: string): HealthProblem | null {
   const text = raw?.trim();
   if (!text) return null;
   let url: URL;

@@ -4,6 +4,7 @@
 // pveproxy. Only settled results are kept: a promise shared across requests may not outlive the
 // request that made it in workerd.
 
+import type { Clock } from '../clock';
 import { z } from 'zod';
 import { PveClient, type PveClientConfig } from '../proxmox/client';
 import { PveError, type PveFailure } from '../proxmox/errors';
@@ -38,18 +39,16 @@ export interface ProxmoxProbe {
 const versionData = z.object({ version: z.string() });
 const cache = new Map<string, ProxmoxProbe>();
 
-export async function probeProxmox(
-  config: PveClientConfig,
-  now: () => number = Date.now,
-): Promise<ProxmoxProbe> {
+export async function probeProxmox(config: PveClientConfig, clock: Clock): Promise<ProxmoxProbe> {
+  const now = (): number => clock.now();
   // The secret is not part of the key: changing a secret redeploys, which starts new isolates.
   const key = `${config.binding ? 'binding' : 'url'} ${config.baseUrl} ${config.tokenId}`;
   const cached = cache.get(key);
   if (cached && now() - cached.at < PROBE_TTL_MS) return cached;
-  const client = new PveClient({
-    ...config,
-    timeoutMs: Math.min(config.timeoutMs, PROBE_TIMEOUT_MS),
-  });
+  const client = new PveClient(
+    { ...config, timeoutMs: Math.min(config.timeoutMs, PROBE_TIMEOUT_MS) },
+    clock,
+  );
   const started = now();
   let result: ProxmoxProbe;
   try {

@@ -6,24 +6,28 @@
 
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import { publicOrigin, stillAdmitted } from '../auth/config';
-import type { AppEnv } from '../env';
+import type { Config } from '../config';
 import { isLoopbackHostname } from '../guard';
 import { identityFromProps } from '../identity';
 import { isAdmin } from '../web/admins';
 
 export type HealthView = 'operator' | 'public';
 
-export async function healthView(env: AppEnv, request: Request): Promise<HealthView> {
+/** `oauth`: the OAuth library's helpers, present on the routes it hands on (none with AUTH_MODE=none). */
+export async function healthView(
+  config: Config,
+  oauth: OAuthHelpers | undefined,
+  request: Request,
+): Promise<HealthView> {
   if (isLoopbackHostname(new URL(request.url).hostname)) return 'operator';
   const token = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-  // The OAuth library puts its helpers in env before calling the routes it does not handle itself.
-  const oauth = (env as AppEnv & { OAUTH_PROVIDER?: OAuthHelpers }).OAUTH_PROVIDER;
   if (!token || !oauth) return 'public';
   try {
     const summary = await oauth.unwrapToken(token);
-    if (!summary || !audienceMatches(summary.audience, publicOrigin(env, request))) return 'public';
+    if (!summary || !audienceMatches(summary.audience, publicOrigin(config, request)))
+      return 'public';
     const identity = identityFromProps(summary.grant.props);
-    return identity && stillAdmitted(env, identity) && isAdmin(env, identity)
+    return identity && stillAdmitted(config, identity) && isAdmin(config, identity)
       ? 'operator'
       : 'public';
   } catch {

@@ -8,6 +8,7 @@ import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { noteGrantUse } from '../auth/grants';
 import { sessionObjectName, sessionOwnership } from '../auth/sessions';
+import { runtimeOf } from '../compose/runtime';
 import type { AppEnv } from '../env';
 import { parsedBodyOf } from '../http/mcp-body';
 import { identityFromProps } from '../identity';
@@ -26,27 +27,28 @@ export const mcpApi = {
     env: AppEnv,
     ctx: ExecutionContext & { props?: unknown },
   ): Promise<Response> {
+    const runtime = runtimeOf(env);
     const identity = identityFromProps(ctx.props);
     if (!identity)
       return json(401, {
         error: 'invalid_token',
         message: 'This token carries no usable identity; sign in again.',
       });
-    if (!stillAdmitted(env, identity)) {
+    if (!stillAdmitted(runtime.config, identity)) {
       return json(403, {
         error: 'access_denied',
         message: `${identity.email ?? identity.userId} is no longer allowed to use this server.`,
       });
     }
-    noteGrantUse(env, identity.grantId, (p) => ctx.waitUntil(p));
-    const origin = publicOrigin(env, request);
+    noteGrantUse(runtime.stores.kv, identity.grantId, (p) => ctx.waitUntil(p), runtime.clock.now());
+    const origin = publicOrigin(runtime.config, request);
     const url = new URL(request.url);
     // The entry has read and parsed the message (mcp-body.ts): neither check reads the body again.
     const message = parsedBodyOf(request);
     if (url.pathname === '/mcp' && !(await isLegacyRequest(request, message)))
-      return serveModern(request, message, env, identity, origin, ctx);
+      return serveModern(request, message, runtime, identity, origin, ctx);
     const session = sessionObjectName(request, url);
-    const owned = session ? await sessionOwnership(env, session, identity) : 'yours';
+    const owned = session ? await sessionOwnership(runtime.stores, session, identity) : 'yours';
     if (owned === 'unavailable') {
       return json(503, {
         jsonrpc: '2.0',

@@ -4,6 +4,7 @@
 // and turns every failure into a PveError. Knows nothing of MCP.
 
 import type { z } from 'zod';
+import { type Clock, systemClock } from '../clock';
 import { scrubberFor, type Scrubber } from '../secrets/scrub';
 import { PveError, type PveFailure } from './errors';
 import { readData } from './response';
@@ -46,7 +47,11 @@ export class PveClient {
   /** Removes the token secret and the Access secret from anything upstream sends back. */
   readonly scrub: Scrubber;
 
-  constructor(private readonly config: PveClientConfig) {
+  constructor(
+    private readonly config: PveClientConfig,
+    /** Deadlines and the call log's timings; the Runtime's clock. */
+    readonly clock: Clock = systemClock,
+  ) {
     this.scrub = scrubberFor([config.tokenSecret, config.accessClientSecret]);
   }
 
@@ -69,11 +74,19 @@ export class PveClient {
   ): Promise<{ data: z.output<S>; total: number | null }> {
     const target = withQuery(path, query);
     const deadline =
-      Date.now() + Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
+      this.clock.now() +
+      Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
     try {
-      return await this.exchange('GET', target, path, schema, undefined, deadline - Date.now());
+      return await this.exchange(
+        'GET',
+        target,
+        path,
+        schema,
+        undefined,
+        deadline - this.clock.now(),
+      );
     } catch (err) {
-      const left = deadline - Date.now();
+      const left = deadline - this.clock.now();
       if (!(err instanceof PveError) || !isRetryable(err.failure) || left < MIN_RETRY_MS) throw err;
       return this.exchange('GET', target, path, schema, undefined, left);
     }
@@ -142,7 +155,7 @@ export class PveClient {
     body: string | undefined,
     timeoutMs: number,
   ): Promise<{ data: z.output<S>; total: number | null }> {
-    const started = Date.now();
+    const started = this.clock.now();
     const call: UpstreamCall = { method, path, status: null, ms: 0 };
     this.calls.push(call);
     // Every failure's text is scrubbed here, once, before any message is built from it.
@@ -153,7 +166,7 @@ export class PveClient {
     try {
       response = await this.send(method, target, body, budget);
     } catch (err) {
-      call.ms = Date.now() - started;
+      call.ms = this.clock.now() - started;
       if (isTimeout(err)) throw fail({ kind: 'timeout', timeoutMs: budget });
       throw fail({ kind: 'network', cause: networkCause(err) });
     }
@@ -172,7 +185,7 @@ export class PveClient {
       }
       return { data: parsed.data, total };
     } finally {
-      call.ms = Date.now() - started;
+      call.ms = this.clock.now() - started;
     }
   }
 

@@ -13,7 +13,7 @@ import {
   parseSearchDomains,
   parseSshKeys,
 } from './cloud-init';
-import type { ConfigRule, KeyTable } from './config-keys';
+import type { ConfigRule, KeyTable } from './config-key-types';
 import { DNS_NAME_RE, checkDescription, parseTagList, quote } from './formats';
 import {
   LXC_NET_FORMAT,

@@ -4,29 +4,11 @@
 // config-key-tables.ts; test/node/config-keys.test.ts checks them against the real PVE schema.
 
 import { own } from '../own';
-import type { OptionResult, PropertyValue } from './option-rules';
+import type { PropertyValue } from './option-rules';
 import { LXC_TABLE, QEMU_TABLE } from './config-key-tables';
 
-export type GuestKind = 'qemu' | 'lxc';
-type Parsed = { ok: true; value: string } | { ok: false; error: string };
-
-/** How one config key's value is checked and what is sent. */
-export type ConfigRule =
-  | { kind: 'boolean' }
-  | { kind: 'integer'; min: number; max: number }
-  | { kind: 'number'; min: number; max: number }
-  | { kind: 'enum'; values: readonly string[] }
-  | { kind: 'text'; parse: (v: string) => Parsed; send?: (canonical: string) => string }
-  | { kind: 'property'; parse: (v: string) => OptionResult; fields: readonly string[] };
-
-export interface KeyTable {
-  /** Keys we accept: plain names, and `name[n]` for indexed ones (net0, net1, ...). */
-  accepted: Readonly<Record<string, ConfigRule>>;
-  /** How many of each indexed key Proxmox has (net: 32 → net0 to net31). */
-  counts: Readonly<Record<string, number>>;
-  /** Keys Proxmox defines that we refuse, with the reason; `name[n]` for indexed ones. */
-  refused: Readonly<Record<string, string>>;
-}
+export type { ConfigRule, GuestKind, KeyTable } from './config-key-types';
+import type { ConfigRule, GuestKind, KeyTable } from './config-key-types';
 
 export const CONFIG_TABLES: Readonly<Record<GuestKind, KeyTable>> = {
   qemu: QEMU_TABLE,

@@ -239,7 +239,7 @@ export const cloneVm = defineTool({
                 `The clone request for VM ${id} may or may not have reached Proxmox: check with pve_list_vms whether VM ${id} exists before trying again.`,
             },
           }),
-      deadline: Date.now() + args.timeout_s * 1000,
+      deadline: ctx.clock.now() + args.timeout_s * 1000,
       waitLast: args.wait,
     });
     const exists = outcomes[0]!.status === 'done';

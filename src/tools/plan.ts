@@ -147,7 +147,7 @@ export async function runPlan(run: PlanRun): Promise<{ vmid: number; outcomes: S
       outcomes.push({ step: current, status: 'started', upid: answer });
       continue;
     }
-    const task = await waitForTask(pve, answer, Math.max(1, run.deadline - Date.now()));
+    const task = await waitForTask(pve, answer, Math.max(1, run.deadline - pve.clock.now()));
     const state = task.state;
     const status: StepStatus =
       state.succeeded === true

@@ -27,7 +27,7 @@ export async function waitForTask(
     };
   }
   const path = `/nodes/${encodeURIComponent(parsed.node)}/tasks/${encodeURIComponent(upid)}/status`;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = pve.clock.now() + timeoutMs;
   let delay = FIRST_POLL_MS;
   for (;;) {
     let status;
@@ -37,10 +37,14 @@ export async function waitForTask(
         path,
         taskStatus,
         {},
-        { timeoutMs: Math.max(1, deadline - Date.now()) },
+        { timeoutMs: Math.max(1, deadline - pve.clock.now()) },
       );
     } catch (err) {
-      if (err instanceof PveError && err.failure.kind === 'timeout' && Date.now() >= deadline - 5) {
+      if (
+        err instanceof PveError &&
+        err.failure.kind === 'timeout' &&
+        pve.clock.now() >= deadline - 5
+      ) {
         return {
           state: { status: 'unknown', exitstatus: null, succeeded: null },
           summary: `The task was started; its status did not come back within ${Math.round(timeoutMs / 1000)} s. Check it again later.`,
@@ -62,7 +66,7 @@ export async function waitForTask(
           : `The task failed: ${exit ?? 'no exit status'}.`,
       };
     }
-    const left = deadline - Date.now();
+    const left = deadline - pve.clock.now();
     if (left <= 0) {
       return {
         state: { status: status.status, exitstatus: null, succeeded: null },

@@ -2,38 +2,29 @@
 // keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy.
 
 import { Hono, type Context } from 'hono';
-import { approvalStore } from '../approvals/config';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
-import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
-import type { AuditLog } from '../audit/audit-log';
 import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
-import type { PolicyCounters } from '../counters/policy-counters';
 import { counterObjectName } from '../counters/reserve';
-import { objectPort, type RpcOf } from '../stores/stubs';
 import type { CounterRow } from '../counters/window-counters';
-import { configOf } from '../config';
-import type { AppEnv } from '../env';
+import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
 import { formatErrors } from '../policy/load';
-import { activePolicy } from '../policy/source';
-import { TOOL_CATALOG } from '../tools';
 import { adminPage, type CounterRowView } from './admin-page';
 import { isAdmin } from './admins';
 import { checkPost, html, page, viewer, type Viewer } from './common';
-import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import { listGrants, revokeGrant } from '../auth/grants';
 
-type Ctx = Context<{ Bindings: AppEnv }>;
+type Ctx = Context<AppBindings>;
 
 const DECISIONS: AuditDecision[] = ['allow', 'deny', 'limited', 'approval_required', 'none'];
 const OUTCOMES: AuditOutcome[] = ['ok', 'failed', 'error', 'denied', 'invalid', 'approval_pending'];
 
-export const adminRoutes = new Hono<{ Bindings: AppEnv }>();
+export const adminRoutes = new Hono<AppBindings>();
 
 async function admin(c: Ctx): Promise<Viewer | Response> {
   const v = await viewer(c);
   if (v instanceof Response) return v;
-  if (!isAdmin(c.env, v.identity)) {
+  if (!isAdmin(c.var.runtime.config, v.identity)) {
     return page(
       c,
       403,
@@ -42,10 +33,6 @@ async function admin(c: Ctx): Promise<Viewer | Response> {
     );
   }
   return v;
-}
-
-function audit(env: AppEnv, name: string): RpcOf<AuditLog, 'query' | 'stats'> {
-  return objectPort<AuditLog, 'query' | 'stats'>(env.AUDIT, name, 'audit');
 }
 
 /** Reads filters from the query string; an invalid value is ignored rather than guessed at. */
@@ -94,9 +81,11 @@ adminRoutes.get('/', async (c) => {
   const v = await admin(c);
   if (v instanceof Response) return v;
   const f = filters(c, 50);
+  const runtime = c.var.runtime;
+  const { stores } = runtime;
   let result: AuditPage;
   try {
-    result = await audit(c.env, AUDIT_OBJECT).query(f);
+    result = await stores.audit().query(f);
   } catch (err) {
     return page(
       c,
@@ -105,25 +94,28 @@ adminRoutes.get('/', async (c) => {
       err instanceof Error ? err.message : 'The query failed.',
     );
   }
-  const now = Date.now();
+  const now = runtime.clock.now();
   const [stats, lost, pending, counters] = await Promise.all([
-    audit(c.env, AUDIT_OBJECT)
+    stores
+      .audit()
       .stats()
       .catch(() => null),
-    audit(c.env, AUDIT_LOST_OBJECT)
+    stores
+      .audit('lost')
       .stats()
       .then((s) => s.lost)
       .catch(() => 0),
-    approvalStore(c.env)
+    stores
+      .approvals()
       .pending(now)
       .catch(() => [] as Approval[]),
-    counterRows(c.env, result, now),
+    counterRows(runtime, result, now),
   ]);
-  const active = activePolicy(c.env.POLICY, TOOL_CATALOG);
+  const active = runtime.policy.active();
   const { cursor: _cursor, limit: _limit, ...shown } = f;
-  const oauth = oauthHelpers(c);
+  const oauth = oauthHelpers(c.env);
   const grants = oauth
-    ? await listGrants(c.env, oauth).then(
+    ? await listGrants(stores, oauth).then(
         (g) => ({ rows: g.grants, more: g.more }),
         () => ({ unavailable: 'Grants could not be listed just now.' }),
       )
@@ -142,7 +134,7 @@ adminRoutes.get('/', async (c) => {
       counters,
       stats,
       lost,
-      auditOn: configOf(c.env).audit.enabled,
+      auditOn: runtime.config.audit.enabled,
       grants,
       notice: done ? `Grant revoked; ${done} session${done === '1' ? '' : 's'} ended.` : undefined,
       policy: {
@@ -150,7 +142,7 @@ adminRoutes.get('/', async (c) => {
         valid: active.ok,
         text: active.ok
           ? JSON.stringify(active.policy.doc, null, 2)
-          : (c.env.POLICY ?? '(bundled policy.json)'),
+          : (runtime.config.policyText ?? '(bundled policy.json)'),
         errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
       },
     }),
@@ -164,7 +156,7 @@ adminRoutes.get('/audit', async (c) => {
   const format = c.req.query('format') === 'csv' ? 'csv' : 'jsonl';
   let result: AuditPage;
   try {
-    result = await audit(c.env, AUDIT_OBJECT).query(f);
+    result = await c.var.runtime.stores.audit().query(f);
   } catch (err) {
     return c.json(
       { error: 'invalid_query', message: err instanceof Error ? err.message : 'The query failed.' },
@@ -186,17 +178,12 @@ adminRoutes.get('/audit', async (c) => {
   return new Response(body, { headers });
 });
 
-/** The OAuth library's helpers (present on every request the OAuth provider handles). */
-function oauthHelpers(c: Ctx): OAuthHelpers | null {
-  return (c.env as AppEnv & { OAUTH_PROVIDER?: OAuthHelpers }).OAUTH_PROVIDER ?? null;
-}
-
 adminRoutes.post('/grants/revoke', async (c) => {
   const v = await admin(c);
   if (v instanceof Response) return v;
   const form = await checkPost(c, v);
   if (form instanceof Response) return form;
-  const oauth = oauthHelpers(c);
+  const oauth = oauthHelpers(c.env);
   if (!oauth)
     return page(
       c,
@@ -208,7 +195,7 @@ adminRoutes.post('/grants/revoke', async (c) => {
   const grant = form.grant ?? '';
   if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grant))
     return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
-  const result = await revokeGrant(c.env, oauth, user, grant);
+  const result = await revokeGrant(c.var.runtime.stores, oauth, user, grant);
   console.log(
     JSON.stringify({
       msg: 'grant_revoked',
@@ -223,7 +210,11 @@ adminRoutes.post('/grants/revoke', async (c) => {
 });
 
 /** Counters of the users and grants seen in these records, plus the global ones. */
-async function counterRows(env: AppEnv, result: AuditPage, now: number): Promise<CounterRowView[]> {
+async function counterRows(
+  runtime: Runtime,
+  result: AuditPage,
+  now: number,
+): Promise<CounterRowView[]> {
   const names = new Set<string>(['global']);
   for (const r of result.records.slice(0, 100)) {
     if (r.user_id && r.user_id !== '(none)')
@@ -236,10 +227,10 @@ async function counterRows(env: AppEnv, result: AuditPage, now: number): Promise
       );
     if (r.grant_id) names.add(`grant:${r.grant_id}`);
   }
-  const ns = env.POLICY_COUNTERS;
   const rows = await Promise.all(
     [...names].slice(0, 40).map(async (name) => {
-      const list = await objectPort<PolicyCounters, 'list'>(ns, name, 'counters')
+      const list = await runtime.stores
+        .counters(name)
         .list(now)
         .catch((): CounterRow[] => []);
       return list

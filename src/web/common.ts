@@ -5,12 +5,11 @@ import type { Context } from 'hono';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { messagePage } from '../auth/pages';
 import { readForm } from '../http/form';
-import { configOf } from '../config';
-import type { AppEnv } from '../env';
+import type { AppBindings } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../identity';
 import { readSession } from '../auth/web-session';
 
-type Ctx = Context<{ Bindings: AppEnv }>;
+type Ctx = Context<AppBindings>;
 
 export interface Viewer {
   identity: Identity;
@@ -19,9 +18,10 @@ export interface Viewer {
 
 /** The person looking at the page, or the response that sends them to sign in. */
 export async function viewer(c: Ctx): Promise<Viewer | Response> {
-  if (configOf(c.env).authMode === 'none') return { identity: ANONYMOUS, csrf: 'local' };
-  const session = await readSession(c.env, c.req.raw);
-  if (session && !stillAdmitted(c.env, session.identity)) {
+  const { config, stores } = c.var.runtime;
+  if (config.authMode === 'none') return { identity: ANONYMOUS, csrf: 'local' };
+  const session = await readSession(stores.kv, c.req.raw);
+  if (session && !stillAdmitted(config, session.identity)) {
     return page(
       c,
       403,
@@ -40,7 +40,7 @@ export async function viewer(c: Ctx): Promise<Viewer | Response> {
 /** A form post must come from our own pages: same origin, and the session's CSRF token. */
 export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, string> | Response> {
   const origin = c.req.header('origin');
-  if (origin && origin !== publicOrigin(c.env, c.req.raw))
+  if (origin && origin !== publicOrigin(c.var.runtime.config, c.req.raw))
     return page(c, 403, 'Refused', 'This form was not sent from this site.');
   const data = await readForm(c.req.raw);
   if (!data) return page(c, 400, 'Refused', 'This form could not be read. Send it from its page.');

@@ -4,12 +4,11 @@
 // also refuses cross-site form posts by their Origin); otherwise a web session is required.
 
 import { Hono } from 'hono';
-import { approvalStore } from '../approvals/config';
 import { mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
-import type { Approval, Decider } from '../approvals/types';
+import type { Decider } from '../approvals/types';
 import { authConfig, publicOrigin } from '../auth/config';
-import { configOf } from '../config';
-import type { AppEnv } from '../env';
+import type { Config } from '../config';
+import type { AppBindings } from '../compose/runtime';
 import type { Identity } from '../identity';
 import { approvalPage } from './approval-page';
 import { adminRoutes } from './admin-routes';
@@ -19,12 +18,13 @@ import { endSession } from '../auth/web-session';
 import { CALLBACK_PATH } from '../auth/idp';
 import { checkPost, html, page, viewer } from './common';
 
-export const webRoutes = new Hono<{ Bindings: AppEnv }>();
+export const webRoutes = new Hono<AppBindings>();
 
 webRoutes.get('/login', async (c) => {
   const next = safeNext(c.req.query('next'));
-  if (configOf(c.env).authMode === 'none') return c.redirect(next, 302);
-  const cfg = authConfig(c.env, publicOrigin(c.env, c.req.raw));
+  const { config, stores } = c.var.runtime;
+  if (config.authMode === 'none') return c.redirect(next, 302);
+  const cfg = authConfig(config, publicOrigin(config, c.req.raw), c.var.runtime.clock);
   if ('error' in cfg) {
     console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
     return page(
@@ -34,7 +34,7 @@ webRoutes.get('/login', async (c) => {
       'This server cannot sign anyone in until its administrator finishes the set-up.',
     );
   }
-  return beginWebLogin(c.env, cfg, next, `${publicOrigin(c.env, c.req.raw)}${CALLBACK_PATH}`);
+  return beginWebLogin(stores.kv, cfg, next, `${publicOrigin(config, c.req.raw)}${CALLBACK_PATH}`);
 });
 
 webRoutes.post('/logout', async (c) => {
@@ -44,30 +44,27 @@ webRoutes.post('/logout', async (c) => {
   if (form instanceof Response) return form;
   return new Response(null, {
     status: 303,
-    headers: { Location: '/', 'Set-Cookie': await endSession(c.env, c.req.raw) },
+    headers: { Location: '/', 'Set-Cookie': await endSession(c.var.runtime.stores.kv, c.req.raw) },
   });
 });
 
-function decider(env: AppEnv, identity: Identity): Decider {
+function decider(config: Config, identity: Identity): Decider {
   return {
     userId: identity.userId,
     login: identity.login,
     email: identity.email,
     groups: identity.groups,
-    isAdmin: isAdmin(env, identity),
+    isAdmin: isAdmin(config, identity),
   };
-}
-
-async function loadApproval(env: AppEnv, id: string): Promise<Approval | null> {
-  return approvalStore(env).get(id);
 }
 
 webRoutes.get('/approvals/:id', async (c) => {
   const v = await viewer(c);
   if (v instanceof Response) return v;
-  const approval = await loadApproval(c.env, c.req.param('id'));
+  const { config, stores, clock } = c.var.runtime;
+  const approval = await stores.approvals().get(c.req.param('id'));
   if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
-  const who = decider(c.env, v.identity);
+  const who = decider(config, v.identity);
   if (!mayView(approval, who)) {
     return page(
       c,
@@ -76,7 +73,8 @@ webRoutes.get('/approvals/:id', async (c) => {
       'Only the person who asked, the named approvers and administrators can see this approval.',
     );
   }
-  const check = mayDecide(approval, who, Date.now());
+  const now = clock.now();
+  const check = mayDecide(approval, who, now);
   const done = c.req.query('done');
   return html(
     c,
@@ -85,7 +83,7 @@ webRoutes.get('/approvals/:id', async (c) => {
       viewer: v.identity.email ?? v.identity.userId,
       cannotDecide: check.ok ? null : check.reason,
       csrf: v.csrf,
-      now: Date.now(),
+      now,
       notice:
         done === 'approve'
           ? 'Approved. The agent can now make this call once.'
@@ -103,12 +101,10 @@ webRoutes.post('/approvals/:id', async (c) => {
   if (form instanceof Response) return form;
   const decision = form.decision === 'approve' ? 'approve' : 'deny';
   const id = c.req.param('id');
-  const result = await approvalStore(c.env).decide(
-    id,
-    decision,
-    decider(c.env, v.identity),
-    Date.now(),
-  );
+  const { config, stores, clock } = c.var.runtime;
+  const result = await stores
+    .approvals()
+    .decide(id, decision, decider(config, v.identity), clock.now());
   if (!result.ok && result.reason === NO_SUCH_APPROVAL)
     return page(c, 404, 'No such approval', 'This approval link is not valid.');
   if (!result.ok)

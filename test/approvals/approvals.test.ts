@@ -260,7 +260,7 @@ describe('approval out of band', () => {
     await decide(expiring, 'dina@example.com', 'approve');
     const ns = (env as unknown as AppEnv).APPROVALS;
     await runInDurableObject(
-      ns.get(ns.idFromName('approvals')) as DurableObjectStub<Approvals>,
+      ns.get(ns.idFromName('approvals')) as unknown as DurableObjectStub<Approvals>,
       (_i, state) => {
         state.storage.sql.exec(
           'UPDATE approvals SET expires_at = ? WHERE id = ?',

@@ -120,7 +120,7 @@ describe('the audit trail', () => {
         wait: false,
         timeout_s: 60,
       },
-      args_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      args_hmac: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(ok!.latency_ms).toBeGreaterThan(0);
 
@@ -176,7 +176,7 @@ describe('the audit trail', () => {
       session: 's',
       tool: 'pve_list_vms',
       arg_keys: [],
-      args_sha256: '0'.repeat(64),
+      args_hmac: '0'.repeat(64),
       args: {},
       decision: 'allow',
       rule: null,

@@ -4,7 +4,7 @@
 
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { approvalStore } from '../../src/approvals/config';
+import { runtimeOf } from '../../src/compose/runtime';
 import type { AppEnv } from '../../src/env';
 import { sim } from '../worker/helpers/sim';
 import { ENVELOPE, rawCall, revokeOnAdmin, tokenFor } from './helpers';
@@ -16,7 +16,11 @@ const STOP = { node: 'pve1', vmid: 101, confirm: true };
 describe("a revoked grant's 2026-07-28 token", () => {
   it('creates no approval: 401, nothing pending, nothing sent to Proxmox', async () => {
     const pending = async () =>
-      (await approvalStore(env as unknown as AppEnv).pending(Date.now())).map((a) => a.id);
+      (
+        await runtimeOf(env as unknown as AppEnv)
+          .stores.approvals()
+          .pending(Date.now())
+      ).map((a) => a.id);
     // Before revocation such a call asks for an approval (so the check below could see one).
     const token = await tokenFor('vera@example.com', 'Vera laptop');
     const before = await pending();

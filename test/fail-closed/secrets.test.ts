@@ -10,7 +10,7 @@ import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { hmacHex, importKey } from '../../src/audit/arg-hash';
-import type { AuditLog } from '../../src/audit/audit-log';
+import type { ServerKeys } from '../../src/keys/server-keys';
 import { canonicalJson, sha256Hex } from '../../src/audit/canonical';
 import type { AppEnv } from '../../src/env';
 import { call, connect, text } from '../worker/helpers/mcp';
@@ -76,7 +76,6 @@ function reveals(text: string, secret: string): boolean {
   return false;
 }
 
-const audit = (env as unknown as AppEnv).AUDIT;
 const recordOf = async (requestId: string) =>
   (await auditRecords((r) => r.request_id === requestId))[0]!;
 
@@ -425,11 +424,12 @@ describe('the argument hash', () => {
       timeout_s: 60,
       confirm: false,
     });
-    expect(record.args_sha256).not.toBe(await sha256Hex(canonical));
+    expect(record.args_hmac).not.toBe(await sha256Hex(canonical));
+    const keys = (env as unknown as AppEnv).SERVER_KEYS;
     const key = await runInDurableObject(
-      audit.get(audit.idFromName('audit')) as DurableObjectStub<AuditLog>,
-      (instance) => instance.serverKey('args_hmac'),
+      keys.get(keys.idFromName('keys')) as unknown as DurableObjectStub<ServerKeys>,
+      (instance: ServerKeys) => instance.key('args_hmac'),
     );
-    expect(record.args_sha256).toBe(await hmacHex(await importKey(key), canonical));
+    expect(record.args_hmac).toBe(await hmacHex(await importKey(key), canonical));
   });
 });

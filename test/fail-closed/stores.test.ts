@@ -9,7 +9,6 @@ import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { APPROVALS_OBJECT } from '../../src/approvals/config';
 import type { AuditLog } from '../../src/audit/audit-log';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../../src/audit/names';
 import { AUDIT_DEADLINE_MS } from '../../src/compose/host';
@@ -119,7 +118,7 @@ describe('store deadlines', () => {
       const extra = await prepare();
       await sim.clearLog();
       const held = await hang(
-        appEnv.APPROVALS.get(appEnv.APPROVALS.idFromName(APPROVALS_OBJECT)),
+        appEnv.APPROVALS.get(appEnv.APPROVALS.idFromName('approvals')),
         HANG_MS,
       );
       const started = Date.now();
@@ -139,7 +138,7 @@ describe('store deadlines', () => {
   );
 
   it('a hung audit object neither hangs nor fails a call: the record is counted as lost and logged', async () => {
-    // The argument-hash key (kept by the audit object) is loaded once per isolate, here.
+    // The argument-HMAC key (kept by the key store) is loaded once per isolate, here.
     expect((await call(client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
     const lost = appEnv.AUDIT.get(
       appEnv.AUDIT.idFromName(AUDIT_LOST_OBJECT),
@@ -177,7 +176,7 @@ describe('store deadlines', () => {
     expect(JSON.parse(lostLine!)).toEqual({
       msg: 'audit_lost',
       request_id: requestId,
-      error: `audit append did not answer within ${AUDIT_DEADLINE_MS} ms`,
+      error: `audit.append did not answer within ${AUDIT_DEADLINE_MS} ms`,
     });
     await held.over;
   });

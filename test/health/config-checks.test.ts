@@ -3,7 +3,8 @@
 // never with a secret's value.
 
 import { describe, expect, it } from 'vitest';
-import { configOf, envCopy } from '../../src/config';
+import { configOf } from '../../src/config';
+import { providerEnv, runtimeOf } from '../../src/compose/runtime';
 import type { AppEnv } from '../../src/env';
 import { configProblems, publicUrlState } from '../../src/health/config-checks';
 
@@ -32,12 +33,13 @@ function env(overrides: Record<string, unknown> = {}): AppEnv {
   return base as unknown as AppEnv;
 }
 
-const problems = (e: AppEnv, url = `${ORIGIN}/health`) => configProblems(e, new Request(url));
+const problems = (e: AppEnv, url = `${ORIGIN}/health`) =>
+  configProblems(configOf(e), new Request(url));
 
 describe('configProblems', () => {
   it('finds nothing wrong in a complete configuration', () => {
     expect(problems(env())).toEqual([]);
-    expect(publicUrlState(env(), new Request(`${ORIGIN}/health`))).toEqual({
+    expect(publicUrlState(configOf(env()), new Request(`${ORIGIN}/health`))).toEqual({
       configured: true,
       matches_request: true,
     });
@@ -137,7 +139,7 @@ describe('configProblems', () => {
     });
     const config = configOf(e);
     expect(configOf(e)).toBe(config);
-    expect(configOf(envCopy(e))).toBe(config);
+    expect(runtimeOf(providerEnv(e)).config).toBe(config);
     expect(config).toMatchObject({
       authMode: 'oauth',
       audit: { enabled: true, retentionDays: 90, maxRows: 1_000_000 },
@@ -166,7 +168,9 @@ describe('configProblems', () => {
         ),
       },
     ]);
-    expect(publicUrlState(e, new Request('https://proxmox-mcp.acme.workers.dev/health'))).toEqual({
+    expect(
+      publicUrlState(configOf(e), new Request('https://proxmox-mcp.acme.workers.dev/health')),
+    ).toEqual({
       configured: true,
       matches_request: false,
     });

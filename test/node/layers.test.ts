@@ -1,6 +1,8 @@
-// The layers of src/ import one way: no folder (or top-level module) imports, through any chain
-// of value imports, one that imports it back. Type-only imports are erased at build time and do
-// not count (env.ts names every Durable Object class's type, for instance).
+// The layers of src/ import one way, type imports counted (a type import is a dependency a
+// reader follows too): no file imports, through any chain, one that imports it back, and no
+// folder (or top-level module) either. The environment is read in one place: only config/,
+// compose/ and the entry (index.ts) read `env.X`, besides a Durable Object class reading its own
+// env in its constructor. The pure policy core imports no I/O, and calls/ no MCP era.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -22,61 +24,120 @@ function unit(file: string): string {
   return rel.includes(path.sep) ? `${first}/` : rel.replace(/\.ts$/, '');
 }
 
-/** Value imports of a file, as absolute paths (package imports left out). */
-function valueImports(file: string): string[] {
+/** Every import of a file inside src/, value and type alike, as absolute paths. */
+function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const out: string[] = [];
   for (const m of text.matchAll(
-    /^\s*(import|export)\s+(type\s+)?([^'";]*?\s+from\s+)?['"](\.[^'"]+)['"]/gm,
+    /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.[^'"]+)['"]/gm,
   )) {
-    if (m[2]) continue; // import type ... / export type ...
-    const target = path.resolve(path.dirname(file), m[4]!);
-    out.push(/\.(ts|json)$/.test(target) ? target : `${target}.ts`);
+    const target = path.resolve(path.dirname(file), m[1]!);
+    const resolved = /\.(ts|json)$/.test(target) ? target : `${target}.ts`;
+    if (resolved.startsWith(SRC) && resolved.endsWith('.ts')) out.push(resolved);
   }
   return out;
 }
 
-function unitGraph(): Map<string, Set<string>> {
-  const graph = new Map<string, Set<string>>();
+function graph(level: (file: string) => string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
   for (const file of files(SRC)) {
-    const from = unit(file);
-    for (const target of valueImports(file)) {
-      if (!target.startsWith(SRC)) continue;
-      const to = unit(target);
+    const from = level(file);
+    for (const target of imports(file)) {
+      const to = level(target);
       if (to === from) continue;
-      if (!graph.has(from)) graph.set(from, new Set());
-      graph.get(from)!.add(to);
+      if (!out.has(from)) out.set(from, new Set());
+      out.get(from)!.add(to);
     }
   }
-  return graph;
+  return out;
 }
 
-/** Every cycle's units, found by a depth-first search (one path per cycle found). */
-function cycles(graph: Map<string, Set<string>>): string[][] {
+/** Every cycle's nodes, found by a depth-first search (one path per cycle found). */
+function cycles(g: Map<string, Set<string>>): string[][] {
   const found: string[][] = [];
   const state = new Map<string, 'open' | 'done'>();
   const stack: string[] = [];
   const visit = (node: string): void => {
     state.set(node, 'open');
     stack.push(node);
-    for (const next of graph.get(node) ?? []) {
+    for (const next of g.get(node) ?? []) {
       if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next]);
       else if (!state.has(next)) visit(next);
     }
     stack.pop();
     state.set(node, 'done');
   };
-  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  for (const node of g.keys()) if (!state.has(node)) visit(node);
   return found;
 }
 
+const relative = (file: string): string => path.relative(SRC, file);
+
+/** `env.X` reads (env, c.env, this.env), with the line they are on. */
+function envReads(text: string): { line: number; at: number }[] {
+  return [...text.matchAll(/\benv\.[A-Za-z_]/g)].map((m) => ({
+    at: m.index,
+    line: text.slice(0, m.index).split('\n').length,
+  }));
+}
+
+/** [start, end) of each Durable Object class constructor's body (balanced braces). */
+function constructorBodies(text: string): [number, number][] {
+  if (!/extends (?:DurableObject|McpAgent)\b/.test(text)) return [];
+  const out: [number, number][] = [];
+  for (const m of text.matchAll(/\bconstructor\s*\([^)]*\)\s*\{/g)) {
+    let depth = 1;
+    let i = m.index + m[0].length;
+    for (; i < text.length && depth > 0; i++) {
+      if (text[i] === '{') depth++;
+      else if (text[i] === '}') depth--;
+    }
+    out.push([m.index, i]);
+  }
+  return out;
+}
+
 describe('the layers of src/', () => {
-  it('have no import cycles between folders', () => {
-    expect(cycles(unitGraph()).map((c) => c.join(' → '))).toEqual([]);
+  it('have no import cycles between files, type imports counted', () => {
+    expect(cycles(graph(relative)).map((c) => c.join(' → '))).toEqual([]);
+  });
+
+  it('have no import cycles between folders, type imports counted', () => {
+    expect(cycles(graph(unit)).map((c) => c.join(' → '))).toEqual([]);
+  });
+
+  it('read the environment only in config/, compose/ and the entry (and a Durable Object in its constructor)', () => {
+    const outside: string[] = [];
+    for (const file of files(SRC)) {
+      const rel = relative(file);
+      if (
+        rel.startsWith(`config${path.sep}`) ||
+        rel.startsWith(`compose${path.sep}`) ||
+        rel === 'index.ts'
+      )
+        continue;
+      const text = readFileSync(file, 'utf8');
+      const allowed = constructorBodies(text);
+      for (const read of envReads(text)) {
+        if (!allowed.some(([start, end]) => read.at > start && read.at < end))
+          outside.push(`${rel}:${read.line}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
+  it('the environment check sees a read, and allows one in a Durable Object constructor only', () => {
+    const read = 'const x = c.env.POLICY;';
+    expect(envReads(read)).toHaveLength(1);
+    const object = `class A extends DurableObject {\n  constructor(ctx, env) {\n    super(ctx, env);\n    this.a = env.AUDIT;\n  }\n  m() { return this.env.AUDIT; }\n}`;
+    const [inside, outsideRead] = envReads(object);
+    const [[start, end]] = constructorBodies(object) as [[number, number]];
+    expect(inside!.at > start && inside!.at < end).toBe(true);
+    expect(outsideRead!.at > end).toBe(true);
   });
 
   it('keep the pure core pure: policy/ imports only identity (the person matcher), own (own-entry lookups) and property-value (parsed values), no I/O', () => {
-    expect([...(unitGraph().get('policy/') ?? [])].sort()).toEqual([
+    expect([...(graph(unit).get('policy/') ?? [])].sort()).toEqual([
       'identity',
       'own',
       'property-value',

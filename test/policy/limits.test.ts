@@ -3,7 +3,7 @@
 
 import { abortAllDurableObjects } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { counterObjectName } from '../../src/counters/reserve';
 import type { AppEnv } from '../../src/env';
@@ -23,11 +23,15 @@ async function open(kind: 'http' | 'sse' = 'http'): Promise<Client> {
 describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
   beforeAll(async () => {
     await sim.reset();
-    // The create counter is a calendar minute: start early in one so the whole file fits in it.
-    const second = new Date().getUTCSeconds();
-    if (second > 30) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
-  }, 45_000);
-  afterAll(() => Promise.all(clients.map((c) => c.close().catch(() => {}))));
+    // The create counter is a calendar minute: the clock is set to the start of a fresh one, so
+    // the whole file fits in it (the server reads the time through its clock: src/clock.ts).
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    vi.setSystemTime(Math.ceil(Date.now() / 60_000) * 60_000 + 60_000 + 1_000);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    vi.useRealTimers();
+  });
 
   it('keeps the slot of a write Proxmox answered with an error (it may have done part of the work)', async () => {
     const client = await open();
@@ -58,6 +62,8 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
     expect(rows.map((r) => [r.key, r.count])).toEqual([
       ['pve_create_qemu_vm/pve_create_qemu_vm_rate', 2],
     ]);
+    // Counted in the minute the test set the clock to (a real minute ago it would be another).
+    expect(rows.map((r) => r.windowStart)).toEqual([Math.floor(Date.now() / 60_000) * 60_000]);
   });
 
   it('lets exactly the 3 slots left of 5 be taken by 20 concurrent confirmed creates from 3 sessions', async () => {

@@ -21,7 +21,7 @@ function stored(over: Partial<StoredAuditRecord> = {}): StoredAuditRecord {
     session: 'session',
     tool: 'pve_create_qemu_vm',
     arg_keys: ['node', 'name'],
-    args_sha256: 'a'.repeat(64),
+    args_hmac: 'a'.repeat(64),
     args: { node: 'pve1', name: 'web-1' },
     decision: 'allow',
     rule: null,

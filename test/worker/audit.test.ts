@@ -39,7 +39,7 @@ function record(over: Partial<AuditRecord> = {}): AuditRecord {
     session: 'session',
     tool: 'pve_list_vms',
     arg_keys: [],
-    args_sha256: 'a'.repeat(64),
+    args_hmac: 'a'.repeat(64),
     args: {},
     decision: 'allow',
     rule: null,
@@ -264,7 +264,7 @@ describe('AuditLog (the audit trail store)', () => {
       state.storage.sql.exec(
         `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120000)
          INSERT INTO audit_records (ts, request_id, user_id, client_id, grant_id, session, tool,
-           arg_keys, args_sha256, args, decision, outcome, latency_ms)
+           arg_keys, args_hmac, args, decision, outcome, latency_ms)
          SELECT ?, 'old' || i, 'u', 'c', 'g', 's', 't', '[]', '', '{}', 'allow', 'ok', 0 FROM n`,
         Date.now() - 100 * DAY,
       );

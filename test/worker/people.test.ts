@@ -11,6 +11,7 @@ import { matchesPerson, matchesPrincipal, type Identity } from '../../src/identi
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { TOOL_CATALOG } from '../../src/tools';
+import { configOf } from '../../src/config';
 import { isAdmin } from '../../src/web/admins';
 
 function person(userId: string, email?: string, groups: string[] = [], login?: string): Identity {
@@ -47,7 +48,7 @@ describe('every place that names people uses the same rule', () => {
   });
 
   it.each(personEntries)('administrators (ADMIN_USERS=%s)', (entry, who, expected) => {
-    expect(isAdmin({ ADMIN_USERS: entry } as AppEnv, who)).toBe(expected);
+    expect(isAdmin(configOf({ ADMIN_USERS: entry } as AppEnv), who)).toBe(expected);
   });
 
   it.each(CASES)('approvers (%s)', (entry, who, expected) => {
@@ -115,8 +116,8 @@ describe('every place that names people uses the same rule', () => {
   });
 
   it('ADMIN_GROUPS and ALLOWED_GROUPS are exact group names', () => {
-    expect(isAdmin({ ADMIN_GROUPS: 'Ops' } as AppEnv, ALICE)).toBe(true);
-    expect(isAdmin({ ADMIN_GROUPS: 'ops' } as AppEnv, ALICE)).toBe(false);
+    expect(isAdmin(configOf({ ADMIN_GROUPS: 'Ops' } as AppEnv), ALICE)).toBe(true);
+    expect(isAdmin(configOf({ ADMIN_GROUPS: 'ops' } as AppEnv), ALICE)).toBe(false);
     expect(admit(ALICE, [], ['Ops'], false).admitted).toBe(true);
     expect(admit(ALICE, [], ['ops'], false).admitted).toBe(false);
   });

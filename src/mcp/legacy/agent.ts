@@ -7,16 +7,20 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { recordGrantSession } from '../../auth/grants';
 import { composeHost, TOOL_SET } from '../../compose/host';
+import { type Runtime, runtimeOf } from '../../compose/runtime';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import { WindowCounters } from '../../counters/window-counters';
-import type { AppEnv } from '../../env';
+import type { AppEnv, SessionObject } from '../../env';
 import { identityFromProps } from '../../identity';
 import { installTools } from './tools';
 
 /** Storage key set when the session was ended by a revocation. */
 const ENDED_KEY = 'ended';
 
-export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown>> {
+export class ProxmoxMcp
+  extends McpAgent<AppEnv, unknown, Record<string, unknown>>
+  implements SessionObject
+{
   // The low-level SDK server: our seam answers tools/list and tools/call itself, so that
   // validation, policy and logging wrap every call (McpServer would validate before us).
   server = new Server(SERVER_INFO, {
@@ -48,14 +52,16 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
     // The grant's first request here: remember the session under the grant, so that revoking
     // the grant ends it (../auth/grants.ts).
     if (!stored && incoming) {
-      await recordGrantSession(this.env, incoming.grantId, this.name).catch((err: unknown) => {
-        console.error(
-          JSON.stringify({
-            msg: 'session_index_failed',
-            error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
-          }),
-        );
-      });
+      await recordGrantSession(this.runtime.stores.kv, incoming.grantId, this.name).catch(
+        (err: unknown) => {
+          console.error(
+            JSON.stringify({
+              msg: 'session_index_failed',
+              error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
+            }),
+          );
+        },
+      );
     }
   }
 
@@ -71,8 +77,13 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
 
   /** Ends the session for good (its grant was revoked): open streams close, its id is dead. */
   async endSession(): Promise<void> {
-    await this.ctx.storage.put(ENDED_KEY, Date.now());
+    await this.ctx.storage.put(ENDED_KEY, this.runtime.clock.now());
     for (const connection of this.getConnections()) connection.close(1000, 'Access revoked');
+  }
+
+  /** The Runtime (../../compose/runtime.ts) of this object's environment. */
+  private get runtime(): Runtime {
+    return runtimeOf(this.env);
   }
 
   /** The public origin this session was opened through (for approval page links). */
@@ -83,7 +94,7 @@ export class ProxmoxMcp extends McpAgent<AppEnv, unknown, Record<string, unknown
 
   override async init(): Promise<void> {
     this.sessionCounters ??= await WindowCounters.load(this.ctx.storage);
-    const host = composeHost(this.env, {
+    const host = composeHost(this.runtime, {
       sessionId: this.name,
       sessionCounters: this.sessionCounters,
       identity: () => identityFromProps(this.props),

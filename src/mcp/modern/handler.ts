@@ -20,15 +20,12 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { AUDIT_OBJECT } from '../../audit/names';
-import { AskInNextRequest, elicitsForms, type Conversation } from '../../calls/conversation';
+import { elicitsForms, type Conversation } from '../../calls/conversation';
 import { runCall } from '../../calls/run-call';
 import { composeHost, TOOL_SET } from '../../compose/host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
-import { approvalStore } from '../../approvals/config';
-import type { AppEnv } from '../../env';
+import type { Runtime } from '../../compose/runtime';
 import type { Identity } from '../../identity';
-import { STORE_DEADLINE_MS, withDeadline } from '../../stores/deadline';
 
 /** How long a person has to answer before the question must be asked again. */
 const ANSWER_TTL_S = 5 * 60;
@@ -43,7 +40,7 @@ interface QuestionState {
 
 /** What the router hands each exchange (through the SDK's pass-through authInfo). */
 interface Exchange {
-  env: AppEnv;
+  runtime: Runtime;
   identity: Identity;
   origin: string;
   waitUntil(work: Promise<unknown>): void;
@@ -61,17 +58,17 @@ const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchange
 export async function serveModern(
   request: Request,
   message: unknown,
-  env: AppEnv,
+  runtime: Runtime,
   identity: Identity,
   origin: string,
   ctx: ExecutionContext,
 ): Promise<Response> {
   const exchange: Exchange = {
-    env,
+    runtime,
     identity,
     origin,
     waitUntil: (work) => ctx.waitUntil(work),
-    codec: await codecFor(env),
+    codec: await codecFor(runtime),
   };
   const authInfo: AuthInfo = {
     token: '',
@@ -101,7 +98,7 @@ function buildServer(exchange: Exchange): Server {
     // reaches a handler: the SDK answers -32602 invalid_request_state.
     requestState: { verify: (state, ctx) => exchange.codec.verify(state, ctx) },
   });
-  const host = composeHost(exchange.env, {
+  const host = composeHost(exchange.runtime, {
     sessionId: 'stateless',
     sessionCounters: 'per-grant',
     identity: () => exchange.identity,
@@ -126,7 +123,7 @@ function buildServer(exchange: Exchange): Server {
     );
     if (outcome.kind === 'result') return outcome.result;
     const { binding, question } = outcome;
-    const state: QuestionState = { t: binding.tool, h: binding.argsHash, n: nonce() };
+    const state: QuestionState = { t: binding.tool, h: binding.argsHmac, n: nonce() };
     return inputRequired({
       inputRequests: {
         [QUESTION_KEY]: inputRequired.elicit({
@@ -158,19 +155,19 @@ function answersInRequest(ctx: ServerContext, exchange: Exchange): Conversation 
     async ask(question, binding) {
       const state = ctx.mcpReq.requestState<QuestionState>();
       const answer = inputResponse(ctx.mcpReq.inputResponses, QUESTION_KEY);
-      if (!state || answer.kind !== 'elicit') throw new AskInNextRequest(question, binding);
-      if (state.t !== binding.tool || state.h !== binding.argsHash) {
+      if (!state || answer.kind !== 'elicit')
+        return { kind: 'ask_next_request', question, binding };
+      if (state.t !== binding.tool || state.h !== binding.argsHmac) {
         return {
           action: 'decline',
           refusal:
             'The answer sent with this call was given for another call (other tool or arguments). Call again without it to ask anew.',
         };
       }
-      const fresh = await approvalStore(exchange.env).spendOnce(
-        state.n,
-        Date.now() + ANSWER_TTL_S * 1000,
-        Date.now(),
-      );
+      const now = exchange.runtime.clock.now();
+      const fresh = await exchange.runtime.stores
+        .approvals()
+        .spendOnce(state.n, now + ANSWER_TTL_S * 1000, now);
       if (!fresh)
         return {
           action: 'decline',
@@ -194,15 +191,10 @@ function nonce(): string {
 
 let cachedCodec: Promise<RequestStateCodec<QuestionState>> | undefined;
 
-/** The codec, keyed by the server's own `request_state` key (made once, kept by the audit object). */
-function codecFor(env: AppEnv): Promise<RequestStateCodec<QuestionState>> {
+/** The codec, keyed by the server's own `request_state` key (made once, kept in the key store). */
+function codecFor(runtime: Runtime): Promise<RequestStateCodec<QuestionState>> {
   cachedCodec ??= (async () => {
-    const audit = env.AUDIT;
-    const base64 = await withDeadline(
-      audit.get(audit.idFromName(AUDIT_OBJECT)).serverKey('request_state'),
-      STORE_DEADLINE_MS,
-      'request-state key',
-    );
+    const base64 = await runtime.stores.serverKey('request_state');
     const key = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
     return createRequestStateCodec<QuestionState>({
       key,

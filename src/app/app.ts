@@ -1,0 +1,200 @@
+// The Worker's one Hono app. Every request first gets the Runtime and the body caps (chunked
+// bodies too); then the door: AUTH_MODE=none serves loopback requests only (DNS-rebinding
+// protection) from same-origin browsers, as the anonymous local person; AUTH_MODE=oauth hands the
+// request to the OAuth 2.1 authorization server (../app/oauth.ts), which serves its own endpoints,
+// checks the token of /mcp and /sse and passes everything else back here, to the pages. One
+// not-found answer and one error handler: no request gets a stack trace.
+
+import { Hono, type Context, type MiddlewareHandler, type Next } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { authRoutes } from '../auth/routes';
+import { publicOrigin } from '../auth/config';
+import { type AppBindings, cameThroughProvider, providerEnv, runtimeOf } from '../compose/runtime';
+import { crossOriginViolation, loopbackViolation, withCors } from '../guard';
+import { health } from '../health';
+import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
+import { readMcpBody } from '../http/mcp-body';
+import { ANONYMOUS } from '../identity';
+import { mcpApi } from '../mcp/route';
+import { webRoutes } from '../web/routes';
+import { providerFor } from './oauth';
+
+/** MCP messages: the MCP transports' own limit, now also for bodies sent without a length. */
+const MCP_BODY_LIMIT = 4 * 1024 * 1024;
+/** Everything else (sign-in and web forms, token and registration requests) is small. */
+const FORM_BODY_LIMIT = 64 * 1024;
+
+const SUFFIXED_RESOURCE_METADATA = /^\/\.well-known\/oauth-protected-resource\/(?:mcp|sse)\/?$/;
+/** Pages a person opens in a browser: with PUBLIC_URL set they live on that origin only. */
+const BROWSER_PATHS = /^\/(?:authorize|login|admin(?:\/.*)?|approvals\/[^/]+|dev-idp\/login)$/;
+
+type Ctx = Context<AppBindings>;
+
+export const app = new Hono<AppBindings>();
+
+app.use('*', async (c, next) => {
+  c.set('runtime', runtimeOf(c.env));
+  await next();
+});
+
+// The caps and the door apply once, on the way in: not again when the OAuth provider hands a
+// request back (it passes on the same request, with its own copy of env).
+const onTheWayIn =
+  (middleware: MiddlewareHandler<AppBindings>): MiddlewareHandler<AppBindings> =>
+  (c, next) =>
+    cameThroughProvider(c.env) ? next() : middleware(c, next);
+
+const tooLarge = (limit: number) => (c: Ctx) =>
+  c.json(
+    { error: 'payload_too_large', message: `The request body is larger than ${limit} bytes.` },
+    413,
+  );
+const mcpLimit = bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) });
+const formLimit = bodyLimit({ maxSize: FORM_BODY_LIMIT, onError: tooLarge(FORM_BODY_LIMIT) });
+
+/**
+ * An MCP message is read once here: one nested absurdly deep is refused before any code walks it
+ * (see json-depth.ts); the rest go on with their parse (see mcp-body.ts).
+ */
+async function mcpBody(c: Ctx, next: Next): Promise<Response | undefined> {
+  const read = await readMcpBody(c.req.raw);
+  if (!('request' in read)) {
+    const message = `Invalid params: the message nests more than ${MAX_MESSAGE_DEPTH} levels deep.`;
+    return c.json({ jsonrpc: '2.0', error: { code: -32602, message }, id: null }, 400);
+  }
+  c.req.raw = read.request;
+  await next();
+  return undefined;
+}
+
+app.use('/mcp', onTheWayIn(mcpLimit), onTheWayIn(mcpBody));
+app.use('/sse/*', onTheWayIn(mcpLimit), onTheWayIn(mcpBody));
+app.use(
+  '*',
+  onTheWayIn((c, next) =>
+    c.req.path === '/mcp' || c.req.path.startsWith('/sse/') ? next() : formLimit(c, next),
+  ),
+);
+
+/** The door: who may come in, and (with sign-in) the OAuth provider in front of everything. */
+app.use(
+  '*',
+  onTheWayIn(async (c, next) => {
+    const { config } = c.var.runtime;
+    const request = c.req.raw;
+    const mode = config.authMode;
+    if (typeof mode !== 'string') return refuse(c, 500, 'misconfigured', mode.error);
+    if (mode === 'none' || config.signIn.idpKind === 'dev') {
+      const why = loopbackViolation(request);
+      if (why) {
+        const reason =
+          mode === 'none' ? 'With AUTH_MODE=none' : 'With the development sign-in (IDP=dev)';
+        return refuse(
+          c,
+          403,
+          'forbidden',
+          `${why}. ${reason} this server only answers loopback requests.`,
+        );
+      }
+    }
+    if (mode === 'none') {
+      // Nobody signs in, so a browser page on another origin would act as the user: refuse it.
+      const allowed = config.corsOrigins;
+      const why = crossOriginViolation(request, allowed);
+      if (why)
+        return refuse(
+          c,
+          403,
+          'forbidden',
+          `${why}. With AUTH_MODE=none only same-origin browser requests are served.`,
+        );
+      if (request.method === 'OPTIONS')
+        return withCors(new Response(null, { status: 204 }), request, allowed);
+      await next();
+      const answered = withCors(c.res, request, allowed);
+      // Hono copies the old response's headers into a new one: clear it first, so the CORS
+      // headers withCors took out stay out.
+      c.res = undefined;
+      c.res = answered;
+      return undefined;
+    }
+    const origin = publicOrigin(config, request);
+    const url = new URL(request.url);
+    if (origin !== url.origin && request.method === 'GET' && BROWSER_PATHS.test(url.pathname)) {
+      // Sign-in works on the public origin (its callback is the one registered with the IdP).
+      return Response.redirect(`${origin}${url.pathname}${url.search}`, 302);
+    }
+    let provider;
+    try {
+      provider = providerFor(origin, pages);
+    } catch (err) {
+      logUnhandled(err);
+      return refuse(
+        c,
+        400,
+        'unsupported_origin',
+        `This server cannot sign anyone in at ${origin.slice(0, 100)}. Use its https address, or http://localhost or http://127.0.0.1 locally.`,
+      );
+    }
+    // Clients look for the path-suffixed metadata of the resource they were given (RFC 9728
+    // §3.1) before the root one; the library serves only the root one, which covers /mcp, /sse.
+    const forwarded = SUFFIXED_RESOURCE_METADATA.test(url.pathname)
+      ? new Request(new URL('/.well-known/oauth-protected-resource', url), request)
+      : request;
+    // The OAuth library keeps its helpers on the env object it is given (only when absent): each
+    // request gets its own copy, so one origin's provider never answers for another's.
+    return provider.fetch(forwarded, providerEnv(c.env), executionContext(c));
+  }),
+);
+
+/** What the OAuth provider hands back to this app: everything but its own endpoints and the API. */
+const pages = {
+  fetch: (request: Request, env: AppBindings['Bindings'], ctx: ExecutionContext) =>
+    app.fetch(request, env, ctx),
+};
+
+app.get('/health', health);
+app.route('/', authRoutes);
+app.route('/', webRoutes);
+app.get('/', (c) =>
+  c.text(
+    'Proxmox VE MCP server. Add this URL with /mcp (or /sse) to your MCP client; it will ask you to sign in.\n',
+  ),
+);
+
+/** AUTH_MODE=none: the MCP endpoints, as the anonymous local person (with sign-in, the OAuth provider serves them). */
+const asAnonymous = (c: Ctx): Promise<Response> | Response => {
+  if (c.var.runtime.config.authMode !== 'none') return notFound(c);
+  const ctx = executionContext(c) as ExecutionContext & { props?: unknown };
+  ctx.props = { ...ANONYMOUS };
+  return mcpApi.fetch(c.req.raw, c.env, ctx);
+};
+app.all('/mcp', asAnonymous);
+app.all('/sse', asAnonymous);
+app.all('/sse/*', asAnonymous);
+
+function notFound(c: Ctx): Response {
+  return c.json(
+    { error: 'not_found', message: 'Try /mcp (streamable HTTP), /sse (SSE) or /health.' },
+    404,
+  );
+}
+app.notFound(notFound);
+app.onError((err, c) => {
+  logUnhandled(err);
+  return refuse(c, 500, 'internal', 'Internal error.');
+});
+
+function refuse(c: Ctx, status: 400 | 403 | 500, error: string, message: string): Response {
+  return c.json({ error, message }, status);
+}
+
+function logUnhandled(err: unknown): void {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  console.error(JSON.stringify({ msg: 'unhandled', error: text.slice(0, 300) }));
+}
+
+/** Hono types its execution context loosely; it is the Worker's own. */
+function executionContext(c: Ctx): ExecutionContext {
+  return c.executionCtx as unknown as ExecutionContext;
+}

@@ -1,0 +1,160 @@
+// The Runtime: everything a request may use, built from the Worker's environment here and only
+// here. The checked configuration (../config/), the clock, and one port per store: where the
+// policy comes from, the rate-limit counters, approvals, the audit trail, the server's keys, the
+// MCP sessions, the OAuth KV namespace, and a Proxmox client per call. Calls, both MCP eras, the
+// pages, /health and the admin routes take what they need from it; nobody else reads the
+// environment. Built once per environment object (an isolate keeps its env; the per-request
+// copies the OAuth library needs share it), since it holds no state of a request.
+
+import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
+import { type Clock, systemClock } from '../clock';
+import { type Config, configOf } from '../config';
+import type {
+  AppEnv,
+  ApprovalsObject,
+  AuditObject,
+  CountersObject,
+  KeysObject,
+  SessionObject,
+} from '../env';
+import { type ActivePolicy, activePolicy } from '../policy/source';
+import { PveClient } from '../proxmox/client';
+import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/server-keys';
+import { type Scrubber, scrubberFor } from '../secrets/scrub';
+import { STORE_DEADLINE_MS, withDeadline } from '../stores/deadline';
+import { objectPort, type RpcOf } from '../stores/stubs';
+import { TOOL_CATALOG } from '../tools';
+
+/** Where the policy in force comes from: the POLICY variable or policy.json today, a store next. */
+export interface PolicySource {
+  active(): ActivePolicy;
+}
+
+export type CountersPort = RpcOf<CountersObject, 'reserve' | 'release' | 'list'>;
+export type ApprovalsPort = RpcOf<
+  ApprovalsObject,
+  'create' | 'get' | 'decide' | 'consume' | 'restore' | 'spendOnce' | 'pending'
+>;
+export type AuditPort = RpcOf<AuditObject, 'append' | 'query' | 'get' | 'stats' | 'recordLost'>;
+export type SessionPort = RpcOf<SessionObject, 'owner' | 'endSession'>;
+
+/** The stores, each call with the store deadline (a hung object fails its caller, never hangs it). */
+export interface Stores {
+  /**
+   * The counters object of one scope key: `grant:<id>`, `user:...`, `global`. A reservation
+   * that lands after its deadline was never counted on: it is given back, in `waitUntil`.
+   */
+  counters(name: string, waitUntil?: (work: Promise<unknown>) => void): CountersPort;
+  approvals(): ApprovalsPort;
+  /** The audit trail's records; `lost` is the object counting the records that could not be written. */
+  audit(which?: 'records' | 'lost', ms?: number): AuditPort;
+  /** A server key (made once, kept for good). */
+  serverKey(name: ServerKeyName): Promise<string>;
+  /** One 2025 MCP session's object, by its Durable Object name. */
+  session(name: string): SessionPort;
+  /** The OAuth library's KV namespace, which our grant index and web sessions share. */
+  kv: KVNamespace;
+}
+
+export interface Runtime {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly policy: PolicySource;
+  readonly stores: Stores;
+  /** Removes every configured secret from text that came back from upstream. */
+  readonly scrubber: Scrubber;
+  /** A Proxmox client for one call (it logs that call's exchanges), or why there is none. */
+  pveClient(): PveClient | { error: string };
+}
+
+/** What the Hono routes see: the bindings, and the Runtime the entry put in the context. */
+export interface AppBindings {
+  Bindings: AppEnv;
+  Variables: { runtime: Runtime };
+}
+
+const built = new WeakMap<object, Runtime>();
+
+export function runtimeOf(env: AppEnv): Runtime {
+  let runtime = built.get(env);
+  if (!runtime) {
+    runtime = buildRuntime(env);
+    built.set(env, runtime);
+  }
+  return runtime;
+}
+
+const handedToProvider = new WeakSet<object>();
+
+/**
+ * A copy of env for the OAuth provider, which writes its helpers into the env it is given: each
+ * request gets its own copy, so one origin's provider never answers for another's. The copy
+ * shares env's Runtime, and marks what the provider hands back to the app (../app/app.ts).
+ */
+export function providerEnv(env: AppEnv): AppEnv {
+  const copy = { ...env };
+  built.set(copy, runtimeOf(env));
+  handedToProvider.add(copy);
+  return copy;
+}
+
+/** Whether a request with this env came back from the OAuth provider (so it is past the door). */
+export function cameThroughProvider(env: AppEnv): boolean {
+  return handedToProvider.has(env);
+}
+
+/** The OAuth library's helpers, which it puts on the env it hands the routes it serves. */
+export function oauthHelpers(env: AppEnv): OAuthHelpers | undefined {
+  return (env as AppEnv & { OAUTH_PROVIDER?: OAuthHelpers }).OAUTH_PROVIDER;
+}
+
+function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
+  const config = configOf(env);
+  const keys = (): RpcOf<KeysObject, 'key'> =>
+    objectPort<KeysObject, 'key'>(env.SERVER_KEYS, SERVER_KEYS_OBJECT, 'server keys');
+  return {
+    config,
+    clock,
+    policy: { active: () => activePolicy(config.policyText, TOOL_CATALOG) },
+    stores: {
+      counters: (name, waitUntil) => countersPort(env.POLICY_COUNTERS, name, waitUntil),
+      approvals: () =>
+        objectPort<ApprovalsObject, keyof ApprovalsPort>(
+          env.APPROVALS as DurableObjectNamespace<ApprovalsObject>,
+          'approvals',
+          'approvals',
+        ),
+      audit: (which = 'records', ms) =>
+        objectPort<AuditObject, keyof AuditPort>(
+          env.AUDIT,
+          which === 'records' ? AUDIT_OBJECT : AUDIT_LOST_OBJECT,
+          which === 'records' ? 'audit' : 'audit lost',
+          ms,
+        ),
+      serverKey: (name) => keys().key(name),
+      session: (name) =>
+        objectPort<SessionObject, 'owner' | 'endSession'>(env.MCP_OBJECT, name, 'session'),
+      kv: env.OAUTH_KV,
+    },
+    scrubber: scrubberFor(config.secrets),
+    pveClient: () => ('error' in config.pve ? config.pve : new PveClient(config.pve, clock)),
+  };
+}
+
+function countersPort(
+  ns: DurableObjectNamespace<CountersObject>,
+  name: string,
+  waitUntil?: (work: Promise<unknown>) => void,
+): CountersPort {
+  const stub = ns.get(ns.idFromName(name)) as unknown as CountersPort;
+  const what = `counters ${name}`;
+  return {
+    reserve: (items, now) =>
+      withDeadline(stub.reserve(items, now), STORE_DEADLINE_MS, `${what}.reserve`, (late) => {
+        if (late === null) waitUntil?.(stub.release(items).catch(() => undefined));
+      }),
+    release: (items) => withDeadline(stub.release(items), STORE_DEADLINE_MS, `${what}.release`),
+    list: (now) => withDeadline(stub.list(now), STORE_DEADLINE_MS, `${what}.list`),
+  };
+}

@@ -354,6 +354,16 @@ export default defineConfig({
           hookTimeout: 90_000,
         },
       },
+      // The call seam on its own (test/calls/): in Node, no workerd, against the simulator.
+      {
+        test: {
+          name: 'calls',
+          environment: 'node',
+          include: ['test/calls/**/*.test.ts'],
+          globalSetup: ['./test/global-setup.ts'],
+          testTimeout: 30_000,
+        },
+      },
       {
         test: {
           name: 'node',

@@ -1,0 +1,319 @@
+// The call seam on its own (src/calls/run-call.ts), in Node, with an in-memory host (./host.ts)
+// and the real Proxmox simulator: an allowed call, a denial with its rule, an approval asked and
+// spent, a limit reserved and given back (or kept), the audit record's fields, a store that
+// hangs — and a 2026-07-28 client asked in its next request, as a value.
+
+import { beforeEach, describe, expect, it } from 'vitest';
+import { hmacHex, importKey } from '../../src/audit/arg-hash';
+import { canonicalJson } from '../../src/audit/canonical';
+import type { Conversation } from '../../src/calls/conversation';
+import type { CallOutcome, CallResult } from '../../src/calls/result';
+import { runCall } from '../../src/calls/run-call';
+import { toolSet } from '../../src/calls/tool-list';
+import { TOOLS } from '../../src/tools';
+import { sim } from '../worker/helpers/sim';
+import { ALICE, testHost, type HostOptions, type TestHost } from './host';
+
+const TOOL_SET = toolSet(TOOLS);
+const JSON_TYPE = 'application/json;charset=UTF-8';
+
+async function call(
+  t: TestHost,
+  tool: string,
+  args: Record<string, unknown>,
+  conversation: Conversation | null = null,
+): Promise<CallOutcome> {
+  const found = TOOL_SET.get(tool)!;
+  return runCall(found.tool, found.input, args, t.host, conversation);
+}
+
+function result(outcome: CallOutcome): CallResult {
+  if (outcome.kind !== 'result') throw new Error(`expected a result, got ${outcome.kind}`);
+  return outcome.result;
+}
+
+const text = (r: CallResult): string => r.content.map((c) => c.text).join('\n');
+const policy = (tools: object, extra: object = {}): HostOptions['policy'] => ({
+  version: '1',
+  default: 'deny',
+  tools,
+  ...extra,
+});
+
+beforeEach(async () => {
+  await sim.reset();
+  await sim.clearLog();
+});
+
+describe('runCall', () => {
+  it('runs an allowed call: one Proxmox read, a result, one audit record', async () => {
+    const t = testHost({ policy: policy({ pve_list_vms: {} }) });
+    const r = result(await call(t, 'pve_list_vms', { limit: 2 }));
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(r.structuredContent).toMatchObject({ total: 12 });
+    expect((await sim.requests()).map((q) => `${q.method} ${q.path}`)).toEqual([
+      'GET /api2/json/cluster/resources',
+    ]);
+    expect(t.audit).toHaveLength(1);
+    expect(t.audit[0]).toMatchObject({
+      tool: 'pve_list_vms',
+      decision: 'allow',
+      outcome: 'ok',
+      upstream_status: 200,
+    });
+  });
+
+  it('refuses a call a rule denies, naming the rule, and sends nothing', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_create_qemu_vm: {
+          deny_if: [{ path: 'args.memory', op: 'gt', value: 8192, reason: 'Too big.' }],
+        },
+      }),
+    });
+    const r = result(
+      await call(t, 'pve_create_qemu_vm', {
+        node: 'pve1',
+        vmid: 4100,
+        memory: 16384,
+        confirm: true,
+      }),
+    );
+    expect(r.isError).toBe(true);
+    expect(text(r)).toBe('[POLICY DENIED] Too big.');
+    expect(r.structuredContent).toEqual({
+      policy: { decision: 'deny', rule: '/tools/pve_create_qemu_vm/deny_if/0', reason: 'Too big.' },
+    });
+    expect(await sim.requests()).toEqual([]);
+    expect(t.audit[0]).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_create_qemu_vm/deny_if/0',
+      outcome: 'denied',
+    });
+  });
+
+  it('asks for an approval, runs the call once a person approved it, and spends it', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_start_vm: { action: 'require_approval', reason: 'A person starts VMs.' },
+      }),
+    });
+    const args = { node: 'pve2', vmid: 104, confirm: true };
+    const asked = result(await call(t, 'pve_start_vm', args));
+    expect(text(asked)).toMatch(
+      /^\[APPROVAL REQUIRED\] A person starts VMs\. Nothing was sent to Proxmox\./,
+    );
+    const id = asked.structuredContent!.approval_id as string;
+    expect(t.approvals.rows.get(id)).toMatchObject({
+      status: 'pending',
+      tool: 'pve_start_vm',
+      user_id: ALICE.userId,
+    });
+    expect(await sim.writes()).toEqual([]);
+
+    t.approvals.approve(id, 'lead@example.com', t.clock.now());
+    const ran = result(await call(t, 'pve_start_vm', { ...args, approval_id: id }));
+    expect(ran.isError, text(ran)).toBeFalsy();
+    expect((await sim.writes()).map((q) => `${q.method} ${q.path}`)).toEqual([
+      'POST /api2/json/nodes/pve2/qemu/104/status/start',
+    ]);
+    expect(t.approvals.rows.get(id)!.status).toBe('used');
+    expect(t.audit.at(-1)).toMatchObject({
+      decision: 'allow',
+      approval_id: id,
+      approval_channel: 'web',
+    });
+
+    const again = result(await call(t, 'pve_start_vm', { ...args, approval_id: id }));
+    expect(text(again)).toMatch(/already used/);
+    expect(await sim.writes()).toHaveLength(1);
+  });
+
+  it('suspends a call for a person asked in the next request (a value, not an exception), sending nothing', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
+      }),
+    });
+    const nextRequest: Conversation = {
+      ask: async (question, binding) => ({ kind: 'ask_next_request', question, binding }),
+    };
+    const outcome = await call(
+      t,
+      'pve_stop_vm',
+      { node: 'pve1', vmid: 101, confirm: true },
+      nextRequest,
+    );
+    expect(outcome.kind).toBe('input_required');
+    if (outcome.kind !== 'input_required') return;
+    expect(outcome.question.message).toMatch(
+      /A person confirms each hard stop\.\nalice@example\.com \(client test-client\) asks to run pve_stop_vm/,
+    );
+    expect(outcome.binding).toMatchObject({ tool: 'pve_stop_vm', grantId: ALICE.grantId });
+    expect(await sim.writes()).toEqual([]);
+    expect(t.audit[0]).toMatchObject({
+      decision: 'approval_required',
+      outcome: 'approval_pending',
+    });
+  });
+
+  it('reserves a limit slot, gives it back when a read fails, and keeps it once a write was sent', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_list_vms: { limits: [{ counter: 'lists', window: 'minute', max: 1, scope: 'grant' }] },
+        pve_create_qemu_vm: {
+          limits: [{ counter: 'creates', window: 'minute', max: 1, scope: 'grant' }],
+        },
+      }),
+    });
+    const grant = `grant:${ALICE.grantId}`;
+    await sim.fault({
+      path: '^/cluster/resources$',
+      times: 1,
+      status: 500,
+      contentType: JSON_TYPE,
+      body: { data: null, message: 'busy\n' },
+    });
+    const failed = result(await call(t, 'pve_list_vms', {}));
+    expect(failed.structuredContent!.error).toMatchObject({ kind: 'upstream.server_error' });
+    expect((await t.counters(grant)).list(t.clock.now())).toEqual([
+      expect.objectContaining({ key: 'pve_list_vms/lists', count: 0 }),
+    ]);
+    expect(result(await call(t, 'pve_list_vms', {})).isError).toBeFalsy();
+    expect(result(await call(t, 'pve_list_vms', {})).structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+    });
+
+    await sim.fault({
+      method: 'POST',
+      path: '^/nodes/pve1/qemu$',
+      status: 500,
+      contentType: JSON_TYPE,
+      body: { data: null, message: 'storage full\n' },
+    });
+    const write = result(
+      await call(t, 'pve_create_qemu_vm', { node: 'pve1', vmid: 4200, confirm: true }),
+    );
+    expect(text(write)).toMatch(/storage full/);
+    const rows = (await t.counters(grant)).list(t.clock.now());
+    expect(rows.find((r) => r.key === 'pve_create_qemu_vm/creates')?.count).toBe(1);
+    const next = result(
+      await call(t, 'pve_create_qemu_vm', { node: 'pve1', vmid: 4201, confirm: true }),
+    );
+    expect(next.structuredContent!.policy).toMatchObject({ decision: 'limited' });
+  });
+
+  it('counts a limit in the window of the clock it is given', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_list_vms: { limits: [{ counter: 'lists', window: 'minute', max: 1, scope: 'grant' }] },
+      }),
+    });
+    t.clock.set(Date.UTC(2026, 11, 1, 12, 0, 58));
+    expect(result(await call(t, 'pve_list_vms', {})).isError).toBeFalsy();
+    const limited = result(await call(t, 'pve_list_vms', {}));
+    expect(limited.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      retry_after_s: 2,
+    });
+    t.clock.set(Date.UTC(2026, 11, 1, 12, 1, 0));
+    expect(result(await call(t, 'pve_list_vms', {})).isError).toBeFalsy();
+  });
+
+  it('writes an audit record with every field: who, what, the keyed argument hash, redacted values, decision, outcome, timing', async () => {
+    const t = testHost({ policy: policy({ pve_create_qemu_vm: { sensitive: ['description'] } }) });
+    const args = {
+      node: 'pve1',
+      vmid: 4300,
+      name: 'audited',
+      description: 'secret notes',
+      confirm: true,
+    };
+    const r = result(await call(t, 'pve_create_qemu_vm', args));
+    expect(r.isError, text(r)).toBeFalsy();
+    const [record] = t.audit;
+    const shown = { ...args, wait: false, timeout_s: 60 };
+    expect(record).toEqual({
+      ts: expect.any(Number),
+      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      user_id: ALICE.userId,
+      user_email: ALICE.email,
+      client_id: ALICE.clientId,
+      grant_id: ALICE.grantId,
+      session: 'test-session',
+      tool: 'pve_create_qemu_vm',
+      arg_keys: ['node', 'vmid', 'name', 'description', 'wait', 'timeout_s', 'confirm'],
+      args_hmac: await hmacHex(await importKey(t.key), canonicalJson(shown)),
+      args: { ...shown, description: '[redacted]' },
+      decision: 'allow',
+      rule: null,
+      outcome: 'ok',
+      error_kind: null,
+      upstream_status: 200,
+      latency_ms: expect.any(Number),
+      vmid: 4300,
+      upid: expect.stringMatching(/^UPID:pve1:/),
+      approval_id: null,
+      approval_channel: null,
+    });
+    expect(record!.latency_ms).toBeGreaterThan(0);
+    expect(JSON.stringify(record)).not.toContain('secret notes');
+  });
+
+  it.each([
+    [
+      'counters',
+      { limits: [{ counter: 'c', window: 'hour', max: 5, scope: 'user' }] },
+      '(counter store unavailable)',
+      /Rate-limit counters could not be checked/,
+    ],
+    [
+      'approvals',
+      { action: 'require_approval' },
+      '(approval store unavailable)',
+      /The approvals store did not answer/,
+    ],
+  ])(
+    'denies a call when the %s store hangs, at its deadline, sending nothing',
+    async (store, rules, rule, reason) => {
+      const t = testHost({
+        policy: policy({ pve_create_qemu_vm: rules }),
+        hang: { [store]: true },
+        deadlineMs: 100,
+      });
+      const started = performance.now();
+      const r = result(
+        await call(t, 'pve_create_qemu_vm', { node: 'pve1', vmid: 4400, confirm: true }),
+      );
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(r.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
+      expect(text(r)).toMatch(reason);
+      expect(await sim.requests()).toEqual([]);
+      expect(t.audit[0]).toMatchObject({ decision: 'deny', rule });
+    },
+  );
+
+  it('denies a call when the counters store hangs after a person approved it, giving the approval back', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_create_qemu_vm: {
+          action: 'require_approval',
+          limits: [{ counter: 'c', window: 'hour', max: 5, scope: 'user' }],
+        },
+      }),
+      hang: { counters: true },
+      deadlineMs: 100,
+    });
+    const args = { node: 'pve1', vmid: 4500, confirm: true };
+    const id = result(await call(t, 'pve_create_qemu_vm', args)).structuredContent!
+      .approval_id as string;
+    t.approvals.approve(id, 'lead@example.com', t.clock.now());
+    const r = result(await call(t, 'pve_create_qemu_vm', { ...args, approval_id: id }));
+    expect(r.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '(counter store unavailable)',
+    });
+    expect(t.approvals.rows.get(id)!.status).toBe('approved');
+    expect(await sim.requests()).toEqual([]);
+  });
+});

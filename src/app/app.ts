@@ -5,6 +5,7 @@
 // checks the token of /mcp and /sse and passes everything else back here, to the pages. One
 // not-found answer and one error handler: no request gets a stack trace.
 
+import { errorText, logLine } from '../log';
 import { Hono, type Context, type MiddlewareHandler, type Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { authRoutes } from '../auth/routes';
@@ -190,8 +191,7 @@ function refuse(c: Ctx, status: 400 | 403 | 500, error: string, message: string)
 }
 
 function logUnhandled(err: unknown): void {
-  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  console.error(JSON.stringify({ msg: 'unhandled', error: text.slice(0, 300) }));
+  logLine('error', 'unhandled', { error: errorText(err, 300, true) });
 }
 
 /** Hono types its execution context loosely; it is the Worker's own. */

@@ -3,6 +3,7 @@
 // bound to this server's resource, refresh tokens, `iss` in authorization responses. One
 // provider per public origin (PUBLIC_URL, or the request's own).
 
+import { logLine } from '../log';
 import {
   OAuthProvider,
   GrantType,
@@ -50,7 +51,7 @@ export function providerFor(origin: string, pages: PagesHandler): OAuthProvider<
       refreshTokenIdleTTL: REFRESH_IDLE_TTL_S,
       tokenExchangeCallback: addGrantId,
       onError: ({ code, description, status, internal }) => {
-        console.warn(JSON.stringify({ msg: 'oauth_error', code, status, description, internal }));
+        logLine('warn', 'oauth_error', { code, status, description, internal });
       },
     });
     providers.set(origin, provider);

@@ -18,6 +18,7 @@
 // so test/auth/cimd-private-hosts.test.ts drives the real library at a loopback trap and fails
 // if it gets a single connection.
 
+import { logLine } from '../log';
 import { checkPublicHttpsUrl, type HostCheck } from './public-host';
 
 /** What the OAuth library's outbound User-Agent starts with (its OUTBOUND_USER_AGENT). */
@@ -40,7 +41,7 @@ export function guardedFetch(
     const verdict = check(urlOf(input));
     if (!verdict.ok) {
       const { ok: _, ...why } = verdict;
-      console.warn(JSON.stringify({ msg: 'oauth_fetch_refused', ...why }));
+      logLine('warn', 'oauth_fetch_refused', why);
       return Promise.reject(new TypeError(`Refused to fetch a non-public URL (${verdict.reason})`));
     }
     return original(input, { ...init, redirect: 'manual' });

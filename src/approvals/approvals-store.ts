@@ -9,6 +9,7 @@
 // Rows are deleted 90 days after they expire (so the audit trail's approval ids can still be
 // looked up: who decided, when), by an alarm.
 
+import { randomToken } from '../encoding';
 import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
 import { mayConsume, mayDecide, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
@@ -69,7 +70,7 @@ export class Approvals extends DurableObject {
     const same = waiting.find((a) => a.tool === request.tool && a.args_hmac === request.args_hmac);
     if (same) return same;
     if (waiting.length >= MAX_PENDING_PER_GRANT) return null;
-    const id = randomId();
+    const id = randomToken(16);
     this.sql.exec(
       `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_hmac, grant_id, user_id,
          user_email, client_id, approvers, reason, rule) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -174,14 +175,6 @@ export class Approvals extends DurableObject {
       this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM spent_tokens').one().n;
     if (left > 0) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
   }
-}
-
-function randomId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
 }
 
 function fromRow(row: Row): Approval {

@@ -2,6 +2,7 @@
 // first with keyset pagination, pruned by age and by a row cap on an alarm. Every method but
 // `append` and `alarm` is synchronous SQL, so each runs whole on the object's single thread.
 
+import { errorText, logLine } from '../log';
 import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
 import { auditLimits } from './limits';
@@ -283,8 +284,6 @@ export type AuditLogRpc = RpcOf<
   'append' | 'query' | 'get' | 'prune' | 'stats' | 'recordLost' | 'legacyServerKey'
 >;
 
-/** The retention and the row cap from the environment; an invalid value falls back to its default. */
 function logError(msg: string, err: unknown): void {
-  const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  console.error(JSON.stringify({ msg, error: error.slice(0, 300) }));
+  logLine('error', msg, { error: errorText(err, 300, true) });
 }

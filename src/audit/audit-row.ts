@@ -2,6 +2,7 @@
 // behind AuditLog (./audit-log.ts), which documents the table. Pure functions. A record is
 // clipped and coerced on the way in, never refused, so no call goes unrecorded.
 
+import { base64Url, fromBase64Url } from '../encoding';
 import type { AuditRecord, StoredAuditRecord } from './record';
 
 /** Stored size caps. */
@@ -147,7 +148,7 @@ export function bound(name: string, value: unknown): number {
 
 /** The cursor: base64url of `1:<ts>:<id>` of the last record of a page ("1" is the format). */
 export function encodeCursor(last: StoredAuditRecord): string {
-  return btoa(`1:${last.ts}:${last.id}`).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return base64Url(`1:${last.ts}:${last.id}`);
 }
 
 /** The position a cursor names; throws on anything `encodeCursor` could not have written. */
@@ -157,7 +158,7 @@ export function decodeCursor(cursor: string): { ts: number; id: number } {
     throw invalid;
   let plain: string;
   try {
-    plain = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));
+    plain = fromBase64Url(cursor);
   } catch {
     throw invalid;
   }

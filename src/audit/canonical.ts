@@ -72,11 +72,7 @@ function write(value: unknown, open: Set<object>): string | undefined {
   return text;
 }
 
-/** Lower-case hex SHA-256 of the UTF-8 bytes of `text` (WebCrypto). */
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
+export { sha256Hex } from '../encoding';
 
 /**
  * A copy of `args` fit for storage: each argument named in `sensitive` or in BUILT_IN_SENSITIVE

@@ -2,6 +2,7 @@
 // error codes) into an IdpError whose message a user may see: it names the failed check and
 // never carries a token, a code or a secret. Network failures arrive as IdpErrors already.
 
+import { logLine } from '../log';
 import * as oauth from 'oauth4webapi';
 import { IdpError } from './idp';
 
@@ -77,7 +78,7 @@ export function oidcErrorFrom(
     !(err instanceof oauth.OperationProcessingError) &&
     !(err instanceof oauth.UnsupportedOperationError)
   ) {
-    console.error(JSON.stringify({ msg: 'oidc_unexpected_error', reason: describeOidcError(err) }));
+    logLine('error', 'oidc_unexpected_error', { reason: describeOidcError(err) });
     return new IdpError(`${VERIFY}an unexpected error occurred.`);
   }
   const status = causeField(err, 'status');

@@ -3,6 +3,7 @@
 // ID token is checked by oauth4webapi (JWKS signature, iss, aud, exp/iat, nonce) before any of
 // its claims is read; every failure becomes an IdpError naming the check, never a token.
 
+import { logLine } from '../log';
 import { type Clock, systemClock } from '../clock';
 import type { OidcSettings } from '../config';
 import * as oauth from 'oauth4webapi';
@@ -194,7 +195,7 @@ async function userinfo(
     }
     return { ...info };
   } catch (err) {
-    console.warn(JSON.stringify({ msg: 'oidc_userinfo_failed', reason: describeOidcError(err) }));
+    logLine('warn', 'oidc_userinfo_failed', { reason: describeOidcError(err) });
     return {};
   }
 }

@@ -4,6 +4,7 @@
 // or not, and completes the grant. CSRF and browser binding come from the library's consent and
 // upstream transactions (a single-use handle or state bound to a __Host- cookie).
 
+import { logLine } from '../log';
 import {
   AuthorizationError,
   CimdFetchError,
@@ -21,10 +22,7 @@ import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ToolSummary } from './pages';
 import { finishWebLogin } from './web-login';
 import { readForm } from '../http/form';
-
-/** No scripts, no framing; forms may lead anywhere, since approval redirects to the IdP and the client. */
-const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+import { htmlResponse } from '../http/html';
 
 type Ctx = Context<AppBindings>;
 
@@ -41,7 +39,7 @@ async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
   const { config } = c.var.runtime;
   const cfg = authConfig(config, publicOrigin(config, c.req.raw), c.var.runtime.clock);
   if ('error' in cfg) {
-    console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
+    logLine('error', 'auth_misconfigured', { error: cfg.error });
     // The details are for the operator (logs, /health on loopback), not for whoever visits.
     return page(
       503,
@@ -60,15 +58,14 @@ authRoutes.get('/authorize', async (c) => {
     const request = await oauth.parseAuthRequest(c.req.raw);
     const details = await oauth.describeConsent(request);
     const consent = await oauth.beginConsent(request);
-    consent.headers.set('Content-Type', 'text/html; charset=utf-8');
-    consent.headers.set('Content-Security-Policy', PAGE_CSP);
     const body = await consentPage(
       details,
       consent.handle,
       toolsOffered(c.var.runtime),
       'Proxmox VE',
     );
-    return new Response(body.toString(), { headers: consent.headers });
+    // The library's headers (its consent cookie) go out with the page's own.
+    return htmlResponse(body, 200, consent.headers);
   });
 });
 
@@ -228,18 +225,6 @@ async function page(
   return htmlResponse(await messagePage(title, message, detail), status, headers);
 }
 
-function htmlResponse(
-  body: { toString(): string },
-  status: number,
-  headers = new Headers(),
-): Response {
-  headers.set('Content-Type', 'text/html; charset=utf-8');
-  headers.set('Cache-Control', 'no-store');
-  headers.set('Content-Security-Policy', PAGE_CSP);
-  headers.set('X-Frame-Options', 'DENY');
-  return new Response(body.toString(), { status, headers });
-}
-
 function logAuth(event: string, fields: Record<string, string>): void {
-  console.log(JSON.stringify({ msg: event, ...fields }));
+  logLine('log', event, fields);
 }

@@ -3,6 +3,7 @@
 // whose it is in time refuses the request (fail closed). Owners never change, so each isolate
 // remembers the ones it has checked.
 
+import { errorText, logLine } from '../log';
 import type { Stores } from '../compose/runtime';
 import type { Identity } from '../identity';
 
@@ -38,12 +39,7 @@ export async function sessionOwnership(
   try {
     owner = await stores.session(name).owner();
   } catch (err) {
-    console.error(
-      JSON.stringify({
-        msg: 'session_owner_unavailable',
-        error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
-      }),
-    );
+    logLine('error', 'session_owner_unavailable', { error: errorText(err, 200) });
     return 'unavailable';
   }
   if (owner === null) return 'yours'; // no such session: the transport answers 404 itself

@@ -3,11 +3,13 @@
 // SHA-256 of a random state, binds the state to this browser with a __Host- cookie, and sends
 // the browser to the provider; the callback recognises a web sign-in by that KV entry.
 
+import { logLine } from '../log';
 import type { AuthConfig } from './config';
 import { admit } from './admission';
 import type { UpstreamData } from './idp';
 import type { Identity } from '../identity';
-import { createSession, randomToken, readCookie, sha256Hex } from './web-session';
+import { randomToken, sha256Hex } from '../encoding';
+import { createSession, readCookie } from './web-session';
 
 const LOGIN_TTL_S = 600;
 const COOKIE_PREFIX = '__Host-pve-mcp-login-';
@@ -28,7 +30,7 @@ export async function beginWebLogin(
   next: string,
   callbackUrl: string,
 ): Promise<Response> {
-  const state = randomToken();
+  const state = randomToken(32);
   const hash = await sha256Hex(state);
   const data = await cfg.idp.prepare();
   const transaction: LoginTransaction = { data, next: safeNext(next) };
@@ -106,6 +108,6 @@ export async function finishWebLogin(
   const headers = new Headers({ 'Cache-Control': 'no-store', Location: transaction.next });
   headers.append('Set-Cookie', cookie);
   headers.append('Set-Cookie', `${cookieName}=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0`);
-  console.log(JSON.stringify({ msg: 'web_sign_in', user: identity.userId }));
+  logLine('log', 'web_sign_in', { user: identity.userId });
   return { kind: 'signed_in', response: new Response(null, { status: 302, headers }) };
 }

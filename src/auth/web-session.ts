@@ -2,6 +2,7 @@
 // a __Host- cookie (Secure, HttpOnly, SameSite=Lax), its SHA-256 as the KV key, the signed-in
 // identity and a CSRF token as the value. Eight hours, then sign in again.
 
+import { randomToken, sha256Hex } from '../encoding';
 import type { Identity } from '../identity';
 
 export const SESSION_COOKIE = '__Host-pve-mcp-session';
@@ -17,8 +18,8 @@ export async function createSession(
   kv: KVNamespace,
   identity: Identity,
 ): Promise<{ cookie: string; session: WebSession }> {
-  const token = randomToken();
-  const session: WebSession = { identity, csrf: randomToken() };
+  const token = randomToken(32);
+  const session: WebSession = { identity, csrf: randomToken(32) };
   await kv.put(await key(token), JSON.stringify(session), {
     expirationTtl: SESSION_TTL_S,
   });
@@ -50,19 +51,6 @@ export function readCookie(request: Request, name: string): string | null {
     if (k === name) return v.join('=');
   }
   return null;
-}
-
-export function randomToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
-}
-
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 async function key(token: string): Promise<string> {

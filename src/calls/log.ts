@@ -1,3 +1,4 @@
+import { logLine } from '../log';
 // One structured JSON line per tool call. Carries ids, outcome, upstream status and latency;
 // never argument values, tokens or secrets (Workers Logs indexes the JSON fields).
 
@@ -20,5 +21,5 @@ export interface ToolCallLog {
 }
 
 export function logToolCall(entry: ToolCallLog): void {
-  console.log(JSON.stringify({ msg: 'tool_call', ...entry }));
+  logLine('log', 'tool_call', { ...entry });
 }

@@ -3,6 +3,7 @@
 // What the agent sees for a refusal is built here too: an isError result starting
 // "[POLICY DENIED]" with {policy: {decision, rule, reason, retry_after_s?}}.
 
+import { errorText, logLine } from '../log';
 import type { CallResult } from './result';
 import { reserveLimits, type CounterBackend } from '../counters/reserve';
 import type { Identity } from '../identity';
@@ -44,13 +45,10 @@ export async function passGate(
   approvals: ApprovalPort | null = null,
 ): Promise<GateResult> {
   if (!active.ok) {
-    console.error(
-      JSON.stringify({
-        msg: 'policy_invalid',
-        origin: active.origin,
-        errors: formatErrors(active.errors).slice(0, 2000),
-      }),
-    );
+    logLine('error', 'policy_invalid', {
+      origin: active.origin,
+      errors: formatErrors(active.errors).slice(0, 2000),
+    });
     return {
       ok: false,
       refusal: {
@@ -87,12 +85,7 @@ export async function passGate(
     try {
       outcome = await approvals.resolve(decision);
     } catch (err) {
-      console.error(
-        JSON.stringify({
-          msg: 'approval_store_error',
-          error: err instanceof Error ? err.message.slice(0, 300) : 'unknown',
-        }),
-      );
+      logLine('error', 'approval_store_error', { error: errorText(err) });
       return {
         ok: false,
         refusal: {
@@ -136,12 +129,7 @@ export async function passGate(
       : { ok: false, refusal: reservation.decision as Refusal };
   } catch (err) {
     await giveBack();
-    console.error(
-      JSON.stringify({
-        msg: 'counter_store_error',
-        error: err instanceof Error ? err.message.slice(0, 300) : 'unknown',
-      }),
-    );
+    logLine('error', 'counter_store_error', { error: errorText(err) });
     return {
       ok: false,
       refusal: {

@@ -39,12 +39,7 @@ export interface ToolSet {
 }
 
 export function toolSet(tools: readonly ToolSpec[]): ToolSet {
-  const inputs = new Map(
-    tools.map((t) => [
-      t.name,
-      (t.input as unknown as z.ZodObject).extend({ approval_id: APPROVAL_ID }),
-    ]),
-  );
+  const inputs = new Map(tools.map((t) => [t.name, t.input.extend({ approval_id: APPROVAL_ID })]));
   const byName = new Map(tools.map((t) => [t.name, t]));
   const described = tools.map((t) => describeTool(t, inputs.get(t.name)!));
   return {

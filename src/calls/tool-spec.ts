@@ -64,7 +64,10 @@ export interface ToolSuccess<S> {
   isError?: boolean;
 }
 
-export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
+export interface ToolSpec<
+  I extends z.ZodObject = z.ZodObject,
+  O extends z.ZodObject = z.ZodObject,
+> {
   name: string;
   description: string;
   input: I;
@@ -93,7 +96,7 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, O extends z.ZodObject
 }
 
 /** Keeps the handler's argument type tied to the input schema. */
-export function defineTool<I extends z.ZodType, O extends z.ZodObject>(
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   spec: ToolSpec<I, O>,
 ): ToolSpec<I, O> {
   return spec;

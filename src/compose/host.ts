@@ -2,6 +2,7 @@
 // few parts (session id, where session-scoped limits count, who calls), the one CallHost that
 // runCall uses. Everything a call touches is wired here, from the Runtime's ports.
 
+import { errorText, logLine } from '../log';
 import { argsHmacer } from '../audit/arg-hash';
 import type { AuditRecord } from '../audit/record';
 import { makeScope } from '../calls/context';
@@ -89,13 +90,7 @@ function recordAudit(
       await runtime.stores.audit('records', AUDIT_DEADLINE_MS).append(record);
     } catch (err) {
       // Never fail the call for its record; count the loss where the admin page shows it.
-      console.error(
-        JSON.stringify({
-          msg: 'audit_lost',
-          request_id: record.request_id,
-          error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
-        }),
-      );
+      logLine('error', 'audit_lost', { request_id: record.request_id, error: errorText(err, 200) });
       await runtime.stores
         .audit('lost', AUDIT_DEADLINE_MS)
         .recordLost(1)

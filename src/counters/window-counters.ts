@@ -11,6 +11,7 @@
 // Stored as `counter:<window start ms>:<key>` → {count, expiresAt}; windows that have ended are
 // dropped on the next reservation.
 
+import { errorText, logLine } from '../log';
 import {
   checkLimits,
   readingKey,
@@ -127,10 +128,5 @@ export class WindowCounters {
 }
 
 function logWriteError(err: unknown): void {
-  console.error(
-    JSON.stringify({
-      msg: 'counter_write_failed',
-      error: err instanceof Error ? err.message.slice(0, 300) : 'unknown',
-    }),
-  );
+  logLine('error', 'counter_write_failed', { error: errorText(err) });
 }

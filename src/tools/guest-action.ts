@@ -172,7 +172,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
         isError: task?.state.succeeded === false,
       };
     },
-  }) as unknown as ToolSpec;
+  });
 }
 
 /** The task's UPID, or null for a request Proxmox applies at once. */

@@ -140,7 +140,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
         isError: task?.state.succeeded === false,
       };
     },
-  }) as unknown as ToolSpec;
+  });
 }
 
 function createdText(

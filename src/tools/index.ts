@@ -1,7 +1,6 @@
 // Every tool the server offers, in the order tools/list shows them (reads first, then writes),
 // and their arguments and argument fields (what policy paths such as args.net0.bridge may refer to).
 
-import type { z } from 'zod';
 import type { ToolSpec } from '../calls/tool-spec';
 import type { ToolCatalog } from '../policy/load';
 import { apiRequest } from './api-request';
@@ -22,34 +21,32 @@ import { getTaskStatus } from './task-status';
 import { getVmConfig } from './vm-config';
 import { getVmStatus } from './vm-status';
 
-const asSpec = (tool: unknown): ToolSpec => tool as ToolSpec;
-
 export const TOOLS: readonly ToolSpec[] = [
-  asSpec(getVersion),
-  asSpec(getClusterStatus),
-  asSpec(listNodes),
-  asSpec(getNodeMetrics),
-  asSpec(listResources),
-  asSpec(listVms),
-  asSpec(getVmStatus),
-  asSpec(getVmConfig),
-  asSpec(listStorage),
-  asSpec(listBackups),
-  asSpec(listStorageContent),
-  asSpec(getTaskStatus),
-  asSpec(listSnapshots),
+  getVersion,
+  getClusterStatus,
+  listNodes,
+  getNodeMetrics,
+  listResources,
+  listVms,
+  getVmStatus,
+  getVmConfig,
+  listStorage,
+  listBackups,
+  listStorageContent,
+  getTaskStatus,
+  listSnapshots,
   ...POWER_TOOLS,
   createSnapshot,
   deleteSnapshot,
   rollbackSnapshot,
   createQemuVm,
-  asSpec(cloneVm),
+  cloneVm,
   createLxc,
   deleteVm,
   resizeDisk,
   setVmConfig,
   migrateVm,
-  asSpec(apiRequest),
+  apiRequest,
 ];
 
 export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(
@@ -59,10 +56,7 @@ export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(
       // What a tool reports as inherited from a source first, so an argument's own fields win.
       ...t.inherits,
       ...Object.fromEntries(
-        Object.keys((t.input as unknown as z.ZodObject).shape).map((arg) => [
-          arg,
-          t.policyFields?.[arg] ?? null,
-        ]),
+        Object.keys(t.input.shape).map((arg) => [arg, t.policyFields?.[arg] ?? null]),
       ),
     },
   ]),

@@ -2,10 +2,11 @@
 // pages stay stable while items come and go between calls. The cursor is opaque to the agent
 // (base64 of "<tool>:<key>"), and a cursor from another tool or made up is refused by name.
 
+import { base64Url, fromBase64Url } from '../encoding';
 import { ToolFailure } from '../calls/tool-spec';
 
 export function encodeCursor(tool: string, key: string | number): string {
-  return btoa(`${tool}:${key}`).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return base64Url(`${tool}:${key}`);
 }
 
 /** The key after which the page starts ('' for the first page). */
@@ -13,7 +14,7 @@ export function decodeCursor(tool: string, cursor: string | undefined): string {
   if (cursor === undefined) return '';
   let text = '';
   try {
-    text = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));
+    text = fromBase64Url(cursor);
   } catch {
     // refused below
   }

@@ -1,6 +1,7 @@
 // /admin and /admin/audit, for ADMIN_USERS / ADMIN_GROUPS only: reads the audit trail (filters,
 // keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy.
 
+import { logLine } from '../log';
 import { Hono, type Context } from 'hono';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
@@ -196,16 +197,13 @@ adminRoutes.post('/grants/revoke', async (c) => {
   if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grant))
     return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
   const result = await revokeGrant(c.var.runtime.stores, oauth, user, grant);
-  console.log(
-    JSON.stringify({
-      msg: 'grant_revoked',
-      grant,
-      user,
-      by: v.identity.userId,
-      sessions_ended: result.ended,
-      sessions_unreachable: result.unreachable,
-    }),
-  );
+  logLine('log', 'grant_revoked', {
+    grant,
+    user,
+    by: v.identity.userId,
+    sessions_ended: result.ended,
+    sessions_unreachable: result.unreachable,
+  });
   return c.redirect(`/admin?revoked=${result.ended}#grants`, 303);
 });
 

@@ -5,6 +5,7 @@ import type { Context } from 'hono';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { messagePage } from '../auth/pages';
 import { readForm } from '../http/form';
+import { htmlResponse } from '../http/html';
 import type { AppBindings } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../identity';
 import { readSession } from '../auth/web-session';
@@ -64,11 +65,6 @@ export function page(
   return html(c, messagePage(title, message), status);
 }
 
-export async function html(c: Ctx, body: unknown, status = 200): Promise<Response> {
-  return c.html((await body) as string, status as 200, {
-    'Cache-Control': 'no-store',
-    'Content-Security-Policy':
-      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
-    'X-Frame-Options': 'DENY',
-  });
+export async function html(_c: Ctx, body: unknown, status = 200): Promise<Response> {
+  return htmlResponse(String(await body), status);
 }

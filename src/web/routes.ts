@@ -3,6 +3,7 @@
 // AUTH_MODE=none the one local person needs no sign-in (the loopback guard is the boundary, and
 // also refuses cross-site form posts by their Origin); otherwise a web session is required.
 
+import { logLine } from '../log';
 import { Hono } from 'hono';
 import { mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
 import type { Decider } from '../approvals/types';
@@ -26,7 +27,7 @@ webRoutes.get('/login', async (c) => {
   if (config.authMode === 'none') return c.redirect(next, 302);
   const cfg = authConfig(config, publicOrigin(config, c.req.raw), c.var.runtime.clock);
   if ('error' in cfg) {
-    console.error(JSON.stringify({ msg: 'auth_misconfigured', error: cfg.error }));
+    logLine('error', 'auth_misconfigured', { error: cfg.error });
     return page(
       c,
       503,
@@ -109,9 +110,7 @@ webRoutes.post('/approvals/:id', async (c) => {
     return page(c, 404, 'No such approval', 'This approval link is not valid.');
   if (!result.ok)
     return page(c, 403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
-  console.log(
-    JSON.stringify({ msg: 'approval_decided', approval_id: id, decision, by: v.identity.userId }),
-  );
+  logLine('log', 'approval_decided', { approval_id: id, decision, by: v.identity.userId });
   const back = form.back === '/admin' ? '/admin#approvals' : `/approvals/${id}?done=${decision}`;
   return c.redirect(back, 303);
 });

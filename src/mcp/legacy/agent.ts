@@ -2,6 +2,7 @@
 // the SDK v1 server to the tool seam and keeps what only a session has: its owner (the grant
 // that opened it), its session-scoped counters, and its end when the grant is revoked.
 
+import { errorText, logLine } from '../../log';
 import { McpAgent } from 'agents/mcp';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
@@ -44,7 +45,7 @@ export class ProxmoxMcp
       (stored && (!incoming || incoming.grantId !== stored.grantId)) ||
       (await this.ctx.storage.get(ENDED_KEY))
     ) {
-      console.warn(JSON.stringify({ msg: 'session_props_kept', session: this.name }));
+      logLine('warn', 'session_props_kept', { session: this.name });
       this.props = storedProps as Record<string, unknown>;
       return;
     }
@@ -54,12 +55,7 @@ export class ProxmoxMcp
     if (!stored && incoming) {
       await recordGrantSession(this.runtime.stores.kv, incoming.grantId, this.name).catch(
         (err: unknown) => {
-          console.error(
-            JSON.stringify({
-              msg: 'session_index_failed',
-              error: err instanceof Error ? err.message.slice(0, 200) : 'unknown',
-            }),
-          );
+          logLine('error', 'session_index_failed', { error: errorText(err, 200) });
         },
       );
     }

@@ -5,6 +5,8 @@
 // out signed (the SDK's request-state codec, bound to the method and the grant) and carries the
 // tool, the argument hash and a one-time nonce, so a forged, altered or replayed answer is refused.
 
+import { randomToken } from '../../encoding';
+import { errorText, logLine } from '../../log';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
@@ -50,8 +52,7 @@ interface Exchange {
 const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchangeOf(rc.authInfo)), {
   legacy: 'reject',
   responseMode: 'auto',
-  onerror: (err) =>
-    console.error(JSON.stringify({ msg: 'mcp_2026_error', error: err.message.slice(0, 300) })),
+  onerror: (err) => logLine('error', 'mcp_2026_error', { error: errorText(err) }),
 });
 
 /** Serves one 2026-07-28 request for a signed-in (or, with AUTH_MODE=none, local) person. */
@@ -123,7 +124,7 @@ function buildServer(exchange: Exchange): Server {
     );
     if (outcome.kind === 'result') return outcome.result;
     const { binding, question } = outcome;
-    const state: QuestionState = { t: binding.tool, h: binding.argsHmac, n: nonce() };
+    const state: QuestionState = { t: binding.tool, h: binding.argsHmac, n: randomToken(18) };
     return inputRequired({
       inputRequests: {
         [QUESTION_KEY]: inputRequired.elicit({
@@ -180,13 +181,6 @@ function answersInRequest(ctx: ServerContext, exchange: Exchange): Conversation 
       };
     },
   };
-}
-
-function nonce(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(18));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_');
 }
 
 let cachedCodec: Promise<RequestStateCodec<QuestionState>> | undefined;

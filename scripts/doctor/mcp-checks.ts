@@ -27,7 +27,7 @@ export async function signInResult(
       result: skip(
         name,
         'no token: tools/list and the read-only call cannot be checked',
-        'Pass --token <access token> (or MCP_TOKEN): README, "npm run doctor".',
+        'Pass --token <access token> (or MCP_TOKEN): docs/deploy.md, "npm run doctor".',
       ),
     };
   }

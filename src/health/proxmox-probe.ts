@@ -117,7 +117,7 @@ export const PROBE_FIX: Record<Exclude<ProbeStatus, 'ok'>, string> = {
   timeout:
     'pveproxy did not answer in time: check that it runs (`systemctl status pveproxy`), the tunnel or VPC service in between, and PVE_TIMEOUT_MS.',
   unreachable:
-    'Nothing answered at PVE_BASE_URL: check host and port, that pveproxy (locally: the simulator, `npm start`) is running, the tunnel or VPC service, and that its TLS certificate is one the Worker trusts (README: certificates).',
+    'Nothing answered at PVE_BASE_URL: check host and port, that pveproxy (locally: the simulator, `npm start`) is running, the tunnel or VPC service, and that its TLS certificate is one the Worker trusts (docs/deploy.md: Certificates).',
   error:
     'pveproxy answered GET /version with an error: see the message, and the Proxmox logs (`journalctl -u pveproxy`).',
 };

@@ -1,19 +1,19 @@
-// Durable Object stubs typed from their classes. workers-types maps every RPC result through its
-// serialisable types, which recurses forever on recursive JSON types (an approval's arguments)
-// and turns `unknown` members into `never`; so callers see a class's methods with the class's
-// own signatures, each answering a promise, and every call gets the store deadline. The one cast
-// that needs is here, once, and derived from the class: no hand-written interface to drift.
+// Durable Object stubs typed from the small interfaces of the env module (which index.ts checks the
+// classes against). workers-types maps every RPC result through its serialisable types, which
+// recurses forever on recursive JSON types (an approval's arguments) and turns `unknown` members
+// into `never`; so callers see an object's methods with their declared signatures, each
+// answering a promise, and every call gets the store deadline. The one cast that needs is here.
 
 import { STORE_DEADLINE_MS, timedStub } from './deadline';
 
-/** The methods `K` of class `T` as its RPC stub offers them. */
+/** The methods `K` of `T` as an RPC stub offers them. */
 export type RpcOf<T, K extends keyof T> = {
   [P in K]: T[P] extends (...args: infer A) => infer R
     ? (...args: A) => Promise<Awaited<R>>
     : never;
 };
 
-/** The object named `name` of `ns`, as the methods `K` of its class, each call with a deadline. */
+/** The object named `name` of `ns`, as its methods `K`, each call with a deadline. */
 export function objectPort<T extends Rpc.DurableObjectBranded, K extends keyof T>(
   ns: DurableObjectNamespace<T>,
   name: string,

@@ -1,7 +1,8 @@
-// The README's worked example, end to end: an agent clones the cloud-init template for a user;
-// the policy wants a team lead's approval. The preview needs none; the confirmed call returns
-// the approval link and the id the server chose; the lead sees every request of the plan (the
-// password redacted) and approves; the retry with approval_id and that id runs the whole plan.
+// The worked example of docs/approvals.md, end to end: an agent clones the cloud-init template
+// for a user; the policy wants a team lead's approval. The preview needs none; the confirmed call
+// returns the approval link and the id the server chose; the lead sees every request of the plan
+// (the password redacted) and approves; the retry with approval_id and that id runs the whole
+// plan.
 // And a config change's password never reaches the approval page or the question in the chat.
 
 import { describe, expect, it } from 'vitest';

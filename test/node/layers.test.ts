@@ -2,7 +2,8 @@
 // reader follows too): no file imports, through any chain, one that imports it back, and no
 // folder (or top-level module) either. The environment is read in one place: only config/,
 // compose/ and the entry (index.ts) read `env.X`, besides a Durable Object class reading its own
-// env in its constructor. The pure policy core imports no I/O, and calls/ no MCP era.
+// env in its constructor. The system time is read in one place too, the clock. The pure policy
+// core imports no I/O, and calls/ no MCP era.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -134,6 +135,20 @@ describe('the layers of src/', () => {
     const [[start, end]] = constructorBodies(object) as [[number, number]];
     expect(inside!.at > start && inside!.at < end).toBe(true);
     expect(outsideRead!.at > end).toBe(true);
+  });
+
+  it('read the system time only in the clock', () => {
+    const readers = /\bDate\.now\(|\bnew Date\(\s*\)|\bperformance\.now\(/g;
+    const outside: string[] = [];
+    for (const file of files(SRC)) {
+      const rel = relative(file);
+      if (rel === 'clock.ts') continue;
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(readers))
+        outside.push(`${rel}:${text.slice(0, m.index).split('\n').length}`);
+    }
+    expect(outside).toEqual([]);
+    expect(readFileSync(path.join(SRC, 'clock.ts'), 'utf8').match(readers)).toHaveLength(1);
   });
 
   it('keep the pure core pure: policy/ imports only identity (the person matcher), own (own-entry lookups) and property-value (parsed values), no I/O', () => {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
@@ -256,6 +257,10 @@ function oidcSignIn(inject: (key: 'fakeIdpUrl') => string): Record<string, strin
 
 export default defineConfig({
   test: {
+    // Vitest's default on N cores is N - 1 workers: one on a 2-core machine, where every file then
+    // waits for the one before, though most of a file's time is spent waiting on a server, a
+    // child process or a Durable Object deadline, not on the CPU. Two at least.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // The per-call JSON log lines are asserted where they matter; elsewhere they are noise.
     onConsoleLog: (log) => !log.includes('"msg":"tool_call"'),
     projects: [
@@ -352,6 +357,15 @@ export default defineConfig({
           globalSetup: ['./test/browser/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 90_000,
+        },
+      },
+      // Pure functions of src/ (parsers, the policy engine, the scrubber, export formats): in Node,
+      // with no Worker to start, so each file costs no workerd start of its own.
+      {
+        test: {
+          name: 'units',
+          environment: 'node',
+          include: ['test/units/**/*.test.ts'],
         },
       },
       // The call seam on its own (test/calls/): in Node, no workerd, against the simulator.

@@ -1,20 +1,40 @@
 // `npm run policy -- check|explain`: validates a policy file and explains a decision offline.
+// The checker runs in-process (scripts/policy/cli.ts, the function the script calls); the last
+// tests run the npm script itself, for its exit statuses and its two output streams.
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { policyCli } from '../../scripts/policy/cli';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'policy-cli-'));
 
+/** The checker's report and errors, as the script would print them, and its exit status. */
 function run(...args: string[]): { status: number | null; out: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/policy.ts', ...args], {
+  const lines: string[] = [];
+  const cwd = process.cwd();
+  process.chdir(root);
+  try {
+    const status = policyCli(args, {
+      log: (line) => lines.push(line),
+      error: (line) => lines.push(line),
+    });
+    return { status, out: lines.join('\n') };
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
+/** `npm run -s policy -- ...`: the script as a person runs it. */
+function npmRun(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync('npm', ['run', '-s', 'policy', '--', ...args], {
     cwd: root,
     encoding: 'utf8',
   });
-  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 function file(name: string, doc: unknown): string {
@@ -406,5 +426,44 @@ describe('npm run policy -- explain', () => {
     );
     expect(r.status).toBe(1);
     expect(r.out).toMatch(/- node: must be a Proxmox node name/);
+  });
+});
+
+describe('npm run policy (the script)', () => {
+  it('prints the report on stdout and exits 0 for a valid policy or an allowed call', () => {
+    const check = npmRun('check', 'policy.json');
+    expect(check.status).toBe(0);
+    expect(check.stdout).toMatch(/^policy\.json: valid \(default deny/);
+    const allowed = npmRun('explain', 'policy.json', '{"tool":"pve_list_vms"}');
+    expect(allowed.status).toBe(0);
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ kind: 'allow' });
+  });
+
+  it('exits 3 for a refused call, 1 for an invalid policy (errors on stderr), 2 for a usage error', () => {
+    const refused = npmRun(
+      'explain',
+      'policy.json',
+      '{"tool":"pve_api_request","args":{"method":"GET","path":"/version"}}',
+    );
+    expect(refused.status).toBe(3);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ kind: 'deny' });
+    const invalid = npmRun('check', file('script-bad.json', { version: '2' }));
+    expect(invalid.status).toBe(1);
+    expect(invalid.stdout).toBe('');
+    expect(invalid.stderr).toMatch(/invalid policy/);
+    const usage = npmRun('lint', 'policy.json');
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/^usage: npm run policy -- check/);
+  });
+
+  it('refuses a call that is not JSON, or not an object naming a tool, as a usage error', () => {
+    const notJson = npmRun('explain', 'policy.json', '{tool:');
+    expect(notJson.status).toBe(2);
+    expect(notJson.stderr).toMatch(/^the call is not JSON/);
+    expect(notJson.stderr).not.toMatch(/at JSON\.parse|\.ts:\d+/);
+    expect(run('explain', 'policy.json', '[1]')).toEqual({
+      status: 2,
+      out: 'the call must be a JSON object with a "tool" name, e.g. {"tool":"pve_list_vms"}',
+    });
   });
 });

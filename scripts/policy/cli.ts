@@ -1,0 +1,156 @@
+// The policy checker behind `npm run policy` (../policy.ts), as a function of its arguments: it
+// writes its lines to `out` and answers the exit status, so its tests run it in-process.
+// `check <file>` validates a policy file, printing every error with its JSON pointer.
+// `explain <file> '<call json>'` prints the decision for a call and the rule that fires, without
+// calling anything. The call is {"tool", "args"?, "user"?: {"id", "email", "groups"},
+// "counters"?: {"<counter>": n}, "now"?: "<ISO time>"}. Rules behave as on the server: a
+// `require` on a field the call leaves out fails, a `deny_if` on it fires only for neq, not_in
+// and exists: false (see src/policy/conditions.ts); a policy without "default" denies unlisted
+// tools (check warns).
+// Exit statuses: 0 valid / allowed, 1 an invalid or unreadable policy or refused arguments,
+// 2 a usage error, 3 a call the policy refuses.
+
+import { readFileSync } from 'node:fs';
+import { describeIssues } from '../../src/calls/issues.ts';
+import type { Identity } from '../../src/identity.ts';
+import { evaluatePolicy, readingKey } from '../../src/policy/evaluate.ts';
+import { type CompiledPolicy, formatErrors, loadPolicy } from '../../src/policy/load.ts';
+import { policyView } from '../../src/policy/view.ts';
+import { TOOL_CATALOG, TOOLS } from '../../src/tools/index.ts';
+
+/** Where the checker writes: its report, and its errors and warnings. */
+export interface CliOutput {
+  log(line: string): void;
+  error(line: string): void;
+}
+
+const USAGE =
+  "usage: npm run policy -- check <policy.json>\n       npm run policy -- explain <policy.json> '<call json>'";
+
+/** Thrown to end a run with an exit status, its message already written. */
+class Exit {
+  constructor(readonly status: number) {}
+}
+
+interface CallJson {
+  tool: string;
+  args?: unknown;
+  user?: { id?: string; email?: string; groups?: string[] };
+  counters?: Record<string, number>;
+  now?: string;
+}
+
+/** Runs `check` or `explain` with `argv` (the arguments after the script); answers the exit status. */
+export function policyCli(argv: string[], out: CliOutput, now: () => number = Date.now): number {
+  try {
+    return run(argv, out, now);
+  } catch (err) {
+    if (err instanceof Exit) return err.status;
+    throw err;
+  }
+}
+
+function run(argv: string[], out: CliOutput, clock: () => number): number {
+  const [command, file, callText] = argv;
+  if (!file || (command !== 'check' && command !== 'explain')) return usage(out);
+  const policy = load(file, out);
+  if (command === 'check') {
+    const tools = Object.keys(policy.doc.tools);
+    out.log(
+      `${file}: valid (default ${policy.doc.default}; rules for ${tools.length ? tools.join(', ') : 'no tool'})`,
+    );
+    return 0;
+  }
+  if (!callText) return usage(out);
+  const call = parseCall(callText, out);
+  const tool = TOOLS.find((t) => t.name === call.tool);
+  const parsed = tool?.input.safeParse(call.args ?? {}, { reportInput: true });
+  if (tool && parsed && !parsed.success) {
+    out.log(
+      `invalid arguments (the tool refuses this call before policy):\n${describeIssues(parsed.error)
+        .map((p) => `- ${p.field}: ${p.message}`)
+        .join('\n')}`,
+    );
+    return 1;
+  }
+  const identity: Identity = {
+    userId: call.user?.id ?? 'anonymous',
+    email: call.user?.email,
+    groups: call.user?.groups ?? [],
+    clientId: 'cli',
+    grantId: 'cli',
+  };
+  const now = call.now ? Date.parse(call.now) : clock();
+  const view = { tool: call.tool, args: parsed?.success ? policyView(parsed.data) : {} };
+  // Counter readings by counter name: applied to every limit of that counter in this window.
+  const first = evaluatePolicy(policy, view, identity, null, now);
+  const readings = new Map<string, number>();
+  if (first.kind === 'allow') {
+    for (const limit of first.limits)
+      readings.set(readingKey(limit), call.counters?.[limit.counter] ?? 0);
+  }
+  const decision = evaluatePolicy(policy, view, identity, readings, now);
+  out.log(JSON.stringify(decision, null, 2));
+  if (decision.kind === 'allow' && decision.limits.some((l) => l.scope === 'session')) {
+    out.log(
+      'note: a session-scoped limit counts per MCP session for 2025 clients; a 2026-07-28 client has no session, so for it the limit counts per OAuth grant (never looser).',
+    );
+  }
+  // The server fills some arguments in (e.g. the next free vmid) before its policy decides; this
+  // offline check cannot, so it says which rules saw them absent.
+  const given = (call.args ?? {}) as Record<string, unknown>;
+  for (const name of tool?.fills ?? []) {
+    if (given[name] === undefined) {
+      out.log(
+        `note: without "${name}", the server fills it in (reading Proxmox) before the policy decides, and rules on args.${name} see that value; here they saw it left out (a require on it fails; a deny_if fires only for neq, not_in or exists: false). Give "${name}" to explain a particular value.`,
+      );
+    }
+  }
+  const inherits = Object.keys(tool?.inherits ?? {});
+  if (inherits.length) {
+    out.log(
+      `note: ${call.tool} takes ${inherits.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> see those values; here they saw them missing. Give them as arguments to explain particular values.`,
+    );
+  }
+  return decision.kind === 'allow' ? 0 : 3;
+}
+
+function usage(out: CliOutput): never {
+  out.error(USAGE);
+  throw new Exit(2);
+}
+
+function load(file: string, out: CliOutput): CompiledPolicy {
+  let document: unknown;
+  try {
+    document = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  } catch (err) {
+    out.error(`${file}: ${err instanceof Error ? err.message : 'cannot read'}`);
+    throw new Exit(1);
+  }
+  const result = loadPolicy(document, TOOL_CATALOG);
+  if (!result.ok) {
+    out.error(
+      `${file}: invalid policy (${result.errors.length} error${result.errors.length === 1 ? '' : 's'})\n${formatErrors(result.errors)}`,
+    );
+    throw new Exit(1);
+  }
+  for (const w of result.warnings) out.error(`${file}: warning: ${w.pointer}: ${w.message}`);
+  return result.policy;
+}
+
+/** The call to explain; a call that is not a JSON object is a usage error. */
+function parseCall(text: string, out: CliOutput): CallJson {
+  let call: unknown;
+  try {
+    call = JSON.parse(text);
+  } catch (err) {
+    out.error(`the call is not JSON: ${err instanceof Error ? err.message : 'cannot parse'}`);
+    throw new Exit(2);
+  }
+  if (typeof call !== 'object' || call === null || typeof (call as CallJson).tool !== 'string') {
+    out.error('the call must be a JSON object with a "tool" name, e.g. {"tool":"pve_list_vms"}');
+    throw new Exit(2);
+  }
+  return call as CallJson;
+}

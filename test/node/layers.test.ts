@@ -5,7 +5,7 @@
 // env in its constructor. The system time is read in one place too, the clock. The pure policy
 // core imports no I/O, and calls/ no MCP era.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -25,6 +25,20 @@ function unit(file: string): string {
   return rel.includes(path.sep) ? `${first}/` : rel.replace(/\.ts$/, '');
 }
 
+const relative = (file: string): string => path.relative(SRC, file);
+
+/** Relative imports no file answers (each `file: specifier`), so that none drops out unseen. */
+const unresolved: string[] = [];
+
+/** The file a relative import names: itself, `<name>.ts`, or a folder's `index.ts`. */
+function resolveImport(from: string, specifier: string): string | undefined {
+  const target = path.resolve(path.dirname(from), specifier);
+  const candidates = /\.(ts|json)$/.test(target)
+    ? [target]
+    : [`${target}.ts`, path.join(target, 'index.ts')];
+  return candidates.find((c) => existsSync(c) && statSync(c).isFile());
+}
+
 /** Every import of a file inside src/, value and type alike, as absolute paths. */
 function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
@@ -32,9 +46,9 @@ function imports(file: string): string[] {
   for (const m of text.matchAll(
     /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.[^'"]+)['"]/gm,
   )) {
-    const target = path.resolve(path.dirname(file), m[1]!);
-    const resolved = /\.(ts|json)$/.test(target) ? target : `${target}.ts`;
-    if (resolved.startsWith(SRC) && resolved.endsWith('.ts')) out.push(resolved);
+    const resolved = resolveImport(file, m[1]!);
+    if (!resolved) unresolved.push(`${relative(file)}: ${m[1]}`);
+    else if (resolved.startsWith(SRC) && resolved.endsWith('.ts')) out.push(resolved);
   }
   return out;
 }
@@ -72,8 +86,6 @@ function cycles(g: Map<string, Set<string>>): string[][] {
   return found;
 }
 
-const relative = (file: string): string => path.relative(SRC, file);
-
 /** `env.X` reads (env, c.env, this.env), with the line they are on. */
 function envReads(text: string): { line: number; at: number }[] {
   return [...text.matchAll(/\benv\.[A-Za-z_]/g)].map((m) => ({
@@ -101,6 +113,11 @@ function constructorBodies(text: string): [number, number][] {
 describe('the layers of src/', () => {
   it('have no import cycles between files, type imports counted', () => {
     expect(cycles(graph(relative)).map((c) => c.join(' → '))).toEqual([]);
+    // A folder import (`../config`) counts as its index.ts: every import was followed.
+    expect(unresolved).toEqual([]);
+    expect(graph(relative).get(`compose${path.sep}runtime.ts`)).toContain(
+      `config${path.sep}index.ts`,
+    );
   });
 
   it('have no import cycles between folders, type imports counted', () => {

@@ -10,6 +10,8 @@ import { Hono, type Context, type MiddlewareHandler, type Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { authRoutes } from '../auth/routes';
 import { publicOrigin } from '../auth/config';
+import { CALLBACK_PATH } from '../auth/idp';
+import { DEV_LOGIN_PATH } from '../auth/idp-dev';
 import { type AppBindings, cameThroughProvider, providerEnv, runtimeOf } from '../compose/runtime';
 import { crossOriginViolation, loopbackViolation, withCors } from '../guard';
 import { health } from '../health';
@@ -153,6 +155,14 @@ const pages = {
   fetch: (request: Request, env: AppBindings['Bindings'], ctx: ExecutionContext) =>
     app.fetch(request, env, ctx),
 };
+
+/** The sign-in routes and the welcome text exist only with sign-in: AUTH_MODE=none has neither. */
+const withSignIn: MiddlewareHandler<AppBindings> = async (c, next) => {
+  if (c.var.runtime.config.authMode === 'none') return notFound(c);
+  await next();
+  return undefined;
+};
+for (const path of ['/', '/authorize', CALLBACK_PATH, DEV_LOGIN_PATH]) app.use(path, withSignIn);
 
 app.get('/health', health);
 app.route('/', authRoutes);

@@ -81,6 +81,20 @@ describe('AUTH_MODE=none serves loopback only (DNS-rebinding protection)', () =>
   });
 });
 
+describe('AUTH_MODE=none has no sign-in', () => {
+  it.each([
+    ['GET', '/'],
+    ['GET', '/authorize?response_type=code&client_id=x'],
+    ['POST', '/authorize'],
+    ['GET', '/oauth/callback?code=x&state=y'],
+    ['GET', '/dev-idp/login?state=x'],
+  ])('answers %s %s with 404, as for any path it does not serve', async (method, path) => {
+    const res = await workerFetch(`${ORIGIN}${path}`, { method });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: 'not_found' });
+  });
+});
+
 describe('AUTH_MODE=none serves same-origin browsers only (no CORS unless configured)', () => {
   it('refuses a page on another localhost port, preflight included', async () => {
     for (const method of ['POST', 'OPTIONS']) {

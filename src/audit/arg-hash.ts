@@ -3,15 +3,16 @@
 // calls still match, but a short secret argument (a password, a PIN) cannot be found by hashing
 // guesses, as it could from a plain SHA-256.
 
-export type ArgsHasher = (canonical: string) => Promise<string>;
-
-let cachedKey: Promise<CryptoKey> | undefined;
+export type ArgsHmacer = (canonical: string) => Promise<string>;
 
 /**
- * A hasher whose key is loaded once per isolate through `loadKey` (base64 of 32 bytes). A failed
- * load is not cached: the next call tries again, and this one fails (its caller fails closed).
+ * An HMAC of canonical arguments whose key is loaded on first use through `loadKey` (base64 of
+ * 32 bytes) and kept by this hmacer: the Runtime holds one, so an isolate loads the key once. A
+ * failed load is not kept: the next call tries again, and this one fails (its caller fails
+ * closed).
  */
-export function argsHmacer(loadKey: () => Promise<string>): ArgsHasher {
+export function argsHmacer(loadKey: () => Promise<string>): ArgsHmacer {
+  let cachedKey: Promise<CryptoKey> | undefined;
   return async (canonical) => {
     cachedKey ??= loadKey().then(importKey);
     let key: CryptoKey;

@@ -3,7 +3,6 @@
 // runCall uses. Everything a call touches is wired here, from the Runtime's ports.
 
 import { errorText, logLine } from '../log';
-import { argsHmacer } from '../audit/arg-hash';
 import type { AuditRecord } from '../audit/record';
 import { makeScope } from '../calls/context';
 import type { CallHost } from '../calls/host';
@@ -55,7 +54,7 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
     }),
     audit: (record) => recordAudit(runtime, record, era.waitUntil),
     scrubber: () => runtime.scrubber,
-    hmacArgs: argsHmacer(() => stores.serverKey('args_hmac')),
+    hmacArgs: runtime.hmacArgs,
   };
 }
 

@@ -7,6 +7,7 @@
 // copies the OAuth library needs share it), since it holds no state of a request.
 
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import { type ArgsHmacer, argsHmacer } from '../audit/arg-hash';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
 import { type Clock, systemClock } from '../clock';
 import { type Config, configOf } from '../config';
@@ -20,7 +21,7 @@ import type {
 } from '../env';
 import { type ActivePolicy, activePolicy } from '../policy/source';
 import { PveClient } from '../proxmox/client';
-import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/server-keys';
+import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/names';
 import { type Scrubber, scrubberFor } from '../secrets/scrub';
 import { STORE_DEADLINE_MS, withDeadline } from '../stores/deadline';
 import { objectPort, type RpcOf } from '../stores/stubs';
@@ -64,6 +65,8 @@ export interface Runtime {
   readonly stores: Stores;
   /** Removes every configured secret from text that came back from upstream. */
   readonly scrubber: Scrubber;
+  /** The HMAC of a call's canonical arguments, under the server's `args_hmac` key. */
+  readonly hmacArgs: ArgsHmacer;
   /** A Proxmox client for one call (it logs that call's exchanges), or why there is none. */
   pveClient(): PveClient | { error: string };
 }
@@ -109,7 +112,12 @@ export function oauthHelpers(env: AppEnv): OAuthHelpers | undefined {
   return (env as AppEnv & { OAUTH_PROVIDER?: OAuthHelpers }).OAUTH_PROVIDER;
 }
 
-function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
+/**
+ * The Runtime for an environment: its configuration parsed, its bindings made ports. The Worker
+ * takes it through runtimeOf (once per environment, on the system clock); test/calls/ builds one
+ * over in-memory objects, on a clock of its own.
+ */
+export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
   const config = configOf(env);
   const keys = (): RpcOf<KeysObject, 'key'> =>
     objectPort<KeysObject, 'key'>(env.SERVER_KEYS, SERVER_KEYS_OBJECT, 'server keys');
@@ -120,11 +128,7 @@ function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
     stores: {
       counters: (name, waitUntil) => countersPort(env.POLICY_COUNTERS, name, waitUntil),
       approvals: () =>
-        objectPort<ApprovalsObject, keyof ApprovalsPort>(
-          env.APPROVALS as DurableObjectNamespace<ApprovalsObject>,
-          'approvals',
-          'approvals',
-        ),
+        objectPort<ApprovalsObject, keyof ApprovalsPort>(env.APPROVALS, 'approvals', 'approvals'),
       audit: (which = 'records', ms) =>
         objectPort<AuditObject, keyof AuditPort>(
           env.AUDIT,
@@ -138,6 +142,7 @@ function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
       kv: env.OAUTH_KV,
     },
     scrubber: scrubberFor(config.secrets),
+    hmacArgs: argsHmacer(() => keys().key('args_hmac')),
     pveClient: () => ('error' in config.pve ? config.pve : new PveClient(config.pve, clock)),
   };
 }

@@ -11,11 +11,9 @@
 import { DurableObject } from 'cloudflare:workers';
 import { AUDIT_OBJECT } from '../audit/names';
 import type { AuditObject, KeysObject } from '../env';
+import { SERVER_KEY_NAMES, type ServerKeyName } from './names';
 
-export type ServerKeyName = 'args_hmac' | 'request_state';
-const NAMES: readonly string[] = ['args_hmac', 'request_state'] satisfies ServerKeyName[];
-
-export const SERVER_KEYS_OBJECT = 'keys';
+const NAMES: readonly string[] = SERVER_KEY_NAMES;
 
 export class ServerKeys extends DurableObject implements KeysObject {
   private readonly audit: DurableObjectNamespace<AuditObject> | undefined;

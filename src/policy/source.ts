@@ -9,7 +9,8 @@ export type PolicyOrigin = 'POLICY' | 'policy.json';
 
 export type ActivePolicy =
   | { ok: true; origin: PolicyOrigin; policy: CompiledPolicy }
-  | { ok: false; origin: PolicyOrigin; errors: PolicyError[] };
+  /** A broken policy: its errors, and its text as given (for the people who must fix it). */
+  | { ok: false; origin: PolicyOrigin; errors: PolicyError[]; text: string };
 
 let cached: { text: string | undefined; catalog: ToolCatalog; active: ActivePolicy } | undefined;
 
@@ -18,16 +19,17 @@ export function activePolicy(text: string | undefined, catalog: ToolCatalog): Ac
   const origin: PolicyOrigin = text === undefined || text.trim() === '' ? 'policy.json' : 'POLICY';
   let active: ActivePolicy;
   if (origin === 'policy.json') {
-    active = withOrigin(loadPolicy(bundled, catalog), origin);
+    active = withOrigin(loadPolicy(bundled, catalog), origin, JSON.stringify(bundled, null, 2));
   } else {
     let document: unknown;
     try {
       document = JSON.parse(text!) as unknown;
-      active = withOrigin(loadPolicy(document, catalog), origin);
+      active = withOrigin(loadPolicy(document, catalog), origin, text!);
     } catch (err) {
       active = {
         ok: false,
         origin,
+        text: text!,
         errors: [
           {
             pointer: '',
@@ -41,8 +43,12 @@ export function activePolicy(text: string | undefined, catalog: ToolCatalog): Ac
   return active;
 }
 
-function withOrigin(result: ReturnType<typeof loadPolicy>, origin: PolicyOrigin): ActivePolicy {
+function withOrigin(
+  result: ReturnType<typeof loadPolicy>,
+  origin: PolicyOrigin,
+  text: string,
+): ActivePolicy {
   return result.ok
     ? { ok: true, origin, policy: result.policy }
-    : { ok: false, origin, errors: result.errors };
+    : { ok: false, origin, errors: result.errors, text };
 }

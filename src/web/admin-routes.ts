@@ -141,9 +141,7 @@ adminRoutes.get('/', async (c) => {
       policy: {
         origin: active.origin,
         valid: active.ok,
-        text: active.ok
-          ? JSON.stringify(active.policy.doc, null, 2)
-          : (runtime.config.policyText ?? '(bundled policy.json)'),
+        text: active.ok ? JSON.stringify(active.policy.doc, null, 2) : active.text,
         errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
       },
     }),

@@ -1,29 +1,23 @@
-// An in-memory host for the call seam (src/calls/): the real Proxmox client against the real
-// simulator, the real policy engine, the real counter logic (WindowCounters over a Map), an
-// approvals store kept in memory under the real rules, the audit trail as an array, a clock the
-// test sets. No workerd, no OAuth, no MCP client: runCall is driven directly.
+// An in-memory Runtime for the call seam (src/calls/): the Worker's own Runtime (buildRuntime:
+// its configuration parsed from variables, its ports with their deadlines, the policy source,
+// the Proxmox client against the real simulator, the scrubber) and its own composition of a call
+// (composeHost), over in-memory stand-ins for the Durable Objects: the real counter logic
+// (WindowCounters over a Map), approvals kept in memory under the real rules, the audit trail as
+// an array, a fixed server key. A clock the test sets. No workerd, no OAuth, no MCP client:
+// runCall is driven directly.
 
 import { inject } from 'vitest';
 import { mayConsume } from '../../src/approvals/rules';
 import type { Approval, ApprovalRequest, ApprovalStore } from '../../src/approvals/types';
-import { argsHmacer } from '../../src/audit/arg-hash';
+import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../../src/audit/names';
 import type { AuditRecord } from '../../src/audit/record';
-import { makeScope } from '../../src/calls/context';
 import type { CallHost } from '../../src/calls/host';
 import type { Clock } from '../../src/clock';
-import {
-  type CounterBackend,
-  type CounterTarget,
-  counterObjectName,
-} from '../../src/counters/reserve';
+import { composeHost } from '../../src/compose/host';
+import { buildRuntime, type Runtime } from '../../src/compose/runtime';
 import { WindowCounters } from '../../src/counters/window-counters';
+import type { AppEnv } from '../../src/env';
 import type { Identity } from '../../src/identity';
-import { loadPolicy } from '../../src/policy/load';
-import type { ActivePolicy } from '../../src/policy/source';
-import { PveClient } from '../../src/proxmox/client';
-import { scrubberFor } from '../../src/secrets/scrub';
-import { STORE_DEADLINE_MS, withDeadline } from '../../src/stores/deadline';
-import { TOOL_CATALOG } from '../../src/tools';
 
 /** A clock the test moves; each reading also moves it a little, so timings are not all zero. */
 export class TestClock implements Clock {
@@ -103,13 +97,18 @@ export class MemoryApprovals implements ApprovalStore {
 
 export interface TestHost {
   host: CallHost;
+  runtime: Runtime;
   clock: TestClock;
   approvals: MemoryApprovals;
+  /** The audit records written, and how many could not be (the count /admin shows). */
   audit: AuditRecord[];
-  /** The counters of one scope key, as the store holds them. */
+  lost(): number;
+  /** The counters of one scope key (`grant:<id>`, `user:...`), as the store holds them. */
   counters(name: string): Promise<WindowCounters>;
   /** The argument HMAC's key (base64), to check a record's args_hmac. */
   key: string;
+  /** Work the call left running after its answer (its audit record), done. */
+  settle(): Promise<void>;
 }
 
 export const ALICE: Identity = {
@@ -123,80 +122,101 @@ export const ALICE: Identity = {
 export interface HostOptions {
   policy: object;
   identity?: Identity;
-  /** Stores that never answer: a call to them waits for the deadline. */
+  /** Stores that never answer: a call to them meets the Runtime's store deadline. */
   hang?: { counters?: boolean; approvals?: boolean };
-  /** The deadline the host puts on its stores (the Runtime's is STORE_DEADLINE_MS). */
-  deadlineMs?: number;
+  /** The audit object fails every write (storage full). */
+  auditFails?: boolean;
 }
 
-const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+/** A Durable Object namespace over in-memory objects, made on first use by name. */
+function namespace(make: (name: string) => object): DurableObjectNamespace {
+  const objects = new Map<string, object>();
+  return {
+    idFromName: (name: string) => ({ name }),
+    get: ({ name }: { name: string }) => {
+      if (!objects.has(name)) objects.set(name, make(name));
+      return objects.get(name)!;
+    },
+  } as unknown as DurableObjectNamespace;
+}
+
+/** An object every method of which waits for ever. */
+const hung = new Proxy(
+  {},
+  { get: (_t, prop) => (prop === 'then' ? undefined : () => new Promise(() => undefined)) },
+);
 
 export function testHost(options: HostOptions): TestHost {
   const clock = new TestClock();
   const approvals = new MemoryApprovals();
   const audit: AuditRecord[] = [];
-  const ms = options.deadlineMs ?? STORE_DEADLINE_MS;
-  const loaded = loadPolicy(options.policy, TOOL_CATALOG);
-  const active: ActivePolicy = loaded.ok
-    ? { ok: true, origin: 'POLICY', policy: loaded.policy }
-    : { ok: false, origin: 'POLICY', errors: loaded.errors };
-  const stores = new Map<string, Promise<WindowCounters>>();
+  let lost = 0;
+  const counterStores = new Map<string, Promise<WindowCounters>>();
   const counters = (name: string): Promise<WindowCounters> => {
-    if (!stores.has(name)) stores.set(name, WindowCounters.load(memoryStorage()));
-    return stores.get(name)!;
+    if (!counterStores.has(name)) counterStores.set(name, WindowCounters.load(memoryStorage()));
+    return counterStores.get(name)!;
   };
-  const target = (name: string): CounterTarget => ({
-    reserve: (items, now) =>
-      withDeadline(
-        options.hang?.counters ? never() : counters(name).then((c) => c.reserve(items, now)),
-        ms,
-        `counters ${name}`,
-      ),
-    release: (items) =>
-      withDeadline(
-        counters(name).then((c) => c.release(items)),
-        ms,
-        `counters ${name}`,
-      ),
-  });
-  const backend: CounterBackend = {
-    // A session limit counts per grant here, as for a client without sessions (2026-07-28).
-    target: (scope, identity) =>
-      target(counterObjectName(scope === 'session' ? 'grant' : scope, identity)),
-  };
-  const approvalStore: ApprovalStore = options.hang?.approvals
-    ? { create: never, consume: never, restore: never, spendOnce: never }
-    : approvals;
-  const timed: ApprovalStore = {
-    create: (...a) => withDeadline(approvalStore.create(...a), ms, 'approvals'),
-    consume: (...a) => withDeadline(approvalStore.consume(...a), ms, 'approvals'),
-    restore: (...a) => withDeadline(approvalStore.restore(...a), ms, 'approvals'),
-    spendOnce: (...a) => withDeadline(approvalStore.spendOnce(...a), ms, 'approvals'),
-  };
-  const secret = inject('simulatorTokenSecret');
   const key = btoa(String.fromCharCode(...new Uint8Array(32).map((_, i) => i + 1)));
-  const pveConfig = {
-    baseUrl: `${inject('simulatorUrl')}/api2/json`,
-    tokenId: inject('simulatorTokenId'),
-    tokenSecret: secret,
-    timeoutMs: 2_000,
-  };
-  const identity = options.identity ?? ALICE;
-  const host: CallHost = {
-    clock,
-    scope: (requestId) =>
-      makeScope(() => new PveClient(pveConfig, clock), clock, identity, requestId),
-    sessionId: () => 'test-session',
-    policy: () => active,
-    counters: () => backend,
-    approvals: () => ({
-      store: () => timed,
-      url: (id) => `https://mcp.example.test/approvals/${id}`,
-      ttlMs: 15 * 60_000,
+  const env = {
+    PVE_BASE_URL: `${inject('simulatorUrl')}/api2/json`,
+    PVE_TOKEN_ID: inject('simulatorTokenId'),
+    PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
+    PVE_TIMEOUT_MS: '2000',
+    POLICY: JSON.stringify(options.policy),
+    AUTH_MODE: 'none',
+    POLICY_COUNTERS: namespace((name) =>
+      options.hang?.counters
+        ? hung
+        : {
+            reserve: async (...a: Parameters<WindowCounters['reserve']>) =>
+              (await counters(name)).reserve(...a),
+            release: async (...a: Parameters<WindowCounters['release']>) =>
+              (await counters(name)).release(...a),
+            list: async (now: number) => (await counters(name)).list(now),
+          },
+    ),
+    APPROVALS: namespace(() => (options.hang?.approvals ? hung : approvals)),
+    AUDIT: namespace((name) => {
+      if (name === AUDIT_LOST_OBJECT)
+        return {
+          recordLost: async (n: number) => {
+            lost += n;
+          },
+        };
+      if (name !== AUDIT_OBJECT) throw new Error(`no audit object ${name}`);
+      return {
+        append: async (record: AuditRecord) => {
+          if (options.auditFails) throw new Error('SQLITE_FULL: database or disk is full');
+          audit.push(record);
+        },
+      };
     }),
-    audit: (record) => void audit.push(record),
-    scrubber: () => scrubberFor([secret]),
-    hmacArgs: argsHmacer(async () => key),
+    SERVER_KEYS: namespace(() => ({
+      key: async (name: string) => (name === 'args_hmac' ? key : btoa(name.padEnd(32, '.'))),
+    })),
+  } as unknown as AppEnv;
+  const runtime = buildRuntime(env, clock);
+  const identity = options.identity ?? ALICE;
+  const pending: Promise<unknown>[] = [];
+  const host = composeHost(runtime, {
+    sessionId: 'test-session',
+    // A client without sessions (2026-07-28): session limits count per grant.
+    sessionCounters: 'per-grant',
+    identity: () => identity,
+    publicOrigin: () => 'https://mcp.example.test',
+    waitUntil: (work) => void pending.push(work),
+  });
+  return {
+    host,
+    runtime,
+    clock,
+    approvals,
+    audit,
+    lost: () => lost,
+    counters,
+    key,
+    settle: async () => {
+      await Promise.all(pending.splice(0));
+    },
   };
-  return { host, clock, approvals, audit, counters, key };
 }

@@ -1,7 +1,8 @@
-// The call seam on its own (src/calls/run-call.ts), in Node, with an in-memory host (./host.ts)
-// and the real Proxmox simulator: an allowed call, a denial with its rule, an approval asked and
-// spent, a limit reserved and given back (or kept), the audit record's fields, a store that
-// hangs — and a 2026-07-28 client asked in its next request, as a value.
+// The call seam on its own (src/calls/run-call.ts), in Node, composed by the Worker's own
+// composeHost from a Runtime over in-memory objects (./host.ts), against the real Proxmox
+// simulator: an allowed call, a denial with its rule, an approval asked and spent, a limit
+// reserved and given back (or kept), the audit record's fields (and a record the store cannot
+// take), a store that hangs — and a 2026-07-28 client asked in its next request, as a value.
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hmacHex, importKey } from '../../src/audit/arg-hash';
@@ -9,6 +10,7 @@ import { canonicalJson } from '../../src/audit/canonical';
 import type { Conversation } from '../../src/calls/conversation';
 import type { CallOutcome, CallResult } from '../../src/calls/result';
 import { runCall } from '../../src/calls/run-call';
+import { STORE_DEADLINE_MS } from '../../src/stores/deadline';
 import { toolSet } from '../../src/calls/tool-list';
 import { TOOLS } from '../../src/tools';
 import { sim } from '../worker/helpers/sim';
@@ -24,7 +26,9 @@ async function call(
   conversation: Conversation | null = null,
 ): Promise<CallOutcome> {
   const found = TOOL_SET.get(tool)!;
-  return runCall(found.tool, found.input, args, t.host, conversation);
+  const outcome = await runCall(found.tool, found.input, args, t.host, conversation);
+  await t.settle();
+  return outcome;
 }
 
 function result(outcome: CallOutcome): CallResult {
@@ -260,6 +264,37 @@ describe('runCall', () => {
     expect(JSON.stringify(record)).not.toContain('secret notes');
   });
 
+  it('counts a record the audit store cannot take as lost, and the call still answers', async () => {
+    const t = testHost({ policy: policy({ pve_list_vms: {} }), auditFails: true });
+    const r = result(await call(t, 'pve_list_vms', { limit: 1 }));
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(t.audit).toEqual([]);
+    expect(t.lost()).toBe(1);
+  });
+
+  it('keeps a session-scoped limit of a client without sessions in its grant, apart from the grant counter', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_list_vms: {
+          limits: [
+            { counter: 'lists', window: 'hour', max: 1, scope: 'session' },
+            { counter: 'lists', window: 'hour', max: 5, scope: 'grant' },
+          ],
+        },
+      }),
+    });
+    expect(result(await call(t, 'pve_list_vms', {})).isError).toBeFalsy();
+    const rows = (await t.counters(`grant:${ALICE.grantId}`)).list(t.clock.now());
+    expect(rows.map((r) => [r.key, r.count]).sort()).toEqual([
+      ['pve_list_vms/lists', 1],
+      ['session|pve_list_vms/lists', 1],
+    ]);
+    expect(result(await call(t, 'pve_list_vms', {})).structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: '/tools/pve_list_vms/limits/0',
+    });
+  });
+
   it.each([
     [
       'counters',
@@ -279,13 +314,14 @@ describe('runCall', () => {
       const t = testHost({
         policy: policy({ pve_create_qemu_vm: rules }),
         hang: { [store]: true },
-        deadlineMs: 100,
       });
       const started = performance.now();
       const r = result(
         await call(t, 'pve_create_qemu_vm', { node: 'pve1', vmid: 4400, confirm: true }),
       );
-      expect(performance.now() - started).toBeLessThan(2_000);
+      const waited = performance.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(STORE_DEADLINE_MS - 50);
+      expect(waited).toBeLessThan(STORE_DEADLINE_MS + 2_000);
       expect(r.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
       expect(text(r)).toMatch(reason);
       expect(await sim.requests()).toEqual([]);
@@ -302,7 +338,6 @@ describe('runCall', () => {
         },
       }),
       hang: { counters: true },
-      deadlineMs: 100,
     });
     const args = { node: 'pve1', vmid: 4500, confirm: true };
     const id = result(await call(t, 'pve_create_qemu_vm', args)).structuredContent!

@@ -1,7 +1,7 @@
 // `npm run -s token -- [user] [groups]`: prints an access token for the local server started by
 // `npm start` (dev sign-in), for clients that take a bearer header instead of signing in, such
 // as the MCP Inspector CLI:
-//   npx @modelcontextprotocol/inspector@2.12.0 --cli http://localhost:8787/mcp \
+//   npx -y @modelcontextprotocol/inspector@2.12.0 --cli http://localhost:8787/mcp \
 //     --header "Authorization: Bearer $(npm run -s token)" --method tools/list
 
 import { devAccessToken } from '../test/support/oauth-node.ts';

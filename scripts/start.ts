@@ -212,10 +212,10 @@ console.log(
       ? [
           `Try: npx -y mcp-remote@0.15.1 ${stack.url}/mcp   (opens the sign-in page in your browser)`,
           stack.vars.IDP === 'dev'
-            ? `  or: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --header "Authorization: Bearer $(${tokenCommand})" --method tools/list`
+            ? `  or: npx -y @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --header "Authorization: Bearer $(${tokenCommand})" --method tools/list`
             : '',
         ].join('\n')
-      : `Try: npx @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --transport http --method tools/list`,
+      : `Try: npx -y @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --transport http --method tools/list`,
     '',
   ].join('\n'),
 );

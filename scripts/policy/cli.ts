@@ -41,16 +41,16 @@ interface CallJson {
 }
 
 /** Runs `check` or `explain` with `argv` (the arguments after the script); answers the exit status. */
-export function policyCli(argv: string[], out: CliOutput, now: () => number = Date.now): number {
+export function policyCli(argv: string[], out: CliOutput): number {
   try {
-    return run(argv, out, now);
+    return run(argv, out);
   } catch (err) {
     if (err instanceof Exit) return err.status;
     throw err;
   }
 }
 
-function run(argv: string[], out: CliOutput, clock: () => number): number {
+function run(argv: string[], out: CliOutput): number {
   const [command, file, callText] = argv;
   if (!file || (command !== 'check' && command !== 'explain')) return usage(out);
   const policy = load(file, out);
@@ -80,7 +80,7 @@ function run(argv: string[], out: CliOutput, clock: () => number): number {
     clientId: 'cli',
     grantId: 'cli',
   };
-  const now = call.now ? Date.parse(call.now) : clock();
+  const now = call.now ? Date.parse(call.now) : Date.now();
   const view = { tool: call.tool, args: parsed?.success ? policyView(parsed.data) : {} };
   // Counter readings by counter name: applied to every limit of that counter in this window.
   const first = evaluatePolicy(policy, view, identity, null, now);

@@ -3,14 +3,15 @@
 // tests run the npm script itself, for its exit statuses and its two output streams.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { policyCli } from '../../scripts/policy/cli';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'policy-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The checker's report and errors, as the script would print them, and its exit status. */
 function run(...args: string[]): { status: number | null; out: string } {

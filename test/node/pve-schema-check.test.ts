@@ -1,10 +1,10 @@
 // The request checker against the real PVE 9.1.3 schema: requests our Worker sends must pass,
 // and each kind of mistake must come back as a problem naming the parameter.
 
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import {
   checkRequest,
   decodeFormLikePve,
@@ -18,6 +18,17 @@ import {
   requireInCi,
   type EndpointDef,
 } from '../support/pve-schema-load.ts';
+
+/** A temporary directory of this file's, removed when its tests are done. */
+const temps: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pve-schema-'));
+  temps.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 const WANTED = [
@@ -460,7 +471,7 @@ describe('loadEndpoints and findSchemaFile', () => {
   });
 
   it('reads the apidata.js form too', () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'pve-schema-')), 'apidata.js');
+    const file = path.join(tempDir(), 'apidata.js');
     const tree = [{ path: '/version', info: { GET: { parameters: { additionalProperties: 0 } } } }];
     writeFileSync(file, `const apiSchema = ${JSON.stringify(tree, null, 1)};\n`);
     expect(loadEndpoints(file, ['GET /version'])).toEqual([
@@ -469,7 +480,7 @@ describe('loadEndpoints and findSchemaFile', () => {
   });
 
   it('honours PVE_API_SCHEMA, and refuses one that points nowhere', () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'pve-schema-')), 'schema.json');
+    const file = path.join(tempDir(), 'schema.json');
     writeFileSync(file, '[]');
     vi.stubEnv('PVE_API_SCHEMA', file);
     expect(findSchemaFile('/nonexistent/repo')).toBe(file);

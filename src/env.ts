@@ -15,6 +15,15 @@ import type {
 } from './audit/record';
 import type { CounterRow, ReserveItem } from './counters/window-counters';
 import type { LimitedDecision } from './policy/evaluate';
+import type {
+  NewVersion,
+  PolicyEvent,
+  PolicyHead,
+  PolicyOverview,
+  PolicyVersion,
+  ShadowDisagreement,
+  StoreAnswer,
+} from './policy-store/types';
 
 /** One 2025 MCP session (McpAgent, mcp/legacy/agent.ts): whose it is, and its end on a revocation. */
 export interface SessionObject extends Rpc.DurableObjectBranded {
@@ -61,6 +70,31 @@ export interface KeysObject extends Rpc.DurableObjectBranded {
   key(name: 'args_hmac' | 'request_state'): Promise<string>;
 }
 
+/** The policy's versions, the active and the shadow one, and their history (policy-store/policy-store.ts). */
+export interface PolicyStoreObject extends Rpc.DurableObjectBranded {
+  head(deployed: string, known: number | null, now: number): Promise<PolicyHead>;
+  overview(): PolicyOverview;
+  get(version: number): PolicyVersion | null;
+  add(
+    input: NewVersion,
+    now: number,
+  ): Promise<StoreAnswer<{ version: number; event: PolicyEvent }>>;
+  activate(
+    version: number,
+    actor: string,
+    comment: string,
+    now: number,
+  ): StoreAnswer<{ event: PolicyEvent }>;
+  shadow(
+    version: number | null,
+    actor: string,
+    comment: string,
+    now: number,
+  ): StoreAnswer<{ event: PolicyEvent }>;
+  recordDisagreement(d: ShadowDisagreement): void;
+  disagreements(version: number, limit: number): ShadowDisagreement[];
+}
+
 export interface AppEnv {
   /** One object per 2025 MCP session (McpAgent). */
   MCP_OBJECT: DurableObjectNamespace<SessionObject>;
@@ -72,6 +106,8 @@ export interface AppEnv {
   AUDIT: DurableObjectNamespace<AuditObject>;
   /** The server's own keys: the argument HMAC's, the 2026 request state's (one object). */
   SERVER_KEYS: DurableObjectNamespace<KeysObject>;
+  /** The policy's versions and which one is active (one object). */
+  POLICY_STORE: DurableObjectNamespace<PolicyStoreObject>;
   /** How long an out-of-band approval can be given and used, in minutes (default 15). */
   APPROVAL_TTL_MINUTES?: string;
   /** `false` turns the audit trail off (for measurements; /health and /admin say so). Default on. */
@@ -93,8 +129,10 @@ export interface AppEnv {
   CF_ACCESS_CLIENT_SECRET?: string;
   /** Per-request timeout towards Proxmox, in milliseconds (default 15000). */
   PVE_TIMEOUT_MS?: string;
-  /** JSON text; overrides the bundled policy.json. */
+  /** JSON text; overrides the bundled policy.json. Seeds the policy store (version 1, then a new version when a deploy changes it). */
   POLICY?: string;
+  /** Who may change the policy on /admin and its API (user ids, emails, `group:<name>`). */
+  POLICY_EDITORS?: string;
   /** `none` (loopback only) or `oauth` (the default). */
   AUTH_MODE?: string;
   /** AUTH_MODE=none: browser origins (comma-separated) allowed to call from another origin. */

@@ -12,6 +12,7 @@ import { configProblems, publicUrlState, type HealthProblem } from './health/con
 import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './health/proxmox-probe';
 import { healthView } from './health/viewer';
 import { formatErrors } from './policy/load';
+import { policyLabel } from './policy/source';
 import { VERSION } from './version';
 
 export async function health(c: Context<AppBindings>): Promise<Response> {
@@ -20,7 +21,8 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   const { config } = runtime;
   const mode = config.authMode;
   const pve = config.pve;
-  const policy = runtime.policy.active();
+  const policy = await runtime.policy.active(c.executionCtx.waitUntil.bind(c.executionCtx));
+  const deployRefused = runtime.policy.deployRefused();
   const auth =
     mode === 'oauth' ? authConfig(config, publicOrigin(config, request), runtime.clock) : null;
   const [view, probe] = await Promise.all([
@@ -40,13 +42,33 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
       : []),
     ...(policy.ok
       ? []
-      : [
+      : policy.unavailable
+        ? [
+            {
+              check: 'policy' as const,
+              message: `${formatErrors(policy.errors)}; every tool call is denied until it answers.`,
+              fix: 'The policy store (Durable Object POLICY_STORE) did not answer in time: check the Worker logs; it recovers by itself when the object answers again.',
+            },
+          ]
+        : [
+            {
+              check: 'policy' as const,
+              message: `policy (${policyLabel(policy)}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`,
+              fix:
+                policy.version === null
+                  ? 'Correct the errors (`npm run policy -- check <file>` lists them), then set POLICY or policy.json again and redeploy.'
+                  : 'Activate a valid version on /admin (or POST /admin/api/policy/{version}/activate).',
+            },
+          ]),
+    ...(deployRefused && policy.ok
+      ? [
           {
             check: 'policy' as const,
-            message: `policy (${policy.origin}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`,
-            fix: 'Correct the errors (`npm run policy -- check <file>` lists them), then set POLICY or policy.json again and redeploy.',
+            message: `the deployed ${policy.origin} is invalid and was not stored; ${policyLabel(policy)} stays active:\n${deployRefused.join('\n')}`,
+            fix: 'Correct the errors (`npm run policy -- check <file>` lists them), then deploy again, or leave POLICY as it was.',
           },
-        ]),
+        ]
+      : []),
   ];
   const operator = view === 'operator';
   return c.json({
@@ -71,10 +93,18 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
           },
     audit: config.audit.enabled ? 'on' : 'off',
     policy: policy.ok
-      ? { origin: policy.origin, valid: true }
+      ? {
+          origin: policy.origin,
+          version: policy.version,
+          sha256: policy.sha256,
+          valid: true,
+          ...(policy.shadow ? { shadow_version: policy.shadow.version } : {}),
+        }
       : {
           origin: policy.origin,
+          version: policy.version,
           valid: false,
+          ...(policy.unavailable ? { unavailable: true } : {}),
           ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }),
         },
     ...(problems.length

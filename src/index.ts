@@ -14,9 +14,11 @@ import type {
   AuditObject,
   CountersObject,
   KeysObject,
+  PolicyStoreObject,
   SessionObject,
 } from './env';
 import type { ServerKeys } from './keys/server-keys';
+import type { PolicyStore } from './policy-store/policy-store';
 import type { ProxmoxMcp } from './mcp/legacy/agent';
 
 export { ProxmoxMcp } from './mcp/legacy/agent';
@@ -24,6 +26,7 @@ export { PolicyCounters } from './counters/policy-counters';
 export { Approvals } from './approvals/approvals-store';
 export { AuditLog } from './audit/audit-log';
 export { ServerKeys } from './keys/server-keys';
+export { PolicyStore } from './policy-store/policy-store';
 
 // Said once per isolate start, so an operator sees it in `wrangler dev` and in Workers Logs.
 const { config } = runtimeOf(startupEnv as AppEnv);
@@ -51,6 +54,7 @@ export type DurableObjectsAnswer = [
   Answers<Approvals, ApprovalsObject>,
   Answers<AuditLog, AuditObject>,
   Answers<ServerKeys, KeysObject>,
+  Answers<PolicyStore, PolicyStoreObject>,
   Answers<ProxmoxMcp, SessionObject>,
 ];
 

@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import { describeIssues } from '../../src/calls/issues.ts';
 import type { Identity } from '../../src/identity.ts';
 import { evaluatePolicy, readingKey } from '../../src/policy/evaluate.ts';
-import { type CompiledPolicy, formatErrors, loadPolicy } from '../../src/policy/load.ts';
+import { type CompiledPolicy, formatErrors } from '../../src/policy/load.ts';
+import { checkPolicyText } from '../../src/policy/text.ts';
 import { policyView } from '../../src/policy/view.ts';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools/index.ts';
 
@@ -24,8 +25,12 @@ export interface CliOutput {
   error(line: string): void;
 }
 
-const USAGE =
-  "usage: npm run policy -- check <policy.json>\n       npm run policy -- explain <policy.json> '<call json>'";
+const USAGE = [
+  'usage: npm run policy -- check <policy.json>',
+  "       npm run policy -- explain <policy.json> '<call json>'",
+  '       npm run policy -- push <policy.json> --url <server> [--activate | --shadow] --comment "why"',
+  '       npm run policy -- replay <policy.json> --url <server> [--since 7d] [--limit N] [--json] [--fail-on-change]',
+].join('\n');
 
 /** Thrown to end a run with an exit status, its message already written. */
 class Exit {
@@ -121,14 +126,21 @@ function usage(out: CliOutput): never {
 }
 
 function load(file: string, out: CliOutput): CompiledPolicy {
-  let document: unknown;
+  let text: string;
   try {
-    document = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    text = readFileSync(file, 'utf8');
   } catch (err) {
     out.error(`${file}: ${err instanceof Error ? err.message : 'cannot read'}`);
     throw new Exit(1);
   }
-  const result = loadPolicy(document, TOOL_CATALOG);
+  // The same checks the server's policy store makes before it stores a version.
+  const result = checkPolicyText(text, TOOL_CATALOG);
+  const whole = !result.ok && result.errors.length === 1 && result.errors[0]!.pointer === '';
+  if (whole) {
+    // Not JSON, or too large: one line about the whole file.
+    out.error(`${file}: ${result.errors[0]!.message}`);
+    throw new Exit(1);
+  }
   if (!result.ok) {
     out.error(
       `${file}: invalid policy (${result.errors.length} error${result.errors.length === 1 ? '' : 's'})\n${formatErrors(result.errors)}`,

@@ -16,6 +16,7 @@ import { type AppBindings, cameThroughProvider, providerEnv, runtimeOf } from '.
 import { crossOriginViolation, loopbackViolation, withCors } from '../guard';
 import { health } from '../health';
 import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
+import { MAX_POLICY_BYTES } from '../policy/text';
 import { readMcpBody } from '../http/mcp-body';
 import { ANONYMOUS } from '../identity';
 import { mcpApi } from '../mcp/route';
@@ -26,6 +27,9 @@ import { providerFor } from './oauth';
 const MCP_BODY_LIMIT = 4 * 1024 * 1024;
 /** Everything else (sign-in and web forms, token and registration requests) is small. */
 const FORM_BODY_LIMIT = 64 * 1024;
+/** The policy API takes a policy (at most MAX_POLICY_BYTES) inside a JSON body. */
+const POLICY_API_PREFIX = '/admin/api/policy';
+const POLICY_BODY_LIMIT = 2 * MAX_POLICY_BYTES;
 
 const SUFFIXED_RESOURCE_METADATA = /^\/\.well-known\/oauth-protected-resource\/(?:mcp|sse)\/?$/;
 /** Pages a person opens in a browser: with PUBLIC_URL set they live on that origin only. */
@@ -54,6 +58,7 @@ const tooLarge = (limit: number) => (c: Ctx) =>
   );
 const mcpLimit = bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) });
 const formLimit = bodyLimit({ maxSize: FORM_BODY_LIMIT, onError: tooLarge(FORM_BODY_LIMIT) });
+const policyLimit = bodyLimit({ maxSize: POLICY_BODY_LIMIT, onError: tooLarge(POLICY_BODY_LIMIT) });
 
 /**
  * An MCP message is read once here: one nested absurdly deep is refused before any code walks it
@@ -74,9 +79,10 @@ app.use('/mcp', onTheWayIn(mcpLimit), onTheWayIn(mcpBody));
 app.use('/sse/*', onTheWayIn(mcpLimit), onTheWayIn(mcpBody));
 app.use(
   '*',
-  onTheWayIn((c, next) =>
-    c.req.path === '/mcp' || c.req.path.startsWith('/sse/') ? next() : formLimit(c, next),
-  ),
+  onTheWayIn((c, next) => {
+    if (c.req.path === '/mcp' || c.req.path.startsWith('/sse/')) return next();
+    return c.req.path.startsWith(POLICY_API_PREFIX) ? policyLimit(c, next) : formLimit(c, next);
+  }),
 );
 
 /** The door: who may come in, and (with sign-in) the OAuth provider in front of everything. */

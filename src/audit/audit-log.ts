@@ -48,7 +48,8 @@ const MAX_PAGE = 1_000;
  * cursor stays valid), ts INTEGER (epoch ms), request_id, user_id, user_email, client_id,
  * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_hmac TEXT, args TEXT (JSON
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
- * NUMERIC, vmid INTEGER, upid, approval_id TEXT. Indexes on (ts), (user_id, ts),
+ * NUMERIC, vmid INTEGER, upid, approval_id, approval_channel TEXT, policy_version INTEGER,
+ * user_groups TEXT (JSON array). Indexes on (ts), (user_id, ts),
  * (user_email, ts), (tool, ts), (decision, ts). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
  *
@@ -80,15 +81,22 @@ export class AuditLog extends DurableObject<AuditEnv> {
          grant_id TEXT NOT NULL, session TEXT NOT NULL, tool TEXT NOT NULL, arg_keys TEXT NOT NULL,
          args_hmac TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
-         vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT)`,
+         vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT, policy_version INTEGER,
+         user_groups TEXT)`,
     );
-    // Tables created before approval_channel existed gain it (SQLite adds a column in place).
     const columns = this.sql
       .exec<{ name: string }>('PRAGMA table_info(audit_records)')
       .toArray()
       .map((c) => c.name);
-    if (!columns.includes('approval_channel'))
-      this.sql.exec('ALTER TABLE audit_records ADD COLUMN approval_channel TEXT');
+    // Tables from before a column existed gain it (SQLite adds a column in place).
+    for (const [column, type] of [
+      ['approval_channel', 'TEXT'],
+      ['policy_version', 'INTEGER'],
+      ['user_groups', 'TEXT'],
+    ] as const) {
+      if (!columns.includes(column))
+        this.sql.exec(`ALTER TABLE audit_records ADD COLUMN ${column} ${type}`);
+    }
     // The argument hash is an HMAC, and is named so since: older tables are renamed in place.
     if (columns.includes('args_sha256'))
       this.sql.exec('ALTER TABLE audit_records RENAME COLUMN args_sha256 TO args_hmac');

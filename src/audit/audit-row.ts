@@ -9,6 +9,7 @@ import type { AuditRecord, StoredAuditRecord } from './record';
 const MAX_ID = 256;
 const MAX_TEXT = 1_024;
 const MAX_ARG_KEYS = 100;
+const MAX_GROUPS = 100;
 export const MAX_ARGS_BYTES = 16 * 1024;
 
 /** The columns an INSERT fills (all but id), in the order of `rowValues`. */
@@ -34,6 +35,8 @@ export const COLUMNS = [
   'upid',
   'approval_id',
   'approval_channel',
+  'policy_version',
+  'user_groups',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
@@ -65,6 +68,10 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     optText(r.upid, MAX_TEXT),
     optText(r.approval_id, MAX_ID),
     optText(r.approval_channel, 32),
+    optNumber(r.policy_version),
+    Array.isArray(r.user_groups)
+      ? JSON.stringify(r.user_groups.slice(0, MAX_GROUPS).map((g) => text(g, MAX_ID)))
+      : null,
   ];
 }
 
@@ -102,6 +109,7 @@ export function toRecord(row: Row): StoredAuditRecord {
   const nn = (v: SqlStorageValue): number | null => (typeof v === 'number' ? v : null);
   const keys = parseJson(s(row.arg_keys));
   const args = parseJson(s(row.args));
+  const groups = typeof row.user_groups === 'string' ? parseJson(row.user_groups) : null;
   return {
     id: Number(row.id),
     ts: Number(row.ts),
@@ -128,6 +136,10 @@ export function toRecord(row: Row): StoredAuditRecord {
     upid: ns(row.upid),
     approval_id: ns(row.approval_id),
     approval_channel: ns(row.approval_channel) as StoredAuditRecord['approval_channel'],
+    policy_version: nn(row.policy_version),
+    user_groups: Array.isArray(groups)
+      ? groups.filter((g): g is string => typeof g === 'string')
+      : null,
   };
 }
 

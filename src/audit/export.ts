@@ -30,6 +30,8 @@ export const CSV_COLUMNS = [
   'upid',
   'approval_id',
   'approval_channel',
+  'policy_version',
+  'user_groups',
   'arg_keys',
   'args_hmac',
   'args',

@@ -39,6 +39,10 @@ export interface AuditRecord {
   approval_id: string | null;
   /** How a person approved the call: `conversation` (MCP elicitation) or `web` (the approval page). */
   approval_channel: ApprovalChannel | null;
+  /** The version of the policy that decided (null: no stored version decided, or before versions). */
+  policy_version: number | null;
+  /** The caller's groups as the policy saw them (null in records from before they were kept). */
+  user_groups: string[] | null;
 }
 
 export type ApprovalChannel = 'conversation' | 'web';

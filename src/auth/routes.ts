@@ -61,7 +61,7 @@ authRoutes.get('/authorize', async (c) => {
     const body = await consentPage(
       details,
       consent.handle,
-      toolsOffered(c.var.runtime),
+      await toolsOffered(c.var.runtime),
       'Proxmox VE',
     );
     // The library's headers (its consent cookie) go out with the page's own.
@@ -179,8 +179,8 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
   });
 });
 
-function toolsOffered(runtime: Runtime): ToolSummary[] {
-  const active = runtime.policy.active();
+async function toolsOffered(runtime: Runtime): Promise<ToolSummary[]> {
+  const active = await runtime.policy.active();
   return TOOLS.filter((t) => active.ok && isListed(active.policy, t.name)).map((t) => ({
     title: t.annotations.title,
     readOnly: t.annotations.readOnlyHint,

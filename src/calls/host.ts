@@ -8,6 +8,7 @@ import type { Clock } from '../clock';
 import type { ApprovalStore } from '../approvals/types';
 import type { CounterBackend } from '../counters/reserve';
 import type { ActivePolicy } from '../policy/source';
+import type { ShadowDisagreement } from '../policy/shadow';
 import type { UpstreamCall } from '../proxmox/client';
 import type { Scrubber } from '../secrets/scrub';
 import type { BaseToolContext } from './tool-spec';
@@ -26,8 +27,10 @@ export interface CallHost {
   scope(requestId: string): CallScope;
   /** The MCP session (or `stateless`), for logs and the audit trail. */
   sessionId(): string;
-  /** The policy in force. */
-  policy(): ActivePolicy;
+  /** The policy in force (and the version in shadow beside it, if any). */
+  policy(): Promise<ActivePolicy>;
+  /** Counts a call the shadow version would have decided otherwise, without waiting for it. */
+  shadowDisagreement(d: ShadowDisagreement): void;
   /** Where rate-limit counters live. */
   counters(): CounterBackend;
   /** Human approvals: the store, the page for an id, how long an approval lasts. */

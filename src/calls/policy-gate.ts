@@ -9,7 +9,10 @@ import { reserveLimits, type CounterBackend } from '../counters/reserve';
 import type { Identity } from '../identity';
 import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
-import type { ActivePolicy } from '../policy/source';
+import { type ActivePolicy, policyLabel } from '../policy/source';
+
+/** The rule a call is refused by when the policy store cannot say which policy is in force. */
+export const POLICY_UNAVAILABLE_RULE = '(policy store unavailable)';
 import type { ApprovalPort } from './approval-gate';
 import type { AskNext } from './conversation';
 
@@ -44,9 +47,20 @@ export async function passGate(
   input: GateInput,
   approvals: ApprovalPort | null = null,
 ): Promise<GateResult> {
+  if (!active.ok && active.unavailable) {
+    return {
+      ok: false,
+      refusal: {
+        kind: 'deny',
+        rule: POLICY_UNAVAILABLE_RULE,
+        reason:
+          'The policy store did not answer in time, so this server cannot tell which policy is in force and the call is denied. Try again shortly.',
+      },
+    };
+  }
   if (!active.ok) {
     logLine('error', 'policy_invalid', {
-      origin: active.origin,
+      origin: policyLabel(active),
       errors: formatErrors(active.errors).slice(0, 2000),
     });
     return {
@@ -54,7 +68,7 @@ export async function passGate(
       refusal: {
         kind: 'deny',
         rule: '(invalid policy)',
-        reason: `The server's policy (${active.origin}) is invalid, so every call is denied until an administrator fixes it. See /health.`,
+        reason: `The server's policy (${policyLabel(active)}) is invalid, so every call is denied until an administrator fixes it. See /health.`,
       },
     };
   }

@@ -11,7 +11,9 @@ import type { Identity } from '../identity';
 import { own } from '../own';
 import { isPropertyValue } from '../property-value';
 import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
+import type { CompiledPolicy } from '../policy/load';
 import type { ActivePolicy } from '../policy/source';
+import type { ShadowDisagreement } from '../policy/shadow';
 import { policyView } from '../policy/view';
 import { PveError } from '../proxmox/errors';
 import { StoreTimeout } from '../stores/deadline';
@@ -33,6 +35,8 @@ interface CallFacts {
   argKeys: string[];
   argsHmac: string;
   approvalId: string | null;
+  /** The version of the policy that decided; null until the policy is asked. */
+  policyVersion: number | null;
 }
 
 /**
@@ -66,8 +70,9 @@ export async function runCall(
     argKeys: rawKeys,
     argsHmac: '',
     approvalId: null,
+    policyVersion: null,
   };
-  const active = host.policy();
+  const active = await host.policy();
   const scrub = host.scrubber();
   // While the policy is invalid its `sensitive` lists are unknown: no argument value is stored.
   const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
@@ -146,18 +151,19 @@ export async function runCall(
         now: () => host.clock.now(),
       },
     );
-    const gate = await passGate(
-      active,
-      host.counters(),
-      {
-        tool: tool.name,
-        args: policyView(seenBy(args, inherited)),
-        identity,
-        dryRun: tool.dryRun?.(args) ?? false,
-        now: host.clock.now(),
-      },
-      port,
-    );
+    const gateInput = {
+      tool: tool.name,
+      args: policyView(seenBy(args, inherited)),
+      identity,
+      dryRun: tool.dryRun?.(args) ?? false,
+      now: host.clock.now(),
+    };
+    facts.policyVersion = active.version;
+    const gate = await passGate(active, host.counters(), gateInput, port);
+    if (active.ok && active.shadow) {
+      const disagreement = shadowDisagreement(active, gateInput, requestId);
+      if (disagreement) host.shadowDisagreement(disagreement);
+    }
     if (!gate.ok && 'suspended' in gate) {
       // Nothing ran: the person is asked, and answers with the next request (2026-07-28).
       suspended = gate.suspended;
@@ -272,6 +278,45 @@ function recheckPolicy(
   throw new PolicyRefusal(decision.rule, decision.reason);
 }
 
+/**
+ * Whether the version in shadow would have decided this call otherwise than the active one. Both
+ * are judged on the rules alone (deny_if, require, approval; a preview needs no approval), not
+ * on rate-limit counts, which only the active policy keeps: a replay (../policy/replay.ts)
+ * compares limits.
+ */
+function shadowDisagreement(
+  active: Extract<ActivePolicy, { ok: true }>,
+  input: {
+    tool: string;
+    args: Record<string, unknown>;
+    identity: Identity;
+    dryRun: boolean;
+    now: number;
+  },
+  requestId: string,
+): ShadowDisagreement | null {
+  const shadow = active.shadow;
+  if (!shadow) return null;
+  const judge = (policy: CompiledPolicy): { decision: string; rule: string | null } => {
+    const call = { tool: input.tool, args: input.args };
+    let d = evaluatePolicy(policy, call, input.identity, null, input.now);
+    if (d.kind === 'approval_required' && input.dryRun)
+      d = evaluatePolicy(policy, { ...call, approved: true }, input.identity, null, input.now);
+    return { decision: d.kind, rule: d.kind === 'allow' ? null : d.rule };
+  };
+  const now = judge(active.policy);
+  const then = judge(shadow.policy);
+  if (now.decision === then.decision) return null;
+  return {
+    ts: input.now,
+    request_id: requestId,
+    user: input.identity.email ?? input.identity.userId,
+    tool: input.tool,
+    active: { version: active.version ?? 0, ...now },
+    shadow: { version: shadow.version, ...then },
+  };
+}
+
 /** Where the audit record and the approver find what a call inherits from its source. */
 const INHERITED_KEY = '(inherited)';
 
@@ -352,6 +397,8 @@ function auditRecord(
     upid: typeof structured.upid === 'string' ? structured.upid : null,
     approval_id: facts.approvalId,
     approval_channel: channelOf(facts.approvalId, facts.decision),
+    policy_version: facts.policyVersion,
+    user_groups: identity ? [...identity.groups] : null,
   };
 }
 

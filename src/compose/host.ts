@@ -45,7 +45,19 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
       return makeScope(runtime.pveClient, runtime.clock, identity, requestId);
     },
     sessionId: () => era.sessionId,
-    policy: () => runtime.policy.active(),
+    policy: () => runtime.policy.active(era.waitUntil),
+    shadowDisagreement: (d) =>
+      era.waitUntil(
+        stores
+          .policies()
+          .recordDisagreement(d)
+          .catch((err: unknown) => {
+            logLine('error', 'shadow_disagreement_lost', {
+              request_id: d.request_id,
+              error: errorText(err, 200),
+            });
+          }),
+      ),
     counters: () => counterBackend(runtime, era),
     approvals: () => ({
       store: () => stores.approvals(),

@@ -17,9 +17,15 @@ import type {
   AuditObject,
   CountersObject,
   KeysObject,
+  PolicyStoreObject,
   SessionObject,
 } from '../env';
-import { type ActivePolicy, activePolicy } from '../policy/source';
+import { deployedPolicy } from '../policy/source';
+import { type PolicySource, storedPolicySource } from '../policy-store/source';
+import { POLICY_STORE_OBJECT } from '../policy-store/names';
+import type { PolicyEvent } from '../policy-store/types';
+import { policyEventRecord } from '../policy-store/audit-event';
+import { errorText, logLine } from '../log';
 import { PveClient } from '../proxmox/client';
 import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/names';
 import { type Scrubber, scrubberFor } from '../secrets/scrub';
@@ -27,10 +33,7 @@ import { STORE_DEADLINE_MS, withDeadline } from '../stores/deadline';
 import { objectPort, type RpcOf } from '../stores/stubs';
 import { TOOL_CATALOG } from '../tools';
 
-/** Where the policy in force comes from: the POLICY variable or policy.json today, a store next. */
-export interface PolicySource {
-  active(): ActivePolicy;
-}
+export type { PolicySource };
 
 export type CountersPort = RpcOf<CountersObject, 'reserve' | 'release' | 'list'>;
 export type ApprovalsPort = RpcOf<
@@ -39,6 +42,10 @@ export type ApprovalsPort = RpcOf<
 >;
 export type AuditPort = RpcOf<AuditObject, 'append' | 'query' | 'get' | 'stats' | 'recordLost'>;
 export type SessionPort = RpcOf<SessionObject, 'owner' | 'endSession'>;
+export type PolicyStorePort = RpcOf<
+  PolicyStoreObject,
+  'overview' | 'get' | 'add' | 'activate' | 'shadow' | 'recordDisagreement' | 'disagreements'
+>;
 
 /** The stores, each call with the store deadline (a hung object fails its caller, never hangs it). */
 export interface Stores {
@@ -52,6 +59,8 @@ export interface Stores {
   audit(which?: 'records' | 'lost', ms?: number): AuditPort;
   /** A server key (made once, kept for good). */
   serverKey(name: ServerKeyName): Promise<string>;
+  /** The policy's versions, history and shadow (the source of `Runtime.policy`). */
+  policies(): PolicyStorePort;
   /** One 2025 MCP session's object, by its Durable Object name. */
   session(name: string): SessionPort;
   /** The OAuth library's KV namespace, which our grant index and web sessions share. */
@@ -69,6 +78,8 @@ export interface Runtime {
   readonly hmacArgs: ArgsHmacer;
   /** A Proxmox client for one call (it logs that call's exchanges), or why there is none. */
   pveClient(): PveClient | { error: string };
+  /** Writes a change of the policy to the audit trail (after the answer, like a call's record). */
+  auditPolicyEvent(event: PolicyEvent, waitUntil?: (work: Promise<unknown>) => void): void;
 }
 
 /** What the Hono routes see: the bindings, and the Runtime the entry put in the context. */
@@ -121,11 +132,38 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
   const config = configOf(env);
   const keys = (): RpcOf<KeysObject, 'key'> =>
     objectPort<KeysObject, 'key'>(env.SERVER_KEYS, SERVER_KEYS_OBJECT, 'server keys');
+  const auditPolicyEvent = (
+    event: PolicyEvent,
+    waitUntil?: (work: Promise<unknown>) => void,
+  ): void => {
+    if (!config.audit.enabled) return;
+    const write = objectPort<AuditObject, 'append'>(env.AUDIT, AUDIT_OBJECT, 'audit', 10_000)
+      .append(policyEventRecord(event))
+      .catch((err: unknown) => {
+        logLine('error', 'audit_lost', { policy_event: event.id, error: errorText(err, 200) });
+      });
+    if (waitUntil) waitUntil(write);
+  };
+  const policyStore = (ms?: number) =>
+    objectPort<PolicyStoreObject, keyof PolicyStorePort | 'head'>(
+      env.POLICY_STORE,
+      POLICY_STORE_OBJECT,
+      'policy store',
+      ms,
+    );
   return {
     config,
     clock,
-    policy: { active: () => activePolicy(config.policyText, TOOL_CATALOG) },
+    policy: storedPolicySource({
+      store: () => policyStore(),
+      deployed: deployedPolicy(config.policyText),
+      clock,
+      catalog: TOOL_CATALOG,
+      seeded: auditPolicyEvent,
+    }),
+    auditPolicyEvent,
     stores: {
+      policies: () => policyStore(),
       counters: (name, waitUntil) => countersPort(env.POLICY_COUNTERS, name, waitUntil),
       approvals: () =>
         objectPort<ApprovalsObject, keyof ApprovalsPort>(env.APPROVALS, 'approvals', 'approvals'),

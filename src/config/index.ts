@@ -27,6 +27,8 @@ export interface Config {
   approvals: { ttlMs: number };
   /** ADMIN_USERS (ids or emails) and ADMIN_GROUPS. */
   admins: { users: string[]; groups: string[] };
+  /** POLICY_EDITORS: who may change the policy (ids, emails and `group:<name>` entries). */
+  editors: string[];
   /** AUTH_MODE=none: browser origins allowed cross-origin. */
   corsOrigins: string[];
   /** What the scrubber removes wherever upstream text goes. */
@@ -67,6 +69,7 @@ function parse(env: AppEnv): Config {
     audit: { enabled: auditEnabled(env, audit), ...auditLimits(env, audit) },
     approvals: { ttlMs: approvalTtlMs(env, approvals) },
     admins: { users: listSetting(env.ADMIN_USERS), groups: listSetting(env.ADMIN_GROUPS) },
+    editors: listSetting(env.POLICY_EDITORS),
     corsOrigins: corsOrigins(listSetting(env.CORS_ORIGINS), cors),
     secrets: configuredSecrets(env),
     signIn: signInSettings(env),

@@ -1,54 +1,45 @@
-// The active policy: the POLICY variable (JSON text) when set, else the bundled policy.json,
-// loaded against the tools this server offers. Loaded once per distinct text; a broken policy
-// is kept as its errors, so that every call is denied and /health can say why.
+// The policy in force, as a call, a page or /health sees it. The policy store
+// (../policy-store/) holds its versions; the deployed policy (the POLICY variable when set, else
+// the bundled policy.json) seeds it. A broken policy is kept as its errors, so that every call is
+// denied and /health can say why.
 
 import bundled from '../../policy.json';
-import { loadPolicy, type CompiledPolicy, type PolicyError, type ToolCatalog } from './load';
+import type { CompiledPolicy, PolicyError } from './load';
 
+/** Where the deployed policy comes from. */
 export type PolicyOrigin = 'POLICY' | 'policy.json';
 
-export type ActivePolicy =
-  | { ok: true; origin: PolicyOrigin; policy: CompiledPolicy }
-  /** A broken policy: its errors, and its text as given (for the people who must fix it). */
-  | { ok: false; origin: PolicyOrigin; errors: PolicyError[]; text: string };
-
-let cached: { text: string | undefined; catalog: ToolCatalog; active: ActivePolicy } | undefined;
-
-export function activePolicy(text: string | undefined, catalog: ToolCatalog): ActivePolicy {
-  if (cached && cached.text === text && cached.catalog === catalog) return cached.active;
-  const origin: PolicyOrigin = text === undefined || text.trim() === '' ? 'policy.json' : 'POLICY';
-  let active: ActivePolicy;
-  if (origin === 'policy.json') {
-    active = withOrigin(loadPolicy(bundled, catalog), origin, JSON.stringify(bundled, null, 2));
-  } else {
-    let document: unknown;
-    try {
-      document = JSON.parse(text!) as unknown;
-      active = withOrigin(loadPolicy(document, catalog), origin, text!);
-    } catch (err) {
-      active = {
-        ok: false,
-        origin,
-        text: text!,
-        errors: [
-          {
-            pointer: '',
-            message: `POLICY is not valid JSON: ${err instanceof Error ? err.message : 'parse error'}`,
-          },
-        ],
-      };
-    }
-  }
-  cached = { text, catalog, active };
-  return active;
+/** Which policy decided: its version in the store (null before the store has one) and its hash. */
+export interface PolicyVersionTag {
+  origin: PolicyOrigin;
+  version: number | null;
+  sha256: string | null;
 }
 
-function withOrigin(
-  result: ReturnType<typeof loadPolicy>,
-  origin: PolicyOrigin,
-  text: string,
-): ActivePolicy {
-  return result.ok
-    ? { ok: true, origin, policy: result.policy }
-    : { ok: false, origin, errors: result.errors, text };
+export type ActivePolicy =
+  | (PolicyVersionTag & {
+      ok: true;
+      policy: CompiledPolicy;
+      /** A candidate evaluated beside it on live calls, never enforced. */
+      shadow?: { version: number; policy: CompiledPolicy };
+    })
+  /**
+   * No policy can decide: a broken one (its errors, and its text as given, for the people who
+   * must fix it), or, with `unavailable`, a policy store that did not answer in time.
+   */
+  | (PolicyVersionTag & { ok: false; errors: PolicyError[]; text: string; unavailable?: true });
+
+/** The deployed policy's origin and text (policy.json as pretty JSON). */
+export function deployedPolicy(policyVariable: string | undefined): {
+  origin: PolicyOrigin;
+  text: string;
+} {
+  return policyVariable === undefined || policyVariable.trim() === ''
+    ? { origin: 'policy.json', text: JSON.stringify(bundled, null, 2) }
+    : { origin: 'POLICY', text: policyVariable };
+}
+
+/** How a policy is named to people: "version 3", or where it was deployed from. */
+export function policyLabel(tag: PolicyVersionTag): string {
+  return tag.version === null ? tag.origin : `version ${tag.version}`;
 }

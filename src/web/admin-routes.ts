@@ -10,6 +10,7 @@ import { counterObjectName } from '../counters/reserve';
 import type { CounterRow } from '../counters/window-counters';
 import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
 import { formatErrors } from '../policy/load';
+import { policyLabel } from '../policy/source';
 import { adminPage, type CounterRowView } from './admin-page';
 import { isAdmin } from './admins';
 import { checkPost, html, page, viewer, type Viewer } from './common';
@@ -112,7 +113,7 @@ adminRoutes.get('/', async (c) => {
       .catch(() => [] as Approval[]),
     counterRows(runtime, result, now),
   ]);
-  const active = runtime.policy.active();
+  const active = await runtime.policy.active();
   const { cursor: _cursor, limit: _limit, ...shown } = f;
   const oauth = oauthHelpers(c.env);
   const grants = oauth
@@ -139,7 +140,7 @@ adminRoutes.get('/', async (c) => {
       grants,
       notice: done ? `Grant revoked; ${done} session${done === '1' ? '' : 's'} ended.` : undefined,
       policy: {
-        origin: active.origin,
+        origin: policyLabel(active),
         valid: active.ok,
         text: active.ok ? JSON.stringify(active.policy.doc, null, 2) : active.text,
         errors: active.ok ? [] : formatErrors(active.errors).split('\n'),

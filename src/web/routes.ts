@@ -13,6 +13,7 @@ import type { AppBindings } from '../compose/runtime';
 import type { Identity } from '../identity';
 import { approvalPage } from './approval-page';
 import { adminRoutes } from './admin-routes';
+
 import { isAdmin } from './admins';
 import { beginWebLogin, safeNext } from '../auth/web-login';
 import { endSession } from '../auth/web-session';

@@ -188,6 +188,8 @@ describe('the audit trail', () => {
       upid: null,
       approval_id: null,
       approval_channel: null,
+      policy_version: null,
+      user_groups: null,
     });
     expect(
       (await auditStub().query({ limit: 1000, to: old })).records.map((r) => r.request_id),
@@ -202,6 +204,6 @@ describe('the audit trail', () => {
     const page = await (await workerFetch(`${ORIGIN}/admin`)).text();
     expect(page).toMatch(/Records lost: <strong>2<\/strong>/);
     expect(page).toContain('pve_create_qemu_vm');
-    expect(page).toMatch(/Active policy \(POLICY\)/);
+    expect(page).toMatch(/Active policy \(version 1\)/);
   });
 });

@@ -18,6 +18,7 @@ import { buildRuntime, type Runtime } from '../../src/compose/runtime';
 import { WindowCounters } from '../../src/counters/window-counters';
 import type { AppEnv } from '../../src/env';
 import type { Identity } from '../../src/identity';
+import { sha256Hex } from '../../src/encoding';
 
 /** A clock the test moves; each reading also moves it a little, so timings are not all zero. */
 export class TestClock implements Clock {
@@ -191,6 +192,19 @@ export function testHost(options: HostOptions): TestHost {
         },
       };
     }),
+    // The policy store: one version, the deployed POLICY, active since the start.
+    POLICY_STORE: namespace(() => ({
+      head: async (deployed: string, known: number | null) => ({
+        generation: 1,
+        active: {
+          version: 1,
+          sha256: await sha256Hex(deployed),
+          ...(known === 1 ? {} : { text: deployed }),
+        },
+        shadow: null,
+      }),
+      recordDisagreement: async () => undefined,
+    })),
     SERVER_KEYS: namespace(() => ({
       key: async (name: string) => (name === 'args_hmac' ? key : btoa(name.padEnd(32, '.'))),
     })),

@@ -259,6 +259,8 @@ describe('runCall', () => {
       upid: expect.stringMatching(/^UPID:pve1:/),
       approval_id: null,
       approval_channel: null,
+      policy_version: 1,
+      user_groups: ALICE.groups,
     });
     expect(record!.latency_ms).toBeGreaterThan(0);
     expect(JSON.stringify(record)).not.toContain('secret notes');

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import bundled from '../../policy.json';
+import { sha256Hex } from '../../src/encoding';
 
 const RULE = '/tools/pve_create_qemu_vm/deny_if';
 
@@ -17,7 +19,14 @@ describe('the bundled policy.json', () => {
 
   it('is reported valid by /health', async () => {
     const body = (await (await workerFetch(`${ORIGIN}/health`)).json()) as Record<string, unknown>;
-    expect(body.policy).toEqual({ origin: 'policy.json', valid: true });
+    // Seeded into the policy store as version 1, named by the SHA-256 of its text.
+    const text = JSON.stringify(bundled, null, 2);
+    expect(body.policy).toEqual({
+      origin: 'policy.json',
+      version: 1,
+      sha256: await sha256Hex(text),
+      valid: true,
+    });
   });
 
   it('allows listing', async () => {

@@ -51,6 +51,8 @@ function record(over: Partial<AuditRecord> = {}): AuditRecord {
     upid: null,
     approval_id: null,
     approval_channel: null,
+    policy_version: 1,
+    user_groups: ['ops'],
     ...over,
   };
 }

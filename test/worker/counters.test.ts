@@ -10,7 +10,8 @@ import { reserveLimits, type CounterBackend } from '../../src/counters/reserve';
 import { WindowCounters, type ReserveItem } from '../../src/counters/window-counters';
 import { evaluatePolicy, type AppliedLimit } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
-import { activePolicy } from '../../src/policy/source';
+import type { ActivePolicy } from '../../src/policy/source';
+import { checkPolicyText } from '../../src/policy/text';
 import { TOOL_CATALOG } from '../../src/tools';
 import type { AppEnv } from '../../src/env';
 
@@ -132,7 +133,7 @@ describe('reserveLimits across scopes', () => {
 });
 
 describe('the policy gate fails closed', () => {
-  const policy = activePolicy(
+  const checked = checkPolicyText(
     JSON.stringify({
       version: '1',
       tools: {
@@ -141,6 +142,14 @@ describe('the policy gate fails closed', () => {
     }),
     TOOL_CATALOG,
   );
+  if (!checked.ok) throw new Error('test policy invalid');
+  const policy: ActivePolicy = {
+    ok: true,
+    origin: 'POLICY',
+    version: 1,
+    sha256: null,
+    policy: checked.policy,
+  };
 
   it('denies when the counter store throws', async () => {
     const broken: CounterBackend = {

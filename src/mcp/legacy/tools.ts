@@ -24,8 +24,8 @@ import type { ToolSet } from '../../calls/tool-list';
 const ELICIT_TIMEOUT_MS = 5 * 60_000;
 
 export function installTools(server: Server, tools: ToolSet, host: CallHost): void {
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.listed(host.policy()) as Tool[],
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: tools.listed(await host.policy()) as Tool[],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const found = tools.get(request.params.name);

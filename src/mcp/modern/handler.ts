@@ -106,7 +106,9 @@ function buildServer(exchange: Exchange): Server {
     publicOrigin: () => exchange.origin,
     waitUntil: exchange.waitUntil,
   });
-  server.setRequestHandler('tools/list', async () => ({ tools: TOOL_SET.listed(host.policy()) }));
+  server.setRequestHandler('tools/list', async () => ({
+    tools: TOOL_SET.listed(await host.policy()),
+  }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const found = TOOL_SET.get(request.params.name);
     if (!found)

@@ -1,0 +1,38 @@
+// The person behind a bearer token this server issued, for this server (its audience is our
+// public origin), whose grant still exists and who is still admitted; null otherwise. For the
+// routes outside /mcp and /sse that scripts call with a token: /health's operator view, the
+// policy API.
+
+import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import type { Config } from '../config';
+import { identityFromProps, type Identity } from '../identity';
+import { publicOrigin, stillAdmitted } from './config';
+
+/** The token of an `Authorization: Bearer` header, or null. */
+export function bearerToken(request: Request): string | null {
+  return /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? null;
+}
+
+export async function bearerIdentity(
+  config: Config,
+  oauth: OAuthHelpers | undefined,
+  request: Request,
+): Promise<Identity | null> {
+  const token = bearerToken(request);
+  if (!token || !oauth) return null;
+  try {
+    const summary = await oauth.unwrapToken(token);
+    if (!summary || !audienceMatches(summary.audience, publicOrigin(config, request))) return null;
+    const identity = identityFromProps(summary.grant.props);
+    return identity && stillAdmitted(config, identity) ? identity : null;
+  } catch {
+    // A malformed token or a storage error: nobody, and no error that would tell tokens apart.
+    return null;
+  }
+}
+
+function audienceMatches(audience: string | string[] | undefined, resource: string): boolean {
+  const list = audience === undefined ? [] : Array.isArray(audience) ? audience : [audience];
+  const strip = (u: string): string => u.replace(/\/+$/, '');
+  return list.some((a) => strip(a) === strip(resource));
+}

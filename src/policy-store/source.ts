@@ -1,0 +1,179 @@
+// The policy in force on this isolate, read from the policy store (./policy-store.ts) and kept
+// for a moment: a version confirmed less than FRESH_MS ago is served as is; one confirmed less
+// than MAX_AGE_MS ago is served while a check runs in the background; an older one is never
+// served: the call waits for the store. So a change reaches every isolate within MAX_AGE_MS
+// (plus one store round trip), and no isolate goes back to an older generation (answers are
+// taken in generation order only). A store that does not answer within its deadline leaves an
+// isolate whose last confirmation is older than MAX_AGE_MS without a policy: calls are refused,
+// with the reason, until it answers again (fail closed).
+
+import { errorText, logLine } from '../log';
+import type { Clock } from '../clock';
+import { STORE_DEADLINE_MS } from '../stores/deadline';
+import type { ToolCatalog } from '../policy/load';
+import type { ActivePolicy, PolicyOrigin } from '../policy/source';
+import { type CheckedPolicy, checkPolicyText } from '../policy/text';
+import type { PolicyEvent, PolicyHead, PolicyVersionRef } from './types';
+
+/** Served without a check. */
+export const FRESH_MS = 1_500;
+/** Served while a check runs in the background; past it, a call waits for the store. */
+export const MAX_AGE_MS = 4_000;
+
+export interface PolicyHeadPort {
+  head(deployed: string, known: number | null, now: number): Promise<PolicyHead>;
+}
+
+export interface PolicySource {
+  /**
+   * The policy in force. `waitUntil` keeps a background check alive past the response; a
+   * deployed policy the store took in as a new version is handed to `seeded` (to be audited).
+   */
+  active(waitUntil?: (work: Promise<unknown>) => void): Promise<ActivePolicy>;
+  /** Why the store refused the deployed policy, as of the last check (null: it did not). */
+  deployRefused(): string[] | null;
+  /** After a change made through this isolate: its next call asks the store first. */
+  forget(): void;
+}
+
+interface Held {
+  generation: number;
+  active: ActivePolicy;
+  confirmedAt: number;
+}
+
+export function storedPolicySource(options: {
+  store: () => PolicyHeadPort;
+  deployed: { origin: PolicyOrigin; text: string };
+  clock: Clock;
+  catalog: ToolCatalog;
+  seeded: (event: PolicyEvent, waitUntil?: (work: Promise<unknown>) => void) => void;
+}): PolicySource {
+  const { deployed, clock, catalog } = options;
+  let held: Held | null = null;
+  let deployRefused: string[] | null = null;
+  // When the last background check began: one at a time is enough. Its promise is never shared:
+  // workerd does not let one request wait on I/O another request started (it would hang).
+  let backgroundSince = -Infinity;
+  // Checked texts by hash: an activation back and forth checks each text once.
+  const checkedTexts = new Map<string, CheckedPolicy>();
+  const checked = (sha256: string, text: string): CheckedPolicy => {
+    let result = checkedTexts.get(sha256);
+    if (!result) {
+      result = checkPolicyText(text, catalog);
+      checkedTexts.set(sha256, result);
+      if (checkedTexts.size > 8) checkedTexts.delete(checkedTexts.keys().next().value!);
+    }
+    return result;
+  };
+
+  /** The policy of a new generation (the store sends the texts whenever the generation is new). */
+  const resolve = (head: PolicyHead): ActivePolicy => {
+    if (!head.active) {
+      // No stored version: the store refused the deployed policy, and holds nothing else.
+      const deployedCheck = checkPolicyText(deployed.text, catalog);
+      return {
+        origin: deployed.origin,
+        version: null,
+        sha256: null,
+        ok: false,
+        text: deployed.text,
+        errors: deployedCheck.ok
+          ? [{ pointer: '', message: 'the policy store holds no version' }]
+          : deployedCheck.errors,
+      };
+    }
+    const active = versionPolicy(head.active);
+    if (!active.ok || !head.shadow) return active;
+    const shadow = versionPolicy(head.shadow);
+    return shadow.ok
+      ? { ...active, shadow: { version: shadow.version!, policy: shadow.policy } }
+      : active;
+  };
+
+  const versionPolicy = (ref: PolicyVersionRef): ActivePolicy => {
+    const tag = { origin: deployed.origin, version: ref.version, sha256: ref.sha256 };
+    if (ref.text === undefined)
+      return {
+        ...tag,
+        ok: false,
+        text: '',
+        errors: [{ pointer: '', message: 'the policy store sent no text' }],
+      };
+    const result = checked(ref.sha256, ref.text);
+    // A stored version this release's tools no longer accept (a tool renamed since) cannot
+    // decide: every call is denied with its errors.
+    return result.ok
+      ? { ...tag, ok: true, policy: result.policy }
+      : { ...tag, ok: false, errors: result.errors, text: ref.text };
+  };
+
+  const check = async (waitUntil?: (work: Promise<unknown>) => void): Promise<Held> => {
+    const asked = clock.now();
+    // The texts come only when the generation is new to this isolate.
+    const head = await options.store().head(deployed.text, held?.generation ?? null, asked);
+    if (head.seeded) options.seeded(head.seeded, waitUntil);
+    if (head.deployProblems && !deployRefused)
+      logLine('error', 'policy_deploy_refused', {
+        origin: deployed.origin,
+        problems: head.deployProblems.join('\n').slice(0, 2000),
+      });
+    deployRefused = head.deployProblems ?? null;
+    // An answer older than what is held (a slow check overtaken) never replaces it.
+    if (held && head.generation < held.generation) return held;
+    const next: Held = {
+      generation: head.generation,
+      active: held?.generation === head.generation ? held.active : resolve(head),
+      confirmedAt: asked,
+    };
+    held = next;
+    return next;
+  };
+
+  return {
+    deployRefused: () => deployRefused,
+    forget: () => {
+      if (held) held = { ...held, confirmedAt: -Infinity };
+    },
+    async active(waitUntil) {
+      const now = clock.now();
+      const age = held ? now - held.confirmedAt : Infinity;
+      if (held && age < FRESH_MS) return held.active;
+      if (held && age < MAX_AGE_MS) {
+        if (waitUntil && now - backgroundSince > STORE_DEADLINE_MS) {
+          backgroundSince = now;
+          waitUntil(
+            check(waitUntil).then(
+              () => {
+                backgroundSince = -Infinity;
+              },
+              (err: unknown) => {
+                logLine('error', 'policy_check_failed', { error: errorText(err, 200) });
+              },
+            ),
+          );
+        }
+        return held.active;
+      }
+      try {
+        return (await check(waitUntil)).active;
+      } catch (err) {
+        logLine('error', 'policy_store_unavailable', { error: errorText(err, 200) });
+        return {
+          ok: false,
+          unavailable: true,
+          origin: deployed.origin,
+          version: held?.active.version ?? null,
+          sha256: held?.active.sha256 ?? null,
+          errors: [
+            {
+              pointer: '',
+              message: `the policy store did not answer (${errorText(err, 120)}), so this server cannot tell which policy is in force`,
+            },
+          ],
+          text: '',
+        };
+      }
+    },
+  };
+}

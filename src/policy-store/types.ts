@@ -1,0 +1,79 @@
+// What the policy store (./policy-store.ts) keeps and answers: numbered versions of the policy,
+// which one is active, which one (if any) runs in shadow beside it, and what changed when.
+
+/** One stored version, without its text. */
+export interface PolicyVersionMeta {
+  version: number;
+  /** SHA-256 (hex) of the text exactly as stored. */
+  sha256: string;
+  /** Who added it: a person's email or user id, or `deploy` for a POLICY or policy.json seeded by a deploy. */
+  author: string;
+  /** Epoch ms. */
+  created: number;
+  comment: string;
+  /** The version that was active when this one was added (null for the first). */
+  replaces: number | null;
+}
+
+export interface PolicyVersion extends PolicyVersionMeta {
+  text: string;
+}
+
+/** What the policy store says to an isolate that checks whether its policy is still the one. */
+export interface PolicyHead {
+  /** Goes up by one with every activation and every shadow change: an isolate compares it. */
+  generation: number;
+  /** The active version, with its text unless the isolate already holds this generation. */
+  active: PolicyVersionRef | null;
+  shadow: PolicyVersionRef | null;
+  /** Set when this check stored the deployed policy as a new version (the caller audits it). */
+  seeded?: PolicyEvent;
+  /** Why the deployed policy was not stored (it fails the checks); the active version stays. */
+  deployProblems?: string[];
+}
+
+export interface PolicyVersionRef {
+  version: number;
+  sha256: string;
+  /** Absent when the isolate already holds this generation (nothing to load again). */
+  text?: string;
+}
+
+export type PolicyAction = 'add' | 'activate' | 'shadow_start' | 'shadow_stop' | 'deploy';
+
+/** A change to the policy: who did what to which version, and why. */
+export interface PolicyEvent {
+  id: number;
+  ts: number;
+  actor: string;
+  action: PolicyAction;
+  version: number | null;
+  comment: string;
+}
+
+export type { ShadowDisagreement } from '../policy/shadow';
+
+export interface PolicyOverview {
+  generation: number;
+  active: PolicyVersionMeta | null;
+  shadow: (PolicyVersionMeta & { since: number; disagreements: number }) | null;
+  /** Newest first. */
+  versions: PolicyVersionMeta[];
+  /** Newest first. */
+  events: PolicyEvent[];
+  /** Why the last deployed POLICY or policy.json was not stored, if it was not. */
+  deployProblems: string[] | null;
+}
+
+/** What an editor asks the store to do with a new version. */
+export interface NewVersion {
+  text: string;
+  author: string;
+  comment: string;
+  activate?: boolean;
+  shadow?: boolean;
+}
+
+export type StoreAnswer<T> =
+  | { ok: true; value: T }
+  | { ok: false; status: 400 | 404 | 409; problems: string[] };

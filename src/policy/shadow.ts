@@ -1,0 +1,12 @@
+// What a shadow policy's disagreement with the active one on a live call is recorded as
+// (../calls/run-call.ts finds it; the policy store counts and keeps it).
+
+/** A live call on which the shadow version would have decided otherwise than the active one. */
+export interface ShadowDisagreement {
+  ts: number;
+  request_id: string;
+  user: string;
+  tool: string;
+  active: { version: number; decision: string; rule: string | null };
+  shadow: { version: number; decision: string; rule: string | null };
+}

@@ -5,8 +5,19 @@
 
 import type { z } from 'zod';
 import type { Json } from '../approvals/types';
-import { canonicalJson, redactAll, redactArgs, redactUpstream } from '../audit/canonical';
-import type { ApprovalChannel, AuditDecision, AuditRecord } from '../audit/record';
+import {
+  canonicalJson,
+  NOT_STORED_TOO_DEEP,
+  redactAll,
+  redactArgs,
+  redactUpstream,
+} from '../audit/canonical';
+import {
+  INHERITED_KEY,
+  type ApprovalChannel,
+  type AuditDecision,
+  type AuditRecord,
+} from '../audit/record';
 import type { Identity } from '../identity';
 import { own } from '../own';
 import { isPropertyValue } from '../property-value';
@@ -90,7 +101,7 @@ export async function runCall(
     const deep = tooDeep(rawArgs, MAX_ARG_DEPTH);
     if (deep !== null) {
       // Nothing deeper is walked (canonical JSON, redaction): a hostile depth could overflow it.
-      facts.args = Object.fromEntries(rawKeys.map((k) => [k, '[not stored: nested too deep]']));
+      facts.args = Object.fromEntries(rawKeys.map((k) => [k, NOT_STORED_TOO_DEEP]));
       throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, [
         { field: deep, message: `nested more than ${MAX_ARG_DEPTH} levels deep` },
       ]);
@@ -271,9 +282,6 @@ function recheckPolicy(
   }
   throw new PolicyRefusal(decision.rule, decision.reason);
 }
-
-/** Where the audit record and the approver find what a call inherits from its source. */
-const INHERITED_KEY = '(inherited)';
 
 /** What the policy judges: the arguments, and for each one the call leaves out, what it inherits. */
 function seenBy(

@@ -15,6 +15,16 @@ import type { AskNext } from './conversation';
 
 export type Refusal = Exclude<Decision, { kind: 'allow' }>;
 
+/**
+ * The rules of refusals no policy decided: the policy did not load, or a store did not answer.
+ * A replay of the audit trail leaves them out (a candidate policy would not change them).
+ */
+export const UNDECIDED_RULES = {
+  invalidPolicy: '(invalid policy)',
+  approvalStore: '(approval store unavailable)',
+  counterStore: '(counter store unavailable)',
+} as const;
+
 /** A call waiting for a person: where they approve it, and the id to call again with. */
 export interface PendingApproval {
   approval_id: string;
@@ -53,7 +63,7 @@ export async function passGate(
       ok: false,
       refusal: {
         kind: 'deny',
-        rule: '(invalid policy)',
+        rule: UNDECIDED_RULES.invalidPolicy,
         reason: `The server's policy (${active.origin}) is invalid, so every call is denied until an administrator fixes it. See /health.`,
       },
     };
@@ -90,7 +100,7 @@ export async function passGate(
         ok: false,
         refusal: {
           kind: 'deny',
-          rule: '(approval store unavailable)',
+          rule: UNDECIDED_RULES.approvalStore,
           reason: 'The approvals store did not answer, so the call is denied. Try again shortly.',
         },
       };
@@ -134,7 +144,7 @@ export async function passGate(
       ok: false,
       refusal: {
         kind: 'deny',
-        rule: '(counter store unavailable)',
+        rule: UNDECIDED_RULES.counterStore,
         reason:
           'Rate-limit counters could not be checked, so the call is denied. Try again shortly.',
       },

@@ -30,7 +30,7 @@ import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { approvalPort, ELICITED } from './approval-gate';
 import { callerKey, describeIssues } from './issues';
 import { logToolCall, type ToolCallLog } from './log';
-import { passGate, refusalResult } from './policy-gate';
+import { passGate, refusalResult, UNDECIDED_RULES } from './policy-gate';
 import type { AskNext, Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
 import type { CallOutcome, CallResult } from './result';
@@ -263,7 +263,7 @@ function recheckPolicy(
 ): void {
   if (!active.ok)
     throw new PolicyRefusal(
-      '(invalid policy)',
+      UNDECIDED_RULES.invalidPolicy,
       "The server's policy is invalid, so the call stops here.",
     );
   const decision = evaluatePolicy(

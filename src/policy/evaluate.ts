@@ -8,7 +8,7 @@ import type { Identity } from '../identity';
 import { own } from '../own';
 import { judgeCondition, type CallView, type Refusal, type ToolArgs } from './conditions';
 import type { CompiledPolicy } from './load';
-import { appliesTo } from './principals';
+import { appliesTo, whetherApplies } from './principals';
 import type { Condition, Limit, Scope, Window } from './schema';
 import { UnknownReached } from './unknown';
 import { retryAfterSeconds, windowEnd, windowStart } from './windows';
@@ -179,11 +179,14 @@ function firstMatch(
   const toolArgs: ToolArgs = own(policy.catalog, call.tool) ?? {};
   for (const [i, cond] of conditions.entries()) {
     const rule = `${at}/${i}`;
-    const refusal = atRule(rule, () =>
-      appliesTo(cond, identity)
-        ? judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond))
-        : null,
-    );
+    const refusal = atRule(rule, () => {
+      const applies = whetherApplies(cond, identity);
+      if (applies === false) return null;
+      const judged = judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond));
+      // Whom the rule is for matters only when it would refuse.
+      if (judged !== null && applies instanceof UnknownReached) throw applies;
+      return judged;
+    });
     if (refusal === null) continue;
     return {
       kind: 'deny',

@@ -17,6 +17,19 @@ export function appliesTo(
   return true;
 }
 
+/** appliesTo, or the UnknownReached it throws (groups nobody recorded): never on a live call. */
+export function whetherApplies(
+  rule: { principals?: string[]; except?: string[] },
+  identity: Identity,
+): boolean | UnknownReached {
+  try {
+    return appliesTo(rule, identity);
+  } catch (err) {
+    if (err instanceof UnknownReached) return err;
+    throw err;
+  }
+}
+
 /**
  * appliesTo for a person whose groups are not known: the entries naming people decide where they
  * can (named in `principals`, or in `except`), and where a `group:` entry would decide instead it

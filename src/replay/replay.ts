@@ -7,6 +7,12 @@
 // per limit, and is limited when one is used up. A call a person approved is judged approved: an
 // approval the candidate asks for was given (who gave it is not recorded, so `approvers` are not
 // checked again). A decision is its kind: the same kind by another rule is no change.
+//
+// Unknown, never guessed: a call is unknown when a rule it reaches needs a value its record lost
+// (./recorded-call.ts) or groups it never recorded, and the slots it may have taken count as
+// maybe taken (./slots.ts). Counters start empty at the first record given: a replay from the
+// middle of a window undercounts that window. Outside policy/, which must not import counters/
+// (their folder imports it) nor the audit trail's markers.
 
 import type { z } from 'zod';
 import type { AuditDecision, StoredAuditRecord } from '../audit/record';

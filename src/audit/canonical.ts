@@ -7,6 +7,8 @@ import { isPropertyValue } from '../property-value';
 
 /** Replaces the value of a sensitive argument. */
 export const REDACTED = '[redacted]';
+/** Replaces every argument of a call nested too deep to walk (see calls/arg-depth.ts). */
+export const NOT_STORED_TOO_DEEP = '[not stored: nested too deep]';
 /** Strings longer than this are cut: an audit trail records what was asked, not payloads. */
 export const MAX_ARG_STRING = 1_000;
 /**
@@ -182,6 +184,13 @@ export function cutString(text: string, max = MAX_ARG_STRING): string {
   const last = text.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
   return `${text.slice(0, end)}…[cut ${text.length - end} chars]`;
+}
+
+const CUT_RE = /…\[cut \d+ chars\]$/;
+
+/** Whether a stored string is one cutString shortened (its end is the marker, not the value). */
+export function wasCut(text: string): boolean {
+  return CUT_RE.test(text);
 }
 
 /** Every argument value replaced, keys kept: for when the list of sensitive names is unknown. */

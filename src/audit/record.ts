@@ -25,7 +25,11 @@ export interface AuditRecord {
    * hashing guesses. (The name predates the key; the digest is still SHA-256.)
    */
   args_hmac: string;
-  /** Argument values, sensitive ones replaced by "[redacted]". */
+  /**
+   * Argument values as shown (property strings as their text, server-filled ones included),
+   * sensitive ones replaced by "[redacted]"; under INHERITED_KEY, what the call takes from its
+   * source where it leaves an argument out (a clone's memory, NIC...).
+   */
   args: Record<string, unknown>;
   decision: AuditDecision;
   /** The policy rule that fired (JSON pointer or "(default deny)"...), or null. */
@@ -46,6 +50,9 @@ export interface AuditRecord {
 }
 
 export type ApprovalChannel = 'conversation' | 'web';
+
+/** Where a record's `args` (and the approver) keep what a call inherits from its source. */
+export const INHERITED_KEY = '(inherited)';
 
 export interface StoredAuditRecord extends AuditRecord {
   id: number;

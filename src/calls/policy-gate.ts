@@ -11,12 +11,22 @@ import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 
-/** The rule a call is refused by when the policy store cannot say which policy is in force. */
-export const POLICY_UNAVAILABLE_RULE = '(policy store unavailable)';
 import type { ApprovalPort } from './approval-gate';
 import type { AskNext } from './conversation';
 
 export type Refusal = Exclude<Decision, { kind: 'allow' }>;
+
+/**
+ * The rules of refusals no policy decided: the policy did not load, or a store did not answer.
+ * A replay of the audit trail leaves them out (a candidate policy would not change them).
+ */
+export const UNDECIDED_RULES = {
+  invalidPolicy: '(invalid policy)',
+  approvalStore: '(approval store unavailable)',
+  counterStore: '(counter store unavailable)',
+  /** The policy store could not say which policy is in force. */
+  policyStore: '(policy store unavailable)',
+} as const;
 
 /** A call waiting for a person: where they approve it, and the id to call again with. */
 export interface PendingApproval {
@@ -52,7 +62,7 @@ export async function passGate(
       ok: false,
       refusal: {
         kind: 'deny',
-        rule: POLICY_UNAVAILABLE_RULE,
+        rule: UNDECIDED_RULES.policyStore,
         reason:
           'The policy store did not answer in time, so this server cannot tell which policy is in force and the call is denied. Try again shortly.',
       },
@@ -67,7 +77,7 @@ export async function passGate(
       ok: false,
       refusal: {
         kind: 'deny',
-        rule: '(invalid policy)',
+        rule: UNDECIDED_RULES.invalidPolicy,
         reason: `The server's policy (${policyLabel(active)}) is invalid, so every call is denied until an administrator fixes it. See /health.`,
       },
     };
@@ -104,7 +114,7 @@ export async function passGate(
         ok: false,
         refusal: {
           kind: 'deny',
-          rule: '(approval store unavailable)',
+          rule: UNDECIDED_RULES.approvalStore,
           reason: 'The approvals store did not answer, so the call is denied. Try again shortly.',
         },
       };
@@ -148,7 +158,7 @@ export async function passGate(
       ok: false,
       refusal: {
         kind: 'deny',
-        rule: '(counter store unavailable)',
+        rule: UNDECIDED_RULES.counterStore,
         reason:
           'Rate-limit counters could not be checked, so the call is denied. Try again shortly.',
       },

@@ -5,8 +5,19 @@
 
 import type { z } from 'zod';
 import type { Json } from '../approvals/types';
-import { canonicalJson, redactAll, redactArgs, redactUpstream } from '../audit/canonical';
-import type { ApprovalChannel, AuditDecision, AuditRecord } from '../audit/record';
+import {
+  canonicalJson,
+  NOT_STORED_TOO_DEEP,
+  redactAll,
+  redactArgs,
+  redactUpstream,
+} from '../audit/canonical';
+import {
+  INHERITED_KEY,
+  type ApprovalChannel,
+  type AuditDecision,
+  type AuditRecord,
+} from '../audit/record';
 import type { Identity } from '../identity';
 import { own } from '../own';
 import { isPropertyValue } from '../property-value';
@@ -21,7 +32,7 @@ import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { approvalPort, ELICITED } from './approval-gate';
 import { callerKey, describeIssues } from './issues';
 import { logToolCall, type ToolCallLog } from './log';
-import { passGate, refusalResult } from './policy-gate';
+import { passGate, refusalResult, UNDECIDED_RULES } from './policy-gate';
 import type { AskNext, Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
 import type { CallOutcome, CallResult } from './result';
@@ -95,7 +106,7 @@ export async function runCall(
     const deep = tooDeep(rawArgs, MAX_ARG_DEPTH);
     if (deep !== null) {
       // Nothing deeper is walked (canonical JSON, redaction): a hostile depth could overflow it.
-      facts.args = Object.fromEntries(rawKeys.map((k) => [k, '[not stored: nested too deep]']));
+      facts.args = Object.fromEntries(rawKeys.map((k) => [k, NOT_STORED_TOO_DEEP]));
       throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, [
         { field: deep, message: `nested more than ${MAX_ARG_DEPTH} levels deep` },
       ]);
@@ -258,7 +269,7 @@ function recheckPolicy(
 ): void {
   if (!active.ok)
     throw new PolicyRefusal(
-      '(invalid policy)',
+      UNDECIDED_RULES.invalidPolicy,
       "The server's policy is invalid, so the call stops here.",
     );
   const decision = evaluatePolicy(
@@ -281,7 +292,7 @@ function recheckPolicy(
 /**
  * Whether the version in shadow would have decided this call otherwise than the active one. Both
  * are judged on the rules alone (deny_if, require, approval; a preview needs no approval), not
- * on rate-limit counts, which only the active policy keeps: a replay (../policy/replay.ts)
+ * on rate-limit counts, which only the active policy keeps: a replay (../replay/replay.ts)
  * compares limits.
  */
 function shadowDisagreement(
@@ -316,9 +327,6 @@ function shadowDisagreement(
     shadow: { version: shadow.version, ...then },
   };
 }
-
-/** Where the audit record and the approver find what a call inherits from its source. */
-const INHERITED_KEY = '(inherited)';
 
 /** What the policy judges: the arguments, and for each one the call leaves out, what it inherits. */
 function seenBy(

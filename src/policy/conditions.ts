@@ -18,9 +18,14 @@
 // `count` of the values present (0 when it reaches nothing). A size comparison (lt...gte) or a
 // sum over a value that is not a number (a term below 0, for a sum) cannot judge it: the rule
 // refuses the call (a deny_if fires; a require is not met) instead of letting it through.
+//
+// A replayed call may hold values its record lost (./unknown.ts). A rule that reaches one throws
+// UnknownReached, unless what is known already decides it: a `*` deny_if that fires on a known
+// value, a require that a known value fails, `exists` on a value that was there but not kept.
 
-import { matchesAnyPrincipal, type Identity } from '../identity';
+import type { Identity } from '../identity';
 import type { Condition } from './schema';
+import { lostGroups, UnknownReached, UnknownValue } from './unknown';
 
 export interface CallView {
   tool: string;
@@ -35,7 +40,17 @@ export type ToolArgs = Readonly<Record<string, readonly string[] | null>>;
 
 const ABSENT = Symbol('absent');
 const MISSING = Symbol('missing');
-type Reached = unknown | typeof MISSING;
+/**
+ * What a path reaches in a value the record lost: there but not known (`present`: the lost value
+ * itself), or not knowable at all (inside a lost value: a value, missing, or absent).
+ */
+class Unseen {
+  constructor(
+    readonly unknown: UnknownValue,
+    readonly present: boolean,
+  ) {}
+}
+type Reached = unknown | typeof MISSING | Unseen;
 /** What a `*` path reaches: every value (or missing field) of the keys that can carry it. */
 class Each {
   constructor(readonly values: readonly Reached[]) {}
@@ -55,20 +70,22 @@ export function resolvePath(
   if (root === 'user') {
     if (!first || !USER_FIELDS.has(first) || rest.length) return ABSENT;
     const value = userView(identity)[first];
-    return value === undefined ? MISSING : value;
+    return value === undefined ? MISSING : seen(value);
   }
   if (root !== 'args' || !first || !Object.hasOwn(toolArgs, first)) return ABSENT;
   const fields = toolArgs[first] ?? null;
   const value = ownValue(call.args, first);
-  if (rest.length === 0) return value === undefined ? MISSING : value;
+  if (rest.length === 0) return value === undefined ? MISSING : seen(value);
   if (value === undefined) return ABSENT;
   if (rest[0] !== '*') return carries(fields, rest) ? walk(value, rest) : ABSENT;
+  // A lost object's keys are not known: nor is what its `*` would reach.
+  if (value instanceof UnknownValue) return new Unseen(value, false);
   if (!isRecord(value)) return ABSENT;
   const tail = rest.slice(1);
   const values: Reached[] = [];
   for (const [key, element] of Object.entries(value)) {
     if (tail.length === 0) {
-      if (element !== undefined) values.push(element);
+      if (element !== undefined) values.push(seen(element));
     } else if (carries(fields, [key, ...tail])) {
       const found = walk(element, tail);
       if (found !== ABSENT) values.push(found);
@@ -82,12 +99,18 @@ function walk(value: unknown, keys: readonly string[]): Resolved {
   let here = value;
   for (const [i, key] of keys.entries()) {
     const last = i === keys.length - 1;
+    if (here instanceof UnknownValue) return new Unseen(here, false);
     if (!isRecord(here)) return ABSENT;
     const next = ownValue(here, key);
     if (next === undefined) return last ? MISSING : ABSENT;
     here = next;
   }
-  return here;
+  return seen(here);
+}
+
+/** A value reached, or the lost value reached itself (which was there: only its value is gone). */
+function seen(value: unknown): unknown {
+  return value instanceof UnknownValue ? new Unseen(value, true) : value;
 }
 
 /** Whether the argument's kind has this field (free keys: any one key). */
@@ -120,7 +143,7 @@ function userView(identity: Identity): Record<string, unknown> {
   return {
     id: identity.userId,
     email: identity.email || undefined,
-    groups: identity.groups,
+    groups: lostGroups(identity.groups) ?? identity.groups,
     client: identity.clientId,
   };
 }
@@ -128,9 +151,12 @@ function userView(identity: Identity): Record<string, unknown> {
 /** Why a rule refuses a call (how its reason is worded when it has none of its own). */
 export type Refusal = 'matched' | 'missing' | 'absent' | 'not_a_number';
 
+/** Stands for a lost value that was there, where only its presence counts (`exists`). */
+const SOME_VALUE = Symbol('some value');
+
 /**
  * Whether a `deny_if` (fires) or a `require` (is not met) refuses the call, and why; null when
- * it lets the call through.
+ * it lets the call through. Throws UnknownReached when that depends on a value the call lacks.
  */
 export function judgeCondition(
   cond: Condition,
@@ -144,23 +170,34 @@ export function judgeCondition(
   if (cond.aggregate) {
     const total = aggregate(cond.aggregate, reached);
     if (total === null) return 'not_a_number';
+    if (total instanceof Unseen) throw new UnknownReached(cond.path, total.unknown);
     const holds = compareValue(cond, total, regex);
     return kind === 'deny_if' ? (holds ? 'matched' : null) : holds ? null : 'matched';
   }
   if (reached === ABSENT) return kind === 'deny_if' ? null : 'absent';
-  const judged = reached instanceof Each ? reached.values : [reached];
+  // Whether a lost value that was there exists is known; nothing else about it is.
+  const judged = (reached instanceof Each ? reached.values : [reached]).map((v) =>
+    v instanceof Unseen && v.present && cond.op === 'exists' ? SOME_VALUE : v,
+  );
+  const known = judged.filter((v) => !(v instanceof Unseen));
   if (kind === 'deny_if') {
     // A size rule cannot judge what is not a number ("current=65536"): it refuses instead.
     if (
       NUMERIC_OPS.has(cond.op) &&
-      judged.some((v) => v !== MISSING && !Number.isFinite(toNumber(v)) && !isInfinity(v))
+      known.some((v) => v !== MISSING && !Number.isFinite(toNumber(v)) && !isInfinity(v))
     )
       return 'not_a_number';
-    const hit = judged.find((v) => denyHolds(cond, v, regex));
-    return hit === undefined ? null : hit === MISSING ? 'missing' : 'matched';
+    // One known value that fires decides it, whatever the lost ones hold (only the wording of
+    // the reason could differ: a lost value might have been "not a number").
+    const hit = known.find((v) => denyHolds(cond, v, regex));
+    if (hit !== undefined) return hit === MISSING ? 'missing' : 'matched';
+  } else {
+    const unmet = known.find((v) => !requireHolds(cond, v, regex));
+    if (unmet !== undefined) return unmet === MISSING ? 'absent' : 'matched';
   }
-  const unmet = judged.find((v) => !requireHolds(cond, v, regex));
-  return unmet === undefined ? null : unmet === MISSING ? 'absent' : 'matched';
+  const lost = judged.find((v): v is Unseen => v instanceof Unseen);
+  if (lost) throw new UnknownReached(cond.path, lost.unknown);
+  return null;
 }
 
 /** A deny_if's test of one value: a missing one is unequal to everything, and nothing else. */
@@ -186,18 +223,28 @@ function isInfinity(value: unknown): boolean {
 
 /**
  * The sum or count over a `*` path; null when a value to add up is not a finite number of at
- * least 0 (a sum is for caps: a negative term would only lower it).
+ * least 0 (a sum is for caps: a negative term would only lower it); an Unseen when it depends on
+ * a lost value (a count, only on one that may not be there).
  */
-function aggregate(kind: 'sum' | 'count', reached: Resolved): number | null {
+function aggregate(kind: 'sum' | 'count', reached: Resolved): number | null | Unseen {
   const values = reached === ABSENT ? [] : reached instanceof Each ? reached.values : [reached];
   const present = values.filter((v) => v !== MISSING);
-  if (kind === 'count') return present.length;
+  if (kind === 'count') {
+    const unsure = present.find((v) => v instanceof Unseen && !v.present);
+    return unsure instanceof Unseen ? unsure : present.length;
+  }
   let total = 0;
+  let lost: Unseen | null = null;
   for (const v of present) {
+    if (v instanceof Unseen) {
+      lost ??= v;
+      continue;
+    }
     const n = toNumber(v);
     if (!Number.isFinite(n) || n < 0) return null;
     total += n;
   }
+  if (lost) return lost;
   return Number.isFinite(total) ? total : null;
 }
 
@@ -256,14 +303,4 @@ function compare(op: 'lt' | 'lte' | 'gt' | 'gte', a: unknown, b: unknown): boole
     case 'gte':
       return x >= y;
   }
-}
-
-/** Whether a rule with `principals`/`except` applies to this identity. */
-export function appliesTo(
-  rule: { principals?: string[]; except?: string[] },
-  identity: Identity,
-): boolean {
-  if (rule.principals && !matchesAnyPrincipal(rule.principals, identity)) return false;
-  if (rule.except && matchesAnyPrincipal(rule.except, identity)) return false;
-  return true;
 }

@@ -1,19 +1,16 @@
 // The decision for one tool call: (policy, call, identity, counter readings, now) → decision.
 // No I/O, no clock, no `this`. Order: invalid policy, hide, default, action deny, deny_if,
 // require, require_approval, limits. Rules of the tool come before those of all_tools. How a
-// rule judges a field the call leaves out (missing, or absent) is said in conditions.ts.
+// rule judges a field the call leaves out (missing, or absent) is said in conditions.ts. A
+// replayed call that lacks what a rule needs (./unknown.ts) throws UnknownReached naming the rule.
 
 import type { Identity } from '../identity';
 import { own } from '../own';
-import {
-  appliesTo,
-  judgeCondition,
-  type CallView,
-  type Refusal,
-  type ToolArgs,
-} from './conditions';
+import { judgeCondition, type CallView, type Refusal, type ToolArgs } from './conditions';
 import type { CompiledPolicy } from './load';
+import { appliesTo, whetherApplies } from './principals';
 import type { Condition, Limit, Scope, Window } from './schema';
+import { UnknownReached } from './unknown';
 import { retryAfterSeconds, windowEnd, windowStart } from './windows';
 
 /** A limit that applies to this call, resolved to the counter it counts in. */
@@ -63,17 +60,12 @@ export function evaluatePolicy(
   readings: CounterReadings | null,
   now: number,
 ): Decision {
-  const { doc } = policy;
-  const tool = own(doc.tools, call.tool);
+  const tool = own(policy.doc.tools, call.tool);
   const at = `/tools/${call.tool}`;
 
   const outright = refusedOutright(policy, call.tool);
   if (outright) return outright;
-  const sets = [
-    ...(tool ? [{ at, rules: tool, namespace: call.tool }] : []),
-    ...(doc.all_tools ? [{ at: '/all_tools', rules: doc.all_tools, namespace: '*' }] : []),
-  ];
-  for (const { at: base, rules } of sets) {
+  for (const { at: base, rules } of ruleSets(policy, call.tool)) {
     const denied = firstMatch(policy, rules.deny_if, `${base}/deny_if`, call, identity, true);
     if (denied) return denied;
     const unmet = firstMatch(policy, rules.require, `${base}/require`, call, identity, false);
@@ -88,16 +80,52 @@ export function evaluatePolicy(
       ...(tool.approval === 'web' ? { webOnly: true } : {}),
     };
   }
-  const limits = sets.flatMap(({ at: base, rules, namespace }) =>
-    (rules.limits ?? []).flatMap((limit, i) =>
-      appliesTo(limit, identity) ? [applyLimit(limit, `${base}/limits/${i}`, namespace, now)] : [],
-    ),
+  const limits = limitsFor(policy, call.tool, now, (limit, rule) =>
+    atRule(rule, () => appliesTo(limit, identity)),
   );
   if (readings) {
     const over = checkLimits(limits, readings, now);
     if (over) return over;
   }
   return { kind: 'allow', limits };
+}
+
+/** The rules for a tool: its own, then all_tools; `namespace` keeps their counters apart. */
+function ruleSets(policy: CompiledPolicy, toolName: string) {
+  const { doc } = policy;
+  const tool = own(doc.tools, toolName);
+  return [
+    ...(tool ? [{ at: `/tools/${toolName}`, rules: tool, namespace: toolName }] : []),
+    ...(doc.all_tools ? [{ at: '/all_tools', rules: doc.all_tools, namespace: '*' }] : []),
+  ];
+}
+
+/**
+ * The limits of a tool's rules that `applies` keeps (given each limit and its pointer), resolved
+ * to their counters at `now`: evaluatePolicy keeps those for the caller; a replay, those that may
+ * be.
+ */
+export function limitsFor(
+  policy: CompiledPolicy,
+  toolName: string,
+  now: number,
+  applies: (limit: Limit, rule: string) => boolean,
+): AppliedLimit[] {
+  return ruleSets(policy, toolName).flatMap(({ at, rules, namespace }) =>
+    (rules.limits ?? []).flatMap((limit, i) => {
+      const rule = `${at}/limits/${i}`;
+      return applies(limit, rule) ? [applyLimit(limit, rule, namespace, now)] : [];
+    }),
+  );
+}
+
+/** A rule's check, naming the rule in the UnknownReached it may throw (never on a live call). */
+function atRule<T>(rule: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    throw err instanceof UnknownReached ? err.at(rule) : err;
+  }
 }
 
 /** The first limit whose counter has reached its max, as a `limited` decision; else null. */
@@ -150,12 +178,19 @@ function firstMatch(
   const kind = denyWhen ? 'deny_if' : 'require';
   const toolArgs: ToolArgs = own(policy.catalog, call.tool) ?? {};
   for (const [i, cond] of conditions.entries()) {
-    if (!appliesTo(cond, identity)) continue;
-    const refusal = judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond));
+    const rule = `${at}/${i}`;
+    const refusal = atRule(rule, () => {
+      const applies = whetherApplies(cond, identity);
+      if (applies === false) return null;
+      const judged = judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond));
+      // Whom the rule is for matters only when it would refuse.
+      if (judged !== null && applies instanceof UnknownReached) throw applies;
+      return judged;
+    });
     if (refusal === null) continue;
     return {
       kind: 'deny',
-      rule: `${at}/${i}`,
+      rule,
       reason: cond.reason ?? describe(cond, kind, refusal),
     };
   }

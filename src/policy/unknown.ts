@@ -1,0 +1,48 @@
+// Values a replayed call does not have: the audit trail keeps some arguments redacted or cut, and
+// older records keep no groups. Such a value stands in the call as an UnknownValue (the groups, as
+// a list made by unknownGroups); a rule that needs it to decide throws UnknownReached, so that a
+// replay reports the call as unknown instead of guessing. Live calls never carry either, so live
+// decisions never throw.
+
+/** A value the record does not hold: where it was (`args.params.site-secret`) and why it is gone. */
+export class UnknownValue {
+  constructor(
+    readonly field: string,
+    readonly why: string,
+  ) {}
+}
+
+/** A rule needed an UnknownValue to decide: which path (or principal filter) and, once known, which rule. */
+export class UnknownReached extends Error {
+  override readonly name = 'UnknownReached';
+  constructor(
+    readonly path: string,
+    readonly unknown: UnknownValue,
+    readonly rule: string | null = null,
+  ) {
+    super(`${rule ?? path} needs ${unknown.field}, which is not known (${unknown.why})`);
+  }
+
+  /** The same, naming the rule (a JSON pointer) that needed the value; the first name stays. */
+  at(rule: string): UnknownReached {
+    return this.rule ? this : new UnknownReached(this.path, this.unknown, rule);
+  }
+}
+
+const LOST_GROUPS = new WeakMap<readonly string[], UnknownValue>();
+
+/**
+ * An empty group list that stands for groups nobody recorded: a `group:` principal or a
+ * `user.groups` path that needs them throws UnknownReached. A fresh list each time, known by
+ * identity, so Identity keeps its type and no real list is ever taken for one.
+ */
+export function unknownGroups(unknown: UnknownValue): string[] {
+  const groups: string[] = [];
+  LOST_GROUPS.set(groups, unknown);
+  return groups;
+}
+
+/** Why these groups are not known, or undefined when they are the real groups. */
+export function lostGroups(groups: readonly string[]): UnknownValue | undefined {
+  return LOST_GROUPS.get(groups);
+}

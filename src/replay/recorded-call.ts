@@ -1,0 +1,155 @@
+// What the policy saw of a recorded call, rebuilt from its audit record. The record keeps the
+// arguments as shown (property strings as their canonical text, server-filled ones included), so
+// each is parsed again with the tool's own schema (args.net0.bridge works again); what the call
+// inherited goes under them, as run-call.ts's seenBy puts it. What the record does not hold
+// (redacted, cut, not stored, or no longer parsing) becomes an UnknownValue, never a guess; inside
+// an object argument only the key that lost its value does (params.site-secret).
+
+import type { z } from 'zod';
+import { NOT_STORED_TOO_DEEP, REDACTED, wasCut } from '../audit/canonical';
+import { INHERITED_KEY } from '../audit/record';
+import { own } from '../own';
+import { UnknownReached, UnknownValue } from '../policy/unknown';
+import { policyView } from '../policy/view';
+
+export interface RecordedCall {
+  /** The arguments as the policy saw them: policyView(seenBy(args, inherited)). */
+  view: Record<string, unknown>;
+  /**
+   * The parsed arguments, for the tool's dryRun: reading one the record lost throws
+   * UnknownReached (inside an object argument, a lost key is simply not there).
+   */
+  args: Record<string, unknown>;
+}
+
+/** `input` null: the server offers the tool no more, so none of its arguments can be read back. */
+export function recordedCall(
+  stored: Readonly<Record<string, unknown>>,
+  input: z.ZodObject | null,
+): RecordedCall {
+  const view: Record<string, unknown> = {};
+  const args: Record<string, unknown> = {};
+  // A whole `(inherited)` replaced by a marker comes only with a whole call's arguments replaced
+  // (invalid policy, nested too deep): such records never reached a policy and are not replayed.
+  const inherited = own(stored, INHERITED_KEY);
+  if (isRecord(inherited))
+    for (const [key, value] of Object.entries(inherited))
+      put(view, key, readBack(key, value, input).view);
+  for (const [key, value] of Object.entries(stored)) {
+    if (key === INHERITED_KEY) continue;
+    const back = readBack(key, value, input);
+    put(view, key, back.view);
+    if (back.view instanceof UnknownValue) {
+      const lost = back.view;
+      Object.defineProperty(args, key, {
+        enumerable: true,
+        get: () => {
+          throw new UnknownReached('(preview)', lost);
+        },
+      });
+    } else put(args, key, back.parsed);
+  }
+  return { view, args };
+}
+
+/** One argument back: its policy view (an UnknownValue when lost) and its parsed value. */
+function readBack(
+  key: string,
+  value: unknown,
+  input: z.ZodObject | null,
+): { view: unknown; parsed?: unknown } {
+  const field = `args.${key}`;
+  if (!input) return { view: new UnknownValue(field, 'the server offers this tool no more') };
+  const losses = lossesIn(value, []);
+  const whole = losses.find((loss) => loss.path.length === 0);
+  if (whole) return { view: new UnknownValue(field, whole.why) };
+  // Names the tool does not take (a clone's inherited sockets, disk_gib) were stored as seen.
+  const schema: z.ZodType | undefined = own(input.shape, key);
+  let parsed = strip(value, losses);
+  if (schema) {
+    const result = schema.safeParse(parsed);
+    if (!result.success)
+      return { view: new UnknownValue(field, `does not parse as ${key} is taken now`) };
+    parsed = result.data;
+  }
+  let view = policyView({ [key]: parsed })[key];
+  for (const { path, why } of losses) {
+    const next = overlay(view, path, new UnknownValue(`${field}.${path.join('.')}`, why));
+    // The schema made something else of the object: nothing in it can be placed.
+    if (next === null) return { view: new UnknownValue(field, why) };
+    view = next;
+  }
+  return { view, parsed };
+}
+
+/** Where the audit trail lost a value, and how. */
+interface Loss {
+  path: readonly string[];
+  why: string;
+}
+
+function lossOf(text: string): string | null {
+  if (text === REDACTED) return 'redacted in the audit trail';
+  if (wasCut(text)) return 'cut in the audit trail';
+  if (text === NOT_STORED_TOO_DEEP) return 'not stored: nested too deep';
+  return null;
+}
+
+/** The losses inside a stored value; a list with one counts as lost whole (rules see no items). */
+function lossesIn(value: unknown, path: readonly string[]): Loss[] {
+  if (typeof value === 'string') {
+    const why = lossOf(value);
+    return why ? [{ path, why }] : [];
+  }
+  if (Array.isArray(value)) {
+    const inner = value.flatMap((item) => lossesIn(item, path));
+    return inner[0] ? [{ path, why: inner[0].why }] : [];
+  }
+  if (!isRecord(value)) return [];
+  return Object.entries(value).flatMap(([key, item]) => lossesIn(item, [...path, key]));
+}
+
+/** The value without its lost keys, so that a marker is never parsed as if it were the value. */
+function strip(value: unknown, losses: readonly Loss[]): unknown {
+  if (!losses.length || !isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const below = losses.filter((loss) => loss.path[0] === key);
+    if (below.some((loss) => loss.path.length === 1)) continue;
+    put(
+      out,
+      key,
+      strip(
+        item,
+        below.map((loss) => ({ ...loss, path: loss.path.slice(1) })),
+      ),
+    );
+  }
+  return out;
+}
+
+/** A copy of `view` with `value` at `path`, or null when the path does not lead into objects. */
+function overlay(view: unknown, path: readonly string[], value: unknown): unknown {
+  const [head, ...rest] = path;
+  if (head === undefined) return value;
+  if (!isRecord(view)) return null;
+  const inner = rest.length ? overlay(own(view, head), rest, value) : value;
+  if (inner === null) return null;
+  const out = { ...view };
+  put(out, head, inner);
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** defineProperty: a stored key named __proto__ stays a plain entry. */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}

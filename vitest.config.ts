@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { DEPLOYED as LIFECYCLE_POLICY } from './test/policy-lifecycle/deployed.ts';
 
 /** Test policies: each workerd project runs the Worker under one POLICY (or the bundled file). */
 const POLICIES = {
@@ -305,6 +306,19 @@ export default defineConfig({
         }),
       ),
       workersProject('audit', ['test/audit/**/*.test.ts'], POLICIES.audited),
+      // The policy's versions, editors, shadow and replay, with sign-in (cookies and tokens).
+      workersProject(
+        'policy-lifecycle',
+        ['test/policy-lifecycle/**/*.test.ts'],
+        LIFECYCLE_POLICY,
+        () => ({
+          AUTH_MODE: 'oauth',
+          IDP: 'dev',
+          ALLOWED_GROUPS: 'ops',
+          ADMIN_USERS: 'admin@example.com',
+          POLICY_EDITORS: 'editor@example.com,group:policy-editors',
+        }),
+      ),
       workersProject('eras', ['test/eras/**/*.test.ts'], POLICIES.eras, () => ({
         AUTH_MODE: 'oauth',
         IDP: 'dev',

@@ -1,9 +1,13 @@
-// `npm run policy -- check <file>` and `npm run policy -- explain <file> '<call json>'`: the
-// policy checker (./policy/cli.ts, which says what each does) on the command line.
+// `npm run policy -- check <file>`, `explain <file> '<call json>'` (offline: ./policy/cli.ts),
+// and `push` / `replay` against a running server's policy API (./policy/remote.ts).
 
 import { policyCli } from './policy/cli.ts';
+import { policyRemote } from './policy/remote.ts';
 
-process.exitCode = policyCli(process.argv.slice(2), {
-  log: (line) => console.log(line),
-  error: (line) => console.error(line),
-});
+const out = {
+  log: (line: string) => console.log(line),
+  error: (line: string) => console.error(line),
+};
+const argv = process.argv.slice(2);
+process.exitCode =
+  argv[0] === 'push' || argv[0] === 'replay' ? await policyRemote(argv, out) : policyCli(argv, out);

@@ -13,7 +13,7 @@ import type { AppBindings } from '../compose/runtime';
 import type { Identity } from '../identity';
 import { approvalPage } from './approval-page';
 import { adminRoutes } from './admin-routes';
-
+import { policyApi } from './policy-api';
 import { isAdmin } from './admins';
 import { beginWebLogin, safeNext } from '../auth/web-login';
 import { endSession } from '../auth/web-session';
@@ -116,4 +116,5 @@ webRoutes.post('/approvals/:id', async (c) => {
   return c.redirect(back, 303);
 });
 
+webRoutes.route('/admin/api/policy', policyApi);
 webRoutes.route('/admin', adminRoutes);

@@ -23,6 +23,20 @@ export class FormBrowser {
     });
   }
 
+  /** A JSON request (the policy API), with the cookies kept so far and any headers given. */
+  json(
+    url: string,
+    method: 'GET' | 'POST',
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
+    return this.send(url, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  }
+
   /** The same form sent as a stream, without Content-Length (a chunked upload). */
   postChunked(url: string, form: Record<string, string>): Promise<Response> {
     return this.send(url, {

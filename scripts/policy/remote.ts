@@ -1,0 +1,172 @@
+// Policy as code: `npm run policy -- push` and `replay` talk to a running server's policy API
+// (/admin/api/policy), so a repository of policies can be checked, replayed and deployed by CI.
+//
+//   push <file> --url <server> [--activate | --shadow] --comment "..."
+//     checks the file here first (as `check` does), then stores it as a new version; --activate
+//     puts it in force at once, --shadow runs it beside the active one. Prints the version.
+//   replay <file> --url <server> [--since 7d] [--limit 1000] [--json] [--fail-on-change]
+//     evaluates the file against the calls the server recorded and prints every call whose
+//     decision would change, with totals; --json prints the API's answer as it is.
+//
+// The server's URL may come from MCP_URL instead of --url; the access token from PVE_MCP_TOKEN
+// (an access token of that server's own sign-in whose person is a policy editor: for push), sent
+// as a bearer token. With AUTH_MODE=none (local) no token is needed.
+// Exit statuses: 0 done, 1 an invalid policy (nothing stored), 2 a usage error, 3 --fail-on-change
+// and some decision would change, 4 the server refused or could not be reached.
+
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { formatErrors } from '../../src/policy/load.ts';
+import { checkPolicyText } from '../../src/policy/text.ts';
+import { TOOL_CATALOG } from '../../src/tools/index.ts';
+import type { CliOutput } from './cli.ts';
+
+export const REMOTE_USAGE = [
+  'usage: npm run policy -- push <policy.json> --url <server> [--activate | --shadow] --comment "why"',
+  '       npm run policy -- replay <policy.json> --url <server> [--since 7d] [--limit N] [--json] [--fail-on-change]',
+  'The token comes from PVE_MCP_TOKEN; the URL may come from MCP_URL.',
+].join('\n');
+
+interface Change {
+  request_id: string;
+  ts: number;
+  user: string;
+  tool: string;
+  before: { decision: string; rule: string | null };
+  after: { decision: string; rule: string | null; reason?: string; unknown?: string };
+}
+
+interface ReplayAnswer {
+  since: number;
+  truncated: boolean;
+  calls: number;
+  changed: Change[];
+  totals: Record<string, unknown> & { by_change?: Record<string, number> };
+}
+
+export async function policyRemote(
+  argv: string[],
+  out: CliOutput,
+  env: Record<string, string | undefined> = process.env,
+  fetchFn: typeof fetch = fetch,
+): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        url: { type: 'string' },
+        comment: { type: 'string' },
+        activate: { type: 'boolean' },
+        shadow: { type: 'boolean' },
+        since: { type: 'string' },
+        limit: { type: 'string' },
+        json: { type: 'boolean' },
+        'fail-on-change': { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    out.error(`${err instanceof Error ? err.message : 'bad arguments'}\n${REMOTE_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, file] = positionals;
+  const url = (values.url ?? env.MCP_URL ?? '').replace(/\/+$/, '');
+  if ((command !== 'push' && command !== 'replay') || !file || !url || positionals.length > 2) {
+    out.error(REMOTE_USAGE);
+    return 2;
+  }
+  if (command === 'push' && (!values.comment?.trim() || (values.activate && values.shadow))) {
+    out.error(
+      `push needs --comment "why", and at most one of --activate and --shadow.\n${REMOTE_USAGE}`,
+    );
+    return 2;
+  }
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    out.error(`${file}: ${err instanceof Error ? err.message : 'cannot read'}`);
+    return 1;
+  }
+  const checked = checkPolicyText(text, TOOL_CATALOG);
+  if (!checked.ok) {
+    out.error(`${file}: invalid policy, nothing sent\n${formatErrors(checked.errors)}`);
+    return 1;
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (env.PVE_MCP_TOKEN) headers.authorization = `Bearer ${env.PVE_MCP_TOKEN}`;
+
+  const send = async (
+    path: string,
+    body: unknown,
+  ): Promise<{ status: number; body: unknown } | null> => {
+    try {
+      const res = await fetchFn(`${url}/admin/api/policy${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        redirect: 'manual',
+      });
+      const answer = (await res.json().catch(() => null)) as unknown;
+      return { status: res.status, body: answer };
+    } catch (err) {
+      out.error(`${url}: ${err instanceof Error ? err.message : 'cannot connect'}`);
+      return null;
+    }
+  };
+  const refused = (answer: { status: number; body: unknown }): number => {
+    const b = (answer.body ?? {}) as { message?: string; problems?: string[] };
+    out.error(
+      `${url}: HTTP ${answer.status}${b.message ? `: ${b.message}` : ''}${b.problems?.length ? `\n${b.problems.join('\n')}` : ''}`,
+    );
+    return answer.status === 400 && b.problems ? 1 : 4;
+  };
+
+  if (command === 'push') {
+    const answer = await send('', {
+      policy: text,
+      comment: values.comment!.trim(),
+      ...(values.activate ? { activate: true } : {}),
+      ...(values.shadow ? { shadow: true } : {}),
+    });
+    if (!answer) return 4;
+    if (answer.status !== 201) return refused(answer);
+    const { version } = answer.body as { version: number };
+    const state = values.activate ? 'active' : values.shadow ? 'in shadow' : 'stored, not active';
+    out.log(`${file}: version ${version} (${state})`);
+    return 0;
+  }
+
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && !Number.isInteger(limit)) {
+    out.error(`--limit must be a whole number\n${REMOTE_USAGE}`);
+    return 2;
+  }
+  const answer = await send('/replay', {
+    policy: text,
+    ...(values.since ? { since: values.since } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+  });
+  if (!answer) return 4;
+  if (answer.status !== 200) return refused(answer);
+  const report = answer.body as ReplayAnswer;
+  if (values.json) out.log(JSON.stringify(report, null, 2));
+  else {
+    for (const c of report.changed) out.log(changeLine(c));
+    const by = Object.entries(report.totals.by_change ?? {})
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    out.log(
+      `${file}: ${report.changed.length} of ${report.calls} recorded calls since ${new Date(report.since).toISOString()} would be decided otherwise${by ? ` (${by})` : ''}${report.truncated ? '; only the newest calls up to the limit were replayed' : ''}`,
+    );
+  }
+  return values['fail-on-change'] && report.changed.length > 0 ? 3 : 0;
+}
+
+function changeLine(c: Change): string {
+  const rule = (r: string | null | undefined): string => (r ? ` (${r})` : '');
+  const unknown = c.after.unknown ? ` [depends on ${c.after.unknown}]` : '';
+  return `${new Date(c.ts).toISOString()}  ${c.request_id}  ${c.user}  ${c.tool}  ${c.before.decision}${rule(c.before.rule)} -> ${c.after.decision}${rule(c.after.rule)}${unknown}`;
+}

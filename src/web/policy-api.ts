@@ -1,0 +1,393 @@
+// The policy API under /admin/api/policy, for scripts, CI and the /admin console: read the
+// versions, check a draft, replay it over recorded calls, add a version (and activate it or run
+// it in shadow), activate any version (a rollback is one), start and stop the shadow.
+//
+// Who: an administrator or a policy editor reads; only an editor (POLICY_EDITORS) changes
+// anything. How: the admin web session's cookie, where a write must carry this server's own
+// `Origin` (a page on another site cannot post with the cookie), or an access token this server
+// issued, for this server, to a person still admitted (`npm run policy -- push`, CI). With
+// AUTH_MODE=none the door already serves loopback, same-origin requests only. Answers are JSON;
+// errors are `{error, message}` (and `problems` for a policy that fails its checks).
+
+import { Hono, type Context } from 'hono';
+import { bearerIdentity, bearerToken } from '../auth/bearer';
+import { publicOrigin, stillAdmitted } from '../auth/config';
+import { readSession } from '../auth/web-session';
+import {
+  type AppBindings,
+  oauthHelpers,
+  type PolicyStorePort,
+  type Runtime,
+} from '../compose/runtime';
+import { ANONYMOUS, type Identity } from '../identity';
+import { formatErrors } from '../policy/load';
+import { replayPolicy, type ReplayReport, type ReplayTool } from '../replay/replay';
+import { checkPolicyText } from '../policy/text';
+import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
+import type { PolicyEvent, StoreAnswer } from '../policy-store/types';
+import { TOOL_CATALOG, TOOLS } from '../tools';
+import type { StoredAuditRecord } from '../audit/record';
+import { isAdmin, isEditor } from './admins';
+
+type Ctx = Context<AppBindings>;
+
+/** Replay over the last 7 days by default, at most this many calls. */
+const DEFAULT_SINCE_MS = 7 * 86_400_000;
+const DEFAULT_REPLAY_LIMIT = 1_000;
+export const MAX_REPLAY_LIMIT = 10_000;
+const MAX_COMMENT = 500;
+
+/** Each tool's input schema (to read recorded arguments again) and what makes a call a preview. */
+const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
+  TOOLS.map((t) => [t.name, { input: t.input, dryRun: t.dryRun }]),
+);
+
+interface Caller {
+  identity: Identity;
+  editor: boolean;
+}
+
+export const policyApi = new Hono<AppBindings>();
+
+/** The caller, or the JSON refusal: 401 without a sign-in, 403 for a person who may not. */
+async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
+  const { config, stores } = c.var.runtime;
+  const request = c.req.raw;
+  let identity: Identity | null = null;
+  if (config.authMode === 'none') {
+    identity = ANONYMOUS;
+  } else if (bearerToken(request)) {
+    identity = await bearerIdentity(config, oauthHelpers(c.env), request);
+    if (!identity)
+      return refuse(c, 401, 'invalid_token', 'The access token is not valid for this server.');
+  } else {
+    const session = await readSession(stores.kv, request);
+    if (!session || !stillAdmitted(config, session.identity))
+      return refuse(
+        c,
+        401,
+        'unauthorized',
+        'Sign in on /admin, or send an access token of this server (npm run token).',
+      );
+    // The cookie goes along with any site's request: a write must come from our own pages.
+    if (write && c.req.header('origin') !== publicOrigin(config, request))
+      return refuse(
+        c,
+        403,
+        'cross_origin',
+        'A change sent with the session cookie must come from this server’s own page (Origin).',
+      );
+    identity = session.identity;
+  }
+  const editor = isEditor(config, identity);
+  if (write && !editor)
+    return refuse(
+      c,
+      403,
+      'forbidden',
+      `${personName(identity)} may not change the policy (POLICY_EDITORS).`,
+    );
+  if (!editor && !isAdmin(config, identity))
+    return refuse(
+      c,
+      403,
+      'forbidden',
+      `${personName(identity)} is neither an administrator nor a policy editor of this server.`,
+    );
+  return { identity, editor };
+}
+
+policyApi.get('/', async (c) => {
+  const me = await caller(c, false);
+  if (me instanceof Response) return me;
+  const store = c.var.runtime.stores.policies();
+  const overview = await store.overview();
+  const active = overview.active ? await store.get(overview.active.version) : null;
+  return c.json({
+    active: active
+      ? {
+          version: active.version,
+          sha256: active.sha256,
+          author: active.author,
+          created: active.created,
+          comment: active.comment,
+          replaces: active.replaces,
+          policy: JSON.parse(active.text) as unknown,
+        }
+      : null,
+    shadow: overview.shadow
+      ? {
+          version: overview.shadow.version,
+          since: overview.shadow.since,
+          disagreements: overview.shadow.disagreements,
+        }
+      : null,
+    versions: overview.versions,
+    events: overview.events,
+    deploy_problems: overview.deployProblems,
+    editor: me.editor,
+  });
+});
+
+policyApi.get('/shadow', async (c) => {
+  const me = await caller(c, false);
+  if (me instanceof Response) return me;
+  const store = c.var.runtime.stores.policies();
+  const overview = await store.overview();
+  if (!overview.shadow) return c.json({ shadow: null, disagreements: [] });
+  const limit = Number(c.req.query('limit') ?? 100);
+  return c.json({
+    shadow: {
+      version: overview.shadow.version,
+      since: overview.shadow.since,
+      disagreements: overview.shadow.disagreements,
+    },
+    disagreements: await store.disagreements(
+      overview.shadow.version,
+      Number.isInteger(limit) ? limit : 100,
+    ),
+  });
+});
+
+policyApi.get('/:version{[0-9]+}', async (c) => {
+  const me = await caller(c, false);
+  if (me instanceof Response) return me;
+  const found = await c.var.runtime.stores.policies().get(Number(c.req.param('version')));
+  if (!found) return refuse(c, 404, 'not_found', `There is no version ${c.req.param('version')}.`);
+  const { text, ...meta } = found;
+  return c.json({ ...meta, policy: JSON.parse(text) as unknown, text });
+});
+
+policyApi.post('/check', async (c) => {
+  const me = await caller(c, false);
+  if (me instanceof Response) return me;
+  const body = await jsonBody(c);
+  if (body instanceof Response) return body;
+  const text = policyText(body.policy);
+  if (text === null) return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}}.');
+  const checked = checkPolicyText(text, TOOL_CATALOG);
+  return c.json(
+    checked.ok
+      ? { ok: true, problems: [], warnings: problems(checked.warnings) }
+      : { ok: false, problems: problems(checked.errors), warnings: [] },
+  );
+});
+
+policyApi.post('/replay', async (c) => {
+  const me = await caller(c, false);
+  if (me instanceof Response) return me;
+  const body = await jsonBody(c);
+  if (body instanceof Response) return body;
+  const text = policyText(body.policy);
+  if (text === null) return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}}.');
+  const checked = checkPolicyText(text, TOOL_CATALOG);
+  if (!checked.ok)
+    return c.json(
+      {
+        error: 'invalid_policy',
+        message: 'The policy fails its checks.',
+        problems: problems(checked.errors),
+      },
+      400,
+    );
+  const runtime = c.var.runtime;
+  const since = sinceOf(body.since, runtime.clock.now());
+  if (since === null)
+    return refuse(
+      c,
+      400,
+      'invalid_request',
+      'since must be a duration (7d, 24h, 30m), an ISO 8601 time or epoch milliseconds.',
+    );
+  const limit = body.limit === undefined ? DEFAULT_REPLAY_LIMIT : body.limit;
+  if (
+    typeof limit !== 'number' ||
+    !Number.isInteger(limit) ||
+    limit < 1 ||
+    limit > MAX_REPLAY_LIMIT
+  )
+    return refuse(
+      c,
+      400,
+      'invalid_request',
+      `limit must be a whole number from 1 to ${MAX_REPLAY_LIMIT}.`,
+    );
+  const { records, truncated } = await recordedCalls(runtime, since, limit);
+  const report: ReplayReport = replayPolicy(checked.policy, records, REPLAY_TOOLS);
+  return c.json({ since, truncated, ...report });
+});
+
+policyApi.post('/', async (c) => {
+  const me = await caller(c, true);
+  if (me instanceof Response) return me;
+  const body = await jsonBody(c);
+  if (body instanceof Response) return body;
+  const text = policyText(body.policy);
+  const comment = commentOf(body.comment);
+  if (text === null)
+    return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}, "comment": "..."}.');
+  if (comment === null) return refuse(c, 400, 'invalid_request', commentRule);
+  if (body.activate !== undefined && typeof body.activate !== 'boolean')
+    return refuse(c, 400, 'invalid_request', 'activate must be true or false.');
+  if (body.shadow !== undefined && typeof body.shadow !== 'boolean')
+    return refuse(c, 400, 'invalid_request', 'shadow must be true or false.');
+  const runtime = c.var.runtime;
+  const answer = await runtime.stores.policies().add(
+    {
+      text,
+      comment,
+      author: personName(me.identity),
+      activate: body.activate === true,
+      shadow: body.shadow === true,
+    },
+    runtime.clock.now(),
+  );
+  if (!answer.ok)
+    return c.json(
+      { error: 'invalid_policy', message: 'The policy was not stored.', problems: answer.problems },
+      answer.status,
+    );
+  changed(c, answer.value.event);
+  return c.json({ version: answer.value.version, action: answer.value.event.action }, 201);
+});
+
+policyApi.post('/:version{[0-9]+}/activate', (c) => {
+  const version = Number(c.req.param('version'));
+  return switchVersion(c, { active: version }, (store, actor, comment, now) =>
+    store.activate(version, actor, comment, now),
+  );
+});
+
+policyApi.post('/:version{[0-9]+}/shadow', (c) => {
+  const version = Number(c.req.param('version'));
+  return switchVersion(c, { shadow: version }, (store, actor, comment, now) =>
+    store.shadow(version, actor, comment, now),
+  );
+});
+
+policyApi.post('/shadow/stop', (c) =>
+  switchVersion(c, { shadow: null }, (store, actor, comment, now) =>
+    store.shadow(null, actor, comment, now),
+  ),
+);
+
+/** An editor's change of which stored version is active or in shadow, with its comment. */
+async function switchVersion(
+  c: Ctx,
+  done: Record<string, number | null>,
+  change: (
+    store: PolicyStorePort,
+    actor: string,
+    comment: string,
+    now: number,
+  ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
+): Promise<Response> {
+  const me = await caller(c, true);
+  if (me instanceof Response) return me;
+  const body = await jsonBody(c);
+  if (body instanceof Response) return body;
+  const comment = commentOf(body.comment);
+  if (comment === null) return refuse(c, 400, 'invalid_request', commentRule);
+  const runtime = c.var.runtime;
+  const answer = await change(
+    runtime.stores.policies(),
+    personName(me.identity),
+    comment,
+    runtime.clock.now(),
+  );
+  if (!answer.ok) return refuse(c, answer.status, 'refused', answer.problems.join('; '));
+  changed(c, answer.value.event);
+  return c.json(done);
+}
+
+/** After a change: audited, and this isolate asks the store again before its next call. */
+function changed(c: Ctx, event: PolicyEvent): void {
+  const runtime = c.var.runtime;
+  runtime.policy.forget();
+  runtime.auditPolicyEvent(event, (work) => c.executionCtx.waitUntil(work));
+}
+
+/**
+ * The recorded calls since `since`, oldest first, at most `limit` (the newest ones when there
+ * are more: `truncated` says so). Policy changes recorded beside them are left out.
+ */
+async function recordedCalls(
+  runtime: Runtime,
+  since: number,
+  limit: number,
+): Promise<{ records: StoredAuditRecord[]; truncated: boolean }> {
+  const audit = runtime.stores.audit('records', 10_000);
+  const out: StoredAuditRecord[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await audit.query({ from: since, cursor, limit: 1_000 });
+    for (const r of page.records) if (r.tool !== POLICY_EVENT_TOOL) out.push(r);
+    if (out.length >= limit || !page.next_cursor) {
+      const truncated = out.length > limit || (out.length === limit && page.next_cursor !== null);
+      return { records: out.slice(0, limit).reverse(), truncated };
+    }
+    cursor = page.next_cursor;
+  }
+}
+
+/** `since`: a duration back from now (7d, 24h, 30m), an ISO 8601 time, or epoch ms; default 7 days. */
+export function sinceOf(value: unknown, now: number): number | null {
+  if (value === undefined || value === null) return now - DEFAULT_SINCE_MS;
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
+  if (typeof value !== 'string') return null;
+  const duration = /^(\d{1,5})([dhm])$/.exec(value.trim());
+  if (duration) {
+    const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 }[duration[2] as 'd' | 'h' | 'm'];
+    return now - Number(duration[1]) * unit;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** The policy as stored: a JSON object is written out (2-space JSON), a string is kept as sent. */
+function policyText(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && !Array.isArray(value))
+    return JSON.stringify(value, null, 2);
+  return null;
+}
+
+const commentRule = `Say why in "comment" (1 to ${MAX_COMMENT} characters): it goes into the history and the audit trail.`;
+
+function commentOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const comment = value.trim();
+  return comment.length >= 1 && comment.length <= MAX_COMMENT ? comment : null;
+}
+
+function problems(list: readonly { pointer: string; message: string }[]): string[] {
+  return list.length ? formatErrors(list).split('\n') : [];
+}
+
+async function jsonBody(c: Ctx): Promise<Record<string, unknown> | Response> {
+  if (!/^application\/json\b/i.test(c.req.header('content-type') ?? ''))
+    return refuse(c, 415, 'unsupported_media_type', 'Send JSON (Content-Type: application/json).');
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return refuse(c, 400, 'invalid_json', 'The body is not valid JSON.');
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    return refuse(c, 400, 'invalid_request', 'The body must be a JSON object.');
+  return body as Record<string, unknown>;
+}
+
+function personName(identity: Identity): string {
+  return identity.email ?? identity.userId;
+}
+
+function refuse(
+  c: Ctx,
+  status: 400 | 401 | 403 | 404 | 409 | 415,
+  error: string,
+  message: string,
+): Response {
+  return c.json({ error, message }, status);
+}

@@ -1,0 +1,13 @@
+// The POLICY the policy-lifecycle project deploys (vitest.config.ts imports it too): lists and
+// starts are open, a stop needs a person's approval, deleting is refused, the rest is denied.
+
+export const DEPLOYED = {
+  version: '1',
+  default: 'deny',
+  tools: {
+    pve_list_vms: {},
+    pve_start_vm: {},
+    pve_stop_vm: { action: 'require_approval' },
+    pve_delete_vm: { action: 'deny', reason: 'Deleting is for people.' },
+  },
+};

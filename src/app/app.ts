@@ -27,8 +27,8 @@ import { providerFor } from './oauth';
 const MCP_BODY_LIMIT = 4 * 1024 * 1024;
 /** Everything else (sign-in and web forms, token and registration requests) is small. */
 const FORM_BODY_LIMIT = 64 * 1024;
-/** The policy API takes a policy (at most MAX_POLICY_BYTES) inside a JSON body. */
-const POLICY_API_PREFIX = '/admin/api/policy';
+/** The policy API and console take a policy (at most MAX_POLICY_BYTES) in a JSON body or a form. */
+const POLICY_PATHS = /^\/admin\/(?:api\/)?policy(?:\/|$)/;
 const POLICY_BODY_LIMIT = 2 * MAX_POLICY_BYTES;
 
 const SUFFIXED_RESOURCE_METADATA = /^\/\.well-known\/oauth-protected-resource\/(?:mcp|sse)\/?$/;
@@ -81,7 +81,7 @@ app.use(
   '*',
   onTheWayIn((c, next) => {
     if (c.req.path === '/mcp' || c.req.path.startsWith('/sse/')) return next();
-    return c.req.path.startsWith(POLICY_API_PREFIX) ? policyLimit(c, next) : formLimit(c, next);
+    return POLICY_PATHS.test(c.req.path) ? policyLimit(c, next) : formLimit(c, next);
   }),
 );
 

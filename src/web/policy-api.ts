@@ -13,34 +13,26 @@ import { Hono, type Context } from 'hono';
 import { bearerIdentity, bearerToken } from '../auth/bearer';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
-import {
-  type AppBindings,
-  oauthHelpers,
-  type PolicyStorePort,
-  type Runtime,
-} from '../compose/runtime';
+import { type AppBindings, oauthHelpers, type PolicyStorePort } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../identity';
 import { formatErrors } from '../policy/load';
-import { replayPolicy, type ReplayReport, type ReplayTool } from '../replay/replay';
 import { checkPolicyText } from '../policy/text';
-import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
 import type { PolicyEvent, StoreAnswer } from '../policy-store/types';
-import { TOOL_CATALOG, TOOLS } from '../tools';
-import type { StoredAuditRecord } from '../audit/record';
+import { TOOL_CATALOG } from '../tools';
 import { isAdmin, isEditor } from './admins';
+import {
+  afterChange,
+  COMMENT_RULE,
+  commentOf,
+  DEFAULT_REPLAY_LIMIT,
+  MAX_REPLAY_LIMIT,
+  personName,
+  policyText,
+  replayDraft,
+  sinceOf,
+} from './policy-ops';
 
 type Ctx = Context<AppBindings>;
-
-/** Replay over the last 7 days by default, at most this many calls. */
-const DEFAULT_SINCE_MS = 7 * 86_400_000;
-const DEFAULT_REPLAY_LIMIT = 1_000;
-export const MAX_REPLAY_LIMIT = 10_000;
-const MAX_COMMENT = 500;
-
-/** Each tool's input schema (to read recorded arguments again) and what makes a call a preview. */
-const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
-  TOOLS.map((t) => [t.name, { input: t.input, dryRun: t.dryRun }]),
-);
 
 interface Caller {
   identity: Identity;
@@ -212,9 +204,7 @@ policyApi.post('/replay', async (c) => {
       'invalid_request',
       `limit must be a whole number from 1 to ${MAX_REPLAY_LIMIT}.`,
     );
-  const { records, truncated } = await recordedCalls(runtime, since, limit);
-  const report: ReplayReport = replayPolicy(checked.policy, records, REPLAY_TOOLS);
-  return c.json({ since, truncated, ...report });
+  return c.json(await replayDraft(runtime, checked.policy, since, limit));
 });
 
 policyApi.post('/', async (c) => {
@@ -226,7 +216,7 @@ policyApi.post('/', async (c) => {
   const comment = commentOf(body.comment);
   if (text === null)
     return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}, "comment": "..."}.');
-  if (comment === null) return refuse(c, 400, 'invalid_request', commentRule);
+  if (comment === null) return refuse(c, 400, 'invalid_request', COMMENT_RULE);
   if (body.activate !== undefined && typeof body.activate !== 'boolean')
     return refuse(c, 400, 'invalid_request', 'activate must be true or false.');
   if (body.shadow !== undefined && typeof body.shadow !== 'boolean')
@@ -247,7 +237,7 @@ policyApi.post('/', async (c) => {
       { error: 'invalid_policy', message: 'The policy was not stored.', problems: answer.problems },
       answer.status,
     );
-  changed(c, answer.value.event);
+  afterChange(c, answer.value.event);
   return c.json({ version: answer.value.version, action: answer.value.event.action }, 201);
 });
 
@@ -287,7 +277,7 @@ async function switchVersion(
   const body = await jsonBody(c);
   if (body instanceof Response) return body;
   const comment = commentOf(body.comment);
-  if (comment === null) return refuse(c, 400, 'invalid_request', commentRule);
+  if (comment === null) return refuse(c, 400, 'invalid_request', COMMENT_RULE);
   const runtime = c.var.runtime;
   const answer = await change(
     runtime.stores.policies(),
@@ -296,69 +286,8 @@ async function switchVersion(
     runtime.clock.now(),
   );
   if (!answer.ok) return refuse(c, answer.status, 'refused', answer.problems.join('; '));
-  changed(c, answer.value.event);
+  afterChange(c, answer.value.event);
   return c.json(done);
-}
-
-/** After a change: audited, and this isolate asks the store again before its next call. */
-function changed(c: Ctx, event: PolicyEvent): void {
-  const runtime = c.var.runtime;
-  runtime.policy.forget();
-  runtime.auditPolicyEvent(event, (work) => c.executionCtx.waitUntil(work));
-}
-
-/**
- * The recorded calls since `since`, oldest first, at most `limit` (the newest ones when there
- * are more: `truncated` says so). Policy changes recorded beside them are left out.
- */
-async function recordedCalls(
-  runtime: Runtime,
-  since: number,
-  limit: number,
-): Promise<{ records: StoredAuditRecord[]; truncated: boolean }> {
-  const audit = runtime.stores.audit('records', 10_000);
-  const out: StoredAuditRecord[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const page = await audit.query({ from: since, cursor, limit: 1_000 });
-    for (const r of page.records) if (r.tool !== POLICY_EVENT_TOOL) out.push(r);
-    if (out.length >= limit || !page.next_cursor) {
-      const truncated = out.length > limit || (out.length === limit && page.next_cursor !== null);
-      return { records: out.slice(0, limit).reverse(), truncated };
-    }
-    cursor = page.next_cursor;
-  }
-}
-
-/** `since`: a duration back from now (7d, 24h, 30m), an ISO 8601 time, or epoch ms; default 7 days. */
-export function sinceOf(value: unknown, now: number): number | null {
-  if (value === undefined || value === null) return now - DEFAULT_SINCE_MS;
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
-  if (typeof value !== 'string') return null;
-  const duration = /^(\d{1,5})([dhm])$/.exec(value.trim());
-  if (duration) {
-    const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 }[duration[2] as 'd' | 'h' | 'm'];
-    return now - Number(duration[1]) * unit;
-  }
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
-  const ms = Date.parse(value);
-  return Number.isFinite(ms) ? ms : null;
-}
-
-/** The policy as stored: a JSON object is written out (2-space JSON), a string is kept as sent. */
-function policyText(value: unknown): string | null {
-  if (typeof value === 'string') return value;
-  if (value && typeof value === 'object' && !Array.isArray(value))
-    return JSON.stringify(value, null, 2);
-  return null;
-}
-
-const commentRule = `Say why in "comment" (1 to ${MAX_COMMENT} characters): it goes into the history and the audit trail.`;
-
-function commentOf(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const comment = value.trim();
-  return comment.length >= 1 && comment.length <= MAX_COMMENT ? comment : null;
 }
 
 function problems(list: readonly { pointer: string; message: string }[]): string[] {
@@ -377,10 +306,6 @@ async function jsonBody(c: Ctx): Promise<Record<string, unknown> | Response> {
   if (!body || typeof body !== 'object' || Array.isArray(body))
     return refuse(c, 400, 'invalid_request', 'The body must be a JSON object.');
   return body as Record<string, unknown>;
-}
-
-function personName(identity: Identity): string {
-  return identity.email ?? identity.userId;
 }
 
 function refuse(

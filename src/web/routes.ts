@@ -14,6 +14,7 @@ import type { Identity } from '../identity';
 import { approvalPage } from './approval-page';
 import { adminRoutes } from './admin-routes';
 import { policyApi } from './policy-api';
+import { policyConsole } from './policy-console';
 import { isAdmin } from './admins';
 import { beginWebLogin, safeNext } from '../auth/web-login';
 import { endSession } from '../auth/web-session';
@@ -117,4 +118,5 @@ webRoutes.post('/approvals/:id', async (c) => {
 });
 
 webRoutes.route('/admin/api/policy', policyApi);
+webRoutes.route('/admin/policy', policyConsole);
 webRoutes.route('/admin', adminRoutes);

@@ -1,0 +1,227 @@
+// The policy console's pages (/admin/policy, /admin/policy/version/N): the active version and its
+// diff against the one it replaced, the shadow with its disagreements, the history, the changes,
+// and a draft editor whose results (problems, replay) are shown on the same page. Plain
+// server-rendered HTML under the page CSP (no scripts): a draft is checked on submit. Buttons
+// that change anything are rendered for editors only (the routes check again).
+
+import { diffLines } from 'diff';
+import { html } from 'hono/html';
+import { layout } from '../auth/pages';
+import type { ShadowDisagreement } from '../policy/shadow';
+import type { PolicyOverview, PolicyVersion } from '../policy-store/types';
+import type { ReplayAnswer } from './policy-ops';
+
+type Html = ReturnType<typeof html>;
+
+const iso = (ms: number | null | undefined): string =>
+  ms ? new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z') : '';
+
+export interface DraftState {
+  text: string;
+  comment: string;
+  since: string;
+  limit: string;
+  problems?: string[];
+  warnings?: string[];
+  /** Set after a check that passed. */
+  valid?: boolean;
+  replay?: ReplayAnswer;
+}
+
+export interface ConsoleView {
+  viewer: string;
+  csrf: string;
+  editor: boolean;
+  overview: PolicyOverview;
+  active: PolicyVersion | null;
+  /** The version the active one replaced, for its diff. */
+  previous: PolicyVersion | null;
+  disagreements: ShadowDisagreement[];
+  draft: DraftState;
+  notice?: string;
+  error?: string;
+}
+
+const STYLE = html`<style>
+.diff{font:13px/1.4 ui-monospace,monospace;white-space:pre-wrap;overflow-wrap:anywhere;border:1px solid #ddd;border-radius:6px;padding:.5rem;max-height:28rem;overflow:auto}
+.diff ins{background:#e6ffec;text-decoration:none;display:block}
+.diff del{background:#ffebe9;text-decoration:none;display:block}
+textarea{width:100%;box-sizing:border-box;min-height:18rem;font:13px/1.4 ui-monospace,monospace}
+.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}
+.row label{margin:.25rem 0}
+.scroll{overflow-x:auto}
+.tag{display:inline-block;padding:0 .4rem;border-radius:4px;background:#eef;font-size:.8rem}
+.problems{color:#a40000}
+form.inline{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin:.25rem 0}
+form.inline input[type=text]{width:auto;flex:1 1 12rem}
+</style>`;
+
+function diffOf(before: string, after: string): Html {
+  const parts = diffLines(before, after);
+  return html`<div class="diff" role="region" aria-label="Changes">${parts.map((p) =>
+    p.added
+      ? html`<ins>${p.value}</ins>`
+      : p.removed
+        ? html`<del>${p.value}</del>`
+        : html`<span>${p.value}</span>`,
+  )}</div>`;
+}
+
+function versionLine(v: PolicyOverview['versions'][number]): Html {
+  return html`version ${v.version} · ${v.author} · ${iso(v.created)} · “${v.comment}” ·
+<code title="SHA-256 ${v.sha256}">${v.sha256.slice(0, 12)}</code>`;
+}
+
+function commentField(id: string): Html {
+  return html`<label for="${id}">Comment</label><input type="text" id="${id}" name="comment" required maxlength="500" placeholder="Why (goes into the history and the audit trail)">`;
+}
+
+function replayTable(r: ReplayAnswer): Html {
+  const by = Object.entries(r.totals.by_change)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const rule = (x: string | null | undefined) =>
+    x ? html`<br><small><code>${x}</code></small>` : '';
+  return html`<section aria-labelledby="replay-h"><h3 id="replay-h">Replay since ${iso(r.since)}</h3>
+<p id="replay-summary"><strong>${r.changed.length}</strong> of ${r.calls} recorded calls would be decided otherwise${by ? ` (${by})` : ''}; ${r.totals.unchanged} unchanged, ${r.totals.skipped} skipped${r.truncated ? '; only the newest calls up to the limit were replayed' : ''}.</p>
+${
+  r.changed.length
+    ? html`<div class="scroll"><table id="replay-changes"><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Request</th></tr></thead><tbody>
+${r.changed.map(
+  (c) => html`<tr><td>${iso(c.ts)}</td><td>${c.user}</td><td><code>${c.tool}</code></td>
+<td>${c.before.decision}${rule(c.before.rule)}</td>
+<td><strong>${c.after.decision}</strong>${rule(c.after.rule)}${c.after.unknown ? html`<br><small>depends on ${c.after.unknown}</small>` : ''}</td>
+<td><small><code>${c.request_id}</code></small></td></tr>`,
+)}</tbody></table></div>`
+    : ''
+}</section>`;
+}
+
+export function consolePage(v: ConsoleView) {
+  const o = v.overview;
+  const d = v.draft;
+  const hidden = html`<input type="hidden" name="csrf" value="${v.csrf}">`;
+  const active = o.active
+    ? html`<p id="active-line"><span class="tag">active</span> ${versionLine(o.active)}</p>
+<details><summary>Policy text of version ${o.active.version}</summary><pre class="diff">${v.active?.text ?? ''}</pre></details>
+${
+  v.previous && v.active
+    ? html`<details open><summary>Changes from version ${v.previous.version}</summary>${diffOf(v.previous.text, v.active.text)}</details>`
+    : ''
+}`
+    : html`<p class="problems">No version is stored: the deployed policy was refused.</p>`;
+  const deploy = o.deployProblems
+    ? html`<div class="box warn"><p>The deployed policy fails its checks and was not stored; the active version stays:</p><ul>${o.deployProblems.map((p) => html`<li><code>${p}</code></li>`)}</ul></div>`
+    : '';
+  const shadow = o.shadow
+    ? html`<p id="shadow-line"><span class="tag">shadow</span> ${versionLine(o.shadow)} · since ${iso(o.shadow.since)} ·
+<strong id="disagreements">${o.shadow.disagreements}</strong> disagreement${o.shadow.disagreements === 1 ? '' : 's'}</p>
+${
+  v.disagreements.length
+    ? html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Active (v${o.active?.version ?? ''})</th><th scope="col">Shadow (v${o.shadow.version})</th></tr></thead><tbody>
+${v.disagreements.map(
+  (x) => html`<tr><td>${iso(x.ts)}</td><td>${x.user}</td><td><code>${x.tool}</code></td>
+<td>${x.active.decision}${x.active.rule ? html`<br><small><code>${x.active.rule}</code></small>` : ''}</td>
+<td>${x.shadow.decision}${x.shadow.rule ? html`<br><small><code>${x.shadow.rule}</code></small>` : ''}</td></tr>`,
+)}</tbody></table></div>`
+    : ''
+}
+${
+  v.editor
+    ? html`<form method="post" action="/admin/policy/shadow/stop" class="inline">${hidden}${commentField('shadow-stop-comment')}<button type="submit">Stop the shadow</button></form>`
+    : ''
+}`
+    : html`<p>No version runs in shadow.</p>`;
+  const history = o.versions.map(
+    (
+      x,
+    ) => html`<tr><td>${x.version}${o.active?.version === x.version ? html` <span class="tag">active</span>` : ''}${o.shadow?.version === x.version ? html` <span class="tag">shadow</span>` : ''}</td>
+<td>${x.author}</td><td>${iso(x.created)}</td><td>${x.comment}</td><td>${x.replaces ?? ''}</td>
+<td><a href="/admin/policy/version/${x.version}">view, diff${v.editor && o.active?.version !== x.version ? ', activate' : ''}</a></td></tr>`,
+  );
+  const events = o.events
+    .slice(0, 20)
+    .map(
+      (e) =>
+        html`<li>${iso(e.ts)} · ${e.actor} · ${e.action.replace('_', ' ')}${e.version !== null ? ` version ${e.version}` : ''} · “${e.comment}”</li>`,
+    );
+  const results = html`${
+    d.problems?.length
+      ? html`<div class="box warn" id="draft-problems"><p class="problems">The draft fails its checks (nothing was stored):</p><ul>${d.problems.map((p) => html`<li><code>${p}</code></li>`)}</ul></div>`
+      : ''
+  }${d.valid ? html`<p id="draft-valid">The draft is valid.${d.warnings?.length ? html` Warnings: ${d.warnings.join('; ')}` : ''}</p>` : ''}${d.replay ? replayTable(d.replay) : ''}`;
+  return layout(
+    'Proxmox MCP — policy',
+    html`${STYLE}<p><a href="/admin">← Admin</a> · signed in as ${v.viewer}${v.editor ? ' (policy editor)' : ' (read only: not in POLICY_EDITORS)'}</p>
+<h1>Policy</h1>
+${v.notice ? html`<p class="box" role="status" id="notice">${v.notice}</p>` : ''}
+${v.error ? html`<p class="box warn" role="alert" id="error">${v.error}</p>` : ''}
+${deploy}
+<section aria-labelledby="active-h"><h2 id="active-h">Active</h2>${active}</section>
+<section aria-labelledby="shadow-h"><h2 id="shadow-h">Shadow</h2>${shadow}</section>
+<section aria-labelledby="draft-h"><h2 id="draft-h">Draft</h2>
+<form method="post" action="/admin/policy/draft">${hidden}
+<label for="draft-text">Policy (JSON)</label>
+<textarea id="draft-text" name="policy" spellcheck="false">${d.text}</textarea>
+<div class="row">
+<div><label for="draft-since">Replay calls since</label><input type="text" id="draft-since" name="since" value="${d.since}" size="8" placeholder="7d"></div>
+<div><label for="draft-limit">at most (calls)</label><input type="text" id="draft-limit" name="limit" value="${d.limit}" size="6" inputmode="numeric"></div>
+</div>
+<div class="actions">
+<button type="submit" name="action" value="check">Check</button>
+<button type="submit" name="action" value="replay">Replay</button>
+</div>
+${
+  v.editor
+    ? html`<label for="draft-comment">Comment (required to save)</label><input type="text" id="draft-comment" name="comment" value="${d.comment}" maxlength="500">
+<div class="actions">
+<button type="submit" name="action" value="save">Save as a new version</button>
+<button type="submit" name="action" value="shadow">Save and run in shadow</button>
+<button type="submit" name="action" value="activate" class="primary">Save and activate</button>
+</div>`
+    : ''
+}
+</form>
+${results}
+</section>
+<section aria-labelledby="history-h"><h2 id="history-h">History</h2>
+<div class="scroll"><table id="history"><thead><tr><th scope="col">Version</th><th scope="col">Author</th><th scope="col">Created</th><th scope="col">Comment</th><th scope="col">Replaced</th><th scope="col"></th></tr></thead>
+<tbody>${history}</tbody></table></div></section>
+<section aria-labelledby="events-h"><h2 id="events-h">Changes</h2><ul id="events">${events}</ul></section>`,
+    true,
+  );
+}
+
+export interface VersionView {
+  viewer: string;
+  csrf: string;
+  editor: boolean;
+  version: PolicyVersion;
+  replaced: PolicyVersion | null;
+  active: boolean;
+  shadow: boolean;
+}
+
+export function versionPage(v: VersionView) {
+  const x = v.version;
+  const hidden = html`<input type="hidden" name="csrf" value="${v.csrf}">`;
+  return layout(
+    `Proxmox MCP — policy version ${x.version}`,
+    html`${STYLE}<p><a href="/admin/policy">← Policy</a></p>
+<h1>Version ${x.version}${v.active ? ' (active)' : ''}${v.shadow ? ' (in shadow)' : ''}</h1>
+<p>${versionLine(x)}</p>
+${
+  v.editor && !v.active
+    ? html`<form method="post" action="/admin/policy/version/${x.version}/activate" class="inline">${hidden}${commentField('activate-comment')}<button type="submit" class="primary">Activate version ${x.version}</button></form>
+${v.shadow ? '' : html`<form method="post" action="/admin/policy/version/${x.version}/shadow" class="inline">${hidden}${commentField('shadow-comment')}<button type="submit">Run version ${x.version} in shadow</button></form>`}`
+    : ''
+}
+${
+  v.replaced
+    ? html`<h2>Changes from version ${v.replaced.version}</h2>${diffOf(v.replaced.text, x.text)}`
+    : html`<p>The first version.</p>`
+}
+<h2>Text</h2><pre class="diff">${x.text}</pre>`,
+    true,
+  );
+}

@@ -1,0 +1,239 @@
+// The policy console on /admin/policy, for administrators and policy editors: see the active
+// version, its history and diffs, the shadow and its disagreements; check and replay a draft;
+// and, for editors only, save it (as is, in shadow, or active), activate any version (a rollback
+// is one) and stop the shadow, each with a comment. Forms carry the session's CSRF token and
+// must come from this origin (./common.ts); the store checks every policy again.
+
+import { type Context, Hono } from 'hono';
+import type { AppBindings, PolicyStorePort } from '../compose/runtime';
+import { formatErrors } from '../policy/load';
+import { checkPolicyText } from '../policy/text';
+import type { PolicyVersion, StoreAnswer, PolicyEvent } from '../policy-store/types';
+import { TOOL_CATALOG } from '../tools';
+import { isAdmin, isEditor } from './admins';
+import { checkPost, html, page, viewer, type Viewer } from './common';
+import { consolePage, type DraftState, versionPage } from './policy-console-page';
+import {
+  afterChange,
+  COMMENT_RULE,
+  commentOf,
+  DEFAULT_REPLAY_LIMIT,
+  MAX_REPLAY_LIMIT,
+  personName,
+  replayDraft,
+  sinceOf,
+} from './policy-ops';
+
+type Ctx = Context<AppBindings>;
+
+export const policyConsole = new Hono<AppBindings>();
+
+interface Person extends Viewer {
+  editor: boolean;
+}
+
+async function person(c: Ctx): Promise<Person | Response> {
+  const v = await viewer(c);
+  if (v instanceof Response) return v;
+  const { config } = c.var.runtime;
+  const editor = isEditor(config, v.identity);
+  if (!editor && !isAdmin(config, v.identity))
+    return page(
+      c,
+      403,
+      'Administrators and policy editors only',
+      `${personName(v.identity)} is neither an administrator nor a policy editor of this server.`,
+    );
+  return { ...v, editor };
+}
+
+/** The console with a draft (the active text unless one was submitted) and what became of it. */
+async function render(
+  c: Ctx,
+  me: Person,
+  draft: Partial<DraftState> = {},
+  extra: { notice?: string; error?: string; status?: number } = {},
+): Promise<Response> {
+  const store = c.var.runtime.stores.policies();
+  const overview = await store.overview();
+  const active = overview.active ? await store.get(overview.active.version) : null;
+  const [previous, disagreements] = await Promise.all([
+    active?.replaces ? store.get(active.replaces) : null,
+    overview.shadow ? store.disagreements(overview.shadow.version, 20) : [],
+  ]);
+  return html(
+    c,
+    consolePage({
+      viewer: personName(me.identity),
+      csrf: me.csrf,
+      editor: me.editor,
+      overview,
+      active,
+      previous,
+      disagreements,
+      draft: {
+        text: active?.text ?? '',
+        comment: '',
+        since: '7d',
+        limit: String(DEFAULT_REPLAY_LIMIT),
+        ...draft,
+      },
+      ...extra,
+    }),
+    extra.status,
+  );
+}
+
+policyConsole.get('/', async (c) => {
+  const me = await person(c);
+  if (me instanceof Response) return me;
+  const notice = c.req.query('done');
+  return render(c, me, {}, notice ? { notice: notice.slice(0, 200) } : {});
+});
+
+policyConsole.post('/draft', async (c) => {
+  const me = await person(c);
+  if (me instanceof Response) return me;
+  const form = await checkPost(c, me);
+  if (form instanceof Response) return form;
+  const action = form.action ?? 'check';
+  const draft: Partial<DraftState> = {
+    text: form.policy ?? '',
+    comment: form.comment ?? '',
+    since: form.since ?? '7d',
+    limit: form.limit ?? String(DEFAULT_REPLAY_LIMIT),
+  };
+  const checked = checkPolicyText(draft.text ?? '', TOOL_CATALOG);
+  if (!checked.ok)
+    return render(
+      c,
+      me,
+      { ...draft, problems: formatErrors(checked.errors).split('\n') },
+      { status: 400 },
+    );
+  const warnings = checked.warnings.map((w) => `${w.pointer}: ${w.message}`);
+  const runtime = c.var.runtime;
+  if (action === 'check') return render(c, me, { ...draft, valid: true, warnings });
+  if (action === 'replay') {
+    const since = sinceOf(draft.since, runtime.clock.now());
+    const limit = Number(draft.limit);
+    if (since === null || !Number.isInteger(limit) || limit < 1 || limit > MAX_REPLAY_LIMIT)
+      return render(c, me, draft, {
+        status: 400,
+        error: `Replay since a duration (7d, 24h, 30m) or an ISO time, at most 1 to ${MAX_REPLAY_LIMIT} calls.`,
+      });
+    return render(c, me, {
+      ...draft,
+      valid: true,
+      warnings,
+      replay: await replayDraft(runtime, checked.policy, since, limit),
+    });
+  }
+  if (!['save', 'activate', 'shadow'].includes(action))
+    return render(c, me, draft, { status: 400, error: 'Unknown action.' });
+  if (!me.editor) return notEditor(c, me);
+  const comment = commentOf(draft.comment);
+  if (comment === null) return render(c, me, draft, { status: 400, error: COMMENT_RULE });
+  const answer = await runtime.stores.policies().add(
+    {
+      text: draft.text ?? '',
+      comment,
+      author: personName(me.identity),
+      activate: action === 'activate',
+      shadow: action === 'shadow',
+    },
+    runtime.clock.now(),
+  );
+  if (!answer.ok)
+    return render(c, me, { ...draft, problems: answer.problems }, { status: answer.status });
+  afterChange(c, answer.value.event);
+  const what = action === 'activate' ? 'active' : action === 'shadow' ? 'in shadow' : 'stored';
+  return done(c, `Version ${answer.value.version} ${what}.`);
+});
+
+policyConsole.get('/version/:version{[0-9]+}', async (c) => {
+  const me = await person(c);
+  if (me instanceof Response) return me;
+  const store = c.var.runtime.stores.policies();
+  const version = await store.get(Number(c.req.param('version')));
+  if (!version) return page(c, 404, 'No such version', 'There is no such version of the policy.');
+  const [overview, replaced] = await Promise.all([
+    store.overview(),
+    version.replaces ? store.get(version.replaces) : (null as PolicyVersion | null),
+  ]);
+  return html(
+    c,
+    versionPage({
+      viewer: personName(me.identity),
+      csrf: me.csrf,
+      editor: me.editor,
+      version,
+      replaced,
+      active: overview.active?.version === version.version,
+      shadow: overview.shadow?.version === version.version,
+    }),
+  );
+});
+
+policyConsole.post('/version/:version{[0-9]+}/activate', (c) => {
+  const version = Number(c.req.param('version'));
+  return change(c, `Version ${version} active.`, (store, actor, comment, now) =>
+    store.activate(version, actor, comment, now),
+  );
+});
+
+policyConsole.post('/version/:version{[0-9]+}/shadow', (c) => {
+  const version = Number(c.req.param('version'));
+  return change(c, `Version ${version} in shadow.`, (store, actor, comment, now) =>
+    store.shadow(version, actor, comment, now),
+  );
+});
+
+policyConsole.post('/shadow/stop', (c) =>
+  change(c, 'Shadow stopped.', (store, actor, comment, now) =>
+    store.shadow(null, actor, comment, now),
+  ),
+);
+
+async function change(
+  c: Ctx,
+  notice: string,
+  act: (
+    store: PolicyStorePort,
+    actor: string,
+    comment: string,
+    now: number,
+  ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
+): Promise<Response> {
+  const me = await person(c);
+  if (me instanceof Response) return me;
+  const form = await checkPost(c, me);
+  if (form instanceof Response) return form;
+  if (!me.editor) return notEditor(c, me);
+  const comment = commentOf(form.comment);
+  if (comment === null) return render(c, me, {}, { status: 400, error: COMMENT_RULE });
+  const runtime = c.var.runtime;
+  const answer = await act(
+    runtime.stores.policies(),
+    personName(me.identity),
+    comment,
+    runtime.clock.now(),
+  );
+  if (!answer.ok)
+    return render(c, me, {}, { status: answer.status, error: answer.problems.join('; ') });
+  afterChange(c, answer.value.event);
+  return done(c, notice);
+}
+
+function done(c: Ctx, notice: string): Response {
+  return c.redirect(`/admin/policy?done=${encodeURIComponent(notice)}`, 303);
+}
+
+function notEditor(c: Ctx, me: Person): Response | Promise<Response> {
+  return page(
+    c,
+    403,
+    'Policy editors only',
+    `${personName(me.identity)} may see the policy but not change it (POLICY_EDITORS).`,
+  );
+}

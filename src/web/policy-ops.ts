@@ -1,0 +1,103 @@
+// What the policy API (./policy-api.ts) and the /admin policy console (./policy-console.ts)
+// share: reading a draft and a comment, replaying a draft over the recorded calls, and what
+// follows a change (the audit record, and this isolate asking the store again).
+
+import type { Context } from 'hono';
+import type { StoredAuditRecord } from '../audit/record';
+import type { AppBindings, Runtime } from '../compose/runtime';
+import type { Identity } from '../identity';
+import type { CompiledPolicy } from '../policy/load';
+import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
+import type { PolicyEvent } from '../policy-store/types';
+import { type ReplayReport, type ReplayTool, replayPolicy } from '../replay/replay';
+import { TOOLS } from '../tools';
+
+/** Replay over the last 7 days by default, at most this many calls. */
+const DEFAULT_SINCE_MS = 7 * 86_400_000;
+export const DEFAULT_REPLAY_LIMIT = 1_000;
+export const MAX_REPLAY_LIMIT = 10_000;
+export const MAX_COMMENT = 500;
+
+/** Each tool's input schema (to read recorded arguments again) and what makes a call a preview. */
+const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
+  TOOLS.map((t) => [t.name, { input: t.input, dryRun: t.dryRun }]),
+);
+
+export type ReplayAnswer = ReplayReport & { since: number; truncated: boolean };
+
+/** A draft replayed over the calls recorded since `since` (at most `limit`, the newest). */
+export async function replayDraft(
+  runtime: Runtime,
+  draft: CompiledPolicy,
+  since: number,
+  limit: number,
+): Promise<ReplayAnswer> {
+  const { records, truncated } = await recordedCalls(runtime, since, limit);
+  return { since, truncated, ...replayPolicy(draft, records, REPLAY_TOOLS) };
+}
+
+/**
+ * The recorded calls since `since`, oldest first, at most `limit` (the newest ones when there
+ * are more: `truncated` says so). Policy changes recorded beside them are left out.
+ */
+async function recordedCalls(
+  runtime: Runtime,
+  since: number,
+  limit: number,
+): Promise<{ records: StoredAuditRecord[]; truncated: boolean }> {
+  const audit = runtime.stores.audit('records', 10_000);
+  const out: StoredAuditRecord[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await audit.query({ from: since, cursor, limit: 1_000 });
+    for (const r of page.records) if (r.tool !== POLICY_EVENT_TOOL) out.push(r);
+    if (out.length >= limit || !page.next_cursor) {
+      const truncated = out.length > limit || (out.length === limit && page.next_cursor !== null);
+      return { records: out.slice(0, limit).reverse(), truncated };
+    }
+    cursor = page.next_cursor;
+  }
+}
+
+/** After a change: audited, and this isolate asks the store again before its next call. */
+export function afterChange(c: Context<AppBindings>, event: PolicyEvent): void {
+  const runtime = c.var.runtime;
+  runtime.policy.forget();
+  runtime.auditPolicyEvent(event, (work) => c.executionCtx.waitUntil(work));
+}
+
+/** `since`: a duration back from now (7d, 24h, 30m), an ISO 8601 time, or epoch ms; default 7 days. */
+export function sinceOf(value: unknown, now: number): number | null {
+  if (value === undefined || value === null || value === '') return now - DEFAULT_SINCE_MS;
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
+  if (typeof value !== 'string') return null;
+  const duration = /^(\d{1,5})([dhm])$/.exec(value.trim());
+  if (duration) {
+    const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 }[duration[2] as 'd' | 'h' | 'm'];
+    return now - Number(duration[1]) * unit;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** The policy as stored: a JSON object is written out (2-space JSON), a string is kept as sent. */
+export function policyText(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && !Array.isArray(value))
+    return JSON.stringify(value, null, 2);
+  return null;
+}
+
+export const COMMENT_RULE = `Say why in "comment" (1 to ${MAX_COMMENT} characters): it goes into the history and the audit trail.`;
+
+export function commentOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const comment = value.trim();
+  return comment.length >= 1 && comment.length <= MAX_COMMENT ? comment : null;
+}
+
+/** How a person is named in the history and the audit trail. */
+export function personName(identity: Identity): string {
+  return identity.email ?? identity.userId;
+}

@@ -7,9 +7,12 @@ import { loadPolicy, type CompiledPolicy, type PolicyError, type ToolCatalog } f
 
 export type PolicyOrigin = 'POLICY' | 'policy.json';
 
+/**
+ * The policy in force, with its text as given (POLICY's own text; the bundled file written out
+ * with two-space indents): what /admin shows and fingerprints. A broken one keeps its errors.
+ */
 export type ActivePolicy =
-  | { ok: true; origin: PolicyOrigin; policy: CompiledPolicy }
-  /** A broken policy: its errors, and its text as given (for the people who must fix it). */
+  | { ok: true; origin: PolicyOrigin; policy: CompiledPolicy; text: string }
   | { ok: false; origin: PolicyOrigin; errors: PolicyError[]; text: string };
 
 let cached: { text: string | undefined; catalog: ToolCatalog; active: ActivePolicy } | undefined;
@@ -49,6 +52,6 @@ function withOrigin(
   text: string,
 ): ActivePolicy {
   return result.ok
-    ? { ok: true, origin, policy: result.policy }
+    ? { ok: true, origin, policy: result.policy, text }
     : { ok: false, origin, errors: result.errors, text };
 }

@@ -6,14 +6,18 @@ import { Hono, type Context } from 'hono';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
 import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
-import { counterObjectName } from '../counters/reserve';
+import { counterObjectName, scopeOfObject } from '../counters/reserve';
 import type { CounterRow } from '../counters/window-counters';
 import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
+import { limitOf } from '../policy/limit-of';
+import { windowEnd } from '../policy/windows';
 import { formatErrors } from '../policy/load';
+import type { ActivePolicy } from '../policy/source';
 import { adminPage, type CounterRowView } from './admin-page';
 import { isAdmin } from './admins';
 import { checkPost, html, page, viewer, type Viewer } from './common';
 import { listGrants, revokeGrant } from '../auth/grants';
+import type { PolicyPanel } from './policy-panel';
 
 type Ctx = Context<AppBindings>;
 
@@ -96,6 +100,7 @@ adminRoutes.get('/', async (c) => {
     );
   }
   const now = runtime.clock.now();
+  const active = await runtime.policy.active();
   const [stats, lost, pending, counters] = await Promise.all([
     stores
       .audit()
@@ -110,9 +115,8 @@ adminRoutes.get('/', async (c) => {
       .approvals()
       .pending(now)
       .catch(() => [] as Approval[]),
-    counterRows(runtime, result, now),
+    counterRows(runtime, result, active, now),
   ]);
-  const active = runtime.policy.active();
   const { cursor: _cursor, limit: _limit, ...shown } = f;
   const oauth = oauthHelpers(c.env);
   const grants = oauth
@@ -121,7 +125,6 @@ adminRoutes.get('/', async (c) => {
         () => ({ unavailable: 'Grants could not be listed just now.' }),
       )
     : { unavailable: 'No grants: sign-in is off (AUTH_MODE=none).' };
-  const done = c.req.query('revoked');
   return html(
     c,
     adminPage({
@@ -137,16 +140,25 @@ adminRoutes.get('/', async (c) => {
       lost,
       auditOn: runtime.config.audit.enabled,
       grants,
-      notice: done ? `Grant revoked; ${done} session${done === '1' ? '' : 's'} ended.` : undefined,
-      policy: {
-        origin: active.origin,
-        valid: active.ok,
-        text: active.ok ? JSON.stringify(active.policy.doc, null, 2) : active.text,
-        errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
-      },
+      notice: revokedNotice(c.req.query('revoked')),
+      policy: policyPanelOf(active),
     }),
   );
 });
+
+function policyPanelOf(active: ActivePolicy): PolicyPanel {
+  return {
+    label: active.origin === 'POLICY' ? 'POLICY variable' : 'policy.json (bundled)',
+    valid: active.ok,
+    text: active.text,
+    errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
+  };
+}
+
+function revokedNotice(ended: string | undefined): string | undefined {
+  if (!ended || !/^\d+$/.test(ended)) return undefined;
+  return `Grant revoked; ${ended} session${ended === '1' ? '' : 's'} ended.`;
+}
 
 adminRoutes.get('/audit', async (c) => {
   const v = await admin(c);
@@ -209,6 +221,7 @@ adminRoutes.post('/grants/revoke', async (c) => {
 async function counterRows(
   runtime: Runtime,
   result: AuditPage,
+  active: ActivePolicy,
   now: number,
 ): Promise<CounterRowView[]> {
   const names = new Set<string>(['global']);
@@ -229,9 +242,22 @@ async function counterRows(
         .counters(name)
         .list(now)
         .catch((): CounterRow[] => []);
+      const scope = scopeOfObject(name);
       return list
         .filter((r) => r.count > 0)
-        .map((r) => ({ object: name, key: r.key, count: r.count, resetsAt: r.expiresAt }));
+        .map((r): CounterRowView => {
+          const found = active.ok && scope ? limitOf(active.policy.doc, r.key, scope) : undefined;
+          // A limit whose window changed since this counter started is not the one it counts for.
+          const limit =
+            found && windowEnd(found.window, r.windowStart) === r.expiresAt ? found : undefined;
+          return {
+            object: name,
+            key: r.key,
+            count: r.count,
+            resetsAt: r.expiresAt,
+            limit: limit ? { max: limit.max, window: limit.window } : null,
+          };
+        });
     }),
   );
   return rows.flat();

@@ -74,7 +74,9 @@ describe('revoking a grant on /admin', () => {
     const page = login.html;
     expect(page).toContain('Mallory&#39;s client');
     const { row, field } = grantRow(page, 'Mallory&#39;s client');
-    expect(row).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td>\d{4}-\d\d-\d\dT/); // created, last used
+    expect(row).toMatch(
+      /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td data-label="Last used">\d{4}-\d\d-\d\dT/,
+    ); // created, last used
 
     // Without the CSRF token the form is refused.
     const forged = await admin.post(`${ORIGIN}/admin/grants/revoke`, {

@@ -80,29 +80,45 @@ export async function listGrants(
   } while (cursor && seen < MAX_LISTED);
   const summaries = (await Promise.all([...users].map((u) => allGrantsOf(oauth, u)))).flat();
   const clients = new Map<string, string>();
-  const rows = await Promise.all(
-    summaries.map(async (g): Promise<GrantRow> => {
-      if (!clients.has(g.clientId))
-        clients.set(
-          g.clientId,
-          (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '',
-        );
-      const used = await stores.kv.get(`grant-used:${g.id}`);
-      const meta = (g.metadata ?? {}) as { email?: unknown; login?: unknown };
-      return {
-        userId: g.userId,
-        grantId: g.id,
-        clientId: g.clientId,
-        clientName: clients.get(g.clientId) || '(unnamed client)',
-        createdAt: g.createdAt * 1000,
-        expiresAt: g.expiresAt ? g.expiresAt * 1000 : null,
-        lastUsed: used ? Number(used) : null,
-        who: typeof meta.email === 'string' ? meta.email : g.userId,
-      };
-    }),
-  );
+  const rows = await Promise.all(summaries.map((g) => grantRow(stores, oauth, g, clients)));
   rows.sort((a, b) => b.createdAt - a.createdAt);
   return { grants: rows, more: cursor !== undefined };
+}
+
+/** One grant of a person, as the admin page lists it; null when it no longer exists. */
+export async function findGrant(
+  stores: Pick<Stores, 'kv'>,
+  oauth: OAuthHelpers,
+  userId: string,
+  grantId: string,
+): Promise<GrantRow | null> {
+  const summary = (await allGrantsOf(oauth, userId)).find((g) => g.id === grantId);
+  return summary ? grantRow(stores, oauth, summary, new Map()) : null;
+}
+
+async function grantRow(
+  stores: Pick<Stores, 'kv'>,
+  oauth: OAuthHelpers,
+  g: GrantSummary,
+  clients: Map<string, string>,
+): Promise<GrantRow> {
+  if (!clients.has(g.clientId))
+    clients.set(
+      g.clientId,
+      (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '',
+    );
+  const used = await stores.kv.get(`grant-used:${g.id}`);
+  const meta = (g.metadata ?? {}) as { email?: unknown; login?: unknown };
+  return {
+    userId: g.userId,
+    grantId: g.id,
+    clientId: g.clientId,
+    clientName: clients.get(g.clientId) || '(unnamed client)',
+    createdAt: g.createdAt * 1000,
+    expiresAt: g.expiresAt ? g.expiresAt * 1000 : null,
+    lastUsed: used ? Number(used) : null,
+    who: typeof meta.email === 'string' ? meta.email : g.userId,
+  };
 }
 
 async function allGrantsOf(oauth: OAuthHelpers, userId: string): Promise<GrantSummary[]> {

@@ -68,11 +68,11 @@ function grantsSection(v: AdminView) {
             (
               g,
             ) => html`<tr><td data-label="Person" class="who">${g.who}${g.who !== g.userId ? html`<br><small><code>${g.userId}</code></small>` : ''}</td><td data-label="Client" class="id">${g.clientName}<br><small><code>${g.clientId}</code></small></td><td data-label="Created">${iso(g.createdAt)}</td><td data-label="Last used">${iso(g.lastUsed) || '—'}</td>
-<td><form method="post" action="/admin/grants/revoke"><input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="user" value="${g.userId}"><input type="hidden" name="grant" value="${g.grantId}">
-<button type="submit" aria-label="Revoke ${g.clientName} for ${g.who}">Revoke</button></form></td></tr>`,
+<td><form method="get" action="/admin/grants/revoke"><input type="hidden" name="user" value="${g.userId}"><input type="hidden" name="grant" value="${g.grantId}">
+<button type="submit" aria-label="Revoke ${g.clientName} for ${g.who}…">Revoke…</button></form></td></tr>`,
           )}</tbody></table></div>${v.grants.more ? html`<p><small>Only the first grants are listed.</small></p>` : ''}`;
   return html`<h2 id="grants">People's grants</h2>
-<p><small>Each client a person signs in with holds a grant. Revoking one stops its tokens at once and ends the MCP sessions it opened; the person can sign in again unless you also remove them from ALLOWED_USERS / ALLOWED_GROUPS.</small></p>
+<p><small>Each client a person signs in with holds a grant. Revoking one (you are asked first) stops its tokens at once and ends the MCP sessions it opened; the person can sign in again unless you also remove them from ALLOWED_USERS / ALLOWED_GROUPS.</small></p>
 ${body}`;
 }
 

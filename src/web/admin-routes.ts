@@ -1,7 +1,10 @@
 // /admin and /admin/audit, for ADMIN_USERS / ADMIN_GROUPS only: reads the audit trail (filters,
-// keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy.
+// keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy;
+// /admin/grants/revoke asks before it revokes a grant (GET, or a POST without confirm=yes,
+// shows the question; only the question's own form, confirm=yes, revokes).
 
 import { logLine } from '../log';
+import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import { Hono, type Context } from 'hono';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
@@ -16,8 +19,9 @@ import type { ActivePolicy } from '../policy/source';
 import { adminPage, type CounterRowView } from './admin-page';
 import { isAdmin } from './admins';
 import { checkPost, html, page, viewer, type Viewer } from './common';
-import { listGrants, revokeGrant } from '../auth/grants';
+import { findGrant, type GrantRow, listGrants, revokeGrant } from '../auth/grants';
 import type { PolicyPanel } from './policy-panel';
+import { revokePage } from './revoke-page';
 
 type Ctx = Context<AppBindings>;
 
@@ -189,11 +193,11 @@ adminRoutes.get('/audit', async (c) => {
   return new Response(body, { headers });
 });
 
-adminRoutes.post('/grants/revoke', async (c) => {
-  const v = await admin(c);
-  if (v instanceof Response) return v;
-  const form = await checkPost(c, v);
-  if (form instanceof Response) return form;
+/** The grant a revoke form names, as listed; or the page that says why there is none. */
+async function grantNamed(
+  c: Ctx,
+  form: Record<string, string | undefined>,
+): Promise<{ oauth: OAuthHelpers; grant: GrantRow } | Response> {
   const oauth = oauthHelpers(c.env);
   if (!oauth)
     return page(
@@ -203,10 +207,44 @@ adminRoutes.post('/grants/revoke', async (c) => {
       'Sign-in is off (AUTH_MODE=none): there are no grants.',
     );
   const user = form.user ?? '';
-  const grant = form.grant ?? '';
-  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grant))
+  const grantId = form.grant ?? '';
+  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grantId))
     return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
-  const result = await revokeGrant(c.var.runtime.stores, oauth, user, grant);
+  const grant = await findGrant(c.var.runtime.stores, oauth, user, grantId);
+  if (!grant)
+    return page(
+      c,
+      404,
+      'No such grant',
+      'This grant does not exist: it may have been revoked already.',
+    );
+  return { oauth, grant };
+}
+
+/** The question: whose grant, which client, what revoking does. Changes nothing. */
+function askToRevoke(c: Ctx, v: Viewer, grant: GrantRow): Promise<Response> {
+  return html(c, revokePage({ grant, csrf: v.csrf }));
+}
+
+adminRoutes.get('/grants/revoke', async (c) => {
+  const v = await admin(c);
+  if (v instanceof Response) return v;
+  const named = await grantNamed(c, { user: c.req.query('user'), grant: c.req.query('grant') });
+  if (named instanceof Response) return named;
+  return askToRevoke(c, v, named.grant);
+});
+
+adminRoutes.post('/grants/revoke', async (c) => {
+  const v = await admin(c);
+  if (v instanceof Response) return v;
+  const form = await checkPost(c, v);
+  if (form instanceof Response) return form;
+  const named = await grantNamed(c, form);
+  if (named instanceof Response) return named;
+  // Only the question's own form says confirm=yes; any other post is asked the question first.
+  if (form.confirm !== 'yes') return askToRevoke(c, v, named.grant);
+  const { userId: user, grantId: grant } = named.grant;
+  const result = await revokeGrant(c.var.runtime.stores, named.oauth, user, grant);
   logLine('log', 'grant_revoked', {
     grant,
     user,

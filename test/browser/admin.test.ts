@@ -2,8 +2,8 @@
 // an approval): an agent's call waits for approval; an admin signs in with the dev identity
 // provider, approves it on /admin, the agent's retry goes through, and the call shows in the
 // audit list with its guest and argument values. The page stays short (the policy folded),
-// counters show their limits, and at 390 px nothing scrolls sideways. A signed-in non-admin
-// gets 403.
+// counters show their limits, revoking asks first, and at 390 px nothing scrolls sideways. A
+// signed-in non-admin gets 403.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -178,6 +178,37 @@ describe('the admin page in headless Chromium', () => {
     await expect(counter.locator('td', { hasText: ' per ' }).innerText()).resolves.toBe(
       '1 / 60 per hour',
     );
+    await page.context().close();
+  }, 60_000);
+
+  it('asks before revoking a grant', async () => {
+    const leaver = await devSignedInClient(stack.url, 'leaver@example.com', 'ops');
+    const asked = await leaver.callTool({
+      name: 'pve_delete_vm',
+      arguments: { node: 'pve1', vmid: 104, confirm: true },
+    });
+    expect((asked.structuredContent as { approval_id?: string }).approval_id).toBeTruthy();
+    const page = await adminTab(1280);
+    const approve = page.getByRole('button', {
+      name: 'Approve pve_delete_vm for leaver@example.com',
+    });
+    await expect(approve.count()).resolves.toBe(1);
+
+    await page.getByRole('button', { name: 'Revoke Node client for leaver@example.com…' }).click();
+    await page.waitForURL(/\/admin\/grants\/revoke\?/);
+    await expect(page.locator('h1').innerText()).resolves.toBe(
+      'Revoke Node client for leaver@example.com?',
+    );
+    await expect(page.locator('.box').innerText()).resolves.toContain('Node client');
+    // Nothing happened yet: the grant still works.
+    const still = await leaver.callTool({ name: 'pve_list_vms', arguments: {} });
+    expect(still.isError).toBeFalsy();
+
+    await page.getByRole('button', { name: 'Revoke this grant' }).click();
+    await page.waitForURL(/\/admin\?revoked=\d+#grants$/);
+    await expect(page.getByRole('status').innerText()).resolves.toMatch(/^Grant revoked; /);
+    await expect(leaver.callTool({ name: 'pve_list_vms', arguments: {} })).rejects.toThrow();
+    await leaver.close().catch(() => undefined);
     await page.context().close();
   }, 60_000);
 

@@ -22,6 +22,12 @@ export interface CounterRowView {
   limit: { max: number; window: Window } | null;
 }
 
+export interface PendingView {
+  approval: Approval;
+  /** Its grant no longer exists: the call can never be made, so it is not offered. */
+  grantRevoked: boolean;
+}
+
 export interface AdminView {
   viewer: string;
   csrf: string;
@@ -29,7 +35,7 @@ export interface AdminView {
   records: StoredAuditRecord[];
   nextPage: string | null;
   exportQuery: string;
-  pending: Approval[];
+  pending: PendingView[];
   counters: CounterRowView[];
   stats: AuditStats | null;
   lost: number;
@@ -46,15 +52,19 @@ const local = (ms: number | undefined): string =>
   ms ? new Date(ms).toISOString().slice(0, 16) : '';
 
 function pendingSection(v: AdminView) {
-  const rows = v.pending.map((a) => {
+  const offered = v.pending.filter((p) => !p.grantRevoked).length;
+  const rows = v.pending.map(({ approval: a, grantRevoked }) => {
     const who = a.user_email ?? a.user_id;
+    const decide = grantRevoked
+      ? html`<strong class="bad">grant revoked</strong><br><small>Its client lost access: this call can never be made.</small>`
+      : html`<form method="post" action="/approvals/${a.id}"><input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="back" value="/admin">
+<button type="submit" name="decision" value="approve" aria-label="Approve ${a.tool} for ${who}">Approve</button>
+<button type="submit" name="decision" value="deny" aria-label="Deny ${a.tool} for ${who}">Deny</button></form>`;
     return html`<tr><td data-label="Asked" class="nowrap"><small>${iso(a.created_at)}</small></td><td data-label="By" class="who">${who}</td><td data-label="Tool" class="tool"><code>${a.tool}</code></td>
 <td data-label="Call" class="args">${callSummary(a.args)} <a href="/approvals/${a.id}">details</a></td><td data-label="Expires" class="nowrap"><small>${iso(a.expires_at)}</small></td>
-<td data-label="Decide"><form method="post" action="/approvals/${a.id}"><input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="back" value="/admin">
-<button type="submit" name="decision" value="approve" aria-label="Approve ${a.tool} for ${who}">Approve</button>
-<button type="submit" name="decision" value="deny" aria-label="Deny ${a.tool} for ${who}">Deny</button></form></td></tr>`;
+<td data-label="Decide">${decide}</td></tr>`;
   });
-  return html`<h2 id="approvals">Pending approvals (${v.pending.length})</h2>
+  return html`<h2 id="approvals">Pending approvals (${offered})</h2>
 ${v.pending.length ? html`<div class="scroll"><table class="cards"><thead><tr><th scope="col">Asked (UTC)</th><th scope="col">By</th><th scope="col">Tool</th><th scope="col">Call</th><th scope="col">Expires (UTC)</th><th scope="col">Decide</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>None.</p>`}`;
 }
 
@@ -72,7 +82,7 @@ function grantsSection(v: AdminView) {
 <button type="submit" aria-label="Revoke ${g.clientName} for ${g.who}…">Revoke…</button></form></td></tr>`,
           )}</tbody></table></div>${v.grants.more ? html`<p><small>Only the first grants are listed.</small></p>` : ''}`;
   return html`<h2 id="grants">People's grants</h2>
-<p><small>Each client a person signs in with holds a grant. Revoking one (you are asked first) stops its tokens at once and ends the MCP sessions it opened; the person can sign in again unless you also remove them from ALLOWED_USERS / ALLOWED_GROUPS.</small></p>
+<p><small>Each client a person signs in with holds a grant. Revoking one (you are asked first) stops its tokens at once, ends the MCP sessions it opened and cancels the approvals it was waiting for; the person can sign in again unless you also remove them from ALLOWED_USERS / ALLOWED_GROUPS.</small></p>
 ${body}`;
 }
 

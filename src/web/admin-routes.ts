@@ -19,7 +19,7 @@ import type { ActivePolicy } from '../policy/source';
 import { adminPage, type CounterRowView } from './admin-page';
 import { isAdmin } from './admins';
 import { checkPost, html, page, viewer, type Viewer } from './common';
-import { findGrant, type GrantRow, listGrants, revokeGrant } from '../auth/grants';
+import { findGrant, type GrantRow, goneGrants, listGrants, revokeGrant } from '../auth/grants';
 import type { PolicyPanel } from './policy-panel';
 import { revokePage } from './revoke-page';
 
@@ -121,6 +121,10 @@ adminRoutes.get('/', async (c) => {
       .catch(() => [] as Approval[]),
     counterRows(runtime, result, active, now),
   ]);
+  // A grant can go without revokeGrant (it expires; an older deployment revoked it): what its
+  // approvals wait for can never happen, so they are shown as such and offered to nobody. Should
+  // KV not answer, the page still shows; deciding checks the grant again and refuses then.
+  const gone = await goneGrants(stores.kv, pending).catch(() => new Set<string>());
   const { cursor: _cursor, limit: _limit, ...shown } = f;
   const oauth = oauthHelpers(c.env);
   const grants = oauth
@@ -138,13 +142,13 @@ adminRoutes.get('/', async (c) => {
       records: result.records,
       nextPage: result.next_cursor ? queryString(shown, { cursor: result.next_cursor }) : null,
       exportQuery: queryString(shown),
-      pending,
+      pending: pending.map((a) => ({ approval: a, grantRevoked: gone.has(a.grant_id) })),
       counters,
       stats,
       lost,
       auditOn: runtime.config.audit.enabled,
       grants,
-      notice: revokedNotice(c.req.query('revoked')),
+      notice: revokedNotice(c.req.query('revoked'), c.req.query('cancelled')),
       policy: policyPanelOf(active),
     }),
   );
@@ -159,9 +163,17 @@ function policyPanelOf(active: ActivePolicy): PolicyPanel {
   };
 }
 
-function revokedNotice(ended: string | undefined): string | undefined {
+function revokedNotice(
+  ended: string | undefined,
+  cancelled: string | undefined,
+): string | undefined {
   if (!ended || !/^\d+$/.test(ended)) return undefined;
-  return `Grant revoked; ${ended} session${ended === '1' ? '' : 's'} ended.`;
+  const n = Number(cancelled ?? 0);
+  const approvals =
+    /^\d+$/.test(cancelled ?? '') && n > 0
+      ? `; ${n} pending approval${n === 1 ? '' : 's'} cancelled`
+      : '';
+  return `Grant revoked; ${ended} session${ended === '1' ? '' : 's'} ended${approvals}.`;
 }
 
 adminRoutes.get('/audit', async (c) => {
@@ -222,8 +234,14 @@ async function grantNamed(
 }
 
 /** The question: whose grant, which client, what revoking does. Changes nothing. */
-function askToRevoke(c: Ctx, v: Viewer, grant: GrantRow): Promise<Response> {
-  return html(c, revokePage({ grant, csrf: v.csrf }));
+async function askToRevoke(c: Ctx, v: Viewer, grant: GrantRow): Promise<Response> {
+  const { stores, clock } = c.var.runtime;
+  const pending = await stores
+    .approvals()
+    .pending(clock.now())
+    .then((all) => all.filter((a) => a.grant_id === grant.grantId).length)
+    .catch(() => null);
+  return html(c, revokePage({ grant, csrf: v.csrf, pending }));
 }
 
 adminRoutes.get('/grants/revoke', async (c) => {
@@ -244,15 +262,21 @@ adminRoutes.post('/grants/revoke', async (c) => {
   // Only the question's own form says confirm=yes; any other post is asked the question first.
   if (form.confirm !== 'yes') return askToRevoke(c, v, named.grant);
   const { userId: user, grantId: grant } = named.grant;
-  const result = await revokeGrant(c.var.runtime.stores, named.oauth, user, grant);
+  const runtime = c.var.runtime;
+  const result = await revokeGrant(runtime.stores, named.oauth, user, grant, {
+    who: v.identity.email ?? v.identity.userId,
+    now: runtime.clock.now(),
+  });
   logLine('log', 'grant_revoked', {
     grant,
     user,
     by: v.identity.userId,
     sessions_ended: result.ended,
     sessions_unreachable: result.unreachable,
+    approvals_cancelled: result.cancelled,
   });
-  return c.redirect(`/admin?revoked=${result.ended}#grants`, 303);
+  const cancelled = result.cancelled ? `&cancelled=${result.cancelled}` : '';
+  return c.redirect(`/admin?revoked=${result.ended}${cancelled}#grants`, 303);
 });
 
 /** Counters of the users and grants seen in these records, plus the global ones. */

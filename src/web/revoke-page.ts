@@ -11,6 +11,8 @@ import { ADMIN_STYLE } from './admin-style';
 export interface RevokeView {
   grant: GrantRow;
   csrf: string;
+  /** Approvals the grant is still waiting for (they are cancelled with it); null: unknown. */
+  pending: number | null;
 }
 
 export function revokePage(v: RevokeView) {
@@ -24,7 +26,7 @@ export function revokePage(v: RevokeView) {
 <dt>Client</dt><dd>${g.clientName} <small>(<code class="uri">${g.clientId}</code>)</small></dd>
 <dt>Grant</dt><dd><code class="uri">${g.grantId}</code>, created ${iso(g.createdAt)}, last used ${iso(g.lastUsed) || 'never'}</dd>
 </dl>
-<p>Its tokens stop working at once and the MCP sessions it opened end. ${g.who} can sign in again unless you also remove them from ALLOWED_USERS / ALLOWED_GROUPS.</p>
+<p>Its tokens stop working at once, the MCP sessions it opened end, and ${v.pending === null ? 'the approvals it is waiting for are cancelled' : v.pending === 0 ? 'no approvals are waiting for it' : html`<strong>${v.pending} pending approval${v.pending === 1 ? '' : 's'}</strong> of it ${v.pending === 1 ? 'is' : 'are'} cancelled`}. ${g.who} can sign in again unless you also remove them from ALLOWED_USERS / ALLOWED_GROUPS.</p>
 </div>
 <form method="post" action="/admin/grants/revoke">
 <input type="hidden" name="csrf" value="${v.csrf}"><input type="hidden" name="user" value="${g.userId}"><input type="hidden" name="grant" value="${g.grantId}"><input type="hidden" name="confirm" value="yes">

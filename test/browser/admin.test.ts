@@ -2,8 +2,8 @@
 // an approval): an agent's call waits for approval; an admin signs in with the dev identity
 // provider, approves it on /admin, the agent's retry goes through, and the call shows in the
 // audit list with its guest and argument values. The page stays short (the policy folded),
-// counters show their limits, revoking asks first, and at 390 px nothing scrolls sideways. A
-// signed-in non-admin gets 403.
+// counters show their limits, revoking asks first and cancels what the grant waited for, and at
+// 390 px nothing scrolls sideways. A signed-in non-admin gets 403.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -181,7 +181,7 @@ describe('the admin page in headless Chromium', () => {
     await page.context().close();
   }, 60_000);
 
-  it('asks before revoking a grant', async () => {
+  it('asks before revoking a grant, then cancels the approvals it waited for', async () => {
     const leaver = await devSignedInClient(stack.url, 'leaver@example.com', 'ops');
     const asked = await leaver.callTool({
       name: 'pve_delete_vm',
@@ -199,14 +199,19 @@ describe('the admin page in headless Chromium', () => {
     await expect(page.locator('h1').innerText()).resolves.toBe(
       'Revoke Node client for leaver@example.com?',
     );
-    await expect(page.locator('.box').innerText()).resolves.toContain('Node client');
+    await expect(page.locator('.box').innerText()).resolves.toContain(
+      '1 pending approval of it is cancelled',
+    );
     // Nothing happened yet: the grant still works.
     const still = await leaver.callTool({ name: 'pve_list_vms', arguments: {} });
     expect(still.isError).toBeFalsy();
 
     await page.getByRole('button', { name: 'Revoke this grant' }).click();
-    await page.waitForURL(/\/admin\?revoked=\d+#grants$/);
-    await expect(page.getByRole('status').innerText()).resolves.toMatch(/^Grant revoked; /);
+    await page.waitForURL(/\/admin\?revoked=\d+&cancelled=1#grants$/);
+    await expect(page.getByRole('status').innerText()).resolves.toContain(
+      '1 pending approval cancelled',
+    );
+    await expect(approve.count()).resolves.toBe(0);
     await expect(leaver.callTool({ name: 'pve_list_vms', arguments: {} })).rejects.toThrow();
     await leaver.close().catch(() => undefined);
     await page.context().close();

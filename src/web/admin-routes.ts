@@ -1,10 +1,7 @@
 // /admin and /admin/audit, for ADMIN_USERS / ADMIN_GROUPS only: reads the audit trail (filters,
 // keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy;
-// /admin/grants/revoke asks before it revokes a grant (GET, or a POST without confirm=yes,
-// shows the question; only the question's own form, confirm=yes, revokes).
+// /admin/grants/ (grant-routes.ts) revokes grants.
 
-import { logLine } from '../log';
-import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import { Hono, type Context } from 'hono';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
@@ -17,11 +14,10 @@ import { windowEnd } from '../policy/windows';
 import { formatErrors } from '../policy/load';
 import type { ActivePolicy } from '../policy/source';
 import { adminPage, type CounterRowView } from './admin-page';
-import { isAdmin } from './admins';
-import { checkPost, html, page, viewer, type Viewer } from './common';
-import { findGrant, type GrantRow, goneGrants, listGrants, revokeGrant } from '../auth/grants';
+import { adminViewer, html, page } from './common';
+import { goneGrants, listGrants } from '../auth/grants';
+import { grantRoutes } from './grant-routes';
 import type { PolicyPanel } from './policy-panel';
-import { revokePage } from './revoke-page';
 
 type Ctx = Context<AppBindings>;
 
@@ -30,19 +26,7 @@ const OUTCOMES: AuditOutcome[] = ['ok', 'failed', 'error', 'denied', 'invalid', 
 
 export const adminRoutes = new Hono<AppBindings>();
 
-async function admin(c: Ctx): Promise<Viewer | Response> {
-  const v = await viewer(c);
-  if (v instanceof Response) return v;
-  if (!isAdmin(c.var.runtime.config, v.identity)) {
-    return page(
-      c,
-      403,
-      'Administrators only',
-      `${v.identity.email ?? v.identity.userId} is not an administrator of this server (ADMIN_USERS / ADMIN_GROUPS).`,
-    );
-  }
-  return v;
-}
+adminRoutes.route('/grants', grantRoutes);
 
 /** Reads filters from the query string; an invalid value is ignored rather than guessed at. */
 function filters(c: Ctx, defaultLimit: number): AuditQuery {
@@ -87,7 +71,7 @@ function queryString(
 }
 
 adminRoutes.get('/', async (c) => {
-  const v = await admin(c);
+  const v = await adminViewer(c);
   if (v instanceof Response) return v;
   const f = filters(c, 50);
   const runtime = c.var.runtime;
@@ -177,7 +161,7 @@ function revokedNotice(
 }
 
 adminRoutes.get('/audit', async (c) => {
-  const v = await admin(c);
+  const v = await adminViewer(c);
   if (v instanceof Response) return v;
   const f = filters(c, 100);
   const format = c.req.query('format') === 'csv' ? 'csv' : 'jsonl';
@@ -203,80 +187,6 @@ adminRoutes.get('/audit', async (c) => {
   }
   const body = format === 'csv' ? toCsv(result.records, !f.cursor) : toJsonLines(result.records);
   return new Response(body, { headers });
-});
-
-/** The grant a revoke form names, as listed; or the page that says why there is none. */
-async function grantNamed(
-  c: Ctx,
-  form: Record<string, string | undefined>,
-): Promise<{ oauth: OAuthHelpers; grant: GrantRow } | Response> {
-  const oauth = oauthHelpers(c.env);
-  if (!oauth)
-    return page(
-      c,
-      400,
-      'Nothing to revoke',
-      'Sign-in is off (AUTH_MODE=none): there are no grants.',
-    );
-  const user = form.user ?? '';
-  const grantId = form.grant ?? '';
-  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grantId))
-    return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
-  const grant = await findGrant(c.var.runtime.stores, oauth, user, grantId);
-  if (!grant)
-    return page(
-      c,
-      404,
-      'No such grant',
-      'This grant does not exist: it may have been revoked already.',
-    );
-  return { oauth, grant };
-}
-
-/** The question: whose grant, which client, what revoking does. Changes nothing. */
-async function askToRevoke(c: Ctx, v: Viewer, grant: GrantRow): Promise<Response> {
-  const { stores, clock } = c.var.runtime;
-  const pending = await stores
-    .approvals()
-    .pending(clock.now())
-    .then((all) => all.filter((a) => a.grant_id === grant.grantId).length)
-    .catch(() => null);
-  return html(c, revokePage({ grant, csrf: v.csrf, pending }));
-}
-
-adminRoutes.get('/grants/revoke', async (c) => {
-  const v = await admin(c);
-  if (v instanceof Response) return v;
-  const named = await grantNamed(c, { user: c.req.query('user'), grant: c.req.query('grant') });
-  if (named instanceof Response) return named;
-  return askToRevoke(c, v, named.grant);
-});
-
-adminRoutes.post('/grants/revoke', async (c) => {
-  const v = await admin(c);
-  if (v instanceof Response) return v;
-  const form = await checkPost(c, v);
-  if (form instanceof Response) return form;
-  const named = await grantNamed(c, form);
-  if (named instanceof Response) return named;
-  // Only the question's own form says confirm=yes; any other post is asked the question first.
-  if (form.confirm !== 'yes') return askToRevoke(c, v, named.grant);
-  const { userId: user, grantId: grant } = named.grant;
-  const runtime = c.var.runtime;
-  const result = await revokeGrant(runtime.stores, named.oauth, user, grant, {
-    who: v.identity.email ?? v.identity.userId,
-    now: runtime.clock.now(),
-  });
-  logLine('log', 'grant_revoked', {
-    grant,
-    user,
-    by: v.identity.userId,
-    sessions_ended: result.ended,
-    sessions_unreachable: result.unreachable,
-    approvals_cancelled: result.cancelled,
-  });
-  const cancelled = result.cancelled ? `&cancelled=${result.cancelled}` : '';
-  return c.redirect(`/admin?revoked=${result.ended}${cancelled}#grants`, 303);
 });
 
 /** Counters of the users and grants seen in these records, plus the global ones. */

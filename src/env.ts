@@ -51,6 +51,8 @@ export interface ApprovalsObject extends Rpc.DurableObjectBranded {
   restore(id: string): void;
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
   pending(now: number): Approval[];
+  /** Marks a revoked grant's pending approvals `revoked`; how many. */
+  cancelForGrant(grantId: string, by: string, now: number): number;
 }
 
 /** The audit trail, or the count of records that could not be written (audit/audit-log.ts). */

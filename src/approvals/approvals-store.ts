@@ -5,6 +5,8 @@
 // Table approvals: id TEXT PK (128-bit random, base64url), status, created_at, expires_at,
 // tool, args TEXT json (redacted), upstream TEXT json, args_hmac, grant_id, user_id,
 // user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at.
+// Status: pending → approved | denied | revoked (its grant revoked; decided_by says by whom);
+// approved → used (and back, when the call fails before Proxmox).
 // Table spent_tokens: token TEXT PK, expires_at: one-time tokens (answers of 2026 clients) spent.
 // Rows are deleted 90 days after they expire (so the audit trail's approval ids can still be
 // looked up: who decided, when), by an alarm.
@@ -153,6 +155,22 @@ export class Approvals extends DurableObject {
     if ((await this.ctx.storage.getAlarm()) === null)
       await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
     return true;
+  }
+
+  /**
+   * Cancels what a revoked grant was still waiting for: its pending approvals become `revoked`
+   * (by whom, when), so nobody is offered them again. Returns how many.
+   */
+  cancelForGrant(grantId: string, by: string, now: number): number {
+    // Counted by RETURNING: rowsWritten also counts the status index's entries.
+    return this.sql
+      .exec(
+        `UPDATE approvals SET status = 'revoked', decided_by = ?, decided_at = ? WHERE grant_id = ? AND status = 'pending' RETURNING id`,
+        by,
+        now,
+        grantId,
+      )
+      .toArray().length;
   }
 
   /** Pending approvals that have not expired, oldest first. */

@@ -1,7 +1,7 @@
 // Who may decide an approval, and whether an approval may be spent on a call. Pure.
 
 import { matchesAnyPrincipal, matchesPerson } from '../identity';
-import type { Approval, ConsumeRefusal, Decider } from './types';
+import type { Approval, ApprovalStatus, ConsumeRefusal, Decider } from './types';
 
 export type DecideCheck = { ok: true } | { ok: false; reason: string };
 
@@ -32,12 +32,33 @@ export function mayView(approval: Approval, viewer: Decider): boolean {
   );
 }
 
-export function mayDecide(approval: Approval, decider: Decider, now: number): DecideCheck {
-  if (approval.status !== 'pending' || approval.expires_at <= now) {
-    const state =
-      approval.expires_at <= now && approval.status === 'pending' ? 'expired' : approval.status;
-    return { ok: false, reason: `This approval is already ${state}.` };
-  }
+/**
+ * How an approval stands now: its stored status, except that a pending one past its expiry is
+ * expired, and a pending one whose grant no longer exists is revoked (that client lost its
+ * access, so the call it asked for can never be made). `grantLive` comes from the OAuth store.
+ */
+export function approvalState(
+  approval: Pick<Approval, 'status' | 'expires_at'>,
+  now: number,
+  grantLive: boolean,
+): ApprovalStatus {
+  if (approval.status !== 'pending') return approval.status;
+  if (approval.expires_at <= now) return 'expired';
+  return grantLive ? 'pending' : 'revoked';
+}
+
+export const GRANT_REVOKED =
+  'The client that asked for this call no longer has access (its grant was revoked): the call can never be made, so it cannot be approved.';
+
+export function mayDecide(
+  approval: Approval,
+  decider: Decider,
+  now: number,
+  grantLive = true,
+): DecideCheck {
+  const state = approvalState(approval, now, grantLive);
+  if (state === 'revoked') return { ok: false, reason: GRANT_REVOKED };
+  if (state !== 'pending') return { ok: false, reason: `This approval is already ${state}.` };
   const isCaller = isRequester(approval, decider);
   if (approval.approvers) {
     // Named approvers exist so that nobody approves their own call.
@@ -70,6 +91,7 @@ export function mayConsume(
   if (!approval) return 'not_found';
   if (approval.status === 'used') return 'used';
   if (approval.status === 'denied') return 'denied';
+  if (approval.status === 'revoked') return 'revoked';
   if (approval.expires_at <= now || approval.status === 'expired') return 'expired';
   if (approval.status === 'pending') return 'pending';
   if (approval.tool !== call.tool || approval.args_hmac !== call.args_hmac) return 'other_call';
@@ -84,6 +106,7 @@ export const CONSUME_MESSAGES: Record<ConsumeRefusal, string> = {
   denied: 'A person denied this call.',
   used: 'This approval was already used; each approval allows one call. Ask for a new one.',
   expired: 'This approval expired. Call again without approval_id to ask for a new one.',
+  revoked: 'The grant that asked for this approval was revoked; sign in again and ask anew.',
   other_call:
     'This approval is for a different call (tool or arguments differ). Approvals are bound to the exact call.',
   other_grant: 'This approval was asked for by another client or session grant.',

@@ -4,7 +4,8 @@
 /** JSON data (what RPC to the Durable Object can carry). */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
-export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'used' | 'expired';
+/** `revoked`: the grant that asked was revoked before anyone decided; the call can never be made. */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'used' | 'expired' | 'revoked';
 
 export interface ApprovalRequest {
   tool: string;
@@ -49,6 +50,7 @@ export type ConsumeRefusal =
   | 'denied'
   | 'used'
   | 'expired'
+  | 'revoked'
   | 'other_call'
   | 'other_grant';
 

@@ -1,9 +1,12 @@
 // Grants as an administrator sees and ends them: who holds which grant, through which client,
 // since when and last used when; and revocation, which deletes the grant and its tokens (the
 // OAuth library's revokeGrant: the next request with them gets 401) and ends the MCP sessions
-// the grant opened (their open streams close; the session ids are dead for everyone).
+// the grant opened (their open streams close; the session ids are dead for everyone) and cancels
+// the approvals it was still waiting for. Whether a grant still exists is read where the library
+// keeps it, so that an approval of a grant gone any other way (expired) is never offered either.
 //
-// KV keys of ours beside the library's (`grant:<user>:<grant>`, `token:...`, `client:...`):
+// KV keys of ours beside the library's (`grant:<user>:<grant>` until the grant is revoked or
+// expires, `token:...`, `client:...`):
 //   grant-used:<grantId>                  epoch ms of the last MCP request (written at most once
 //                                         a minute per isolate), expires after 31 days
 //   grant-session:<grantId>:<session>     one per MCP session the grant opened (the session's
@@ -80,29 +83,72 @@ export async function listGrants(
   } while (cursor && seen < MAX_LISTED);
   const summaries = (await Promise.all([...users].map((u) => allGrantsOf(oauth, u)))).flat();
   const clients = new Map<string, string>();
-  const rows = await Promise.all(
-    summaries.map(async (g): Promise<GrantRow> => {
-      if (!clients.has(g.clientId))
-        clients.set(
-          g.clientId,
-          (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '',
-        );
-      const used = await stores.kv.get(`grant-used:${g.id}`);
-      const meta = (g.metadata ?? {}) as { email?: unknown; login?: unknown };
-      return {
-        userId: g.userId,
-        grantId: g.id,
-        clientId: g.clientId,
-        clientName: clients.get(g.clientId) || '(unnamed client)',
-        createdAt: g.createdAt * 1000,
-        expiresAt: g.expiresAt ? g.expiresAt * 1000 : null,
-        lastUsed: used ? Number(used) : null,
-        who: typeof meta.email === 'string' ? meta.email : g.userId,
-      };
-    }),
-  );
+  const rows = await Promise.all(summaries.map((g) => grantRow(stores, oauth, g, clients)));
   rows.sort((a, b) => b.createdAt - a.createdAt);
   return { grants: rows, more: cursor !== undefined };
+}
+
+/** One grant of a person, as the admin page lists it; null when it no longer exists. */
+export async function findGrant(
+  stores: Pick<Stores, 'kv'>,
+  oauth: OAuthHelpers,
+  userId: string,
+  grantId: string,
+): Promise<GrantRow | null> {
+  const summary = (await allGrantsOf(oauth, userId)).find((g) => g.id === grantId);
+  return summary ? grantRow(stores, oauth, summary, new Map()) : null;
+}
+
+/**
+ * Whether a grant still exists, read where the OAuth library keeps it. The local person's
+ * (AUTH_MODE=none) is always there: it is no grant of the library's and cannot be revoked.
+ */
+export async function grantExists(
+  kv: KVNamespace,
+  userId: string,
+  grantId: string,
+): Promise<boolean> {
+  if (grantId === 'local') return true;
+  return (await kv.get(`grant:${userId}:${grantId}`)) !== null;
+}
+
+/** The grant ids among these that no longer exist (each looked up once). */
+export async function goneGrants(
+  kv: KVNamespace,
+  asked: readonly { user_id: string; grant_id: string }[],
+): Promise<Set<string>> {
+  const unique = new Map(asked.map((a) => [a.grant_id, a.user_id]));
+  const gone = await Promise.all(
+    [...unique].map(async ([grantId, userId]) =>
+      (await grantExists(kv, userId, grantId)) ? [] : [grantId],
+    ),
+  );
+  return new Set(gone.flat());
+}
+
+async function grantRow(
+  stores: Pick<Stores, 'kv'>,
+  oauth: OAuthHelpers,
+  g: GrantSummary,
+  clients: Map<string, string>,
+): Promise<GrantRow> {
+  if (!clients.has(g.clientId))
+    clients.set(
+      g.clientId,
+      (await oauth.lookupClient(g.clientId).catch(() => null))?.clientName ?? '',
+    );
+  const used = await stores.kv.get(`grant-used:${g.id}`);
+  const meta = (g.metadata ?? {}) as { email?: unknown; login?: unknown };
+  return {
+    userId: g.userId,
+    grantId: g.id,
+    clientId: g.clientId,
+    clientName: clients.get(g.clientId) || '(unnamed client)',
+    createdAt: g.createdAt * 1000,
+    expiresAt: g.expiresAt ? g.expiresAt * 1000 : null,
+    lastUsed: used ? Number(used) : null,
+    who: typeof meta.email === 'string' ? meta.email : g.userId,
+  };
 }
 
 async function allGrantsOf(oauth: OAuthHelpers, userId: string): Promise<GrantSummary[]> {
@@ -117,17 +163,24 @@ async function allGrantsOf(oauth: OAuthHelpers, userId: string): Promise<GrantSu
 }
 
 /**
- * Revokes a grant: its tokens stop working at once, and every MCP session it opened is ended.
- * Returns how many sessions were ended (and how many could not be reached: they are dead anyway,
- * since every request needs a token, but their open streams may stay until they idle out).
+ * Revokes a grant: its tokens stop working at once, every MCP session it opened is ended, and
+ * its pending approvals are cancelled (as `by`, at `now`). Returns how many sessions were ended
+ * (and how many could not be reached: they are dead anyway, since every request needs a token,
+ * but their open streams may stay until they idle out) and approvals cancelled (null when the
+ * approvals store did not answer: the pages still refuse them, as the grant is gone).
  */
 export async function revokeGrant(
-  stores: Pick<Stores, 'kv' | 'session'>,
+  stores: Pick<Stores, 'kv' | 'session' | 'approvals'>,
   oauth: OAuthHelpers,
   userId: string,
   grantId: string,
-): Promise<{ ended: number; unreachable: number }> {
+  by: { who: string; now: number },
+): Promise<{ ended: number; unreachable: number; cancelled: number | null }> {
   await oauth.revokeGrant(grantId, userId);
+  const cancelling = stores
+    .approvals()
+    .cancelForGrant(grantId, by.who, by.now)
+    .catch(() => null);
   const prefix = `grant-session:${grantId}:`;
   const names: string[] = [];
   let cursor: string | undefined;
@@ -144,5 +197,5 @@ export async function revokeGrant(
     }),
   );
   const ended = results.filter((r) => r.status === 'fulfilled').length;
-  return { ended, unreachable: results.length - ended };
+  return { ended, unreachable: results.length - ended, cancelled: await cancelling };
 }

@@ -3,7 +3,7 @@
 // URI) was chosen by whoever registered the client, so it is attacker-controlled.
 
 import type { ConsentDescription } from '@cloudflare/workers-oauth-provider';
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -31,7 +31,8 @@ fieldset label{margin:0;font-weight:600;font-size:.9rem}
 fieldset input,fieldset select{display:block;padding:.35rem;font-size:.95rem}
 pre{overflow-x:auto;background:#f4f4f4;padding:.75rem;border-radius:6px;font-size:.85rem}`;
 
-export function layout(title: string, body: Html, wide = false): Html {
+/** A page under the shared sheet; `style` (a constant of ours, never input) adds a page's own rules. */
+export function layout(title: string, body: Html, wide = false, style = ''): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -39,7 +40,7 @@ export function layout(title: string, body: Html, wide = false): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${title}</title>
-<style>${STYLE}</style>
+<style>${raw(STYLE + style)}</style>
 </head>
 <body${wide ? html` class="wide"` : ''}>
 <main>${body}</main>

@@ -38,7 +38,7 @@ export type { PolicySource };
 export type CountersPort = RpcOf<CountersObject, 'reserve' | 'release' | 'list'>;
 export type ApprovalsPort = RpcOf<
   ApprovalsObject,
-  'create' | 'get' | 'decide' | 'consume' | 'restore' | 'spendOnce' | 'pending'
+  'create' | 'get' | 'decide' | 'consume' | 'restore' | 'spendOnce' | 'pending' | 'cancelForGrant'
 >;
 export type AuditPort = RpcOf<AuditObject, 'append' | 'query' | 'get' | 'stats' | 'recordLost'>;
 export type SessionPort = RpcOf<SessionObject, 'owner' | 'endSession'>;

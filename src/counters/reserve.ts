@@ -80,3 +80,11 @@ export function counterObjectName(
       return 'global';
   }
 }
+
+/** The scope of a counters object, from its name (the inverse of counterObjectName). */
+export function scopeOfObject(name: string): Exclude<Scope, 'session'> | undefined {
+  if (name === 'global') return 'global';
+  if (name.startsWith('grant:')) return 'grant';
+  if (name.startsWith('user:')) return 'user';
+  return undefined;
+}

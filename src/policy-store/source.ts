@@ -104,7 +104,7 @@ export function storedPolicySource(options: {
     // A stored version this release's tools no longer accept (a tool renamed since) cannot
     // decide: every call is denied with its errors.
     return result.ok
-      ? { ...tag, ok: true, policy: result.policy }
+      ? { ...tag, ok: true, policy: result.policy, text: ref.text }
       : { ...tag, ok: false, errors: result.errors, text: ref.text };
   };
 

@@ -20,6 +20,8 @@ export type ActivePolicy =
   | (PolicyVersionTag & {
       ok: true;
       policy: CompiledPolicy;
+      /** Its text as stored (what /admin shows and fingerprints). */
+      text: string;
       /** A candidate evaluated beside it on live calls, never enforced. */
       shadow?: { version: number; policy: CompiledPolicy };
     })

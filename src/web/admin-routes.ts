@@ -1,20 +1,23 @@
 // /admin and /admin/audit, for ADMIN_USERS / ADMIN_GROUPS only: reads the audit trail (filters,
-// keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy.
+// keyset pages, JSON Lines or CSV export), pending approvals, counters and the active policy;
+// /admin/grants/ (grant-routes.ts) revokes grants.
 
-import { logLine } from '../log';
 import { Hono, type Context } from 'hono';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
 import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
-import { counterObjectName } from '../counters/reserve';
+import { counterObjectName, scopeOfObject } from '../counters/reserve';
 import type { CounterRow } from '../counters/window-counters';
 import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
+import { limitOf } from '../policy/limit-of';
+import { windowEnd } from '../policy/windows';
 import { formatErrors } from '../policy/load';
-import { policyLabel } from '../policy/source';
+import type { ActivePolicy } from '../policy/source';
 import { adminPage, type CounterRowView } from './admin-page';
-import { isAdmin } from './admins';
-import { checkPost, html, page, viewer, type Viewer } from './common';
-import { listGrants, revokeGrant } from '../auth/grants';
+import { adminViewer, html, page } from './common';
+import { goneGrants, listGrants } from '../auth/grants';
+import { grantRoutes } from './grant-routes';
+import type { PolicyPanel } from './policy-panel';
 
 type Ctx = Context<AppBindings>;
 
@@ -23,19 +26,7 @@ const OUTCOMES: AuditOutcome[] = ['ok', 'failed', 'error', 'denied', 'invalid', 
 
 export const adminRoutes = new Hono<AppBindings>();
 
-async function admin(c: Ctx): Promise<Viewer | Response> {
-  const v = await viewer(c);
-  if (v instanceof Response) return v;
-  if (!isAdmin(c.var.runtime.config, v.identity)) {
-    return page(
-      c,
-      403,
-      'Administrators only',
-      `${v.identity.email ?? v.identity.userId} is not an administrator of this server (ADMIN_USERS / ADMIN_GROUPS).`,
-    );
-  }
-  return v;
-}
+adminRoutes.route('/grants', grantRoutes);
 
 /** Reads filters from the query string; an invalid value is ignored rather than guessed at. */
 function filters(c: Ctx, defaultLimit: number): AuditQuery {
@@ -80,7 +71,7 @@ function queryString(
 }
 
 adminRoutes.get('/', async (c) => {
-  const v = await admin(c);
+  const v = await adminViewer(c);
   if (v instanceof Response) return v;
   const f = filters(c, 50);
   const runtime = c.var.runtime;
@@ -97,6 +88,7 @@ adminRoutes.get('/', async (c) => {
     );
   }
   const now = runtime.clock.now();
+  const active = await runtime.policy.active();
   const [stats, lost, pending, counters] = await Promise.all([
     stores
       .audit()
@@ -111,9 +103,12 @@ adminRoutes.get('/', async (c) => {
       .approvals()
       .pending(now)
       .catch(() => [] as Approval[]),
-    counterRows(runtime, result, now),
+    counterRows(runtime, result, active, now),
   ]);
-  const active = await runtime.policy.active();
+  // A grant can go without revokeGrant (it expires; an older deployment revoked it): what its
+  // approvals wait for can never happen, so they are shown as such and offered to nobody. Should
+  // KV not answer, the page still shows; deciding checks the grant again and refuses then.
+  const gone = await goneGrants(stores.kv, pending).catch(() => new Set<string>());
   const { cursor: _cursor, limit: _limit, ...shown } = f;
   const oauth = oauthHelpers(c.env);
   const grants = oauth
@@ -122,7 +117,6 @@ adminRoutes.get('/', async (c) => {
         () => ({ unavailable: 'Grants could not be listed just now.' }),
       )
     : { unavailable: 'No grants: sign-in is off (AUTH_MODE=none).' };
-  const done = c.req.query('revoked');
   return html(
     c,
     adminPage({
@@ -132,25 +126,47 @@ adminRoutes.get('/', async (c) => {
       records: result.records,
       nextPage: result.next_cursor ? queryString(shown, { cursor: result.next_cursor }) : null,
       exportQuery: queryString(shown),
-      pending,
+      pending: pending.map((a) => ({ approval: a, grantRevoked: gone.has(a.grant_id) })),
       counters,
       stats,
       lost,
       auditOn: runtime.config.audit.enabled,
       grants,
-      notice: done ? `Grant revoked; ${done} session${done === '1' ? '' : 's'} ended.` : undefined,
-      policy: {
-        origin: policyLabel(active),
-        valid: active.ok,
-        text: active.ok ? JSON.stringify(active.policy.doc, null, 2) : active.text,
-        errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
-      },
+      notice: revokedNotice(c.req.query('revoked'), c.req.query('cancelled')),
+      policy: policyPanelOf(active),
     }),
   );
 });
 
+function policyPanelOf(active: ActivePolicy): PolicyPanel {
+  return {
+    label:
+      active.version !== null
+        ? `version ${active.version}`
+        : active.origin === 'POLICY'
+          ? 'POLICY variable'
+          : 'policy.json (bundled)',
+    valid: active.ok,
+    text: active.text,
+    errors: active.ok ? [] : formatErrors(active.errors).split('\n'),
+  };
+}
+
+function revokedNotice(
+  ended: string | undefined,
+  cancelled: string | undefined,
+): string | undefined {
+  if (!ended || !/^\d+$/.test(ended)) return undefined;
+  const n = Number(cancelled ?? 0);
+  const approvals =
+    /^\d+$/.test(cancelled ?? '') && n > 0
+      ? `; ${n} pending approval${n === 1 ? '' : 's'} cancelled`
+      : '';
+  return `Grant revoked; ${ended} session${ended === '1' ? '' : 's'} ended${approvals}.`;
+}
+
 adminRoutes.get('/audit', async (c) => {
-  const v = await admin(c);
+  const v = await adminViewer(c);
   if (v instanceof Response) return v;
   const f = filters(c, 100);
   const format = c.req.query('format') === 'csv' ? 'csv' : 'jsonl';
@@ -178,38 +194,11 @@ adminRoutes.get('/audit', async (c) => {
   return new Response(body, { headers });
 });
 
-adminRoutes.post('/grants/revoke', async (c) => {
-  const v = await admin(c);
-  if (v instanceof Response) return v;
-  const form = await checkPost(c, v);
-  if (form instanceof Response) return form;
-  const oauth = oauthHelpers(c.env);
-  if (!oauth)
-    return page(
-      c,
-      400,
-      'Nothing to revoke',
-      'Sign-in is off (AUTH_MODE=none): there are no grants.',
-    );
-  const user = form.user ?? '';
-  const grant = form.grant ?? '';
-  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grant))
-    return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
-  const result = await revokeGrant(c.var.runtime.stores, oauth, user, grant);
-  logLine('log', 'grant_revoked', {
-    grant,
-    user,
-    by: v.identity.userId,
-    sessions_ended: result.ended,
-    sessions_unreachable: result.unreachable,
-  });
-  return c.redirect(`/admin?revoked=${result.ended}#grants`, 303);
-});
-
 /** Counters of the users and grants seen in these records, plus the global ones. */
 async function counterRows(
   runtime: Runtime,
   result: AuditPage,
+  active: ActivePolicy,
   now: number,
 ): Promise<CounterRowView[]> {
   const names = new Set<string>(['global']);
@@ -230,9 +219,22 @@ async function counterRows(
         .counters(name)
         .list(now)
         .catch((): CounterRow[] => []);
+      const scope = scopeOfObject(name);
       return list
         .filter((r) => r.count > 0)
-        .map((r) => ({ object: name, key: r.key, count: r.count, resetsAt: r.expiresAt }));
+        .map((r): CounterRowView => {
+          const found = active.ok && scope ? limitOf(active.policy.doc, r.key, scope) : undefined;
+          // A limit whose window changed since this counter started is not the one it counts for.
+          const limit =
+            found && windowEnd(found.window, r.windowStart) === r.expiresAt ? found : undefined;
+          return {
+            object: name,
+            key: r.key,
+            count: r.count,
+            resetsAt: r.expiresAt,
+            limit: limit ? { max: limit.max, window: limit.window } : null,
+          };
+        });
     }),
   );
   return rows.flat();

@@ -2,11 +2,14 @@
 // and Approve / Deny when the viewer may decide. Plain HTML, escaped, no JavaScript.
 
 import { html } from 'hono/html';
+import { approvalState, GRANT_REVOKED } from '../approvals/rules';
 import type { Approval } from '../approvals/types';
 import { layout } from '../auth/pages';
 
 export interface ApprovalView {
   approval: Approval;
+  /** Whether the grant that asked still exists (a revoked grant's call can never be made). */
+  grantLive: boolean;
   viewer: string;
   /** Why the viewer may not decide, or null when they may. */
   cannotDecide: string | null;
@@ -18,7 +21,8 @@ export interface ApprovalView {
 
 export function approvalPage(view: ApprovalView) {
   const a = view.approval;
-  const status = a.status === 'pending' && a.expires_at <= view.now ? 'expired' : a.status;
+  const state = approvalState(a, view.now, view.grantLive);
+  const status = state === 'revoked' ? 'grant revoked' : state;
   const params =
     a.upstream ??
     Object.fromEntries(
@@ -39,7 +43,9 @@ export function approvalPage(view: ApprovalView) {
 </form>`
       : status === 'pending'
         ? html`<p role="alert">${view.cannotDecide}</p>`
-        : '';
+        : state === 'revoked'
+          ? html`<p role="alert">${GRANT_REVOKED}</p>`
+          : '';
   return layout(
     `Approve ${a.tool}?`,
     html`<h1>Approve <code>${a.tool}</code>?</h1>

@@ -1,5 +1,6 @@
 // What every web page shares: who is looking (a web session, or the one local person with
-// AUTH_MODE=none), checking that a form post came from our own page, and safe HTML responses.
+// AUTH_MODE=none; an administrator, on the admin pages), checking that a form post came from our
+// own page, and safe HTML responses.
 
 import type { Context } from 'hono';
 import { publicOrigin, stillAdmitted } from '../auth/config';
@@ -9,6 +10,7 @@ import { htmlResponse } from '../http/html';
 import type { AppBindings } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../identity';
 import { readSession } from '../auth/web-session';
+import { isAdmin } from './admins';
 
 type Ctx = Context<AppBindings>;
 
@@ -36,6 +38,21 @@ export async function viewer(c: Ctx): Promise<Viewer | Response> {
     return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 302);
   }
   return page(c, 401, 'Sign in first', 'Your session has ended. Open the page again to sign in.');
+}
+
+/** The administrator looking at an admin page, or the response for anyone else (sign in, 403). */
+export async function adminViewer(c: Ctx): Promise<Viewer | Response> {
+  const v = await viewer(c);
+  if (v instanceof Response) return v;
+  if (!isAdmin(c.var.runtime.config, v.identity)) {
+    return page(
+      c,
+      403,
+      'Administrators only',
+      `${v.identity.email ?? v.identity.userId} is not an administrator of this server (ADMIN_USERS / ADMIN_GROUPS).`,
+    );
+  }
+  return v;
 }
 
 /** A form post must come from our own pages: same origin, and the session's CSRF token. */

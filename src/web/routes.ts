@@ -5,7 +5,7 @@
 
 import { logLine } from '../log';
 import { Hono } from 'hono';
-import { mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
+import { GRANT_REVOKED, mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
 import type { Decider } from '../approvals/types';
 import { authConfig, publicOrigin } from '../auth/config';
 import type { Config } from '../config';
@@ -20,6 +20,7 @@ import { beginWebLogin, safeNext } from '../auth/web-login';
 import { endSession } from '../auth/web-session';
 import { CALLBACK_PATH } from '../auth/idp';
 import { checkPost, html, page, viewer } from './common';
+import { grantExists } from '../auth/grants';
 
 export const webRoutes = new Hono<AppBindings>();
 
@@ -77,12 +78,14 @@ webRoutes.get('/approvals/:id', async (c) => {
     );
   }
   const now = clock.now();
-  const check = mayDecide(approval, who, now);
+  const grantLive = await grantExists(stores.kv, approval.user_id, approval.grant_id);
+  const check = mayDecide(approval, who, now, grantLive);
   const done = c.req.query('done');
   return html(
     c,
     approvalPage({
       approval,
+      grantLive,
       viewer: v.identity.email ?? v.identity.userId,
       cannotDecide: check.ok ? null : check.reason,
       csrf: v.csrf,
@@ -105,9 +108,24 @@ webRoutes.post('/approvals/:id', async (c) => {
   const decision = form.decision === 'approve' ? 'approve' : 'deny';
   const id = c.req.param('id');
   const { config, stores, clock } = c.var.runtime;
-  const result = await stores
-    .approvals()
-    .decide(id, decision, decider(config, v.identity), clock.now());
+  const now = clock.now();
+  const who = decider(config, v.identity);
+  const approval = await stores.approvals().get(id);
+  if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
+  // The grant that asked is gone (revoked, expired): the call can never be made. What it waited
+  // for is cancelled, as revoking it through /admin does, and nothing is decided.
+  if (
+    approval.status === 'pending' &&
+    mayView(approval, who) &&
+    !(await grantExists(stores.kv, approval.user_id, approval.grant_id))
+  ) {
+    await stores
+      .approvals()
+      .cancelForGrant(approval.grant_id, v.identity.email ?? v.identity.userId, now)
+      .catch(() => 0);
+    return page(c, 403, 'Not decided', GRANT_REVOKED);
+  }
+  const result = await stores.approvals().decide(id, decision, who, now);
   if (!result.ok && result.reason === NO_SUCH_APPROVAL)
     return page(c, 404, 'No such approval', 'This approval link is not valid.');
   if (!result.ok)

@@ -204,6 +204,6 @@ describe('the audit trail', () => {
     const page = await (await workerFetch(`${ORIGIN}/admin`)).text();
     expect(page).toMatch(/Records lost: <strong>2<\/strong>/);
     expect(page).toContain('pve_create_qemu_vm');
-    expect(page).toMatch(/Active policy \(version 1\)/);
+    expect(page).toMatch(/<summary><strong>version 1<\/strong> · valid · /);
   });
 });

@@ -11,6 +11,7 @@ import { openAsDevUser } from '../support/form-browser';
 import {
   Browser,
   connectSignedIn,
+  formField,
   grantRow,
   ORIGIN,
   ORIGIN_IP,
@@ -74,24 +75,48 @@ describe('revoking a grant on /admin', () => {
     const page = login.html;
     expect(page).toContain('Mallory&#39;s client');
     const { row, field } = grantRow(page, 'Mallory&#39;s client');
-    expect(row).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td>\d{4}-\d\d-\d\dT/); // created, last used
+    expect(row).toMatch(
+      /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td data-label="Last used">\d{4}-\d\d-\d\dT/,
+    ); // created, last used
 
-    // Without the CSRF token the form is refused.
+    // Revoke asks first: the question names the person, the client and the grant. Opening it,
+    // posting the row's fields without confirm=yes, or posting without the CSRF token changes
+    // nothing.
+    const query = new URLSearchParams({ user: field('user'), grant: field('grant') });
+    const asked = await admin.get(`${ORIGIN}/admin/grants/revoke?${query}`);
+    expect(asked.status).toBe(200);
+    const question = await asked.text();
+    expect(question).toContain('<h1>Revoke Mallory&#39;s client for mallory@example.com?</h1>');
+    expect(question).toContain(field('grant'));
+    const unconfirmed = await admin.post(`${ORIGIN}/admin/grants/revoke`, {
+      user: field('user'),
+      grant: field('grant'),
+      csrf: formField(question, 'csrf'),
+    });
+    expect(unconfirmed.status).toBe(200);
+    expect(await unconfirmed.text()).toContain('name="confirm" value="yes"');
     const forged = await admin.post(`${ORIGIN}/admin/grants/revoke`, {
       user: field('user'),
       grant: field('grant'),
       csrf: 'forged',
+      confirm: 'yes',
     });
     expect(forged.status).toBe(403);
     expect((await call(victim.client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
+    expect(
+      (await admin.get(`${ORIGIN}/admin`).then((r) => r.text())).includes(field('grant')),
+    ).toBe(true);
 
     const revoked = await admin.post(`${ORIGIN}/admin/grants/revoke`, {
-      user: field('user'),
-      grant: field('grant'),
-      csrf: field('csrf'),
+      user: formField(question, 'user'),
+      grant: formField(question, 'grant'),
+      csrf: formField(question, 'csrf'),
+      confirm: formField(question, 'confirm'),
     });
     expect(revoked.status).toBe(303);
     expect(revoked.headers.get('location')).toBe('/admin?revoked=1#grants');
+    // Asked again, the question says the grant is gone.
+    expect((await admin.get(`${ORIGIN}/admin/grants/revoke?${query}`)).status).toBe(404);
 
     // The revoked grant's token: 401, on a new session and on the old one.
     const init = {

@@ -14,6 +14,9 @@ import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devSignedInClient } from '../support/oauth-node.ts';
 import { launchChromium } from './global-setup.ts';
 
+/** The page's document, as the code passed to page.evaluate sees it (Node has no DOM types). */
+declare const document: { documentElement: { scrollWidth: number } };
+
 const POLICY = {
   version: '1',
   default: 'deny',
@@ -41,9 +44,7 @@ async function signInOnPage(page: Page, user: string): Promise<void> {
 }
 
 async function openConsole(user: string, width = 1200): Promise<Page> {
-  const page = await (
-    await browser.newContext({ viewport: { width, height: 900 } })
-  ).newPage();
+  const page = await (await browser.newContext({ viewport: { width, height: 900 } })).newPage();
   await page.goto(`${stack.url}/admin/policy`);
   await signInOnPage(page, user);
   await page.waitForURL(/\/admin\/policy$/);
@@ -146,7 +147,9 @@ describe('the policy console in headless Chromium', () => {
     const events = await page.locator('#events li').allInnerTexts();
     expect(events.slice(0, 2)).toEqual([
       expect.stringMatching(/editor@example.com · activate version 1 · “freeze is over”/),
-      expect.stringMatching(/editor@example.com · activate version 2 · “close listing for the freeze”/),
+      expect.stringMatching(
+        /editor@example.com · activate version 2 · “close listing for the freeze”/,
+      ),
     ]);
     await page.context().close();
   }, 90_000);
@@ -159,7 +162,9 @@ describe('the policy console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Save and activate' }).click();
     await expect(page.locator('#draft-problems').innerText()).resolves.toMatch(/\/default/);
     expect(await page.locator('#history tbody tr').count()).toBe(before);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      390,
+    );
     await page.context().close();
   }, 60_000);
 

@@ -4,7 +4,12 @@
 // well-behaved client sends (tampered or replayed state) and for refusals before MCP (401).
 
 import { expect } from 'vitest';
-import { Browser, connectSignedIn, grantRow, TestOAuthClient } from '../auth/helpers/oauth';
+import {
+  Browser,
+  connectSignedIn,
+  revokeOnAdminPage,
+  TestOAuthClient,
+} from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 
@@ -24,12 +29,7 @@ export async function tokenFor(user: string, clientName: string): Promise<string
 export async function revokeOnAdmin(clientName: string): Promise<void> {
   const admin = new Browser();
   const { html } = await openAsDevUser(admin, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
-  const { field } = grantRow(html, clientName);
-  const res = await admin.post(`${ORIGIN}/admin/grants/revoke`, {
-    user: field('user'),
-    grant: field('grant'),
-    csrf: field('csrf'),
-  });
+  const res = await revokeOnAdminPage(admin, html, clientName);
   expect(res.status).toBe(303);
 }
 

@@ -1,5 +1,6 @@
 // A revoked grant's 2026-07-28 token asks nobody for anything: a call that needed a person's
-// approval before the revocation creates none after it (see also test/auth/revoked-2026.test.ts).
+// approval before the revocation creates none after it, and the one it asked for before is
+// cancelled with the grant (see also test/auth/revoked-2026.test.ts).
 // Policy (eras project): pve_stop_vm needs a person's approval.
 
 import { env } from 'cloudflare:workers';
@@ -14,7 +15,7 @@ const NO_ELICITATION = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilitie
 const STOP = { node: 'pve1', vmid: 101, confirm: true };
 
 describe("a revoked grant's 2026-07-28 token", () => {
-  it('creates no approval: 401, nothing pending, nothing sent to Proxmox', async () => {
+  it('creates no approval: 401, its earlier one cancelled, nothing sent to Proxmox', async () => {
     const pending = async () =>
       (
         await runtimeOf(env as unknown as AppEnv)
@@ -39,7 +40,8 @@ describe("a revoked grant's 2026-07-28 token", () => {
     });
     expect(refused.status).toBe(401);
     expect(refused.result).toBeUndefined();
-    expect(await pending()).toEqual(withOne);
+    // The revocation cancelled what the grant was waiting for; the refused call asked for nothing.
+    expect(await pending()).toEqual(before);
     expect(await sim.requests()).toEqual([]);
   });
 });

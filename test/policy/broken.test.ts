@@ -81,3 +81,19 @@ describe('the audit trail while the policy is invalid', () => {
     expect(JSON.stringify(record)).not.toContain('my-pin-4321');
   });
 });
+
+describe('/admin while the policy is invalid', () => {
+  it('says so at the top and shows the policy opened on its errors; values stay redacted', async () => {
+    const html = await (await workerFetch(`${ORIGIN}/admin`)).text();
+    expect(html).toContain('<strong>The policy is invalid: every tool call is denied.</strong>');
+    expect(html).toContain('<details class="policy" id="policy-text" open>');
+    expect(html).toMatch(
+      /<summary><strong>POLICY variable<\/strong> · <strong class="bad">invalid — every tool call is denied<\/strong> · /,
+    );
+    expect(html).toContain('<ul class="errors"><li><code>');
+    expect(html).toContain('/tools/pve_list_vms/limits/0/window');
+    // The call recorded above: every value redacted in the record, and so on the page.
+    expect(html).toContain('<code>description=[redacted]</code>');
+    expect(html).not.toContain('my-pin-4321');
+  });
+});

@@ -149,6 +149,7 @@ describe('the policy gate fails closed', () => {
     version: 1,
     sha256: null,
     policy: checked.policy,
+    text: '{}',
   };
 
   it('denies when the counter store throws', async () => {

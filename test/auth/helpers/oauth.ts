@@ -113,7 +113,7 @@ export function signIn(
 
 /**
  * The row of /admin's grants table for the client called `clientName` (as the page writes it,
- * HTML-escaped), and a field of that row's Revoke form.
+ * HTML-escaped), and a field of that row's Revoke form (which only asks: a GET).
  */
 export function grantRow(
   html: string,
@@ -121,9 +121,36 @@ export function grantRow(
 ): { row: string; field(name: string): string } {
   const row = html.split('<tr>').find((r) => r.includes(`${clientName}<`))!;
   const form = row.match(
-    /<form method="post" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/,
+    /<form method="get" action="\/admin\/grants\/revoke">[\s\S]*?<\/form>/,
   )![0];
   return { row, field: (name) => form.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]! };
+}
+
+/** A field of the first form on a page (e.g. the revoke question's CSRF token). */
+export function formField(html: string, name: string): string {
+  return html.match(new RegExp(`name="${name}" value="([^"]*)"`))![1]!;
+}
+
+/**
+ * Revokes a grant on /admin as an administrator does: the row's Revoke button opens the question
+ * (which changes nothing), and the question's form revokes. Returns the revoking post's answer.
+ */
+export async function revokeOnAdminPage(
+  admin: FormBrowser,
+  adminHtml: string,
+  clientName: string,
+): Promise<Response> {
+  const { field } = grantRow(adminHtml, clientName);
+  const query = new URLSearchParams({ user: field('user'), grant: field('grant') });
+  const asked = await admin.get(`${ORIGIN}/admin/grants/revoke?${query}`);
+  if (asked.status !== 200) throw new Error(`revoke question: ${asked.status}`);
+  const question = await asked.text();
+  return admin.post(`${ORIGIN}/admin/grants/revoke`, {
+    csrf: formField(question, 'csrf'),
+    user: formField(question, 'user'),
+    grant: formField(question, 'grant'),
+    confirm: formField(question, 'confirm'),
+  });
 }
 
 export type Kind = 'http' | 'sse';

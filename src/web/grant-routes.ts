@@ -1,0 +1,89 @@
+// /admin/grants/revoke: asks before it revokes a grant. A GET, or a POST without confirm=yes,
+// shows the question (revoke-page.ts) and changes nothing; only the question's own form
+// (POST, the session's CSRF token, confirm=yes) revokes, through auth/grants.ts.
+
+import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import { Hono, type Context } from 'hono';
+import { findGrant, type GrantRow, revokeGrant } from '../auth/grants';
+import { type AppBindings, oauthHelpers } from '../compose/runtime';
+import { logLine } from '../log';
+import { adminViewer, checkPost, html, page, type Viewer } from './common';
+import { revokePage } from './revoke-page';
+
+type Ctx = Context<AppBindings>;
+
+export const grantRoutes = new Hono<AppBindings>();
+
+/** The grant a revoke form names, as listed; or the page that says why there is none. */
+async function grantNamed(
+  c: Ctx,
+  form: Record<string, string | undefined>,
+): Promise<{ oauth: OAuthHelpers; grant: GrantRow } | Response> {
+  const oauth = oauthHelpers(c.env);
+  if (!oauth)
+    return page(
+      c,
+      400,
+      'Nothing to revoke',
+      'Sign-in is off (AUTH_MODE=none): there are no grants.',
+    );
+  const user = form.user ?? '';
+  const grantId = form.grant ?? '';
+  if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grantId))
+    return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
+  const grant = await findGrant(c.var.runtime.stores, oauth, user, grantId);
+  if (!grant)
+    return page(
+      c,
+      404,
+      'No such grant',
+      'This grant does not exist: it may have been revoked already.',
+    );
+  return { oauth, grant };
+}
+
+/** The question: whose grant, which client, what revoking does. Changes nothing. */
+async function askToRevoke(c: Ctx, v: Viewer, grant: GrantRow): Promise<Response> {
+  const { stores, clock } = c.var.runtime;
+  const pending = await stores
+    .approvals()
+    .pending(clock.now())
+    .then((all) => all.filter((a) => a.grant_id === grant.grantId).length)
+    .catch(() => null);
+  return html(c, revokePage({ grant, csrf: v.csrf, pending }));
+}
+
+grantRoutes.get('/revoke', async (c) => {
+  const v = await adminViewer(c);
+  if (v instanceof Response) return v;
+  const named = await grantNamed(c, { user: c.req.query('user'), grant: c.req.query('grant') });
+  if (named instanceof Response) return named;
+  return askToRevoke(c, v, named.grant);
+});
+
+grantRoutes.post('/revoke', async (c) => {
+  const v = await adminViewer(c);
+  if (v instanceof Response) return v;
+  const form = await checkPost(c, v);
+  if (form instanceof Response) return form;
+  const named = await grantNamed(c, form);
+  if (named instanceof Response) return named;
+  // Only the question's own form says confirm=yes; any other post is asked the question first.
+  if (form.confirm !== 'yes') return askToRevoke(c, v, named.grant);
+  const { userId: user, grantId: grant } = named.grant;
+  const runtime = c.var.runtime;
+  const result = await revokeGrant(runtime.stores, named.oauth, user, grant, {
+    who: v.identity.email ?? v.identity.userId,
+    now: runtime.clock.now(),
+  });
+  logLine('log', 'grant_revoked', {
+    grant,
+    user,
+    by: v.identity.userId,
+    sessions_ended: result.ended,
+    sessions_unreachable: result.unreachable,
+    approvals_cancelled: result.cancelled,
+  });
+  const cancelled = result.cancelled ? `&cancelled=${result.cancelled}` : '';
+  return c.redirect(`/admin?revoked=${result.ended}${cancelled}#grants`, 303);
+});

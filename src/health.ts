@@ -95,14 +95,19 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
     policy: policy.ok
       ? {
           origin: policy.origin,
-          version: policy.version,
-          sha256: policy.sha256,
           valid: true,
-          ...(policy.shadow ? { shadow_version: policy.shadow.version } : {}),
+          // Which version is in force, and whether one runs in shadow: for the operator only.
+          ...(operator
+            ? {
+                version: policy.version,
+                sha256: policy.sha256,
+                ...(policy.shadow ? { shadow_version: policy.shadow.version } : {}),
+              }
+            : {}),
         }
       : {
           origin: policy.origin,
-          version: policy.version,
+          ...(operator ? { version: policy.version } : {}),
           valid: false,
           ...(policy.unavailable ? { unavailable: true } : {}),
           ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }),

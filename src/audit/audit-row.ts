@@ -69,10 +69,18 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     optText(r.approval_id, MAX_ID),
     optText(r.approval_channel, 32),
     optNumber(r.policy_version),
-    Array.isArray(r.user_groups)
-      ? JSON.stringify(r.user_groups.slice(0, MAX_GROUPS).map((g) => text(g, MAX_ID)))
-      : null,
+    groupsJson(r.user_groups),
   ];
+}
+
+/**
+ * The groups as JSON, or null when they cannot be kept whole (more than MAX_GROUPS, or a name
+ * longer than MAX_ID): a replay treats null as unknown, where a cut list would be a guess.
+ */
+function groupsJson(groups: unknown): string | null {
+  if (!Array.isArray(groups) || groups.length > MAX_GROUPS) return null;
+  if (!groups.every((g) => typeof g === 'string' && g.length <= MAX_ID)) return null;
+  return JSON.stringify(groups);
 }
 
 function text(value: unknown, max: number): string {

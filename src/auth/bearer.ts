@@ -13,18 +13,33 @@ export function bearerToken(request: Request): string | null {
   return /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? null;
 }
 
+/**
+ * The scope a token must carry to change the policy. MCP clients never ask for it (they are given
+ * the tools, never the policy that governs them); `npm run token -- <user> '' policy:edit` and a
+ * CI client ask for it, and the consent page says so in a warning.
+ */
+export const POLICY_EDIT_SCOPE = 'policy:edit';
+
+export interface BearerCaller {
+  identity: Identity;
+  /** The scopes of the grant the token belongs to. */
+  scope: readonly string[];
+}
+
 export async function bearerIdentity(
   config: Config,
   oauth: OAuthHelpers | undefined,
   request: Request,
-): Promise<Identity | null> {
+): Promise<BearerCaller | null> {
   const token = bearerToken(request);
   if (!token || !oauth) return null;
   try {
     const summary = await oauth.unwrapToken(token);
     if (!summary || !audienceMatches(summary.audience, publicOrigin(config, request))) return null;
     const identity = identityFromProps(summary.grant.props);
-    return identity && stillAdmitted(config, identity) ? identity : null;
+    return identity && stillAdmitted(config, identity)
+      ? { identity, scope: summary.grant.scope ?? [] }
+      : null;
   } catch {
     // A malformed token or a storage error: nobody, and no error that would tell tokens apart.
     return null;

@@ -3,6 +3,7 @@
 // URI) was chosen by whoever registered the client, so it is attacker-controlled.
 
 import type { ConsentDescription } from '@cloudflare/workers-oauth-provider';
+import { POLICY_EDIT_SCOPE } from './bearer';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 
@@ -65,6 +66,9 @@ export function consentPage(
   const loopback = details.redirectIsLoopback
     ? html`<div class="box warn" role="note"><strong>Access will go to an app on your own computer.</strong> Continue only if you just started signing in from it: any local program could be listening.</div>`
     : '';
+  const policyEdit = details.scope.includes(POLICY_EDIT_SCOPE)
+    ? html`<div class="box warn" role="note"><strong>It also asks to change this server's policy</strong> (what every agent may do), if you are one of its policy editors. Allow it only for your own script or CI, never for an AI assistant.</div>`
+    : '';
   const items = tools.length
     ? tools.map(
         (t) =>
@@ -81,6 +85,7 @@ ${origin}
 <p>Access will be sent to <strong class="uri">${details.redirectHost}</strong><br><small class="uri">${details.redirectUri}</small></p>
 ${details.scope.length ? html`<p>Scopes: <code>${details.scope.join(' ')}</code></p>` : ''}
 </div>
+${policyEdit}
 ${loopback}
 <form method="post" action="/authorize">
 <input type="hidden" name="handle" value="${handle}">

@@ -49,6 +49,13 @@ export interface GateInput {
   /** A preview or read that writes nothing: no rate-limit slot is taken. */
   dryRun: boolean;
   now: number;
+  /**
+   * The policy in force now: asked again once an approval was given (a person may take minutes
+   * to answer in the conversation, and a version activated meanwhile decides the call).
+   */
+  current?: () => Promise<ActivePolicy>;
+  /** Told which version decided, when it is not the one the call began with. */
+  decidedBy?: (active: ActivePolicy) => void;
 }
 
 export async function passGate(
@@ -127,9 +134,30 @@ export async function passGate(
       return { ok: false, refusal: decision, pending };
     }
     approvalId = outcome.approvalId;
-    // Approved: the rest of the policy (limits) still applies.
+    const spent = approvalId;
+    const giveBackNow = (): Promise<void> => approvals.restore(spent).catch(() => undefined);
+    // Approved: the rest of the policy (limits) still applies, as the policy in force now says.
+    let deciding: ActivePolicy = active;
+    if (input.current) {
+      deciding = await input.current();
+      if (deciding.version !== active.version) input.decidedBy?.(deciding);
+      if (!deciding.ok) {
+        await giveBackNow();
+        return {
+          ok: false,
+          refusal: {
+            kind: 'deny',
+            rule: deciding.unavailable
+              ? UNDECIDED_RULES.policyStore
+              : UNDECIDED_RULES.invalidPolicy,
+            reason:
+              'The policy in force could not be read after the approval, so the call is denied. Try again shortly.',
+          },
+        };
+      }
+    }
     decision = evaluatePolicy(
-      active.policy,
+      deciding.ok ? deciding.policy : active.policy,
       { ...call, approved: true },
       input.identity,
       null,

@@ -84,6 +84,8 @@ export async function runCall(
     policyVersion: null,
   };
   const active = await host.policy();
+  // The version in force decides the call and redacts its record, whatever becomes of it.
+  facts.policyVersion = active.ok || !active.unavailable ? active.version : null;
   const scrub = host.scrubber();
   // While the policy is invalid its `sensitive` lists are unknown: no argument value is stored.
   const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
@@ -168,8 +170,11 @@ export async function runCall(
       identity,
       dryRun: tool.dryRun?.(args) ?? false,
       now: host.clock.now(),
+      current: () => host.policy(),
+      decidedBy: (decided: ActivePolicy) => {
+        facts.policyVersion = decided.version;
+      },
     };
-    facts.policyVersion = active.version;
     const gate = await passGate(active, host.counters(), gateInput, port);
     if (active.ok && active.shadow) {
       const disagreement = shadowDisagreement(active, gateInput, requestId);

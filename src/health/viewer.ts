@@ -19,6 +19,6 @@ export async function healthView(
   request: Request,
 ): Promise<HealthView> {
   if (isLoopbackHostname(new URL(request.url).hostname)) return 'operator';
-  const identity = await bearerIdentity(config, oauth, request);
-  return identity && isAdmin(config, identity) ? 'operator' : 'public';
+  const caller = await bearerIdentity(config, oauth, request);
+  return caller && isAdmin(config, caller.identity) ? 'operator' : 'public';
 }

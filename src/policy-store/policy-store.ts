@@ -291,6 +291,8 @@ export class PolicyStore extends DurableObject {
   }
 
   private startShadow(version: number, now: number): void {
+    // A new shadow starts with no disagreements, whichever version ran before (even this one).
+    this.sql.exec('DELETE FROM shadow_disagreements');
     this.setState('shadow', version);
     this.setState('shadow_since', now);
     this.setState('shadow_count', 0);

@@ -52,6 +52,8 @@ export function storedPolicySource(options: {
   const { deployed, clock, catalog } = options;
   let held: Held | null = null;
   let deployRefused: string[] | null = null;
+  // When this isolate last made a change: an answer to a check asked before it confirms nothing.
+  let forgottenAt = -Infinity;
   // When the last background check began: one at a time is enough. Its promise is never shared:
   // workerd does not let one request wait on I/O another request started (it would hang).
   let backgroundSince = -Infinity;
@@ -124,7 +126,7 @@ export function storedPolicySource(options: {
     const next: Held = {
       generation: head.generation,
       active: held?.generation === head.generation ? held.active : resolve(head),
-      confirmedAt: asked,
+      confirmedAt: asked <= forgottenAt ? -Infinity : asked,
     };
     held = next;
     return next;
@@ -133,6 +135,7 @@ export function storedPolicySource(options: {
   return {
     deployRefused: () => deployRefused,
     forget: () => {
+      forgottenAt = clock.now();
       if (held) held = { ...held, confirmedAt: -Infinity };
     },
     async active(waitUntil) {

@@ -10,7 +10,7 @@
 // errors are `{error, message}` (and `problems` for a policy that fails its checks).
 
 import { Hono, type Context } from 'hono';
-import { bearerIdentity, bearerToken } from '../auth/bearer';
+import { bearerIdentity, bearerToken, POLICY_EDIT_SCOPE } from '../auth/bearer';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
 import { type AppBindings, oauthHelpers, type PolicyStorePort } from '../compose/runtime';
@@ -45,23 +45,23 @@ export const policyApi = new Hono<AppBindings>();
 async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
   const { config, stores } = c.var.runtime;
   const request = c.req.raw;
-  let identity: Identity | null = null;
-  if (config.authMode === 'none') {
-    identity = ANONYMOUS;
-  } else if (bearerToken(request)) {
-    identity = await bearerIdentity(config, oauthHelpers(c.env), request);
-    if (!identity)
+  let identity: Identity;
+  if (bearerToken(request)) {
+    const bearer = await bearerIdentity(config, oauthHelpers(c.env), request);
+    if (!bearer)
       return refuse(c, 401, 'invalid_token', 'The access token is not valid for this server.');
-  } else {
-    const session = await readSession(stores.kv, request);
-    if (!session || !stillAdmitted(config, session.identity))
+    // An MCP client's token is for the tools, never for the policy that governs them.
+    if (write && !bearer.scope.includes(POLICY_EDIT_SCOPE))
       return refuse(
         c,
-        401,
-        'unauthorized',
-        'Sign in on /admin, or send an access token of this server (npm run token).',
+        403,
+        'insufficient_scope',
+        `A change needs a token granted the scope "${POLICY_EDIT_SCOPE}" (npm run token -- <user> '' ${POLICY_EDIT_SCOPE}); MCP clients' tokens have not.`,
       );
-    // The cookie goes along with any site's request: a write must come from our own pages.
+    identity = bearer.identity;
+  } else {
+    // The cookie (or, with AUTH_MODE=none, the loopback door) goes along with any page's
+    // request, another site's or an allowed CORS origin's: a change must come from our own page.
     if (write && c.req.header('origin') !== publicOrigin(config, request))
       return refuse(
         c,
@@ -69,7 +69,18 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
         'cross_origin',
         'A change sent with the session cookie must come from this server’s own page (Origin).',
       );
-    identity = session.identity;
+    if (config.authMode === 'none') identity = ANONYMOUS;
+    else {
+      const session = await readSession(stores.kv, request);
+      if (!session || !stillAdmitted(config, session.identity))
+        return refuse(
+          c,
+          401,
+          'unauthorized',
+          'Sign in on /admin, or send an access token of this server (npm run token).',
+        );
+      identity = session.identity;
+    }
   }
   const editor = isEditor(config, identity);
   if (write && !editor)

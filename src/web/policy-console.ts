@@ -87,8 +87,8 @@ async function render(
 policyConsole.get('/', async (c) => {
   const me = await person(c);
   if (me instanceof Response) return me;
-  const notice = c.req.query('done');
-  return render(c, me, {}, notice ? { notice: notice.slice(0, 200) } : {});
+  const notice = noticeOf(c.req.query('done'), c.req.query('version'));
+  return render(c, me, {}, notice ? { notice } : {});
 });
 
 policyConsole.post('/draft', async (c) => {
@@ -147,8 +147,11 @@ policyConsole.post('/draft', async (c) => {
   if (!answer.ok)
     return render(c, me, { ...draft, problems: answer.problems }, { status: answer.status });
   afterChange(c, answer.value.event);
-  const what = action === 'activate' ? 'active' : action === 'shadow' ? 'in shadow' : 'stored';
-  return done(c, `Version ${answer.value.version} ${what}.`);
+  return done(
+    c,
+    action === 'save' ? 'stored' : (action as 'activate' | 'shadow'),
+    answer.value.version,
+  );
 });
 
 policyConsole.get('/version/:version{[0-9]+}', async (c) => {
@@ -177,27 +180,28 @@ policyConsole.get('/version/:version{[0-9]+}', async (c) => {
 
 policyConsole.post('/version/:version{[0-9]+}/activate', (c) => {
   const version = Number(c.req.param('version'));
-  return change(c, `Version ${version} active.`, (store, actor, comment, now) =>
+  return change(c, 'activate', version, (store, actor, comment, now) =>
     store.activate(version, actor, comment, now),
   );
 });
 
 policyConsole.post('/version/:version{[0-9]+}/shadow', (c) => {
   const version = Number(c.req.param('version'));
-  return change(c, `Version ${version} in shadow.`, (store, actor, comment, now) =>
+  return change(c, 'shadow', version, (store, actor, comment, now) =>
     store.shadow(version, actor, comment, now),
   );
 });
 
 policyConsole.post('/shadow/stop', (c) =>
-  change(c, 'Shadow stopped.', (store, actor, comment, now) =>
+  change(c, 'stopped', null, (store, actor, comment, now) =>
     store.shadow(null, actor, comment, now),
   ),
 );
 
 async function change(
   c: Ctx,
-  notice: string,
+  notice: Notice,
+  version: number | null,
   act: (
     store: PolicyStorePort,
     actor: string,
@@ -222,11 +226,27 @@ async function change(
   if (!answer.ok)
     return render(c, me, {}, { status: answer.status, error: answer.problems.join('; ') });
   afterChange(c, answer.value.event);
-  return done(c, notice);
+  return done(c, notice, version);
 }
 
-function done(c: Ctx, notice: string): Response {
-  return c.redirect(`/admin/policy?done=${encodeURIComponent(notice)}`, 303);
+/** What the page says after a change: one of these, never text taken from the URL. */
+type Notice = 'stored' | 'activate' | 'shadow' | 'stopped';
+const NOTICES: Record<Notice, (version: string) => string> = {
+  stored: (v) => `Version ${v} stored.`,
+  activate: (v) => `Version ${v} active.`,
+  shadow: (v) => `Version ${v} in shadow.`,
+  stopped: () => 'Shadow stopped.',
+};
+
+function done(c: Ctx, notice: Notice, version: number | null): Response {
+  const query = new URLSearchParams({ done: notice });
+  if (version !== null) query.set('version', String(version));
+  return c.redirect(`/admin/policy?${query}`, 303);
+}
+
+function noticeOf(code: string | undefined, version: string | undefined): string | undefined {
+  if (!code || !Object.hasOwn(NOTICES, code)) return undefined;
+  return NOTICES[code as Notice](/^\d{1,9}$/.test(version ?? '') ? version! : '?');
 }
 
 function notEditor(c: Ctx, me: Person): Response | Promise<Response> {

@@ -95,7 +95,7 @@ describe('the policy on /admin', () => {
     const sha = (await sha256Hex(policy)).slice(0, 12);
     expect(html).toContain('<details class="policy" id="policy-text">');
     expect(html).toContain(
-      `<summary><strong>POLICY variable</strong> · valid · <span title="SHA-256 of the text as given">sha256 <code>${sha}</code></span> · ${policy.length} bytes</summary>`,
+      `<summary><strong>version 1</strong> · valid · <span title="SHA-256 of the text as given">sha256 <code>${sha}</code></span> · ${policy.length} bytes</summary>`,
     );
   });
 });

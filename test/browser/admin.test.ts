@@ -150,7 +150,7 @@ describe('the admin page in headless Chromium', () => {
     const policy = page.locator('details.policy');
     expect(await policy.evaluate((d) => (d as { open: boolean }).open)).toBe(false);
     await expect(policy.locator('summary').innerText()).resolves.toMatch(
-      /^POLICY variable · valid · sha256 [0-9a-f]{12} · \d+\.\d KiB$/,
+      /^version 1 · valid · sha256 [0-9a-f]{12} · \d+\.\d KiB$/,
     );
 
     // The created VM: its node and id, and the values it was created with.

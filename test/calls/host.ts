@@ -110,6 +110,8 @@ export interface TestHost {
   key: string;
   /** Work the call left running after its answer (its audit record), done. */
   settle(): Promise<void>;
+  /** An editor activates `policy` as the next version in the store (isolates see it when they check). */
+  activate(policy: object): void;
 }
 
 export const ALICE: Identity = {
@@ -153,6 +155,8 @@ export function testHost(options: HostOptions): TestHost {
   const audit: AuditRecord[] = [];
   let lost = 0;
   const counterStores = new Map<string, Promise<WindowCounters>>();
+  /** Versions activated after the first (the deployed POLICY), oldest first. */
+  const versions: string[] = [];
   const counters = (name: string): Promise<WindowCounters> => {
     if (!counterStores.has(name)) counterStores.set(name, WindowCounters.load(memoryStorage()));
     return counterStores.get(name)!;
@@ -192,17 +196,20 @@ export function testHost(options: HostOptions): TestHost {
         },
       };
     }),
-    // The policy store: one version, the deployed POLICY, active since the start.
+    // The policy store: the deployed POLICY as version 1, until the test activates another.
     POLICY_STORE: namespace(() => ({
-      head: async (deployed: string, known: number | null) => ({
-        generation: 1,
-        active: {
-          version: 1,
-          sha256: await sha256Hex(deployed),
-          ...(known === 1 ? {} : { text: deployed }),
-        },
-        shadow: null,
-      }),
+      head: async (deployed: string, known: number | null) => {
+        const text = versions.at(-1) ?? deployed;
+        return {
+          generation: versions.length + 1,
+          active: {
+            version: versions.length + 1,
+            sha256: await sha256Hex(text),
+            ...(known === versions.length + 1 ? {} : { text }),
+          },
+          shadow: null,
+        };
+      },
       recordDisagreement: async () => undefined,
     })),
     SERVER_KEYS: namespace(() => ({
@@ -232,5 +239,6 @@ export function testHost(options: HostOptions): TestHost {
     settle: async () => {
       await Promise.all(pending.splice(0));
     },
+    activate: (next) => void versions.push(JSON.stringify(next)),
   };
 }

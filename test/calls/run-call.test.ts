@@ -353,4 +353,26 @@ describe('runCall', () => {
     expect(t.approvals.rows.get(id)!.status).toBe('approved');
     expect(await sim.requests()).toEqual([]);
   });
+
+  it('decides an approved call by the policy in force when the person answered, not when asked', async () => {
+    const t = testHost({ policy: policy({ pve_stop_vm: { action: 'require_approval' } }) });
+    const args = { node: 'pve1', vmid: 100, confirm: true };
+    // While the person reads the question, an editor activates a lockdown and time passes.
+    const conversation: Conversation = {
+      async ask() {
+        t.activate(policy({ pve_stop_vm: { action: 'deny', reason: 'Freeze: no stops.' } }));
+        t.clock.set(t.clock.now() + 60_000);
+        return { action: 'accept', content: { approve: true } };
+      },
+    };
+    const r = result(await call(t, 'pve_stop_vm', args, conversation));
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_stop_vm/action',
+      reason: 'Freeze: no stops.',
+    });
+    expect(await sim.requests()).toEqual([]);
+    expect(t.audit.at(-1)).toMatchObject({ decision: 'deny', policy_version: 2 });
+  });
 });

@@ -28,6 +28,8 @@ let stack: Stack;
 let dir: string;
 let editorToken: string;
 let adminToken: string;
+/** The editor's token of an MCP client: no policy:edit scope. */
+let editorMcpToken: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'policy-remote-'));
@@ -46,9 +48,10 @@ beforeAll(async () => {
       POLICY: JSON.stringify(DEPLOYED),
     },
   });
-  [editorToken, adminToken] = await Promise.all([
+  [editorToken, adminToken, editorMcpToken] = await Promise.all([
+    devAccessToken(stack.url, 'ci@example.com', 'ops', 'policy:edit'),
+    devAccessToken(stack.url, 'admin@example.com', 'ops', 'policy:edit'),
     devAccessToken(stack.url, 'ci@example.com', 'ops'),
-    devAccessToken(stack.url, 'admin@example.com', 'ops'),
   ]);
 }, 120_000);
 
@@ -168,6 +171,20 @@ describe('npm run policy -- replay and push', () => {
     );
     expect(notEditor.status).toBe(4);
     expect(notEditor.err).toMatch(/HTTP 403: admin@example.com may not change the policy/);
+    // An MCP client's token of the same editor: for the tools, never for the policy.
+    const mcpToken = await run(
+      editorMcpToken,
+      'push',
+      file('ok.json', DEPLOYED),
+      '--url',
+      stack.url,
+      '--comment',
+      'an agent rewriting its own policy',
+    );
+    expect(mcpToken.status).toBe(4);
+    expect(mcpToken.err).toMatch(
+      /HTTP 403: A change needs a token granted the scope "policy:edit"/,
+    );
     const noComment = await run(editorToken, 'push', file('ok.json', DEPLOYED), '--url', stack.url);
     expect(noComment.status).toBe(2);
     expect((await versions()).versions.length).toBe(before);

@@ -9,11 +9,15 @@ import { FormBrowser, signInWithDevIdp } from './form-browser.ts';
 
 const CALLBACK = 'http://127.0.0.1:9/callback'; // never visited: the code is read from the redirect
 
-/** An access token for `user`, from a freshly registered client signed in through the dev IdP. */
+/**
+ * An access token for `user`, from a freshly registered client signed in through the dev IdP;
+ * `scope` is asked for when given (e.g. `policy:edit`, for the policy API's writes).
+ */
 export async function devAccessToken(
   serverUrl: string,
   user: string,
   groups = '',
+  scope = '',
 ): Promise<string> {
   const reg = await fetch(`${serverUrl}/register`, {
     method: 'POST',
@@ -36,6 +40,7 @@ export async function devAccessToken(
     resource: serverUrl,
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
+    ...(scope ? { scope } : {}),
   });
   const login = await signInWithDevIdp(
     new FormBrowser((u, i) => fetch(u, i)),

@@ -74,7 +74,11 @@ export interface KeysObject extends Rpc.DurableObjectBranded {
 
 /** The policy's versions, the active and the shadow one, and their history (policy-store/policy-store.ts). */
 export interface PolicyStoreObject extends Rpc.DurableObjectBranded {
-  head(deployed: string, known: number | null, now: number): Promise<PolicyHead>;
+  head(
+    deployed: { sha256: string; text?: string },
+    known: number | null,
+    now: number,
+  ): Promise<PolicyHead>;
   overview(): PolicyOverview;
   get(version: number): PolicyVersion | null;
   add(
@@ -86,6 +90,7 @@ export interface PolicyStoreObject extends Rpc.DurableObjectBranded {
     actor: string,
     comment: string,
     now: number,
+    base?: number,
   ): StoreAnswer<{ event: PolicyEvent }>;
   shadow(
     version: number | null,

@@ -23,9 +23,6 @@ import type {
 import { deployedPolicy } from '../policy/source';
 import { type PolicySource, storedPolicySource } from '../policy-store/source';
 import { POLICY_STORE_OBJECT } from '../policy-store/names';
-import type { PolicyEvent } from '../policy-store/types';
-import { policyEventRecord } from '../policy-store/audit-event';
-import { errorText, logLine } from '../log';
 import { PveClient } from '../proxmox/client';
 import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/names';
 import { type Scrubber, scrubberFor } from '../secrets/scrub';
@@ -78,8 +75,6 @@ export interface Runtime {
   readonly hmacArgs: ArgsHmacer;
   /** A Proxmox client for one call (it logs that call's exchanges), or why there is none. */
   pveClient(): PveClient | { error: string };
-  /** Writes a change of the policy to the audit trail (after the answer, like a call's record). */
-  auditPolicyEvent(event: PolicyEvent, waitUntil?: (work: Promise<unknown>) => void): void;
 }
 
 /** What the Hono routes see: the bindings, and the Runtime the entry put in the context. */
@@ -132,18 +127,6 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
   const config = configOf(env);
   const keys = (): RpcOf<KeysObject, 'key'> =>
     objectPort<KeysObject, 'key'>(env.SERVER_KEYS, SERVER_KEYS_OBJECT, 'server keys');
-  const auditPolicyEvent = (
-    event: PolicyEvent,
-    waitUntil?: (work: Promise<unknown>) => void,
-  ): void => {
-    if (!config.audit.enabled) return;
-    const write = objectPort<AuditObject, 'append'>(env.AUDIT, AUDIT_OBJECT, 'audit', 10_000)
-      .append(policyEventRecord(event))
-      .catch((err: unknown) => {
-        logLine('error', 'audit_lost', { policy_event: event.id, error: errorText(err, 200) });
-      });
-    if (waitUntil) waitUntil(write);
-  };
   const policyStore = (ms?: number) =>
     objectPort<PolicyStoreObject, keyof PolicyStorePort | 'head'>(
       env.POLICY_STORE,
@@ -159,9 +142,7 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
       deployed: deployedPolicy(config.policyText),
       clock,
       catalog: TOOL_CATALOG,
-      seeded: auditPolicyEvent,
     }),
-    auditPolicyEvent,
     stores: {
       policies: () => policyStore(),
       counters: (name, waitUntil) => countersPort(env.POLICY_COUNTERS, name, waitUntil),

@@ -19,6 +19,10 @@
 // SQL, so each runs whole on the object's single thread: two editors cannot interleave.
 
 import { DurableObject } from 'cloudflare:workers';
+import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
+import { auditEnabled } from '../config/parse';
+import type { AppEnv, AuditObject } from '../env';
+import { policyEventRecord } from './audit-event';
 import { formatErrors } from '../policy/load';
 import { checkPolicyText } from '../policy/text';
 import { sha256Hex } from '../encoding';
@@ -41,11 +45,18 @@ const MAX_COMMENT = 500;
 
 type StateKey = 'generation' | 'active' | 'shadow' | 'shadow_since' | 'shadow_count';
 
+interface StoreEnv extends Pick<AppEnv, 'AUDIT_ENABLED'> {
+  AUDIT?: DurableObjectNamespace<AuditObject>;
+}
+
 export class PolicyStore extends DurableObject {
   private readonly sql = this.ctx.storage.sql;
+  /** Where each change is recorded: this object writes its own audit records (none when off). */
+  private readonly audit: DurableObjectNamespace<AuditObject> | null;
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: StoreEnv) {
     super(ctx, env as never);
+    this.audit = env.AUDIT && auditEnabled(env) ? env.AUDIT : null;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS policy_versions (
       version INTEGER PRIMARY KEY, text TEXT NOT NULL, sha256 TEXT NOT NULL, author TEXT NOT NULL,
       created INTEGER NOT NULL, comment TEXT NOT NULL, replaces INTEGER)`);
@@ -53,7 +64,8 @@ export class PolicyStore extends DurableObject {
       'CREATE TABLE IF NOT EXISTS policy_state (key TEXT PRIMARY KEY, value INTEGER NOT NULL)',
     );
     this.sql.exec(`CREATE TABLE IF NOT EXISTS policy_deploys (
-      sha256 TEXT PRIMARY KEY, seen INTEGER NOT NULL, version INTEGER, problems TEXT)`);
+      sha256 TEXT PRIMARY KEY, seen INTEGER NOT NULL, version INTEGER, problems TEXT,
+      catalog TEXT)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS policy_events (
       id INTEGER PRIMARY KEY AUTOINCREMENT, ts INTEGER NOT NULL, actor TEXT NOT NULL,
       action TEXT NOT NULL, version INTEGER, comment TEXT NOT NULL)`);
@@ -63,53 +75,33 @@ export class PolicyStore extends DurableObject {
 
   /**
    * An isolate's check: the active and shadow versions (texts only when `known` is not the
-   * current generation), after taking in the deployed policy if this object has not seen it.
+   * current generation), after taking in the deployed policy if this object has not seen it. The
+   * deployed policy comes as its hash; its text only when this object asked for it
+   * (`needsDeployText`), so a check is small.
    */
-  async head(deployed: string, known: number | null, now: number): Promise<PolicyHead> {
-    const sha = await sha256Hex(deployed);
-    const out: Pick<PolicyHead, 'seeded' | 'deployProblems'> = {};
+  async head(
+    deployed: { sha256: string; text?: string },
+    known: number | null,
+    now: number,
+  ): Promise<PolicyHead> {
+    const { text } = deployed;
+    if (text !== undefined && (await sha256Hex(text)) !== deployed.sha256)
+      throw new RangeError('the deployed policy does not match its hash');
+    // From here on synchronous: no other request runs in between.
+    const out: Pick<PolicyHead, 'deployProblems' | 'needsDeployText'> = {};
     const seen = this.sql
-      .exec<{ problems: string | null }>(
-        'SELECT problems FROM policy_deploys WHERE sha256 = ?',
-        sha,
+      .exec<{ problems: string | null; catalog: string | null }>(
+        'SELECT problems, catalog FROM policy_deploys WHERE sha256 = ?',
+        deployed.sha256,
       )
       .toArray()[0];
-    if (!seen) {
-      const checked = checkPolicyText(deployed, TOOL_CATALOG);
-      if (!checked.ok) {
-        const problems = formatErrors(checked.errors).split('\n');
-        this.sql.exec(
-          'INSERT INTO policy_deploys (sha256, seen, version, problems) VALUES (?, ?, NULL, ?)',
-          sha,
-          now,
-          JSON.stringify(problems),
-        );
-        out.deployProblems = problems;
-      } else {
-        const active = this.meta(this.state('active'));
-        let version: number | null = active?.sha256 === sha ? active.version : null;
-        if (version === null) {
-          const first = active === null && this.count() === 0;
-          version = this.insert(
-            { text: deployed, author: 'deploy', comment: first ? 'first start' : 'from deploy' },
-            sha,
-            now,
-          );
-          this.activateVersion(version);
-          out.seeded = this.event(
-            now,
-            'deploy',
-            'deploy',
-            version,
-            first ? 'first start' : 'from deploy',
-          );
-        }
-        this.sql.exec(
-          'INSERT INTO policy_deploys (sha256, seen, version, problems) VALUES (?, ?, ?, NULL)',
-          sha,
-          now,
-          version,
-        );
+    // A text refused under other tools than this release's is checked again (a tool it names may exist now).
+    const recheck = seen?.problems && seen.catalog !== CATALOG_MARK;
+    if (!seen || recheck) {
+      if (text === undefined) out.needsDeployText = true;
+      else {
+        const problems = this.takeDeployed(text, deployed.sha256, now);
+        if (problems) out.deployProblems = problems;
       }
     } else if (seen.problems) {
       out.deployProblems = JSON.parse(seen.problems) as string[];
@@ -122,6 +114,41 @@ export class PolicyStore extends DurableObject {
       shadow: this.ref(this.state('shadow'), withText),
       ...out,
     };
+  }
+
+  /** Seeds or adds the deployed policy as the active version; its problems if it fails the checks. */
+  private takeDeployed(text: string, sha: string, now: number): string[] | null {
+    const checked = checkPolicyText(text, TOOL_CATALOG);
+    if (!checked.ok) {
+      const problems = formatErrors(checked.errors).split('\n');
+      this.sql.exec(
+        `INSERT INTO policy_deploys (sha256, seen, version, problems, catalog) VALUES (?, ?, NULL, ?, ?)
+         ON CONFLICT(sha256) DO UPDATE SET seen = excluded.seen, problems = excluded.problems, catalog = excluded.catalog`,
+        sha,
+        now,
+        JSON.stringify(problems),
+        CATALOG_MARK,
+      );
+      return problems;
+    }
+    const active = this.meta(this.state('active'));
+    let version: number | null = active?.sha256 === sha ? active.version : null;
+    if (version === null) {
+      const first = active === null && this.count() === 0;
+      const comment = first ? 'first start' : 'from deploy';
+      version = this.insert({ text, author: 'deploy', comment }, sha, now);
+      this.activateVersion(version);
+      this.event(now, 'deploy', 'deploy', version, comment);
+    }
+    this.sql.exec(
+      `INSERT INTO policy_deploys (sha256, seen, version, problems, catalog) VALUES (?, ?, ?, NULL, ?)
+       ON CONFLICT(sha256) DO UPDATE SET seen = excluded.seen, version = excluded.version, problems = NULL, catalog = excluded.catalog`,
+      sha,
+      now,
+      version,
+      CATALOG_MARK,
+    );
+    return null;
   }
 
   overview(): PolicyOverview {
@@ -180,6 +207,8 @@ export class PolicyStore extends DurableObject {
       return { ok: false, status: 400, problems: formatErrors(checked.errors).split('\n') };
     if (input.activate && input.shadow)
       return { ok: false, status: 400, problems: ['activate and shadow exclude each other'] };
+    const moved = this.movedSince(input.base);
+    if (moved) return moved;
     const version = this.insert(input, await sha256Hex(input.text), now);
     let event = this.event(now, input.author, 'add', version, input.comment);
     if (input.activate) {
@@ -198,8 +227,11 @@ export class PolicyStore extends DurableObject {
     actor: string,
     comment: string,
     now: number,
+    base?: number,
   ): StoreAnswer<{ event: PolicyEvent }> {
     if (!this.meta(version)) return { ok: false, status: 404, problems: [`no version ${version}`] };
+    const moved = this.movedSince(base);
+    if (moved) return moved;
     if (this.state('active') === version)
       return { ok: false, status: 409, problems: [`version ${version} is already active`] };
     this.activateVersion(version);
@@ -263,6 +295,26 @@ export class PolicyStore extends DurableObject {
       .map((r) => JSON.parse(r.body) as ShadowDisagreement);
   }
 
+  /** A refusal when the active version is no longer `base`, the one the editor saw. */
+  private movedSince(
+    base: number | undefined,
+  ): { ok: false; status: 409; problems: string[] } | null {
+    const active = this.state('active');
+    if (base === undefined || base === active) return null;
+    const last = this.sql
+      .exec<{ actor: string; ts: number }>(
+        "SELECT actor, ts FROM policy_events WHERE action IN ('activate', 'deploy') ORDER BY id DESC LIMIT 1",
+      )
+      .toArray()[0];
+    return {
+      ok: false,
+      status: 409,
+      problems: [
+        `version ${active} has been activated since you opened version ${base}${last ? ` (by ${last.actor} at ${new Date(last.ts).toISOString()})` : ''}: reload, compare, and try again`,
+      ],
+    };
+  }
+
   private insert(
     input: Pick<NewVersion, 'text' | 'author' | 'comment'>,
     sha: string,
@@ -320,7 +372,32 @@ export class PolicyStore extends DurableObject {
         comment.slice(0, MAX_COMMENT),
       )
       .one();
-    return { id: row.id, ts, actor, action, version, comment: comment.slice(0, MAX_COMMENT) };
+    const event = {
+      id: row.id,
+      ts,
+      actor,
+      action,
+      version,
+      comment: comment.slice(0, MAX_COMMENT),
+    };
+    this.record(event);
+    return event;
+  }
+
+  /**
+   * The change's audit record, written by this object as it commits the change (so no change
+   * goes unrecorded because a Worker gave up waiting); one that cannot be written is counted lost.
+   */
+  private record(event: PolicyEvent): void {
+    const ns = this.audit;
+    if (!ns) return;
+    const stub = (name: string) => ns.get(ns.idFromName(name));
+    this.ctx.waitUntil(
+      stub(AUDIT_OBJECT)
+        .append(policyEventRecord(event))
+        .catch(() => stub(AUDIT_LOST_OBJECT).recordLost(1))
+        .catch(() => undefined),
+    );
   }
 
   private ref(version: number | null, withText: boolean): PolicyHead['active'] {
@@ -373,6 +450,21 @@ export class PolicyStore extends DurableObject {
 }
 
 const META_COLUMNS = 'version, sha256, author, created, comment, replaces';
+
+/**
+ * This release's tools and their arguments, as a short mark (FNV-1a): a deployed policy refused
+ * under other tools is checked again.
+ */
+const CATALOG_MARK = (() => {
+  const text = JSON.stringify(
+    Object.entries(TOOL_CATALOG)
+      .map(([name, args]) => [name, Object.keys(args).sort()])
+      .sort(),
+  );
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0).toString(16);
+})();
 type EventRow = {
   id: number;
   ts: number;

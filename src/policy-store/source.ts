@@ -9,11 +9,12 @@
 
 import { errorText, logLine } from '../log';
 import type { Clock } from '../clock';
+import { sha256Hex } from '../encoding';
 import { STORE_DEADLINE_MS } from '../stores/deadline';
 import type { ToolCatalog } from '../policy/load';
 import type { ActivePolicy, PolicyOrigin } from '../policy/source';
 import { type CheckedPolicy, checkPolicyText } from '../policy/text';
-import type { PolicyEvent, PolicyHead, PolicyVersionRef } from './types';
+import type { PolicyHead, PolicyVersionRef } from './types';
 
 /** Served without a check. */
 export const FRESH_MS = 1_500;
@@ -21,13 +22,16 @@ export const FRESH_MS = 1_500;
 export const MAX_AGE_MS = 4_000;
 
 export interface PolicyHeadPort {
-  head(deployed: string, known: number | null, now: number): Promise<PolicyHead>;
+  head(
+    deployed: { sha256: string; text?: string },
+    known: number | null,
+    now: number,
+  ): Promise<PolicyHead>;
 }
 
 export interface PolicySource {
   /**
-   * The policy in force. `waitUntil` keeps a background check alive past the response; a
-   * deployed policy the store took in as a new version is handed to `seeded` (to be audited).
+   * The policy in force. `waitUntil` keeps a background check alive past the response.
    */
   active(waitUntil?: (work: Promise<unknown>) => void): Promise<ActivePolicy>;
   /** Why the store refused the deployed policy, as of the last check (null: it did not). */
@@ -47,11 +51,11 @@ export function storedPolicySource(options: {
   deployed: { origin: PolicyOrigin; text: string };
   clock: Clock;
   catalog: ToolCatalog;
-  seeded: (event: PolicyEvent, waitUntil?: (work: Promise<unknown>) => void) => void;
 }): PolicySource {
   const { deployed, clock, catalog } = options;
   let held: Held | null = null;
   let deployRefused: string[] | null = null;
+  let deployedSha: string | undefined;
   // When this isolate last made a change: an answer to a check asked before it confirms nothing.
   let forgottenAt = -Infinity;
   // When the last background check began: one at a time is enough. Its promise is never shared:
@@ -110,11 +114,16 @@ export function storedPolicySource(options: {
       : { ...tag, ok: false, errors: result.errors, text: ref.text };
   };
 
-  const check = async (waitUntil?: (work: Promise<unknown>) => void): Promise<Held> => {
+  const check = async (): Promise<Held> => {
     const asked = clock.now();
-    // The texts come only when the generation is new to this isolate.
-    const head = await options.store().head(deployed.text, held?.generation ?? null, asked);
-    if (head.seeded) options.seeded(head.seeded, waitUntil);
+    // The deployed policy goes as its hash (its text only when the store asks for it); the
+    // versions' texts come only when the generation is new to this isolate.
+    deployedSha ??= await sha256Hex(deployed.text);
+    const store = options.store();
+    const known = held?.generation ?? null;
+    let head = await store.head({ sha256: deployedSha }, known, asked);
+    if (head.needsDeployText)
+      head = await store.head({ sha256: deployedSha, text: deployed.text }, known, asked);
     if (head.deployProblems && !deployRefused)
       logLine('error', 'policy_deploy_refused', {
         origin: deployed.origin,
@@ -146,7 +155,7 @@ export function storedPolicySource(options: {
         if (waitUntil && now - backgroundSince > STORE_DEADLINE_MS) {
           backgroundSince = now;
           waitUntil(
-            check(waitUntil).then(
+            check().then(
               () => {
                 backgroundSince = -Infinity;
               },
@@ -159,7 +168,7 @@ export function storedPolicySource(options: {
         return held.active;
       }
       try {
-        return (await check(waitUntil)).active;
+        return (await check()).active;
       } catch (err) {
         logLine('error', 'policy_store_unavailable', { error: errorText(err, 200) });
         return {

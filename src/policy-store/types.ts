@@ -26,10 +26,10 @@ export interface PolicyHead {
   /** The active version, with its text unless the isolate already holds this generation. */
   active: PolicyVersionRef | null;
   shadow: PolicyVersionRef | null;
-  /** Set when this check stored the deployed policy as a new version (the caller audits it). */
-  seeded?: PolicyEvent;
   /** Why the deployed policy was not stored (it fails the checks); the active version stays. */
   deployProblems?: string[];
+  /** The store has not seen the deployed policy (by its hash): ask again with its text. */
+  needsDeployText?: true;
 }
 
 export interface PolicyVersionRef {
@@ -72,6 +72,11 @@ export interface NewVersion {
   comment: string;
   activate?: boolean;
   shadow?: boolean;
+  /**
+   * The active version the editor saw when writing the draft: if another has been activated
+   * since, the change is refused (409), so nobody's edit silently replaces someone else's.
+   */
+  base?: number;
 }
 
 export type StoreAnswer<T> =

@@ -232,6 +232,8 @@ policyApi.post('/', async (c) => {
     return refuse(c, 400, 'invalid_request', 'activate must be true or false.');
   if (body.shadow !== undefined && typeof body.shadow !== 'boolean')
     return refuse(c, 400, 'invalid_request', 'shadow must be true or false.');
+  const base = baseOf(body.base);
+  if (base === null) return refuse(c, 400, 'invalid_request', BASE_RULE);
   const runtime = c.var.runtime;
   const answer = await runtime.stores.policies().add(
     {
@@ -240,6 +242,7 @@ policyApi.post('/', async (c) => {
       author: personName(me.identity),
       activate: body.activate === true,
       shadow: body.shadow === true,
+      ...(base === undefined ? {} : { base }),
     },
     runtime.clock.now(),
   );
@@ -248,14 +251,14 @@ policyApi.post('/', async (c) => {
       { error: 'invalid_policy', message: 'The policy was not stored.', problems: answer.problems },
       answer.status,
     );
-  afterChange(c, answer.value.event);
+  afterChange(c);
   return c.json({ version: answer.value.version, action: answer.value.event.action }, 201);
 });
 
 policyApi.post('/:version{[0-9]+}/activate', (c) => {
   const version = Number(c.req.param('version'));
-  return switchVersion(c, { active: version }, (store, actor, comment, now) =>
-    store.activate(version, actor, comment, now),
+  return switchVersion(c, { active: version }, (store, actor, comment, now, base) =>
+    store.activate(version, actor, comment, now, base),
   );
 });
 
@@ -281,6 +284,7 @@ async function switchVersion(
     actor: string,
     comment: string,
     now: number,
+    base: number | undefined,
   ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
 ): Promise<Response> {
   const me = await caller(c, true);
@@ -289,16 +293,28 @@ async function switchVersion(
   if (body instanceof Response) return body;
   const comment = commentOf(body.comment);
   if (comment === null) return refuse(c, 400, 'invalid_request', COMMENT_RULE);
+  const base = baseOf(body.base);
+  if (base === null) return refuse(c, 400, 'invalid_request', BASE_RULE);
   const runtime = c.var.runtime;
   const answer = await change(
     runtime.stores.policies(),
     personName(me.identity),
     comment,
     runtime.clock.now(),
+    base,
   );
   if (!answer.ok) return refuse(c, answer.status, 'refused', answer.problems.join('; '));
-  afterChange(c, answer.value.event);
+  afterChange(c);
   return c.json(done);
+}
+
+const BASE_RULE =
+  'base, when given, is the version that was active when you wrote the change (a whole number).';
+
+/** `base`: absent (undefined), or a version number; null for anything else. */
+function baseOf(value: unknown): number | undefined | null {
+  if (value === undefined) return undefined;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 ? value : null;
 }
 
 function problems(list: readonly { pointer: string; message: string }[]): string[] {

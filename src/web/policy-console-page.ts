@@ -160,7 +160,7 @@ ${deploy}
 <section aria-labelledby="active-h"><h2 id="active-h">Active</h2>${active}</section>
 <section aria-labelledby="shadow-h"><h2 id="shadow-h">Shadow</h2>${shadow}</section>
 <section aria-labelledby="draft-h"><h2 id="draft-h">Draft</h2>
-<form method="post" action="/admin/policy/draft">${hidden}
+<form method="post" action="/admin/policy/draft">${hidden}${o.active ? html`<input type="hidden" name="base" value="${o.active.version}">` : ''}
 <label for="draft-text">Policy (JSON)</label>
 <textarea id="draft-text" name="policy" spellcheck="false">${d.text}</textarea>
 <div class="row">
@@ -200,6 +200,10 @@ export interface VersionView {
   replaced: PolicyVersion | null;
   active: boolean;
   shadow: boolean;
+  /** The version active when the page was made (the activate form's base). */
+  activeVersion: number | null;
+  /** The active version's text, to show what activating this one would change. */
+  activeText: string | null;
 }
 
 export function versionPage(v: VersionView) {
@@ -212,13 +216,18 @@ export function versionPage(v: VersionView) {
 <p>${versionLine(x)}</p>
 ${
   v.editor && !v.active
-    ? html`<form method="post" action="/admin/policy/version/${x.version}/activate" class="inline">${hidden}${commentField('activate-comment')}<button type="submit" class="primary">Activate version ${x.version}</button></form>
+    ? html`<form method="post" action="/admin/policy/version/${x.version}/activate" class="inline">${hidden}${v.activeVersion !== null ? html`<input type="hidden" name="base" value="${v.activeVersion}">` : ''}${commentField('activate-comment')}<button type="submit" class="primary">Activate version ${x.version}</button></form>
 ${v.shadow ? '' : html`<form method="post" action="/admin/policy/version/${x.version}/shadow" class="inline">${hidden}${commentField('shadow-comment')}<button type="submit">Run version ${x.version} in shadow</button></form>`}`
     : ''
 }
 ${
+  !v.active && v.activeText !== null
+    ? html`<h2>What activating it would change (from active version ${v.activeVersion})</h2>${diffOf(v.activeText, x.text)}`
+    : ''
+}
+${
   v.replaced
-    ? html`<h2>Changes from version ${v.replaced.version}</h2>${diffOf(v.replaced.text, x.text)}`
+    ? html`<h2>Changes from version ${v.replaced.version}, which it replaced</h2>${diffOf(v.replaced.text, x.text)}`
     : html`<p>The first version.</p>`
 }
 <h2>Text</h2><pre class="diff">${x.text}</pre>`,

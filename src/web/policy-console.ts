@@ -141,12 +141,13 @@ policyConsole.post('/draft', async (c) => {
       author: personName(me.identity),
       activate: action === 'activate',
       shadow: action === 'shadow',
+      base: formBase(form.base),
     },
     runtime.clock.now(),
   );
   if (!answer.ok)
     return render(c, me, { ...draft, problems: answer.problems }, { status: answer.status });
-  afterChange(c, answer.value.event);
+  afterChange(c);
   return done(
     c,
     action === 'save' ? 'stored' : (action as 'activate' | 'shadow'),
@@ -164,6 +165,11 @@ policyConsole.get('/version/:version{[0-9]+}', async (c) => {
     store.overview(),
     version.replaces ? store.get(version.replaces) : (null as PolicyVersion | null),
   ]);
+  const activeVersion = overview.active?.version ?? null;
+  const activeText =
+    activeVersion !== null && activeVersion !== version.version
+      ? ((await store.get(activeVersion))?.text ?? null)
+      : null;
   return html(
     c,
     versionPage({
@@ -172,16 +178,18 @@ policyConsole.get('/version/:version{[0-9]+}', async (c) => {
       editor: me.editor,
       version,
       replaced,
-      active: overview.active?.version === version.version,
+      active: activeVersion === version.version,
       shadow: overview.shadow?.version === version.version,
+      activeVersion,
+      activeText,
     }),
   );
 });
 
 policyConsole.post('/version/:version{[0-9]+}/activate', (c) => {
   const version = Number(c.req.param('version'));
-  return change(c, 'activate', version, (store, actor, comment, now) =>
-    store.activate(version, actor, comment, now),
+  return change(c, 'activate', version, (store, actor, comment, now, base) =>
+    store.activate(version, actor, comment, now, base),
   );
 });
 
@@ -207,6 +215,7 @@ async function change(
     actor: string,
     comment: string,
     now: number,
+    base: number | undefined,
   ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
 ): Promise<Response> {
   const me = await person(c);
@@ -222,10 +231,11 @@ async function change(
     personName(me.identity),
     comment,
     runtime.clock.now(),
+    formBase(form.base),
   );
   if (!answer.ok)
     return render(c, me, {}, { status: answer.status, error: answer.problems.join('; ') });
-  afterChange(c, answer.value.event);
+  afterChange(c);
   return done(c, notice, version);
 }
 
@@ -237,6 +247,11 @@ const NOTICES: Record<Notice, (version: string) => string> = {
   shadow: (v) => `Version ${v} in shadow.`,
   stopped: () => 'Shadow stopped.',
 };
+
+/** The active version the form was rendered with (its hidden `base`), if it carries one. */
+function formBase(value: string | undefined): number | undefined {
+  return value && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
+}
 
 function done(c: Ctx, notice: Notice, version: number | null): Response {
   const query = new URLSearchParams({ done: notice });

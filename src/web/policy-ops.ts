@@ -8,7 +8,6 @@ import type { AppBindings, Runtime } from '../compose/runtime';
 import type { Identity } from '../identity';
 import type { CompiledPolicy } from '../policy/load';
 import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
-import type { PolicyEvent } from '../policy-store/types';
 import { type ReplayReport, type ReplayTool, replayPolicy } from '../replay/replay';
 import { TOOLS } from '../tools';
 
@@ -59,11 +58,12 @@ async function recordedCalls(
   }
 }
 
-/** After a change: audited, and this isolate asks the store again before its next call. */
-export function afterChange(c: Context<AppBindings>, event: PolicyEvent): void {
-  const runtime = c.var.runtime;
-  runtime.policy.forget();
-  runtime.auditPolicyEvent(event, (work) => c.executionCtx.waitUntil(work));
+/**
+ * After a change (which the store has recorded in the audit trail): this isolate asks the store
+ * again before its next call.
+ */
+export function afterChange(c: Context<AppBindings>): void {
+  c.var.runtime.policy.forget();
 }
 
 /** `since`: a duration back from now (7d, 24h, 30m), an ISO 8601 time, or epoch ms; default 7 days. */

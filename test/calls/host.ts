@@ -157,6 +157,7 @@ export function testHost(options: HostOptions): TestHost {
   const counterStores = new Map<string, Promise<WindowCounters>>();
   /** Versions activated after the first (the deployed POLICY), oldest first. */
   const versions: string[] = [];
+  let deployedText: string | undefined;
   const counters = (name: string): Promise<WindowCounters> => {
     if (!counterStores.has(name)) counterStores.set(name, WindowCounters.load(memoryStorage()));
     return counterStores.get(name)!;
@@ -198,8 +199,11 @@ export function testHost(options: HostOptions): TestHost {
     }),
     // The policy store: the deployed POLICY as version 1, until the test activates another.
     POLICY_STORE: namespace(() => ({
-      head: async (deployed: string, known: number | null) => {
-        const text = versions.at(-1) ?? deployed;
+      head: async (deployed: { sha256: string; text?: string }, known: number | null) => {
+        deployedText ??= deployed.text;
+        if (deployedText === undefined)
+          return { generation: 0, active: null, shadow: null, needsDeployText: true };
+        const text = versions.at(-1) ?? deployedText;
         return {
           generation: versions.length + 1,
           active: {

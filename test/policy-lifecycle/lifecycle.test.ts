@@ -372,6 +372,49 @@ describe('deploys', () => {
   });
 });
 
+describe('two editors', () => {
+  it('refuses a change written against a version that is no longer active, and stores nothing', async () => {
+    const before = await json<{ active: { version: number }; versions: unknown[] }>(
+      await admin.json(API, 'GET'),
+    );
+    const stale = before.active.version + 100;
+    const add = await editor.json(
+      API,
+      'POST',
+      { policy: stricter, comment: 'from an old tab', activate: true, base: stale },
+      sameOrigin,
+    );
+    expect(add.status).toBe(409);
+    expect(((await add.json()) as { problems: string[] }).problems[0]).toMatch(
+      new RegExp(
+        `version ${before.active.version} has been activated since you opened version ${stale} \\(by `,
+      ),
+    );
+    const activate = await editor.json(
+      `${API}/2/activate`,
+      'POST',
+      { comment: 'from an old tab', base: stale },
+      sameOrigin,
+    );
+    expect(activate.status).toBe(409);
+    const after = await json<{ active: { version: number }; versions: unknown[] }>(
+      await admin.json(API, 'GET'),
+    );
+    expect(after.active.version).toBe(before.active.version);
+    expect(after.versions).toHaveLength(before.versions.length);
+    // With the right base it goes through.
+    const ok = await editor.json(
+      `${API}/2/activate`,
+      'POST',
+      { comment: 'with the right base', base: before.active.version },
+      sameOrigin,
+    );
+    expect(ok.status).toBe(200);
+    const back = await editor.json(`${API}/1/activate`, 'POST', { comment: 'back' }, sameOrigin);
+    expect(back.status).toBe(200);
+  });
+});
+
 describe('a policy store that does not answer', () => {
   it('refuses calls on a cold isolate, with the reason, and sends nothing to Proxmox', async () => {
     await sim.reset();

@@ -10,23 +10,14 @@ import type { Identity } from '../identity';
 import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
+import { UNDECIDED_RULES } from '../policy/undecided';
 
 import type { ApprovalPort } from './approval-gate';
 import type { AskNext } from './conversation';
 
 export type Refusal = Exclude<Decision, { kind: 'allow' }>;
 
-/**
- * The rules of refusals no policy decided: the policy did not load, or a store did not answer.
- * A replay of the audit trail leaves them out (a candidate policy would not change them).
- */
-export const UNDECIDED_RULES = {
-  invalidPolicy: '(invalid policy)',
-  approvalStore: '(approval store unavailable)',
-  counterStore: '(counter store unavailable)',
-  /** The policy store could not say which policy is in force. */
-  policyStore: '(policy store unavailable)',
-} as const;
+export { UNDECIDED_RULES };
 
 /** A call waiting for a person: where they approve it, and the id to call again with. */
 export interface PendingApproval {

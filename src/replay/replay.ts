@@ -16,7 +16,7 @@
 
 import type { z } from 'zod';
 import type { AuditDecision, StoredAuditRecord } from '../audit/record';
-import { UNDECIDED_RULES } from '../calls/policy-gate';
+import { UNDECIDED_RULES } from '../policy/undecided';
 import type { Identity } from '../identity';
 import type { CallView } from '../policy/conditions';
 import { evaluatePolicy, limitsFor, type AppliedLimit, type Decision } from '../policy/evaluate';
@@ -47,6 +47,7 @@ export type ReplayRecord = Pick<
   | 'decision'
   | 'rule'
   | 'approval_channel'
+  | 'approval_id'
 > & {
   /** The caller's groups; undefined or null on records from before groups were recorded. */
   user_groups?: string[] | null;
@@ -123,7 +124,7 @@ export function replayPolicy(
     }
     totals.replayed++;
     const after = replayCall(candidate, record, tools.get(record.tool) ?? null, slots);
-    if (after.decision === decision) {
+    if (after.decision === decision || personSaidNo(record, after)) {
       totals.unchanged++;
       continue;
     }
@@ -181,7 +182,9 @@ function replayCall(
     }
   };
 
-  const approved = record.decision === 'allow' && record.approval_channel !== null;
+  // A person's approval was spent on the call (it then ran, or a limit stopped it).
+  const approved =
+    record.approval_id !== null && (record.decision === 'allow' || record.decision === 'limited');
   const call: CallView = {
     tool: record.tool,
     args: recorded.view,
@@ -215,6 +218,19 @@ function replayCall(
 }
 
 const allowed = (): ReplayAfter => ({ decision: 'allow', rule: null });
+
+/**
+ * A person refused the approval the call asked for (its approval recorded beside a denial by the
+ * rule that asks for one): a candidate that asks for the same approval changes nothing.
+ */
+function personSaidNo(record: ReplayRecord, after: ReplayAfter): boolean {
+  return (
+    record.decision === 'deny' &&
+    record.approval_id !== null &&
+    after.decision === 'approval_required' &&
+    after.rule === record.rule
+  );
+}
 
 /** The candidate's limits for the caller: those that apply, and those that may (groups unknown). */
 interface Limits {

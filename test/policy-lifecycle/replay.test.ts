@@ -143,6 +143,13 @@ describe('replay of a draft over the recorded calls', () => {
     );
   });
 
+  it('replays the policy that decided the calls without a single change', async () => {
+    const report = await replay(DEPLOYED);
+    expect(report.calls).toBe(6);
+    expect(report.changed).toEqual([]);
+    expect(report.totals).toMatchObject({ replayed: 6, changed: 0 });
+  });
+
   it('replays only the newest calls up to the limit, and says so', async () => {
     const report = await replay(DEPLOYED, { limit: 2 });
     expect(report.calls).toBe(2);

@@ -81,6 +81,7 @@ function row(
     decision: 'allow',
     rule: null,
     approval_channel: null,
+    approval_id: null,
     user_groups: [],
     ...over,
   };
@@ -339,9 +340,9 @@ describe('replayPolicy', () => {
     const records = [
       create('p1', 0, false),
       create('p2', 10, false),
-      create('c1', 20, true, { approval_channel: 'web' }),
+      create('c1', 20, true, { approval_channel: 'web', approval_id: 'approval-web-1' }),
       create('c2', 30, true),
-      create('c3', 40, true, { approval_channel: 'conversation' }),
+      create('c3', 40, true, { approval_channel: 'conversation', approval_id: '(conversation)' }),
       create('c4', 50, true, {
         decision: 'approval_required',
         rule: '/tools/pve_create_qemu_vm/action',
@@ -705,6 +706,35 @@ describe('replayPolicy', () => {
       calls: 5,
       totals: { replayed: 1, skipped: 4, unchanged: 0, changed: 1, unknown: 0 },
     });
+  });
+
+  it('replays the policy that decided the calls without a change: approvals given, refused, and spent then limited', () => {
+    const asking = policy({
+      tools: {
+        [CREATE]: {
+          action: 'require_approval',
+          limits: [{ counter: 'creates', window: 'hour', max: 1, scope: 'grant' }],
+        },
+      },
+    });
+    const create = (id: string, s: number, over: RowOptions) =>
+      row(id, CREATE, { ...NODE, confirm: true }, { ts: at(s), ...over });
+    const rule = '/tools/pve_create_qemu_vm/action';
+    const records = [
+      create('asked', 0, { decision: 'approval_required', rule, approval_id: 'a1' }),
+      // A person said no on the approval page; the retry with its id was refused.
+      create('refused', 10, { decision: 'deny', rule, approval_id: 'a1' }),
+      create('approved', 20, { approval_channel: 'web', approval_id: 'a2' }),
+      // Approved, then the hour's one create was used up: refused by the limit.
+      create('over', 30, {
+        decision: 'limited',
+        rule: '/tools/pve_create_qemu_vm/limits/0',
+        approval_id: 'a3',
+      }),
+    ];
+    const report = replay(asking, records);
+    expect(brief(report)).toEqual([]);
+    expect(report.totals).toMatchObject({ replayed: 4, unchanged: 4, changed: 0 });
   });
 
   it('reads no argument of a tool the server offers no more, and decides what needs none', () => {

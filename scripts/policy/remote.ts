@@ -125,9 +125,11 @@ export async function policyRemote(
   };
 
   if (command === 'push') {
+    // A commit message makes a fine comment; the server keeps at most 500 characters of one.
+    const comment = values.comment!.trim();
     const answer = await send('', {
       policy: text,
-      comment: values.comment!.trim(),
+      comment: comment.length > 500 ? `${comment.slice(0, 499)}…` : comment,
       ...(values.activate ? { activate: true } : {}),
       ...(values.shadow ? { shadow: true } : {}),
     });

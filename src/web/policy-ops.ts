@@ -36,8 +36,15 @@ export async function replayDraft(
 }
 
 /**
- * The recorded calls since `since`, oldest first, at most `limit` (the newest ones when there
- * are more: `truncated` says so). Policy changes recorded beside them are left out.
+ * Stored arguments a replay holds at most (about; a record's are at most 16 KiB): a Worker has
+ * 128 MB, and a trail full of the largest records must not take a replay past it.
+ */
+const MAX_REPLAY_ARG_BYTES = 24 * 1024 * 1024;
+
+/**
+ * The recorded calls since `since`, oldest first, at most `limit` and MAX_REPLAY_ARG_BYTES of
+ * arguments (the newest ones when there are more: `truncated` says so). Policy changes recorded
+ * beside them are left out.
  */
 async function recordedCalls(
   runtime: Runtime,
@@ -46,10 +53,17 @@ async function recordedCalls(
 ): Promise<{ records: StoredAuditRecord[]; truncated: boolean }> {
   const audit = runtime.stores.audit('records', 10_000);
   const out: StoredAuditRecord[] = [];
+  let bytes = 0;
   let cursor: string | undefined;
   for (;;) {
     const page = await audit.query({ from: since, cursor, limit: 1_000 });
-    for (const r of page.records) if (r.tool !== POLICY_EVENT_TOOL) out.push(r);
+    for (const r of page.records) {
+      if (r.tool === POLICY_EVENT_TOOL) continue;
+      bytes += JSON.stringify(r.args).length;
+      if (bytes > MAX_REPLAY_ARG_BYTES)
+        return { records: out.slice(0, limit).reverse(), truncated: true };
+      out.push(r);
+    }
     if (out.length >= limit || !page.next_cursor) {
       const truncated = out.length > limit || (out.length === limit && page.next_cursor !== null);
       return { records: out.slice(0, limit).reverse(), truncated };

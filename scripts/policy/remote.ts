@@ -77,6 +77,12 @@ export async function policyRemote(
     out.error(REMOTE_USAGE);
     return 2;
   }
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    out.error(
+      `--url must be the server's http(s) address, e.g. https://mcp.example.com\n${REMOTE_USAGE}`,
+    );
+    return 2;
+  }
   if (command === 'push' && (!values.comment?.trim() || (values.activate && values.shadow))) {
     out.error(
       `push needs --comment "why", and at most one of --activate and --shadow.\n${REMOTE_USAGE}`,
@@ -97,6 +103,9 @@ export async function policyRemote(
   }
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (env.PVE_MCP_TOKEN) headers.authorization = `Bearer ${env.PVE_MCP_TOKEN}`;
+  // Without a token (AUTH_MODE=none, loopback only) a change must name the server's own origin,
+  // as its own page would: the server refuses other pages' posts by their Origin.
+  else headers.origin = new URL(url).origin;
 
   const send = async (
     path: string,

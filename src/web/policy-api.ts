@@ -5,9 +5,11 @@
 // Who: an administrator or a policy editor reads; only an editor (POLICY_EDITORS) changes
 // anything. How: the admin web session's cookie, where a write must carry this server's own
 // `Origin` (a page on another site cannot post with the cookie), or an access token this server
-// issued, for this server, to a person still admitted (`npm run policy -- push`, CI). With
-// AUTH_MODE=none the door already serves loopback, same-origin requests only. Answers are JSON;
-// errors are `{error, message}` (and `problems` for a policy that fails its checks).
+// issued, for this server, to a person still admitted, whose grant has the `policy:edit` scope
+// for a change (`npm run policy -- push`, CI; an MCP client's token never has it). With
+// AUTH_MODE=none (loopback only) a change too must carry our own `Origin`, since the door lets
+// the CORS_ORIGINS pages through. Answers are JSON; errors are `{error, message}` (and
+// `problems` for a policy that fails its checks).
 
 import { Hono, type Context } from 'hono';
 import { bearerIdentity, bearerToken, POLICY_EDIT_SCOPE } from '../auth/bearer';
@@ -97,6 +99,8 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
       'forbidden',
       `${personName(identity)} is neither an administrator nor a policy editor of this server.`,
     );
+  // The store takes in the deployed policy on its first check: before anything is read of it.
+  await c.var.runtime.policy.active((work) => c.executionCtx.waitUntil(work));
   return { identity, editor };
 }
 

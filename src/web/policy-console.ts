@@ -44,6 +44,8 @@ async function person(c: Ctx): Promise<Person | Response> {
       'Administrators and policy editors only',
       `${personName(v.identity)} is neither an administrator nor a policy editor of this server.`,
     );
+  // The store takes in the deployed policy on its first check: before anything is read of it.
+  await c.var.runtime.policy.active((work) => c.executionCtx.waitUntil(work));
   return { ...v, editor };
 }
 

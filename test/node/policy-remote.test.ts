@@ -190,6 +190,22 @@ describe('npm run policy -- replay and push', () => {
     expect((await versions()).versions.length).toBe(before);
   });
 
+  it('refuses a token that is not one of this origin, or not a token at all (401), before anything', async () => {
+    const other = stack.url.includes('127.0.0.1')
+      ? stack.url.replace('127.0.0.1', 'localhost')
+      : stack.url.replace('localhost', '127.0.0.1');
+    for (const [url, token] of [
+      [other, editorToken], // issued for the other origin: wrong audience
+      [stack.url, 'not-a-token'],
+    ] as const) {
+      const res = await fetch(`${url}/admin/api/policy`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'invalid_token' });
+    }
+  });
+
   it('runs as an npm script, with the token from the environment', () => {
     const r = spawnSync(
       'npm',

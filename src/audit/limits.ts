@@ -1,6 +1,6 @@
-// How long the audit trail keeps records and how many at most: AUDIT_RETENTION_DAYS and
-// AUDIT_MAX_ROWS, read by the configuration (for /health and /admin) and by the AuditLog object
-// itself (which prunes to them).
+// Whether the audit trail is on (AUDIT_ENABLED), how long it keeps records and how many at most
+// (AUDIT_RETENTION_DAYS, AUDIT_MAX_ROWS): read by the configuration (for /health and /admin) and
+// by the objects that write it (the AuditLog prunes to them; the policy store audits its changes).
 
 import { intSetting } from '../settings';
 
@@ -27,4 +27,15 @@ export function auditLimits(
       problems,
     ),
   };
+}
+
+/** AUDIT_ENABLED: `false` turns the audit trail off; anything but true/false is a problem (it stays on). */
+export function auditEnabled(vars: { AUDIT_ENABLED?: string }, problems: string[] = []): boolean {
+  const text = (vars.AUDIT_ENABLED ?? '').trim().toLowerCase();
+  if (text === 'false') return false;
+  if (text !== '' && text !== 'true')
+    problems.push(
+      `AUDIT_ENABLED must be true or false, got ${JSON.stringify(vars.AUDIT_ENABLED?.slice(0, 20))}; the audit stays on`,
+    );
+  return true;
 }

@@ -3,7 +3,7 @@
 
 import type { AppEnv } from '../env';
 import { intSetting } from '../settings';
-export { auditLimits } from '../audit/limits';
+export { auditEnabled, auditLimits } from '../audit/limits';
 import { isLoopbackHostname } from '../guard';
 import type { PveClientConfig } from '../proxmox/client';
 
@@ -17,17 +17,6 @@ export function configuredSecrets(env: AppEnv): string[] {
     env.OIDC_CLIENT_SECRET,
     env.GITHUB_CLIENT_SECRET,
   ].filter((s): s is string => typeof s === 'string' && s.trim() !== '');
-}
-
-/** Auditing is on unless AUDIT_ENABLED is "false"; anything but true/false is a problem (and on). */
-export function auditEnabled(env: Pick<AppEnv, 'AUDIT_ENABLED'>, problems: string[] = []): boolean {
-  const text = (env.AUDIT_ENABLED ?? '').trim().toLowerCase();
-  if (text === 'false') return false;
-  if (text !== '' && text !== 'true')
-    problems.push(
-      `AUDIT_ENABLED must be true or false, got ${JSON.stringify(env.AUDIT_ENABLED?.slice(0, 20))}; the audit stays on`,
-    );
-  return true;
 }
 
 /** How long an out-of-band approval can be given and used: minutes, default 15, at most a day. */

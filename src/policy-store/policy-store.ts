@@ -18,9 +18,9 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
-import { auditEnabled } from '../config/parse';
+import { auditEnabled } from '../audit/limits';
+import type { AuditRecord } from '../audit/record';
 import { sha256Hex } from '../encoding';
-import type { AppEnv, AuditObject } from '../env';
 import { formatErrors } from '../policy/load';
 import { checkPolicyText } from '../policy/text';
 import { TOOL_CATALOG } from '../tools';
@@ -36,8 +36,15 @@ import type {
   StoreAnswer,
 } from './types';
 
-interface StoreEnv extends Pick<AppEnv, 'AUDIT_ENABLED'> {
-  AUDIT?: DurableObjectNamespace<AuditObject>;
+/** The audit object as this one writes to it (typed here: the env module imports this folder's types). */
+interface AuditWriter extends Rpc.DurableObjectBranded {
+  append(record: AuditRecord): Promise<void>;
+  recordLost(n: number): void;
+}
+
+interface StoreEnv {
+  AUDIT_ENABLED?: string;
+  AUDIT?: DurableObjectNamespace<AuditWriter>;
 }
 
 type Refusal = { ok: false; status: 400 | 404 | 409; problems: string[] };
@@ -45,7 +52,7 @@ type Refusal = { ok: false; status: 400 | 404 | 409; problems: string[] };
 export class PolicyStore extends DurableObject {
   private readonly t: PolicyTables;
   /** Where each change is recorded: this object writes its own audit records (none when off). */
-  private readonly audit: DurableObjectNamespace<AuditObject> | null;
+  private readonly audit: DurableObjectNamespace<AuditWriter> | null;
 
   constructor(ctx: DurableObjectState, env: StoreEnv) {
     super(ctx, env as never);

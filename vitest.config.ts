@@ -49,6 +49,12 @@ const POLICIES = {
         action: 'require_approval',
         reason: "Config changes need a person's OK.",
       },
+      pve_delete_vm: {
+        action: 'require_approval',
+        approvers: ['group:leads'],
+        approvals_required: 2,
+        reason: 'Deleting a guest needs two leads.',
+      },
       pve_api_request: {
         action: 'require_approval',
         reason: "Raw API writes need a person's OK.",

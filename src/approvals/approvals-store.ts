@@ -4,8 +4,10 @@
 //
 // Table approvals: id TEXT PK (128-bit random, base64url), status, created_at, expires_at,
 // tool, args TEXT json (redacted), upstream TEXT json, args_hmac, grant_id, user_id,
-// user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at.
-// Status: pending → approved | denied | revoked (its grant revoked; decided_by says by whom);
+// user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at,
+// approvals_required INTEGER (default 1), approved_by TEXT json (who approved so far, and when).
+// Status: pending → approved (once approvals_required different people approved) | denied (one
+// denial) | revoked (its grant revoked; decided_by says by whom);
 // approved → used (and back, when the call fails before Proxmox).
 // Table spent_tokens: token TEXT PK, expires_at: one-time tokens (answers of 2026 clients) spent.
 // Rows are deleted 90 days after they expire (so the audit trail's approval ids can still be
@@ -44,6 +46,15 @@ export class Approvals extends DurableObject {
         .map((c) => c.name);
       if (columns.includes('args_sha256'))
         this.ctx.storage.sql.exec('ALTER TABLE approvals RENAME COLUMN args_sha256 TO args_hmac');
+      // Quorums came later: older tables gain their columns in place (one approval each).
+      if (!columns.includes('approvals_required'))
+        this.ctx.storage.sql.exec(
+          'ALTER TABLE approvals ADD COLUMN approvals_required INTEGER NOT NULL DEFAULT 1',
+        );
+      if (!columns.includes('approved_by'))
+        this.ctx.storage.sql.exec(
+          "ALTER TABLE approvals ADD COLUMN approved_by TEXT NOT NULL DEFAULT '[]'",
+        );
       this.ctx.storage.sql.exec(
         'CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at)',
       );
@@ -75,7 +86,8 @@ export class Approvals extends DurableObject {
     const id = randomToken(16);
     this.sql.exec(
       `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_hmac, grant_id, user_id,
-         user_email, client_id, approvers, reason, rule) VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         user_email, client_id, approvers, reason, rule, approvals_required)
+         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       now,
       now + ttlMs,
@@ -90,6 +102,7 @@ export class Approvals extends DurableObject {
       request.approvers ? JSON.stringify(request.approvers) : null,
       request.reason,
       request.rule,
+      Math.max(1, Math.trunc(request.approvals_required || 1)),
     );
     if ((await this.ctx.storage.getAlarm()) === null)
       await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
@@ -107,10 +120,25 @@ export class Approvals extends DurableObject {
     if (!approval) return { ok: false, reason: NO_SUCH_APPROVAL };
     const check = mayDecide(approval, decider, now);
     if (!check.ok) return check;
+    const by = decider.email ?? decider.userId;
+    if (decision === 'approve') {
+      const given = [...approval.approved_by, { by, user_id: decider.userId, at: now }];
+      // Approved once enough different people said yes; until then it waits for the others.
+      const done = given.length >= approval.approvals_required;
+      this.sql.exec(
+        `UPDATE approvals SET approved_by = ?, status = ?, decided_by = ?, decided_at = ?
+         WHERE id = ? AND status = 'pending'`,
+        JSON.stringify(given),
+        done ? 'approved' : 'pending',
+        done ? given.map((g) => g.by).join(', ') : null,
+        done ? now : null,
+        id,
+      );
+      return { ok: true };
+    }
     this.sql.exec(
-      `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
-      decision === 'approve' ? 'approved' : 'denied',
-      decider.email ?? decider.userId,
+      `UPDATE approvals SET status = 'denied', decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
+      by,
       now,
       id,
     );
@@ -216,5 +244,7 @@ function fromRow(row: Row): Approval {
     decided_by: row.decided_by === null ? null : String(row.decided_by),
     decided_at: row.decided_at === null ? null : Number(row.decided_at),
     used_at: row.used_at === null ? null : Number(row.used_at),
+    approvals_required: row.approvals_required == null ? 1 : Number(row.approvals_required),
+    approved_by: (parse(row.approved_by) as Approval['approved_by'] | null) ?? [],
   };
 }

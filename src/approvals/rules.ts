@@ -60,6 +60,21 @@ export function mayDecide(
   if (state === 'revoked') return { ok: false, reason: GRANT_REVOKED };
   if (state !== 'pending') return { ok: false, reason: `This approval is already ${state}.` };
   const isCaller = isRequester(approval, decider);
+  if (approval.approvals_required > 1) {
+    // A quorum is of other people: the person who asked never counts, nor anyone twice.
+    if (isCaller)
+      return {
+        ok: false,
+        reason: `You asked for this call; ${approval.approvals_required} other people must approve it.`,
+      };
+    if (
+      approval.approved_by.some((g) => g.user_id === decider.userId || matchesPerson(g.by, decider))
+    )
+      return {
+        ok: false,
+        reason: `You have approved it already; it needs ${approval.approvals_required - approval.approved_by.length} more approval${approval.approvals_required - approval.approved_by.length === 1 ? '' : 's'} from other people.`,
+      };
+  }
   if (approval.approvers) {
     // Named approvers exist so that nobody approves their own call.
     if (isCaller)
@@ -78,7 +93,10 @@ export function mayDecide(
   if (isCaller || decider.isAdmin) return { ok: true };
   return {
     ok: false,
-    reason: 'Only the person who asked, or an administrator, may approve this call.',
+    reason:
+      approval.approvals_required > 1
+        ? 'Only administrators may approve this call.'
+        : 'Only the person who asked, or an administrator, may approve this call.',
   };
 }
 

@@ -20,8 +20,18 @@ export interface ApprovalRequest {
   client_id: string;
   /** From the policy: who may approve (users or group:<name>); null means the caller or an admin. */
   approvers: string[] | null;
+  /** Different people who must approve (the person who asked never counts); 1 for most rules. */
+  approvals_required: number;
   reason: string;
   rule: string;
+}
+
+/** One person's yes to an approval that needs several. */
+export interface GivenApproval {
+  /** Their verified email, or their user id. */
+  by: string;
+  user_id: string;
+  at: number;
 }
 
 export interface Approval extends ApprovalRequest {
@@ -32,6 +42,8 @@ export interface Approval extends ApprovalRequest {
   decided_by: string | null;
   decided_at: number | null;
   used_at: number | null;
+  /** Who approved so far, oldest first (the approval is approved once there are approvals_required). */
+  approved_by: GivenApproval[];
 }
 
 /** Who is deciding, from their web session. */

@@ -80,6 +80,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           user_email: call.identity.email ?? null,
           client_id: call.identity.clientId,
           approvers: required.approvers ?? null,
+          approvals_required: required.approvalsRequired ?? 1,
           reason: required.reason,
           rule: required.rule,
         },

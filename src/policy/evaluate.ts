@@ -37,6 +37,8 @@ export type Decision =
       reason: string;
       approvers?: string[];
       webOnly?: boolean;
+      /** Different people who must approve (more than one: on the web page only). */
+      approvalsRequired?: number;
     };
 
 /** A refusal by a rate limit. */
@@ -78,6 +80,9 @@ export function evaluatePolicy(
       reason: tool.reason ?? `Calls to "${call.tool}" need a person's approval.`,
       ...(tool.approvers ? { approvers: tool.approvers } : {}),
       ...(tool.approval === 'web' ? { webOnly: true } : {}),
+      ...((tool.approvals_required ?? 1) > 1
+        ? { approvalsRequired: tool.approvals_required, webOnly: true }
+        : {}),
     };
   }
   const limits = limitsFor(policy, call.tool, now, (limit, rule) =>

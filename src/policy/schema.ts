@@ -77,6 +77,12 @@ export const toolPolicySchema = z.strictObject({
    */
   approval: z.enum(['auto', 'web']).optional(),
   /**
+   * How many different people must approve (default 1), among the approvers (or administrators
+   * when none are named); the person who asked never counts, one denial ends it. More than one is
+   * asked on the web page only.
+   */
+  approvals_required: z.number().int().min(1).max(10).optional(),
+  /**
    * Argument names (or `<argument>.<key>` inside an object argument: `params.my-secret`) whose
    * values are never stored in the audit trail nor shown to approvers.
    */

@@ -54,6 +54,11 @@ ${view.notice ? html`<p role="status"><strong>${view.notice}</strong></p>` : ''}
 <p><strong>${a.user_email ?? a.user_id}</strong> (client <code>${a.client_id}</code>) asked at ${new Date(a.created_at).toISOString()}.</p>
 <p>${a.reason}</p>
 <p>Status: <strong>${status}</strong>${status === 'pending' ? html` — until ${new Date(a.expires_at).toISOString()}` : ''}${a.decided_by ? html` — by ${a.decided_by}` : ''}</p>
+${
+  a.approvals_required > 1
+    ? html`<p id="quorum">Approvals: <strong>${a.approved_by.length} of ${a.approvals_required}</strong>${a.approved_by.length ? html` — by ${a.approved_by.map((g) => g.by).join(', ')}` : ''}. ${a.approvals_required} different people must approve (the person who asked does not count); one denial ends it.</p>`
+    : ''
+}
 </div>
 <h2>${a.upstream ? 'Proxmox parameters' : 'Arguments'}</h2>
 <div style="overflow-x:auto"><table><tbody>${rows}</tbody></table></div>

@@ -92,7 +92,9 @@ webRoutes.get('/approvals/:id', async (c) => {
       now,
       notice:
         done === 'approve'
-          ? 'Approved. The agent can now make this call once.'
+          ? approval.status === 'approved'
+            ? 'Approved. The agent can now make this call once.'
+            : `Your approval is recorded; ${approval.approvals_required - approval.approved_by.length} more needed from other people.`
           : done === 'deny'
             ? 'Denied.'
             : undefined,

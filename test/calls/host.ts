@@ -67,6 +67,7 @@ export class MemoryApprovals implements ApprovalStore {
       decided_by: null,
       decided_at: null,
       used_at: null,
+      approved_by: [],
     };
     this.rows.set(id, approval);
     return approval;

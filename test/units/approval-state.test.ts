@@ -23,11 +23,13 @@ function approval(status: ApprovalStatus, expiresIn = 60_000): Approval {
     user_email: null,
     client_id: 'c1',
     approvers: null,
+    approvals_required: 1,
     reason: 'r',
     rule: '/tools/pve_delete_vm/action',
     decided_by: null,
     decided_at: null,
     used_at: null,
+    approved_by: [],
   };
 }
 

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { NOTIFY_SECRET } from './test/notify/secret.ts';
 import { DEPLOYED as LIFECYCLE_POLICY } from './test/policy-lifecycle/deployed.ts';
 
 /** Test policies: each workerd project runs the Worker under one POLICY (or the bundled file). */
@@ -193,6 +194,21 @@ const POLICIES = {
       },
     },
   },
+  notify: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_stop_vm: {
+        action: 'require_approval',
+        reason: 'Stopping a guest needs a person.',
+      },
+      pve_delete_vm: {
+        action: 'require_approval',
+        reason: 'Deleting a guest needs a lead.',
+        notify: ['json'],
+      },
+    },
+  },
   perUser: {
     version: '1',
     default: 'deny',
@@ -217,7 +233,9 @@ function workersProject(
   name: string,
   include: string[],
   policy: object | null,
-  extra: (inject: (key: 'fakeIdpUrl') => string) => Record<string, string> = () => ({}),
+  extra: (
+    inject: (key: 'fakeIdpUrl' | 'receiverUrl') => string,
+  ) => Record<string, string> = () => ({}),
   setups: string[] = [],
 ): TestProjectInlineConfiguration {
   return {
@@ -312,6 +330,41 @@ export default defineConfig({
         }),
       ),
       workersProject('audit', ['test/audit/**/*.test.ts'], POLICIES.audited),
+      // Approval notifications through the queue to a local receiver (its own global setup).
+      workersProject(
+        'notify',
+        ['test/notify/**/*.test.ts'],
+        POLICIES.notify,
+        (inject) => ({
+          AUTH_MODE: 'oauth',
+          IDP: 'dev',
+          ALLOWED_GROUPS: 'ops',
+          ADMIN_USERS: 'admin@example.com',
+          APPROVAL_TTL_MINUTES: '15',
+          APPROVAL_WEBHOOK_TIMEOUT_MS: '500',
+          APPROVAL_WEBHOOKS: JSON.stringify([
+            {
+              name: 'json',
+              url: `${inject('receiverUrl')}/json`,
+              format: 'json',
+              secret: NOTIFY_SECRET,
+            },
+            { name: 'slack', url: `${inject('receiverUrl')}/slack`, format: 'slack' },
+            { name: 'teams', url: `${inject('receiverUrl')}/teams`, format: 'teams' },
+            {
+              name: 'flaky',
+              url: `${inject('receiverUrl')}/flaky`,
+              events: ['approval.requested'],
+            },
+            {
+              name: 'hang',
+              url: `${inject('receiverUrl')}/hang`,
+              events: ['approval.requested'],
+            },
+          ]),
+        }),
+        ['./test/notify/global-setup.ts'],
+      ),
       // The policy's versions, editors, shadow and replay, with sign-in (cookies and tokens).
       workersProject(
         'policy-lifecycle',

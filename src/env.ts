@@ -15,6 +15,7 @@ import type {
 } from './audit/record';
 import type { CounterRow, ReserveItem } from './counters/window-counters';
 import type { LimitedDecision } from './policy/evaluate';
+import type { NotifyMessage } from './notify/messages';
 import type {
   NewVersion,
   PolicyEvent,
@@ -51,6 +52,8 @@ export interface ApprovalsObject extends Rpc.DurableObjectBranded {
   restore(id: string): void;
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
   pending(now: number): Approval[];
+  countUndelivered(target: string): void;
+  undelivered(): Record<string, number>;
   /** Marks a revoked grant's pending approvals `revoked`; how many. */
   cancelForGrant(grantId: string, by: string, now: number): number;
 }
@@ -115,6 +118,12 @@ export interface AppEnv {
   SERVER_KEYS: DurableObjectNamespace<KeysObject>;
   /** The policy's versions and which one is active (one object). */
   POLICY_STORE: DurableObjectNamespace<PolicyStoreObject>;
+  /** Approval events to announce (APPROVAL_WEBHOOKS), delivered by this Worker's queue consumer. */
+  NOTIFY_QUEUE?: Queue<NotifyMessage>;
+  /** JSON list of receivers of approval events: `{name?, url, format?, secret?, events?}`. */
+  APPROVAL_WEBHOOKS?: string;
+  /** One webhook delivery's deadline in milliseconds (default 5000). */
+  APPROVAL_WEBHOOK_TIMEOUT_MS?: string;
   /** How long an out-of-band approval can be given and used, in minutes (default 15). */
   APPROVAL_TTL_MINUTES?: string;
   /** `false` turns the audit trail off (for measurements; /health and /admin say so). Default on. */

@@ -25,9 +25,15 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   const deployRefused = runtime.policy.deployRefused();
   const auth =
     mode === 'oauth' ? authConfig(config, publicOrigin(config, request), runtime.clock) : null;
-  const [view, probe] = await Promise.all([
+  const [view, probe, undelivered] = await Promise.all([
     healthView(config, oauthHelpers(c.env), request),
     'error' in pve ? null : probeProxmox(pve, runtime.clock),
+    config.notify.targets.length
+      ? runtime.stores
+          .approvals()
+          .undelivered()
+          .catch(() => null)
+      : null,
   ]);
   const problems: HealthProblem[] = [
     ...configProblems(config, request),
@@ -92,6 +98,14 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
             ...probeView(probe, operator),
           },
     audit: config.audit.enabled ? 'on' : 'off',
+    ...(config.notify.targets.length
+      ? {
+          notifications: {
+            receivers: config.notify.targets.length,
+            undelivered: undelivered ? Object.values(undelivered).reduce((a, b) => a + b, 0) : null,
+          },
+        }
+      : {}),
     policy: policy.ok
       ? {
           origin: policy.origin,

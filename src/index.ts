@@ -5,6 +5,8 @@
 import { env as startupEnv } from 'cloudflare:workers';
 import { app } from './app/app';
 import { runtimeOf } from './compose/runtime';
+import { handleNotifications } from './notify/deliver';
+import type { NotifyMessage } from './notify/messages';
 import type { Approvals } from './approvals/approvals-store';
 import type { AuditLog } from './audit/audit-log';
 import type { PolicyCounters } from './counters/policy-counters';
@@ -62,4 +64,13 @@ export default {
   fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
     return Promise.resolve(app.fetch(request, env, ctx));
   },
-} satisfies ExportedHandler<AppEnv>;
+  /** Approval notifications (NOTIFY_QUEUE): fanned out to the receivers, delivered, retried. */
+  queue(batch: MessageBatch<NotifyMessage>, env: AppEnv): Promise<void> {
+    const runtime = runtimeOf(env);
+    return handleNotifications(batch, {
+      ...runtime.config.notify,
+      queue: env.NOTIFY_QUEUE,
+      undelivered: (target) => runtime.stores.approvals().countUndelivered(target),
+    });
+  },
+} satisfies ExportedHandler<AppEnv, NotifyMessage>;

@@ -9,5 +9,7 @@ declare module 'vitest' {
     pveEndpoints: EndpointDef[] | null;
     /** http://127.0.0.1:PORT of the fake IdP (test/support/fake-idp.ts), no trailing slash. */
     fakeIdpUrl: string;
+    /** http://127.0.0.1:PORT of the notification receiver (test/notify/global-setup.ts). */
+    receiverUrl: string;
   }
 }

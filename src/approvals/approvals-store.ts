@@ -16,6 +16,8 @@
 import { randomToken } from '../encoding';
 import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
+import type { ApprovalSnapshot, NotifyMessage } from '../notify/messages';
+import type { NotifyEvent } from '../notify/targets';
 import { mayConsume, mayDecide, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
 import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types';
 
@@ -26,9 +28,20 @@ const PRUNE_EVERY_MS = 6 * 3_600_000;
 
 type Row = Record<string, string | number | null>;
 
-export class Approvals extends DurableObject {
+interface ApprovalsEnv {
+  /** Where approval events go to be announced (APPROVAL_WEBHOOKS); absent: none are. */
+  NOTIFY_QUEUE?: Queue<NotifyMessage>;
+}
+
+export class Approvals extends DurableObject<ApprovalsEnv> {
   /** The time (its alarms, record times); the system clock. */
   private readonly clock: Clock = systemClock;
+  private readonly notifications: Queue<NotifyMessage> | undefined;
+
+  constructor(ctx: DurableObjectState, env: ApprovalsEnv) {
+    super(ctx, env);
+    this.notifications = env.NOTIFY_QUEUE;
+  }
 
   private ready = false;
 
@@ -55,6 +68,18 @@ export class Approvals extends DurableObject {
         this.ctx.storage.sql.exec(
           "ALTER TABLE approvals ADD COLUMN approved_by TEXT NOT NULL DEFAULT '[]'",
         );
+      // Notifications came later too: where the page is, who hears of it, whether its expiry was told.
+      for (const [column, type] of [
+        ['origin', 'TEXT'],
+        ['notify', 'TEXT'],
+        ['expiry_told', 'INTEGER NOT NULL DEFAULT 0'],
+      ] as const) {
+        if (!columns.includes(column))
+          this.ctx.storage.sql.exec(`ALTER TABLE approvals ADD COLUMN ${column} ${type}`);
+      }
+      this.ctx.storage.sql.exec(
+        'CREATE TABLE IF NOT EXISTS notify_stats (target TEXT PRIMARY KEY, undelivered INTEGER NOT NULL)',
+      );
       this.ctx.storage.sql.exec(
         'CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at)',
       );
@@ -86,8 +111,8 @@ export class Approvals extends DurableObject {
     const id = randomToken(16);
     this.sql.exec(
       `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_hmac, grant_id, user_id,
-         user_email, client_id, approvers, reason, rule, approvals_required)
-         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         user_email, client_id, approvers, reason, rule, approvals_required, origin, notify)
+         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       now,
       now + ttlMs,
@@ -103,10 +128,16 @@ export class Approvals extends DurableObject {
       request.reason,
       request.rule,
       Math.max(1, Math.trunc(request.approvals_required || 1)),
+      request.origin ?? null,
+      request.notify ? JSON.stringify(request.notify) : null,
     );
-    if ((await this.ctx.storage.getAlarm()) === null)
-      await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
-    return this.get(id)!;
+    const created = this.get(id)!;
+    this.announce('approval.requested', created);
+    // Woken at its expiry (to announce it) or for the next prune, whichever comes first.
+    const alarm = await this.ctx.storage.getAlarm();
+    const wake = Math.min(created.expires_at + 1_000, now + PRUNE_EVERY_MS);
+    if (alarm === null || alarm > wake) await this.ctx.storage.setAlarm(wake);
+    return created;
   }
 
   get(id: string): Approval | null {
@@ -134,6 +165,7 @@ export class Approvals extends DurableObject {
         done ? now : null,
         id,
       );
+      if (done) this.announce('approval.decided', this.get(id)!);
       return { ok: true };
     }
     this.sql.exec(
@@ -142,6 +174,7 @@ export class Approvals extends DurableObject {
       now,
       id,
     );
+    this.announce('approval.decided', this.get(id)!);
     return { ok: true };
   }
 
@@ -212,15 +245,86 @@ export class Approvals extends DurableObject {
       .map(fromRow);
   }
 
+  /** Counts a notification that could not be delivered after its last attempt. */
+  countUndelivered(target: string): void {
+    this.sql.exec(
+      `INSERT INTO notify_stats (target, undelivered) VALUES (?, 1)
+       ON CONFLICT(target) DO UPDATE SET undelivered = undelivered + 1`,
+      target.slice(0, 64),
+    );
+  }
+
+  /** Notifications not delivered after their last attempt, by receiver. */
+  undelivered(): Record<string, number> {
+    return Object.fromEntries(
+      this.sql
+        .exec<{ target: string; undelivered: number }>(
+          'SELECT target, undelivered FROM notify_stats',
+        )
+        .toArray()
+        .map((r) => [r.target, r.undelivered]),
+    );
+  }
+
+  /** Puts an event about an approval on the notification queue (the caller does not wait). */
+  private announce(event: NotifyEvent, approval: Approval): void {
+    const queue = this.notifications;
+    if (!queue) return;
+    const message: NotifyMessage = {
+      kind: 'event',
+      event,
+      approval: snapshot(approval),
+      notify: approval.notify ?? null,
+    };
+    this.ctx.waitUntil(queue.send(message).catch(() => this.countUndelivered('(queue)')));
+  }
+
   override async alarm(): Promise<void> {
     const now = this.clock.now();
+    // Approvals that ran out while pending: announced once.
+    const expired = this.sql
+      .exec<Row>(
+        `UPDATE approvals SET expiry_told = 1 WHERE status = 'pending' AND expires_at <= ? AND expiry_told = 0 RETURNING *`,
+        now,
+      )
+      .toArray()
+      .map(fromRow);
+    for (const approval of expired) this.announce('approval.expired', approval);
     this.sql.exec('DELETE FROM approvals WHERE expires_at < ?', now - KEEP_AFTER_EXPIRY_MS);
     this.sql.exec('DELETE FROM spent_tokens WHERE expires_at < ?', now);
     const left =
       this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM approvals').one().n +
       this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM spent_tokens').one().n;
-    if (left > 0) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+    const next = this.sql
+      .exec<{ at: number | null }>(
+        `SELECT MIN(expires_at) AS at FROM approvals WHERE status = 'pending' AND expiry_told = 0`,
+      )
+      .one().at;
+    if (left > 0)
+      await this.ctx.storage.setAlarm(
+        Math.min(now + PRUNE_EVERY_MS, next === null ? Infinity : next + 1_000),
+      );
   }
+}
+
+/** An approval as its notifications carry it (arguments as redacted for the page). */
+function snapshot(a: Approval): ApprovalSnapshot {
+  const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return {
+    id: a.id,
+    url: `${a.origin ?? ''}/approvals/${a.id}`,
+    tool: a.tool,
+    args: a.args,
+    reason: a.reason,
+    requester: a.user_email ?? a.user_id,
+    client_id: a.client_id,
+    approvers: a.approvers,
+    approvals_required: a.approvals_required,
+    approvals_given: a.approved_by.map((g) => ({ by: g.by, at: iso(g.at) })),
+    expires_at: iso(a.expires_at),
+    status: a.status,
+    decided_by: a.decided_by,
+  };
 }
 
 function fromRow(row: Row): Approval {
@@ -245,6 +349,8 @@ function fromRow(row: Row): Approval {
     decided_at: row.decided_at === null ? null : Number(row.decided_at),
     used_at: row.used_at === null ? null : Number(row.used_at),
     approvals_required: row.approvals_required == null ? 1 : Number(row.approvals_required),
+    origin: row.origin == null ? undefined : String(row.origin),
+    notify: row.notify == null ? null : (parse(row.notify) as string[]),
     approved_by: (parse(row.approved_by) as Approval['approved_by'] | null) ?? [],
   };
 }

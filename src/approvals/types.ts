@@ -24,6 +24,10 @@ export interface ApprovalRequest {
   approvals_required: number;
   reason: string;
   rule: string;
+  /** This server's public origin (for the approval page's address in notifications). */
+  origin?: string;
+  /** The receivers (APPROVAL_WEBHOOKS names) the policy sends this approval's events to; null: all. */
+  notify?: string[] | null;
 }
 
 /** One person's yes to an approval that needs several. */

@@ -81,6 +81,8 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           client_id: call.identity.clientId,
           approvers: required.approvers ?? null,
           approvals_required: required.approvalsRequired ?? 1,
+          origin: new URL(deps.approvalUrl('_')).origin,
+          notify: required.notify ?? null,
           reason: required.reason,
           rule: required.rule,
         },

@@ -35,7 +35,16 @@ export type { PolicySource };
 export type CountersPort = RpcOf<CountersObject, 'reserve' | 'release' | 'list'>;
 export type ApprovalsPort = RpcOf<
   ApprovalsObject,
-  'create' | 'get' | 'decide' | 'consume' | 'restore' | 'spendOnce' | 'pending' | 'cancelForGrant'
+  | 'create'
+  | 'get'
+  | 'decide'
+  | 'consume'
+  | 'restore'
+  | 'spendOnce'
+  | 'pending'
+  | 'countUndelivered'
+  | 'undelivered'
+  | 'cancelForGrant'
 >;
 export type AuditPort = RpcOf<AuditObject, 'append' | 'query' | 'get' | 'stats' | 'recordLost'>;
 export type SessionPort = RpcOf<SessionObject, 'owner' | 'endSession'>;

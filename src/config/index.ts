@@ -4,6 +4,8 @@
 
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
+import { notifyTargets, type NotifyTarget } from '../notify/targets';
+import { intSetting } from '../settings';
 import { listSetting } from './lists';
 import { signInSettings, type SignInSettings } from './sign-in';
 import {
@@ -29,6 +31,8 @@ export interface Config {
   admins: { users: string[]; groups: string[] };
   /** POLICY_EDITORS: who may change the policy (ids, emails and `group:<name>` entries). */
   editors: string[];
+  /** APPROVAL_WEBHOOKS: who hears of approvals; APPROVAL_WEBHOOK_TIMEOUT_MS: one delivery's deadline. */
+  notify: { targets: NotifyTarget[]; timeoutMs: number };
   /** AUTH_MODE=none: browser origins allowed cross-origin. */
   corsOrigins: string[];
   /** What the scrubber removes wherever upstream text goes. */
@@ -43,7 +47,7 @@ export interface Config {
    * Settings with a value that cannot be used, each replaced by its default (or dropped): /health
    * lists them. (A missing or broken auth mode or Proxmox connection is fatal instead: see above.)
    */
-  problems: { setting: 'audit' | 'approvals' | 'cors'; message: string }[];
+  problems: { setting: 'audit' | 'approvals' | 'cors' | 'notify'; message: string }[];
 }
 
 const parsed = new WeakMap<object, Config>();
@@ -63,6 +67,7 @@ function parse(env: AppEnv): Config {
   const audit: string[] = [];
   const approvals: string[] = [];
   const cors: string[] = [];
+  const notify: string[] = [];
   const config: Config = {
     authMode: authMode(env),
     pve: pveConfig(env),
@@ -70,6 +75,17 @@ function parse(env: AppEnv): Config {
     approvals: { ttlMs: approvalTtlMs(env, approvals) },
     admins: { users: listSetting(env.ADMIN_USERS), groups: listSetting(env.ADMIN_GROUPS) },
     editors: listSetting(env.POLICY_EDITORS),
+    notify: {
+      targets: notifyTargets(env.APPROVAL_WEBHOOKS, notify),
+      timeoutMs: intSetting(
+        env.APPROVAL_WEBHOOK_TIMEOUT_MS,
+        'APPROVAL_WEBHOOK_TIMEOUT_MS',
+        5_000,
+        100,
+        30_000,
+        notify,
+      ),
+    },
     corsOrigins: corsOrigins(listSetting(env.CORS_ORIGINS), cors),
     secrets: configuredSecrets(env),
     signIn: signInSettings(env),
@@ -81,6 +97,7 @@ function parse(env: AppEnv): Config {
     ...audit.map((message) => ({ setting: 'audit' as const, message })),
     ...approvals.map((message) => ({ setting: 'approvals' as const, message })),
     ...cors.map((message) => ({ setting: 'cors' as const, message })),
+    ...notify.map((message) => ({ setting: 'notify' as const, message })),
   ];
   return config;
 }

@@ -15,7 +15,8 @@ export type HealthCheck =
   | 'policy'
   | 'audit'
   | 'approvals'
-  | 'cors';
+  | 'cors'
+  | 'notify';
 
 export interface HealthProblem {
   check: HealthCheck;
@@ -55,7 +56,9 @@ export function configProblems(config: Config, request: Request): HealthProblem[
       fix:
         setting === 'cors'
           ? 'List exact origins, e.g. CORS_ORIGINS = "https://app.example.com, http://localhost:5173".'
-          : 'Correct the value or remove it to use the default.',
+          : setting === 'notify'
+            ? 'Correct APPROVAL_WEBHOOKS (see docs/approvals.md, "Telling approvers"): a JSON list of {url, format, secret?, events?}.'
+            : 'Correct the value or remove it to use the default.',
     })),
   );
   return problems;

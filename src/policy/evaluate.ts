@@ -39,6 +39,8 @@ export type Decision =
       webOnly?: boolean;
       /** Different people who must approve (more than one: on the web page only). */
       approvalsRequired?: number;
+      /** The receivers (APPROVAL_WEBHOOKS names) told of it; absent: all. */
+      notify?: string[];
     };
 
 /** A refusal by a rate limit. */
@@ -83,6 +85,7 @@ export function evaluatePolicy(
       ...((tool.approvals_required ?? 1) > 1
         ? { approvalsRequired: tool.approvals_required, webOnly: true }
         : {}),
+      ...(tool.notify ? { notify: tool.notify } : {}),
     };
   }
   const limits = limitsFor(policy, call.tool, now, (limit, rule) =>

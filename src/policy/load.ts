@@ -146,7 +146,7 @@ function checkSemantics(
     if (!tool) continue;
     const args = argFields([catalog[name]!]);
     checkRules(tool, at, args, errors, regexes);
-    for (const key of ['approvers', 'approval', 'approvals_required'] as const) {
+    for (const key of ['approvers', 'approval', 'approvals_required', 'notify'] as const) {
       if (tool[key] !== undefined && tool.action !== 'require_approval') {
         errors.push({
           pointer: `${at}/${key}`,

@@ -82,6 +82,11 @@ export const toolPolicySchema = z.strictObject({
    * asked on the web page only.
    */
   approvals_required: z.number().int().min(1).max(10).optional(),
+  /** Which APPROVAL_WEBHOOKS receivers (by name) hear of this tool's approvals; default: all. */
+  notify: z
+    .array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/))
+    .max(20)
+    .optional(),
   /**
    * Argument names (or `<argument>.<key>` inside an object argument: `params.my-secret`) whose
    * values are never stored in the audit trail nor shown to approvers.

@@ -39,6 +39,8 @@ export interface AdminView {
   counters: CounterRowView[];
   stats: AuditStats | null;
   lost: number;
+  /** Approval notifications: receivers configured, and deliveries given up (null: unknown). */
+  notifications: { receivers: number; undelivered: number | null } | null;
   policy: PolicyPanel;
   auditOn: boolean;
   /** Grants, or why they cannot be listed (AUTH_MODE=none has none). */
@@ -132,6 +134,7 @@ ${countersSection(v)}
 <h2 id="audit">Audit trail</h2>
 ${v.auditOn ? '' : html`<p role="alert"><strong>Auditing is off (AUDIT_ENABLED=false): new calls are not recorded.</strong></p>`}
 <p>${v.stats ? html`${v.stats.count} records, oldest ${iso(v.stats.oldest_ts) || '—'}; kept ${v.stats.retention_days} days (at most ${v.stats.max_rows} records).` : 'The audit store did not answer.'} Records lost: <strong>${v.lost}</strong>.</p>
+${v.notifications ? html`<p id="notifications">Approval notifications: ${v.notifications.receivers} receiver${v.notifications.receivers === 1 ? '' : 's'}; undelivered after every retry: <strong>${v.notifications.undelivered ?? 'unknown (the approvals store did not answer)'}</strong>.</p>` : ''}
 <h2 id="policy">Active policy</h2>
 ${policyPanel(v.policy)}
 <p><a href="/admin/policy">Policy console</a>: versions and their diffs, the shadow, drafts checked and replayed over recorded calls, activation and rollback.</p>`,

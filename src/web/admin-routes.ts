@@ -89,7 +89,7 @@ adminRoutes.get('/', async (c) => {
   }
   const now = runtime.clock.now();
   const active = await runtime.policy.active();
-  const [stats, lost, pending, counters] = await Promise.all([
+  const [stats, lost, pending, counters, undelivered] = await Promise.all([
     stores
       .audit()
       .stats()
@@ -104,6 +104,10 @@ adminRoutes.get('/', async (c) => {
       .pending(now)
       .catch(() => [] as Approval[]),
     counterRows(runtime, result, active, now),
+    stores
+      .approvals()
+      .undelivered()
+      .catch(() => null),
   ]);
   // A grant can go without revokeGrant (it expires; an older deployment revoked it): what its
   // approvals wait for can never happen, so they are shown as such and offered to nobody. Should
@@ -130,6 +134,12 @@ adminRoutes.get('/', async (c) => {
       counters,
       stats,
       lost,
+      notifications: runtime.config.notify.targets.length
+        ? {
+            receivers: runtime.config.notify.targets.length,
+            undelivered: undelivered ? Object.values(undelivered).reduce((a, b) => a + b, 0) : null,
+          }
+        : null,
       auditOn: runtime.config.audit.enabled,
       grants,
       notice: revokedNotice(c.req.query('revoked'), c.req.query('cancelled')),

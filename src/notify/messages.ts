@@ -1,0 +1,180 @@
+// What an approval event says, and how each receiver format says it: our JSON (signed with the
+// receiver's secret), Slack Block Kit, a Teams Adaptive Card. Built from what the approval page
+// shows: arguments as redacted for the audit trail, never a secret, a token or a password.
+// Pure, but for the HMAC (WebCrypto).
+
+import type { NotifyEvent, NotifyFormat } from './targets';
+
+/** An approval as its events carry it. */
+export interface ApprovalSnapshot {
+  id: string;
+  /** The approval page. */
+  url: string;
+  tool: string;
+  /** As redacted for the audit trail and the approval page. */
+  args: Record<string, unknown>;
+  reason: string;
+  requester: string;
+  client_id: string;
+  approvers: string[] | null;
+  approvals_required: number;
+  approvals_given: { by: string; at: string }[];
+  expires_at: string;
+  status: string;
+  decided_by: string | null;
+}
+
+/** What travels on the queue: an event (fanned out to receivers), or one receiver's delivery. */
+export type NotifyMessage =
+  | { kind: 'event'; event: NotifyEvent; approval: ApprovalSnapshot; notify: string[] | null }
+  | { kind: 'delivery'; event: NotifyEvent; approval: ApprovalSnapshot; target: string };
+
+export function jsonBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string, unknown> {
+  return {
+    type: event,
+    id: a.id,
+    url: a.url,
+    tool: a.tool,
+    args: a.args,
+    reason: a.reason,
+    requester: a.requester,
+    client_id: a.client_id,
+    approvers: a.approvers,
+    approvals_required: a.approvals_required,
+    approvals_given: a.approvals_given,
+    expires_at: a.expires_at,
+    status: a.status,
+    decided_by: a.decided_by,
+    // What the call would touch (state, HA, replication, backups) comes with a later release.
+    blast_radius: null,
+  };
+}
+
+/** One line a person reads first, in every format. */
+export function headline(event: NotifyEvent, a: ApprovalSnapshot): string {
+  switch (event) {
+    case 'approval.requested':
+      return `${a.requester} asks to run ${a.tool}${a.approvals_required > 1 ? ` (${a.approvals_required} approvals needed)` : ''}`;
+    case 'approval.decided':
+      return `${a.tool} for ${a.requester} was ${a.status} by ${a.decided_by ?? 'someone'}`;
+    case 'approval.expired':
+      return `${a.tool} for ${a.requester} expired without a decision`;
+  }
+}
+
+function argLines(args: Record<string, unknown>): string[] {
+  return Object.entries(args)
+    .slice(0, 20)
+    .map(([k, v]) => {
+      const text = typeof v === 'string' ? v : JSON.stringify(v);
+      return `${k}: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}`;
+    });
+}
+
+export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string, unknown> {
+  const title = headline(event, a);
+  return {
+    text: title,
+    blocks: [
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: `*${escapeSlack(title)}*\n${escapeSlack(a.reason)}` },
+      },
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: `\`\`\`${escapeSlack(argLines(a.args).join('\n'))}\`\`\`` },
+      },
+      {
+        type: 'context',
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: escapeSlack(
+              `Approvals ${a.approvals_given.length} of ${a.approvals_required} · expires ${a.expires_at}`,
+            ),
+          },
+        ],
+      },
+      ...(event === 'approval.requested'
+        ? [
+            {
+              type: 'actions',
+              elements: [
+                {
+                  type: 'button',
+                  text: { type: 'plain_text', text: 'Open the approval' },
+                  url: a.url,
+                  style: 'primary',
+                },
+              ],
+            },
+          ]
+        : []),
+    ],
+  };
+}
+
+export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string, unknown> {
+  return {
+    type: 'message',
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body: [
+            { type: 'TextBlock', text: headline(event, a), weight: 'Bolder', wrap: true },
+            { type: 'TextBlock', text: a.reason, wrap: true },
+            {
+              type: 'FactSet',
+              facts: [
+                ...argLines(a.args).map((line) => {
+                  const [title, ...rest] = line.split(': ');
+                  return { title: title ?? '', value: rest.join(': ') };
+                }),
+                {
+                  title: 'Approvals',
+                  value: `${a.approvals_given.length} of ${a.approvals_required}`,
+                },
+                { title: 'Expires', value: a.expires_at },
+              ],
+            },
+          ],
+          actions: [{ type: 'Action.OpenUrl', title: 'Open the approval', url: a.url }],
+        },
+      },
+    ],
+  };
+}
+
+export function bodyFor(
+  format: NotifyFormat,
+  event: NotifyEvent,
+  a: ApprovalSnapshot,
+): Record<string, unknown> {
+  return format === 'slack'
+    ? slackBody(event, a)
+    : format === 'teams'
+      ? teamsBody(event, a)
+      : jsonBody(event, a);
+}
+
+/** `sha256=<hex>` of the raw body under the receiver's secret. */
+export async function signature(secret: string, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(body));
+  return `sha256=${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** Slack's mrkdwn control characters, as its docs say to escape them. */
+function escapeSlack(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}

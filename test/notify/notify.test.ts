@@ -1,0 +1,217 @@
+// Approval notifications, delivered through the Worker's queue to a local HTTP receiver
+// (./global-setup.ts): a call needing approval returns at once and its signed
+// approval.requested arrives within 5 s; a receiver answering 500 gets it again; one that never
+// answers ends in the undelivered count (/health and /admin); Slack and Teams bodies have their
+// formats; decisions and expiry are sent; no secret, token or password is in any body; a rule's
+// `notify` narrows the receivers.
+
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { beforeEach, describe, expect, inject, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Approvals } from '../../src/approvals/approvals-store';
+import type { AppEnv } from '../../src/env';
+import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { csrfOf, openAsDevUser } from '../support/form-browser';
+import { workerFetch } from '../worker/helpers/mcp';
+import { NOTIFY_SECRET } from './secret';
+import type { Received } from './global-setup';
+
+const STOP = { node: 'pve1', vmid: 100, confirm: true };
+
+async function received(): Promise<Received[]> {
+  return (await (await fetch(`${inject('receiverUrl')}/_log`)).json()) as Received[];
+}
+
+/** Waits (up to `ms`) until `match` holds for what the receiver got. */
+async function until(
+  match: (log: Received[]) => boolean,
+  ms = 5_000,
+): Promise<{ log: Received[]; after: number }> {
+  const started = Date.now();
+  for (;;) {
+    const log = await received();
+    if (match(log)) return { log, after: Date.now() - started };
+    if (Date.now() - started > ms)
+      throw new Error(
+        `receiver did not get it in ${ms} ms: ${JSON.stringify(log.map((r) => r.path))}`,
+      );
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function hmacHex(secret: string, body: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(body));
+  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+const of = (log: Received[], path: string, type?: string): Received[] =>
+  log.filter(
+    (r) => r.path === path && (type === undefined || r.headers['x-approval-event'] === type),
+  );
+
+let agent: Client;
+
+beforeEach(async () => {
+  await fetch(`${inject('receiverUrl')}/_reset`, { method: 'POST' });
+  agent ??= (await connectSignedIn('http', { user: 'ann@example.com', groups: 'ops' })).client;
+});
+
+describe('approval notifications', () => {
+  it('announces a request at once, signed, in each format, with nothing secret in it', async () => {
+    const started = Date.now();
+    const pending = await agent.callTool({ name: 'pve_stop_vm', arguments: STOP });
+    const callMs = Date.now() - started;
+    expect(pending.isError).toBe(true);
+    const { approval_id: id, approval_url: url } = pending.structuredContent as {
+      approval_id: string;
+      approval_url: string;
+    };
+    // The call did not wait for any receiver (one of them never answers).
+    expect(callMs).toBeLessThan(2_000);
+    const { log, after } = await until((l) =>
+      ['/json', '/slack', '/teams', '/flaky'].every((p) => of(l, p).length > 0),
+    );
+    expect(after).toBeLessThan(5_000);
+
+    const [json] = of(log, '/json', 'approval.requested');
+    expect(json!.headers['x-signature-256']).toBe(
+      `sha256=${await hmacHex(NOTIFY_SECRET, json!.body)}`,
+    );
+    expect(JSON.parse(json!.body)).toEqual({
+      type: 'approval.requested',
+      id,
+      url,
+      tool: 'pve_stop_vm',
+      args: expect.objectContaining({ node: 'pve1', vmid: 100, confirm: true }),
+      reason: 'Stopping a guest needs a person.',
+      requester: 'ann@example.com',
+      client_id: expect.any(String),
+      approvers: null,
+      approvals_required: 1,
+      approvals_given: [],
+      expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      status: 'pending',
+      decided_by: null,
+      blast_radius: null,
+    });
+
+    const slack = JSON.parse(of(log, '/slack')[0]!.body) as {
+      text: string;
+      blocks: { type: string; elements?: { type: string; url?: string }[] }[];
+    };
+    expect(slack.text).toBe('ann@example.com asks to run pve_stop_vm');
+    expect(slack.blocks.map((b) => b.type)).toEqual(['section', 'section', 'context', 'actions']);
+    expect(slack.blocks[3]!.elements![0]).toMatchObject({ type: 'button', url });
+    expect(of(log, '/slack')[0]!.headers['x-signature-256']).toBeUndefined();
+
+    const teams = JSON.parse(of(log, '/teams')[0]!.body) as {
+      type: string;
+      attachments: { contentType: string; content: Record<string, unknown> }[];
+    };
+    expect(teams.type).toBe('message');
+    expect(teams.attachments[0]!.contentType).toBe('application/vnd.microsoft.card.adaptive');
+    expect(teams.attachments[0]!.content).toMatchObject({
+      type: 'AdaptiveCard',
+      version: '1.4',
+      actions: [{ type: 'Action.OpenUrl', url }],
+    });
+
+    // No secret of this server in any body or header.
+    const secrets = [NOTIFY_SECRET, (env as unknown as AppEnv).PVE_TOKEN_SECRET!];
+    for (const r of log) for (const s of secrets) expect(JSON.stringify(r)).not.toContain(s);
+  });
+
+  it('sends it again to a receiver that answered 500, and counts the one that never answers as undelivered', async () => {
+    const pending = await agent.callTool({
+      name: 'pve_stop_vm',
+      arguments: { ...STOP, vmid: 101 },
+    });
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    const mine = (l: Received[]) => of(l, '/flaky').filter((r) => r.body.includes(id));
+    const { log } = await until((l) => mine(l).length >= 2, 10_000);
+    expect(mine(log).map((r) => r.answered)).toEqual([500, 200]);
+    expect(mine(log)[1]!.body).toBe(mine(log)[0]!.body);
+    // 4 attempts of 0.5 s, 1 + 2 + 4 s apart: given up within ~10 s, counted, shown.
+    let health: { notifications?: { undelivered: number } } = {};
+    for (let i = 0; i < 60 && !(health.notifications?.undelivered ?? 0); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      health = (await (await workerFetch('http://localhost/health')).json()) as typeof health;
+    }
+    expect(health.notifications?.undelivered).toBeGreaterThanOrEqual(1);
+    expect(of(await received(), '/hang').length).toBeGreaterThanOrEqual(4);
+  }, 30_000);
+
+  it('announces the decision, by whom, and an expiry', async () => {
+    const pending = await agent.callTool({
+      name: 'pve_stop_vm',
+      arguments: { ...STOP, vmid: 102 },
+    });
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    const browser = new Browser();
+    const opened = await openAsDevUser(
+      browser,
+      `http://localhost/approvals/${id}`,
+      'admin@example.com',
+      'ops',
+    );
+    await browser.post(`http://localhost/approvals/${id}`, {
+      csrf: csrfOf(opened.html),
+      decision: 'deny',
+    });
+    const { log } = await until((l) => of(l, '/json', 'approval.decided').length > 0);
+    expect(JSON.parse(of(log, '/json', 'approval.decided')[0]!.body)).toMatchObject({
+      type: 'approval.decided',
+      id,
+      status: 'denied',
+      decided_by: 'admin@example.com',
+    });
+
+    // One that nobody decides: its time runs out, and the alarm announces it.
+    const other = await agent.callTool({
+      name: 'pve_stop_vm',
+      arguments: { ...STOP, vmid: 103, node: 'pve2' },
+    });
+    const { approval_id: late } = other.structuredContent as { approval_id: string };
+    const ns = (env as unknown as AppEnv).APPROVALS as unknown as DurableObjectNamespace<Approvals>;
+    const stub = ns.get(ns.idFromName('approvals'));
+    await runInDurableObject(stub, (_o, state) => {
+      state.storage.sql.exec(
+        'UPDATE approvals SET expires_at = ? WHERE id = ?',
+        Date.now() - 1,
+        late,
+      );
+    });
+    await runDurableObjectAlarm(stub);
+    const expired = await until((l) => of(l, '/json', 'approval.expired').length > 0);
+    expect(JSON.parse(of(expired.log, '/json', 'approval.expired')[0]!.body)).toMatchObject({
+      type: 'approval.expired',
+      id: late,
+      status: 'pending',
+    });
+    // Announced once: the next alarm says nothing more about it.
+    await runDurableObjectAlarm(stub);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(of(await received(), '/json', 'approval.expired')).toHaveLength(1);
+  });
+
+  it('sends a rule with `notify` to the receivers it names only', async () => {
+    const pending = await agent.callTool({
+      name: 'pve_delete_vm',
+      arguments: { node: 'pve2', vmid: 104, confirm: true },
+    });
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    const mine = (l: Received[]) => l.filter((r) => r.body.includes(id));
+    const { log } = await until((l) => of(mine(l), '/json').length > 0);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(of(mine(log), '/json')[0]!.headers['x-approval-event']).toBe('approval.requested');
+    expect(mine(await received()).map((r) => r.path)).toEqual(['/json']);
+  });
+});

@@ -207,6 +207,11 @@ const POLICIES = {
         reason: 'Deleting a guest needs a lead.',
         notify: ['json'],
       },
+      pve_set_vm_config: {
+        action: 'require_approval',
+        reason: 'Config changes need a person.',
+        notify: ['json', 'slack', 'teams'],
+      },
     },
   },
   perUser: {

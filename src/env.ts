@@ -43,10 +43,21 @@ export interface CountersObject extends Rpc.DurableObjectBranded {
 export interface ApprovalsObject extends Rpc.DurableObjectBranded {
   create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
   get(id: string): Approval | null;
-  decide(id: string, decision: 'approve' | 'deny', decider: Decider, now: number): DecideCheck;
+  decide(
+    id: string,
+    decision: 'approve' | 'deny',
+    decider: Decider,
+    now: number,
+  ): Promise<DecideCheck>;
   consume(
     id: string,
-    call: { tool: string; args_hmac: string; grant_id: string },
+    call: {
+      tool: string;
+      args_hmac: string;
+      grant_id: string;
+      approvals_required?: number;
+      approvers?: string[] | null;
+    },
     now: number,
   ): ConsumeRefusal | null;
   restore(id: string): void;
@@ -55,7 +66,7 @@ export interface ApprovalsObject extends Rpc.DurableObjectBranded {
   countUndelivered(target: string): void;
   undelivered(): Record<string, number>;
   /** Marks a revoked grant's pending approvals `revoked`; how many. */
-  cancelForGrant(grantId: string, by: string, now: number): number;
+  cancelForGrant(grantId: string, by: string, now: number): Promise<number>;
 }
 
 /** The audit trail, or the count of records that could not be written (audit/audit-log.ts). */

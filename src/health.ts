@@ -12,7 +12,8 @@ import { configProblems, publicUrlState, type HealthProblem } from './health/con
 import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './health/proxmox-probe';
 import { healthView } from './health/viewer';
 import { formatErrors } from './policy/load';
-import { policyLabel } from './policy/source';
+import { type ActivePolicy, policyLabel } from './policy/source';
+import type { Config } from './config';
 import { VERSION } from './version';
 
 export async function health(c: Context<AppBindings>): Promise<Response> {
@@ -66,6 +67,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
                   : 'Activate a valid version on /admin (or POST /admin/api/policy/{version}/activate).',
             },
           ]),
+    ...notifyProblems(config, policy),
     ...(deployRefused && policy.ok
       ? [
           {
@@ -144,4 +146,32 @@ function probeView(probe: ProxmoxProbe | null, operator: boolean): Record<string
     checked_at: new Date(probe.at).toISOString(),
     ...(probe.pveVersion ? { pve_version: probe.pveVersion } : {}),
   };
+}
+
+/** Receivers configured without the queue that carries their events, and `notify` names nobody configured. */
+function notifyProblems(config: Config, policy: ActivePolicy): HealthProblem[] {
+  const { targets } = config.notify;
+  const problems: HealthProblem[] = [];
+  if (targets.length && !config.bindings.notifyQueue)
+    problems.push({
+      check: 'notify',
+      message:
+        'APPROVAL_WEBHOOKS is set, but there is no NOTIFY_QUEUE binding: no approval is announced.',
+      fix: 'Keep the [[queues.producers]] and [[queues.consumers]] blocks of wrangler.toml, and create the queue: wrangler queues create approval-notifications.',
+    });
+  if (policy.ok) {
+    const known = new Set(targets.map((t) => t.name));
+    const unknown = new Set(
+      Object.values(policy.policy.doc.tools).flatMap((tool) =>
+        (tool.notify ?? []).filter((name) => !known.has(name)),
+      ),
+    );
+    if (unknown.size)
+      problems.push({
+        check: 'notify',
+        message: `The policy sends approvals to ${[...unknown].map((n) => `"${n}"`).join(', ')}, which APPROVAL_WEBHOOKS does not name: those approvals reach nobody.`,
+        fix: 'Name the receivers in APPROVAL_WEBHOOKS ("name"), or correct the policy\'s notify lists.',
+      });
+  }
+  return problems;
 }

@@ -71,6 +71,7 @@ export default {
       ...runtime.config.notify,
       queue: env.NOTIFY_QUEUE,
       undelivered: (target) => runtime.stores.approvals().countUndelivered(target),
+      now: () => runtime.clock.now(),
     });
   },
 } satisfies ExportedHandler<AppEnv, NotifyMessage>;

@@ -5,7 +5,10 @@
 // Table approvals: id TEXT PK (128-bit random, base64url), status, created_at, expires_at,
 // tool, args TEXT json (redacted), upstream TEXT json, args_hmac, grant_id, user_id,
 // user_email, client_id, approvers TEXT json|null, reason, rule, decided_by, decided_at, used_at,
-// approvals_required INTEGER (default 1), approved_by TEXT json (who approved so far, and when).
+// approvals_required INTEGER (default 1), approved_by TEXT json (who approved so far, and when),
+// origin (the server's public origin, for the page's address in notifications), notify TEXT json
+// (the receivers the rule names), expiry_told (its expiry announced). Table notify_stats: target
+// TEXT PK, undelivered INTEGER (notifications given up after their last attempt).
 // Status: pending → approved (once approvals_required different people approved) | denied (one
 // denial) | revoked (its grant revoked; decided_by says by whom);
 // approved → used (and back, when the call fails before Proxmox).
@@ -14,11 +17,12 @@
 // looked up: who decided, when), by an alarm.
 
 import { randomToken } from '../encoding';
+import { errorText, logLine } from '../log';
 import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
 import type { ApprovalSnapshot, NotifyMessage } from '../notify/messages';
 import type { NotifyEvent } from '../notify/targets';
-import { mayConsume, mayDecide, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
+import { mayConsume, mayDecide, meetsTerms, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
 import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types';
 
 /** As long as the audit trail keeps the calls that name them (its default retention). */
@@ -77,6 +81,9 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
         if (!columns.includes(column))
           this.ctx.storage.sql.exec(`ALTER TABLE approvals ADD COLUMN ${column} ${type}`);
       }
+      // Approvals from before notifications existed are never announced as expired.
+      if (!columns.includes('expiry_told'))
+        this.ctx.storage.sql.exec('UPDATE approvals SET expiry_told = 1');
       this.ctx.storage.sql.exec(
         'CREATE TABLE IF NOT EXISTS notify_stats (target TEXT PRIMARY KEY, undelivered INTEGER NOT NULL)',
       );
@@ -106,7 +113,15 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
       .toArray()
       .map(fromRow);
     const same = waiting.find((a) => a.tool === request.tool && a.args_hmac === request.args_hmac);
-    if (same) return same;
+    // The same call waiting under the same rule: that one. Under another rule (the policy asks
+    // more now): it is withdrawn, and a new one asks under the rule in force.
+    if (same && meetsTerms(same, request) && meetsTerms(request, same)) return same;
+    if (same)
+      this.sql.exec(
+        `UPDATE approvals SET status = 'revoked', decided_by = '(policy changed)', decided_at = ? WHERE id = ? AND status = 'pending'`,
+        now,
+        same.id,
+      );
     if (waiting.length >= MAX_PENDING_PER_GRANT) return null;
     const id = randomToken(16);
     this.sql.exec(
@@ -132,7 +147,7 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
       request.notify ? JSON.stringify(request.notify) : null,
     );
     const created = this.get(id)!;
-    this.announce('approval.requested', created);
+    await this.announce('approval.requested', created);
     // Woken at its expiry (to announce it) or for the next prune, whichever comes first.
     const alarm = await this.ctx.storage.getAlarm();
     const wake = Math.min(created.expires_at + 1_000, now + PRUNE_EVERY_MS);
@@ -146,7 +161,12 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
     return row ? fromRow(row) : null;
   }
 
-  decide(id: string, decision: 'approve' | 'deny', decider: Decider, now: number): DecideCheck {
+  async decide(
+    id: string,
+    decision: 'approve' | 'deny',
+    decider: Decider,
+    now: number,
+  ): Promise<DecideCheck> {
     const approval = this.get(id);
     if (!approval) return { ok: false, reason: NO_SUCH_APPROVAL };
     const check = mayDecide(approval, decider, now);
@@ -165,7 +185,7 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
         done ? now : null,
         id,
       );
-      if (done) this.announce('approval.decided', this.get(id)!);
+      if (done) await this.announce('approval.decided', this.get(id)!);
       return { ok: true };
     }
     this.sql.exec(
@@ -174,14 +194,20 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
       now,
       id,
     );
-    this.announce('approval.decided', this.get(id)!);
+    await this.announce('approval.decided', this.get(id)!);
     return { ok: true };
   }
 
   /** Spends an approval on a call: null when it was valid (and is now used), else why not. */
   consume(
     id: string,
-    call: { tool: string; args_hmac: string; grant_id: string },
+    call: {
+      tool: string;
+      args_hmac: string;
+      grant_id: string;
+      approvals_required?: number;
+      approvers?: string[] | null;
+    },
     now: number,
   ): ConsumeRefusal | null {
     const refusal = mayConsume(this.get(id), call, now);
@@ -222,16 +248,20 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
    * Cancels what a revoked grant was still waiting for: its pending approvals become `revoked`
    * (by whom, when), so nobody is offered them again. Returns how many.
    */
-  cancelForGrant(grantId: string, by: string, now: number): number {
+  async cancelForGrant(grantId: string, by: string, now: number): Promise<number> {
     // Counted by RETURNING: rowsWritten also counts the status index's entries.
-    return this.sql
-      .exec(
-        `UPDATE approvals SET status = 'revoked', decided_by = ?, decided_at = ? WHERE grant_id = ? AND status = 'pending' RETURNING id`,
+    const cancelled = this.sql
+      .exec<Row>(
+        `UPDATE approvals SET status = 'revoked', decided_by = ?, decided_at = ? WHERE grant_id = ? AND status = 'pending' RETURNING *`,
         by,
         now,
         grantId,
       )
-      .toArray().length;
+      .toArray()
+      .map(fromRow);
+    // Whoever was told of them hears that they are off (the button would lead nowhere).
+    for (const approval of cancelled) await this.announce('approval.decided', approval);
+    return cancelled.length;
   }
 
   /** Pending approvals that have not expired, oldest first. */
@@ -267,7 +297,7 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
   }
 
   /** Puts an event about an approval on the notification queue (the caller does not wait). */
-  private announce(event: NotifyEvent, approval: Approval): void {
+  private async announce(event: NotifyEvent, approval: Approval): Promise<void> {
     const queue = this.notifications;
     if (!queue) return;
     const message: NotifyMessage = {
@@ -276,7 +306,17 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
       approval: snapshot(approval),
       notify: approval.notify ?? null,
     };
-    this.ctx.waitUntil(queue.send(message).catch(() => this.countUndelivered('(queue)')));
+    // Awaited (a Durable Object has no waitUntil); the change it announces is already stored.
+    try {
+      await queue.send(message);
+    } catch (err) {
+      logLine('error', 'notification_not_queued', {
+        event,
+        approval: approval.id,
+        error: errorText(err, 200),
+      });
+      this.countUndelivered('(queue)');
+    }
   }
 
   override async alarm(): Promise<void> {
@@ -289,7 +329,7 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
       )
       .toArray()
       .map(fromRow);
-    for (const approval of expired) this.announce('approval.expired', approval);
+    for (const approval of expired) await this.announce('approval.expired', approval);
     this.sql.exec('DELETE FROM approvals WHERE expires_at < ?', now - KEEP_AFTER_EXPIRY_MS);
     this.sql.exec('DELETE FROM spent_tokens WHERE expires_at < ?', now);
     const left =
@@ -312,7 +352,7 @@ function snapshot(a: Approval): ApprovalSnapshot {
   const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return {
     id: a.id,
-    url: `${a.origin ?? ''}/approvals/${a.id}`,
+    url: a.origin ? `${a.origin}/approvals/${a.id}` : null,
     tool: a.tool,
     args: a.args,
     reason: a.reason,

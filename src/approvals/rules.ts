@@ -100,10 +100,31 @@ export function mayDecide(
   };
 }
 
-/** Whether this approval may be spent on this call (tool, arguments, grant), now. */
+/** What the policy in force asks of an approval now (absent: not checked). */
+export interface ApprovalTerms {
+  approvals_required?: number;
+  approvers?: string[] | null;
+}
+
+/** Whether an approval given under `approval`'s terms still satisfies the policy's `terms`. */
+export function meetsTerms(
+  approval: Pick<Approval, 'approvals_required' | 'approvers'>,
+  terms: ApprovalTerms,
+): boolean {
+  if (
+    terms.approvals_required !== undefined &&
+    approval.approvals_required < terms.approvals_required
+  )
+    return false;
+  if (terms.approvers === undefined) return true;
+  const key = (list: string[] | null) => (list ? [...list].sort().join('\n') : '');
+  return key(approval.approvers) === key(terms.approvers);
+}
+
+/** Whether this approval may be spent on this call (tool, arguments, grant, the rule's terms), now. */
 export function mayConsume(
   approval: Approval | null,
-  call: { tool: string; args_hmac: string; grant_id: string },
+  call: { tool: string; args_hmac: string; grant_id: string } & ApprovalTerms,
   now: number,
 ): ConsumeRefusal | null {
   if (!approval) return 'not_found';
@@ -114,6 +135,8 @@ export function mayConsume(
   if (approval.status === 'pending') return 'pending';
   if (approval.tool !== call.tool || approval.args_hmac !== call.args_hmac) return 'other_call';
   if (approval.grant_id !== call.grant_id) return 'other_grant';
+  // Given under a looser rule than the one in force now (fewer people, other approvers).
+  if (!meetsTerms(approval, call)) return 'rule_changed';
   return null;
 }
 
@@ -128,4 +151,6 @@ export const CONSUME_MESSAGES: Record<ConsumeRefusal, string> = {
   other_call:
     'This approval is for a different call (tool or arguments differ). Approvals are bound to the exact call.',
   other_grant: 'This approval was asked for by another client or session grant.',
+  rule_changed:
+    'The policy now asks more of this approval (more people, or other approvers) than when it was given. Call again without approval_id to ask for a new one.',
 };

@@ -68,7 +68,8 @@ export type ConsumeRefusal =
   | 'expired'
   | 'revoked'
   | 'other_call'
-  | 'other_grant';
+  | 'other_grant'
+  | 'rule_changed';
 
 /** The approvals Durable Object, as callers use it (its RPC stub, typed plainly). */
 export interface ApprovalStore {
@@ -76,7 +77,13 @@ export interface ApprovalStore {
   restore(id: string): Promise<void>;
   consume(
     id: string,
-    call: { tool: string; args_hmac: string; grant_id: string },
+    call: {
+      tool: string;
+      args_hmac: string;
+      grant_id: string;
+      approvals_required?: number;
+      approvers?: string[] | null;
+    },
     now: number,
   ): Promise<ConsumeRefusal | null>;
   /** Records a one-time token (a 2026 answer's nonce); false when it was already used. */

@@ -54,13 +54,18 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
     },
     async resolve(required) {
       if (call.approvalId !== undefined) {
-        const refusal = await deps
-          .store()
-          .consume(
-            call.approvalId,
-            { tool: call.tool, args_hmac: call.argsHmac, grant_id: call.identity.grantId },
-            deps.now(),
-          );
+        const refusal = await deps.store().consume(
+          call.approvalId,
+          {
+            tool: call.tool,
+            args_hmac: call.argsHmac,
+            grant_id: call.identity.grantId,
+            // An approval given under a looser rule than the one in force is not enough.
+            approvals_required: required.approvalsRequired ?? 1,
+            approvers: required.approvers ?? null,
+          },
+          deps.now(),
+        );
         return refusal
           ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] }
           : { kind: 'approved', approvalId: call.approvalId };

@@ -42,7 +42,7 @@ export interface Config {
   /** The POLICY variable (JSON text), or undefined: the bundled policy.json. */
   policyText: string | undefined;
   /** Bindings a deploy configuration may leave out (typed as present, but absent then). */
-  bindings: { oauthKv: boolean };
+  bindings: { oauthKv: boolean; notifyQueue: boolean };
   /**
    * Settings with a value that cannot be used, each replaced by its default (or dropped): /health
    * lists them. (A missing or broken auth mode or Proxmox connection is fatal instead: see above.)
@@ -90,9 +90,17 @@ function parse(env: AppEnv): Config {
     secrets: configuredSecrets(env),
     signIn: signInSettings(env),
     policyText: env.POLICY,
-    bindings: { oauthKv: Boolean((env as Partial<AppEnv>).OAUTH_KV) },
+    bindings: {
+      oauthKv: Boolean((env as Partial<AppEnv>).OAUTH_KV),
+      notifyQueue: Boolean(env.NOTIFY_QUEUE),
+    },
     problems: [],
   };
+  // A receiver's address can be its credential (Slack, Teams), and its signing secret is one.
+  config.secrets = [
+    ...config.secrets,
+    ...config.notify.targets.flatMap((t) => [t.url, ...(t.secret ? [t.secret] : [])]),
+  ];
   config.problems = [
     ...audit.map((message) => ({ setting: 'audit' as const, message })),
     ...approvals.map((message) => ({ setting: 'approvals' as const, message })),

@@ -19,6 +19,7 @@ export interface NotifyDeps {
   queue: Queue<NotifyMessage> | undefined;
   /** Counts a delivery given up after its last attempt (the approvals object keeps the count). */
   undelivered(target: string): Promise<void>;
+  now(): number;
 }
 
 export async function handleNotifications(
@@ -47,7 +48,7 @@ export async function handleNotifications(
       message.ack();
       continue;
     }
-    const failure = await deliver(target, m, timeoutMs);
+    const failure = await deliver(target, m, timeoutMs, message.id, deps.now());
     if (failure === null) {
       message.ack();
     } else if (message.attempts >= MAX_ATTEMPTS) {
@@ -71,8 +72,15 @@ async function deliver(
   target: NotifyTarget,
   m: Extract<NotifyMessage, { kind: 'delivery' }>,
   timeoutMs: number,
+  deliveryId: string,
+  now: number,
 ): Promise<string | null> {
-  const body = JSON.stringify(bodyFor(target.format, m.event, m.approval));
+  const payload = bodyFor(target.format, m.event, m.approval);
+  // Our own body says when it was sent and which delivery it is (signed with it): a receiver
+  // can refuse a replayed or stale one, and tell a retry from a new event.
+  if (target.format === 'json')
+    Object.assign(payload, { sent_at: new Date(now).toISOString(), delivery: deliveryId });
+  const body = JSON.stringify(payload);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': 'proxmox-mcp-approvals',

@@ -8,8 +8,8 @@ import type { NotifyEvent, NotifyFormat } from './targets';
 /** An approval as its events carry it. */
 export interface ApprovalSnapshot {
   id: string;
-  /** The approval page. */
-  url: string;
+  /** The approval page (null for an approval from before the server kept its address). */
+  url: string | null;
   tool: string;
   /** As redacted for the audit trail and the approval page. */
   args: Record<string, unknown>;
@@ -62,6 +62,7 @@ export function headline(event: NotifyEvent, a: ApprovalSnapshot): string {
   }
 }
 
+/** The arguments as lines, at most 20 of 200 characters: enough to judge, short enough to post. */
 function argLines(args: Record<string, unknown>): string[] {
   return Object.entries(args)
     .slice(0, 20)
@@ -70,6 +71,9 @@ function argLines(args: Record<string, unknown>): string[] {
       return `${k}: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}`;
     });
 }
+
+/** Slack refuses a section over 3,000 characters: the arguments' block stays well under. */
+const SLACK_SECTION_MAX = 2_800;
 
 export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string, unknown> {
   const title = headline(event, a);
@@ -82,7 +86,12 @@ export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
       },
       {
         type: 'section',
-        text: { type: 'mrkdwn', text: `\`\`\`${escapeSlack(argLines(a.args).join('\n'))}\`\`\`` },
+        // The agent writes the arguments: inside the code block, a backtick of theirs is shown as
+        // a look-alike, so it cannot close the block and format the rest (a fake "approved").
+        text: {
+          type: 'mrkdwn',
+          text: `\`\`\`${clip(escapeSlack(argLines(a.args).join('\n')).replace(/`/g, '\u02cb'), SLACK_SECTION_MAX)}\`\`\``,
+        },
       },
       {
         type: 'context',
@@ -95,7 +104,7 @@ export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
           },
         ],
       },
-      ...(event === 'approval.requested'
+      ...(event === 'approval.requested' && a.url
         ? [
             {
               type: 'actions',
@@ -124,16 +133,15 @@ export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
           $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
           type: 'AdaptiveCard',
           version: '1.4',
+          // What others wrote (the request, its arguments) goes in text runs, which Teams shows
+          // as they are: a TextBlock or a fact would render markdown, links included.
           body: [
-            { type: 'TextBlock', text: headline(event, a), weight: 'Bolder', wrap: true },
-            { type: 'TextBlock', text: a.reason, wrap: true },
+            plainText(headline(event, a), true),
+            plainText(a.reason),
+            ...argLines(a.args).map((line) => plainText(line, false, true)),
             {
               type: 'FactSet',
               facts: [
-                ...argLines(a.args).map((line) => {
-                  const [title, ...rest] = line.split(': ');
-                  return { title: title ?? '', value: rest.join(': ') };
-                }),
                 {
                   title: 'Approvals',
                   value: `${a.approvals_given.length} of ${a.approvals_required}`,
@@ -142,7 +150,9 @@ export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
               ],
             },
           ],
-          actions: [{ type: 'Action.OpenUrl', title: 'Open the approval', url: a.url }],
+          actions: a.url
+            ? [{ type: 'Action.OpenUrl', title: 'Open the approval', url: a.url }]
+            : [],
         },
       },
     ],
@@ -172,6 +182,25 @@ export async function signature(secret: string, body: string): Promise<string> {
   );
   const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(body));
   return `sha256=${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** An Adaptive Card block of text shown as it is (a TextRun renders no markdown). */
+function plainText(text: string, bold = false, monospace = false): Record<string, unknown> {
+  return {
+    type: 'RichTextBlock',
+    inlines: [
+      {
+        type: 'TextRun',
+        text,
+        ...(bold ? { weight: 'Bolder' } : {}),
+        ...(monospace ? { fontType: 'Monospace' } : {}),
+      },
+    ],
+  };
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** Slack's mrkdwn control characters, as its docs say to escape them. */

@@ -375,4 +375,27 @@ describe('runCall', () => {
     expect(await sim.requests()).toEqual([]);
     expect(t.audit.at(-1)).toMatchObject({ decision: 'deny', policy_version: 2 });
   });
+
+  it('refuses an approval given under a looser rule than the one in force now', async () => {
+    const t = testHost({ policy: policy({ pve_stop_vm: { action: 'require_approval' } }) });
+    const args = { node: 'pve1', vmid: 100, confirm: true };
+    const id = result(await call(t, 'pve_stop_vm', args)).structuredContent!.approval_id as string;
+    t.approvals.approve(id, ALICE.email!, t.clock.now());
+    // Meanwhile an editor tightens the rule: two leads now.
+    t.activate(
+      policy({
+        pve_stop_vm: {
+          action: 'require_approval',
+          approvers: ['group:leads'],
+          approvals_required: 2,
+        },
+      }),
+    );
+    t.clock.set(t.clock.now() + 60_000);
+    const r = result(await call(t, 'pve_stop_vm', { ...args, approval_id: id }));
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('The policy now asks more of this approval');
+    expect(await sim.requests()).toEqual([]);
+    expect(t.approvals.rows.get(id)!.status).toBe('approved');
+  });
 });

@@ -1,6 +1,6 @@
 // A local HTTP receiver for the approval notifications (the project's APPROVAL_WEBHOOKS point
 // here): it records every request (path, headers, raw body) and answers by path: /json, /slack,
-// /teams with 200; /flaky with 500 to the first request of each body, then 200; /hang never
+// /teams with 200; /flaky with 500 to the first attempt of each delivery, then 200; /hang never
 // answers. GET
 // /_log lists what it received; POST /_reset forgets it.
 
@@ -42,8 +42,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     };
     log.push(entry);
     if (path === '/hang') return; // never answers
-    const status = path === '/flaky' && !flakyFailed.has(body) ? 500 : 200;
-    if (path === '/flaky') flakyFailed.add(body);
+    // A delivery is known by its id (a retry carries the same one, with a new sent_at).
+    const key = deliveryOf(body);
+    const status = path === '/flaky' && !flakyFailed.has(key) ? 500 : 200;
+    if (path === '/flaky') flakyFailed.add(key);
     entry.answered = status;
     res.writeHead(status).end(status === 200 ? 'ok' : 'try again');
   });
@@ -53,6 +55,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
+}
+
+function deliveryOf(body: string): string {
+  try {
+    return (JSON.parse(body) as { delivery?: string }).delivery ?? body;
+  } catch {
+    return body;
+  }
 }
 
 function read(req: IncomingMessage): Promise<string> {

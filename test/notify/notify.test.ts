@@ -66,20 +66,31 @@ beforeEach(async () => {
 
 describe('approval notifications', () => {
   it('announces a request at once, signed, in each format, with nothing secret in it', async () => {
-    const started = Date.now();
     const pending = await agent.callTool({ name: 'pve_stop_vm', arguments: STOP });
-    const callMs = Date.now() - started;
+    const returnedAt = Date.now();
     expect(pending.isError).toBe(true);
     const { approval_id: id, approval_url: url } = pending.structuredContent as {
       approval_id: string;
       approval_url: string;
     };
-    // The call did not wait for any receiver (one of them never answers).
-    expect(callMs).toBeLessThan(2_000);
     const { log, after } = await until((l) =>
       ['/json', '/slack', '/teams', '/flaky'].every((p) => of(l, p).length > 0),
     );
     expect(after).toBeLessThan(5_000);
+    // The call did not wait for any receiver: every delivery came after its answer.
+    const mine = log.filter((r) => r.body.includes(id));
+    expect(mine.length).toBeGreaterThanOrEqual(4);
+    for (const r of mine) expect(r.at).toBeGreaterThanOrEqual(returnedAt);
+    // And the approvals object is woken at its expiry, to announce it.
+    const ns = (env as unknown as AppEnv).APPROVALS as unknown as DurableObjectNamespace<Approvals>;
+    const alarm = await runInDurableObject(ns.get(ns.idFromName('approvals')), (_o, state) =>
+      state.storage.getAlarm(),
+    );
+    const expires = Date.parse(
+      (JSON.parse(of(log, '/json')[0]!.body) as { expires_at: string }).expires_at,
+    );
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeLessThanOrEqual(expires + 2_000);
 
     const [json] = of(log, '/json', 'approval.requested');
     expect(json!.headers['x-signature-256']).toBe(
@@ -101,6 +112,8 @@ describe('approval notifications', () => {
       status: 'pending',
       decided_by: null,
       blast_radius: null,
+      sent_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      delivery: expect.any(String),
     });
 
     const slack = JSON.parse(of(log, '/slack')[0]!.body) as {
@@ -129,6 +142,44 @@ describe('approval notifications', () => {
     for (const r of log) for (const s of secrets) expect(JSON.stringify(r)).not.toContain(s);
   });
 
+  it('keeps a password out of every format, and shows what the agent wrote as plain text', async () => {
+    const PASSWORD = 'cl0ud-Pa55word-xyz';
+    const LINK = '[Approve now](https://evil.example/approve) ```*approved*```';
+    const pending = await agent.callTool({
+      name: 'pve_set_vm_config',
+      arguments: {
+        node: 'pve1',
+        vmid: 100,
+        config: { cipassword: PASSWORD, description: LINK },
+        confirm: true,
+      },
+    });
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    const mine = (l: Received[]) => l.filter((r) => r.body.includes(id));
+    const { log } = await until((l) =>
+      ['/json', '/slack', '/teams'].every((p) => of(mine(l), p).length > 0),
+    );
+    for (const r of mine(log)) {
+      expect(r.body).not.toContain(PASSWORD);
+      expect(r.body).toContain('[redacted]');
+    }
+    // Teams: the agent's text is in a text run (no markdown), never in a TextBlock or a fact.
+    const card = JSON.parse(of(mine(log), '/teams')[0]!.body).attachments[0].content as {
+      body: { type: string; inlines?: { type: string; text: string }[] }[];
+    };
+    const withLink = card.body.filter((b) => JSON.stringify(b).includes('evil.example'));
+    expect(withLink.map((b) => [b.type, b.inlines?.[0]?.type])).toEqual([
+      ['RichTextBlock', 'TextRun'],
+    ]);
+    // Slack: the agent's backticks cannot close the code block.
+    const slack = JSON.parse(of(mine(log), '/slack')[0]!.body) as {
+      blocks: { text?: { text: string } }[];
+    };
+    const code = slack.blocks[1]!.text!.text;
+    expect(code.startsWith('```') && code.endsWith('```')).toBe(true);
+    expect(code.slice(3, -3)).not.toContain('`');
+  });
+
   it('sends it again to a receiver that answered 500, and counts the one that never answers as undelivered', async () => {
     const pending = await agent.callTool({
       name: 'pve_stop_vm',
@@ -138,7 +189,13 @@ describe('approval notifications', () => {
     const mine = (l: Received[]) => of(l, '/flaky').filter((r) => r.body.includes(id));
     const { log } = await until((l) => mine(l).length >= 2, 10_000);
     expect(mine(log).map((r) => r.answered)).toEqual([500, 200]);
-    expect(mine(log)[1]!.body).toBe(mine(log)[0]!.body);
+    const bodies = mine(log).map(
+      (r) => JSON.parse(r.body) as { delivery: string; sent_at: string },
+    );
+    // The same delivery (its id), sent again later.
+    expect(bodies[1]!.delivery).toBe(bodies[0]!.delivery);
+    expect(Date.parse(bodies[1]!.sent_at)).toBeGreaterThan(Date.parse(bodies[0]!.sent_at));
+    const hung = (l: Received[]) => of(l, '/hang').filter((r) => r.body.includes(id));
     // 4 attempts of 0.5 s, 1 + 2 + 4 s apart: given up within ~10 s, counted, shown.
     let health: { notifications?: { undelivered: number } } = {};
     for (let i = 0; i < 60 && !(health.notifications?.undelivered ?? 0); i++) {
@@ -146,7 +203,21 @@ describe('approval notifications', () => {
       health = (await (await workerFetch('http://localhost/health')).json()) as typeof health;
     }
     expect(health.notifications?.undelivered).toBeGreaterThanOrEqual(1);
-    expect(of(await received(), '/hang').length).toBeGreaterThanOrEqual(4);
+    // Four attempts, 1, 2 and 4 s apart (and no fifth).
+    const { log: all } = await until((l) => hung(l).length >= 4, 15_000);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const attempts = hung(await received());
+    expect(attempts).toHaveLength(4);
+    const gaps = attempts.slice(1).map((r, i) => r.at - attempts[i]!.at);
+    expect(gaps.map((g) => Math.round(g / 1000))).toEqual([
+      expect.any(Number),
+      expect.any(Number),
+      expect.any(Number),
+    ]);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(900);
+    expect(gaps[1]!).toBeGreaterThanOrEqual(1_900);
+    expect(gaps[2]!).toBeGreaterThanOrEqual(3_900);
+    expect(all.length).toBeGreaterThan(0);
   }, 30_000);
 
   it('announces the decision, by whom, and an expiry', async () => {

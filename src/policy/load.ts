@@ -146,6 +146,20 @@ function checkSemantics(
     if (!tool) continue;
     const args = argFields([catalog[name]!]);
     checkRules(tool, at, args, errors, regexes);
+    // A quorum the named people cannot reach: fewer people than approvals wanted.
+    const people = array(tool.approvers)?.filter(
+      (p) => typeof p === 'string' && !p.startsWith('group:'),
+    );
+    if (
+      typeof tool.approvals_required === 'number' &&
+      people &&
+      people.length === array(tool.approvers)!.length &&
+      people.length < tool.approvals_required
+    )
+      errors.push({
+        pointer: `${at}/approvals_required`,
+        message: `${tool.approvals_required} approvals wanted, but only ${people.length} people may approve (name a group, or more people)`,
+      });
     for (const key of ['approvers', 'approval', 'approvals_required', 'notify'] as const) {
       if (tool[key] !== undefined && tool.action !== 'require_approval') {
         errors.push({

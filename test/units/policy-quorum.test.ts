@@ -45,5 +45,22 @@ describe('approvals_required', () => {
       /^\/tools\/pve_delete_vm\/approvals_required: /,
     );
     expect(errors({ action: 'require_approval', approvals_required: 1 })).toEqual([]);
+    // Two named people can never give three approvals; a group can grow.
+    expect(
+      errors({
+        action: 'require_approval',
+        approvers: ['a@x.org', 'b@x.org'],
+        approvals_required: 3,
+      }),
+    ).toEqual([
+      '/tools/pve_delete_vm/approvals_required: 3 approvals wanted, but only 2 people may approve (name a group, or more people)',
+    ]);
+    expect(
+      errors({
+        action: 'require_approval',
+        approvers: ['a@x.org', 'group:leads'],
+        approvals_required: 3,
+      }),
+    ).toEqual([]);
   });
 });

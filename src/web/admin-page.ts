@@ -63,7 +63,7 @@ function pendingSection(v: AdminView) {
 <button type="submit" name="decision" value="approve" aria-label="Approve ${a.tool} for ${who}">Approve</button>
 <button type="submit" name="decision" value="deny" aria-label="Deny ${a.tool} for ${who}">Deny</button></form>`;
     return html`<tr><td data-label="Asked" class="nowrap"><small>${iso(a.created_at)}</small></td><td data-label="By" class="who">${who}</td><td data-label="Tool" class="tool"><code>${a.tool}</code></td>
-<td data-label="Call" class="args">${callSummary(a.args)} <a href="/approvals/${a.id}">details</a></td><td data-label="Expires" class="nowrap"><small>${iso(a.expires_at)}</small></td>
+<td data-label="Call" class="args">${callSummary(a.args)} <a href="/approvals/${a.id}">details</a>${a.approvals_required > 1 ? html`<br><small>approvals ${a.approved_by.length} of ${a.approvals_required}${a.approved_by.length ? ` (by ${a.approved_by.map((g) => g.by).join(', ')})` : ''}</small>` : ''}</td><td data-label="Expires" class="nowrap"><small>${iso(a.expires_at)}</small></td>
 <td data-label="Decide">${decide}</td></tr>`;
   });
   return html`<h2 id="approvals">Pending approvals (${offered})</h2>

@@ -53,6 +53,14 @@ describe('two leads must approve a delete', () => {
     expect(first.status).toBe(303);
     expect(first.html).toContain('Your approval is recorded; 1 more needed from other people.');
     expect(first.html).toMatch(/Approvals: <strong>1 of 2<\/strong> — by lead1@example.com/);
+    // /admin shows how far it got.
+    const admin = await openAsDevUser(
+      new Browser(),
+      'http://localhost/admin',
+      'admin@example.com',
+      'ops',
+    );
+    expect(admin.html).toContain('approvals 1 of 2 (by lead1@example.com)');
     // Not yet: the agent's retry is refused, nothing sent.
     const early = await call(client, 'pve_delete_vm', { ...DELETE, approval_id: id });
     expect(early.isError).toBe(true);

@@ -18,6 +18,7 @@
 
 import { randomToken } from '../encoding';
 import { errorText, logLine } from '../log';
+import { withDeadline } from '../stores/deadline';
 import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
 import type { ApprovalSnapshot, NotifyMessage } from '../notify/messages';
@@ -29,6 +30,8 @@ import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types
 const KEEP_AFTER_EXPIRY_MS = 90 * 86_400_000;
 const MAX_PENDING_PER_GRANT = 20;
 const PRUNE_EVERY_MS = 6 * 3_600_000;
+/** How long putting an event on the notification queue may hold up the change it announces. */
+const QUEUE_SEND_MS = 1_000;
 
 type Row = Record<string, string | number | null>;
 
@@ -296,7 +299,11 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
     );
   }
 
-  /** Puts an event about an approval on the notification queue (the caller does not wait). */
+  /**
+   * Puts an event about an approval on the notification queue: awaited (a Durable Object has no
+   * waitUntil) for at most QUEUE_SEND_MS, so a slow queue never holds up the call that asked;
+   * one not queued in time is logged and counted undelivered.
+   */
   private async announce(event: NotifyEvent, approval: Approval): Promise<void> {
     const queue = this.notifications;
     if (!queue) return;
@@ -306,9 +313,8 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
       approval: snapshot(approval),
       notify: approval.notify ?? null,
     };
-    // Awaited (a Durable Object has no waitUntil); the change it announces is already stored.
     try {
-      await queue.send(message);
+      await withDeadline(queue.send(message), QUEUE_SEND_MS, 'notification queue');
     } catch (err) {
       logLine('error', 'notification_not_queued', {
         event,

@@ -5,6 +5,7 @@ import { html } from 'hono/html';
 import { approvalState, GRANT_REVOKED } from '../approvals/rules';
 import type { Approval } from '../approvals/types';
 import { layout } from '../auth/pages';
+import { approvalTitle, relativeTime } from './approval-title';
 
 export interface ApprovalView {
   approval: Approval;
@@ -17,6 +18,8 @@ export interface ApprovalView {
   now: number;
   /** A message after deciding. */
   notice?: string;
+  /** The name the client registered with (unverified), when known. */
+  clientName?: string | null;
 }
 
 export function approvalPage(view: ApprovalView) {
@@ -46,14 +49,17 @@ export function approvalPage(view: ApprovalView) {
         : state === 'revoked'
           ? html`<p role="alert">${GRANT_REVOKED}</p>`
           : '';
+  const title = approvalTitle(a.tool, a.args);
+  const minute = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
   return layout(
-    `Approve ${a.tool}?`,
-    html`<h1>Approve <code>${a.tool}</code>?</h1>
+    `${title}?`,
+    html`<h1 id="approval-title">${title}?</h1>
+<p><small>Tool <code>${a.tool}</code></small></p>
 ${view.notice ? html`<p role="status"><strong>${view.notice}</strong></p>` : ''}
 <div class="box">
-<p><strong>${a.user_email ?? a.user_id}</strong> (client <code>${a.client_id}</code>) asked at ${new Date(a.created_at).toISOString()}.</p>
+<p><strong>${a.user_email ?? a.user_id}</strong> asked ${relativeTime(a.created_at, view.now)} (${minute(a.created_at)} UTC), through ${view.clientName ? html`<strong>${view.clientName}</strong> <small>(a name the client gave itself; id <code>${a.client_id}</code>)</small>` : html`client <code>${a.client_id}</code>`}.</p>
 <p>${a.reason}</p>
-<p>Status: <strong>${status}</strong>${status === 'pending' ? html` — until ${new Date(a.expires_at).toISOString()}` : ''}${a.decided_by ? html` — by ${a.decided_by}` : ''}</p>
+<p id="approval-status">Status: <strong>${status}</strong>${status === 'pending' ? html` — expires ${relativeTime(a.expires_at, view.now)} (${minute(a.expires_at)} UTC)` : ''}${a.decided_by ? html` — by ${a.decided_by}` : ''}</p>
 ${
   a.approvals_required > 1
     ? html`<p id="quorum">Approvals: <strong>${a.approved_by.length} of ${a.approvals_required}</strong>${a.approved_by.length ? html` — by ${a.approved_by.map((g) => g.by).join(', ')}` : ''}. ${a.approvals_required} different people must approve (the person who asked does not count); one denial ends it.</p>`

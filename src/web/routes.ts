@@ -9,7 +9,7 @@ import { GRANT_REVOKED, mayDecide, mayView, NO_SUCH_APPROVAL } from '../approval
 import type { Decider } from '../approvals/types';
 import { authConfig, publicOrigin } from '../auth/config';
 import type { Config } from '../config';
-import type { AppBindings } from '../compose/runtime';
+import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import type { Identity } from '../identity';
 import { approvalPage } from './approval-page';
 import { adminRoutes } from './admin-routes';
@@ -81,10 +81,15 @@ webRoutes.get('/approvals/:id', async (c) => {
   const grantLive = await grantExists(stores.kv, approval.user_id, approval.grant_id);
   const check = mayDecide(approval, who, now, grantLive);
   const done = c.req.query('done');
+  const clientName = await oauthHelpers(c.env)
+    ?.lookupClient(approval.client_id)
+    .then((client) => client?.clientName ?? null)
+    .catch(() => null);
   return html(
     c,
     approvalPage({
       approval,
+      clientName,
       grantLive,
       viewer: v.identity.email ?? v.identity.userId,
       cannotDecide: check.ok ? null : check.reason,

@@ -49,6 +49,18 @@ describe('two leads must approve a delete', () => {
     const own = await decide(id, 'lee@example.com', 'approve');
     expect(own.html).toMatch(/You asked for this call; 2 other people must approve it\./);
 
+    // The page reads as the decision it asks for.
+    const page = await openAsDevUser(
+      new Browser(),
+      `http://localhost/approvals/${id}`,
+      'lead1@example.com',
+      'ops,leads',
+    );
+    expect(page.html).toContain('<h1 id="approval-title">Destroy VM 104 on pve2?</h1>');
+    expect(page.html).toMatch(
+      /through <strong>Test MCP client<\/strong> <small>\(a name the client gave itself/,
+    );
+    expect(page.html).toMatch(/expires in 1[45] minutes \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)/);
     const first = await decide(id, 'lead1@example.com', 'approve');
     expect(first.status).toBe(303);
     expect(first.html).toContain('Your approval is recorded; 1 more needed from other people.');

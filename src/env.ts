@@ -4,7 +4,13 @@
 // bindings are typed by what their objects answer (small interfaces, which the classes
 // implement), not by the classes: this file imports no code, so nothing can import it in a circle.
 
-import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './approvals/types';
+import type {
+  Approval,
+  ApprovalRequest,
+  ConsumeCall,
+  ConsumeRefusal,
+  Decider,
+} from './approvals/types';
 import type { DecideCheck } from './approvals/rules';
 import type {
   AuditPage,
@@ -49,17 +55,7 @@ export interface ApprovalsObject extends Rpc.DurableObjectBranded {
     decider: Decider,
     now: number,
   ): Promise<DecideCheck>;
-  consume(
-    id: string,
-    call: {
-      tool: string;
-      args_hmac: string;
-      grant_id: string;
-      approvals_required?: number;
-      approvers?: string[] | null;
-    },
-    now: number,
-  ): ConsumeRefusal | null;
+  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | null;
   restore(id: string): void;
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
   pending(now: number): Approval[];

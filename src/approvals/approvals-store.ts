@@ -24,7 +24,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { ApprovalSnapshot, NotifyMessage } from '../notify/messages';
 import type { NotifyEvent } from '../notify/targets';
 import { mayConsume, mayDecide, meetsTerms, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
-import type { Approval, ApprovalRequest, ConsumeRefusal, Decider } from './types';
+import type { Approval, ApprovalRequest, ConsumeCall, ConsumeRefusal, Decider } from './types';
 
 /** As long as the audit trail keeps the calls that name them (its default retention). */
 const KEEP_AFTER_EXPIRY_MS = 90 * 86_400_000;
@@ -202,17 +202,7 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
   }
 
   /** Spends an approval on a call: null when it was valid (and is now used), else why not. */
-  consume(
-    id: string,
-    call: {
-      tool: string;
-      args_hmac: string;
-      grant_id: string;
-      approvals_required?: number;
-      approvers?: string[] | null;
-    },
-    now: number,
-  ): ConsumeRefusal | null {
+  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | null {
     const refusal = mayConsume(this.get(id), call, now);
     if (refusal) return refusal;
     this.sql.exec(

@@ -1,7 +1,7 @@
 // Who may decide an approval, and whether an approval may be spent on a call. Pure.
 
 import { matchesAnyPrincipal, matchesPerson } from '../identity';
-import type { Approval, ApprovalStatus, ConsumeRefusal, Decider } from './types';
+import type { Approval, ApprovalStatus, ConsumeCall, ConsumeRefusal, Decider } from './types';
 
 export type DecideCheck = { ok: true } | { ok: false; reason: string };
 
@@ -101,10 +101,7 @@ export function mayDecide(
 }
 
 /** What the policy in force asks of an approval now (absent: not checked). */
-export interface ApprovalTerms {
-  approvals_required?: number;
-  approvers?: string[] | null;
-}
+export type ApprovalTerms = Pick<ConsumeCall, 'approvals_required' | 'approvers'>;
 
 /** Whether an approval given under `approval`'s terms still satisfies the policy's `terms`. */
 export function meetsTerms(
@@ -124,7 +121,7 @@ export function meetsTerms(
 /** Whether this approval may be spent on this call (tool, arguments, grant, the rule's terms), now. */
 export function mayConsume(
   approval: Approval | null,
-  call: { tool: string; args_hmac: string; grant_id: string } & ApprovalTerms,
+  call: ConsumeCall,
   now: number,
 ): ConsumeRefusal | null {
   if (!approval) return 'not_found';

@@ -59,6 +59,18 @@ export interface Decider {
   isAdmin: boolean;
 }
 
+/**
+ * The call an approval is to be spent on, and what the rule in force asks of the approval now
+ * (absent terms are not checked).
+ */
+export interface ConsumeCall {
+  tool: string;
+  args_hmac: string;
+  grant_id: string;
+  approvals_required?: number;
+  approvers?: string[] | null;
+}
+
 /** Why an approval id was not accepted for a call, in words the agent can pass on. */
 export type ConsumeRefusal =
   | 'not_found'
@@ -75,17 +87,7 @@ export type ConsumeRefusal =
 export interface ApprovalStore {
   create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
   restore(id: string): Promise<void>;
-  consume(
-    id: string,
-    call: {
-      tool: string;
-      args_hmac: string;
-      grant_id: string;
-      approvals_required?: number;
-      approvers?: string[] | null;
-    },
-    now: number,
-  ): Promise<ConsumeRefusal | null>;
+  consume(id: string, call: ConsumeCall, now: number): Promise<ConsumeRefusal | null>;
   /** Records a one-time token (a 2026 answer's nonce); false when it was already used. */
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
 }

@@ -43,6 +43,8 @@ export interface ApprovalDeps {
   /** Where the person can be asked about this call; null when the client cannot be asked. */
   conversation: Conversation | null;
   approvalUrl: (id: string) => string;
+  /** This server's public origin, kept with an approval for the page's address in notifications. */
+  origin: () => string;
   ttlMs: number;
   now: () => number;
 }
@@ -86,7 +88,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           client_id: call.identity.clientId,
           approvers: required.approvers ?? null,
           approvals_required: required.approvalsRequired ?? 1,
-          origin: new URL(deps.approvalUrl('_')).origin,
+          origin: deps.origin(),
           notify: required.notify ?? null,
           reason: required.reason,
           rule: required.rule,

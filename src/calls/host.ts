@@ -34,7 +34,13 @@ export interface CallHost {
   /** Where rate-limit counters live. */
   counters(): CounterBackend;
   /** Human approvals: the store, the page for an id, how long an approval lasts. */
-  approvals(): { store: () => ApprovalStore; url: (id: string) => string; ttlMs: number };
+  approvals(): {
+    store: () => ApprovalStore;
+    url: (id: string) => string;
+    /** This server's public origin (where notifications send approvers). */
+    origin: () => string;
+    ttlMs: number;
+  };
   /** Records the call in the audit trail, without waiting for it or failing the call. */
   audit(record: AuditRecord): void;
   /** Removes configured secrets from results, log lines and audit records. */

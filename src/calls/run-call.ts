@@ -159,6 +159,7 @@ export async function runCall(
       {
         store: approvals.store,
         approvalUrl: approvals.url,
+        origin: approvals.origin,
         ttlMs: approvals.ttlMs,
         conversation,
         now: () => host.clock.now(),

@@ -62,6 +62,7 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
     approvals: () => ({
       store: () => stores.approvals(),
       url: (id) => `${era.publicOrigin()}/approvals/${id}`,
+      origin: () => era.publicOrigin(),
       ttlMs: config.approvals.ttlMs,
     }),
     audit: (record) => recordAudit(runtime, record, era.waitUntil),

@@ -18,7 +18,7 @@ import { readSession } from '../auth/web-session';
 import { type AppBindings, oauthHelpers, type PolicyStorePort } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../identity';
 import { formatErrors } from '../policy/load';
-import { checkPolicyText } from '../policy/text';
+import { type CheckedPolicy, checkPolicyText } from '../policy/text';
 import type { PolicyEvent, StoreAnswer } from '../policy-store/types';
 import { TOOL_CATALOG } from '../tools';
 import { isAdmin, isEditor } from './admins';
@@ -168,11 +168,9 @@ policyApi.get('/:version{[0-9]+}', async (c) => {
 policyApi.post('/check', async (c) => {
   const me = await caller(c, false);
   if (me instanceof Response) return me;
-  const body = await jsonBody(c);
-  if (body instanceof Response) return body;
-  const text = policyText(body.policy);
-  if (text === null) return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}}.');
-  const checked = checkPolicyText(text, TOOL_CATALOG);
+  const draft = await draftOf(c);
+  if (draft instanceof Response) return draft;
+  const { checked } = draft;
   return c.json(
     checked.ok
       ? { ok: true, problems: [], warnings: problems(checked.warnings) }
@@ -183,11 +181,9 @@ policyApi.post('/check', async (c) => {
 policyApi.post('/replay', async (c) => {
   const me = await caller(c, false);
   if (me instanceof Response) return me;
-  const body = await jsonBody(c);
-  if (body instanceof Response) return body;
-  const text = policyText(body.policy);
-  if (text === null) return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}}.');
-  const checked = checkPolicyText(text, TOOL_CATALOG);
+  const draft = await draftOf(c);
+  if (draft instanceof Response) return draft;
+  const { body, checked } = draft;
   if (!checked.ok)
     return c.json(
       {
@@ -319,6 +315,17 @@ const BASE_RULE =
 function baseOf(value: unknown): number | undefined | null {
   if (value === undefined) return undefined;
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 ? value : null;
+}
+
+/** The body's `policy`, checked (a check or a replay of a draft). */
+async function draftOf(
+  c: Ctx,
+): Promise<{ body: Record<string, unknown>; checked: CheckedPolicy } | Response> {
+  const body = await jsonBody(c);
+  if (body instanceof Response) return body;
+  const text = policyText(body.policy);
+  if (text === null) return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}}.');
+  return { body, checked: checkPolicyText(text, TOOL_CATALOG) };
 }
 
 function problems(list: readonly { pointer: string; message: string }[]): string[] {

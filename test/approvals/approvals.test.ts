@@ -15,6 +15,7 @@ import { Browser, connectSignedIn, type ElicitAnswer } from '../auth/helpers/oau
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { decide } from './decide';
 import { auditRecords } from '../worker/helpers/audit';
 
 const CREATE = {
@@ -25,24 +26,6 @@ const CREATE = {
   description: 'top s3cr3t notes',
   confirm: true,
 };
-
-async function decide(id: string, user: string, decision: 'approve' | 'deny', groups = 'ops') {
-  const browser = new Browser();
-  const opened = await openAsDevUser(browser, `http://localhost/approvals/${id}`, user, groups);
-  if (opened.status !== 200) return { status: opened.status, html: opened.html };
-  if (!/name="csrf"/.test(opened.html)) return { status: 200, html: opened.html };
-  const res = await browser.post(`http://localhost/approvals/${id}`, {
-    csrf: csrfOf(opened.html),
-    decision,
-  });
-  const html =
-    res.status === 303
-      ? await browser
-          .get(new URL(res.headers.get('location')!, 'http://localhost').toString())
-          .then((r) => r.text())
-      : await res.text();
-  return { status: res.status, html };
-}
 
 beforeAll(() => sim.reset());
 

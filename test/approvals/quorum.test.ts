@@ -4,34 +4,16 @@
 
 import { describe, expect, it } from 'vitest';
 import { Browser, connectSignedIn } from '../auth/helpers/oauth';
-import { csrfOf, openAsDevUser } from '../support/form-browser';
+import { openAsDevUser } from '../support/form-browser';
 import { call } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { decide as decideAs } from './decide';
 
 const DELETE = { node: 'pve2', vmid: 104, confirm: true };
 
-/** Opens the approval page as `user` and answers it; the page after the answer. */
-async function decide(
-  id: string,
-  user: string,
-  decision: 'approve' | 'deny',
-  groups = 'ops,leads',
-) {
-  const browser = new Browser();
-  const opened = await openAsDevUser(browser, `http://localhost/approvals/${id}`, user, groups);
-  if (!/name="csrf"/.test(opened.html)) return { status: opened.status, html: opened.html };
-  const res = await browser.post(`http://localhost/approvals/${id}`, {
-    csrf: csrfOf(opened.html),
-    decision,
-  });
-  const html =
-    res.status === 303
-      ? await browser
-          .get(new URL(res.headers.get('location')!, 'http://localhost').toString())
-          .then((r) => r.text())
-      : await res.text();
-  return { status: res.status, html };
-}
+/** A lead (or `groups`) decides on the approval page. */
+const decide = (id: string, user: string, decision: 'approve' | 'deny', groups = 'ops,leads') =>
+  decideAs(id, user, decision, groups);
 
 async function ask(user: string, groups = 'ops') {
   const { client } = await connectSignedIn('http', { user, groups });

@@ -14,6 +14,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devSignedInClient } from '../support/oauth-node.ts';
 import { launchChromium } from './global-setup.ts';
+import { signInOnPage } from './sign-in.ts';
 
 // The DOM as the functions evaluated inside the page see it (the Node project has no DOM types).
 declare const document: { documentElement: { scrollWidth: number; scrollHeight: number } };
@@ -53,13 +54,6 @@ async function adminTab(width: number, height = 900): Promise<Page> {
   await signInOnPage(page, 'admin@example.com');
   await page.waitForURL(/\/admin$/);
   return page;
-}
-
-async function signInOnPage(page: Page, user: string): Promise<void> {
-  await page.waitForURL(/\/dev-idp\/login/);
-  await page.getByLabel('User name').fill(user);
-  await page.getByLabel('Groups (optional, comma-separated)').fill('ops');
-  await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
 beforeAll(async () => {

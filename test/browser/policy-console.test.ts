@@ -13,6 +13,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devSignedInClient } from '../support/oauth-node.ts';
 import { launchChromium } from './global-setup.ts';
+import { signInOnPage } from './sign-in.ts';
 
 /** The page's document, as the code passed to page.evaluate sees it (Node has no DOM types). */
 declare const document: { documentElement: { scrollWidth: number } };
@@ -35,13 +36,6 @@ let stack: Stack;
 let browser: Browser;
 let agent: Client;
 let state: string;
-
-async function signInOnPage(page: Page, user: string): Promise<void> {
-  await page.waitForURL(/\/dev-idp\/login/);
-  await page.getByLabel('User name').fill(user);
-  await page.getByLabel('Groups (optional, comma-separated)').fill('ops');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
 
 async function openConsole(user: string, width = 1200): Promise<Page> {
   const page = await (await browser.newContext({ viewport: { width, height: 900 } })).newPage();

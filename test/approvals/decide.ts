@@ -1,0 +1,29 @@
+// A person deciding an approval on its page, as the approvals tests do it: open it (signing in
+// with the dev identity provider), post the decision with the page's CSRF token, follow the
+// redirect. Answers the status of the post (or of the page, when it offers no form) and the HTML.
+
+import { Browser } from '../auth/helpers/oauth';
+import { csrfOf, openAsDevUser } from '../support/form-browser';
+
+export async function decide(
+  id: string,
+  user: string,
+  decision: 'approve' | 'deny',
+  groups = 'ops',
+): Promise<{ status: number; html: string }> {
+  const browser = new Browser();
+  const opened = await openAsDevUser(browser, `http://localhost/approvals/${id}`, user, groups);
+  if (opened.status !== 200) return { status: opened.status, html: opened.html };
+  if (!/name="csrf"/.test(opened.html)) return { status: 200, html: opened.html };
+  const res = await browser.post(`http://localhost/approvals/${id}`, {
+    csrf: csrfOf(opened.html),
+    decision,
+  });
+  const html =
+    res.status === 303
+      ? await browser
+          .get(new URL(res.headers.get('location')!, 'http://localhost').toString())
+          .then((r) => r.text())
+      : await res.text();
+  return { status: res.status, html };
+}

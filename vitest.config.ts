@@ -56,6 +56,11 @@ const POLICIES = {
         approvals_required: 2,
         reason: 'Deleting a guest needs two leads.',
       },
+      pve_rollback_snapshot: {
+        action: 'require_approval',
+        approvers: ['group:leads'],
+        reason: 'Rolling a guest back needs a lead.',
+      },
       pve_api_request: {
         action: 'require_approval',
         reason: "Raw API writes need a person's OK.",

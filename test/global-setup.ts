@@ -18,6 +18,8 @@ export const ENDPOINTS_USED = [
   'GET /cluster/status',
   'GET /cluster/resources',
   'GET /cluster/nextid',
+  'GET /cluster/ha/resources',
+  'GET /cluster/replication',
   'GET /nodes',
   'GET /nodes/{node}/status',
   'GET /storage',

@@ -6,6 +6,8 @@ export const SIMULATOR_TOKENS = {
   admin: { id: 'root@pam!mcp', secret: '5e1c0d2a-6b7f-4c3e-9a8d-0f1e2d3c4b5a' },
   /** Read-only: VM.Audit and Sys.Audit on '/', so it lists but cannot create. */
   audit: { id: 'mcp@pve!audit', secret: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d' },
+  /** Storage only: Datastore.Audit on '/', so it sees storages but no guest (nor their jobs). */
+  storage: { id: 'mcp@pve!storage', secret: '3d2c1b0a-9f8e-4d7c-b6a5-4e3f2a1b0c9d' },
 } as const satisfies Record<string, { id: string; secret: string }>;
 
 export interface Identity {
@@ -30,6 +32,13 @@ const IDENTITIES: readonly (Identity & { readonly secret: string })[] = [
     user: 'mcp@pve',
     tokenName: 'audit',
     privileges: new Set(['VM.Audit', 'Sys.Audit']),
+  },
+  {
+    tokenId: SIMULATOR_TOKENS.storage.id,
+    secret: SIMULATOR_TOKENS.storage.secret,
+    user: 'mcp@pve',
+    tokenName: 'storage',
+    privileges: new Set(['Datastore.Audit']),
   },
 ];
 

@@ -1,10 +1,11 @@
 // GET /version, /nodes, /cluster/resources, /cluster/nextid (pve-manager API2/Cluster.pm,
-// API2/Nodes.pm), with the per-entry privilege filtering PVE applies.
+// API2/Nodes.pm), with the per-entry privilege filtering PVE applies and the HA states.
 import { dieError, paramError } from '../schema/pve-error.ts';
 import { guestsSorted, nextFreeVmid, type ClusterState } from '../cluster/cluster-state.ts';
 import { ALL_USERS } from '../access/permissions.ts';
 import { VMID_PARAM, type HandlerContext, type Route } from './handler-context.ts';
 import { hasPrivilege, type Identity } from '../access/tokens.ts';
+import { guestHaState, nodeHaState } from '../cluster/ha.ts';
 import { factsOf, nodeEntry, storageResource, vmResource } from './views.ts';
 
 function version(): unknown {
@@ -52,7 +53,11 @@ function clusterResources({ state, identity, params, now }: HandlerContext): unk
     const showPool = hasPrivilege(identity, '/pool', 'Pool.Audit');
     for (const guest of guestsSorted(state)) {
       if (!hasPrivilege(identity, `/vms/${guest.vmid}`, 'VM.Audit')) continue;
-      res.push(vmResource(state, guest, showPool, now));
+      const hastate = guestHaState(state, guest);
+      res.push({
+        ...vmResource(state, guest, showPool, now),
+        ...(hastate !== undefined ? { hastate } : {}),
+      });
     }
   }
   if (wants('node')) {
@@ -62,7 +67,12 @@ function clusterResources({ state, identity, params, now }: HandlerContext): unk
         hasPrivilege(identity, `/nodes/${node.name}`, 'Sys.Audit'),
         now,
       );
-      res.push(node.online ? { ...entry, 'cgroup-mode': 2 } : entry);
+      const hastate = nodeHaState(state, node);
+      res.push({
+        ...entry,
+        ...(node.online ? { 'cgroup-mode': 2 } : {}),
+        ...(hastate !== undefined ? { hastate } : {}),
+      });
     }
   }
   if (wants('storage')) {

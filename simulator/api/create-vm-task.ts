@@ -1,6 +1,7 @@
 // The qmcreate worker: PVE writes a config holding only `lock: create`, forks a task that
 // allocates disks (create_disks) and writes the real config (defaults: boot order, smbios1 uuid,
-// vmgenid, meta), then drops the lock, or removes the VM and its new volumes on error.
+// vmgenid, meta), then drops the lock and adds the VM to its pool and (ha-managed=1) to HA, or
+// removes the VM and its new volumes on error.
 import { createHash, randomBytes } from 'node:crypto';
 import type { ClusterState, Guest, NodeState } from '../cluster/cluster-state.ts';
 import { defaultBootOrder, formatSize, printProps, randomUuid } from '../cluster/guest-config.ts';
@@ -21,6 +22,8 @@ export interface CreateRequest {
   readonly params: Readonly<Record<string, string>>;
   readonly drives: readonly DrivePlan[];
   readonly start: boolean;
+  /** ha-managed=1: the worker adds vm:<vmid> to HA (state started when it starts the VM). */
+  readonly haManaged?: boolean;
   readonly pool?: string;
   readonly now: number;
   readonly durationMs: number;
@@ -165,6 +168,13 @@ export function spawnCreateTask(state: ClusterState, req: CreateRequest): string
         );
         guest.config = finalConfig(req, disks, now);
         if (req.pool !== undefined) guest.pool = req.pool;
+        if (req.haManaged) {
+          log.info('Add as HA resource');
+          state.haResources.set(`vm:${req.vmid}`, {
+            type: 'vm',
+            state: req.start ? 'started' : 'stopped',
+          });
+        }
         if (!req.start) return;
         log.info('Execute autostart');
         // vm_start runs as its own qmstart task; a missing bridge makes that one fail, not this one.

@@ -80,6 +80,7 @@ function createVm(ctx: HandlerContext): unknown {
     params,
     drives,
     start,
+    haManaged,
     now,
     durationMs: ctx.taskDurationMs,
     ...(pool !== undefined ? { pool } : {}),

@@ -1,11 +1,14 @@
-// DELETE /nodes/{node}/{qemu,lxc}/{vmid}: destroy a guest (qmdestroy / vzdestroy). Protection and
-// running state are refused at once (500); the worker repeats them, honours the lock, frees every
-// volume the guest owns (disks, unused disks, snapshot RAM states; with
-// destroy-unreferenced-disks also its other images), drops it from its pool and removes it.
+// DELETE /nodes/{node}/{qemu,lxc}/{vmid}: destroy a guest (qmdestroy / vzdestroy). Protection, HA
+// management and replication jobs (both unless purge=1) and running state are refused at once
+// (500); the worker repeats them, honours the lock, frees every volume the guest owns (disks,
+// unused disks, snapshot RAM states; with destroy-unreferenced-disks also its other images), with
+// purge=1 drops its replication jobs and HA resource, and removes it.
 import { perm } from '../access/permissions.ts';
 import { findStorage, type ClusterState, type Guest } from '../cluster/cluster-state.ts';
 import { configVolumes } from '../cluster/guest-config.ts';
+import { guestSid, removeHaResource } from '../cluster/ha.ts';
 import { haltGuest } from '../cluster/power.ts';
+import { existingJobError, removeGuestJobs } from '../cluster/replication.ts';
 import { freeLines } from '../cluster/storage-log.ts';
 import type { TaskLog, WorkPlan } from '../cluster/tasks.ts';
 import { findVolume, removeVolume } from '../cluster/volumes.ts';
@@ -26,20 +29,39 @@ import {
   startGuestTask,
 } from './guest-helpers.ts';
 
-/** The refusals both the API call and the worker apply; a message or undefined. */
+/** Without purge, an HA resource or a replication job of the guest must go first. */
+function purgeError(ctx: HandlerContext, guest: Guest): string | undefined {
+  if (flag(ctx, 'purge')) return undefined;
+  if (ctx.state.haResources.has(guestSid(guest))) {
+    const kind = guestKind(guest.type);
+    return `unable to remove ${kind} ${guest.vmid} - used in HA resources and purge parameter not set.`;
+  }
+  return existingJobError(ctx.state, guest.vmid);
+}
+
+/** The refusals both the API call and the worker apply, in PVE's order; a message or undefined. */
 function earlyError(ctx: HandlerContext, guest: Guest): string | undefined {
   const kind = guestKind(guest.type);
   if (guest.config.protection === '1')
     return `can't remove ${kind} ${guest.vmid} - protection mode enabled`;
-  if (guest.type === 'lxc') {
-    const locked = lockError(guest);
-    if (locked) return locked;
-    if (guest.status === 'running' && !flag(ctx, 'force'))
-      return `unable to destroy CT ${guest.vmid} - container is running`;
-  } else if (guest.status === 'running') {
-    return `VM ${guest.vmid} is running - destroy failed`;
-  }
-  return undefined;
+  const locked = guest.type === 'lxc' ? lockError(guest) : undefined;
+  if (locked) return locked;
+  const purge = purgeError(ctx, guest);
+  if (purge) return purge;
+  if (guest.status !== 'running') return undefined;
+  if (guest.type === 'qemu') return `VM ${guest.vmid} is running - destroy failed`;
+  return flag(ctx, 'force')
+    ? undefined
+    : `unable to destroy CT ${guest.vmid} - container is running`;
+}
+
+/** purge=1: remove_vmid_jobs, then delete_service_from_config if the guest was HA-managed. */
+function purgeRelated(ctx: HandlerContext, guest: Guest, log: TaskLog): void {
+  const kind = guestKind(guest.type);
+  log.info(`purging ${kind} ${guest.vmid} from related configurations..`);
+  removeGuestJobs(ctx.state, guest.vmid);
+  if (removeHaResource(ctx.state, guestSid(guest)))
+    log.info(`NOTE: removed ${kind} ${guest.vmid} from HA resource configuration.`);
 }
 
 function freeVolume(state: ClusterState, guest: Guest, volid: string, log: TaskLog): void {
@@ -89,8 +111,7 @@ function destroyPlan(ctx: HandlerContext, guest: Guest, skiplock: boolean): Work
         for (const volume of others)
           freeVolume(ctx.state, guest, `${volume.storage}:${volume.volname}`, log);
       }
-      if (flag(ctx, 'purge'))
-        log.info(`purging ${guestKind(guest.type)} ${guest.vmid} from related configurations..`);
+      if (flag(ctx, 'purge')) purgeRelated(ctx, guest, log);
       ctx.state.guests.delete(guest.vmid);
     },
     undo: () => {

@@ -1,8 +1,10 @@
-// GET /nodes/{node}/{qemu,lxc}/{vmid}/status/current: vmstatus for one guest plus the HA state;
+// GET /nodes/{node}/{qemu,lxc}/{vmid}/status/current: vmstatus for one guest plus its HA service
+// status (get_service_status: {managed: 0}, or {managed: 1, state});
 // for VMs the full variant with QMP's qmpstatus, the running machine and QEMU version, and
 // `agent: 1` when the config enables the guest agent (qemu-server vm_status, pve-container).
 import { perm } from '../access/permissions.ts';
 import { agentEnabled, parseProps } from '../cluster/guest-config.ts';
+import { haStatus } from '../cluster/ha.ts';
 import { GUEST_PARAMS, type HandlerContext, type Route } from './handler-context.ts';
 import { loadGuest } from './guest-helpers.ts';
 import { vmstatus } from './views.ts';
@@ -29,7 +31,7 @@ function qemuStatus(ctx: HandlerContext): unknown {
           balloon: base.maxmem,
         }
       : {}),
-    ha: { managed: 0 },
+    ha: haStatus(ctx.state, guest),
     ...(spice ? { spice: 1 } : {}),
     ...(vga.clipboard !== undefined ? { clipboard: vga.clipboard } : {}),
     ...(agentEnabled(guest.config) ? { agent: 1 } : {}),
@@ -38,7 +40,7 @@ function qemuStatus(ctx: HandlerContext): unknown {
 
 function lxcStatus(ctx: HandlerContext): unknown {
   const guest = loadGuest(ctx, 'lxc');
-  return { ...vmstatus(ctx.state, guest, ctx.now), ha: { managed: 0 } };
+  return { ...vmstatus(ctx.state, guest, ctx.now), ha: haStatus(ctx.state, guest) };
 }
 
 export const GUEST_STATUS_ROUTES: readonly Route[] = [

@@ -6,6 +6,7 @@ import type { Guest } from '../cluster/cluster-state.ts';
 import { configDigest } from '../cluster/config-file.ts';
 import { formatSize, printProps } from '../cluster/guest-config.ts';
 import { applyStaged, revertPending, stageDelete, stageValue } from '../cluster/pending.ts';
+import { allocLines } from '../cluster/storage-log.ts';
 import { TaskLog } from '../cluster/tasks.ts';
 import {
   allocateImage,
@@ -53,14 +54,17 @@ export function mountValue(
   const fresh = NEW_DISK_RE.exec(volume);
   if (!fresh || storeid === undefined) return value;
   const size = Math.round(Number(fresh[3]) * GIB);
+  const storage = storageConfig(ctx.state, storeid);
+  // alloc_disk: a ZFS pool gives containers a dataset (subvol), other storages a raw image
   const volid = allocateImage(ctx.state, {
-    storage: storageConfig(ctx.state, storeid),
+    storage,
     node: guest.node,
     vmid: guest.vmid,
     size,
     now: ctx.now,
+    format: storage.type === 'zfspool' ? 'subvol' : 'raw',
   });
-  log.info(`  Logical volume "${parseVolumeId(volid)?.volname}" created.`);
+  log.info(...allocLines(storage, volid, size));
   return printProps(
     { ...mp, volume: volid, size: formatSize(size) },
     { defaultKey: 'volume', required: key === 'rootfs' ? [] : ['mp'] },

@@ -1,6 +1,7 @@
 // The vzcreate worker: allocate rootfs and mount points (STORAGE:SIZE, 4 GiB by default), unpack
 // the template (it must exist on this node), detect the OS from it, write the config with PVE's
-// defaults (hostname CT<vmid>, memory/swap 512, net hwaddr), add the pool, start if asked.
+// defaults (hostname CT<vmid>, memory/swap 512, net hwaddr), add the pool, start if asked, and
+// (ha-managed=1) add it to HA.
 // On error the new volumes and the placeholder config are removed.
 import type { Guest, NodeState } from '../cluster/cluster-state.ts';
 import { bootGuest } from '../cluster/power.ts';
@@ -20,6 +21,8 @@ export interface LxcCreateRequest {
   readonly storage: string;
   readonly unprivileged: boolean;
   readonly start: boolean;
+  /** ha-managed=1: the worker adds ct:<vmid> to HA (state started when it starts the CT). */
+  readonly haManaged?: boolean;
   readonly pool?: string;
   readonly password?: string;
 }
@@ -110,6 +113,13 @@ export function spawnLxcCreateTask(ctx: HandlerContext, req: LxcCreateRequest): 
       };
       if (req.pool !== undefined) placeholder.pool = req.pool;
       if (req.start) bootGuest(ctx.state, placeholder, now);
+      if (req.haManaged) {
+        log.info('Add as HA resource');
+        ctx.state.haResources.set(`ct:${req.vmid}`, {
+          type: 'ct',
+          state: req.start ? 'started' : 'stopped',
+        });
+      }
     },
     undo: () => {
       ctx.state.guests.delete(req.vmid);

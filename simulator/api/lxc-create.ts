@@ -98,6 +98,7 @@ function createCt(ctx: HandlerContext): unknown {
     storage,
     unprivileged,
     start,
+    haManaged,
     ...(pool !== undefined ? { pool } : {}),
     ...(password !== undefined ? { password } : {}),
   });

@@ -20,7 +20,8 @@ import {
   str,
 } from './guest-helpers.ts';
 import { GUEST_PARAMS, type HandlerContext, type Route, optional } from './handler-context.ts';
-import { moveLocalVolumes, scanVolumes } from './migrate-volumes.ts';
+import { moveLocalVolumes, replicatesTo, scanVolumes } from './migrate-volumes.ts';
+import { guestJobs } from '../cluster/replication.ts';
 
 const stamp = (now: number) => new Date(now).toISOString().replace('T', ' ').slice(0, 19);
 
@@ -78,12 +79,19 @@ function migratePlan(ctx: HandlerContext, guest: Guest, target: NodeState, log: 
     ctx.now,
     `starting migration of ${guest.type === 'qemu' ? 'VM' : 'CT'} ${guest.vmid} to node '${target.name}' (${target.ip})`,
   );
-  const scan = scanVolumes(ctx.state, guest, running);
+  // (force, which would let it through with a warning, is root@pam's only)
+  const replicated = guestJobs(ctx.state, guest.vmid).length > 0;
+  if (online && replicated && !replicatesTo(ctx.state, guest, target.name)) {
+    return fail(
+      `Cannot live-migrate replicated VM to node '${target.name}' - not a replication target. Use 'force' to override.`,
+    );
+  }
+  const scan = scanVolumes(ctx.state, guest, running, target.name);
   for (const volume of scan.local)
     mlog(
       log,
       ctx.now,
-      `found local disk '${volume.volid}' (${volume.ref === 'attached' ? 'attached' : volume.ref === 'unused' ? 'unused' : 'referenced by snapshot(s)'})`,
+      `found ${volume.replicated ? 'local, replicated' : 'local'} disk '${volume.volid}' (${volume.ref === 'attached' ? 'attached' : volume.ref === 'unused' ? 'unused' : 'referenced by snapshot(s)'})`,
     );
   for (const [volid, reason] of scan.errors)
     mlog(log, ctx.now, `can't migrate local disk '${volid}': ${reason}`);

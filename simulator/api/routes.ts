@@ -10,6 +10,7 @@ import { EXTRA_ROUTES } from './extras.ts';
 import { CONFIG_READ_ROUTES } from './guest-config-read.ts';
 import { GUEST_ROUTES } from './guest-list.ts';
 import { GUEST_STATUS_ROUTES } from './guest-status.ts';
+import { HA_RESOURCE_ROUTES } from './ha-resources.ts';
 import type { Route } from './handler-context.ts';
 import { LXC_CONFIG_UPDATE_ROUTES } from './lxc-config-update.ts';
 import { LXC_CREATE_ROUTES } from './lxc-create.ts';
@@ -19,6 +20,7 @@ import { MIGRATE_PRECONDITION_ROUTES } from './migrate-precondition.ts';
 import { QEMU_CONFIG_UPDATE_ROUTES } from './qemu-config-update.ts';
 import { QEMU_POWER_ROUTES } from './qemu-power.ts';
 import { QEMU_SUSPEND_ROUTES } from './qemu-suspend.ts';
+import { REPLICATION_ROUTES } from './replication.ts';
 import { RESIZE_ROUTES } from './resize.ts';
 import { SNAPSHOT_OP_ROUTES } from './snapshot-ops.ts';
 import { SNAPSHOT_ROUTES } from './snapshots.ts';
@@ -28,6 +30,8 @@ import { TASK_ROUTES } from './tasks.ts';
 export const ROUTES: readonly Route[] = [
   ...CLUSTER_ROUTES,
   ...CLUSTER_STATUS_ROUTES,
+  ...HA_RESOURCE_ROUTES,
+  ...REPLICATION_ROUTES,
   ...GUEST_ROUTES,
   ...GUEST_STATUS_ROUTES,
   ...CONFIG_READ_ROUTES,

@@ -2,7 +2,7 @@
 // Content.pm index): each storage or volume is listed only if the caller may see it.
 import { ALL_USERS, checkAny, perm } from '../access/permissions.ts';
 import { hasPrivilege, type Identity } from '../access/tokens.ts';
-import type { ClusterState, Volume } from '../cluster/cluster-state.ts';
+import type { ClusterState, StorageDef, Volume } from '../cluster/cluster-state.ts';
 import { listVolumes, storageConfig } from '../cluster/volumes.ts';
 import { paramError } from '../schema/pve-error.ts';
 import { NODE_PARAM, VMID_PARAM, type HandlerContext, type Route } from './handler-context.ts';
@@ -22,7 +22,8 @@ function storageIndex({ state, identity, params }: HandlerContext): unknown {
       content: storage.content.join(','),
       ...(storage.path !== undefined ? { path: storage.path } : {}),
       ...storage.extra,
-      ...(storage.shared && storage.type === 'dir' ? { shared: 1 } : {}),
+      // parse_config marks every type in @SHARED_STORAGE (rbd, pbs, …) shared, like `shared 1`
+      ...(storage.shared ? { shared: 1 } : {}),
       digest: 'b3d5c2a4e4f1a7c9d0e6f8a1b2c3d4e5f6a7b8c9',
     }));
 }
@@ -106,17 +107,33 @@ function storageContent(ctx: HandlerContext): unknown {
         ['import', 'snippets'].includes(volume.vtype),
     )
     .filter((volume) => mayAccess(identity, volume))
-    .map((volume) => ({
-      volid: `${volume.storage}:${volume.volname}`,
-      content: contentOf(state, volume),
-      format: volume.format,
-      size: volume.size,
-      ctime: volume.ctime,
-      ...(volume.owner !== undefined ? { vmid: volume.owner } : {}),
-      ...(volume.subtype !== undefined ? { subtype: volume.subtype } : {}),
-      ...(volume.notes !== undefined ? { notes: volume.notes } : {}),
-      ...(volume.protected ? { protected: 1 } : {}),
-    }));
+    .map((volume) => contentItem(state, storage, volume));
+}
+
+/** zfs_list_zvol's extra keys: the dataset name and its origin (null unless a linked clone). */
+function zfsKeys(volume: Volume): Record<string, unknown> {
+  const base = volume.parent?.slice(volume.parent.indexOf(':') + 1);
+  return {
+    name: volume.volname.split('/').pop(),
+    parent: base === undefined ? null : `${base}@__base__`,
+  };
+}
+
+/** One item of volume_list, as the storage's plugin fills it. */
+function contentItem(state: ClusterState, storage: StorageDef, volume: Volume): unknown {
+  return {
+    volid: `${volume.storage}:${volume.volname}`,
+    content: contentOf(state, volume),
+    format: volume.format,
+    size: volume.size,
+    // `zfs list` has no creation time, so ZFSPoolPlugin's list_images reports none
+    ...(storage.type === 'zfspool' ? zfsKeys(volume) : { ctime: volume.ctime }),
+    ...(volume.owner !== undefined ? { vmid: volume.owner } : {}),
+    ...(volume.subtype !== undefined ? { subtype: volume.subtype } : {}),
+    ...(volume.notes !== undefined ? { notes: volume.notes } : {}),
+    ...(volume.protected ? { protected: 1 } : {}),
+    ...(volume.verification !== undefined ? { verification: { ...volume.verification } } : {}),
+  };
 }
 
 const STORAGE_TYPES = [

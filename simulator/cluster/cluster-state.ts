@@ -1,5 +1,6 @@
 // The state of one simulated cluster (one per tenant): nodes, storages and their volumes, pools,
-// guests (each with its PVE config, pending changes and snapshots) and worker tasks.
+// guests (each with its PVE config, pending changes and snapshots), HA resources, replication
+// jobs and worker tasks.
 // Plain data plus small queries; the clock is always passed in (`now`, ms since epoch).
 
 export interface NodeState {
@@ -25,7 +26,7 @@ export interface NodeState {
   readonly bridges: readonly string[];
 }
 
-export type StorageType = 'dir' | 'lvmthin' | 'rbd';
+export type StorageType = 'dir' | 'lvmthin' | 'rbd' | 'zfspool' | 'pbs';
 
 export interface StorageDef {
   readonly id: string;
@@ -37,8 +38,8 @@ export interface StorageDef {
   readonly disk: number;
   /** Directory storages keep files below a path; block storages have none. */
   readonly path?: string;
-  /** storage.cfg keys beside type/content/shared, as GET /storage lists them. */
-  readonly extra: Readonly<Record<string, string>>;
+  /** storage.cfg keys beside type/content/shared, as GET /storage lists them (never secrets). */
+  readonly extra: Readonly<Record<string, string | number>>;
 }
 
 export type VolumeType = 'images' | 'rootdir' | 'iso' | 'vztmpl' | 'backup' | 'import' | 'snippets';
@@ -63,6 +64,8 @@ export interface Volume {
   readonly subtype?: string;
   /** A linked clone's base volume (volid), which must outlive the clone. */
   readonly parent?: string;
+  /** PBS backups: the last verify job's result, as the datastore's snapshot list reports it. */
+  readonly verification?: { readonly state: 'ok' | 'failed'; readonly upid: string };
 }
 
 export type GuestType = 'qemu' | 'lxc';
@@ -102,6 +105,31 @@ export interface Guest {
   pid?: number;
 }
 
+/** An HA resource (ha/resources.cfg section `vm: 100`): the sid is `<type>:<vmid>`. */
+export interface HaResource {
+  readonly type: 'vm' | 'ct';
+  /** The requested state; the CRM's service state follows it. */
+  state: 'started' | 'stopped' | 'disabled' | 'ignored';
+  readonly max_restart?: number;
+  readonly max_relocate?: number;
+  readonly failback?: 0 | 1;
+  readonly comment?: string;
+}
+
+/** A storage replication job (replication.cfg section `local: 120-0`), id `<guest>-<jobnum>`. */
+export interface ReplicationJob {
+  readonly type: 'local';
+  readonly guest: number;
+  readonly jobnum: number;
+  target: string;
+  /** The node the guest ran on when the job last ran (a migration swaps it with the target). */
+  source?: string;
+  readonly schedule?: string;
+  readonly rate?: number;
+  readonly comment?: string;
+  readonly disable?: 0 | 1;
+}
+
 /** A worker task; its node, pid, type, id and user are encoded in the UPID. */
 export interface Task {
   readonly upid: string;
@@ -131,6 +159,10 @@ export interface ClusterState {
   volumes: Volume[];
   readonly pools: Map<string, { readonly comment: string }>;
   readonly guests: Map<number, Guest>;
+  /** ha/resources.cfg sections by sid ('vm:120'), in file order. */
+  readonly haResources: Map<string, HaResource>;
+  /** replication.cfg jobs by id ('120-0'). */
+  readonly replication: Map<string, ReplicationJob>;
   readonly tasks: Map<string, Task>;
 }
 

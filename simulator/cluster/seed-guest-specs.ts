@@ -1,6 +1,7 @@
-// The seeded guests: 100-105, 110, 200, 201, 300, 301 and template 9000 (so nextid is 106), each
-// with a full config; protection on 102, no agent configured on 103, a configured agent that is
-// not running on 105, a local ISO on 300, cloud-init keys with a crypted cipassword on 9000.
+// The seeded guests: 100-105, 110, 120, 200, 201, 300, 301 and template 9000 (so nextid is 106),
+// each with a full config; protection on 102, no agent configured on 103, a configured agent that
+// is not running on 105, a disk on local-zfs on 120 (HA-managed and replicated, see seed-ha.ts),
+// a local ISO on 300, cloud-init keys with a crypted cipassword on 9000.
 import { disk, lxcConfig, mac, qemuConfig, type GuestSpec } from './seed-guest-builders.ts';
 
 export const GUEST_SPECS: readonly GuestSpec[] = [
@@ -166,6 +167,22 @@ export const GUEST_SPECS: readonly GuestSpec[] = [
       tags: 'template',
       template: '1',
       vga: 'serial0',
+    }),
+  },
+  // last, so the guests seeded before it keep their run-time figures (seed-guests.ts)
+  {
+    vmid: 120,
+    type: 'qemu',
+    node: 'pve2',
+    running: true,
+    pool: 'prod',
+    agentUp: true,
+    config: qemuConfig(120, 'files01', 2, 4096, {
+      agent: '1',
+      onboot: '1',
+      parent: 'before_samba_update',
+      scsi0: disk('local-zfs:vm-120-disk-0', '64G'),
+      tags: 'files;prod',
     }),
   },
 ];

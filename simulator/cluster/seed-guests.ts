@@ -1,12 +1,14 @@
 // The seeded guests as Guest records: configs from seed-guest-specs.ts, a few snapshots (101: a
-// tree with a RAM state; 201) and the run-time figures of the running ones.
+// tree with a RAM state; 120, ten days old; 201) and the run-time figures of the running ones.
 import type { Guest, GuestConfig } from './cluster-state.ts';
 import { guestFacts } from './guest-config.ts';
 import { CTIME, type GuestSpec } from './seed-guest-builders.ts';
 import { GUEST_SPECS } from './seed-guest-specs.ts';
 
+const DAY = 86_400;
+
 /** Snapshot sections: the config as it was, plus snaptime, description and a RAM state. */
-function seedSnapshots(spec: GuestSpec): Map<string, GuestConfig> {
+function seedSnapshots(spec: GuestSpec, now: number): Map<string, GuestConfig> {
   const { parent: _parent, ...base } = spec.config;
   const snaps = new Map<string, GuestConfig>();
   if (spec.vmid === 101) {
@@ -22,6 +24,13 @@ function seedSnapshots(spec: GuestSpec): Map<string, GuestConfig> {
       snaptime: String(CTIME + 90_000),
       runningmachine: 'pc-i440fx-10.0+pve1',
       vmstate: 'local-lvm:vm-101-state-post-upgrade',
+    });
+  }
+  if (spec.vmid === 120) {
+    snaps.set('before_samba_update', {
+      ...base,
+      description: 'Before updating Samba to 4.22',
+      snaptime: String(Math.floor(now / 1000) - 10 * DAY - 4_380),
     });
   }
   if (spec.vmid === 201) {
@@ -43,7 +52,7 @@ export function seedGuests(now: number): Guest[] {
       config: { ...spec.config },
       pending: {},
       pendingDelete: [],
-      snapshots: seedSnapshots(spec),
+      snapshots: seedSnapshots(spec, now),
       status: spec.running ? 'running' : 'stopped',
       qmpstatus: 'running',
       agentRunning: spec.running && spec.agentUp === true,

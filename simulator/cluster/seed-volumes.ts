@@ -1,10 +1,18 @@
 // The seeded volumes: ISOs, container templates, import images and backups on each node's local
 // `local` directory storage (some only on pve1, so "missing on that node" can be tested), one
-// image per disk, cloud-init drive and RAM state that the seeded guest configs reference, and
-// one unreferenced disk (for destroy-unreferenced-disks).
-import type { ClusterState, Guest, Volume, VolumeType } from './cluster-state.ts';
+// image per disk, cloud-init drive and RAM state that the seeded guest configs reference, the
+// replicas replication jobs keep on their target nodes, backups on the PBS storage, and one
+// unreferenced disk (for destroy-unreferenced-disks).
+import {
+  findStorage,
+  type ClusterState,
+  type Guest,
+  type Volume,
+  type VolumeType,
+} from './cluster-state.ts';
 import { isVolumeKey, parseProps, parseSize, volumeOf } from './guest-config.ts';
-import { parseVolumeId } from './volumes.ts';
+import { pbsBackups } from './seed-pbs.ts';
+import { parseVolname, parseVolumeId } from './volumes.ts';
 
 const MIB = 1024 ** 2;
 
@@ -162,7 +170,7 @@ function images(state: ClusterState, guest: Guest, now: number): Volume[] {
       node: storage.shared ? undefined : guest.node,
       volname: parsed.volname,
       vtype: 'images',
-      format: 'raw',
+      format: parseVolname(state, volid).format ?? 'raw',
       size,
       ctime: Math.floor(now / 1000) - 30 * 86_400,
       owner: guest.vmid,
@@ -187,7 +195,22 @@ function orphans(now: number): Volume[] {
   ];
 }
 
+/** A replication job keeps a copy of the guest's node-local volumes on its target node. */
+function replicas(state: ClusterState, guestImages: readonly Volume[]): Volume[] {
+  return [...state.replication.values()].flatMap((job) =>
+    guestImages
+      .filter((v) => v.owner === job.guest && !findStorage(state, v.storage)?.shared)
+      .map((v) => ({ ...v, node: job.target })),
+  );
+}
+
 export function seedVolumes(state: ClusterState, now: number): Volume[] {
   const guestImages = [...state.guests.values()].flatMap((guest) => images(state, guest, now));
-  return [...files(state, now), ...guestImages, ...orphans(now)];
+  return [
+    ...files(state, now),
+    ...guestImages,
+    ...replicas(state, guestImages),
+    ...pbsBackups(now),
+    ...orphans(now),
+  ];
 }

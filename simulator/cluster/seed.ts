@@ -1,9 +1,11 @@
-// The seeded cluster every tenant starts from: 3 nodes, storages, pools, 12 guests with gaps in
-// their ids (100-105, 110, 200, 201, 300, 301, 9000, so nextid is 106) and the volumes they and
-// the storages hold. Figures are modelled on the go-proxmox pve9x capture (bytes, 0/1 flags).
+// The seeded cluster every tenant starts from: 3 nodes, 5 storages (dir, LVM-thin, RBD, ZFS and a
+// Proxmox Backup Server), pools, 13 guests with gaps in their ids (100-105, 110, 120, 200, 201,
+// 300, 301, 9000, so nextid is 106), HA resources, a replication job, and the volumes the guests
+// and storages hold. Figures are modelled on the go-proxmox pve9x capture (bytes, 0/1 flags).
 import { createHash } from 'node:crypto';
 import type { ClusterState, NodeState, StorageDef } from './cluster-state.ts';
 import { seedGuests } from './seed-guests.ts';
+import { seedHaResources, seedReplication } from './seed-ha.ts';
 import { seedVolumes } from './seed-volumes.ts';
 
 interface NodeSpec {
@@ -79,7 +81,33 @@ const STORAGES: readonly StorageDef[] = [
     shared: true,
     maxdisk: 5_497_558_138_880,
     disk: 1_319_413_953_331,
-    extra: { krbd: '0', pool: 'ceph-pool' },
+    extra: { krbd: 0, pool: 'ceph-pool' },
+  },
+  {
+    id: 'local-zfs',
+    type: 'zfspool',
+    content: ['images', 'rootdir'],
+    shared: false,
+    maxdisk: 1_919_850_381_312,
+    disk: 287_762_808_832,
+    extra: { pool: 'rpool/data', sparse: 1 },
+  },
+  {
+    // pbs is in PVE's shared-storage list; its password lives in /etc/pve/priv, never here.
+    id: 'pbs-backup',
+    type: 'pbs',
+    content: ['backup'],
+    shared: true,
+    maxdisk: 7_999_376_588_800,
+    disk: 2_147_483_648_000,
+    extra: {
+      datastore: 'store1',
+      fingerprint:
+        '4f:1c:9a:7e:22:b8:05:d3:6a:91:ce:40:7f:13:e8:52:bd:09:64:a7:3c:f1:28:8e:5d:b6:70:19:c4:ab:e2:3f',
+      'prune-backups': 'keep-daily=7,keep-weekly=4',
+      server: '10.10.0.50',
+      username: 'pve-sync@pbs!pve',
+    },
   },
 ];
 
@@ -140,6 +168,8 @@ export function seedCluster(now: number, name = 'pve-sim'): ClusterState {
       ['lab', { comment: 'Test and lab machines' }],
     ]),
     guests: new Map(seedGuests(now).map((guest) => [guest.vmid, guest])),
+    haResources: seedHaResources(),
+    replication: seedReplication(),
     tasks: new Map(),
   };
   state.volumes = seedVolumes(state, now);

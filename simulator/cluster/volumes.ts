@@ -1,6 +1,7 @@
 // Volumes as pve-storage parses and keeps them: volume ids (parse_volume_id, each plugin's
 // parse_volname), the per-storage volume store (node-local storages hold one set per node), and
-// allocating and freeing guest images with PVE's naming (vm-<vmid>-disk-<n>).
+// allocating and freeing guest images with PVE's naming (vm-<vmid>-disk-<n>; subvol-<vmid>-disk-<n>
+// for container volumes on ZFS).
 import { dieError } from '../schema/pve-error.ts';
 import {
   findStorage,
@@ -21,6 +22,8 @@ export interface ParsedVolume {
   readonly owner?: number;
   /** A base image (template), which linked clones can share. */
   readonly isBase?: boolean;
+  /** The format parse_volname reports where the name decides it (zfs subvol, pbs-vm/pbs-ct). */
+  readonly format?: string;
 }
 
 export function parseVolumeId(volid: string): { storeid: string; volname: string } | undefined {
@@ -43,20 +46,53 @@ const DIR_PATTERNS: readonly [RegExp, VolumeType][] = [
   [/^import\/[^/]+$/, 'import'],
 ];
 
-/** PVE::Storage::parse_volname for the simulator's three storage types. */
+/** DirPlugin: the subdirectory names the content type; images and backups name their owner. */
+function parseDirVolname(storage: StorageDef, volname: string): ParsedVolume {
+  const vtype = DIR_PATTERNS.find(([re]) => re.test(volname))?.[1];
+  if (!vtype) throw dieError(`unable to parse directory volume name '${volname}'`);
+  const owner =
+    /^images\/(\d+)\//.exec(volname)?.[1] ??
+    /^backup\/vzdump-(?:qemu|lxc)-(\d+)-/.exec(volname)?.[1];
+  return { storage, volname, vtype, ...(owner ? { owner: Number(owner) } : {}) };
+}
+
+/** PBSPlugin: backup/<type>/<id>/<UTC time>; the format is pbs-<type>, numeric ids own it. */
+function parsePbsVolname(storage: StorageDef, volname: string): ParsedVolume {
+  const match =
+    /^backup\/([^\s_]+)\/([^\s_]+)\/([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)$/.exec(
+      volname,
+    );
+  if (!match) throw dieError(`unable to parse PBS volume name '${volname}'`);
+  const owner = /^\d+$/.test(match[2] ?? '') ? { owner: Number(match[2]) } : {};
+  return { storage, volname, vtype: 'backup', format: `pbs-${match[1]}`, ...owner };
+}
+
+/** ZFSPoolPlugin: [base-<id>-…/](vm|base|subvol|basevol)-<id>-…; subvols are containers'. */
+function parseZfsVolname(storage: StorageDef, volname: string): ParsedVolume {
+  const match = /^(((base|basevol)-(\d+)-\S+)\/)?((base|basevol|vm|subvol)-(\d+)-\S+)$/.exec(
+    volname,
+  );
+  if (!match) throw dieError(`unable to parse zfs volume name '${volname}'`);
+  const kind = match[6] ?? '';
+  return {
+    storage,
+    volname,
+    vtype: 'images',
+    owner: Number(match[7]),
+    isBase: kind === 'base' || kind === 'basevol',
+    format: kind === 'subvol' || kind === 'basevol' ? 'subvol' : 'raw',
+  };
+}
+
+/** PVE::Storage::parse_volname for the simulator's storage types. */
 export function parseVolname(state: ClusterState, volid: string): ParsedVolume {
   const parsed = parseVolumeId(volid);
   if (!parsed) throw dieError(`unable to parse volume ID '${volid}'`);
   const storage = storageConfig(state, parsed.storeid);
   const { volname } = parsed;
-  if (storage.type === 'dir') {
-    const vtype = DIR_PATTERNS.find(([re]) => re.test(volname))?.[1];
-    if (!vtype) throw dieError(`unable to parse directory volume name '${volname}'`);
-    const owner =
-      /^images\/(\d+)\//.exec(volname)?.[1] ??
-      /^backup\/vzdump-(?:qemu|lxc)-(\d+)-/.exec(volname)?.[1];
-    return { storage, volname, vtype, ...(owner ? { owner: Number(owner) } : {}) };
-  }
+  if (storage.type === 'dir') return parseDirVolname(storage, volname);
+  if (storage.type === 'pbs') return parsePbsVolname(storage, volname);
+  if (storage.type === 'zfspool') return parseZfsVolname(storage, volname);
   // rbd names linked clones base-<id>-disk-<n>/vm-<id>-disk-<m>: the last part owns it.
   const match = /^(?:(?:base)-\d+-\S+\/)?(vm|base)-(\d+)-\S+$/.exec(volname);
   if (!match) {
@@ -112,27 +148,35 @@ export interface ImageRequest {
   readonly now: number;
   /** A fixed name (cloud-init, vmstate, base); otherwise the next free vm-<vmid>-disk-<n>. */
   readonly name?: string;
-  /** Linked clones: the base volume they build on (RBD also names it: base-.../vm-...). */
+  /** Linked clones: the base volume they build on (RBD and ZFS name it: base-.../vm-...). */
   readonly parent?: string;
+  /** 'subvol': a container's ZFS dataset (alloc_disk asks zfspool for one), named subvol-…. */
+  readonly format?: 'raw' | 'subvol';
+}
+
+/** The next free <prefix>-<vmid>-disk-<n> (find_free_diskname), skipping dir storages' .raw. */
+function freeDiskName(taken: Set<string | undefined>, prefix: string, vmid: number): string {
+  for (let n = 0; ; n++) {
+    const candidate = `${prefix}-${vmid}-disk-${n}`;
+    if (!taken.has(candidate) && !taken.has(`${candidate}.raw`)) return candidate;
+  }
 }
 
 /** vdisk_alloc: add an image volume and return its volid. */
 export function allocateImage(state: ClusterState, req: ImageRequest): string {
   const { storage, vmid } = req;
+  if (storage.type === 'pbs') throw dieError("can't allocate space in pbs storage");
   const node = storage.shared ? undefined : req.node;
+  const subvol = req.format === 'subvol' && storage.type === 'zfspool';
   const taken = new Set(
     listVolumes(state, storage, req.node).map((v) => v.volname.split('/').pop()),
   );
-  let name = req.name;
-  for (let n = 0; name === undefined; n++) {
-    const candidate = `vm-${vmid}-disk-${n}`;
-    if (!taken.has(candidate) && !taken.has(`${candidate}.raw`)) name = candidate;
-  }
+  const name = req.name ?? freeDiskName(taken, subvol ? 'subvol' : 'vm', vmid);
   const baseName = req.parent === undefined ? undefined : parseVolumeId(req.parent)?.volname;
   const volname =
     storage.type === 'dir'
       ? `images/${vmid}/${name}.raw`
-      : storage.type === 'rbd' && baseName
+      : (storage.type === 'rbd' || storage.type === 'zfspool') && baseName
         ? `${baseName}/${name}`
         : name;
   state.volumes.push({
@@ -140,7 +184,7 @@ export function allocateImage(state: ClusterState, req: ImageRequest): string {
     node,
     volname,
     vtype: 'images',
-    format: 'raw',
+    format: subvol ? 'subvol' : 'raw',
     size: req.size,
     ctime: Math.floor(req.now / 1000),
     owner: vmid,

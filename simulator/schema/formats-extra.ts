@@ -1,5 +1,5 @@
-// Named string formats of the guest-operation and storage endpoints (pve-common, pve-storage,
-// pve-container register_format validators), with PVE's own error texts.
+// Named string formats of the guest-operation, storage and HA endpoints (pve-common, pve-storage,
+// pve-container, pve-ha-manager register_format validators), with PVE's own error texts.
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { PveDie } from './schema-types.ts';
 
@@ -60,6 +60,9 @@ export const EXTRA_CODE_FORMATS: Readonly<Record<string, FormatCheck>> = {
   'pve-lxc-dev-string': (v) =>
     check(!/\/\.\.?(?:\/|$)/.test(v) && v.startsWith('/dev/'), `${v} is not a valid device path`),
   'lxc-ip-with-ll-iface': checkIpWithIface,
+  // PVE::HA::Tools pve_verify_ha_resource_or_vm_id: `<type>:<name>` or a bare VMID
+  'pve-ha-resource-or-vm-id': (v) =>
+    check(/^([a-z]+:\S+|\d+)$/.test(v), 'value does not look like a valid ha resource id'),
   // The zone list is /usr/share/zoneinfo/zone.tab on a node; Area/City is the shape of its names.
   'pve-ct-timezone': (v) =>
     check(

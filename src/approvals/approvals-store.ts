@@ -23,6 +23,7 @@ import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
 import type { ApprovalSnapshot, NotifyMessage } from '../notify/messages';
 import type { NotifyEvent } from '../notify/targets';
+import type { BlastRadius } from '../proxmox/blast-radius';
 import { mayConsume, mayDecide, meetsTerms, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
 import type { Approval, ApprovalRequest, ConsumeCall, ConsumeRefusal, Decider } from './types';
 
@@ -80,6 +81,8 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
         ['origin', 'TEXT'],
         ['notify', 'TEXT'],
         ['expiry_told', 'INTEGER NOT NULL DEFAULT 0'],
+        // and what the call would hit, as read when it was asked (JSON)
+        ['blast_radius', 'TEXT'],
       ] as const) {
         if (!columns.includes(column))
           this.ctx.storage.sql.exec(`ALTER TABLE approvals ADD COLUMN ${column} ${type}`);
@@ -129,8 +132,8 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
     const id = randomToken(16);
     this.sql.exec(
       `INSERT INTO approvals (id, status, created_at, expires_at, tool, args, upstream, args_hmac, grant_id, user_id,
-         user_email, client_id, approvers, reason, rule, approvals_required, origin, notify)
-         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         user_email, client_id, approvers, reason, rule, approvals_required, origin, notify, blast_radius)
+         VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       id,
       now,
       now + ttlMs,
@@ -148,6 +151,7 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
       Math.max(1, Math.trunc(request.approvals_required || 1)),
       request.origin ?? null,
       request.notify ? JSON.stringify(request.notify) : null,
+      request.blast_radius ? JSON.stringify(request.blast_radius) : null,
     );
     const created = this.get(id)!;
     await this.announce('approval.requested', created);
@@ -360,6 +364,7 @@ function snapshot(a: Approval): ApprovalSnapshot {
     expires_at: iso(a.expires_at),
     status: a.status,
     decided_by: a.decided_by,
+    blast_radius: a.blast_radius ?? null,
   };
 }
 
@@ -387,6 +392,7 @@ function fromRow(row: Row): Approval {
     approvals_required: row.approvals_required == null ? 1 : Number(row.approvals_required),
     origin: row.origin == null ? undefined : String(row.origin),
     notify: row.notify == null ? null : (parse(row.notify) as string[]),
+    blast_radius: row.blast_radius == null ? null : (parse(row.blast_radius) as BlastRadius),
     approved_by: (parse(row.approved_by) as Approval['approved_by'] | null) ?? [],
   };
 }

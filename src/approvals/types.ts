@@ -1,6 +1,8 @@
 // A request for a person's approval of one exact tool call. It is bound to the tool, the SHA-256
 // of the canonical arguments and the grant that asked; it is single-use and expires.
 
+import type { BlastRadius } from '../proxmox/blast-radius';
+
 /** JSON data (what RPC to the Durable Object can carry). */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
@@ -28,6 +30,8 @@ export interface ApprovalRequest {
   origin?: string;
   /** The receivers (APPROVAL_WEBHOOKS names) the policy sends this approval's events to; null: all. */
   notify?: string[] | null;
+  /** What the call would hit, read when it was asked (null: the tool touches no one guest). */
+  blast_radius?: BlastRadius | null;
 }
 
 /** One person's yes to an approval that needs several. */

@@ -8,6 +8,8 @@
 import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
 import type { Identity } from '../identity';
+import type { BlastRadius } from '../proxmox/blast-radius';
+import { blastRadiusLines } from '../proxmox/blast-radius-text';
 import type { Decision } from '../policy/evaluate';
 import type { ApprovalQuestion, AskNext, Conversation } from './conversation';
 
@@ -36,6 +38,8 @@ export interface ApprovalCall {
   upstream: Record<string, string> | null;
   argsHmac: string;
   identity: Identity;
+  /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
+  blastRadius: (() => Promise<BlastRadius>) | null;
 }
 
 export interface ApprovalDeps {
@@ -74,8 +78,9 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
       }
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
+      const radius = call.blastRadius ? await call.blastRadius().catch(() => null) : null;
       if (deps.conversation && !required.approvers && !required.webOnly)
-        return askInConversation(call, required, deps.conversation);
+        return askInConversation(call, required, deps.conversation, radius, deps.now());
       const approval = await deps.store().create(
         {
           tool: call.tool,
@@ -90,6 +95,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           approvals_required: required.approvalsRequired ?? 1,
           origin: deps.origin(),
           notify: required.notify ?? null,
+          blast_radius: radius,
           reason: required.reason,
           rule: required.rule,
         },
@@ -117,6 +123,8 @@ async function askInConversation(
   call: ApprovalCall,
   required: Extract<Decision, { kind: 'approval_required' }>,
   conversation: Conversation,
+  radius: BlastRadius | null,
+  now: number,
 ): Promise<ApprovalOutcome> {
   const who = call.identity.email ?? call.identity.login ?? call.identity.userId;
   const params =
@@ -133,6 +141,7 @@ async function askInConversation(
       `${required.reason}`,
       `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
       ...lines,
+      ...(radius ? blastRadiusLines(radius, now) : []),
       'Approve this exact call?',
     ].join('\n'),
     requestedSchema: {

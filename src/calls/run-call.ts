@@ -155,6 +155,7 @@ export async function runCall(
         upstream: upstreamShown(tool, args, redactSent),
         argsHmac: facts.argsHmac,
         identity,
+        blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, scope!.ctx) : null,
       },
       {
         store: approvals.store,

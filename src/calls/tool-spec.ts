@@ -4,6 +4,7 @@
 import type { z } from 'zod';
 import type { Clock } from '../clock';
 import type { Identity } from '../identity';
+import type { BlastRadius } from '../proxmox/blast-radius';
 import type { PveClient } from '../proxmox/client';
 
 export interface ToolAnnotations {
@@ -92,6 +93,11 @@ export interface ToolSpec<
   policyFields?: Readonly<Record<string, readonly string[]>>;
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */
   describeCall?(args: z.output<I>): Record<string, string> | null;
+  /**
+   * What the call would hit (the guest's state, HA, replication, backups...), read for the
+   * person asked to approve it. Never throws: a fact it cannot read is named as unreadable.
+   */
+  blastRadius?(args: z.output<I>, ctx: BaseToolContext): Promise<BlastRadius>;
   run(args: z.output<I>, ctx: ToolContext): Promise<ToolSuccess<z.input<O>>>;
 }
 

@@ -3,6 +3,9 @@
 // shows: arguments as redacted for the audit trail, never a secret, a token or a password.
 // Pure, but for the HMAC (WebCrypto).
 
+import { approvalTitle } from '../approval-title';
+import type { BlastRadius } from '../proxmox/blast-radius';
+import { blastRadiusRows } from '../proxmox/blast-radius-text';
 import type { NotifyEvent, NotifyFormat } from './targets';
 
 /** An approval as its events carry it. */
@@ -22,6 +25,8 @@ export interface ApprovalSnapshot {
   expires_at: string;
   status: string;
   decided_by: string | null;
+  /** What the call would hit, as read when it was asked. */
+  blast_radius?: BlastRadius | null;
 }
 
 /** What travels on the queue: an event (fanned out to receivers), or one receiver's delivery. */
@@ -45,21 +50,33 @@ export function jsonBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string
     expires_at: a.expires_at,
     status: a.status,
     decided_by: a.decided_by,
-    // What the call would touch (state, HA, replication, backups) comes with a later release.
-    blast_radius: null,
+    blast_radius: a.blast_radius ?? null,
   };
 }
 
 /** One line a person reads first, in every format. */
 export function headline(event: NotifyEvent, a: ApprovalSnapshot): string {
+  const what = approvalTitle(a.tool, a.args, a.blast_radius?.guest.name);
   switch (event) {
     case 'approval.requested':
-      return `${a.requester} asks to run ${a.tool}${a.approvals_required > 1 ? ` (${a.approvals_required} approvals needed)` : ''}`;
+      return `${a.requester} asks: ${what}?${a.approvals_required > 1 ? ` (${a.approvals_required} approvals needed)` : ''}`;
     case 'approval.decided':
-      return `${a.tool} for ${a.requester} was ${a.status} by ${a.decided_by ?? 'someone'}`;
+      return `${what}, asked by ${a.requester}: ${a.status} by ${a.decided_by ?? 'someone'}`;
     case 'approval.expired':
-      return `${a.tool} for ${a.requester} expired without a decision`;
+      return `${what}, asked by ${a.requester}: expired without a decision`;
   }
+}
+
+/** Warnings, then the facts of what the call would hit, as lines (none for a decision or expiry). */
+function radiusFacts(
+  event: NotifyEvent,
+  a: ApprovalSnapshot,
+): { warnings: string[]; facts: string[] } {
+  const b = a.blast_radius;
+  if (!b || event !== 'approval.requested') return { warnings: [], facts: [] };
+  // Ages as they were when the facts were read (the message is built moments later).
+  const facts = blastRadiusRows(b, Date.parse(b.read_at)).map((r) => `${r.label}: ${r.value}`);
+  return { warnings: b.warnings.map((w) => `Warning: ${w}`), facts };
 }
 
 /** The arguments as lines, at most 20 of 200 characters: enough to judge, short enough to post. */
@@ -75,8 +92,22 @@ function argLines(args: Record<string, unknown>): string[] {
 /** Slack refuses a section over 3,000 characters: the arguments' block stays well under. */
 const SLACK_SECTION_MAX = 2_800;
 
+/** Facts from Proxmox and arguments from the agent go in code blocks, where nothing formats. */
+function slackCode(lines: string[]): Record<string, unknown> {
+  return {
+    type: 'section',
+    // Inside the code block, a backtick is shown as a look-alike, so that no text can close the
+    // block and format the rest (a fake "approved").
+    text: {
+      type: 'mrkdwn',
+      text: `\`\`\`${clip(escapeSlack(lines.join('\n')).replace(/`/g, '\u02cb'), SLACK_SECTION_MAX)}\`\`\``,
+    },
+  };
+}
+
 export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string, unknown> {
   const title = headline(event, a);
+  const radius = radiusFacts(event, a);
   return {
     text: title,
     blocks: [
@@ -84,15 +115,9 @@ export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
         type: 'section',
         text: { type: 'mrkdwn', text: `*${escapeSlack(title)}*\n${escapeSlack(a.reason)}` },
       },
-      {
-        type: 'section',
-        // The agent writes the arguments: inside the code block, a backtick of theirs is shown as
-        // a look-alike, so it cannot close the block and format the rest (a fake "approved").
-        text: {
-          type: 'mrkdwn',
-          text: `\`\`\`${clip(escapeSlack(argLines(a.args).join('\n')).replace(/`/g, '\u02cb'), SLACK_SECTION_MAX)}\`\`\``,
-        },
-      },
+      ...(radius.warnings.length ? [slackCode(radius.warnings)] : []),
+      ...(radius.facts.length ? [slackCode(radius.facts)] : []),
+      slackCode(argLines(a.args)),
       {
         type: 'context',
         elements: [
@@ -138,6 +163,8 @@ export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
           body: [
             plainText(headline(event, a), true),
             plainText(a.reason),
+            ...radiusFacts(event, a).warnings.map((line) => plainText(line, true)),
+            ...radiusFacts(event, a).facts.map((line) => plainText(line)),
             ...argLines(a.args).map((line) => plainText(line, false, true)),
             {
               type: 'FactSet',

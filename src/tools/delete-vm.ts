@@ -3,6 +3,7 @@
 // locked guest is refused with the reason before anything is sent (no force, no skiplock).
 
 import { z } from 'zod';
+import { readGuestBindings } from '../proxmox/blast-radius';
 import { guestDisks } from '../proxmox/guest-disks';
 import { guestConfig } from '../proxmox/schemas';
 import { confirm, guestTarget, waitArgs } from './common';
@@ -47,6 +48,21 @@ export const deleteVm = defineGuestAction({
         reason: `${who} has protection set: Proxmox refuses to destroy it. A person turns protection off first, if it really is to go.`,
       };
     }
+    // Proxmox's own order: protection, then HA and replication, then the run state.
+    if (!args.purge) {
+      const bound = await readGuestBindings(ctx.pve(), args);
+      const what = [
+        bound.ha ? 'is managed by the HA manager' : null,
+        bound.replication.length
+          ? `has replication job${bound.replication.length > 1 ? 's' : ''} ${bound.replication.join(', ')}`
+          : null,
+      ].filter(Boolean);
+      if (what.length)
+        return {
+          ok: false,
+          reason: `${who} ${what.join(' and ')}: Proxmox refuses to destroy it unless purge: true, which also removes it from HA, replication and backup jobs.`,
+        };
+    }
     if (state.status === 'running') {
       return {
         ok: false,
@@ -81,4 +97,5 @@ export const deleteVm = defineGuestAction({
     };
   },
   doing: (args) => `destroy ${args.vm_type === 'qemu' ? 'VM' : 'container'} ${args.vmid}`,
+  lossy: () => 'destroy it',
 });

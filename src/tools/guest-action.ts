@@ -8,6 +8,8 @@
 
 import { z } from 'zod';
 import { defineTool, ToolFailure, type ToolContext, type ToolSpec } from '../calls/tool-spec';
+import { readBlastRadius } from '../proxmox/blast-radius';
+import { blastRadiusLines } from '../proxmox/blast-radius-text';
 import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
@@ -67,6 +69,11 @@ export interface GuestActionSpec<I extends z.ZodObject> {
   judge(args: z.output<I>, state: GuestState, ctx: ToolContext): Verdict | Promise<Verdict>;
   /** What the task does, for texts: "start", "create snapshot pre_upgrade". */
   doing(args: z.output<I>): string;
+  /**
+   * The call loses the guest's current data: how to say so in a warning about its backups
+   * ("destroy it", "roll it back to pre_upgrade").
+   */
+  lossy?(args: z.output<I>): string;
 }
 
 const output = z.object({
@@ -81,6 +88,7 @@ const output = z.object({
     .optional(),
   note: z.string().optional(),
   details: z.record(z.string(), z.unknown()).optional(),
+  blast_radius: z.record(z.string(), z.unknown()).optional(),
   upid: z.string().optional(),
   task: taskOutput.optional(),
   next_step: z.string().optional(),
@@ -107,6 +115,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       const req = spec.request(args);
       return { request: `${req.method} ${req.path}`, ...shownParams(req.params) };
     },
+    blastRadius: (args, ctx) => radiusOf(spec, args as Args, ctx.pve()),
     async run(raw, ctx) {
       const args = raw as Args;
       spec.precheck?.(raw);
@@ -129,6 +138,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       const shown = `${req.method} ${req.path}${Object.keys(req.params).length ? ` with ${describeParams(sent.params)}` : ''}`;
       if (!args.confirm) {
         const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to ${spec.doing(raw)}.`;
+        const radius = await radiusOf(spec, args, pve);
         return {
           structured: {
             mode: 'preview' as const,
@@ -136,9 +146,16 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
             request: req,
             note: verdict.note,
             ...details,
+            blast_radius: radius as unknown as Record<string, unknown>,
             next_step: nextStep,
           },
-          text: `Preview only: nothing was sent to Proxmox.\n${label} on ${args.node} is ${describeState(state)}. ${verdict.note}\nWould send ${shown}.\n${nextStep}`,
+          text: [
+            'Preview only: nothing was sent to Proxmox.',
+            `${label} on ${args.node} is ${describeState(state)}. ${verdict.note}`,
+            `Would send ${shown}.`,
+            ...blastRadiusLines(radius, ctx.clock.now()),
+            nextStep,
+          ].join('\n'),
         };
       }
       const upid = await send(pve, sent, label, spec.doing(raw));
@@ -173,6 +190,19 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       };
     },
   });
+}
+
+function radiusOf<I extends z.ZodObject>(
+  spec: GuestActionSpec<I>,
+  args: z.output<I> & ActionArgs,
+  pve: PveClient,
+) {
+  const lossy = spec.lossy?.(args);
+  return readBlastRadius(
+    pve,
+    { node: args.node, vmid: args.vmid, vm_type: args.vm_type },
+    lossy ? { lossy } : {},
+  );
 }
 
 /** The task's UPID, or null for a request Proxmox applies at once. */

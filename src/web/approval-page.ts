@@ -1,11 +1,15 @@
-// The approval page: the exact call (tool, Proxmox parameters, arguments), who asked and when,
-// and Approve / Deny when the viewer may decide. Plain HTML, escaped, no JavaScript.
+// The approval page, read as a decision: what is asked in words ("Destroy VM 104 (win11-lab) on
+// pve2?"), who asked through which client and when it expires, warnings, what the call would
+// hit (the blast radius read when it was asked), its arguments in words, the exact Proxmox
+// request, and Approve / Deny when the viewer may decide. Plain HTML, escaped, no JavaScript.
 
 import { html } from 'hono/html';
 import { approvalState, GRANT_REVOKED } from '../approvals/rules';
 import type { Approval } from '../approvals/types';
 import { layout } from '../auth/pages';
-import { approvalTitle, relativeTime } from './approval-title';
+import { approvalTitle, relativeTime } from '../approval-title';
+import { blastGuestLabel, blastRadiusRows } from '../proxmox/blast-radius-text';
+import { argsInWords } from './args-in-words';
 
 export interface ApprovalView {
   approval: Approval;
@@ -35,6 +39,10 @@ export function approvalPage(view: ApprovalView) {
     ([k, v]) =>
       html`<tr><th scope="row"><code>${k}</code></th><td><code class="uri">${v}</code></td></tr>`,
   );
+  const words = argsInWords(a.tool, a.args).map(
+    (w) =>
+      html`<tr><th scope="row">${w.name}</th><td><strong class="uri">${w.value}</strong>${w.about ? html`<br><small>${w.about}</small>` : ''}</td></tr>`,
+  );
   const decision =
     status === 'pending' && !view.cannotDecide
       ? html`<form method="post" action="/approvals/${a.id}">
@@ -49,7 +57,20 @@ export function approvalPage(view: ApprovalView) {
         : state === 'revoked'
           ? html`<p role="alert">${GRANT_REVOKED}</p>`
           : '';
-  const title = approvalTitle(a.tool, a.args);
+  const radius = a.blast_radius ?? null;
+  const title = approvalTitle(a.tool, a.args, radius?.guest.name);
+  const touches = radius
+    ? html`<h2>What it touches</h2>
+${radius.warnings.length ? html`<div class="box warn" role="alert" id="warnings">${radius.warnings.map((w) => html`<p><strong>Warning:</strong> ${w}</p>`)}</div>` : ''}
+<p>${blastGuestLabel(radius)}, as read ${relativeTime(Date.parse(radius.read_at), view.now)}:</p>
+<div style="overflow-x:auto"><table id="blast-radius"><tbody>${blastRadiusRows(
+        radius,
+        view.now,
+      ).map(
+        (r) =>
+          html`<tr data-fact="${r.fact}"${r.unreadable ? html` class="unreadable"` : ''}><th scope="row">${r.label}</th><td class="uri">${r.unreadable ? html`<em>${r.value}</em>` : r.value}</td></tr>`,
+      )}</tbody></table></div>`
+    : '';
   const minute = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
   return layout(
     `${title}?`,
@@ -66,8 +87,10 @@ ${
     : ''
 }
 </div>
-<h2>${a.upstream ? 'Proxmox parameters' : 'Arguments'}</h2>
-<div style="overflow-x:auto"><table><tbody>${rows}</tbody></table></div>
+${touches}
+${words.length ? html`<h2>What it asks</h2><div style="overflow-x:auto"><table id="arguments"><tbody>${words}</tbody></table></div>` : ''}
+<details><summary>${a.upstream ? 'The exact Proxmox request' : 'The exact arguments'}</summary>
+<div style="overflow-x:auto"><table id="request"><tbody>${rows}</tbody></table></div></details>
 <p><small>Approving allows this exact call once, from the same client, until the approval expires. You are signed in as ${view.viewer}.</small></p>
 ${decision}`,
   );

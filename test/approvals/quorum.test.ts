@@ -38,7 +38,7 @@ describe('two leads must approve a delete', () => {
       'lead1@example.com',
       'ops,leads',
     );
-    expect(page.html).toContain('<h1 id="approval-title">Destroy VM 104 on pve2?</h1>');
+    expect(page.html).toContain('<h1 id="approval-title">Destroy VM 104 (win11-lab) on pve2?</h1>');
     expect(page.html).toMatch(
       /through <strong>Test MCP client<\/strong> <small>\(a name the client gave itself/,
     );

@@ -77,7 +77,7 @@ describe('npm run doctor against npm start', () => {
       new RegExp(`${TOOLS.length} tools in \\d+ ms: pve_get_version, pve_get_cluster_status`),
     );
     expect(line('read-only call')).toMatch(
-      /pve_list_vms \{limit: 1\} answered in \d+ ms \(12 guests in all\)/,
+      /pve_list_vms \{limit: 1\} answered in \d+ ms \(13 guests in all\)/,
     );
     expect(output.trim().split('\n').at(-1)).toBe(`${CHECKS.length} passed, 0 failed`);
     expect(status).toBe(0);

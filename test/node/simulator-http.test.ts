@@ -32,7 +32,7 @@ describe('envelope and headers', () => {
     const res = await client().api('GET', '/cluster/resources', { query: { type: 'vm' } });
     const items = res.body.data as Record<string, unknown>[];
     expect(items.map((i) => i.vmid)).toEqual([
-      100, 101, 102, 103, 104, 105, 110, 200, 201, 300, 301, 9000,
+      100, 101, 102, 103, 104, 105, 110, 120, 200, 201, 300, 301, 9000,
     ]);
     expect(items.find((i) => i.vmid === 9000)).toMatchObject({
       id: 'qemu/9000',
@@ -252,7 +252,7 @@ describe('extra endpoints', () => {
     const c = client();
     const storages = (await c.api('GET', '/nodes/pve2/storage', { query: { content: 'images' } }))
       .body.data as { storage: string }[];
-    expect(storages.map((s) => s.storage)).toEqual(['local-lvm', 'ceph-pool']);
+    expect(storages.map((s) => s.storage)).toEqual(['local-lvm', 'ceph-pool', 'local-zfs']);
     const pools = (await c.api('GET', '/pools')).body.data as { poolid: string }[];
     expect(pools.map((p) => p.poolid)).toEqual(['prod', 'lab']);
   });

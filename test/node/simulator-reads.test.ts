@@ -164,7 +164,7 @@ describe('guest status', () => {
 describe('storages', () => {
   it("lists the storage configuration and each node's storages, filtered like PVE", async () => {
     const c = client();
-    expect(await getData<unknown[]>(c, '/storage')).toHaveLength(3);
+    expect(await getData<unknown[]>(c, '/storage')).toHaveLength(5);
     expect(await getData<{ storage: string }[]>(c, '/storage', { type: 'rbd' })).toEqual([
       expect.objectContaining({ storage: 'ceph-pool', type: 'rbd', content: 'images,rootdir' }),
     ]);
@@ -172,12 +172,12 @@ describe('storages', () => {
       (await getData<{ storage: string }[]>(c, '/nodes/pve1/storage', { content: 'rootdir' })).map(
         (s) => s.storage,
       ),
-    ).toEqual(['local-lvm', 'ceph-pool']);
+    ).toEqual(['local-lvm', 'ceph-pool', 'local-zfs']);
     expect(
       (await getData<{ storage: string }[]>(c, '/nodes/pve1/storage', { target: 'pve2' })).map(
         (s) => s.storage,
       ),
-    ).toEqual(['ceph-pool']);
+    ).toEqual(['ceph-pool', 'pbs-backup']);
     expectError(await c.api('GET', '/nodes/pve1/storage', { query: { storage: 'nope' } }), 400, {
       storage: 'No such storage.',
     });

@@ -111,7 +111,20 @@ describe('approval notifications', () => {
       expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       status: 'pending',
       decided_by: null,
-      blast_radius: null,
+      // What the stop would hit, read from Proxmox when it was asked.
+      blast_radius: expect.objectContaining({
+        guest: { node: 'pve1', vmid: 100, vm_type: 'qemu', name: 'web01' },
+        status: 'running',
+        ha: { managed: false },
+        replication: [],
+        newest_backup: expect.objectContaining({ storage: 'pbs-backup', verified: 'ok' }),
+        protection: false,
+        pool: 'prod',
+        tags: ['prod', 'web'],
+        disks: [{ key: 'scsi0', volume: 'local-lvm:vm-100-disk-0', size: '32G' }],
+        warnings: [],
+        unreadable: {},
+      }),
       sent_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       delivery: expect.any(String),
     });
@@ -120,9 +133,20 @@ describe('approval notifications', () => {
       text: string;
       blocks: { type: string; elements?: { type: string; url?: string }[] }[];
     };
-    expect(slack.text).toBe('ann@example.com asks to run pve_stop_vm');
-    expect(slack.blocks.map((b) => b.type)).toEqual(['section', 'section', 'context', 'actions']);
-    expect(slack.blocks[3]!.elements![0]).toMatchObject({ type: 'button', url });
+    expect(slack.text).toBe('ann@example.com asks: Stop VM 100 (web01) on pve1 (hard stop)?');
+    // The request, what it would hit, the arguments, the count and expiry, the button.
+    expect(slack.blocks.map((b) => b.type)).toEqual([
+      'section',
+      'section',
+      'section',
+      'context',
+      'actions',
+    ]);
+    const facts = (slack.blocks[1] as unknown as { text: { text: string } }).text.text;
+    expect(facts).toMatch(
+      /^```State: running\nHA: not HA-managed\nReplication: none\nNewest backup: /,
+    );
+    expect(slack.blocks[4]!.elements![0]).toMatchObject({ type: 'button', url });
     expect(of(log, '/slack')[0]!.headers['x-signature-256']).toBeUndefined();
 
     const teams = JSON.parse(of(log, '/teams')[0]!.body) as {
@@ -136,6 +160,7 @@ describe('approval notifications', () => {
       version: '1.4',
       actions: [{ type: 'Action.OpenUrl', url }],
     });
+    expect(JSON.stringify(teams)).toContain('{"type":"TextRun","text":"HA: not HA-managed"}');
 
     // No secret of this server in any body or header.
     const secrets = [NOTIFY_SECRET, (env as unknown as AppEnv).PVE_TOKEN_SECRET!];

@@ -1,7 +1,7 @@
-// The approval page's title and relative times (src/web/approval-title.ts).
+// The approval page's title and relative times (src/approval-title.ts).
 
 import { describe, expect, it } from 'vitest';
-import { approvalTitle, relativeTime } from '../../src/web/approval-title';
+import { approvalTitle, relativeTime } from '../../src/approval-title';
 
 describe('approval titles', () => {
   it('says what the call does, to which guest, where', () => {
@@ -14,6 +14,12 @@ describe('approval titles', () => {
     expect(approvalTitle('pve_migrate_vm', { node: 'pve1', vmid: 100, target: 'pve3' })).toBe(
       'Move VM 100 from pve1 to pve3',
     );
+    expect(approvalTitle('pve_delete_vm', { node: 'pve2', vmid: 104 }, 'win11-lab')).toBe(
+      'Destroy VM 104 (win11-lab) on pve2',
+    );
+    expect(
+      approvalTitle('pve_rollback_snapshot', { node: 'pve2', vmid: 120, snapname: 's1' }, 'f'),
+    ).toBe('Roll VM 120 (f) on pve2 back to snapshot "s1"');
     expect(approvalTitle('pve_some_future_tool', {})).toBe('Run pve_some_future_tool');
     expect(
       approvalTitle('pve_create_qemu_vm', { node: 'pve1', name: 'x'.repeat(300) }),

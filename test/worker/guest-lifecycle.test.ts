@@ -58,6 +58,16 @@ describe('pve_delete_vm', () => {
       /VM 102 \(db01\) has protection set: Proxmox refuses to destroy it/,
     ],
     [
+      'an HA-managed, replicated VM without purge',
+      { node: 'pve2', vmid: 120 },
+      /VM 120 \(files01\) is managed by the HA manager and has replication job 120-0: Proxmox refuses to destroy it unless purge: true, which also removes it from HA, replication and backup jobs\./,
+    ],
+    [
+      'an HA-managed VM with purge, still running',
+      { node: 'pve2', vmid: 120, purge: true },
+      /VM 120 \(files01\) is running: shut it down first/,
+    ],
+    [
       'a running container',
       { node: 'pve1', vmid: 110, vm_type: 'lxc' },
       /container 110 \(dns01\) is running/,

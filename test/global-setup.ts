@@ -19,6 +19,7 @@ export const ENDPOINTS_USED = [
   'GET /cluster/resources',
   'GET /cluster/nextid',
   'GET /cluster/ha/resources',
+  'GET /access/permissions',
   'GET /cluster/replication',
   'GET /nodes',
   'GET /nodes/{node}/status',

@@ -39,7 +39,7 @@ export interface ApprovalCall {
   argsHmac: string;
   identity: Identity;
   /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
-  blastRadius: (() => Promise<BlastRadius>) | null;
+  blastRadius: (() => Promise<BlastRadius | null>) | null;
 }
 
 export interface ApprovalDeps {

@@ -97,7 +97,7 @@ export interface ToolSpec<
    * What the call would hit (the guest's state, HA, replication, backups...), read for the
    * person asked to approve it. Never throws: a fact it cannot read is named as unreadable.
    */
-  blastRadius?(args: z.output<I>, ctx: BaseToolContext): Promise<BlastRadius>;
+  blastRadius?(args: z.output<I>, ctx: BaseToolContext): Promise<BlastRadius | null>;
   run(args: z.output<I>, ctx: ToolContext): Promise<ToolSuccess<z.input<O>>>;
 }
 

@@ -111,10 +111,10 @@ export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
   return {
     text: title,
     blocks: [
-      {
-        type: 'section',
-        text: { type: 'mrkdwn', text: `*${escapeSlack(title)}*\n${escapeSlack(a.reason)}` },
-      },
+      // The title holds what the agent wrote and names Proxmox gave: plain text, where nothing
+      // formats (Slack cuts a header at 150 characters).
+      { type: 'header', text: { type: 'plain_text', text: clip(title, 150) } },
+      { type: 'section', text: { type: 'mrkdwn', text: escapeSlack(a.reason) } },
       ...(radius.warnings.length ? [slackCode(radius.warnings)] : []),
       ...(radius.facts.length ? [slackCode(radius.facts)] : []),
       slackCode(argLines(a.args)),

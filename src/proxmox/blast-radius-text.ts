@@ -29,10 +29,11 @@ const LABELS: readonly [string, string][] = [
 
 const MAX_LISTED = 10;
 
-function listed(items: readonly string[], none: string): string {
+function listed(items: readonly string[], none: string, total = items.length): string {
   if (!items.length) return none;
   const shown = items.slice(0, MAX_LISTED).join(', ');
-  return items.length > MAX_LISTED ? `${shown} and ${items.length - MAX_LISTED} more` : shown;
+  const shownCount = Math.min(items.length, MAX_LISTED);
+  return total > shownCount ? `${shown} and ${total - shownCount} more` : shown;
 }
 
 function value(b: BlastRadius, fact: string, now: number): string | null {
@@ -60,7 +61,7 @@ function value(b: BlastRadius, fact: string, now: number): string | null {
       const facts = [
         n.verified ? `verification ${n.verified}` : null,
         n.protected ? 'protected' : null,
-        b.backup_count !== undefined ? `${b.backup_count} in all` : null,
+        b.backup_count !== undefined ? `${b.backup_count} found` : null,
       ].filter(Boolean);
       return `${ageInWords(Math.max(0, now - Date.parse(n.at)))} old, ${n.volid}${facts.length ? ` (${facts.join(', ')})` : ''}`;
     }
@@ -71,7 +72,7 @@ function value(b: BlastRadius, fact: string, now: number): string | null {
     case 'lock':
       return b.lock === undefined ? null : (b.lock ?? 'none');
     case 'snapshots':
-      return b.snapshots ? listed(b.snapshots, 'none') : null;
+      return b.snapshots ? listed(b.snapshots, 'none', b.snapshot_count) : null;
     case 'pool':
       return b.pool === undefined ? null : (b.pool ?? 'none');
     case 'tags':

@@ -11,11 +11,15 @@ import { guestDisks } from './guest-disks';
 import { boolish, guestConfig, guestStatus, numeric, parseEach, snapshotItem } from './schemas';
 
 /** All reads together may take this long; a read still running then is named unreadable. */
-export const BLAST_RADIUS_BUDGET_MS = 2_500;
+export const BLAST_RADIUS_BUDGET_MS = 3_000;
 /** A backup older than this makes a destroy or a rollback warn. */
 export const STALE_BACKUP_MS = 24 * 3_600_000;
-/** Backup storages read at most (each one is one request). */
+/** Backup storages read at most (each one is one request); the others are named unread. */
 const MAX_BACKUP_STORAGES = 8;
+/** What is kept of a list (snapshots, tags, disks, jobs) and of a text: facts stay small. */
+const MAX_ITEMS = 50;
+const MAX_TEXT = 200;
+const clip = (v: string): string => (v.length > MAX_TEXT ? `${v.slice(0, MAX_TEXT - 1)}…` : v);
 
 export interface BlastGuest {
   node: string;
@@ -51,8 +55,10 @@ export interface BlastRadius {
   replication?: BlastReplication[];
   /** null: no backup of this guest on any backup storage the node sees. */
   newest_backup?: BlastBackup | null;
-  /** How many backups of this guest those storages hold. */
+  /** How many backups of this guest the storages read hold (as the API token sees them). */
   backup_count?: number;
+  /** How many snapshots it has (the list keeps the first 50). */
+  snapshot_count?: number;
   protection?: boolean;
   lock?: string | null;
   snapshots?: string[];
@@ -68,8 +74,13 @@ export interface BlastRadius {
 export interface BlastOptions {
   /** The call loses the guest's current data (a destroy, a rollback): warn about old backups. */
   lossy?: string;
+  /** A destroy without purge: warn that Proxmox refuses it for a guest in HA or replication. */
+  withoutPurge?: boolean;
   budgetMs?: number;
 }
+
+/** A fact that could not be read, with why in words that hold no secret. */
+class Unreadable extends Error {}
 
 const haResource = z.object({ sid: z.string(), state: z.string().optional() });
 const replicationJob = z.object({
@@ -86,6 +97,7 @@ const backupStorage = z.object({
 });
 const backupVolume = z.object({
   volid: z.string(),
+  subtype: z.enum(['qemu', 'lxc']).optional().catch(undefined),
   vmid: numeric.optional(),
   ctime: numeric.optional(),
   protected: boolish.optional(),
@@ -97,8 +109,9 @@ const seg = encodeURIComponent;
 
 /** Why a read failed, in a line (PveError messages hold no secret; others are not shown). */
 function whyUnreadable(err: unknown): string {
-  const text = err instanceof PveError ? err.message : 'the read failed';
-  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+  const text =
+    err instanceof PveError || err instanceof Unreadable ? err.message : 'the read failed';
+  return text.length > 300 ? `${text.slice(0, 299)}…` : text;
 }
 
 export async function readBlastRadius(
@@ -116,6 +129,7 @@ export async function readBlastRadius(
     warnings: [],
     unreadable: {},
   };
+  let visibility: Visibility | null = null;
   const fact = async <T>(names: string[], read: () => Promise<T>, keep: (v: T) => void) => {
     try {
       keep(await read());
@@ -138,24 +152,33 @@ export async function readBlastRadius(
       () => pve.get(`${base}/config`, guestConfig, {}, left()),
       (c) => {
         if (typeof c.name === 'string' || typeof c.hostname === 'string')
-          out.guest.name = String(c.name ?? c.hostname);
+          out.guest.name = clip(String(c.name ?? c.hostname));
         out.protection = String(c.protection ?? '0') === '1';
-        out.lock = c.lock === undefined ? null : String(c.lock);
+        out.lock = c.lock === undefined ? null : clip(String(c.lock));
         out.tags = String(c.tags ?? '')
           .split(/[;, ]+/)
-          .filter(Boolean);
+          .filter(Boolean)
+          .slice(0, MAX_ITEMS)
+          .map(clip);
         out.disks = guestDisks(c, g.vm_type)
           .filter((d) => !d.cdrom)
-          .map((d) => ({ key: d.key, volume: d.volume, size: d.size }));
+          .slice(0, MAX_ITEMS)
+          .map((d) => ({
+            key: clip(d.key),
+            volume: clip(d.volume),
+            size: d.size === null ? null : clip(d.size),
+          }));
       },
     ),
     fact(
       ['snapshots'],
       () => pve.get(`${base}/snapshot`, z.array(z.unknown()), {}, left()),
       (items) => {
-        out.snapshots = parseEach(snapshotItem, items)
+        const names = parseEach(snapshotItem, items)
           .map((s) => s.name)
           .filter((n) => n !== 'current');
+        out.snapshots = names.slice(0, MAX_ITEMS).map(clip);
+        out.snapshot_count = names.length;
       },
     ),
     fact(
@@ -163,7 +186,7 @@ export async function readBlastRadius(
       () => pve.get('/cluster/resources', z.array(z.unknown()), { type: 'vm' }, left()),
       (items) => {
         const mine = parseEach(vmResource, items).find((r) => r.vmid === g.vmid);
-        out.pool = mine?.pool ?? null;
+        out.pool = mine?.pool ? clip(mine.pool) : null;
       },
     ),
     fact(
@@ -172,7 +195,9 @@ export async function readBlastRadius(
       (items) => {
         const sid = `${g.vm_type === 'qemu' ? 'vm' : 'ct'}:${g.vmid}`;
         const mine = parseEach(haResource, items).find((r) => r.sid === sid);
-        out.ha = mine ? { managed: true, state: mine.state ?? 'started' } : { managed: false };
+        out.ha = mine
+          ? { managed: true, state: clip(mine.state ?? 'started') }
+          : { managed: false };
       },
     ),
     fact(
@@ -181,10 +206,11 @@ export async function readBlastRadius(
       (items) => {
         out.replication = parseEach(replicationJob, items)
           .filter((j) => j.guest === g.vmid)
+          .slice(0, MAX_ITEMS)
           .map((j) => ({
-            id: j.id,
-            target: j.target,
-            schedule: j.schedule ?? '*/15',
+            id: clip(j.id),
+            target: clip(j.target),
+            schedule: clip(j.schedule ?? '*/15'),
             disabled: j.disable ?? false,
           }));
       },
@@ -196,12 +222,58 @@ export async function readBlastRadius(
         out.newest_backup = b.newest;
         out.backup_count = b.count;
         if (b.missed.length)
-          out.unreadable.backup_storages = `${b.missed.join(', ')} could not be read: a newer backup may be there`;
+          out.unreadable.backup_storages = `${b.missed.join('; ')}. A newer backup may be there.`;
+      },
+    ),
+    fact(
+      ['permissions'],
+      () => tokenSees(pve, g, left),
+      (p) => {
+        visibility = p;
       },
     ),
   ]);
+  // What Proxmox hides from a token is not there as far as the token can tell: a pool without
+  // Pool.Audit, backups without VM.Backup. "None" is then not known, and is said so.
+  delete out.unreadable.permissions;
+  const sees = visibility as Visibility | null;
+  if (out.pool === null && !sees?.pools) {
+    delete out.pool;
+    out.unreadable.pool = sees
+      ? "none visible: the API token lacks Pool.Audit on /pool, and Proxmox shows a guest's pool only with it"
+      : 'none visible, and whether the API token may see pools could not be read';
+  }
+  if (out.newest_backup === null && !sees?.backups) {
+    delete out.newest_backup;
+    out.unreadable.newest_backup = sees
+      ? `none visible: the API token lacks VM.Backup on /vms/${g.vmid}, and Proxmox lists a guest's backups only to a token that may back it up`
+      : 'none visible, and whether the API token may see backups could not be read';
+  }
   if (options.lossy) out.warnings.push(...backupWarnings(out, options.lossy, now));
+  if (options.withoutPurge && (out.ha?.managed || out.replication?.length))
+    out.warnings.push(
+      'Proxmox refuses to destroy a guest in HA or with replication jobs unless purge: true (which also removes it from them): this call, as asked, will be refused.',
+    );
   return out;
+}
+
+interface Visibility {
+  pools: boolean;
+  backups: boolean;
+}
+
+const permissionsMap = z.record(z.string(), z.record(z.string(), z.unknown()));
+
+/** Whether the token may see pools, and this guest's backups (GET /access/permissions). */
+async function tokenSees(
+  pve: PveClient,
+  g: BlastGuest,
+  left: () => { timeoutMs: number },
+): Promise<Visibility> {
+  const privs = async (path: string) =>
+    (await pve.get('/access/permissions', permissionsMap, { path }, left()))[path] ?? {};
+  const [pool, vm] = await Promise.all([privs('/pool'), privs(`/vms/${g.vmid}`)]);
+  return { pools: Boolean(pool['Pool.Audit']), backups: Boolean(vm['VM.Backup']) };
 }
 
 /**
@@ -244,14 +316,20 @@ async function newestBackup(
     { content: 'backup' },
     left(),
   );
-  const storages = parseEach(backupStorage, listed)
-    .filter((s) => s.enabled !== false && s.active !== false)
-    .slice(0, MAX_BACKUP_STORAGES);
+  const enabled = parseEach(backupStorage, listed)
+    .filter((s) => s.enabled !== false)
+    .sort((a, b) => a.storage.localeCompare(b.storage));
+  // What is not read is named: an inactive storage (its server unreachable), one past the cap.
+  const missed: string[] = [];
+  for (const s of enabled.filter((s) => s.active === false))
+    missed.push(`${clip(s.storage)}: inactive (Proxmox cannot reach it)`);
+  const active = enabled.filter((s) => s.active !== false);
+  for (const s of active.slice(MAX_BACKUP_STORAGES))
+    missed.push(`${clip(s.storage)}: not read (only ${MAX_BACKUP_STORAGES} backup storages are)`);
   let newest: (z.output<typeof backupVolume> & { storage: string }) | null = null;
   let count = 0;
-  const missed: string[] = [];
   await Promise.all(
-    storages.map(async ({ storage }) => {
+    active.slice(0, MAX_BACKUP_STORAGES).map(async ({ storage }) => {
       try {
         const items = await pve.get(
           `${node}/storage/${seg(storage)}/content`,
@@ -261,31 +339,41 @@ async function newestBackup(
         );
         for (const v of parseEach(backupVolume, items)) {
           if (v.vmid !== undefined && v.vmid !== g.vmid) continue;
+          // A backup of an earlier guest of another kind under the same id is not this one's.
+          const kind = v.subtype ?? kindOfVolume(v.volid);
+          if (kind !== null && kind !== g.vm_type) continue;
           count += 1;
           if (!newest || (v.ctime ?? 0) > (newest.ctime ?? 0)) newest = { ...v, storage };
         }
-      } catch {
-        missed.push(storage);
+      } catch (err) {
+        missed.push(`${clip(storage)}: ${whyUnreadable(err)}`);
       }
     }),
   );
-  if (missed.length === storages.length && storages.length > 0)
-    throw new Error('no backup storage could be read');
   const found = newest as (z.output<typeof backupVolume> & { storage: string }) | null;
+  // Nothing found while a storage went unread: whether there is a backup is not known.
+  if (!found && missed.length) throw new Unreadable(missed.join('; '));
   if (!found) return { newest: null, count, missed };
   const at = (found.ctime ?? 0) * 1000;
   return {
     newest: {
-      volid: found.volid,
-      storage: found.storage,
+      volid: clip(found.volid),
+      storage: clip(found.storage),
       at: new Date(at).toISOString(),
       age_hours: Math.max(0, Math.round((now - at) / 360_000) / 10),
       protected: found.protected ?? false,
-      verified: found.verification?.state ?? null,
+      verified: found.verification?.state ? clip(found.verification.state) : null,
     },
     count,
     missed,
   };
+}
+
+/** qemu or lxc, from a backup's name (vzdump-qemu-..., backup/vm/..., backup/ct/...). */
+function kindOfVolume(volid: string): 'qemu' | 'lxc' | null {
+  const m = /:backup\/(?:vzdump-(qemu|lxc)-|(vm|ct)\/)/.exec(volid);
+  if (!m) return null;
+  return m[1] === 'qemu' || m[2] === 'vm' ? 'qemu' : 'lxc';
 }
 
 function backupWarnings(b: BlastRadius, doing: string, now: number): string[] {
@@ -295,13 +383,22 @@ function backupWarnings(b: BlastRadius, doing: string, now: number): string[] {
     ];
   if (b.newest_backup === null)
     return [
-      `No backup of this guest was found on the backup storages ${b.guest.node} sees: if you ${doing}, nothing can bring back what is lost.`,
+      `No backup of this guest was found on the backup storages ${b.guest.node} shows the API token: if you ${doing}, nothing can bring back what is lost.`,
     ];
+  const out: string[] = [];
   const age = now - Date.parse(b.newest_backup.at);
-  if (age <= STALE_BACKUP_MS) return [];
-  return [
-    `The newest backup is ${ageInWords(age)} old (${b.newest_backup.volid}): if you ${doing}, what changed since that backup cannot be brought back.`,
-  ];
+  const unread = b.unreadable.backup_storages
+    ? ' (a storage could not be read: a newer one may be there)'
+    : '';
+  if (age > STALE_BACKUP_MS)
+    out.push(
+      `The newest backup is ${ageInWords(age)} old (${b.newest_backup.volid})${unread}: if you ${doing}, what changed since that backup cannot be brought back.`,
+    );
+  if (b.newest_backup.verified === 'failed')
+    out.push(
+      `The newest backup failed its last verification on the Proxmox Backup Server: it may not restore.`,
+    );
+  return out;
 }
 
 /** "9 days", "30 hours" (never "0 days"). */

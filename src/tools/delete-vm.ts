@@ -97,5 +97,5 @@ export const deleteVm = defineGuestAction({
     };
   },
   doing: (args) => `destroy ${args.vm_type === 'qemu' ? 'VM' : 'container'} ${args.vmid}`,
-  lossy: () => 'destroy it',
+  warns: (args) => ({ lossy: 'destroy it', withoutPurge: !args.purge }),
 });

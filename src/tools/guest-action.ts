@@ -8,7 +8,7 @@
 
 import { z } from 'zod';
 import { defineTool, ToolFailure, type ToolContext, type ToolSpec } from '../calls/tool-spec';
-import { readBlastRadius } from '../proxmox/blast-radius';
+import { readBlastRadius, type BlastOptions } from '../proxmox/blast-radius';
 import { blastRadiusLines } from '../proxmox/blast-radius-text';
 import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
@@ -70,10 +70,10 @@ export interface GuestActionSpec<I extends z.ZodObject> {
   /** What the task does, for texts: "start", "create snapshot pre_upgrade". */
   doing(args: z.output<I>): string;
   /**
-   * The call loses the guest's current data: how to say so in a warning about its backups
-   * ("destroy it", "roll it back to pre_upgrade").
+   * What the blast radius warns about for this call: `lossy` when it loses the guest's current
+   * data ("destroy it", "roll it back to pre_upgrade"), `withoutPurge` for a destroy without purge.
    */
-  lossy?(args: z.output<I>): string;
+  warns?(args: z.output<I>): BlastOptions;
 }
 
 const output = z.object({
@@ -197,11 +197,10 @@ function radiusOf<I extends z.ZodObject>(
   args: z.output<I> & ActionArgs,
   pve: PveClient,
 ) {
-  const lossy = spec.lossy?.(args);
   return readBlastRadius(
     pve,
     { node: args.node, vmid: args.vmid, vm_type: args.vm_type },
-    lossy ? { lossy } : {},
+    spec.warns?.(args) ?? {},
   );
 }
 

@@ -221,5 +221,5 @@ export const rollbackSnapshot = defineGuestAction({
     };
   },
   doing: (args) => `roll back to snapshot ${args.snapname}`,
-  lossy: (args) => `roll it back to ${args.snapname}`,
+  warns: (args) => ({ lossy: `roll it back to ${args.snapname}` }),
 });

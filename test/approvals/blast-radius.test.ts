@@ -79,7 +79,7 @@ describe('the blast radius of a rollback of an HA-managed, replicated VM with an
     expect(text).toContain('  HA: managed by the HA manager (requested state started)');
     expect(text).toContain('  Replication: 120-0 to pve3 (schedule */15)');
     expect(text).toMatch(
-      /^ {2}Newest backup: (9|10) days old, pbs-backup:backup\/vm\/120\/\S+ \(verification ok, 2 in all\)$/m,
+      /^ {2}Newest backup: (9|10) days old, pbs-backup:backup\/vm\/120\/\S+ \(verification ok, 2 found\)$/m,
     );
     expect(text).toContain('  Disks: scsi0 local-zfs:vm-120-disk-0 (64G)');
     expect(await sim.writes()).toEqual([]);

@@ -134,19 +134,28 @@ describe('approval notifications', () => {
       blocks: { type: string; elements?: { type: string; url?: string }[] }[];
     };
     expect(slack.text).toBe('ann@example.com asks: Stop VM 100 (web01) on pve1 (hard stop)?');
-    // The request, what it would hit, the arguments, the count and expiry, the button.
+    // The request as a plain-text header (nothing in it formats), the reason, what it would hit,
+    // the arguments, the count and expiry, the button.
     expect(slack.blocks.map((b) => b.type)).toEqual([
+      'header',
       'section',
       'section',
       'section',
       'context',
       'actions',
     ]);
-    const facts = (slack.blocks[1] as unknown as { text: { text: string } }).text.text;
+    expect(slack.blocks[0]).toEqual({
+      type: 'header',
+      text: {
+        type: 'plain_text',
+        text: 'ann@example.com asks: Stop VM 100 (web01) on pve1 (hard stop)?',
+      },
+    });
+    const facts = (slack.blocks[2] as unknown as { text: { text: string } }).text.text;
     expect(facts).toMatch(
       /^```State: running\nHA: not HA-managed\nReplication: none\nNewest backup: /,
     );
-    expect(slack.blocks[4]!.elements![0]).toMatchObject({ type: 'button', url });
+    expect(slack.blocks[5]!.elements![0]).toMatchObject({ type: 'button', url });
     expect(of(log, '/slack')[0]!.headers['x-signature-256']).toBeUndefined();
 
     const teams = JSON.parse(of(log, '/teams')[0]!.body) as {
@@ -200,7 +209,9 @@ describe('approval notifications', () => {
     const slack = JSON.parse(of(mine(log), '/slack')[0]!.body) as {
       blocks: { text?: { text: string } }[];
     };
-    const code = slack.blocks[1]!.text!.text;
+    const code = slack.blocks
+      .map((b) => b.text?.text ?? '')
+      .find((t) => t.includes('evil.example'))!;
     expect(code.startsWith('```') && code.endsWith('```')).toBe(true);
     expect(code.slice(3, -3)).not.toContain('`');
   });

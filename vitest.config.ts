@@ -3,6 +3,7 @@ import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { NOTIFY_SECRET } from './test/notify/secret.ts';
 import { DEPLOYED as LIFECYCLE_POLICY } from './test/policy-lifecycle/deployed.ts';
+import SHIPPED from './policy.json' with { type: 'json' };
 
 /** Test policies: each workerd project runs the Worker under one POLICY (or the bundled file). */
 const POLICIES = {
@@ -61,10 +62,56 @@ const POLICIES = {
         approvers: ['group:leads'],
         reason: 'Rolling a guest back needs a lead.',
       },
+      pve_guest_exec: {
+        action: 'require_approval',
+        approvers: ['group:leads'],
+        reason: 'A command in a guest needs a lead.',
+        sensitive: ['input_data'],
+      },
       pve_api_request: {
         action: 'require_approval',
         reason: "Raw API writes need a person's OK.",
         sensitive: ['params.site-secret'],
+      },
+    },
+  },
+  // Inside guests and their backups: the shipped refusals of shells and interpreters, an
+  // allow-list of programs, service changes for ops only; restores need a lead.
+  guest: {
+    version: '1',
+    default: 'deny',
+    tools: {
+      pve_guest_info: {},
+      pve_guest_file_read: SHIPPED.tools.pve_guest_file_read,
+      pve_guest_exec: {
+        sensitive: ['input_data'],
+        deny_if: [
+          ...SHIPPED.tools.pve_guest_exec.deny_if,
+          {
+            path: 'args.command.1',
+            op: 'in',
+            value: ['restart', 'stop', 'start', 'reload'],
+            except: ['group:ops'],
+            reason: 'Only ops change services.',
+          },
+        ],
+        require: [
+          {
+            path: 'args.command.0',
+            op: 'in',
+            value: ['echo', 'hostname', 'systemctl', 'df', 'seq', 'cat', 'sleep', 'false', 'uname'],
+            reason: 'Only these programs.',
+          },
+        ],
+      },
+      pve_list_backups: {},
+      pve_create_backup: {},
+      pve_delete_backup: {},
+      pve_shutdown_vm: {},
+      pve_restore_backup: {
+        action: 'require_approval',
+        approvers: ['group:leads'],
+        reason: 'A restore needs a lead.',
       },
     },
   },
@@ -328,6 +375,11 @@ export default defineConfig({
         IDP: 'dev',
         ALLOWED_GROUPS: 'ops',
         ADMIN_USERS: 'admin@example.com',
+      })),
+      workersProject('guest', ['test/guest/**/*.test.ts'], POLICIES.guest, () => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ALLOWED_GROUPS: 'ops,dev',
       })),
       workersProject(
         'approvals-web',

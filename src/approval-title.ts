@@ -33,6 +33,15 @@ const TITLES: Record<string, (a: Args, guest: string) => string> = {
   pve_delete_snapshot: (a, g) => `Delete snapshot "${String(a.snapname ?? '?')}" of ${g}${ON(a)}`,
   pve_rollback_snapshot: (a, g) =>
     `Roll ${g}${ON(a)} back to snapshot "${String(a.snapname ?? '?')}"`,
+  pve_guest_exec: (a, g) =>
+    `Run ${Array.isArray(a.command) ? a.command.map((p) => JSON.stringify(String(p))).join(' ') : '?'} in ${g}${ON(a)}`,
+  pve_guest_file_read: (a, g) => `Read ${String(a.file ?? '?')} in ${g}${ON(a)}`,
+  pve_create_backup: (a, g) => `Back up ${g}${ON(a)} to ${String(a.storage ?? '?')}`,
+  pve_restore_backup: (a, g) =>
+    a.force === true
+      ? `Restore ${String(a.volume ?? '?')} over ${g}${ON(a)}`
+      : `Restore ${String(a.volume ?? '?')} as ${g}${ON(a)}`,
+  pve_delete_backup: (a) => `Delete backup ${String(a.volume ?? '?')}`,
   pve_api_request: (a) => `Raw API: ${String(a.method ?? '?')} ${String(a.path ?? '?')}`,
 };
 

@@ -1,17 +1,38 @@
-// GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces (qemu-server API2/Qemu/Agent.pm):
-// the guest agent must be configured, the VM running and the agent answering, in that order
-// (assert_agent_available); the answer is QGA's interface list wrapped in {result}.
+// The QEMU guest agent's read-only commands (qemu-server API2/Qemu/Agent.pm register_command):
+// network-get-interfaces, ping (POST), info, get-osinfo, get-fsinfo, get-host-name. Each needs
+// the agent configured, the VM running and the agent answering, in that order
+// (assert_agent_available), and answers QGA's reply wrapped in {result}.
 import { perm } from '../access/permissions.ts';
 import type { Guest } from '../cluster/cluster-state.ts';
 import { agentEnabled, parseProps } from '../cluster/guest-config.ts';
+import { fsinfo, guestAddress, guestHostname, guestOs } from '../cluster/guest-os.ts';
 import { dieError } from '../schema/pve-error.ts';
-import { GUEST_PARAMS, type HandlerContext, type Route } from './handler-context.ts';
+import {
+  GUEST_PARAMS,
+  type HandlerContext,
+  type HttpMethod,
+  type Route,
+} from './handler-context.ts';
 import { loadGuest } from './guest-helpers.ts';
 
-/** A stable address per VM and NIC in the seeded 10.10.0.0/24 LAN. */
-function address(vmid: number, index: number): string {
-  return `10.10.${index}.${(vmid % 200) + 20}`;
+/** assert_agent_available: configured, running (on this node), answering guest-ping. */
+export function assertAgentAvailable(guest: Guest): void {
+  if (guest.config.agent === undefined) throw dieError('No QEMU guest agent configured');
+  if (guest.status !== 'running') throw dieError(`VM ${guest.vmid} is not running`);
+  // guest-ping times out when the agent is down, the VM is paused, or (agent: 0) there is no channel
+  const answers = guest.agentRunning && agentEnabled(guest.config) && guest.qmpstatus === 'running';
+  if (!answers) throw dieError('QEMU guest agent is not running');
 }
+
+/** load_config, then assert_agent_available. */
+export function agentGuest(ctx: HandlerContext): Guest {
+  const guest = loadGuest(ctx, 'qemu');
+  assertAgentAvailable(guest);
+  return guest;
+}
+
+/** A stable address per VM and NIC in the seeded 10.10.0.0/24 LAN. */
+const address = guestAddress;
 
 function interfaces(guest: Guest, now: number): unknown[] {
   const stats = (n: number) => ({
@@ -64,13 +85,89 @@ function interfaces(guest: Guest, now: number): unknown[] {
 }
 
 function networkGetInterfaces(ctx: HandlerContext): unknown {
-  const guest = loadGuest(ctx, 'qemu');
-  if (guest.config.agent === undefined) throw dieError('No QEMU guest agent configured');
-  if (guest.status !== 'running') throw dieError(`VM ${guest.vmid} is not running`);
-  // guest-ping times out when the agent is down, the VM is paused, or (agent: 0) there is no channel
-  const answers = guest.agentRunning && agentEnabled(guest.config) && guest.qmpstatus === 'running';
-  if (!answers) throw dieError('QEMU guest agent is not running');
+  const guest = agentGuest(ctx);
   return { result: interfaces(guest, ctx.now) };
+}
+
+/** QGA's command list (guest-info), as qemu-ga 8.x-10.x registers them on Linux. */
+const QGA_COMMANDS = [
+  'guest-sync-delimited',
+  'guest-sync',
+  'guest-ping',
+  'guest-get-time',
+  'guest-set-time',
+  'guest-info',
+  'guest-shutdown',
+  'guest-file-open',
+  'guest-file-close',
+  'guest-file-read',
+  'guest-file-write',
+  'guest-file-seek',
+  'guest-file-flush',
+  'guest-fsfreeze-status',
+  'guest-fsfreeze-freeze',
+  'guest-fsfreeze-freeze-list',
+  'guest-fsfreeze-thaw',
+  'guest-fstrim',
+  'guest-suspend-disk',
+  'guest-suspend-ram',
+  'guest-suspend-hybrid',
+  'guest-network-get-interfaces',
+  'guest-get-vcpus',
+  'guest-set-vcpus',
+  'guest-get-disks',
+  'guest-get-fsinfo',
+  'guest-set-user-password',
+  'guest-get-memory-blocks',
+  'guest-set-memory-blocks',
+  'guest-get-memory-block-info',
+  'guest-exec-status',
+  'guest-exec',
+  'guest-get-host-name',
+  'guest-get-users',
+  'guest-get-timezone',
+  'guest-get-osinfo',
+  'guest-get-devices',
+  'guest-ssh-get-authorized-keys',
+  'guest-ssh-add-authorized-keys',
+  'guest-ssh-remove-authorized-keys',
+  'guest-get-diskstats',
+  'guest-get-cpustats',
+];
+
+/** Commands whose success QGA never reports (the guest is gone by then). */
+const NO_SUCCESS_RESPONSE = new Set([
+  'guest-shutdown',
+  'guest-suspend-disk',
+  'guest-suspend-ram',
+  'guest-suspend-hybrid',
+]);
+
+const COMMANDS: Readonly<Record<string, (guest: Guest) => unknown>> = {
+  ping: () => ({}),
+  info: (guest) => ({
+    version: guestOs(guest).agentVersion,
+    supported_commands: QGA_COMMANDS.map((name) => ({
+      name,
+      enabled: true,
+      'success-response': !NO_SUCCESS_RESPONSE.has(name),
+    })),
+  }),
+  'get-osinfo': (guest) => ({ ...guestOs(guest).osinfo }),
+  'get-fsinfo': (guest) => fsinfo(guest),
+  'get-host-name': (guest) => ({ 'host-name': guestHostname(guest) }),
+};
+
+/** One register_command endpoint: perms `<priv>` or VM.GuestAgent.Unrestricted. */
+function command(name: keyof typeof COMMANDS, method: HttpMethod): Route {
+  const run = COMMANDS[name];
+  return {
+    method,
+    path: `/nodes/{node}/qemu/{vmid}/agent/${name}`,
+    permissions: perm('/vms/{vmid}', ['VM.GuestAgent.Audit', 'VM.GuestAgent.Unrestricted'], true),
+    schema: GUEST_PARAMS,
+    handle: (ctx) => ({ result: run?.(agentGuest(ctx)) }),
+  };
 }
 
 export const AGENT_ROUTES: readonly Route[] = [
@@ -81,4 +178,9 @@ export const AGENT_ROUTES: readonly Route[] = [
     schema: GUEST_PARAMS,
     handle: networkGetInterfaces,
   },
+  command('ping', 'POST'),
+  command('info', 'GET'),
+  command('get-osinfo', 'GET'),
+  command('get-fsinfo', 'GET'),
+  command('get-host-name', 'GET'),
 ];

@@ -9,6 +9,7 @@ import {
   type Guest,
   type GuestConfig,
   type NodeState,
+  blankGuest,
 } from '../cluster/cluster-state.ts';
 import {
   agentEnabled,
@@ -160,25 +161,7 @@ function clone(ctx: HandlerContext): unknown {
         };
       }
       log.info(`creating a clone of VM ${vmid} with ID ${newid}`);
-      const copy: Guest = {
-        vmid: newid,
-        type: 'qemu',
-        node,
-        config: baseConfig(ctx, source, plan),
-        pending: {},
-        pendingDelete: [],
-        snapshots: new Map(),
-        status: 'stopped',
-        qmpstatus: 'running',
-        agentRunning: false,
-        cpu: 0,
-        mem: 0,
-        disk: 0,
-        netin: 0,
-        netout: 0,
-        diskread: 0,
-        diskwrite: 0,
-      };
+      const copy: Guest = blankGuest(newid, 'qemu', node, baseConfig(ctx, source, plan));
       if (Object.keys(source.pending).length > 0) {
         log.warn(
           `found pending changes for '${Object.keys(source.pending).join(',')}', discarding for clone`,

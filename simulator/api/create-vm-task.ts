@@ -2,6 +2,7 @@
 // allocates disks (create_disks) and writes the real config (defaults: boot order, smbios1 uuid,
 // vmgenid, meta), then drops the lock and adds the VM to its pool and (ha-managed=1) to HA, or
 // removes the VM and its new volumes on error.
+import { blankGuest } from '../cluster/cluster-state.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { ClusterState, Guest, NodeState } from '../cluster/cluster-state.ts';
 import { defaultBootOrder, formatSize, printProps, randomUuid } from '../cluster/guest-config.ts';
@@ -128,25 +129,7 @@ function finalConfig(
 
 /** Create the locked placeholder guest and the task; returns the UPID. */
 export function spawnCreateTask(state: ClusterState, req: CreateRequest): string {
-  const guest: Guest = {
-    vmid: req.vmid,
-    type: 'qemu',
-    node: req.node.name,
-    config: { lock: 'create' },
-    pending: {},
-    pendingDelete: [],
-    snapshots: new Map(),
-    status: 'stopped',
-    qmpstatus: 'running',
-    agentRunning: false,
-    cpu: 0,
-    mem: 0,
-    disk: 0,
-    netin: 0,
-    netout: 0,
-    diskread: 0,
-    diskwrite: 0,
-  };
+  const guest: Guest = blankGuest(req.vmid, 'qemu', req.node.name);
   state.guests.set(req.vmid, guest);
   const allocated: string[] = [];
   return spawnTask(state, {

@@ -1,6 +1,7 @@
 // POST /nodes/{node}/qemu, following qemu-server API2/Qemu.pm create_vm step by step: quorum,
 // pool, permissions (VM.PowerMgmt for start=1, then VM.Allocate), drive checks, the cluster-wide
-// vmid check, then a qmcreate task whose UPID is returned.
+// vmid check, then a qmcreate task whose UPID is returned. With `archive` it restores a backup
+// instead (restore-vm.ts, a qmrestore task).
 import { dieError, paramError, permError } from '../schema/pve-error.ts';
 import { findNode } from '../cluster/cluster-state.ts';
 import { checkDrives } from './create-vm-drives.ts';
@@ -12,6 +13,7 @@ import type { HandlerContext, Route } from './handler-context.ts';
 import { QEMU_CREATE_SCHEMA } from '../schema/qemu-create-schema.ts';
 import { hasPrivilege } from '../access/tokens.ts';
 import { asStrings, extract } from './guest-helpers.ts';
+import { checkRestoreArchive, spawnRestoreTask, type RestoreArchive } from './restore-vm.ts';
 
 const perlTrue = (value: string | undefined) =>
   value !== undefined && value !== '' && value !== '0';
@@ -27,10 +29,11 @@ function createVm(ctx: HandlerContext): unknown {
   const start = perlTrue(extract(params, 'start'));
   const haManaged = perlTrue(extract(params, 'ha-managed'));
   const storage = extract(params, 'storage');
-  // Restore/import options the simulator accepts but does not act on.
-  for (const key of ['bwlimit', 'force', 'unique', 'live-restore', 'import-working-storage']) {
-    extract(params, key);
-  }
+  const force = perlTrue(extract(params, 'force'));
+  const unique = perlTrue(extract(params, 'unique'));
+  const liveRestore = perlTrue(extract(params, 'live-restore'));
+  // Options the simulator accepts but does not act on.
+  for (const key of ['bwlimit', 'import-working-storage']) extract(params, key);
 
   const online = state.nodes.filter((n) => n.online).length;
   if (online * 2 <= state.nodes.length) throw dieError('cluster not ready - no quorum?');
@@ -45,14 +48,23 @@ function createVm(ctx: HandlerContext): unknown {
     hasPrivilege(identity, `/vms/${vmid}`, privilege) ||
     (pool !== undefined && hasPrivilege(identity, `/pool/${pool}`, privilege));
   if (start && !onVmOrPool('VM.PowerMgmt')) throw permError(`/vms/${vmid}, VM.PowerMgmt`);
-  // create_vm checks VM.Allocate with noerr and then calls raise_perm_exc() without a path.
-  if (!onVmOrPool('VM.Allocate')) throw permError();
+  // create_vm checks VM.Allocate with noerr and then calls raise_perm_exc() without a path;
+  // restoring over an existing VM (force=1, config on this node) needs only VM.Backup.
+  const existingHere = state.guests.get(vmid);
+  const mayRestoreOver =
+    archive !== undefined &&
+    force &&
+    existingHere?.type === 'qemu' &&
+    existingHere.node === node.name &&
+    hasPrivilege(identity, `/vms/${vmid}`, 'VM.Backup');
+  if (!onVmOrPool('VM.Allocate') && !mayRestoreOver) throw permError();
 
+  let restoreArchive: RestoreArchive | undefined;
   if (archive !== undefined) {
     const conflicting = Object.keys(params).sort().find(isValidDriveName);
     if (conflicting) throw paramError({ [conflicting]: "option conflicts with option 'archive'" });
     if (archive === '-') throw dieError('pipe requires cli environment');
-    throw dieError(`volume '${archive}' does not exist`); // the simulator holds no backups
+    restoreArchive = checkRestoreArchive(ctx, vmid, archive);
   }
 
   let drives: ReturnType<typeof checkDrives> = [];
@@ -66,6 +78,21 @@ function createVm(ctx: HandlerContext): unknown {
       params[key] = printNet(params[key] ?? '');
   }
 
+  if (restoreArchive !== undefined) {
+    return spawnRestoreTask(ctx, {
+      vmid,
+      node,
+      archive: restoreArchive,
+      params,
+      force,
+      unique,
+      start: start || liveRestore,
+      haManaged,
+      ...(storage !== undefined ? { storage } : {}),
+      ...(pool !== undefined ? { pool } : {}),
+      ...(liveRestore ? { live: true } : {}),
+    });
+  }
   const existing = state.guests.get(vmid);
   if (existing) {
     const kind = existing.type === 'qemu' ? 'VM' : 'CT';

@@ -125,15 +125,15 @@ export function onGuest(
   ctx: HandlerContext,
   type: GuestType,
   vmid: number,
-  body: (guest: Guest, log: TaskLog) => WorkPlan,
+  body: (guest: Guest, log: TaskLog, startedAt: number) => WorkPlan,
 ): Work {
   const node = String(ctx.params.node);
-  return (log) => {
+  return (log, startedAt) => {
     const guest = ctx.state.guests.get(vmid);
     if (!guest || guest.type !== type || guest.node !== node) {
       throw new Error(`Configuration file '${configPath(type, node, vmid)}' does not exist`);
     }
-    return body(guest, log);
+    return body(guest, log, startedAt);
   };
 }
 

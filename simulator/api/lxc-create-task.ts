@@ -3,6 +3,7 @@
 // defaults (hostname CT<vmid>, memory/swap 512, net hwaddr), add the pool, start if asked, and
 // (ha-managed=1) add it to HA.
 // On error the new volumes and the placeholder config are removed.
+import { blankGuest } from '../cluster/cluster-state.ts';
 import type { Guest, NodeState } from '../cluster/cluster-state.ts';
 import { bootGuest } from '../cluster/power.ts';
 import { type TaskLog, WorkerDie } from '../cluster/tasks.ts';
@@ -60,25 +61,7 @@ function unpackLines(req: LxcCreateRequest, hostname: string): string[] {
 }
 
 export function spawnLxcCreateTask(ctx: HandlerContext, req: LxcCreateRequest): string {
-  const placeholder: Guest = {
-    vmid: req.vmid,
-    type: 'lxc',
-    node: req.node.name,
-    config: { lock: 'create' },
-    pending: {},
-    pendingDelete: [],
-    snapshots: new Map(),
-    status: 'stopped',
-    qmpstatus: 'running',
-    agentRunning: false,
-    cpu: 0,
-    mem: 0,
-    disk: 0,
-    netin: 0,
-    netout: 0,
-    diskread: 0,
-    diskwrite: 0,
-  };
+  const placeholder: Guest = blankGuest(req.vmid, 'lxc', req.node.name);
   ctx.state.guests.set(req.vmid, placeholder);
   const allocated: string[] = [];
   const fail = (reason: string) => new WorkerDie(`unable to create CT ${req.vmid} - ${reason}`);

@@ -1,5 +1,5 @@
-// POST /nodes/{node}/lxc (pve-container create_vm without restore): unprivileged by default (a
-// privileged container needs Sys.Modify on /), the vmid unused cluster-wide, VM.Allocate on the
+// POST /nodes/{node}/lxc (pve-container create_vm; with restore=1 see restore-ct.ts): unprivileged
+// by default (a privileged container needs Sys.Modify on /), the vmid unused cluster-wide, VM.Allocate on the
 // vmid or pool, the template readable as 'vztmpl' content, the rootfs storage able to hold
 // container directories; then a locked placeholder and a vzcreate task (see lxc-create-task.ts).
 import { ALL_USERS, check } from '../access/permissions.ts';
@@ -10,9 +10,10 @@ import { dieError, paramError, permError } from '../schema/pve-error.ts';
 import { asStrings, checkQuorum, extract, requestNode } from './guest-helpers.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
 import { spawnLxcCreateTask } from './lxc-create-task.ts';
+import { restoreCt } from './restore-ct.ts';
 
 /** PVE::Cluster::check_vmid_unused: any guest anywhere in the cluster. */
-function checkVmidUnused(ctx: HandlerContext, vmid: number): void {
+export function checkVmidUnused(ctx: HandlerContext, vmid: number): void {
   const existing = ctx.state.guests.get(vmid);
   if (existing) {
     throw dieError(
@@ -40,7 +41,7 @@ function checkTemplateAccess(ctx: HandlerContext, ostemplate: string): void {
 }
 
 /** check_and_activate_storage: the storage exists, holds rootdir content, the caller may use it. */
-function checkRootdirStorage(ctx: HandlerContext, storeid: string): void {
+export function checkRootdirStorage(ctx: HandlerContext, storeid: string): void {
   const storage = storageConfig(ctx.state, storeid);
   if (!storage.content.includes('rootdir')) {
     throw paramError({ storage: `storage '${storeid}' does not support container directories` });
@@ -52,8 +53,11 @@ function createCt(ctx: HandlerContext): unknown {
   checkQuorum(ctx);
   const node = requestNode(ctx);
   const params = asStrings(ctx.params);
-  for (const key of ['node', 'ignore-unpack-errors', 'bwlimit', 'force', 'restore', 'unique'])
-    extract(params, key);
+  for (const key of ['node', 'ignore-unpack-errors', 'bwlimit']) extract(params, key);
+  const restore = extract(params, 'restore') === '1';
+  const force = extract(params, 'force') === '1';
+  const unique = extract(params, 'unique') === '1';
+  if (restore) return restoreCt(ctx, node, params, { force, unique });
   const vmid = Number(extract(params, 'vmid'));
   const start = extract(params, 'start') === '1';
   const haManaged = extract(params, 'ha-managed') === '1';

@@ -1,5 +1,6 @@
 // Every API route the simulator answers, in one table (the rest handler matches on it).
 import { AGENT_ROUTES } from './agent.ts';
+import { AGENT_EXEC_ROUTES } from './agent-exec.ts';
 import { LXC_INTERFACE_ROUTES } from './lxc-interfaces.ts';
 import { CLONE_ROUTES } from './clone.ts';
 import { CLUSTER_ROUTES } from './cluster.ts';
@@ -25,7 +26,9 @@ import { RESIZE_ROUTES } from './resize.ts';
 import { SNAPSHOT_OP_ROUTES } from './snapshot-ops.ts';
 import { SNAPSHOT_ROUTES } from './snapshots.ts';
 import { STORAGE_ROUTES } from './storage.ts';
+import { STORAGE_VOLUME_ROUTES } from './storage-volume.ts';
 import { TASK_ROUTES } from './tasks.ts';
+import { VZDUMP_ROUTES } from './vzdump.ts';
 
 export const ROUTES: readonly Route[] = [
   ...CLUSTER_ROUTES,
@@ -50,8 +53,11 @@ export const ROUTES: readonly Route[] = [
   ...SNAPSHOT_ROUTES,
   ...SNAPSHOT_OP_ROUTES,
   ...AGENT_ROUTES,
+  ...AGENT_EXEC_ROUTES,
   ...LXC_INTERFACE_ROUTES,
   ...STORAGE_ROUTES,
+  ...STORAGE_VOLUME_ROUTES,
   ...TASK_ROUTES,
+  ...VZDUMP_ROUTES,
   ...EXTRA_ROUTES,
 ];

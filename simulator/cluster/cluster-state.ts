@@ -64,6 +64,8 @@ export interface Volume {
   readonly subtype?: string;
   /** A linked clone's base volume (volid), which must outlive the clone. */
   readonly parent?: string;
+  /** Backups: the guest config the archive holds (qemu-server.conf / pct.conf), for restores. */
+  readonly backupConfig?: Readonly<GuestConfig>;
   /** PBS backups: the last verify job's result, as the datastore's snapshot list reports it. */
   readonly verification?: { readonly state: 'ok' | 'failed'; readonly upid: string };
 }
@@ -103,6 +105,28 @@ export interface Guest {
   diskwrite: number;
   bootedAt?: number;
   pid?: number;
+  /** The guest agent's guest-exec processes of the current boot (qemu-ga forgets them on restart). */
+  agentExec?: AgentExecTable;
+}
+
+/** One process started through guest-exec: its output as bytes, and when (if ever) it ends. */
+export interface AgentProcess {
+  readonly pid: number;
+  /** ms; undefined: it never ends by itself (`yes`, `sleep infinity`). */
+  readonly endsAt: number | undefined;
+  readonly exitcode?: number;
+  readonly signal?: number;
+  readonly out: Buffer;
+  readonly err: Buffer;
+  readonly outTruncated: boolean;
+  readonly errTruncated: boolean;
+}
+
+export interface AgentExecTable {
+  /** The boot (bootedAt) the table belongs to. */
+  readonly boot: number;
+  nextPid: number;
+  readonly processes: Map<number, AgentProcess>;
 }
 
 /** An HA resource (ha/resources.cfg section `vm: 100`): the sid is `<type>:<vmid>`. */
@@ -191,4 +215,32 @@ export function uptimeSeconds(bootedAt: number | undefined, now: number): number
 /** pmxcfs needs a majority of nodes online to allow writes. */
 export function isQuorate(state: ClusterState): boolean {
   return state.nodes.filter((n) => n.online).length * 2 > state.nodes.length;
+}
+
+/** A config-less guest record, as a freshly written `lock: create` config leaves it. */
+export function blankGuest(
+  vmid: number,
+  type: GuestType,
+  node: string,
+  config: GuestConfig = { lock: 'create' },
+): Guest {
+  return {
+    vmid,
+    type,
+    node,
+    config,
+    pending: {},
+    pendingDelete: [],
+    snapshots: new Map(),
+    status: 'stopped',
+    qmpstatus: 'running',
+    agentRunning: false,
+    cpu: 0,
+    mem: 0,
+    disk: 0,
+    netin: 0,
+    netout: 0,
+    diskread: 0,
+    diskwrite: 0,
+  };
 }

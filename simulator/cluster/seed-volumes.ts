@@ -2,7 +2,7 @@
 // `local` directory storage (some only on pve1, so "missing on that node" can be tested), one
 // image per disk, cloud-init drive and RAM state that the seeded guest configs reference, the
 // replicas replication jobs keep on their target nodes, backups on the PBS storage, and one
-// unreferenced disk (for destroy-unreferenced-disks).
+// unreferenced disk (for destroy-unreferenced-disks). Backups carry their guest's config.
 import {
   findStorage,
   type ClusterState,
@@ -11,6 +11,7 @@ import {
   type VolumeType,
 } from './cluster-state.ts';
 import { isVolumeKey, parseProps, parseSize, volumeOf } from './guest-config.ts';
+import { archivedConfig } from './backups.ts';
 import { pbsBackups } from './seed-pbs.ts';
 import { parseVolname, parseVolumeId } from './volumes.ts';
 
@@ -204,13 +205,19 @@ function replicas(state: ClusterState, guestImages: readonly Volume[]): Volume[]
   );
 }
 
+/** Each seeded backup holds its guest's config as it is now (what a restore brings back). */
+function withConfig(state: ClusterState, volume: Volume): Volume {
+  const guest = volume.vtype === 'backup' ? state.guests.get(volume.owner ?? 0) : undefined;
+  return guest ? { ...volume, backupConfig: archivedConfig(guest.config) } : volume;
+}
+
 export function seedVolumes(state: ClusterState, now: number): Volume[] {
   const guestImages = [...state.guests.values()].flatMap((guest) => images(state, guest, now));
   return [
-    ...files(state, now),
+    ...files(state, now).map((volume) => withConfig(state, volume)),
     ...guestImages,
     ...replicas(state, guestImages),
-    ...pbsBackups(now),
+    ...pbsBackups(now).map((volume) => withConfig(state, volume)),
     ...orphans(now),
   ];
 }

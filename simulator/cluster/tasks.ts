@@ -34,7 +34,8 @@ export interface WorkPlan {
  * thrown by a worker does; this one marks the deliberate ones). */
 export class WorkerDie extends Error {}
 
-export type Work = (log: TaskLog) => WorkPlan;
+/** A worker's start, when it holds its guest's lock (`startedAt`, ms: the time PVE's worker reads). */
+export type Work = (log: TaskLog, startedAt: number) => WorkPlan;
 
 export interface TaskSpec {
   readonly node: NodeState;
@@ -86,7 +87,7 @@ export function spawnTask(state: ClusterState, spec: TaskSpec): string {
     finished: false,
     begin: () => {
       try {
-        plan = spec.work(log);
+        plan = spec.work(log, task.startsAt);
       } catch (err) {
         plan = { error: dieText(err) };
       }

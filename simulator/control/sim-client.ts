@@ -6,11 +6,14 @@ import type { FaultSpec } from './faults.ts';
 import type { LoggedRequest } from '../http/request-log.ts';
 import type { GuestView } from './guest-view.ts';
 
+/** A form or query value; an array is sent as the key repeated (how PVE takes array parameters). */
+export type FormField = string | number | readonly (string | number)[];
+
 export interface ApiOptions {
   /** Form fields, encoded with URLSearchParams, or a raw form string sent as is. */
-  readonly form?: Record<string, string | number> | string;
+  readonly form?: Record<string, FormField> | string;
   readonly json?: unknown;
-  readonly query?: Record<string, string | number>;
+  readonly query?: Record<string, FormField>;
   /** Token to send; null sends no Authorization header. Defaults to the admin token. */
   readonly token?: { readonly id: string; readonly secret: string } | null;
   readonly headers?: Record<string, string>;
@@ -32,11 +35,10 @@ export interface SimResponse {
 
 export type FaultInput = Partial<FaultSpec> & { readonly path: string };
 
-function searchParams(record: Record<string, string | number>): URLSearchParams {
-  const pairs = Object.entries(record).map(([key, value]): [string, string] => [
-    key,
-    String(value),
-  ]);
+function searchParams(record: Record<string, FormField>): URLSearchParams {
+  const pairs = Object.entries(record).flatMap(([key, value]): [string, string][] =>
+    Array.isArray(value) ? value.map((item) => [key, String(item)]) : [[key, String(value)]],
+  );
   return new URLSearchParams(pairs);
 }
 

@@ -9,7 +9,7 @@ import type { HandlerContext } from '../api/handler-context.ts';
 import { ROUTES } from '../api/routes.ts';
 import { ResultWithTotal } from '../api/tasks.ts';
 import { apiErrorReply, emptyReply, jsonReply, type Reply } from './http-reply.ts';
-import { validateParams } from '../schema/schema-check.ts';
+import { normalizeLegacyParams, validateParams } from '../schema/schema-check.ts';
 import type { Params } from '../schema/schema-types.ts';
 
 /** Routes compiled once: segments, with `{name}` capturing one path segment. */
@@ -20,9 +20,25 @@ const COMPILED = ROUTES.map((route) => ({
 
 type RouteMatch = { route: (typeof ROUTES)[number]; uriParams: Record<string, string> };
 
+/**
+ * Subclasses registered with `fragmentDelimiter => ''` (pve-storage Status.pm: storage content,
+ * because volume IDs may contain '/'): below them, the rest of the path is one component.
+ */
+const WHOLE_REST_BELOW = [['nodes', '{node}', 'storage', '{storage}', 'content']];
+
+function joinFragments(parts: string[]): string[] {
+  for (const prefix of WHOLE_REST_BELOW) {
+    const under = prefix.every((segment, i) => segment.startsWith('{') || parts[i] === segment);
+    if (under && parts.length > prefix.length + 1) {
+      return [...parts.slice(0, prefix.length), parts.slice(prefix.length).join('/')];
+    }
+  }
+  return parts;
+}
+
 function findRoute(method: string, relPath: string): RouteMatch | undefined {
   // RESTHandler::find_handler ignores empty segments, so '/nodes//pve1/qemu/' matches too.
-  const parts = relPath.split('/').filter(Boolean);
+  const parts = joinFragments(relPath.split('/').filter(Boolean));
   for (const { route, segments } of COMPILED) {
     if (route.method !== method || segments.length !== parts.length) continue;
     const uriParams: Record<string, string> = {};
@@ -49,7 +65,7 @@ function handle(call: ApiCall): Reply {
   if (!found) {
     return jsonReply(501, null, `Method '${call.method} ${call.relPath}' not implemented`);
   }
-  const params: Params = { ...call.params };
+  let params: Params = { ...call.params };
   for (const key of Object.keys(params).sort()) {
     if (!Object.hasOwn(found.uriParams, key)) continue;
     if (String(params[key] ?? '') !== found.uriParams[key]) {
@@ -70,6 +86,7 @@ function handle(call: ApiCall): Reply {
     // pveproxy could not connect to the node: AnyEvent::HTTP's 595 with the errno text, no body.
     if (!node.online) return emptyReply(595, 'No route to host');
   }
+  params = normalizeLegacyParams(found.route.schema, params);
   const errors = validateParams(found.route.schema, params);
   if (Object.keys(errors).length > 0) throw paramError(errors);
   const data = found.route.handle({ ...call, params });

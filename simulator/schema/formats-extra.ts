@@ -52,7 +52,16 @@ function checkIpWithIface(value: string): void {
   check(isIP(value) !== 0, 'value does not look like a valid IP address');
 }
 
+/** PVE::ParseUtils $EMAIL_USER_RE and $EMAIL_RE. */
+const EMAIL_USER_RE = '[\\w+\\-~]+(\\.[\\w+\\-~]+)*';
+const EMAIL_RE = new RegExp(`^${EMAIL_USER_RE}@[a-zA-Z0-9-]+(\\.[a-zA-Z0-9-]+)*$`);
+
 export const EXTRA_CODE_FORMATS: Readonly<Record<string, FormatCheck>> = {
+  'email-or-username': (v) =>
+    check(
+      EMAIL_RE.test(v) || new RegExp(`^${EMAIL_USER_RE}$`).test(v),
+      'value does not look like a valid email address or user name',
+    ),
   'pve-storage-content': (v) => check(CONTENT_TYPES.includes(v), `invalid content type '${v}'`),
   'storage-pair': checkStoragePair,
   CIDR: (v) => check(checkCidr(v, 0), 'value does not look like a valid CIDR network'),

@@ -1,5 +1,10 @@
 // Named property-string formats (registered by name in qemu-server, e.g. 'pve-qm-boot',
 // 'pve-vm-cpu-conf'), so that `format: 'pve-qm-boot'` in a schema parses like parse_property_string.
+import {
+  BACKUP_FLEECING_FORMAT,
+  BACKUP_PERFORMANCE_FORMAT,
+  PRUNE_BACKUPS_FORMAT,
+} from './backup-formats.ts';
 import { IDE_FORMAT } from './qemu-drive-formats.ts';
 import {
   PveDie,
@@ -139,4 +144,7 @@ export const NAMED_PROPERTY_FORMATS: Readonly<Record<string, PropertyStringForma
   'pve-qm-rng': RNG_FORMAT,
   'pve-qm-cicustom': CICUSTOM_FORMAT,
   'pve-qm-ide': IDE_FORMAT,
+  'backup-fleecing': BACKUP_FLEECING_FORMAT,
+  'backup-performance': BACKUP_PERFORMANCE_FORMAT,
+  'prune-backups': PRUNE_BACKUPS_FORMAT,
 };

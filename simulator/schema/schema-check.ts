@@ -48,6 +48,11 @@ function checkType(
   errors: ParamErrors,
 ): boolean {
   const ref = perlRef(value);
+  if (type === 'array') {
+    if (ref === 'ARRAY') return true;
+    addError(errors, path, "type check ('array') failed");
+    return false;
+  }
   if (ref) {
     if (type === 'boolean' && typeof value === 'boolean') return true;
     addError(errors, path, `type check ('${type}') failed - got ${ref}`);
@@ -74,7 +79,14 @@ function checkProp(
     if (!schema.optional) addError(errors, path, 'property is missing and it is not optional');
     return;
   }
-  if (!checkType(path, schema.type, value, errors) || perlRef(value)) return;
+  if (!checkType(path, schema.type, value, errors)) return;
+  if (Array.isArray(value)) {
+    const items = schema.items;
+    if (items)
+      for (const [i, item] of value.entries()) checkProp(item, items, `${path}[${i}]`, errors);
+    return;
+  }
+  if (perlRef(value)) return;
   const text = String(value);
   if (schema.format !== undefined) {
     try {
@@ -226,6 +238,32 @@ export function parsePropertyString(
     throw new PveDie(`format error\n${entries.map(([key, msg]) => `${key}: ${msg}\n`).join('')}`);
   }
   format.validate?.(res);
+  return res;
+}
+
+/**
+ * RESTHandler's $normalize_legacy_param_formats, run before validation: a repeated form key (an
+ * array) for a string with a `-list` format is joined with ',', and a single (Perl-true) value for
+ * an array parameter becomes a one-element array, since www-form-urlencoded has no arrays.
+ */
+export function normalizeLegacyParams(
+  schema: Readonly<Record<string, KeySchema>>,
+  params: Params,
+): Params {
+  const res: Params = { ...params };
+  for (const [key, value] of Object.entries(params)) {
+    const prop = own(schema, key);
+    if (prop === undefined || isAlias(prop)) continue;
+    if (value === undefined || value === null || value === '' || value === '0' || value === 0)
+      continue;
+    if (value === false) continue;
+    const format = typeof prop.format === 'string' ? prop.format : '';
+    if (Array.isArray(value) && prop.type === 'string' && format.endsWith('-list')) {
+      res[key] = value.map((item) => String(item)).join(',');
+    } else if (!Array.isArray(value) && perlRef(value) === '' && prop.type === 'array') {
+      res[key] = [value];
+    }
+  }
   return res;
 }
 

@@ -2,7 +2,7 @@
 // (string/integer/number/boolean properties, enum, pattern, ranges, named formats and
 // comma-separated property strings), enough to validate like PVE and fail with its texts.
 
-export type SchemaType = 'string' | 'integer' | 'number' | 'boolean';
+export type SchemaType = 'string' | 'integer' | 'number' | 'boolean' | 'array';
 
 export interface PropSchema {
   readonly type: SchemaType;
@@ -20,6 +20,8 @@ export interface PropSchema {
   readonly requires?: string;
   /** In a property string, the key a bare value (without `key=`) is assigned to. */
   readonly defaultKey?: boolean;
+  /** type 'array': the schema each element is checked against (path `key[i]`). */
+  readonly items?: PropSchema;
 }
 
 /** `volume` → `file`, or `virtio=MAC` → `macaddr` with `model=virtio` (keyAlias). */

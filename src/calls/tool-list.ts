@@ -1,9 +1,16 @@
 // The tools as MCP lists them, whichever era asks: each tool's definition (JSON Schemas of its
-// input, with approval_id added, and of its output), and the ones a policy lets a caller see.
-// Built once per set of tools; every tool definition costs each conversation context, so the
-// output schemas drop what does not change what they accept.
+// input, with approval_id added where the policy may ask for an approval, and of its output),
+// and the ones a policy lets a caller see. Built once per set of tools; every tool definition
+// costs each conversation context (tools/list has a budget: test/worker/worker.test.ts), so:
+// - an output schema names each member of the result and its type, one level deep: what is
+//   inside a member is told by the result's text, and a client checks the result all the same;
+//   the members every result may carry (a failure's `error`, a refusal's `policy`, an approval's
+//   `approval_id`...) are told once, in the server's instructions;
+// - annotations leave out a hint that says what MCP assumes anyway (readOnlyHint false,
+//   idempotentHint false).
 
 import { z } from 'zod';
+import { own } from '../own';
 import { isListed } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import type { ToolSpec } from './tool-spec';
@@ -27,8 +34,7 @@ const APPROVAL_ID = z
   .refine((v) => /^[A-Za-z0-9_-]{16,64}$/.test(v), {
     error: 'must be an approval_id exactly as returned',
   })
-  .optional()
-  .describe('After [APPROVAL REQUIRED]: its approval_id, once approved.');
+  .optional();
 
 /** The tool set as the seam serves it: lookups, validating inputs, and definitions. */
 export interface ToolSet {
@@ -41,27 +47,112 @@ export interface ToolSet {
 export function toolSet(tools: readonly ToolSpec[]): ToolSet {
   const inputs = new Map(tools.map((t) => [t.name, t.input.extend({ approval_id: APPROVAL_ID })]));
   const byName = new Map(tools.map((t) => [t.name, t]));
-  const described = tools.map((t) => describeTool(t, inputs.get(t.name)!));
+  // Each tool with approval_id in its input schema, and without (for a policy that never asks).
+  const asking = tools.map((t) => describeTool(t, inputs.get(t.name)!));
+  const plain = tools.map((t) => describeTool(t, t.input));
   return {
     get: (name) => {
       const tool = byName.get(name);
       return tool ? { tool, input: inputs.get(name)! } : undefined;
     },
-    listed: (active) =>
-      active.ok ? described.filter((t) => isListed(active.policy, t.name)) : described,
-    all: () => described,
+    listed: (active) => {
+      if (!active.ok) return asking;
+      const { policy } = active;
+      return asking.flatMap((def, i) => {
+        if (!isListed(policy, def.name)) return [];
+        const asks = own(policy.doc.tools, def.name)?.action === 'require_approval';
+        return [asks ? def : plain[i]!];
+      });
+    },
+    all: () => asking,
   };
 }
 
 function describeTool(tool: ToolSpec, input: z.ZodType): ToolDefinition {
+  const { readOnlyHint, idempotentHint, title: _title, ...hints } = tool.annotations;
   return {
     name: tool.name,
     title: tool.annotations.title,
     description: tool.description,
-    inputSchema: toJsonSchema(input, 'input') as ToolDefinition['inputSchema'],
-    outputSchema: toJsonSchema(tool.output, 'output') as ToolDefinition['outputSchema'],
-    annotations: tool.annotations,
+    inputSchema: withoutLengths(toJsonSchema(input, 'input')) as ToolDefinition['inputSchema'],
+    outputSchema: oneLevel(toJsonSchema(tool.output, 'output')) as ToolDefinition['outputSchema'],
+    // false is what MCP assumes for these two; destructiveHint and openWorldHint default to true.
+    // The title is the tool's own (top-level) title, not repeated here.
+    annotations: {
+      ...hints,
+      ...(readOnlyHint ? { readOnlyHint } : {}),
+      ...(idempotentHint ? { idempotentHint } : {}),
+    } as ToolSpec['annotations'],
   };
+}
+
+/**
+ * An input schema without string lengths and patterns, far-off maxima and minima of 0 or 1: they
+ * are checked on every call all the same, with an error naming the field and what is allowed, and
+ * a model goes by the descriptions (which give the formats by example).
+ */
+function withoutLengths(node: Record<string, unknown>): Record<string, unknown> {
+  const walk = (n: unknown): void => {
+    if (!n || typeof n !== 'object') return;
+    const r = n as Record<string, unknown>;
+    if (r.type === 'string' || (Array.isArray(r.type) && r.type.includes('string'))) {
+      delete r.maxLength;
+      delete r.minLength;
+      delete r.pattern;
+    }
+    // Only a bound a model could miss says something (a vmid's 999999999, a count's 1 do not).
+    if (typeof r.maximum === 'number' && r.maximum >= 1_000_000) delete r.maximum;
+    if (typeof r.minimum === 'number' && r.minimum <= 1 && r.minimum >= 0) delete r.minimum;
+    for (const v of Object.values(r)) walk(v);
+  };
+  walk(node);
+  return node;
+}
+
+/**
+ * Members every result may carry, described once in the server's instructions, and those that
+ * repeat the result's text (the next step, a note): a model reads them there.
+ */
+const COMMON_MEMBERS = new Set([
+  'error',
+  'policy',
+  'approval_id',
+  'approval_url',
+  'expires_at',
+  'next_step',
+  'note',
+]);
+
+/**
+ * An output schema as listed: each member with its type, nothing inside objects or arrays of
+ * objects, no `required`, no enums. It still accepts every result.
+ */
+function oneLevel(json: Record<string, unknown>): Record<string, unknown> {
+  const properties = (json.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const out: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    if (COMMON_MEMBERS.has(name)) continue;
+    out[name] = shallow(schema);
+  }
+  return { type: 'object', properties: out };
+}
+
+function shallow(schema: Record<string, unknown>): Record<string, unknown> {
+  const any = schema.anyOf as Record<string, unknown>[] | undefined;
+  const types = any
+    ? any.flatMap((s) => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : []))
+    : Array.isArray(schema.type)
+      ? schema.type
+      : schema.type
+        ? [schema.type]
+        : [];
+  if (!types.length) return {};
+  const items = schema.items as Record<string, unknown> | undefined;
+  const scalarItems =
+    items && typeof items.type === 'string' && items.type !== 'object'
+      ? { items: { type: items.type } }
+      : {};
+  return { type: types.length === 1 ? types[0] : [...new Set(types)], ...scalarItems };
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {

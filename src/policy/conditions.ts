@@ -13,7 +13,8 @@
 //   for `args.net0.bridge`). A `deny_if` does not fire; a `require` is not met.
 // A `*` segment stands for every key of an object argument whose kind can carry the rest of the
 // path (for `args.config.*.bridge`: every NIC the call sets, not its memory or its disks): a
-// `deny_if` fires when one of them matches, a `require` needs every one and at least one.
+// `deny_if` fires when one of them matches, a `require` needs every one and at least one. A list
+// argument (an argv) is reached by index (`args.command.0`, the program) or by `*` (every item).
 // `aggregate` turns a `*` path into one number: the `sum` of its values (missing counts 0) or the
 // `count` of the values present (0 when it reaches nothing). A size comparison (lt...gte) or a
 // sum over a value that is not a number (a term below 0, for a sum) cannot judge it: the rule
@@ -59,6 +60,10 @@ type Resolved = Reached | typeof ABSENT | Each;
 
 const USER_FIELDS = new Set(['id', 'email', 'groups', 'client']);
 
+/** The catalog's mark for an argument that is a list, reached by index (see ToolArgs). */
+export const LIST_ITEMS = '#';
+const INDEX_RE = /^\d{1,3}$/;
+
 /** `args.<argument>[.<key>...]` (with at most one `*`), or `user.<field>`. */
 export function resolvePath(
   path: string,
@@ -80,7 +85,7 @@ export function resolvePath(
   if (rest[0] !== '*') return carries(fields, rest) ? walk(value, rest) : ABSENT;
   // A lost object's keys are not known: nor is what its `*` would reach.
   if (value instanceof UnknownValue) return new Unseen(value, false);
-  if (!isRecord(value)) return ABSENT;
+  if (!isRecord(value) && !(Array.isArray(value) && fields?.includes(LIST_ITEMS))) return ABSENT;
   const tail = rest.slice(1);
   const values: Reached[] = [];
   for (const [key, element] of Object.entries(value)) {
@@ -100,6 +105,14 @@ function walk(value: unknown, keys: readonly string[]): Resolved {
   for (const [i, key] of keys.entries()) {
     const last = i === keys.length - 1;
     if (here instanceof UnknownValue) return new Unseen(here, false);
+    if (Array.isArray(here)) {
+      // A list's item by index; past its end is missing (the argv has no such argument).
+      if (!INDEX_RE.test(key)) return ABSENT;
+      const item: unknown = here[Number(key)];
+      if (item === undefined) return last ? MISSING : ABSENT;
+      here = item;
+      continue;
+    }
     if (!isRecord(here)) return ABSENT;
     const next = ownValue(here, key);
     if (next === undefined) return last ? MISSING : ABSENT;
@@ -116,6 +129,7 @@ function seen(value: unknown): unknown {
 /** Whether the argument's kind has this field (free keys: any one key). */
 function carries(fields: readonly string[] | null, keys: readonly string[]): boolean {
   if (!fields) return false;
+  if (fields.includes(LIST_ITEMS)) return keys.length === 1 && INDEX_RE.test(keys[0] ?? '');
   if (fields.includes('*')) return keys.length === 1;
   return fieldSet(fields).has(keys.join('.'));
 }

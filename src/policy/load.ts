@@ -2,6 +2,7 @@
 // argument names, operator/value types, regexes that compile, duplicate counters). Reports every
 // error at once, each with its JSON pointer. Pure.
 
+import { LIST_ITEMS } from './conditions';
 import type { z } from 'zod';
 import { policySchema, type Condition, type PolicyDocument } from './schema';
 
@@ -40,6 +41,9 @@ function argFields(
   return out;
 }
 
+/** An argument that is a list (`#` in the catalog, e.g. an argv): its items by index, or `*`. */
+const LIST_INDEX_RE = /^\d{1,3}$/;
+
 /** A key an argument of free keys (`*`, e.g. pve_api_request's params) may have. */
 const FREE_KEY_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -50,6 +54,8 @@ const FREE_KEY_RE = /^[A-Za-z0-9_-]{1,64}$/;
  * must be followed by a field some key has.
  */
 function reachable(fields: ReadonlySet<string>, rest: readonly string[]): boolean {
+  if (fields.has(LIST_ITEMS))
+    return rest.length === 1 && (rest[0] === '*' || LIST_INDEX_RE.test(rest[0] ?? ''));
   if (fields.has('*'))
     return rest.length === 1 && (rest[0] === '*' || FREE_KEY_RE.test(rest[0] ?? ''));
   if (rest[0] !== '*') return fields.has(rest.join('.'));

@@ -30,7 +30,8 @@ export interface UpstreamCall {
 }
 
 type Query = Record<string, string | number | undefined>;
-export type FormParams = Record<string, string | number | boolean | undefined>;
+/** Form parameters; a list is sent as the same key repeated (PVE's array parameters, e.g. an argv). */
+export type FormParams = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 /** Per-call options: a caller with a deadline of its own (e.g. `wait`) bounds the call by it. */
 export interface CallOptions {
@@ -231,7 +232,13 @@ export function encodeForm(params: FormParams): string {
   const form = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {
     if (v === undefined) continue;
-    form.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
+    if (Array.isArray(v)) {
+      // PVE's form decoder turns `k=` into undef and drops the list gathered so far: never send it.
+      for (const item of v as readonly string[]) {
+        if (item === '') throw new Error(`empty item in the list parameter ${k}`);
+        form.append(k, item);
+      }
+    } else form.set(k, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
   }
   return form.toString();
 }

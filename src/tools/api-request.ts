@@ -52,7 +52,7 @@ const output = z.object({
 export const apiRequest = defineTool({
   name: 'pve_api_request',
   description:
-    'Raw Proxmox API request (method, path below /api2/json, params). Governed by its own policy rules, which usually deny it: prefer the other tools. Writes require confirm=true.',
+    'Raw Proxmox API request (method, path below /api2/json, params); its own policy rules usually deny it: prefer the other tools. Writes require confirm=true.',
   input,
   output,
   annotations: {

@@ -48,16 +48,19 @@ export const snapshotName = z.string().max(40).regex(CONFIGID_RE, {
   error: 'must be a snapshot name: a letter, then letters, digits or "_" (2–40 characters)',
 });
 
-export const confirm = z
-  .boolean()
-  .default(false)
-  .describe('true to act; otherwise only a preview.');
+/** true to act; otherwise a preview (said once in the server's instructions, not per tool). */
+export const confirm = z.boolean().default(false);
 
-/** `wait` and its bound, for tools that start a Proxmox task. */
+/** `wait` for the task, at most `timeout_s` (told once in the instructions). */
 export const waitArgs = {
-  wait: z.boolean().default(false).describe('Wait for the task to end.'),
-  timeout_s: z.number().int().min(1).max(120).default(60).describe('Longest wait, s.'),
+  wait: z.boolean().default(false),
+  timeout_s: z.number().int().min(1).max(120).default(60),
 };
+
+/** The request a write sent (or would send), as results show it: method, path, its parameters. */
+export const requestOutput = z
+  .object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) })
+  .partial();
 
 /**
  * A task's state, when the call waited for it: {status, exitstatus, succeeded}. Said in words

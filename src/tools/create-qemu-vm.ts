@@ -19,10 +19,9 @@ export const createQemuVm = defineCreateTool({
   kind: 'qemu',
   title: 'Create a Proxmox QEMU VM',
   description:
-    'Create a QEMU VM. Requires confirm=true. Without confirm it sends nothing to Proxmox and ' +
-    'returns a preview: the exact parameters and the vmid that would be used. Disks use ' +
-    'STORAGE:SIZE_GiB (scsi0=local-lvm:32), NICs MODEL,bridge=BRIDGE (net0=virtio,bridge=vmbr0), ' +
-    'an installer ISO goes on ide2 (local:iso/NAME.iso). Omit vmid to take the next free one.',
+    'Create a QEMU VM (vmid: the next free one when left out). Disks STORAGE:SIZE_GiB ' +
+    '(scsi0=local-lvm:32), NICs net0=virtio,bridge=vmbr0, an installer ISO on ide2 ' +
+    '(local:iso/NAME.iso). Requires confirm=true; the preview gives the exact parameters and vmid.',
   input: createInput,
   policyFields: {
     net0: fieldsOf(NET_FORMAT),

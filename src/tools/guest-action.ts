@@ -13,7 +13,7 @@ import { blastRadiusLines } from '../proxmox/blast-radius-text';
 import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
-import { outputExtras, taskOutput } from './common';
+import { outputExtras, requestOutput, taskOutput } from './common';
 import { describeParams, shownParams } from './shown-params';
 import {
   describeState,
@@ -82,10 +82,7 @@ const output = z.object({
     .object({ name: z.string().nullable(), status: z.string(), lock: z.string().nullable() })
     .partial()
     .optional(),
-  request: z
-    .object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) })
-    .partial()
-    .optional(),
+  request: requestOutput.optional(),
   note: z.string().optional(),
   details: z.record(z.string(), z.unknown()).optional(),
   blast_radius: z.record(z.string(), z.unknown()).optional(),

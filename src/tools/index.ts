@@ -4,6 +4,7 @@
 import type { ToolSpec } from '../calls/tool-spec';
 import type { ToolCatalog } from '../policy/load';
 import { apiRequest } from './api-request';
+import { createBackup, deleteBackup, restoreBackup } from './backups';
 import { getClusterStatus, getNodeMetrics, getVersion, listNodes } from './cluster';
 import { cloneVm } from './clone-vm';
 import { createLxc } from './create-lxc';
@@ -20,6 +21,7 @@ import { listBackups, listStorage, listStorageContent } from './storage';
 import { getTaskStatus } from './task-status';
 import { getVmConfig } from './vm-config';
 import { getVmStatus } from './vm-status';
+import { guestExec, guestFileRead, guestInfo } from './guest-agent';
 
 export const TOOLS: readonly ToolSpec[] = [
   getVersion,
@@ -35,6 +37,8 @@ export const TOOLS: readonly ToolSpec[] = [
   listStorageContent,
   getTaskStatus,
   listSnapshots,
+  guestInfo,
+  guestFileRead,
   ...POWER_TOOLS,
   createSnapshot,
   deleteSnapshot,
@@ -46,6 +50,10 @@ export const TOOLS: readonly ToolSpec[] = [
   resizeDisk,
   setVmConfig,
   migrateVm,
+  guestExec,
+  createBackup,
+  restoreBackup,
+  deleteBackup,
   apiRequest,
 ];
 

@@ -74,7 +74,7 @@ const POWER: PowerSpec[] = [
     action: 'shutdown',
     title: 'Shut down a Proxmox guest',
     description:
-      'Cleanly shut down a VM or container (the guest OS is asked). timeout: seconds to wait for it; force_stop: stop it after that. Requires confirm=true.',
+      'Cleanly shut down a VM or container (the guest OS is asked); force_stop stops it after timeout s. Requires confirm=true.',
     destructive: false,
     idempotent: true,
     judge: (g, s, args) => {
@@ -102,7 +102,7 @@ const POWER: PowerSpec[] = [
     action: 'stop',
     title: 'Stop a Proxmox guest (hard power-off)',
     description:
-      'Hard power-off of a VM or container, like pulling the plug: unsaved data in the guest is lost. Prefer pve_shutdown_vm. Requires confirm=true.',
+      'Hard power-off of a VM or container: unsaved data in the guest is lost. Prefer pve_shutdown_vm. Requires confirm=true.',
     destructive: true,
     idempotent: true,
     judge: (g, s) => {

@@ -46,7 +46,7 @@ async function readSnapshots(
 export const listSnapshots = defineTool({
   name: 'pve_list_snapshots',
   description:
-    'List the snapshots of a VM or container: name, parent, time, whether RAM was saved, and which one the current state follows.',
+    'Snapshots of a VM or container: name, parent, time, RAM saved, and which one the current state follows.',
   input: z.strictObject(guestTarget),
   output: z.object({
     snapshots: z.array(snapshot).optional(),

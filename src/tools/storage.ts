@@ -3,7 +3,7 @@
 // template or import image by its volume id instead of guessing one.
 
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../calls/tool-spec';
+import { defineTool, type BaseToolContext } from '../calls/tool-spec';
 import { anyList, boolish, numeric, parseEach } from '../proxmox/schemas';
 import { isoSeconds, nodeName, outputExtras, round2, storageId, toGib, vmid } from './common';
 import { decodeCursor, pageAfter } from './paging';
@@ -48,7 +48,7 @@ const storageRow = z.object({
 export const listStorage = defineTool({
   name: 'pve_list_storage',
   description:
-    "List storages: with node, that node's storages with usage; without, the cluster's storage configuration. Content types say what each holds (images, iso, vztmpl, backup, import...).",
+    "Storages and what each holds (images, iso, vztmpl, backup...); with node, that node's storages and their usage.",
   input: z.strictObject({
     node: nodeName.optional().describe('A node, for its storages with usage.'),
   }),
@@ -91,6 +91,7 @@ const contentRaw = z.object({
   vmid: numeric.optional(),
   notes: z.string().optional(),
   protected: boolish.optional(),
+  verification: z.object({ state: z.string() }).partial().optional(),
 });
 
 const volume = z.object({
@@ -102,11 +103,13 @@ const volume = z.object({
   vmid: z.number().nullable(),
   notes: z.string().nullable(),
   protected: z.boolean(),
+  /** A Proxmox Backup Server backup's last verification (ok, failed), when it has one. */
+  verified: z.string().nullable().optional(),
 });
-type Volume = z.output<typeof volume>;
+export type Volume = z.output<typeof volume>;
 
-async function readContent(
-  ctx: ToolContext,
+export async function readContent(
+  ctx: BaseToolContext,
   node: string,
   storage: string,
   query: Record<string, string | number | undefined>,
@@ -121,6 +124,7 @@ async function readContent(
     vmid: v.vmid ?? null,
     notes: v.notes?.trim() || null,
     protected: v.protected ?? false,
+    ...(v.verification?.state ? { verified: v.verification.state } : {}),
   }));
 }
 
@@ -132,7 +136,8 @@ const storageTarget = {
 
 export const listBackups = defineTool({
   name: 'pve_list_backups',
-  description: 'List the backups on a storage (newest first), optionally of one guest.',
+  description:
+    'List the backups on a storage (newest first; on a Proxmox Backup Server with their verification), optionally of one guest.',
   input: z.strictObject(storageTarget),
   output: z.object({ backups: z.array(volume).optional(), ...outputExtras }),
   annotations: readOnly('List Proxmox backups'),
@@ -142,7 +147,7 @@ export const listBackups = defineTool({
     ).sort((a, b) => (b.created ?? '').localeCompare(a.created ?? ''));
     const lines = backups.map(
       (b) =>
-        `${b.volid}, ${b.created ?? 'time unknown'}, ${b.size_gib ?? '?'} GiB${b.protected ? ', protected' : ''}${b.notes ? `: ${b.notes.split('\n')[0]}` : ''}`,
+        `${b.volid}, ${b.created ?? 'time unknown'}, ${b.size_gib ?? '?'} GiB${b.protected ? ', protected' : ''}${b.verified ? `, verification ${b.verified}` : ''}${b.notes ? `: ${b.notes.split('\n')[0]}` : ''}`,
     );
     return {
       structured: { backups },
@@ -158,7 +163,7 @@ const CONTENT_NAME = 'pve_list_storage_content';
 export const listStorageContent = defineTool({
   name: CONTENT_NAME,
   description:
-    'List what a storage holds of one kind (iso, vztmpl, import, images, rootdir, backup, snippets), to pick a real volume id such as local:iso/debian-12.iso. Paged.',
+    'Volumes of one kind on a storage (iso, vztmpl, import, images, rootdir, backup, snippets), to pick a real volume id (local:iso/debian-12.iso). Paged.',
   input: z.strictObject({
     ...storageTarget,
     content: z

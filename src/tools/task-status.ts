@@ -15,7 +15,7 @@ const UPID_SHAPE = /^UPID:[^\s]{1,300}$/;
 export const getTaskStatus = defineTool({
   name: NAME,
   description:
-    'Status of a Proxmox task by its UPID (as the write tools return it): running or stopped, exit status, and with log_lines the tail of its log; wait: true waits for it to end.',
+    'A Proxmox task by its UPID (from a write): running, or its exit status; log_lines adds its log tail; wait: true waits for the end.',
   input: z.strictObject({
     node: nodeName.describe('The node in the UPID.'),
     upid: z.string().max(512).regex(UPID_SHAPE, {

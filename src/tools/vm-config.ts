@@ -12,7 +12,7 @@ import { guestLabel, guestPath } from './guests';
 export const getVmConfig = defineTool({
   name: 'pve_get_vm_config',
   description:
-    'Configuration of a VM or container (or of one of its snapshots): every key, property strings split into fields, secrets redacted.',
+    'Configuration of a VM or container (or of a snapshot): every key, property strings split into fields, secrets redacted.',
   input: z.strictObject({
     ...guestTarget,
     snapshot: snapshotName.optional().describe('Read the configuration a snapshot holds instead.'),

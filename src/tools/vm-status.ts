@@ -26,7 +26,7 @@ type Iface = z.output<typeof iface>;
 export const getVmStatus = defineTool({
   name: 'pve_get_vm_status',
   description:
-    'Current state of a VM or container: status, CPU, memory, disk, uptime, lock; with guest_ips also its IP addresses (QEMU guest agent for VMs).',
+    'State of a VM or container: status, CPU, memory, disk, uptime, lock; guest_ips adds its IP addresses.',
   input: z.strictObject({
     ...guestTarget,
     guest_ips: z

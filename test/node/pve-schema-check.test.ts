@@ -40,6 +40,8 @@ const WANTED = [
   'GET /nodes',
   'GET /nodes/{node}/qemu',
   'GET /nodes/{node}/lxc',
+  'POST /nodes/{node}/qemu/{vmid}/agent/exec',
+  'DELETE /nodes/{node}/storage/{storage}/content/{volume}',
 ];
 
 const schemaFile = findSchemaFile(REPO_ROOT);
@@ -431,6 +433,39 @@ describe('checkRequest on synthetic patterns', () => {
   );
 });
 
+describe.skipIf(schemaFile === null)('array parameters and volume ids in paths', () => {
+  const exec = (body: string): string[] =>
+    check({
+      method: 'POST',
+      path: '/api2/json/nodes/pve1/qemu/100/agent/exec',
+      query: {},
+      params: decodeFormLikePve(body).params,
+    });
+
+  it('takes a repeated key as the list an array parameter wants, and a single one as a list of one', () => {
+    expect(exec('command=echo&command=a+b')).toEqual([]);
+    expect(exec('command=hostname')).toEqual([]);
+  });
+
+  it('refuses a repeated key for a parameter that is no list', () => {
+    expect(check(create({ ...FULL_CREATE, tags: ['a', 'b'] as unknown as string }))).toEqual([
+      'tags: sent more than once; PVE turns it into a list',
+    ]);
+  });
+
+  it('reads the rest of the path below a storage content as one volume id', () => {
+    const volid = 'local:backup/vzdump-qemu-100-2026_11_30-02_00_07.vma.zst';
+    expect(
+      check({
+        method: 'DELETE',
+        path: `/api2/json/nodes/pve1/storage/local/content/${encodeURIComponent(volid)}`,
+        query: {},
+        params: null,
+      }),
+    ).toEqual([]);
+  });
+});
+
 describe('decodeFormLikePve', () => {
   it('gives back exactly what URLSearchParams encoded', () => {
     const { params, problems } = decodeFormLikePve(new URLSearchParams(FULL_CREATE).toString());
@@ -438,15 +473,14 @@ describe('decodeFormLikePve', () => {
     expect(problems).toEqual([]);
   });
 
-  it('reports raw ; and =, repeated keys and empty values the way PVE reads them', () => {
+  it('reports raw ; and = and empty values the way PVE reads them, and makes a repeated key a list', () => {
     const body = 'boot=order=scsi0;ide2&tags=a&tags=b&description=';
     const { params, problems } = decodeFormLikePve(body);
-    expect(params).toEqual({ boot: 'order', tags: 'b' });
+    expect(params).toEqual({ boot: 'order', tags: ['a', 'b'] });
     expect(problems).toEqual([
       "body: a raw ';' splits parameters for PVE; encode it",
       "boot: an unencoded '=' cuts the value short for PVE",
       'ide2: no value; PVE treats the parameter as absent',
-      'tags: sent more than once; PVE turns it into a list',
       'description: no value; PVE treats the parameter as absent',
     ]);
   });

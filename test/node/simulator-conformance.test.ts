@@ -85,6 +85,19 @@ const KNOWN_RETURN_DIFFERENCES = [
 
 const client = useSimulator('conformance');
 
+/** `<backup:NODE:STORAGE:VMID>` → that guest's first backup volid on the storage, as listed. */
+async function resolvePlaceholders(c: ReturnType<typeof client>, text: string): Promise<string> {
+  const match = /<backup:([^:>]+):([^:>]+):(\d+)>/.exec(text);
+  if (!match) return text;
+  const [whole, node, storage, vmid] = match;
+  const res = await c.api('GET', `/nodes/${node}/storage/${storage}/content`, {
+    query: { content: 'backup', vmid: Number(vmid) },
+  });
+  const volid = (res.body.data as { volid: string }[] | undefined)?.[0]?.volid;
+  if (volid === undefined) throw new Error(`no backup of ${vmid} on ${node}/${storage}`);
+  return text.replace(whole ?? '', volid);
+}
+
 describe.skipIf(schemaFile === null)('answers against the PVE 9.1.3 returns schemas', () => {
   it('has a call for every route', () => {
     const called = new Set([
@@ -103,7 +116,24 @@ describe.skipIf(schemaFile === null)('answers against the PVE 9.1.3 returns sche
         ...checkReturns(endpoints.get(route)?.returns, data).map((p) => `${route}: ${p}`),
       );
     };
-    for (const [route, method, apiPath, params] of CALLS) {
+    let previous: unknown;
+    for (const [route, method, rawPath, rawParams] of CALLS) {
+      const apiPath = await resolvePlaceholders(c, rawPath);
+      const params =
+        rawParams === undefined
+          ? undefined
+          : Object.fromEntries(
+              await Promise.all(
+                Object.entries(rawParams).map(async ([key, value]) => [
+                  key,
+                  value === '<pid>'
+                    ? String((previous as { pid?: number } | null)?.pid)
+                    : typeof value === 'string'
+                      ? await resolvePlaceholders(c, value)
+                      : value,
+                ]),
+              ),
+            );
       const options =
         params === undefined
           ? {}
@@ -113,6 +143,7 @@ describe.skipIf(schemaFile === null)('answers against the PVE 9.1.3 returns sche
       const res = await c.api(method, apiPath, options);
       expect(res.status, `${method} ${apiPath}: ${res.text}`).toBe(200);
       check(route, res.body.data);
+      previous = res.body.data;
       if (typeof res.body.data === 'string' && res.body.data.startsWith('UPID:')) {
         const end = await waitTask(c, res.body.data);
         expect(end.exitstatus, `${method} ${apiPath}: ${end.log.join('\n')}`).toMatch(

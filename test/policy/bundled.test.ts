@@ -29,6 +29,22 @@ describe('the bundled policy.json', () => {
     });
   });
 
+  it('lists every tool in at most 1 KB each on average and 36 KB in all', async () => {
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(36);
+    const bytes = new TextEncoder().encode(JSON.stringify({ tools })).length;
+    expect(bytes).toBeLessThanOrEqual(36 * 1024);
+    expect(bytes / tools.length).toBeLessThanOrEqual(1024);
+    // approval_id only where the policy may ask for an approval.
+    const asking = tools.filter((t) => 'approval_id' in (t.inputSchema.properties ?? {}));
+    expect(asking.map((t) => t.name).sort()).toEqual(
+      Object.entries(bundled.tools)
+        .filter(([, rule]) => (rule as { action?: string }).action === 'require_approval')
+        .map(([name]) => name)
+        .sort(),
+    );
+  });
+
   it('allows listing', async () => {
     expect((await call(client, 'pve_list_vms', {})).isError).toBeFalsy();
   });
@@ -89,6 +105,32 @@ describe('the bundled policy.json', () => {
       { node: 'pve2', vmid: 104, target: 'pve3', confirm: true },
       /Moving a guest to another node/,
     ],
+    [
+      'a command in a guest',
+      'pve_guest_exec',
+      { node: 'pve1', vmid: 100, command: ['systemctl', 'status', 'nginx'], confirm: true },
+      /A command inside a guest can change anything in it/,
+    ],
+    [
+      'a restore',
+      'pve_restore_backup',
+      {
+        node: 'pve1',
+        volume: 'local:backup/vzdump-qemu-100-2026_11_30-02_00_07.vma.zst',
+        confirm: true,
+      },
+      /A restore creates a guest, or with force replaces one/,
+    ],
+    [
+      'deleting a backup',
+      'pve_delete_backup',
+      {
+        node: 'pve1',
+        volume: 'local:backup/vzdump-qemu-100-2026_11_30-02_00_07.vma.zst',
+        confirm: true,
+      },
+      /A deleted backup is gone for good/,
+    ],
   ])(
     'asks a person to approve %s, sending nothing meanwhile',
     async (_label, tool, args, reason) => {
@@ -104,6 +146,68 @@ describe('the bundled policy.json', () => {
       expect(await sim.writes()).toEqual([]);
     },
   );
+
+  it.each([
+    ['sh', '-c', 'id'],
+    ['/bin/bash'],
+    ['./sh'],
+    ['env', 'sh'],
+    ['busybox', 'sh'],
+    ['python3', '-c', '1'],
+    ['/usr/bin/perl'],
+    ['sudo', 'systemctl', 'status'],
+    ['xargs', 'id'],
+    ['find', '/', '-exec', 'id', ';'],
+    ['cmd.exe', '/c', 'whoami'],
+    ['PowerShell.exe'],
+    ['/lib64/ld-linux-x86-64.so.2', '/bin/sh', '-c', 'id'],
+    ['strace', '-f', 'sh'],
+    ['nice', '-n', '0', 'sh'],
+    ['gdb', '-ex', '!id'],
+    ['vim.basic', '-es'],
+    ['tar', '--checkpoint-action=exec=id', '-cf', '/dev/null', '/'],
+    ['python.exe'],
+    ['WSL.EXE'],
+  ])(
+    'refuses %s as a command in a guest (no approval asked), sending nothing',
+    async (...command) => {
+      await sim.clearLog();
+      const result = await call(client, 'pve_guest_exec', {
+        node: 'pve1',
+        vmid: 100,
+        command,
+        confirm: true,
+      });
+      expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny' });
+      expect(await sim.requests()).toEqual([]);
+    },
+  );
+
+  it('reads identity files, service configuration and logs inside a guest, and nothing secret', async () => {
+    const read = (file: string) =>
+      call(client, 'pve_guest_file_read', { node: 'pve1', vmid: 100, file });
+    for (const file of ['/etc/os-release', '/etc/hostname', '/var/log/syslog']) {
+      const r = await read(file);
+      expect(r.isError, `${file}: ${text(r)}`).toBeFalsy();
+    }
+    await sim.clearLog();
+    for (const file of [
+      '/etc/shadow',
+      '/etc/passwd',
+      '/root/.bash_history',
+      '/home/deploy/.ssh/id_ed25519',
+      '/etc/ssl/private/server.key',
+      '/proc/1/environ',
+      '/srv/app/.env',
+      '/etc/nginx/../shadow',
+    ]) {
+      const r = await read(file);
+      expect(r.isError, file).toBe(true);
+    }
+    expect(await sim.requests()).toEqual([]);
+    const info = await call(client, 'pve_guest_info', { node: 'pve1', vmid: 100 });
+    expect(info.isError, text(info)).toBeFalsy();
+  });
 
   it('previews a stop without asking anyone (a preview changes nothing)', async () => {
     const result = await call(client, 'pve_stop_vm', { node: 'pve1', vmid: 101 });

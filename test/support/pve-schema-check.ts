@@ -18,8 +18,8 @@ export interface LoggedRequest {
   /** e.g. /api2/json/nodes/pve1/qemu or /nodes/pve1/qemu, still percent-encoded. */
   path: string;
   query: Record<string, string>;
-  /** Decoded form body. */
-  params: Record<string, string> | null;
+  /** Decoded form body (a repeated key as a list, as pve-http-server decodes it). */
+  params: Record<string, string | string[]> | null;
 }
 
 type Schema = Readonly<Record<string, unknown>>;
@@ -78,7 +78,7 @@ export function checkRequest(endpoints: EndpointDef[], req: LoggedRequest): stri
     problems.push(`body: ${method} requests must not carry a body`);
   }
   // extract_params: body first, query over it; RESTHandler then sets the path parameters.
-  const values = new Map<string, string>([
+  const values = new Map<string, string | string[]>([
     ...Object.entries(hasBody ? (req.params ?? {}) : {}),
     ...Object.entries(req.query),
     ...Object.entries(hit.uriParams),
@@ -115,9 +115,17 @@ function pathSegments(raw: string): string[] | string {
   return rel.split(/\/+/).filter((segment) => segment.length > 0);
 }
 
+/**
+ * Below a storage's content (pve-storage registers it with `fragmentDelimiter => ''`: volume ids
+ * hold '/'), the rest of the path is one component.
+ */
+const CONTENT_PREFIX = ['nodes', '{node}', 'storage', '{storage}', 'content'];
+
 /** A `{name}` segment matches `\S+` (RESTHandler's default), anything else literally. */
-function matchTemplate(template: string, segments: string[]): Record<string, string> | null {
+function matchTemplate(template: string, given: string[]): Record<string, string> | null {
   const parts = template.split('/').filter((part) => part.length > 0);
+  const underContent = CONTENT_PREFIX.every((p, i) => parts[i] === p) && parts.length > 5;
+  const segments = underContent ? [...given.slice(0, 5), given.slice(5).join('/')] : given;
   if (parts.length !== segments.length) return null;
   const params: Record<string, string> = {};
   for (const [i, part] of parts.entries()) {
@@ -131,7 +139,11 @@ function matchTemplate(template: string, segments: string[]): Record<string, str
   return params;
 }
 
-function checkParameters(def: EndpointDef, values: Map<string, string>, problems: string[]) {
+function checkParameters(
+  def: EndpointDef,
+  values: Map<string, string | string[]>,
+  problems: string[],
+) {
   const schema = def.parameters;
   if (!isRecord(schema)) return; // RESTHandler validates nothing for a method without a schema
   const props = isRecord(schema.properties) ? schema.properties : {};
@@ -159,7 +171,7 @@ const NOT_IN_SCHEMA =
 function checkObject(
   path: string,
   props: Schema,
-  values: Map<string, string>,
+  values: Map<string, string | string[]>,
   additional: unknown,
   ctx: Ctx,
 ): void {
@@ -204,7 +216,12 @@ function lookupProperty(props: Schema, key: string, ctx: Ctx): Lookup {
   return Number(m[2]) < limit ? { schema: indexed, indexed: true } : null;
 }
 
-function checkProp(value: string | undefined, schema: unknown, path: string, ctx: Ctx): undefined {
+function checkProp(
+  value: string | string[] | undefined,
+  schema: unknown,
+  path: string,
+  ctx: Ctx,
+): undefined {
   const fail = (message: string): undefined => {
     ctx.problems.push(`${path}: ${message}`);
   };
@@ -214,6 +231,14 @@ function checkProp(value: string | undefined, schema: unknown, path: string, ctx
     if (!optional) fail('property is missing and it is not optional');
     return;
   }
+  // An array parameter: a repeated key arrives as a list, a single one is taken as a list of one
+  // (RESTHandler's normalize_legacy_param_formats); each item is checked against `items`.
+  if (schema.type === 'array') {
+    const items = Array.isArray(value) ? value : [value];
+    for (const [i, item] of items.entries()) checkProp(item, schema.items, `${path}[${i}]`, ctx);
+    return;
+  }
+  if (Array.isArray(value)) return fail('sent more than once; PVE turns it into a list');
   const unsupported = UNSUPPORTED_KEYWORDS.find((k) => schema[k] !== undefined);
   if (unsupported) return fail(`schema keyword '${unsupported}' not checked`);
 
@@ -717,10 +742,10 @@ function forEachSchema(endpoints: EndpointDef[], visit: SchemaVisitor): void {
  * turned into a list. Use it to build LoggedRequest.params from the raw body.
  */
 export function decodeFormLikePve(body: string): {
-  params: Record<string, string>;
+  params: Record<string, string | string[]>;
   problems: string[];
 } {
-  const params: Record<string, string> = {};
+  const params: Record<string, string | string[]> = {};
   const problems: string[] = [];
   if (body.includes(';')) problems.push("body: a raw ';' splits parameters for PVE; encode it");
   const seen = new Set<string>();
@@ -728,14 +753,18 @@ export function decodeFormLikePve(body: string): {
     if (pair === '') continue;
     const fields = perlSplit(pair, '=');
     const key = formUnescape(fields[0] ?? '');
-    if (seen.has(key)) problems.push(`${key}: sent more than once; PVE turns it into a list`);
+    const repeated = seen.has(key);
     seen.add(key);
     if (fields.length > 2) problems.push(`${key}: an unencoded '=' cuts the value short for PVE`);
     if (fields.length < 2) {
       problems.push(`${key}: no value; PVE treats the parameter as absent`);
       continue;
     }
-    params[key] = formUnescape(fields[1] ?? '');
+    const value = formUnescape(fields[1] ?? '');
+    // A repeated key becomes a list: right for an array parameter, an error for any other (the
+    // schema check says which).
+    const before = params[key];
+    params[key] = repeated && before !== undefined ? [...[before].flat(), value] : value;
   }
   return { params, problems };
 }

@@ -31,6 +31,7 @@ const CATALOG: ToolCatalog = {
     pool: null,
   },
   other: { node: null },
+  exec: { node: null, command: ['#'], input_data: null },
 };
 const ME: Identity = { userId: 'alice', groups: [], clientId: 'c', grantId: 'g' };
 
@@ -445,5 +446,66 @@ describe('policyView', () => {
       config: { memory: 1, net0: { a: 1 } },
       delete: ['tags'],
     });
+  });
+});
+
+describe('paths into a list argument (an argv)', () => {
+  const exec = (rules: object) =>
+    loadPolicy({ version: '1', default: 'deny', tools: { exec: rules } }, CATALOG);
+  const run = (p: CompiledPolicy, command: string[], identity = ME) =>
+    decide(p, { node: 'pve1', command }, 'exec', identity);
+  const ok = (rules: object): CompiledPolicy => {
+    const r = exec(rules);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    return r.policy;
+  };
+
+  it('loads an index or *, and nothing else, after a list', () => {
+    for (const path of ['args.command.0', 'args.command.12', 'args.command.*'])
+      expect(messages(exec({ deny_if: [{ path, op: 'eq', value: 'sh' }] })), path).toBe('');
+    for (const path of ['args.command.x', 'args.command.0.name', 'args.command.*.name'])
+      expect(messages(exec({ deny_if: [{ path, op: 'eq', value: 'sh' }] })), path).not.toBe('');
+  });
+
+  it('judges the program by index: a shell in any spelling is refused, another program is not', () => {
+    const p = ok({
+      deny_if: [{ path: 'args.command.0', op: 'regex', value: '(^|/)(sh|bash|env|busybox)$' }],
+    });
+    for (const argv of [
+      ['sh', '-c', 'id'],
+      ['/usr/bin/sh'],
+      ['./sh'],
+      ['busybox', 'sh'],
+      ['env', 'sh'],
+    ])
+      expect(run(p, argv), argv.join(' ')).toBe('/tools/exec/deny_if/0');
+    expect(run(p, ['systemctl', 'status', 'nginx'])).toBe('allow');
+  });
+
+  it('holds an allow-list: require on the program and on each argument, for a group only', () => {
+    const p = ok({
+      require: [
+        { path: 'args.command.0', op: 'in', value: ['systemctl', 'journalctl'] },
+        { path: 'args.command.1', op: 'in', value: ['status', 'is-active'], except: ['group:ops'] },
+        { path: 'args.command.*', op: 'regex', value: '^[A-Za-z0-9@._-]+$' },
+      ],
+    });
+    expect(run(p, ['systemctl', 'status', 'nginx'])).toBe('allow');
+    expect(run(p, ['apt', 'upgrade'])).toBe('/tools/exec/require/0');
+    expect(run(p, ['systemctl', 'restart', 'nginx'])).toBe('/tools/exec/require/1');
+    const ops = { ...ME, groups: ['ops'] };
+    expect(run(p, ['systemctl', 'restart', 'nginx'], ops)).toBe('allow');
+    // One argument outside the pattern is enough to refuse it; an argument that is not there
+    // never meets a require on it.
+    expect(run(p, ['systemctl', 'status', 'nginx; reboot'])).toBe('/tools/exec/require/2');
+    expect(run(p, ['systemctl'])).toBe('/tools/exec/require/1');
+  });
+
+  it('counts the arguments with aggregate count', () => {
+    const p = ok({
+      deny_if: [{ path: 'args.command.*', aggregate: 'count', op: 'gt', value: 3 }],
+    });
+    expect(run(p, ['ls', '-l', '/var/log'])).toBe('allow');
+    expect(run(p, ['ls', '-l', '-a', '/var/log'])).toBe('/tools/exec/deny_if/0');
   });
 });

@@ -352,6 +352,30 @@ describe.skipIf(!endpoints)('requests sent to Proxmox against the real PVE 9.1.3
         'pve_delete_vm',
         { node: 'pve2', vmid: 7101, vm_type: 'lxc', purge: false, confirm: true, wait: true },
       ],
+      ['pve_guest_info', { node: 'pve1', vmid: 102 }],
+      ['pve_guest_file_read', { node: 'pve1', vmid: 102, file: '/etc/hostname' }],
+      [
+        'pve_guest_exec',
+        { node: 'pve1', vmid: 102, command: ['echo', 'a b', '-n'], input_data: 'x', confirm: true },
+      ],
+      [
+        'pve_create_backup',
+        {
+          node: 'pve1',
+          vmid: 102,
+          storage: 'local',
+          mode: 'suspend',
+          compress: 'gzip',
+          notes: 'before {{guestname}} \\ upgrade',
+          protected: true,
+          confirm: true,
+          wait: true,
+        },
+      ],
+      [
+        'pve_create_backup',
+        { node: 'pve1', vmid: 110, storage: 'pbs-backup', mode: 'stop', confirm: true, wait: true },
+      ],
       ['pve_api_request', { method: 'GET', path: '/cluster/resources', params: { type: 'vm' } }],
       [
         'pve_api_request',
@@ -368,10 +392,60 @@ describe.skipIf(!endpoints)('requests sent to Proxmox against the real PVE 9.1.3
       expect(result.isError, `${tool}: ${JSON.stringify(result.content)}`).toBeFalsy();
       expect(result.structuredContent?.mode, tool).not.toBe('unchanged');
     }
+    // Restores of what is there (a VM from the Proxmox Backup Server, a container from a file),
+    // and deleting the backup taken above.
+    const listed = async (node: string, storage: string, vmid: number) =>
+      (
+        (await call(client, 'pve_list_backups', { node, storage, vmid })).structuredContent as {
+          backups: { volid: string; protected: boolean }[];
+        }
+      ).backups;
+    const [vmBackup] = await listed('pve1', 'pbs-backup', 100);
+    const [ctBackup] = await listed('pve1', 'local', 110);
+    const taken = (await listed('pve1', 'local', 102)).find((b) => b.protected);
+    for (const [tool, args] of [
+      [
+        'pve_restore_backup',
+        {
+          node: 'pve1',
+          volume: vmBackup!.volid,
+          vmid: 7200,
+          storage: 'local-lvm',
+          confirm: true,
+          wait: true,
+        },
+      ],
+      [
+        'pve_restore_backup',
+        {
+          node: 'pve1',
+          volume: ctBackup!.volid,
+          vmid: 7201,
+          storage: 'local-lvm',
+          start: true,
+          confirm: true,
+          wait: true,
+        },
+      ],
+      [
+        'pve_delete_backup',
+        {
+          node: 'pve1',
+          volume: (await listed('pve1', 'local', 102)).find((b) => !b.protected)!.volid,
+          confirm: true,
+          wait: true,
+        },
+      ],
+    ] as const) {
+      const result = await call(client, tool, args);
+      expect(result.isError, `${tool}: ${JSON.stringify(result.content)}`).toBeFalsy();
+    }
+    expect(taken).toBeDefined();
     const requests = await sim.requests();
     // Every confirmed write went out: 2 creates, 12 power actions, 7 snapshot operations; part 2:
-    // clones 4 + 2 requests, 2 containers, 2 configs, 2 resizes, 3 migrations, 2 deletes, 1 raw.
-    expect(requests.filter((r) => r.method !== 'GET')).toHaveLength(21 + 18);
+    // clones 4 + 2 requests, 2 containers, 2 configs, 2 resizes, 3 migrations, 2 deletes, 1 raw;
+    // inside guests and backups: 1 exec, 2 backups, 2 restores, 1 backup deleted.
+    expect(requests.filter((r) => r.method !== 'GET')).toHaveLength(21 + 18 + 6);
     const problems: string[] = [];
     for (const r of requests) {
       const decoded = r.body === null ? { params: null, problems: [] } : decodeFormLikePve(r.body);

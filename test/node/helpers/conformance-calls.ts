@@ -40,11 +40,16 @@ export const REQUIRED = [
   ]),
 ];
 
+/**
+ * A value or path may hold placeholders the test resolves before the call: `<backup:NODE:STORAGE:
+ * VMID>` is that guest's first backup there (their names carry the seed's dates), `<pid>` the pid
+ * the previous call answered.
+ */
 export type Call = readonly [
   route: string,
   method: string,
   path: string,
-  params?: Record<string, string | number>,
+  params?: Record<string, string | number | readonly string[]>,
 ];
 
 /** One successful call per route, in an order where each leaves the next a valid state. */
@@ -75,6 +80,41 @@ export const CALLS: readonly Call[] = [
     'GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces',
     'GET',
     '/nodes/pve1/qemu/100/agent/network-get-interfaces',
+  ],
+  ['POST /nodes/{node}/qemu/{vmid}/agent/ping', 'POST', '/nodes/pve1/qemu/100/agent/ping'],
+  ['GET /nodes/{node}/qemu/{vmid}/agent/info', 'GET', '/nodes/pve1/qemu/100/agent/info'],
+  [
+    'GET /nodes/{node}/qemu/{vmid}/agent/get-osinfo',
+    'GET',
+    '/nodes/pve1/qemu/100/agent/get-osinfo',
+  ],
+  [
+    'GET /nodes/{node}/qemu/{vmid}/agent/get-fsinfo',
+    'GET',
+    '/nodes/pve1/qemu/100/agent/get-fsinfo',
+  ],
+  [
+    'GET /nodes/{node}/qemu/{vmid}/agent/get-host-name',
+    'GET',
+    '/nodes/pve1/qemu/100/agent/get-host-name',
+  ],
+  [
+    'POST /nodes/{node}/qemu/{vmid}/agent/exec',
+    'POST',
+    '/nodes/pve1/qemu/100/agent/exec',
+    { command: ['systemctl', 'status', 'nosuch'] },
+  ],
+  [
+    'GET /nodes/{node}/qemu/{vmid}/agent/exec-status',
+    'GET',
+    '/nodes/pve1/qemu/100/agent/exec-status',
+    { pid: '<pid>' },
+  ],
+  [
+    'GET /nodes/{node}/qemu/{vmid}/agent/file-read',
+    'GET',
+    '/nodes/pve1/qemu/100/agent/file-read',
+    { file: '/etc/hostname' },
   ],
   ['GET /nodes/{node}/lxc/{vmid}/interfaces', 'GET', '/nodes/pve1/lxc/110/interfaces'],
   ['GET /nodes/{node}/qemu/{vmid}/config', 'GET', '/nodes/pve1/qemu/9000/config'],
@@ -122,6 +162,39 @@ export const CALLS: readonly Call[] = [
     'POST',
     '/nodes/pve1/qemu/9000/clone',
     { newid: 122, name: 'clone' },
+  ],
+  [
+    'POST /nodes/{node}/vzdump',
+    'POST',
+    '/nodes/pve3/vzdump',
+    { vmid: 300, storage: 'local', compress: 'zstd', 'notes-template': '{{guestname}}' },
+  ],
+  [
+    'GET /nodes/{node}/storage/{storage}/content/{volume}',
+    'GET',
+    '/nodes/pve3/storage/local/content/<backup:pve3:local:300>',
+  ],
+  [
+    'GET /nodes/{node}/storage/{storage}/content/{volume}',
+    'GET',
+    '/nodes/pve1/storage/local/content/iso/debian-13.1.0-amd64-netinst.iso',
+  ],
+  [
+    'POST /nodes/{node}/qemu',
+    'POST',
+    '/nodes/pve1/qemu',
+    { vmid: 124, archive: '<backup:pve1:local:100>', storage: 'local-lvm' },
+  ],
+  [
+    'POST /nodes/{node}/lxc',
+    'POST',
+    '/nodes/pve1/lxc',
+    { vmid: 125, ostemplate: '<backup:pve1:local:110>', restore: 1, storage: 'local-lvm' },
+  ],
+  [
+    'DELETE /nodes/{node}/storage/{storage}/content/{volume}',
+    'DELETE',
+    '/nodes/pve3/storage/local/content/<backup:pve3:local:300>',
   ],
   [
     'PUT /nodes/{node}/qemu/{vmid}/config',

@@ -399,6 +399,16 @@ export const MEMBER_CASES: MemberRow[] = [
     ],
   ),
   ...memberKeyRows('pve_api_request', RAW_WRITE, 'params', { description: 'x' }, NO_PARAMETER),
+  // An argv is a list, never an object: keys named like members of every object do not make one.
+  ...MEMBER_NAMES.map(
+    (name): MemberRow => [
+      'pve_guest_exec',
+      `command as an object with ${name}`,
+      { node: 'pve1', vmid: 100, command: { 0: 'echo', [name]: 'sh' }, confirm: true },
+      'command',
+      /expected array/,
+    ],
+  ),
   ...topLevelRows('constructor', true),
   // JSON keeps `__proto__`, but the MCP SDKs copy arguments into a fresh object, where it would
   // vanish and the call go on without it: the entry renames it so the tool refuses it.

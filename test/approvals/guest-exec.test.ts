@@ -1,0 +1,63 @@
+// A command inside a guest that needs a lead's approval: the agent is told to wait, the page shows
+// the exact argv (and not the stdin the policy marks sensitive), and once a lead approved, the
+// same call runs the program once and returns its output; the approval is then spent.
+
+import { describe, expect, it } from 'vitest';
+import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { openAsDevUser } from '../support/form-browser';
+import { call, text } from '../worker/helpers/mcp';
+import { sim } from '../worker/helpers/sim';
+import { decide } from './decide';
+
+const EXEC = {
+  node: 'pve1',
+  vmid: 100,
+  command: ['cat'],
+  input_data: 'db-password=hunter2\n',
+  confirm: true,
+};
+
+describe('a command in a guest, approved by a lead', () => {
+  it('waits for the approval, shows the argv, runs once after it', async () => {
+    await sim.reset();
+    const { client } = await connectSignedIn('http', { user: 'ann@example.com', groups: 'ops' });
+    const pending = await call(client, 'pve_guest_exec', EXEC);
+    expect(pending.isError).toBe(true);
+    expect(text(pending)).toMatch(/^\[APPROVAL REQUIRED\] A command in a guest needs a lead\./);
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    expect(await sim.writes()).toEqual([]);
+
+    const page = await openAsDevUser(
+      new Browser(),
+      `http://localhost/approvals/${id}`,
+      'lead1@example.com',
+      'ops,leads',
+    );
+    expect(page.html).toContain(
+      '<h1 id="approval-title">Run &quot;cat&quot; in VM 100 (web01) on pve1?</h1>',
+    );
+    expect(page.html).toMatch(/<code>command\.0<\/code><\/th><td><code class="uri">cat<\/code>/);
+    expect(page.html).not.toContain('hunter2');
+    // What it touches: the VM's facts.
+    expect(page.html).toMatch(
+      /<tr data-fact="status"><th scope="row">State<\/th><td class="uri">running<\/td>/,
+    );
+
+    expect((await decide(id, 'lead1@example.com', 'approve', 'ops,leads')).html).toContain(
+      'Approved.',
+    );
+    const done = await call(client, 'pve_guest_exec', { ...EXEC, approval_id: id });
+    expect(done.isError, text(done)).toBeFalsy();
+    expect(done.structuredContent).toMatchObject({
+      mode: 'exited',
+      exitcode: 0,
+      stdout: 'db-password=hunter2\n',
+    });
+    expect((await sim.writes()).map((w) => w.path)).toEqual([
+      '/api2/json/nodes/pve1/qemu/100/agent/exec',
+    ]);
+    const again = await call(client, 'pve_guest_exec', { ...EXEC, approval_id: id });
+    expect(again.isError).toBe(true);
+    expect((await sim.writes()).length).toBe(1);
+  });
+});

@@ -151,6 +151,16 @@ describe('backups', () => {
       force: true,
     });
     expect(text(running)).toMatch(/VM 101 \(web02\) is running: shut it down first/);
+    // Even approved, a confirmed restore over the running guest is refused before anything is sent.
+    const approvedRunning = await approved('pve_restore_backup', {
+      node: 'pve1',
+      volume: pbs!.volid,
+      vmid: 101,
+      force: true,
+      confirm: true,
+    });
+    expect(approvedRunning.isError).toBe(true);
+    expect(text(approvedRunning)).toMatch(/VM 101 \(web02\) is running: shut it down first/);
     const noForce = await call(agent, 'pve_restore_backup', {
       node: 'pve2',
       volume: pbs!.volid,

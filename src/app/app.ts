@@ -152,9 +152,31 @@ app.use(
       : request;
     // The OAuth library keeps its helpers on the env object it is given (only when absent): each
     // request gets its own copy, so one origin's provider never answers for another's.
-    return provider.fetch(forwarded, providerEnv(c.env), executionContext(c));
+    const res = await provider.fetch(forwarded, providerEnv(c.env), executionContext(c));
+    return res.status === 401 && API_PATHS.test(url.pathname) ? explained401(res, origin) : res;
   }),
 );
+
+const API_PATHS = /^\/(?:mcp|sse)(?:\/|$)/;
+
+/**
+ * The OAuth library's 401 on /mcp and /sse says what is wrong in its WWW-Authenticate header
+ * only; a person trying the URL by hand (or an Inspector printing the body) sees nothing. The
+ * body says what to do; the status and headers stay as they are, for clients that sign in.
+ */
+async function explained401(res: Response, origin: string): Promise<Response> {
+  const text = await res.text();
+  if (text.trim()) return new Response(text, res);
+  const headers = new Headers(res.headers);
+  headers.set('content-type', 'application/json');
+  // What the header already says (an expired or revoked token), first.
+  const why = /error_description="([^"]{1,200})"/.exec(headers.get('www-authenticate') ?? '')?.[1];
+  const body = {
+    error: why ? 'invalid_token' : 'unauthorized',
+    error_description: `${why ? `${why}. ` : ''}This MCP server needs a signed-in person. Connect with a client that supports OAuth (it reads ${origin}/.well-known/oauth-protected-resource and opens the sign-in page), or get a token with "npm run token" and send it as "Authorization: Bearer <token>".`,
+  };
+  return new Response(JSON.stringify(body), { status: 401, headers });
+}
 
 /** What the OAuth provider hands back to this app: everything but its own endpoints and the API. */
 const pages = {

@@ -47,6 +47,11 @@ describe('without a token', () => {
     expect(res.headers.get('www-authenticate')).toMatch(
       /^Bearer .*resource_metadata="http:\/\/localhost\/\.well-known\/oauth-protected-resource/,
     );
+    // And a body that says what to do, for a person trying the URL (the Inspector prints it).
+    const body = (await res.json()) as { error: string; error_description: string };
+    expect(body.error_description).toMatch(
+      /needs a signed-in person\. Connect with a client that supports OAuth \(it reads http:\/\/localhost\/\.well-known\/oauth-protected-resource/,
+    );
   });
 
   it('publishes RFC 9728 and RFC 8414 metadata with PKCE S256 and registration', async () => {

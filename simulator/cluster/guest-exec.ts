@@ -47,15 +47,10 @@ export function startProcess(
 
 export type ExecStatus =
   | { readonly exited: false }
-  | {
-      readonly exited: true;
-      readonly exitcode?: number;
-      readonly signal?: number;
-      readonly out: Buffer;
-      readonly err: Buffer;
-      readonly outTruncated: boolean;
-      readonly errTruncated: boolean;
-    };
+  | ({ readonly exited: true } & Pick<
+      AgentProcess,
+      'exitcode' | 'signal' | 'out' | 'err' | 'outTruncated' | 'errTruncated'
+    >);
 
 /** guest-exec-status: undefined for an unknown pid; a finished process is forgotten. */
 export function processStatus(guest: Guest, pid: number, now: number): ExecStatus | undefined {

@@ -1,6 +1,6 @@
 // The seeded guests as Guest records: configs from seed-guest-specs.ts, a few snapshots (101: a
 // tree with a RAM state; 120, ten days old; 201) and the run-time figures of the running ones.
-import type { Guest, GuestConfig } from './cluster-state.ts';
+import { blankGuest, type Guest, type GuestConfig } from './cluster-state.ts';
 import { guestFacts } from './guest-config.ts';
 import { CTIME, type GuestSpec } from './seed-guest-builders.ts';
 import { GUEST_SPECS } from './seed-guest-specs.ts';
@@ -46,23 +46,10 @@ function seedSnapshots(spec: GuestSpec, now: number): Map<string, GuestConfig> {
 export function seedGuests(now: number): Guest[] {
   return GUEST_SPECS.map((spec, index) => {
     const guest: Guest = {
-      vmid: spec.vmid,
-      type: spec.type,
-      node: spec.node,
-      config: { ...spec.config },
-      pending: {},
-      pendingDelete: [],
+      ...blankGuest(spec.vmid, spec.type, spec.node, { ...spec.config }),
       snapshots: seedSnapshots(spec, now),
       status: spec.running ? 'running' : 'stopped',
-      qmpstatus: 'running',
       agentRunning: spec.running && spec.agentUp === true,
-      cpu: 0,
-      mem: 0,
-      disk: 0,
-      netin: 0,
-      netout: 0,
-      diskread: 0,
-      diskwrite: 0,
       ...(spec.pool !== undefined ? { pool: spec.pool } : {}),
     };
     if (spec.running) {

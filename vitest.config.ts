@@ -192,6 +192,21 @@ const POLICIES = {
         limits: [{ counter: 'creates', window: 'hour', max: 100, scope: 'grant' }],
       },
       pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
+      // For scopes (test/eras/scopes.test.ts): a read and a power action the policy allows, and
+      // a limit only for clients granted provisioning (a `scope:` principal).
+      pve_get_vm_status: {},
+      pve_start_vm: {
+        limits: [
+          {
+            counter: 'starts_by_provisioners',
+            window: 'hour',
+            max: 0,
+            scope: 'grant',
+            principals: ['scope:pve:provision'],
+            reason: 'Clients that may provision do not start guests.',
+          },
+        ],
+      },
     },
   },
   // Clones pinned to one pool and one bridge; NIC changes kept on it; the raw API opened for

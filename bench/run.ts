@@ -440,7 +440,14 @@ function reportEvaluation(): void {
   const call = { tool: 'pve_list_vms', args: { limit: 100, node: 'pve1', name: 'web' } };
   console.log(`\n${'evaluatePolicy (pure, in-process)'.padEnd(44)} ${'µs/call p50'.padStart(12)}`);
   for (const user of ['open@bench', 'rules@bench', 'grant@bench']) {
-    const identity = { userId: user, email: user, groups: [], clientId: 'c', grantId: 'g' };
+    const identity = {
+      userId: user,
+      email: user,
+      groups: [],
+      clientId: 'c',
+      grantId: 'g',
+      scopes: [],
+    };
     const batches: number[] = [];
     for (let b = 0; b < 30; b++) {
       const t = performance.now();

@@ -6,7 +6,9 @@
 
 import { devAccessToken } from '../test/support/oauth-node.ts';
 
-// A scope of `policy:edit` makes a token the policy API accepts for changes (for an editor).
+// `scope` (space-separated) is what the token is granted: by default pve:read, pve:operate and
+// pve:provision, as the consent page ticks them; e.g. 'pve:read pve:guest' for commands inside
+// guests, or `policy:edit` for a token the policy API accepts for changes (for an editor).
 const [user = 'dev@example.com', groups = '', scope = ''] = process.argv.slice(2);
 const url = process.env.MCP_URL ?? `http://localhost:${process.env.PORT ?? 8787}`;
 try {

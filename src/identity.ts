@@ -1,6 +1,8 @@
 // Who is calling: the signed-in person behind an MCP session, as carried in the OAuth grant's
 // props. Policy scopes (user, grant) and principals, and every log line, use it.
 
+import { SCOPES } from './scopes';
+
 export interface Identity {
   userId: string;
   /** Login or user name at the identity provider (GitHub login, preferred_username). */
@@ -10,6 +12,11 @@ export interface Identity {
   groups: string[];
   clientId: string;
   grantId: string;
+  /**
+   * The OAuth scopes of the token this request came with (../scopes.ts): the tools it may reach.
+   * Props that carry none give none (fail closed): only the token's own scopes are trusted.
+   */
+  scopes: readonly string[];
 }
 
 /** The local, unauthenticated caller (AUTH_MODE=none, loopback only). */
@@ -18,6 +25,8 @@ export const ANONYMOUS: Identity = {
   groups: [],
   clientId: 'local',
   grantId: 'local',
+  // Loopback only, and nobody to ask: every scope, with the policy deciding each call.
+  scopes: SCOPES,
 };
 
 /** Reads an identity from agent props; anything malformed counts as no identity at all. */
@@ -37,6 +46,9 @@ export function identityFromProps(props: unknown): Identity | null {
     groups,
     clientId: p.clientId,
     grantId: p.grantId,
+    scopes: Array.isArray(p.scopes)
+      ? p.scopes.filter((s): s is string => typeof s === 'string')
+      : [],
   };
 }
 
@@ -45,6 +57,8 @@ export interface PersonFacts {
   userId: string;
   email?: string;
   groups: readonly string[];
+  /** The token's scopes, where a token is at hand (an MCP call); a web page's person has none. */
+  scopes?: readonly string[];
 }
 
 /**
@@ -62,11 +76,14 @@ export function matchesPerson(entry: string, who: PersonFacts): boolean {
   );
 }
 
-/** A principal entry: `group:<name>` (exact group name) or a person as in `matchesPerson`. */
+/**
+ * A principal entry: `group:<name>` (exact group name), `scope:<scope>` (a scope of the caller's
+ * token, e.g. `scope:pve:operate`), or a person as in `matchesPerson`.
+ */
 export function matchesPrincipal(entry: string, who: PersonFacts): boolean {
-  return entry.startsWith('group:')
-    ? who.groups.includes(entry.slice(6))
-    : matchesPerson(entry, who);
+  if (entry.startsWith('group:')) return who.groups.includes(entry.slice(6));
+  if (entry.startsWith('scope:')) return who.scopes?.includes(entry.slice(6)) ?? false;
+  return matchesPerson(entry, who);
 }
 
 export function matchesAnyPrincipal(entries: readonly string[], who: PersonFacts): boolean {

@@ -6,6 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { devAccessToken } from '../../test/support/oauth-node.ts';
+import { SCOPES } from '../../src/scopes.ts';
 import { errorText, type Health } from './health-checks.ts';
 import { fail, notApplicable, pass, skip, type CheckResult } from './report.ts';
 
@@ -32,7 +33,8 @@ export async function signInResult(
     };
   }
   try {
-    const token = await devAccessToken(origin, DEV_USER);
+    // Every scope, so that tools/list shows all the policy lets through.
+    const token = await devAccessToken(origin, DEV_USER, '', SCOPES.join(' '));
     return { result: pass(name, `development sign-in as ${DEV_USER}`), token };
   } catch (err) {
     return {

@@ -2,7 +2,7 @@
 // writes its lines to `out` and answers the exit status, so its tests run it in-process.
 // `check <file>` validates a policy file, printing every error with its JSON pointer.
 // `explain <file> '<call json>'` prints the decision for a call and the rule that fires, without
-// calling anything. The call is {"tool", "args"?, "user"?: {"id", "email", "groups"},
+// calling anything. The call is {"tool", "args"?, "user"?: {"id", "email", "groups", "scopes"},
 // "counters"?: {"<counter>": n}, "now"?: "<ISO time>"}. Rules behave as on the server: a
 // `require` on a field the call leaves out fails, a `deny_if` on it fires only for neq, not_in
 // and exists: false (see src/policy/conditions.ts); a policy without "default" denies unlisted
@@ -17,6 +17,7 @@ import { evaluatePolicy, readingKey } from '../../src/policy/evaluate.ts';
 import { type CompiledPolicy, formatErrors } from '../../src/policy/load.ts';
 import { checkPolicyText } from '../../src/policy/text.ts';
 import { policyView } from '../../src/policy/view.ts';
+import { SCOPES } from '../../src/scopes.ts';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools/index.ts';
 
 /** Where the checker writes: its report, and its errors and warnings. */
@@ -40,7 +41,7 @@ class Exit {
 interface CallJson {
   tool: string;
   args?: unknown;
-  user?: { id?: string; email?: string; groups?: string[] };
+  user?: { id?: string; email?: string; groups?: string[]; scopes?: string[] };
   counters?: Record<string, number>;
   now?: string;
 }
@@ -84,6 +85,8 @@ function run(argv: string[], out: CliOutput): number {
     groups: call.user?.groups ?? [],
     clientId: 'cli',
     grantId: 'cli',
+    // A token's scopes matter only to `scope:` principals: every scope unless the call says.
+    scopes: call.user?.scopes ?? SCOPES,
   };
   const now = call.now ? Date.parse(call.now) : Date.now();
   const view = { tool: call.tool, args: parsed?.success ? policyView(parsed.data) : {} };

@@ -9,7 +9,9 @@ import {
   GrantType,
   type TokenExchangeCallbackOptions,
 } from '@cloudflare/workers-oauth-provider';
+import { POLICY_EDIT_SCOPE } from '../auth/bearer';
 import type { AppEnv } from '../env';
+import { SCOPES } from '../scopes';
 import { mcpApi } from '../mcp/route';
 import { installOutboundGuard } from './outbound-guard';
 
@@ -41,6 +43,11 @@ export function providerFor(origin: string, pages: PagesHandler): OAuthProvider<
       tokenEndpoint: `${origin}/token`,
       clientRegistrationEndpoint: `${origin}/register`,
       resourceMetadata: { resource: origin, resource_name: 'Proxmox VE MCP server' },
+      // The scopes a person may grant a client (../scopes.ts): published in both metadata
+      // documents and named in the 401 challenge, so a client asks for them; the consent page
+      // then ticks only those that are safe by default, and the person chooses.
+      requiredScopes: [...SCOPES],
+      scopesSupported: [...SCOPES, POLICY_EDIT_SCOPE],
       // Client ID Metadata Documents (what Claude.ai and ChatGPT prefer); dynamic registration
       // stays on as the fallback. The library insists on the global_fetch_strictly_public
       // compatibility flag (it keeps fetches off private addresses on Cloudflare's edge, even

@@ -49,7 +49,7 @@ const MAX_PAGE = 1_000;
  * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_hmac TEXT, args TEXT (JSON
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
  * NUMERIC, vmid INTEGER, upid, approval_id, approval_channel TEXT, policy_version INTEGER,
- * user_groups TEXT (JSON array). Indexes on (ts), (user_id, ts),
+ * user_groups TEXT (JSON array), user_scopes TEXT (JSON array). Indexes on (ts), (user_id, ts),
  * (user_email, ts), (tool, ts), (decision, ts). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
  *
@@ -82,7 +82,7 @@ export class AuditLog extends DurableObject<AuditEnv> {
          args_hmac TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
          vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT, policy_version INTEGER,
-         user_groups TEXT)`,
+         user_groups TEXT, user_scopes TEXT)`,
     );
     const columns = this.sql
       .exec<{ name: string }>('PRAGMA table_info(audit_records)')
@@ -93,6 +93,7 @@ export class AuditLog extends DurableObject<AuditEnv> {
       ['approval_channel', 'TEXT'],
       ['policy_version', 'INTEGER'],
       ['user_groups', 'TEXT'],
+      ['user_scopes', 'TEXT'],
     ] as const) {
       if (!columns.includes(column))
         this.sql.exec(`ALTER TABLE audit_records ADD COLUMN ${column} ${type}`);

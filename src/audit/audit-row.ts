@@ -37,6 +37,7 @@ export const COLUMNS = [
   'approval_channel',
   'policy_version',
   'user_groups',
+  'user_scopes',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
@@ -70,12 +71,13 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     optText(r.approval_channel, 32),
     optNumber(r.policy_version),
     groupsJson(r.user_groups),
+    groupsJson(r.user_scopes),
   ];
 }
 
 /**
- * The groups as JSON, or null when they cannot be kept whole (more than MAX_GROUPS, or a name
- * longer than MAX_ID): a replay treats null as unknown, where a cut list would be a guess.
+ * The groups (or scopes) as JSON, or null when they cannot be kept whole (more than MAX_GROUPS,
+ * or a name longer than MAX_ID): a replay treats null as unknown, where a cut list would be a guess.
  */
 function groupsJson(groups: unknown): string | null {
   if (!Array.isArray(groups) || groups.length > MAX_GROUPS) return null;
@@ -117,7 +119,10 @@ export function toRecord(row: Row): StoredAuditRecord {
   const nn = (v: SqlStorageValue): number | null => (typeof v === 'number' ? v : null);
   const keys = parseJson(s(row.arg_keys));
   const args = parseJson(s(row.args));
-  const groups = typeof row.user_groups === 'string' ? parseJson(row.user_groups) : null;
+  const list = (v: SqlStorageValue): string[] | null => {
+    const parsed = typeof v === 'string' ? parseJson(v) : null;
+    return Array.isArray(parsed) ? parsed.filter((g): g is string => typeof g === 'string') : null;
+  };
   return {
     id: Number(row.id),
     ts: Number(row.ts),
@@ -145,9 +150,8 @@ export function toRecord(row: Row): StoredAuditRecord {
     approval_id: ns(row.approval_id),
     approval_channel: ns(row.approval_channel) as StoredAuditRecord['approval_channel'],
     policy_version: nn(row.policy_version),
-    user_groups: Array.isArray(groups)
-      ? groups.filter((g): g is string => typeof g === 'string')
-      : null,
+    user_groups: list(row.user_groups),
+    user_scopes: list(row.user_scopes),
   };
 }
 

@@ -32,6 +32,7 @@ export const CSV_COLUMNS = [
   'approval_channel',
   'policy_version',
   'user_groups',
+  'user_scopes',
   'arg_keys',
   'args_hmac',
   'args',

@@ -47,6 +47,8 @@ export interface AuditRecord {
   policy_version: number | null;
   /** The caller's groups as the policy saw them (null in records from before they were kept). */
   user_groups: string[] | null;
+  /** The scopes of the caller's token (null in records from before they were kept). */
+  user_scopes: string[] | null;
 }
 
 export type ApprovalChannel = 'conversation' | 'web';

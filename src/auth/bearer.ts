@@ -36,10 +36,10 @@ export async function bearerIdentity(
   try {
     const summary = await oauth.unwrapToken(token);
     if (!summary || !audienceMatches(summary.audience, publicOrigin(config, request))) return null;
-    const identity = identityFromProps(summary.grant.props);
-    return identity && stillAdmitted(config, identity)
-      ? { identity, scope: summary.grant.scope ?? [] }
-      : null;
+    const fromProps = identityFromProps(summary.grant.props);
+    const scope = summary.grant.scope ?? [];
+    const identity = fromProps ? { ...fromProps, scopes: scope } : null;
+    return identity && stillAdmitted(config, identity) ? { identity, scope } : null;
   } catch {
     // A malformed token or a storage error: nobody, and no error that would tell tokens apart.
     return null;

@@ -25,6 +25,8 @@ export interface GrantRow {
   grantId: string;
   clientId: string;
   clientName: string;
+  /** What the person granted at consent (../scopes.ts, and policy:edit). */
+  scopes: string[];
   createdAt: number;
   expiresAt: number | null;
   lastUsed: number | null;
@@ -144,6 +146,7 @@ async function grantRow(
     grantId: g.id,
     clientId: g.clientId,
     clientName: clients.get(g.clientId) || '(unnamed client)',
+    scopes: [...(g.scope ?? [])],
     createdAt: g.createdAt * 1000,
     expiresAt: g.expiresAt ? g.expiresAt * 1000 : null,
     lastUsed: used ? Number(used) : null,

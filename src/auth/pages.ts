@@ -49,16 +49,39 @@ export function layout(title: string, body: Html, wide = false, style = ''): Htm
 </html>`;
 }
 
-export interface ToolSummary {
-  title: string;
-  readOnly: boolean;
+/** One scope as the consent page offers it, with what the policy in force lets through in it. */
+export interface ScopeOffer {
+  scope: string;
+  label: string;
+  allows: string;
+  /** Ticked when the page opens. */
+  ticked: boolean;
+  /** The client asked for it. */
+  asked: boolean;
+  /** Its tools the policy lets through (each call still judged), and whether a person must approve. */
+  tools: { title: string; approval: boolean }[];
+  /** How many of its tools the policy refuses outright. */
+  refused: number;
+  /** A warning shown beside it (what it can reach). */
+  warn?: string;
 }
+
+/** The consent page's own rules: the buttons stay in view however long the list is. */
+const CONSENT_STYLE = `
+.scope{border:1px solid #ccc;border-radius:8px;padding:.5rem .75rem;margin:.5rem 0}
+.scope label{display:flex;gap:.5rem;align-items:baseline;margin:0}
+.scope p{margin:.2rem 0 .2rem 1.6rem;font-size:.92rem}
+.scope details{margin-left:1.6rem;font-size:.88rem}
+.scope.warn{border-color:#c77700;background:#fff7e6}
+.asked{color:#8a4b00}
+form .actions{position:sticky;bottom:0;background:#fff;padding:.75rem 0;margin-top:.5rem;border-top:1px solid #ddd}`;
 
 export function consentPage(
   details: ConsentDescription,
   handle: string,
-  tools: ToolSummary[],
+  scopes: ScopeOffer[],
   serverName: string,
+  policyUnreadable = false,
 ): Html {
   const origin = details.clientDomain
     ? html`<p>Published by <strong>${details.clientDomain}</strong>.</p>`
@@ -67,34 +90,46 @@ export function consentPage(
     ? html`<div class="box warn" role="note"><strong>Access will go to an app on your own computer.</strong> Continue only if you just started signing in from it: any local program could be listening.</div>`
     : '';
   const policyEdit = details.scope.includes(POLICY_EDIT_SCOPE)
-    ? html`<div class="box warn" role="note"><strong>It also asks to change this server's policy</strong> (what every agent may do), if you are one of its policy editors. Allow it only for your own script or CI, never for an AI assistant.</div>`
+    ? html`<div class="scope warn"><label><input type="checkbox" name="scope" value="${POLICY_EDIT_SCOPE}" checked> <span><strong>Change this server's policy</strong> <code>${POLICY_EDIT_SCOPE}</code></span></label><p>What every agent may do, if you are one of its policy editors. Allow it only for your own script or CI, never for an AI assistant.</p></div>`
     : '';
-  const items = tools.length
-    ? tools.map(
-        (t) =>
-          html`<li>${t.title}${t.readOnly ? ' (read only)' : " (changes Proxmox; each call is checked by the server's policy)"}</li>`,
-      )
-    : [html`<li>No tools: the server's policy currently allows none.</li>`];
+  const policyNote = policyUnreadable
+    ? html`<p class="box warn" role="note">The server's policy cannot be read right now: every call is refused until it is fixed.</p>`
+    : '';
   return layout(
     `Allow ${details.clientName}?`,
     html`<h1>Allow <span class="uri">${details.clientName}</span> to use ${serverName}?</h1>
 ${origin}
-<div class="box">
-<p>It will act as you, signed in on the next step, and be able to:</p>
-<ul>${items}</ul>
-<p>Access will be sent to <strong class="uri">${details.redirectHost}</strong><br><small class="uri">${details.redirectUri}</small></p>
-${details.scope.length ? html`<p>Scopes: <code>${details.scope.join(' ')}</code></p>` : ''}
-</div>
-${policyEdit}
 ${loopback}
+${policyNote}
 <form method="post" action="/authorize">
 <input type="hidden" name="handle" value="${handle}">
+<p>It will act as you, signed in on the next step. Tick what it may do; the server's policy still decides each call.</p>
+${scopes.map(scopeBox)}
+${policyEdit}
+<p><small>Access will be sent to <strong class="uri">${details.redirectHost}</strong> (<span class="uri">${details.redirectUri}</span>). With nothing ticked, Allow is the same as Deny.</small></p>
 <div class="actions">
 <button class="primary" type="submit" name="decision" value="approve">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </div>
 </form>`,
+    false,
+    CONSENT_STYLE,
   );
+}
+
+function scopeBox(s: ScopeOffer): Html {
+  const approvals = s.tools.filter((t) => t.approval).length;
+  const summary = s.tools.length
+    ? `${s.tools.length} tool${s.tools.length === 1 ? '' : 's'} the policy allows${approvals ? `, ${approvals} only with a person's approval` : ''}${s.refused ? `; ${s.refused} refused` : ''}`
+    : 'The policy allows none of its tools now';
+  const list = s.tools.length
+    ? html`<details><summary>${summary}</summary><ul>${s.tools.map((t) => html`<li>${t.title}${t.approval ? " (a person's approval each time)" : ''}</li>`)}</ul></details>`
+    : html`<p><small>${summary}.</small></p>`;
+  return html`<div class="scope${s.warn ? ' warn' : ''}">
+<label><input type="checkbox" name="scope" value="${s.scope}"${s.ticked ? ' checked' : ''}> <span><strong>${s.label}</strong> <code>${s.scope}</code>${s.asked && !s.ticked ? html` <small class="asked">(the app asks for it)</small>` : ''}</span></label>
+<p>${s.allows}${s.warn ? html` <strong>${s.warn}</strong>` : ''}</p>
+${list}
+</div>`;
 }
 
 export function devLoginPage(state: string, callbackPath: string, problem?: string): Html {

@@ -13,13 +13,16 @@ import {
 } from '@cloudflare/workers-oauth-provider';
 import { Hono, type Context } from 'hono';
 import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
-import { isListed } from '../policy/evaluate';
+import { refusedOutright } from '../policy/evaluate';
 import { TOOLS } from '../tools';
 import { admit } from './admission';
 import { authConfig, publicOrigin, type AuthConfig } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
-import { consentPage, devLoginPage, messagePage, type ToolSummary } from './pages';
+import { consentPage, devLoginPage, messagePage, type ScopeOffer } from './pages';
+import { POLICY_EDIT_SCOPE } from './bearer';
+import { own } from '../own';
+import { isScope, preTicked, SCOPE_INFO, SCOPES } from '../scopes';
 import { finishWebLogin } from './web-login';
 import { readForm } from '../http/form';
 import { htmlResponse } from '../http/html';
@@ -58,12 +61,8 @@ authRoutes.get('/authorize', async (c) => {
     const request = await oauth.parseAuthRequest(c.req.raw);
     const details = await oauth.describeConsent(request);
     const consent = await oauth.beginConsent(request);
-    const body = await consentPage(
-      details,
-      consent.handle,
-      await toolsOffered(c.var.runtime),
-      'Proxmox VE',
-    );
+    const { offers, unreadable } = await scopesOffered(c.var.runtime, request.scope);
+    const body = await consentPage(details, consent.handle, offers, 'Proxmox VE', unreadable);
     // The library's headers (its consent cookie) go out with the page's own.
     return htmlResponse(body, 200, consent.headers);
   });
@@ -82,11 +81,21 @@ authRoutes.post('/authorize', async (c) => {
     );
   return handleAuthErrors(c, async () => {
     const handle = String(form.get('handle') ?? '');
-    if (form.get('decision') !== 'approve') {
-      const denied = await oauth.denyConsent(c.req.raw, handle);
+    // The grant holds what the person ticked, whatever the client asked for.
+    const ticked = [...new Set(form.getAll('scope').map(String))].filter(
+      (s) => isScope(s) || s === POLICY_EDIT_SCOPE,
+    );
+    if (form.get('decision') !== 'approve' || ticked.length === 0) {
+      const denied = await oauth.denyConsent(
+        c.req.raw,
+        handle,
+        ticked.length === 0 && form.get('decision') === 'approve'
+          ? { description: 'The person ticked no scope.' }
+          : {},
+      );
       return new Response(null, { status: 302, headers: denied.headers });
     }
-    const approved = await oauth.approveConsent(c.req.raw, handle);
+    const approved = await oauth.approveConsent(c.req.raw, handle, { scope: ticked });
     const data = await cfg.idp.prepare();
     const { state, headers } = await oauth.beginUpstream(approved.request, {
       data,
@@ -179,12 +188,35 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
   });
 });
 
-async function toolsOffered(runtime: Runtime): Promise<ToolSummary[]> {
+/** Every scope, ticked as preTicked says, with the tools the policy in force lets through in it. */
+async function scopesOffered(
+  runtime: Runtime,
+  requested: readonly string[],
+): Promise<{ offers: ScopeOffer[]; unreadable: boolean }> {
   const active = await runtime.policy.active();
-  return TOOLS.filter((t) => active.ok && isListed(active.policy, t.name)).map((t) => ({
-    title: t.annotations.title,
-    readOnly: t.annotations.readOnlyHint,
-  }));
+  const ticked = preTicked(requested);
+  const offers = SCOPES.map((scope): ScopeOffer => {
+    const inScope = TOOLS.filter((t) => t.scope === scope);
+    const through = active.ok
+      ? inScope.filter((t) => !refusedOutright(active.policy, t.name))
+      : inScope;
+    return {
+      scope,
+      label: SCOPE_INFO[scope].label,
+      allows: SCOPE_INFO[scope].allows,
+      ticked: ticked.includes(scope),
+      asked: requested.includes(scope),
+      tools: through.map((t) => ({
+        title: t.annotations.title,
+        approval: active.ok && own(active.policy.doc.tools, t.name)?.action === 'require_approval',
+      })),
+      refused: inScope.length - through.length,
+      ...(scope === 'pve:guest' || scope === 'pve:raw'
+        ? { warn: 'Tick it only for a client you trust with that much.' }
+        : {}),
+    };
+  });
+  return { offers, unreadable: !active.ok };
 }
 
 function callbackUrl(c: Ctx): string {

@@ -103,6 +103,8 @@ export async function finishWebLogin(
     groups: upstream.groups,
     clientId: 'web',
     grantId: 'web',
+    // A browser session holds no token: no scope (it reaches pages, never tools).
+    scopes: [],
   };
   const { cookie } = await createSession(kv, identity);
   const headers = new Headers({ 'Cache-Control': 'no-store', Location: transaction.next });

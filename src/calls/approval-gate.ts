@@ -7,6 +7,7 @@
 
 import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
+import { approvalTitle } from '../approval-title';
 import type { Identity } from '../identity';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { blastRadiusLines } from '../proxmox/blast-radius-text';
@@ -138,6 +139,8 @@ async function askInConversation(
   const lines = Object.entries(params).map(([k, v]) => `  ${k}=${v}`);
   const question: ApprovalQuestion = {
     message: [
+      // The call in words, naming the guest once ("Destroy VM 104 (win11-lab) on pve2?").
+      `${approvalTitle(call.tool, call.shownArgs as Record<string, unknown>, radius?.guest.name)}?`,
       `${required.reason}`,
       `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
       ...lines,

@@ -36,7 +36,19 @@ import { passGate, refusalResult, UNDECIDED_RULES } from './policy-gate';
 import type { AskNext, Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
 import type { CallOutcome, CallResult } from './result';
+import { missingScope, scopeRefusal } from './scope-gate';
+import type { Scope } from '../scopes';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
+
+/** The token lacks the tool's scope: the call stops before anything else (./scope-gate.ts). */
+class ScopeMissing extends Error {
+  constructor(
+    readonly scope: Scope,
+    readonly held: readonly string[],
+  ) {
+    super(`scope ${scope} not granted`);
+  }
+}
 
 /** What is known about a call as it goes; becomes the log line and the audit record. */
 interface CallFacts {
@@ -105,6 +117,8 @@ export async function runCall(
     scope = host.scope(requestId);
     const identity = scope.ctx.identity;
     facts.log.user = identity.userId;
+    const missing = missingScope(tool, identity);
+    if (missing) throw new ScopeMissing(missing, identity.scopes);
     const deep = tooDeep(rawArgs, MAX_ARG_DEPTH);
     if (deep !== null) {
       // Nothing deeper is walked (canonical JSON, redaction): a hostile depth could overflow it.
@@ -244,7 +258,13 @@ export async function runCall(
       }
     }
   } catch (err) {
-    result = failureResult(err, facts.log);
+    if (err instanceof ScopeMissing) {
+      facts.decision = 'deny';
+      facts.log.outcome = 'denied';
+      facts.log.decision = 'deny';
+      facts.log.rule = UNDECIDED_RULES.scope;
+      result = scopeRefusal(tool.name, err.scope, err.held);
+    } else result = failureResult(err, facts.log);
   }
   const calls = scope?.upstream() ?? [];
   facts.log.upstream_status = calls.at(-1)?.status ?? null;
@@ -414,6 +434,7 @@ function auditRecord(
     approval_channel: channelOf(facts.approvalId, facts.decision),
     policy_version: facts.policyVersion,
     user_groups: identity ? [...identity.groups] : null,
+    user_scopes: identity ? [...identity.scopes] : null,
   };
 }
 

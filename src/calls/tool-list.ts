@@ -39,8 +39,12 @@ const APPROVAL_ID = z
 /** The tool set as the seam serves it: lookups, validating inputs, and definitions. */
 export interface ToolSet {
   get(name: string): { tool: ToolSpec; input: z.ZodType } | undefined;
-  /** The definitions a caller sees under this policy (a broken policy shows all: every call is then denied with the reason). */
-  listed(active: ActivePolicy): ToolDefinition[];
+  /**
+   * The definitions a caller whose token holds `scopes` sees under this policy: the tools in
+   * those scopes the policy lets through (a broken policy shows all of them: every call is then
+   * denied with the reason).
+   */
+  listed(active: ActivePolicy, scopes: readonly string[]): ToolDefinition[];
   all(): ToolDefinition[];
 }
 
@@ -55,11 +59,12 @@ export function toolSet(tools: readonly ToolSpec[]): ToolSet {
       const tool = byName.get(name);
       return tool ? { tool, input: inputs.get(name)! } : undefined;
     },
-    listed: (active) => {
-      if (!active.ok) return asking;
+    listed: (active, scopes) => {
+      const inScope = (i: number): boolean => scopes.includes(tools[i]!.scope);
+      if (!active.ok) return asking.filter((_, i) => inScope(i));
       const { policy } = active;
       return asking.flatMap((def, i) => {
-        if (!isListed(policy, def.name)) return [];
+        if (!inScope(i) || !isListed(policy, def.name)) return [];
         const asks = own(policy.doc.tools, def.name)?.action === 'require_approval';
         return [asks ? def : plain[i]!];
       });
@@ -87,9 +92,10 @@ function describeTool(tool: ToolSpec, input: z.ZodType): ToolDefinition {
 }
 
 /**
- * An input schema without string lengths and patterns, far-off maxima and minima of 0 or 1: they
- * are checked on every call all the same, with an error naming the field and what is allowed, and
- * a model goes by the descriptions (which give the formats by example).
+ * An input schema without string lengths and patterns, far-off maxima and minima of 0 or 1, a
+ * `false` default (what an absent flag means anyway) and `additionalProperties: false`: they are
+ * checked on every call all the same, with an error naming the field (an unknown argument too)
+ * and what is allowed, and a model goes by the descriptions (which give the formats by example).
  */
 function withoutLengths(node: Record<string, unknown>): Record<string, unknown> {
   const walk = (n: unknown): void => {
@@ -103,6 +109,8 @@ function withoutLengths(node: Record<string, unknown>): Record<string, unknown> 
     // Only a bound a model could miss says something (a vmid's 999999999, a count's 1 do not).
     if (typeof r.maximum === 'number' && r.maximum >= 1_000_000) delete r.maximum;
     if (typeof r.minimum === 'number' && r.minimum <= 1 && r.minimum >= 0) delete r.minimum;
+    if (r.type === 'boolean' && r.default === false) delete r.default;
+    if (r.additionalProperties === false) delete r.additionalProperties;
     for (const v of Object.values(r)) walk(v);
   };
   walk(node);

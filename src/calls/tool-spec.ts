@@ -6,6 +6,7 @@ import type { Clock } from '../clock';
 import type { Identity } from '../identity';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import type { PveClient } from '../proxmox/client';
+import type { Scope } from '../scopes';
 
 export interface ToolAnnotations {
   title: string;
@@ -74,6 +75,8 @@ export interface ToolSpec<
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** The OAuth scope a token needs for this tool (../scopes.ts): outside it, nothing is sent. */
+  scope: Scope;
   /** True when this call only reads or previews: rate limits then take no slot. */
   dryRun?(args: z.output<I>): boolean;
   /**

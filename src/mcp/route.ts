@@ -4,6 +4,7 @@
 // the envelope, not the header) is served statelessly; everything else, and all of /sse, goes to
 // the 2025 session's McpAgent, after checking the session belongs to this grant.
 
+import type { OAuthResourceAuth } from '@cloudflare/workers-oauth-provider';
 import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { noteGrantUse } from '../auth/grants';
@@ -25,10 +26,13 @@ export const mcpApi = {
   async fetch(
     request: Request,
     env: AppEnv,
-    ctx: ExecutionContext & { props?: unknown },
+    ctx: ExecutionContext & { props?: unknown; auth?: OAuthResourceAuth },
   ): Promise<Response> {
     const runtime = runtimeOf(env);
-    const identity = identityFromProps(ctx.props);
+    const fromProps = identityFromProps(ctx.props);
+    // The scopes are the token's, as the OAuth library verified it (a refreshed token may hold
+    // fewer than its grant); without sign-in (AUTH_MODE=none) the local person's.
+    const identity = fromProps && ctx.auth ? { ...fromProps, scopes: ctx.auth.scope } : fromProps;
     if (!identity)
       return json(401, {
         error: 'invalid_token',
@@ -46,7 +50,7 @@ export const mcpApi = {
     // The entry has read and parsed the message (mcp-body.ts): neither check reads the body again.
     const message = parsedBodyOf(request);
     if (url.pathname === '/mcp' && !(await isLegacyRequest(request, message)))
-      return serveModern(request, message, runtime, identity, origin, ctx);
+      return serveModern(request, message, runtime, identity, origin, ctx, ctx.auth);
     const session = sessionObjectName(request, url);
     const owned = session ? await sessionOwnership(runtime.stores, session, identity) : 'yours';
     if (owned === 'unavailable') {

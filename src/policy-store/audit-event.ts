@@ -34,5 +34,6 @@ export function policyEventRecord(event: PolicyEvent): AuditRecord {
     approval_channel: null,
     policy_version: event.version,
     user_groups: null,
+    user_scopes: null,
   };
 }

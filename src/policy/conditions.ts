@@ -26,7 +26,7 @@
 
 import type { Identity } from '../identity';
 import type { Condition } from './schema';
-import { lostGroups, UnknownReached, UnknownValue } from './unknown';
+import { lostList, UnknownReached, UnknownValue } from './unknown';
 
 export interface CallView {
   tool: string;
@@ -157,7 +157,7 @@ function userView(identity: Identity): Record<string, unknown> {
   return {
     id: identity.userId,
     email: identity.email || undefined,
-    groups: lostGroups(identity.groups) ?? identity.groups,
+    groups: lostList(identity.groups) ?? identity.groups,
     client: identity.clientId,
   };
 }

@@ -5,6 +5,7 @@
 import { LIST_ITEMS } from './conditions';
 import type { z } from 'zod';
 import { policySchema, type Condition, type PolicyDocument } from './schema';
+import { isScope, SCOPES as TOKEN_SCOPES } from '../scopes';
 
 export interface PolicyError {
   pointer: string;
@@ -166,6 +167,14 @@ function checkSemantics(
         pointer: `${at}/approvals_required`,
         message: `${tool.approvals_required} approvals wanted, but only ${people.length} people may approve (name a group, or more people)`,
       });
+    array(tool.approvers)?.forEach((entry, i) => {
+      if (typeof entry === 'string' && entry.startsWith('scope:'))
+        errors.push({
+          pointer: `${at}/approvers/${i}`,
+          message:
+            'approvers are people or groups: a scope belongs to a token, not to whoever approves on a web page',
+        });
+    });
     for (const key of ['approvers', 'approval', 'approvals_required', 'notify'] as const) {
       if (tool[key] !== undefined && tool.action !== 'require_approval') {
         errors.push({
@@ -205,11 +214,13 @@ function checkRules(
     array(rules[kind])?.forEach((cond, i) => {
       const c = record(cond);
       if (c) checkCondition(c, `${at}/${kind}/${i}`, args, errors, regexes);
+      if (c) checkScopePrincipals(c, `${at}/${kind}/${i}`, errors);
     });
   }
   const seen = new Map<string, string>();
   array(rules.limits)?.forEach((raw, i) => {
     const limit = record(raw);
+    if (limit) checkScopePrincipals(limit, `${at}/limits/${i}`, errors);
     if (!limit || typeof limit.counter !== 'string') return;
     const key = `${String(limit.scope)}/${limit.counter}`;
     const first = seen.get(key);
@@ -220,6 +231,24 @@ function checkRules(
       });
     else seen.set(key, `${at}/limits/${i}`);
   });
+}
+
+/** A `scope:` principal must name a scope tokens can hold: a typo would never match anyone. */
+function checkScopePrincipals(
+  rule: Record<string, unknown>,
+  at: string,
+  errors: PolicyError[],
+): void {
+  for (const key of ['principals', 'except'] as const) {
+    array(rule[key])?.forEach((entry, i) => {
+      if (typeof entry !== 'string' || !entry.startsWith('scope:')) return;
+      if (!isScope(entry.slice(6)))
+        errors.push({
+          pointer: `${at}/${key}/${i}`,
+          message: `unknown scope "${entry.slice(6)}": one of ${TOKEN_SCOPES.join(', ')}`,
+        });
+    });
+  }
 }
 
 function checkCondition(

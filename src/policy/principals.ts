@@ -1,27 +1,28 @@
-// Whom a rule is for: its `principals` (only these users and groups) and `except` (never these).
-// Pure. A replayed call whose groups were never recorded (./unknown.ts) is judged by the entries
-// naming people where they decide, and throws UnknownReached where a group entry would.
+// Whom a rule is for: its `principals` (only these users, groups and token scopes) and `except`
+// (never these). Pure. A replayed call whose groups or scopes were never recorded (./unknown.ts)
+// is judged by the entries naming people where they decide, and throws UnknownReached where a
+// `group:` or `scope:` entry would.
 
-import { matchesAnyPrincipal, matchesPerson, type Identity } from '../identity';
-import { lostGroups, UnknownReached, type UnknownValue } from './unknown';
+import { matchesPrincipal, type Identity } from '../identity';
+import { lostList, UnknownReached, type UnknownValue } from './unknown';
+
+type Whom = { principals?: string[]; except?: string[] };
 
 /** Whether a rule with `principals`/`except` applies to this identity. */
-export function appliesTo(
-  rule: { principals?: string[]; except?: string[] },
-  identity: Identity,
-): boolean {
-  const lost = lostGroups(identity.groups);
-  if (lost) return appliesWithoutGroups(rule, identity, lost);
-  if (rule.principals && !matchesAnyPrincipal(rule.principals, identity)) return false;
-  if (rule.except && matchesAnyPrincipal(rule.except, identity)) return false;
-  return true;
+export function appliesTo(rule: Whom, identity: Identity): boolean {
+  const named = rule.principals ? anyMatches(rule.principals, identity) : true;
+  const exempt = rule.except ? anyMatches(rule.except, identity) : false;
+  if (named === false || exempt === true) return false;
+  if (named === true && exempt === false) return true;
+  const field = named === null ? 'principals' : 'except';
+  throw new UnknownReached(
+    field,
+    unknownFor((named === null ? rule.principals : rule.except)!, identity),
+  );
 }
 
 /** appliesTo, or the UnknownReached it throws (groups nobody recorded): never on a live call. */
-export function whetherApplies(
-  rule: { principals?: string[]; except?: string[] },
-  identity: Identity,
-): boolean | UnknownReached {
+export function whetherApplies(rule: Whom, identity: Identity): boolean | UnknownReached {
   try {
     return appliesTo(rule, identity);
   } catch (err) {
@@ -30,25 +31,27 @@ export function whetherApplies(
   }
 }
 
-/**
- * appliesTo for a person whose groups are not known: the entries naming people decide where they
- * can (named in `principals`, or in `except`), and where a `group:` entry would decide instead it
- * throws UnknownReached.
- */
-function appliesWithoutGroups(
-  rule: { principals?: string[]; except?: string[] },
-  identity: Identity,
-  lost: UnknownValue,
-): boolean {
-  const named = rule.principals ? listed(rule.principals, identity) : true;
-  const exempt = rule.except ? listed(rule.except, identity) : false;
-  if (named === false || exempt === true) return false;
-  if (named === true && exempt === false) return true;
-  throw new UnknownReached(named === null ? 'principals' : 'except', lost);
+/** Whether an entry names them (true), none does (false), or only an unknown list could tell (null). */
+function anyMatches(entries: readonly string[], identity: Identity): boolean | null {
+  let unknown = false;
+  for (const entry of entries) {
+    if (lostFor(entry, identity)) unknown = true;
+    else if (matchesPrincipal(entry, identity)) return true;
+  }
+  return unknown ? null : false;
 }
 
-/** Whether a person entry names them (true), no entry could (false), or only a group could (null). */
-function listed(entries: readonly string[], identity: Identity): boolean | null {
-  if (entries.some((e) => !e.startsWith('group:') && matchesPerson(e, identity))) return true;
-  return entries.some((e) => e.startsWith('group:')) ? null : false;
+/** What an entry would need that the record lacks: its groups (`group:`) or scopes (`scope:`). */
+function lostFor(entry: string, identity: Identity): UnknownValue | undefined {
+  if (entry.startsWith('group:')) return lostList(identity.groups);
+  if (entry.startsWith('scope:')) return lostList(identity.scopes);
+  return undefined;
+}
+
+function unknownFor(entries: readonly string[], identity: Identity): UnknownValue {
+  for (const entry of entries) {
+    const lost = lostFor(entry, identity);
+    if (lost) return lost;
+  }
+  throw new Error('no unknown entry');
 }

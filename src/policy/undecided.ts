@@ -11,4 +11,6 @@ export const UNDECIDED_RULES = {
   counterStore: '(counter store unavailable)',
   /** The policy store could not say which policy is in force. */
   policyStore: '(policy store unavailable)',
+  /** The caller's token does not hold the tool's scope: refused before any policy. */
+  scope: '(scope not granted)',
 } as const;

@@ -29,20 +29,20 @@ export class UnknownReached extends Error {
   }
 }
 
-const LOST_GROUPS = new WeakMap<readonly string[], UnknownValue>();
+const LOST_LISTS = new WeakMap<readonly string[], UnknownValue>();
 
 /**
- * An empty group list that stands for groups nobody recorded: a `group:` principal or a
- * `user.groups` path that needs them throws UnknownReached. A fresh list each time, known by
- * identity, so Identity keeps its type and no real list is ever taken for one.
+ * An empty list that stands for groups (or token scopes) nobody recorded: a `group:` or `scope:`
+ * principal or a `user.groups` path that needs them throws UnknownReached. A fresh list each
+ * time, known by identity, so Identity keeps its type and no real list is ever taken for one.
  */
-export function unknownGroups(unknown: UnknownValue): string[] {
-  const groups: string[] = [];
-  LOST_GROUPS.set(groups, unknown);
-  return groups;
+export function unknownList(unknown: UnknownValue): string[] {
+  const list: string[] = [];
+  LOST_LISTS.set(list, unknown);
+  return list;
 }
 
-/** Why these groups are not known, or undefined when they are the real groups. */
-export function lostGroups(groups: readonly string[]): UnknownValue | undefined {
-  return LOST_GROUPS.get(groups);
+/** Why this list (groups, scopes) is not known, or undefined when it is the real one. */
+export function lostList(list: readonly string[]): UnknownValue | undefined {
+  return LOST_LISTS.get(list);
 }

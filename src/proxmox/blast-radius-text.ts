@@ -110,11 +110,14 @@ export function blastGuestLabel(b: BlastRadius): string {
   return `${g.vm_type === 'qemu' ? 'VM' : 'container'} ${g.vmid}${g.name ? ` (${g.name})` : ''} on ${g.node}`;
 }
 
-/** The facts as text lines (previews, chat messages): warnings first. */
+/**
+ * The facts as text lines (previews, chat messages): warnings first. The guest is not named
+ * again: the text around them (a preview's state line, a question's title) names it already.
+ */
 export function blastRadiusLines(b: BlastRadius, now: number): string[] {
   return [
     ...b.warnings.map((w) => `Warning: ${w}`),
-    `What this touches, ${blastGuestLabel(b)}:`,
+    'What this touches:',
     ...blastRadiusRows(b, now).map((r) => `  ${r.label}: ${r.value}`),
   ];
 }

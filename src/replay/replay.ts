@@ -22,7 +22,7 @@ import type { CallView } from '../policy/conditions';
 import { evaluatePolicy, limitsFor, type AppliedLimit, type Decision } from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';
 import { whetherApplies } from '../policy/principals';
-import { UnknownReached, UnknownValue, unknownGroups } from '../policy/unknown';
+import { UnknownReached, UnknownValue, unknownList } from '../policy/unknown';
 import { recordedCall } from './recorded-call';
 import { ReplaySlots, type SlotClaim, type SlotOwner } from './slots';
 
@@ -51,6 +51,8 @@ export type ReplayRecord = Pick<
 > & {
   /** The caller's groups; undefined or null on records from before groups were recorded. */
   user_groups?: string[] | null;
+  /** The token's scopes; undefined or null on records from before scopes were recorded. */
+  user_scopes?: string[] | null;
 };
 
 export type ReplayDecision = Exclude<AuditDecision, 'none'> | 'unknown';
@@ -98,6 +100,10 @@ export interface ReplayReport {
 const SKIPPED_RULES: ReadonlySet<string> = new Set(Object.values(UNDECIDED_RULES));
 
 const GROUPS_NOT_RECORDED = new UnknownValue('user.groups', 'the record predates group recording');
+const SCOPES_NOT_RECORDED = new UnknownValue(
+  'user.scopes',
+  "the record predates the recording of the token's scopes",
+);
 
 /** `records` oldest first (they are put in time order anyway: limits are counted in it). */
 export function replayPolicy(
@@ -249,14 +255,15 @@ function limitsOf(candidate: CompiledPolicy, record: ReplayRecord, identity: Ide
   };
 }
 
-/** Who called, as the record says; groups nobody recorded are unknown, never taken as none. */
+/** Who called, as the record says; groups or scopes nobody recorded are unknown, never taken as none. */
 function identityOf(record: ReplayRecord): Identity {
   return {
     userId: record.user_id,
     email: record.user_email ?? undefined,
-    groups: record.user_groups ?? unknownGroups(GROUPS_NOT_RECORDED),
+    groups: record.user_groups ?? unknownList(GROUPS_NOT_RECORDED),
     clientId: record.client_id,
     grantId: record.grant_id,
+    scopes: record.user_scopes ?? unknownList(SCOPES_NOT_RECORDED),
   };
 }
 

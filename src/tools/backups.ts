@@ -158,6 +158,7 @@ const NOTES_MAX = 1024;
 
 export const createBackup = defineTool({
   name: 'pve_create_backup',
+  scope: 'pve:operate',
   description:
     'Back up one VM or container now (vzdump), e.g. before a change. Requires confirm=true.',
   input: z.strictObject({
@@ -283,6 +284,7 @@ const madeAgo = (v: Volume, now: number) =>
 
 export const restoreBackup = defineTool({
   name: 'pve_restore_backup',
+  scope: 'pve:provision',
   description:
     'Restore a backup as a new guest (next free vmid by default), or with force=true over a stopped guest, replacing its disks and snapshots. Requires confirm=true.',
   input: z.strictObject({
@@ -435,6 +437,7 @@ function restoreRequest(
 
 export const deleteBackup = defineTool({
   name: 'pve_delete_backup',
+  scope: 'pve:operate',
   description:
     'Delete one backup for good (never a protected one). Requires confirm=true; the preview says which remain.',
   input: z.strictObject({ node: nodeName, volume: backupVolume, confirm, ...waitArgs }),

@@ -36,18 +36,21 @@ export const cloneInput = z.strictObject({
   full: z.boolean().optional().describe('false: linked clone (templates only, their default).'),
   target: nodeName.optional().describe('Node for the clone (shared storage).'),
   storage: storageId.optional().describe('For a full copy.'),
-  pool: poolId.optional(),
+  pool: poolId.optional().describe('Resource pool, e.g. lab.'),
   description: description.optional(),
   ciuser: z
     .string()
     .regex(CIUSER_RE, { error: 'must be a user name: lower-case letters, digits, "_", "-"' })
-    .optional(),
+    .optional()
+    .describe('Cloud-init user.'),
   cipassword: parsedString(checkedText(checkPassword), 128)
     .optional()
     .describe('Never shown back.'),
   sshkeys: parsedString(parseSshKeys, 32_768).optional().describe('Public keys, one per line.'),
-  ipconfig0: propertyString(parseIpconfig, 'ip=10.0.0.5/24,gw=10.0.0.1 or ip=dhcp').optional(),
-  nameserver: parsedString(parseAddressList, 200).optional(),
+  ipconfig0: propertyString(parseIpconfig, 'ip=10.0.0.5/24,gw=10.0.0.1 or ip=dhcp')
+    .optional()
+    .describe('ip=dhcp or ip=10.0.0.5/24,gw=10.0.0.1.'),
+  nameserver: parsedString(parseAddressList, 200).optional().describe('DNS servers, e.g. 1.1.1.1.'),
   searchdomain: parsedString(parseSearchDomains, 600).optional(),
   cores: z.number().int().min(1).max(1024).optional(),
   memory: memoryMib.optional().describe('MiB.'),

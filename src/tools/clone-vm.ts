@@ -146,13 +146,14 @@ function inheritedFrom(
 
 export const cloneVm = defineTool({
   name: 'pve_clone_vm',
+  scope: 'pve:provision',
   description:
     'Clone a VM or template, then in the same call set cloud-init (ci*, ipconfig0, nameserver, searchdomain), cores, memory, net0, ' +
     'grow the boot disk (resize) and start it. Requires confirm=true; otherwise a preview of every request in order.',
   input: cloneInput,
   output,
   annotations: {
-    title: 'Clone a Proxmox VM',
+    title: 'Clone a VM',
     readOnlyHint: false,
     destructiveHint: false,
     idempotentHint: false,

@@ -17,6 +17,7 @@ const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint:
 
 export const getVersion = defineTool({
   name: 'pve_get_version',
+  scope: 'pve:read',
   description: 'Proxmox VE version of the API answering.',
   input: z.strictObject({}),
   output: z.object({
@@ -46,6 +47,7 @@ const member = z.object({
 
 export const getClusterStatus = defineTool({
   name: 'pve_get_cluster_status',
+  scope: 'pve:read',
   description: 'Cluster name, quorum, and which nodes are online or offline.',
   input: z.strictObject({}),
   output: z.object({
@@ -56,7 +58,7 @@ export const getClusterStatus = defineTool({
     nodes: z.array(member).optional(),
     ...outputExtras,
   }),
-  annotations: readOnly('Proxmox cluster status'),
+  annotations: readOnly('Cluster status'),
   async run(_args, ctx) {
     const items = parseEach(clusterStatusItem, await ctx.pve().get('/cluster/status', anyList));
     const c = items.find((i) => i.type === 'cluster');
@@ -97,10 +99,11 @@ const nodeRow = z.object({
 
 export const listNodes = defineTool({
   name: 'pve_list_nodes',
+  scope: 'pve:read',
   description: 'The cluster nodes with status, CPU, memory and uptime.',
   input: z.strictObject({}),
   output: z.object({ nodes: z.array(nodeRow).optional(), ...outputExtras }),
-  annotations: readOnly('List Proxmox nodes'),
+  annotations: readOnly('List nodes'),
   async run(_args, ctx) {
     const nodes = parseEach(nodeListItem, await ctx.pve().get('/nodes', anyList))
       .map((n) => ({
@@ -134,6 +137,7 @@ const usage = z
 
 export const getNodeMetrics = defineTool({
   name: 'pve_get_node_metrics',
+  scope: 'pve:read',
   description: "One node's CPU, load, memory, swap, root disk, uptime and versions.",
   input: z.strictObject({ node: nodeName.describe('Node, e.g. pve1.') }),
   output: z.object({
@@ -151,7 +155,7 @@ export const getNodeMetrics = defineTool({
     pve_version: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: readOnly('Proxmox node metrics'),
+  annotations: readOnly('Node metrics'),
   async run(args, ctx) {
     const s = await ctx.pve().get(`/nodes/${encodeURIComponent(args.node)}/status`, nodeStatus);
     const gib = (

@@ -34,9 +34,9 @@ export type VmType = z.output<typeof vmType>;
 
 /** Which guest a guest tool acts on: PLG's `node`, `vmid` and `vm_type`. */
 export const guestTarget = {
-  node: nodeName,
-  vmid,
-  vm_type: vmType,
+  node: nodeName.describe('Node, e.g. pve1.'),
+  vmid: vmid.describe('Guest id.'),
+  vm_type: vmType.describe('lxc: a container.'),
 };
 
 export const storageId = z.string().max(100).regex(STORAGE_ID_RE, {

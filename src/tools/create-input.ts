@@ -55,7 +55,7 @@ export const createInput = z.strictObject({
   name: dnsName.optional().describe('A DNS name, e.g. web-01.'),
   memory: memoryMib.optional().describe('MiB (default 512).'),
   cores: z.number().int().min(1).max(1024).optional().describe('Per socket (default 1).'),
-  sockets: z.number().int().min(1).max(16).optional(),
+  sockets: z.number().int().min(1).max(16).optional().describe('CPU sockets (default 1).'),
   net0: propertyString(parseNet, 'virtio,bridge=vmbr0')
     .optional()
     .describe('e.g. virtio,bridge=vmbr0,firewall=1.'),
@@ -67,7 +67,7 @@ export const createInput = z.strictObject({
     .describe('CD-ROM: an ISO (local:iso/NAME.iso) or none.'),
   ostype: z.enum(OSTYPES).optional().describe('e.g. l26 (Linux), win11.'),
   cpu: propertyString(parseCpu, 'host').optional().describe('e.g. host, x86-64-v2-AES.'),
-  scsihw: z.enum(SCSIHW).optional(),
+  scsihw: z.enum(SCSIHW).optional().describe('SCSI controller.'),
   boot: propertyString(parseBoot, 'order=scsi0;ide2;net0')
     .optional()
     .describe('e.g. order=scsi0;ide2;net0.'),
@@ -82,7 +82,7 @@ export const createInput = z.strictObject({
     .optional()
     .describe('true/false or e.g. 1,fstrim_cloned_disks=1.'),
   tags: tags.optional().describe('A list, or separated by ";".'),
-  pool: poolId.optional(),
+  pool: poolId.optional().describe('Resource pool, e.g. lab.'),
   start: z.boolean().optional().describe('Start it once created.'),
   description: description.optional().describe('Notes.'),
   ...waitArgs,

@@ -80,7 +80,7 @@ function params(args: Args): Record<string, string> {
 export const createLxc = defineCreateTool({
   name: 'pve_create_lxc',
   kind: 'lxc',
-  title: 'Create a Proxmox LXC container',
+  title: 'Create an LXC container',
   description:
     'Create an LXC container from a template (ostemplate, see pve_list_storage_content content=vztmpl). ' +
     'Unprivileged by default. Requires confirm=true; otherwise a preview of the exact parameters and vmid.',

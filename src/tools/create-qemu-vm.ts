@@ -17,7 +17,7 @@ import { defineCreateTool } from './guest-create';
 export const createQemuVm = defineCreateTool({
   name: 'pve_create_qemu_vm',
   kind: 'qemu',
-  title: 'Create a Proxmox QEMU VM',
+  title: 'Create a QEMU VM',
   description:
     'Create a QEMU VM (vmid: the next free one when left out). Disks STORAGE:SIZE_GiB ' +
     '(scsi0=local-lvm:32), NICs net0=virtio,bridge=vmbr0, an installer ISO on ide2 ' +

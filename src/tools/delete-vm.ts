@@ -24,7 +24,8 @@ const input = z.strictObject({
 
 export const deleteVm = defineGuestAction({
   name: 'pve_delete_vm',
-  title: 'Delete a Proxmox guest',
+  scope: 'pve:provision',
+  title: 'Delete a guest',
   description:
     'Destroy a stopped VM or container and its disks, for good. Requires confirm=true; the preview names its disks and protection.',
   destructive: true,

@@ -23,6 +23,7 @@ import {
   type GuestState,
 } from './guests';
 import { waitForTask } from './task-wait';
+import type { Scope } from '../scopes';
 
 /** The one request an action sends. */
 export interface ActionRequest {
@@ -54,6 +55,8 @@ export interface ActionArgs extends GuestRef {
 
 export interface GuestActionSpec<I extends z.ZodObject> {
   name: string;
+  /** The OAuth scope the action needs (../scopes.ts). */
+  scope: Scope;
   title: string;
   description: string;
   /** The action loses data or state (a hard stop, a rollback, a deleted snapshot). */
@@ -96,6 +99,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
   type Args = z.output<I> & ActionArgs;
   return defineTool({
     name: spec.name,
+    scope: spec.scope,
     description: spec.description,
     input: spec.input,
     output,

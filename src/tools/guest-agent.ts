@@ -168,6 +168,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const guestExec = defineTool({
   name: 'pve_guest_exec',
+  scope: 'pve:guest',
   description:
     'Run one program (no shell) in a running VM through the QEMU guest agent; returns its exit code, stdout and stderr. Requires confirm=true.',
   input: z.strictObject({
@@ -319,6 +320,7 @@ async function waitForExit(
 
 export const guestFileRead = defineTool({
   name: 'pve_guest_file_read',
+  scope: 'pve:guest',
   description:
     'Read a text file inside a running VM through the QEMU guest agent (the first 64 KiB).',
   input: z.strictObject({ ...guestVm, file: guestFile }),
@@ -387,6 +389,7 @@ const agentInfo = z.object({ version: z.string().optional() });
 
 export const guestInfo = defineTool({
   name: 'pve_guest_info',
+  scope: 'pve:guest',
   description:
     "What the QEMU guest agent of a running VM reports: its version, the guest's OS and its file systems with their use.",
   input: z.strictObject(guestVm),

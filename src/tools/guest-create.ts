@@ -58,6 +58,8 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
   const path = (node: string) => `/nodes/${encodeURIComponent(node)}/${spec.kind}`;
   return defineTool({
     name: spec.name,
+    // Every new guest, VM or container, is provisioning.
+    scope: 'pve:provision',
     description: spec.description,
     input: spec.input,
     output,

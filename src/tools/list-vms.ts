@@ -62,11 +62,12 @@ const output = z.object({
 
 export const listVms = defineTool({
   name: 'pve_list_vms',
+  scope: 'pve:read',
   description: 'List QEMU VMs and LXC containers from cluster resources',
   input,
   output,
   annotations: {
-    title: 'List Proxmox VMs and containers',
+    title: 'List VMs and containers',
     readOnlyHint: true,
     openWorldHint: false,
   },

@@ -71,7 +71,8 @@ function judgeContainer(args: Args, state: GuestState, who: string): Verdict {
 
 export const migrateVm = defineGuestAction({
   name: 'pve_migrate_vm',
-  title: 'Migrate a Proxmox guest to another node',
+  scope: 'pve:provision',
+  title: 'Migrate a guest to another node',
   description:
     'Move a VM or container to another node (online: live, for a running VM; restart: for a running container). Requires confirm=true.',
   destructive: false,

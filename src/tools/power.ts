@@ -42,7 +42,7 @@ interface PowerSpec {
 const POWER: PowerSpec[] = [
   {
     action: 'start',
-    title: 'Start a Proxmox guest',
+    title: 'Start a guest',
     description:
       'Start a VM or container. Requires confirm=true; previews (with its current state) otherwise.',
     destructive: false,
@@ -57,7 +57,7 @@ const POWER: PowerSpec[] = [
       if (s.status === 'running') {
         return paused(s)
           ? { ok: false, reason: `${who} is running but paused: resume it with pve_resume_vm.` }
-          : { ok: 'unchanged', note: `${who} is already running.` };
+          : { ok: 'unchanged', note: 'It is already running.' };
       }
       return (
         locked(g, s, ['suspended']) ?? {
@@ -72,7 +72,7 @@ const POWER: PowerSpec[] = [
   },
   {
     action: 'shutdown',
-    title: 'Shut down a Proxmox guest',
+    title: 'Shut down a guest',
     description:
       'Cleanly shut down a VM or container (the guest OS is asked); force_stop stops it after timeout s. Requires confirm=true.',
     destructive: false,
@@ -81,7 +81,7 @@ const POWER: PowerSpec[] = [
       if (s.status === 'stopped')
         return {
           ok: 'unchanged',
-          note: `${guestLabel(g, s.name ?? undefined)} is already stopped.`,
+          note: 'It is already stopped.',
         };
       if (g.vm_type === 'qemu' && paused(s) && !args.force_stop) {
         return {
@@ -100,7 +100,7 @@ const POWER: PowerSpec[] = [
   },
   {
     action: 'stop',
-    title: 'Stop a Proxmox guest (hard power-off)',
+    title: 'Stop a guest (hard power-off)',
     description:
       'Hard power-off of a VM or container: unsaved data in the guest is lost. Prefer pve_shutdown_vm. Requires confirm=true.',
     destructive: true,
@@ -109,7 +109,7 @@ const POWER: PowerSpec[] = [
       if (s.status === 'stopped')
         return {
           ok: 'unchanged',
-          note: `${guestLabel(g, s.name ?? undefined)} is already stopped.`,
+          note: 'It is already stopped.',
         };
       return (
         locked(g, s) ?? {
@@ -121,7 +121,7 @@ const POWER: PowerSpec[] = [
   },
   {
     action: 'reboot',
-    title: 'Reboot a Proxmox guest',
+    title: 'Reboot a guest',
     description:
       'Cleanly reboot a running VM or container (the guest OS is asked). Requires confirm=true.',
     destructive: false,
@@ -135,7 +135,7 @@ const POWER: PowerSpec[] = [
   },
   {
     action: 'suspend',
-    title: 'Suspend a Proxmox guest',
+    title: 'Suspend a guest',
     description:
       'Pause a running VM (its memory stays) or checkpoint a container. Resume with pve_resume_vm. Requires confirm=true.',
     destructive: false,
@@ -146,7 +146,7 @@ const POWER: PowerSpec[] = [
       if (paused(s))
         return {
           ok: 'unchanged',
-          note: `${guestLabel(g, s.name ?? undefined)} is already paused.`,
+          note: 'It is already paused.',
         };
       const note =
         g.vm_type === 'qemu'
@@ -157,7 +157,7 @@ const POWER: PowerSpec[] = [
   },
   {
     action: 'resume',
-    title: 'Resume a suspended Proxmox guest',
+    title: 'Resume a suspended guest',
     description: 'Resume a paused VM or a checkpointed container. Requires confirm=true.',
     destructive: false,
     idempotent: true,
@@ -175,7 +175,7 @@ const POWER: PowerSpec[] = [
       if (!paused(s))
         return {
           ok: 'unchanged',
-          note: `${guestLabel(g, s.name ?? undefined)} is running, not paused.`,
+          note: 'It is running, not paused.',
         };
       return locked(g, s) ?? { ok: true, note: 'The VM carries on where it was paused.' };
     },
@@ -199,6 +199,7 @@ const shutdownInput = baseInput.extend({
 export const POWER_TOOLS: ToolSpec[] = POWER.map((p) =>
   defineGuestAction({
     name: `pve_${p.action}_vm`,
+    scope: 'pve:operate',
     title: p.title,
     description: p.description,
     destructive: p.destructive,

@@ -29,7 +29,8 @@ const input = z.strictObject({
 
 export const resizeDisk = defineGuestAction({
   name: 'pve_resize_disk',
-  title: 'Grow a disk of a Proxmox guest',
+  scope: 'pve:provision',
+  title: 'Grow a disk of a guest',
   description:
     'Grow a VM disk or container volume (Proxmox never shrinks). Requires confirm=true; the preview gives the sizes before and after.',
   destructive: false,
@@ -88,7 +89,7 @@ export const resizeDisk = defineGuestAction({
     if (after === disk.bytes)
       return {
         ok: 'unchanged',
-        note: `${args.disk} of ${who} already is ${describeBytes(disk.bytes)}.`,
+        note: `Its ${args.disk} already is ${describeBytes(disk.bytes)}.`,
       };
     const inside =
       args.vm_type === 'qemu'

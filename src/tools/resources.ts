@@ -62,6 +62,7 @@ function toItem(r: ResourceItem): Item[] {
 
 export const listResources = defineTool({
   name: NAME,
+  scope: 'pve:read',
   description:
     'List cluster resources (guests, storages, nodes, SDN, pools), optionally of one resource_type; paged.',
   input,
@@ -72,7 +73,7 @@ export const listResources = defineTool({
     ...outputExtras,
   }),
   annotations: {
-    title: 'List Proxmox cluster resources',
+    title: 'List cluster resources',
     readOnlyHint: true,
     openWorldHint: false,
   },

@@ -107,7 +107,7 @@ function judgeChange(args: Args, current: Current, running: boolean): Verdict {
       to: disk ? '(removed; its volume stays as an unused disk)' : '(removed)',
     });
   }
-  if (!changes.length) return { ok: 'unchanged', note: `${who} already has this configuration.` };
+  if (!changes.length) return { ok: 'unchanged', note: 'It already has this configuration.' };
   const lines = changes.map((c) => `${c.key}: ${c.from} → ${c.to}`);
   const pending = running
     ? ' It is running: what cannot change while it runs waits until its next restart (pending).'
@@ -121,7 +121,8 @@ function judgeChange(args: Args, current: Current, running: boolean): Verdict {
 
 export const setVmConfig = defineGuestAction({
   name: 'pve_set_vm_config',
-  title: 'Change the configuration of a Proxmox guest',
+  scope: 'pve:provision',
+  title: 'Change the configuration of a guest',
   description:
     'Set (config) or remove (delete) config keys of a VM or container; values in Proxmox formats (net0: virtio,bridge=vmbr0). ' +
     'Host passthrough, hook scripts, args and locks are refused. Requires confirm=true; the preview shows each change.',

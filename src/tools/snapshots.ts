@@ -45,6 +45,7 @@ async function readSnapshots(
 
 export const listSnapshots = defineTool({
   name: 'pve_list_snapshots',
+  scope: 'pve:read',
   description:
     'Snapshots of a VM or container: name, parent, time, RAM saved, and which one the current state follows.',
   input: z.strictObject(guestTarget),
@@ -54,7 +55,7 @@ export const listSnapshots = defineTool({
     ...outputExtras,
   }),
   annotations: {
-    title: 'List snapshots of a Proxmox guest',
+    title: 'List snapshots of a guest',
     readOnlyHint: true,
     openWorldHint: false,
   },
@@ -114,7 +115,8 @@ function missing(g: GuestRef, name: string, all: Snapshot[]): Verdict {
 
 export const createSnapshot = defineGuestAction({
   name: 'pve_create_snapshot',
-  title: 'Snapshot a Proxmox guest',
+  scope: 'pve:operate',
+  title: 'Snapshot a guest',
   description:
     'Take a snapshot of a VM or container (disks; with vmstate also RAM). Requires confirm=true; previews otherwise.',
   destructive: false,
@@ -158,7 +160,8 @@ export const createSnapshot = defineGuestAction({
 
 export const deleteSnapshot = defineGuestAction({
   name: 'pve_delete_snapshot',
-  title: 'Delete a snapshot of a Proxmox guest',
+  scope: 'pve:operate',
+  title: 'Delete a snapshot of a guest',
   description:
     'Delete one snapshot of a VM or container; the guest itself is not changed. Requires confirm=true; previews otherwise.',
   destructive: true,
@@ -191,7 +194,8 @@ export const deleteSnapshot = defineGuestAction({
 
 export const rollbackSnapshot = defineGuestAction({
   name: 'pve_rollback_snapshot',
-  title: 'Roll a Proxmox guest back to a snapshot',
+  scope: 'pve:operate',
+  title: 'Roll a guest back to a snapshot',
   description:
     'Roll a VM or container back to a snapshot: everything since it is lost. Requires confirm=true; previews otherwise.',
   destructive: true,

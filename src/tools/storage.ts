@@ -47,13 +47,14 @@ const storageRow = z.object({
 
 export const listStorage = defineTool({
   name: 'pve_list_storage',
+  scope: 'pve:read',
   description:
     "Storages and what each holds (images, iso, vztmpl, backup...); with node, that node's storages and their usage.",
   input: z.strictObject({
     node: nodeName.optional().describe('A node, for its storages with usage.'),
   }),
   output: z.object({ storages: z.array(storageRow).optional(), ...outputExtras }),
-  annotations: readOnly('List Proxmox storages'),
+  annotations: readOnly('List storages'),
   async run(args, ctx) {
     const path = args.node ? `/nodes/${encodeURIComponent(args.node)}/storage` : '/storage';
     const storages = parseEach(storageRaw, await ctx.pve().get(path, anyList))
@@ -136,11 +137,12 @@ const storageTarget = {
 
 export const listBackups = defineTool({
   name: 'pve_list_backups',
+  scope: 'pve:read',
   description:
     'List the backups on a storage (newest first; on a Proxmox Backup Server with their verification), optionally of one guest.',
   input: z.strictObject(storageTarget),
   output: z.object({ backups: z.array(volume).optional(), ...outputExtras }),
-  annotations: readOnly('List Proxmox backups'),
+  annotations: readOnly('List backups'),
   async run(args, ctx) {
     const backups = (
       await readContent(ctx, args.node, args.storage, { content: 'backup', vmid: args.vmid })
@@ -162,6 +164,7 @@ const CONTENT_NAME = 'pve_list_storage_content';
 
 export const listStorageContent = defineTool({
   name: CONTENT_NAME,
+  scope: 'pve:read',
   description:
     'Volumes of one kind on a storage (iso, vztmpl, import, images, rootdir, backup, snippets), to pick a real volume id (local:iso/debian-12.iso). Paged.',
   input: z.strictObject({
@@ -178,7 +181,7 @@ export const listStorageContent = defineTool({
     next_cursor: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: readOnly('List Proxmox storage content'),
+  annotations: readOnly('List storage content'),
   async run(args, ctx) {
     const after = decodeCursor(CONTENT_NAME, args.cursor);
     const all = (

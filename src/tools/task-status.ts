@@ -14,6 +14,7 @@ const UPID_SHAPE = /^UPID:[^\s]{1,300}$/;
 
 export const getTaskStatus = defineTool({
   name: NAME,
+  scope: 'pve:read',
   description:
     'A Proxmox task by its UPID (from a write): running, or its exit status; log_lines adds its log tail; wait: true waits for the end.',
   input: z.strictObject({
@@ -45,7 +46,7 @@ export const getTaskStatus = defineTool({
     log_total: z.number().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: { title: 'Status of a Proxmox task', readOnlyHint: true, openWorldHint: false },
+  annotations: { title: 'Status of a task', readOnlyHint: true, openWorldHint: false },
   async run(args, ctx) {
     const upid = parseUpid(args.upid);
     if (!upid) {

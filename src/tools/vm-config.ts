@@ -11,6 +11,7 @@ import { guestLabel, guestPath } from './guests';
 
 export const getVmConfig = defineTool({
   name: 'pve_get_vm_config',
+  scope: 'pve:read',
   description:
     'Configuration of a VM or container (or of a snapshot): every key, property strings split into fields, secrets redacted.',
   input: z.strictObject({
@@ -28,7 +29,7 @@ export const getVmConfig = defineTool({
     ...outputExtras,
   }),
   annotations: {
-    title: 'Configuration of a Proxmox guest',
+    title: 'Configuration of a guest',
     readOnlyHint: true,
     openWorldHint: false,
   },

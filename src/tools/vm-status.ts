@@ -25,6 +25,7 @@ type Iface = z.output<typeof iface>;
 
 export const getVmStatus = defineTool({
   name: 'pve_get_vm_status',
+  scope: 'pve:read',
   description:
     'State of a VM or container: status, CPU, memory, disk, uptime, lock; guest_ips adds its IP addresses.',
   input: z.strictObject({
@@ -52,7 +53,7 @@ export const getVmStatus = defineTool({
     ips_note: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: { title: 'Status of a Proxmox guest', readOnlyHint: true, openWorldHint: false },
+  annotations: { title: 'Status of a guest', readOnlyHint: true, openWorldHint: false },
   async run(args, ctx) {
     const s = await readGuestState(ctx.pve(), args);
     const r = s.raw;

@@ -76,10 +76,10 @@ function grantsSection(v: AdminView) {
       ? html`<p>${v.grants.unavailable}</p>`
       : v.grants.rows.length === 0
         ? html`<p>No grants.</p>`
-        : html`<div class="scroll"><table class="cards"><thead><tr><th scope="col">Person</th><th scope="col">Client</th><th scope="col">Created (UTC)</th><th scope="col">Last used (UTC)</th><th scope="col">Revoke</th></tr></thead><tbody>${v.grants.rows.map(
+        : html`<div class="scroll"><table class="cards"><thead><tr><th scope="col">Person</th><th scope="col">Client</th><th scope="col">Scopes</th><th scope="col">Created (UTC)</th><th scope="col">Last used (UTC)</th><th scope="col">Revoke</th></tr></thead><tbody>${v.grants.rows.map(
             (
               g,
-            ) => html`<tr><td data-label="Person" class="who">${g.who}${g.who !== g.userId ? html`<br><small><code>${g.userId}</code></small>` : ''}</td><td data-label="Client" class="id">${g.clientName}<br><small><code>${g.clientId}</code></small></td><td data-label="Created">${iso(g.createdAt)}</td><td data-label="Last used">${iso(g.lastUsed) || '—'}</td>
+            ) => html`<tr><td data-label="Person" class="who">${g.who}${g.who !== g.userId ? html`<br><small><code>${g.userId}</code></small>` : ''}</td><td data-label="Client" class="id">${g.clientName}<br><small><code>${g.clientId}</code></small></td><td data-label="Scopes" class="id">${g.scopes.length ? html`<code>${g.scopes.join(' ')}</code>` : html`<span class="bad">none</span>`}</td><td data-label="Created">${iso(g.createdAt)}</td><td data-label="Last used">${iso(g.lastUsed) || '—'}</td>
 <td><form method="get" action="/admin/grants/revoke"><input type="hidden" name="user" value="${g.userId}"><input type="hidden" name="grant" value="${g.grantId}">
 <button type="submit" aria-label="Revoke ${g.clientName} for ${g.who}…">Revoke…</button></form></td></tr>`,
           )}</tbody></table></div>${v.grants.more ? html`<p><small>Only the first grants are listed.</small></p>` : ''}`;

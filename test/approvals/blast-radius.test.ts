@@ -75,7 +75,10 @@ describe('the blast radius of a rollback of an HA-managed, replicated VM with an
     expect(b.warnings).toEqual([expect.stringMatching(STALE)]);
     const text = (preview.content as { text: string }[])[0]!.text;
     expect(text).toMatch(/^Warning: The newest backup is (9|10) days old/m);
-    expect(text).toContain('What this touches, VM 120 (files01) on pve2:');
+    // The preview names the guest once, before the facts.
+    expect(text).toContain('VM 120 (files01) on pve2 is running.');
+    expect(text.split('files01').length - 1).toBe(1);
+    expect(text).toContain('What this touches:');
     expect(text).toContain('  HA: managed by the HA manager (requested state started)');
     expect(text).toContain('  Replication: 120-0 to pve3 (schedule */15)');
     expect(text).toMatch(

@@ -20,7 +20,12 @@ const EXEC = {
 describe('a command in a guest, approved by a lead', () => {
   it('waits for the approval, shows the argv, runs once after it', async () => {
     await sim.reset();
-    const { client } = await connectSignedIn('http', { user: 'ann@example.com', groups: 'ops' });
+    const { client } = await connectSignedIn('http', {
+      user: 'ann@example.com',
+      groups: 'ops',
+      // Commands inside guests: the person ticks it, it is never ticked for them.
+      scopes: ['pve:read', 'pve:guest'],
+    });
     const pending = await call(client, 'pve_guest_exec', EXEC);
     expect(pending.isError).toBe(true);
     expect(text(pending)).toMatch(/^\[APPROVAL REQUIRED\] A command in a guest needs a lead\./);

@@ -36,7 +36,11 @@ beforeAll(() => sim.reset());
 
 describe('secret parameters of pve_api_request', () => {
   it('are redacted in the preview, on the approval page, in the audit record and its export', async () => {
-    const { client } = await connectSignedIn('http', { user: 'olga@example.com', groups: 'ops' });
+    const { client } = await connectSignedIn('http', {
+      user: 'olga@example.com',
+      groups: 'ops',
+      scopes: ['pve:raw'],
+    });
     await sim.clearLog();
 
     const preview = await call(client, 'pve_api_request', ARGS);

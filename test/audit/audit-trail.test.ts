@@ -190,6 +190,7 @@ describe('the audit trail', () => {
       approval_channel: null,
       policy_version: null,
       user_groups: null,
+      user_scopes: null,
     });
     expect(
       (await auditStub().query({ limit: 1000, to: old })).records.map((r) => r.request_id),

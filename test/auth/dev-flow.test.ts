@@ -122,6 +122,8 @@ describe('identity in the session', () => {
       groups: ['ops'],
       clientId: expect.any(String),
       grantId: expect.any(String),
+      // What the consent page ticked by default: the token's scopes, as the library verified them.
+      scopes: ['pve:read', 'pve:operate', 'pve:provision'],
     });
     expect(Object.keys(dora!).sort()).toEqual([
       'clientId',
@@ -131,6 +133,7 @@ describe('identity in the session', () => {
       'login',
       'name',
       'publicOrigin',
+      'scopes',
       'userId',
     ]);
     await client.close();
@@ -194,7 +197,11 @@ describe('admission and consent', () => {
     );
     expect(result.consentHtml).toContain('127.0.0.1');
     expect(result.consentHtml).toMatch(/app on your own computer/);
-    expect(result.consentHtml).toMatch(/List Proxmox VMs and containers \(read only\)/);
+    // Each scope as a box, with the tools the policy in force lets through in it.
+    expect(result.consentHtml).toContain(
+      '<input type="checkbox" name="scope" value="pve:read" checked>',
+    );
+    expect(result.consentHtml).toMatch(/List VMs and containers/);
   });
 
   it('refuses a consent form posted without the browser binding (CSRF)', async () => {

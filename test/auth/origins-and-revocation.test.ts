@@ -61,7 +61,7 @@ describe('revoking a grant on /admin', () => {
     );
     const bystander = await connectSignedIn(
       'http',
-      { user: 'mallory@example.com', groups: 'ops' },
+      { user: 'mallory@example.com', groups: 'ops', scopes: ['pve:read'] },
       new TestOAuthClient("Mallory's other client"),
     );
     expect((await call(victim.client, 'pve_list_vms', { limit: 1 })).isError).toBeFalsy();
@@ -78,6 +78,13 @@ describe('revoking a grant on /admin', () => {
     expect(row).toMatch(
       /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<\/td><td data-label="Last used">\d{4}-\d\d-\d\dT/,
     ); // created, last used
+    // Each grant with the scopes the person ticked for it.
+    expect(row).toContain(
+      '<td data-label="Scopes" class="id"><code>pve:read pve:operate pve:provision</code></td>',
+    );
+    expect(grantRow(page, 'Mallory&#39;s other client').row).toContain(
+      '<td data-label="Scopes" class="id"><code>pve:read</code></td>',
+    );
 
     // Revoke asks first: the question names the person, the client and the grant. Opening it,
     // posting the row's fields without confirm=yes, or posting without the CSRF token changes
@@ -187,7 +194,11 @@ describe('POST /authorize over 64 KiB sent without a length', () => {
       error: 'payload_too_large',
       message: 'The request body is larger than 65536 bytes.',
     });
-    const small = await browser.post(`${ORIGIN}/authorize`, { handle, decision: 'approve' });
+    const small = await browser.post(`${ORIGIN}/authorize`, {
+      handle,
+      decision: 'approve',
+      scope: ['pve:read'],
+    });
     expect(small.status).toBe(302);
     expect(new URL(small.headers.get('location')!, ORIGIN).pathname).toBe('/dev-idp/login');
   });

@@ -91,7 +91,30 @@ describe('the consent page in headless Chromium', () => {
     const heading = await page.locator('h1').innerText();
     expect(heading).toContain('Allow Browser <Test> Client to use Proxmox VE?');
     expect(await page.content()).not.toContain('<Test>'); // escaped in the markup
-    expect(await page.locator('main').innerText()).toMatch(/Access will be sent to 127\.0\.0\.1/);
+    const main = await page.locator('main').innerText();
+    expect(main).toMatch(/Access will be sent to 127\.0\.0\.1/);
+    // The scopes, each with what the policy lets through in it (the shipped policy asks a person
+    // before some operations, and refuses the raw API outright).
+    expect(main).toMatch(/Read pve:read/);
+    expect(main).toMatch(/only with a person's approval/);
+    expect(main).toMatch(/Raw API pve:raw[\s\S]*The policy allows none of its tools now/);
+    const box = (name: RegExp) => page.getByRole('checkbox', { name });
+    expect(await box(/Read/).isChecked()).toBe(true);
+    expect(await box(/Provision/).isChecked()).toBe(true);
+    expect(await box(/Inside guests/).isChecked()).toBe(false);
+    expect(await box(/Raw API/).isChecked()).toBe(false);
+    // The buttons are in view without scrolling, on a laptop and on a phone.
+    for (const size of [
+      { width: 1280, height: 720 },
+      { width: 390, height: 640 },
+    ]) {
+      await page.setViewportSize(size);
+      const allow = await page.getByRole('button', { name: 'Allow' }).boundingBox();
+      expect(allow!.y + allow!.height).toBeLessThanOrEqual(size.height);
+      expect(allow!.y).toBeGreaterThanOrEqual(0);
+    }
+    // The person gives this client less than it asked for.
+    await box(/Provision/).uncheck();
     await page.getByRole('button', { name: 'Allow' }).click();
 
     await page.waitForURL(/\/dev-idp\/login/);
@@ -117,7 +140,42 @@ describe('the consent page in headless Chromium', () => {
       }),
     });
     expect(token.status).toBe(200);
-    const { access_token: accessToken } = (await token.json()) as { access_token: string };
+    const { access_token: accessToken, scope } = (await token.json()) as {
+      access_token: string;
+      scope: string;
+    };
+    // The grant holds what stayed ticked, and the token's tools/list shows nothing else.
+    expect(scope).toBe('pve:read pve:operate');
+    const listed = await fetch(`${stack.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/list',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'browser-test', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    const names = (
+      (await listed.json()) as { result: { tools: { name: string }[] } }
+    ).result.tools.map((t) => t.name);
+    expect(names).toContain('pve_list_vms');
+    expect(names).toContain('pve_start_vm');
+    expect(names).not.toContain('pve_create_qemu_vm');
+    expect(names).not.toContain('pve_clone_vm');
+    expect(names).not.toContain('pve_guest_exec');
     const mcp = await fetch(`${stack.url}/mcp`, {
       method: 'POST',
       headers: {

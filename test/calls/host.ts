@@ -19,6 +19,7 @@ import { WindowCounters } from '../../src/counters/window-counters';
 import type { AppEnv } from '../../src/env';
 import type { Identity } from '../../src/identity';
 import { sha256Hex } from '../../src/encoding';
+import { SCOPES } from '../../src/scopes';
 
 /** A clock the test moves; each reading also moves it a little, so timings are not all zero. */
 export class TestClock implements Clock {
@@ -121,6 +122,7 @@ export const ALICE: Identity = {
   groups: ['ops'],
   clientId: 'test-client',
   grantId: 'grant-alice',
+  scopes: SCOPES,
 };
 
 export interface HostOptions {

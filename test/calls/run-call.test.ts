@@ -261,6 +261,7 @@ describe('runCall', () => {
       approval_channel: null,
       policy_version: 1,
       user_groups: ALICE.groups,
+      user_scopes: ALICE.scopes,
     });
     expect(record!.latency_ms).toBeGreaterThan(0);
     expect(JSON.stringify(record)).not.toContain('secret notes');

@@ -119,6 +119,8 @@ describe('the 2026 client signs in itself', () => {
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
       'pve_list_vms',
+      'pve_get_vm_status',
+      'pve_start_vm',
       'pve_stop_vm',
       'pve_create_qemu_vm',
     ]);
@@ -146,6 +148,8 @@ describe.each([
   it('lists the tools the policy allows', async () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
       'pve_list_vms',
+      'pve_get_vm_status',
+      'pve_start_vm',
       'pve_stop_vm',
       'pve_create_qemu_vm',
     ]);

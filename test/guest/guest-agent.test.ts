@@ -16,8 +16,20 @@ let ops: Client;
 
 beforeAll(async () => {
   await sim.reset();
-  dev = (await connectSignedIn('http', { user: 'dana@example.com', groups: 'dev' })).client;
-  ops = (await connectSignedIn('http', { user: 'olga@example.com', groups: 'ops' })).client;
+  dev = (
+    await connectSignedIn('http', {
+      user: 'dana@example.com',
+      groups: 'dev',
+      scopes: ['pve:read', 'pve:operate', 'pve:provision', 'pve:guest'],
+    })
+  ).client;
+  ops = (
+    await connectSignedIn('http', {
+      user: 'olga@example.com',
+      groups: 'ops',
+      scopes: ['pve:read', 'pve:operate', 'pve:provision', 'pve:guest'],
+    })
+  ).client;
 });
 afterAll(async () => {
   await dev.close();

@@ -261,7 +261,13 @@ function backupRows(): Row[] {
 let client: Client;
 beforeAll(async () => {
   await sim.reset();
-  client = (await connectSignedIn('http', { user: 'olga@example.com', groups: 'ops' })).client;
+  client = (
+    await connectSignedIn('http', {
+      user: 'olga@example.com',
+      groups: 'ops',
+      scopes: ['pve:read', 'pve:operate', 'pve:provision', 'pve:guest'],
+    })
+  ).client;
 });
 afterAll(() => client.close());
 

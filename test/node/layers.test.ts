@@ -168,11 +168,12 @@ describe('the layers of src/', () => {
     expect(readFileSync(path.join(SRC, 'clock.ts'), 'utf8').match(readers)).toHaveLength(1);
   });
 
-  it('keep the pure core pure: policy/ imports only identity (the person matcher), own (own-entry lookups) and property-value (parsed values), no I/O', () => {
+  it('keep the pure core pure: policy/ imports only identity (the person matcher), own (own-entry lookups), property-value (parsed values) and scopes (the names of token scopes), no I/O', () => {
     expect([...(graph(unit).get('policy/') ?? [])].sort()).toEqual([
       'identity',
       'own',
       'property-value',
+      'scopes',
     ]);
   });
 

@@ -28,6 +28,7 @@ import { openAsDevUser } from '../support/form-browser';
 import { auditRecords } from '../worker/helpers/audit';
 import { sim } from '../worker/helpers/sim';
 import { DEPLOYED } from './deployed';
+import { SCOPES } from '../../src/scopes';
 
 const appEnv = env as unknown as AppEnv;
 const ORIGIN = 'http://localhost';
@@ -85,6 +86,7 @@ const AGENT: Identity = {
   groups: ['ops'],
   clientId: 'another-isolate',
   grantId: 'grant-another-isolate',
+  scopes: SCOPES,
 };
 
 /** Polls `attempt` until it answers, failing when that takes 5 s or more from `since`. */

@@ -15,11 +15,15 @@ export class FormBrowser {
     return this.send(url, { method: 'GET' });
   }
 
-  post(url: string, form: Record<string, string>): Promise<Response> {
+  /** A form post; a field given as a list is sent once per value (ticked checkboxes). */
+  post(url: string, form: Record<string, string | readonly string[]>): Promise<Response> {
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries(form))
+      for (const v of typeof value === 'string' ? [value] : value) body.append(name, v);
     return this.send(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
+      body: body.toString(),
     });
   }
 
@@ -68,6 +72,15 @@ export interface Login {
   user: string;
   groups?: string;
   decision?: 'approve' | 'deny';
+  /** The scopes to tick on the consent page; by default what the page ticks itself. */
+  scopes?: readonly string[];
+}
+
+/** The scope boxes the consent page ticks itself, as a browser would submit them. */
+export function tickedScopes(consentHtml: string): string[] {
+  return [
+    ...consentHtml.matchAll(/<input type="checkbox" name="scope" value="([^"]+)" checked>/g),
+  ].map((m) => m[1]!);
 }
 
 export interface LoginResult {
@@ -94,6 +107,7 @@ export async function signInWithDevIdp(
   const decided = await browser.post(`${origin}/authorize`, {
     handle,
     decision: login.decision ?? 'approve',
+    scope: login.scopes ?? tickedScopes(consentHtml),
   });
   const next = decided.headers.get('location');
   if (decided.status !== 302 || !next) throw new Error(`consent post: ${decided.status}`);
@@ -130,7 +144,11 @@ export async function signInUpstream(
     throw new Error(
       `no consent handle on the page: ${consent.status} ${consentHtml.slice(0, 300)}`,
     );
-  let res = await browser.post(`${origin}/authorize`, { handle, decision: 'approve' });
+  let res = await browser.post(`${origin}/authorize`, {
+    handle,
+    decision: 'approve',
+    scope: tickedScopes(consentHtml),
+  });
   for (let hops = 0; hops < 10; hops++) {
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || !location) {

@@ -11,7 +11,8 @@ const CALLBACK = 'http://127.0.0.1:9/callback'; // never visited: the code is re
 
 /**
  * An access token for `user`, from a freshly registered client signed in through the dev IdP;
- * `scope` is asked for when given (e.g. `policy:edit`, for the policy API's writes).
+ * `scope` is asked for, and granted, when given (`pve:read pve:guest`; `policy:edit` for the policy
+ * API's writes); without it, what the consent page ticks (read, operate, provision).
  */
 export async function devAccessToken(
   serverUrl: string,
@@ -45,7 +46,9 @@ export async function devAccessToken(
   const login = await signInWithDevIdp(
     new FormBrowser((u, i) => fetch(u, i)),
     `${serverUrl}/authorize?${params}`,
-    { user, groups },
+    // What was asked for is what gets ticked (a person granting exactly that); nothing asked:
+    // what the consent page ticks itself.
+    { user, groups, ...(scope ? { scopes: scope.split(' ') } : {}) },
   );
   const code = login.location ? new URL(login.location).searchParams.get('code') : null;
   if (!code)

@@ -13,9 +13,18 @@ import { loadPolicy } from '../../src/policy/load';
 import { TOOL_CATALOG } from '../../src/tools';
 import { configOf } from '../../src/config';
 import { isAdmin } from '../../src/web/admins';
+import { SCOPES } from '../../src/scopes';
 
 function person(userId: string, email?: string, groups: string[] = [], login?: string): Identity {
-  return { userId, email, groups, login, clientId: 'c', grantId: `g-${userId}` };
+  return {
+    userId,
+    email,
+    groups,
+    login,
+    clientId: 'c',
+    grantId: `g-${userId}`,
+    scopes: SCOPES,
+  };
 }
 
 const ALICE = person('Alice', 'Alice@Example.com', ['Ops'], 'alice-login');

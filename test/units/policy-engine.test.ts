@@ -7,6 +7,7 @@ import { evaluatePolicy, isListed, readingKey, type Decision } from '../../src/p
 import { loadPolicy, type CompiledPolicy } from '../../src/policy/load';
 import { retryAfterSeconds, windowEnd, windowStart } from '../../src/policy/windows';
 import { TOOL_CATALOG } from '../../src/tools';
+import { SCOPES } from '../../src/scopes';
 
 const CREATE = 'pve_create_qemu_vm';
 const LIST = 'pve_list_vms';
@@ -18,7 +19,14 @@ function policy(doc: object): CompiledPolicy {
 }
 
 function who(userId = 'alice', groups: string[] = [], email?: string): Identity {
-  return { userId, groups, email, clientId: 'c1', grantId: `g-${userId}` };
+  return {
+    userId,
+    groups,
+    email,
+    clientId: 'c1',
+    grantId: `g-${userId}`,
+    scopes: SCOPES,
+  };
 }
 
 const at = (iso: string): number => Date.parse(iso);
@@ -338,6 +346,71 @@ describe('principals', () => {
     expect(
       (decide(q, LIST, {}, who('a', ['bots-exempt'])) as { limits: unknown[] }).limits,
     ).toHaveLength(0);
+  });
+
+  it("aims a rule at a scope of the caller's token (scope:pve:provision)", () => {
+    const q = policy({
+      tools: {
+        [CREATE]: {
+          deny_if: [
+            {
+              path: 'args.memory',
+              op: 'gt',
+              value: 4096,
+              principals: ['scope:pve:guest'],
+              reason: 'Clients reaching inside guests create small VMs only.',
+            },
+          ],
+        },
+      },
+    });
+    const provisioner = { ...who('p'), scopes: ['pve:read', 'pve:provision'] };
+    const insider = { ...who('g'), scopes: ['pve:provision', 'pve:guest'] };
+    expect(decide(q, CREATE, { memory: 8192 }, provisioner).kind).toBe('allow');
+    expect(decide(q, CREATE, { memory: 8192 }, insider)).toMatchObject({
+      kind: 'deny',
+      reason: 'Clients reaching inside guests create small VMs only.',
+    });
+    // A person on a web page holds no token, so no scope: `scope:` names never match them.
+    expect(decide(q, CREATE, { memory: 8192 }, { ...who('w'), scopes: [] }).kind).toBe('allow');
+  });
+
+  it('refuses to load a scope nobody can hold, or a scope among approvers', () => {
+    const result = loadPolicy(
+      {
+        version: '1',
+        tools: {
+          [CREATE]: {
+            action: 'require_approval',
+            approvers: ['group:leads', 'scope:pve:read'],
+            limits: [
+              {
+                counter: 'c',
+                window: 'hour',
+                max: 1,
+                scope: 'grant',
+                except: ['scope:pve:opertae'],
+              },
+            ],
+          },
+        },
+      },
+      TOOL_CATALOG,
+    );
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          pointer: `/tools/${CREATE}/approvers/1`,
+          message: expect.stringContaining('approvers are people or groups'),
+        }),
+        expect.objectContaining({
+          pointer: `/tools/${CREATE}/limits/0/except/0`,
+          message:
+            'unknown scope "pve:opertae": one of pve:read, pve:operate, pve:provision, pve:guest, pve:raw',
+        }),
+      ]),
+    );
   });
 });
 

@@ -9,6 +9,7 @@ import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy, type CompiledPolicy, type ToolCatalog } from '../../src/policy/load';
 import { policyView } from '../../src/policy/view';
 import { propertyValue, type FieldValue } from '../../src/property-value';
+import { SCOPES } from '../../src/scopes';
 
 const CATALOG: ToolCatalog = {
   t: {
@@ -33,7 +34,13 @@ const CATALOG: ToolCatalog = {
   other: { node: null },
   exec: { node: null, command: ['#'], input_data: null },
 };
-const ME: Identity = { userId: 'alice', groups: [], clientId: 'c', grantId: 'g' };
+const ME: Identity = {
+  userId: 'alice',
+  groups: [],
+  clientId: 'c',
+  grantId: 'g',
+  scopes: SCOPES,
+};
 
 function load(rules: object): ReturnType<typeof loadPolicy> {
   return loadPolicy({ version: '1', default: 'deny', tools: { t: rules } }, CATALOG);

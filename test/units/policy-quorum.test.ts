@@ -6,8 +6,15 @@ import type { Identity } from '../../src/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { TOOL_CATALOG } from '../../src/tools';
+import { SCOPES } from '../../src/scopes';
 
-const WHO: Identity = { userId: 'u', groups: [], clientId: 'c', grantId: 'g' };
+const WHO: Identity = {
+  userId: 'u',
+  groups: [],
+  clientId: 'c',
+  grantId: 'g',
+  scopes: SCOPES,
+};
 
 describe('approvals_required', () => {
   it('asks for that many approvals, on the web page', () => {

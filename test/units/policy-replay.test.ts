@@ -8,7 +8,7 @@ import { INHERITED_KEY } from '../../src/audit/record';
 import type { Identity } from '../../src/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy, type CompiledPolicy } from '../../src/policy/load';
-import { UnknownReached, UnknownValue, unknownGroups } from '../../src/policy/unknown';
+import { UnknownReached, UnknownValue, unknownList } from '../../src/policy/unknown';
 import { isPropertyValue } from '../../src/property-value';
 import {
   replayPolicy,
@@ -19,6 +19,7 @@ import {
 } from '../../src/replay/replay';
 import { EARLIER_CALLS } from '../../src/replay/slots';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools';
+import { SCOPES } from '../../src/scopes';
 
 const CREATE = 'pve_create_qemu_vm';
 const LIST = 'pve_list_vms';
@@ -578,6 +579,32 @@ describe('replayPolicy', () => {
     ]);
   });
 
+  it("is unknown where a token's scope decides and the record predates scopes", () => {
+    const guestClients = policy({
+      tools: {
+        [CREATE]: {
+          deny_if: [
+            { path: 'args.memory', op: 'gt', value: 4096, principals: ['scope:pve:guest'] },
+          ],
+        },
+      },
+    });
+    const create = (id: string, user_scopes?: string[] | null): ReplayRecord =>
+      row(id, CREATE, { ...NODE, memory: 8192, confirm: true }, { user_groups: [], user_scopes });
+    const report = replay(guestClients, [
+      create('old', undefined),
+      create('insider', ['pve:provision', 'pve:guest']),
+      create('provisioner', ['pve:provision']),
+    ]);
+    expect(report.changed.map((c) => [c.request_id, c.after.decision, c.after.unknown])).toEqual([
+      ['old', 'unknown', 'user.scopes'],
+      ['insider', 'deny', undefined],
+    ]);
+    expect(report.changed[0]!.after.reason).toBe(
+      "/tools/pve_create_qemu_vm/deny_if/0 needs user.scopes, which is not known (the record predates the recording of the token's scopes).",
+    );
+  });
+
   describe('records from before groups were recorded', () => {
     const create = (id: string, memory: number, user_groups?: string[] | null): ReplayRecord =>
       row(id, CREATE, { ...NODE, memory, confirm: true }, { user_groups });
@@ -747,7 +774,13 @@ describe('replayPolicy', () => {
 });
 
 describe('unknown values in the evaluator', () => {
-  const ME: Identity = { userId: 'alice', groups: [], clientId: 'c', grantId: 'g' };
+  const ME: Identity = {
+    userId: 'alice',
+    groups: [],
+    clientId: 'c',
+    grantId: 'g',
+    scopes: SCOPES,
+  };
   const lost = new UnknownValue('args.config.scsi1', 'redacted in the audit trail');
   const decide = (deny_if: object[], config: Record<string, unknown>) =>
     evaluatePolicy(
@@ -812,7 +845,7 @@ describe('unknown values in the evaluator', () => {
   it('judges a group principal on groups nobody recorded as unknown, named people as known', () => {
     const who: Identity = {
       ...ME,
-      groups: unknownGroups(new UnknownValue('user.groups', 'not recorded')),
+      groups: unknownList(new UnknownValue('user.groups', 'not recorded')),
     };
     const limited = (except: string[]) =>
       evaluatePolicy(

@@ -9,6 +9,7 @@ import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { policyView } from '../../src/policy/view';
 import { TOOL_CATALOG } from '../../src/tools';
+import { SCOPES } from '../../src/scopes';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const section = readme.slice(readme.indexOf('### Commands and files inside guests'));
@@ -22,6 +23,7 @@ const person = (groups: string[]): Identity => ({
   groups,
   clientId: 'c',
   grantId: 'g',
+  scopes: SCOPES,
 });
 
 function decide(tool: string, args: Record<string, unknown>, groups: string[] = []): string {

@@ -53,6 +53,7 @@ function record(over: Partial<AuditRecord> = {}): AuditRecord {
     approval_channel: null,
     policy_version: 1,
     user_groups: ['ops'],
+    user_scopes: ['pve:read'],
     ...over,
   };
 }

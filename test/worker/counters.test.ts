@@ -14,10 +14,17 @@ import type { ActivePolicy } from '../../src/policy/source';
 import { checkPolicyText } from '../../src/policy/text';
 import { TOOL_CATALOG } from '../../src/tools';
 import type { AppEnv } from '../../src/env';
+import { SCOPES } from '../../src/scopes';
 
 const ns = (env as unknown as AppEnv).POLICY_COUNTERS;
 const T0 = Date.parse('2026-11-30T12:00:10Z');
-const who: Identity = { userId: 'u', groups: [], clientId: 'c', grantId: 'g' };
+const who: Identity = {
+  userId: 'u',
+  groups: [],
+  clientId: 'c',
+  grantId: 'g',
+  scopes: SCOPES,
+};
 
 function item(key: string, max: number, now = T0): ReserveItem {
   const start = Math.floor(now / 60_000) * 60_000;

@@ -97,6 +97,7 @@ export class ProxmoxMcp
       publicOrigin: () => this.origin(),
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
-    installTools(this.server, TOOL_SET, host);
+    // The scopes of the token of the latest request (props follow each request of the grant).
+    installTools(this.server, TOOL_SET, host, () => identityFromProps(this.props)?.scopes ?? []);
   }
 }

@@ -23,9 +23,14 @@ import type { ToolSet } from '../../calls/tool-list';
 /** How long a person has to answer in the conversation. */
 const ELICIT_TIMEOUT_MS = 5 * 60_000;
 
-export function installTools(server: Server, tools: ToolSet, host: CallHost): void {
+export function installTools(
+  server: Server,
+  tools: ToolSet,
+  host: CallHost,
+  scopes: () => readonly string[],
+): void {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.listed(await host.policy()) as Tool[],
+    tools: tools.listed(await host.policy(), scopes()) as Tool[],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const found = tools.get(request.params.name);

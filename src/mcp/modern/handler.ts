@@ -22,7 +22,10 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import { insufficientScope, type OAuthResourceAuth } from '@cloudflare/workers-oauth-provider';
 import { elicitsForms, type Conversation } from '../../calls/conversation';
+import type { CallHost } from '../../calls/host';
+import { missingScope, scopeMessage } from '../../calls/scope-gate';
 import { runCall } from '../../calls/run-call';
 import { composeHost, TOOL_SET } from '../../compose/host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
@@ -63,6 +66,7 @@ export async function serveModern(
   identity: Identity,
   origin: string,
   ctx: ExecutionContext,
+  auth?: OAuthResourceAuth,
 ): Promise<Response> {
   const exchange: Exchange = {
     runtime,
@@ -71,6 +75,8 @@ export async function serveModern(
     waitUntil: (work) => ctx.waitUntil(work),
     codec: await codecFor(runtime),
   };
+  const refused = auth ? await outOfScope(message, exchange, auth) : null;
+  if (refused) return refused;
   const authInfo: AuthInfo = {
     token: '',
     clientId: identity.clientId,
@@ -82,6 +88,43 @@ export async function serveModern(
     request,
     message === undefined ? { authInfo } : { authInfo, parsedBody: message },
   );
+}
+
+/**
+ * A tools/call of a tool outside the token's scopes: recorded as refused (log line and audit
+ * record, as a 2025 session's refusal is), and answered before the MCP server sees it with
+ * HTTP 403 and `WWW-Authenticate: Bearer error="insufficient_scope", scope="<the scope>"`, so the
+ * client can ask the person for it (step-up) and call again. Nothing reaches Proxmox.
+ */
+async function outOfScope(
+  message: unknown,
+  exchange: Exchange,
+  auth: OAuthResourceAuth,
+): Promise<Response | null> {
+  if (!message || typeof message !== 'object' || Array.isArray(message)) return null;
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (method !== 'tools/call' || !params || typeof params !== 'object') return null;
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  const found = typeof name === 'string' ? TOOL_SET.get(name) : undefined;
+  if (!found) return null;
+  const scope = missingScope(found.tool, exchange.identity);
+  if (!scope) return null;
+  await runCall(found.tool, found.input, args, hostFor(exchange), null);
+  return insufficientScope(
+    auth,
+    [scope],
+    scopeMessage(found.tool.name, scope, exchange.identity.scopes),
+  );
+}
+
+function hostFor(exchange: Exchange): CallHost {
+  return composeHost(exchange.runtime, {
+    sessionId: 'stateless',
+    sessionCounters: 'per-grant',
+    identity: () => exchange.identity,
+    publicOrigin: () => exchange.origin,
+    waitUntil: exchange.waitUntil,
+  });
 }
 
 function exchangeOf(authInfo: AuthInfo | undefined): Exchange {
@@ -99,15 +142,9 @@ function buildServer(exchange: Exchange): Server {
     // reaches a handler: the SDK answers -32602 invalid_request_state.
     requestState: { verify: (state, ctx) => exchange.codec.verify(state, ctx) },
   });
-  const host = composeHost(exchange.runtime, {
-    sessionId: 'stateless',
-    sessionCounters: 'per-grant',
-    identity: () => exchange.identity,
-    publicOrigin: () => exchange.origin,
-    waitUntil: exchange.waitUntil,
-  });
+  const host = hostFor(exchange);
   server.setRequestHandler('tools/list', async () => ({
-    tools: TOOL_SET.listed(await host.policy()),
+    tools: TOOL_SET.listed(await host.policy(), exchange.identity.scopes),
   }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const found = TOOL_SET.get(request.params.name);

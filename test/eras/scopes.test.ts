@@ -1,0 +1,208 @@
+// Scopes a person grants at consent, enforced in both eras against the simulator: a client given
+// only pve:read sees only read tools and is refused a power action with nothing sent (2026-07-28:
+// HTTP 403 with the scope to ask for; 2025: a tool error naming it); the 2026 client then steps
+// up by itself (the SDK's own handling of the challenge), the person ticks what it asks for on
+// the consent page, and the same call goes through. The metadata publishes the scopes, and a
+// policy rule can be aimed at a scope (`scope:pve:provision`).
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Browser, signIn, TestOAuthClient } from '../auth/helpers/oauth';
+import { tickedScopes } from '../support/form-browser';
+import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
+import { sim } from '../worker/helpers/sim';
+import { rawCall } from './helpers';
+
+const READ_TOOLS = ['pve_list_vms', 'pve_get_vm_status'];
+const START = { node: 'pve2', vmid: 104, confirm: true };
+const v2 = () =>
+  new ClientV2(
+    { name: 'reporting', version: '1' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+
+/** Signs in through `auth`'s last authorization URL, ticking `scopes` (default: what the page ticks). */
+async function consent(auth: TestOAuthClient, transport: TransportV2, scopes?: string[]) {
+  const result = await signIn(
+    auth.authorizationUrl!,
+    { user: 'rita@example.com', groups: 'ops', ...(scopes ? { scopes } : {}) },
+    new Browser(),
+  );
+  await transport.finishAuth(new URL(result.location!).searchParams);
+  return result.consentHtml;
+}
+
+const startsSent = async () =>
+  (await sim.requests()).filter((r) => r.method === 'POST' && r.path.endsWith('/status/start'));
+
+describe('a client granted pve:read only', () => {
+  const auth = new TestOAuthClient('reporting client');
+  let token: string;
+
+  beforeAll(async () => {
+    await sim.reset();
+    const transport = new TransportV2(new URL(`${ORIGIN}/mcp`), {
+      fetch: workerFetch,
+      authProvider: auth,
+    });
+    await expect(v2().connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    // The client asks for what the server's challenge names: every scope.
+    expect(auth.authorizationUrl!.searchParams.get('scope')).toBe(
+      'pve:read pve:operate pve:provision pve:guest pve:raw',
+    );
+    const page = await consent(auth, transport, ['pve:read']);
+    // Offered: the safe three ticked; inside guests and the raw API left for the person to tick.
+    expect(tickedScopes(page)).toEqual(['pve:read', 'pve:operate', 'pve:provision']);
+    expect(auth.tokens()!.scope).toBe('pve:read');
+    token = auth.tokens()!.access_token;
+  });
+
+  it('lists only read tools, in both eras', async () => {
+    const client = v2();
+    await client.connect(
+      new TransportV2(new URL(`${ORIGIN}/mcp`), { fetch: workerFetch, authProvider: auth }),
+    );
+    const listed = (await client.listTools()).tools;
+    expect(listed.map((t) => t.name)).toEqual(READ_TOOLS);
+    expect(listed.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+    await client.close();
+
+    const old = new ClientV1({ name: 'reporting-2025', version: '1' });
+    await old.connect(
+      new TransportV1(new URL(`${ORIGIN}/mcp`), {
+        fetch: workerFetch,
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    expect((await old.listTools()).tools.map((t) => t.name)).toEqual(READ_TOOLS);
+    await old.close();
+  });
+
+  it('is refused a power action with 403 insufficient_scope (2026), nothing sent', async () => {
+    await sim.clearLog();
+    const res = await rawCall(token, 'pve_start_vm', START);
+    expect(res.status).toBe(403);
+    expect(res.challenge).toMatch(/^Bearer /);
+    expect(res.challenge).toContain('error="insufficient_scope"');
+    expect(res.challenge).toContain('scope="pve:operate"');
+    expect(res.challenge).toContain(
+      `resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource"`,
+    );
+    expect(await sim.requests()).toEqual([]);
+  });
+
+  it('is refused the same call as a tool error naming the scope (2025), nothing sent', async () => {
+    await sim.clearLog();
+    const old = new ClientV1({ name: 'reporting-2025', version: '1' });
+    await old.connect(
+      new TransportV1(new URL(`${ORIGIN}/mcp`), {
+        fetch: workerFetch,
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    const result = (await old.callTool({ name: 'pve_start_vm', arguments: START })) as unknown as {
+      isError?: boolean;
+      content: { text: string }[];
+      structuredContent: { error: { kind: string; scope: string } };
+    };
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent.error).toMatchObject({
+      kind: 'insufficient_scope',
+      scope: 'pve:operate',
+    });
+    expect(result.content[0]!.text).toContain('pve_start_vm needs the scope pve:operate');
+    expect(result.content[0]!.text).toContain('Nothing was sent to Proxmox');
+    await old.close();
+    expect(await sim.requests()).toEqual([]);
+  });
+
+  it('steps up to pve:operate when the call needs it, and the same call then works', async () => {
+    await sim.clearLog();
+    const transport = new TransportV2(new URL(`${ORIGIN}/mcp`), {
+      fetch: workerFetch,
+      authProvider: auth,
+    });
+    const client = v2();
+    await client.connect(transport);
+    auth.authorizationUrl = undefined;
+    // The SDK meets the 403, asks for what it holds plus what the challenge names, and needs the person.
+    await expect(
+      client.callTool({ name: 'pve_start_vm', arguments: START }),
+    ).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(await startsSent()).toEqual([]);
+    expect(auth.authorizationUrl!.searchParams.get('scope')).toBe('pve:read pve:operate');
+    // What it asks for is ticked; provisioning, which it did not ask for, is not.
+    const page = await consent(auth, transport);
+    expect(tickedScopes(page)).toEqual(['pve:read', 'pve:operate']);
+    expect(auth.tokens()!.scope).toBe('pve:read pve:operate');
+
+    const after = v2();
+    await after.connect(
+      new TransportV2(new URL(`${ORIGIN}/mcp`), { fetch: workerFetch, authProvider: auth }),
+    );
+    const result = (await after.callTool({
+      name: 'pve_start_vm',
+      arguments: { ...START, wait: true },
+    })) as {
+      isError?: boolean;
+    };
+    expect(result.isError).toBeFalsy();
+    expect(await startsSent()).toHaveLength(1);
+    expect((await sim.guest(104)).status).toBe('running');
+    await after.close();
+  });
+});
+
+describe('scopes in the policy and the metadata', () => {
+  afterAll(() => sim.reset());
+
+  it('publishes the scopes in both metadata documents', async () => {
+    const resource = await (
+      await workerFetch(`${ORIGIN}/.well-known/oauth-protected-resource`)
+    ).json();
+    expect(resource).toMatchObject({
+      scopes_supported: ['pve:read', 'pve:operate', 'pve:provision', 'pve:guest', 'pve:raw'],
+    });
+    const server = await (
+      await workerFetch(`${ORIGIN}/.well-known/oauth-authorization-server`)
+    ).json();
+    expect(server).toMatchObject({
+      scopes_supported: [
+        'pve:read',
+        'pve:operate',
+        'pve:provision',
+        'pve:guest',
+        'pve:raw',
+        'policy:edit',
+      ],
+    });
+  });
+
+  it('lets a rule aim at a scope: clients granted provisioning may not start guests here', async () => {
+    await sim.reset();
+    await sim.clearLog();
+    const auth = new TestOAuthClient('provisioning client');
+    const transport = new TransportV2(new URL(`${ORIGIN}/mcp`), {
+      fetch: workerFetch,
+      authProvider: auth,
+    });
+    await expect(v2().connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    await consent(auth, transport); // the default: read, operate, provision
+    const token = auth.tokens()!.access_token;
+    const res = await rawCall(token, 'pve_start_vm', START);
+    expect(res.status).toBe(200);
+    expect(res.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        policy: { decision: 'limited', reason: 'Clients that may provision do not start guests.' },
+      },
+    });
+    expect(await startsSent()).toEqual([]);
+  });
+});

@@ -72,7 +72,15 @@ describe('2026-07-28 on the wire', () => {
     expect(r.status).toBe(200);
     expect(r.body.id).toBe('d1');
     expect(r.body.result).toMatchObject({
-      supportedVersions: ['2026-07-28'],
+      // The 2025 versions are served on this URL too (initialize, then a session).
+      supportedVersions: [
+        '2026-07-28',
+        '2025-11-25',
+        '2025-06-18',
+        '2025-03-26',
+        '2024-11-05',
+        '2024-10-07',
+      ],
       capabilities: { tools: { listChanged: false } },
       instructions: expect.stringMatching(/^Proxmox VE tools\./),
     });

@@ -31,6 +31,7 @@ import { composeHost, TOOL_SET } from '../../compose/host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import type { Runtime } from '../../compose/runtime';
 import type { Identity } from '../../identity';
+import { SUPPORTED_PROTOCOL_VERSIONS as LEGACY_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 /** How long a person has to answer before the question must be asked again. */
 const ANSWER_TTL_S = 5 * 60;
@@ -142,6 +143,7 @@ function buildServer(exchange: Exchange): Server {
     // reaches a handler: the SDK answers -32602 invalid_request_state.
     requestState: { verify: (state, ctx) => exchange.codec.verify(state, ctx) },
   });
+  listLegacyVersions(server);
   const host = hostFor(exchange);
   server.setRequestHandler('tools/list', async () => ({
     tools: TOOL_SET.listed(await host.policy(), exchange.identity.scopes),
@@ -175,6 +177,21 @@ function buildServer(exchange: Exchange): Server {
     });
   });
   return server;
+}
+
+/**
+ * server/discover names the 2025 versions this URL serves too (through initialize, in a session):
+ * the SDK lists only the modern ones it serves itself. Its answer is extended, not replaced, so
+ * capabilities and instructions stay the SDK's own; test/worker/mcp-2026.test.ts pins the list.
+ */
+function listLegacyVersions(server: Server): void {
+  const discovering = server as unknown as { _ondiscover(): { supportedVersions: string[] } };
+  const own = discovering._ondiscover.bind(server);
+  discovering._ondiscover = () => {
+    const answer = own();
+    const legacy = LEGACY_VERSIONS.filter((v) => !answer.supportedVersions.includes(v));
+    return { ...answer, supportedVersions: [...answer.supportedVersions, ...legacy] };
+  };
 }
 
 /** The client declared form elicitation in this request's envelope (an empty object means form). */

@@ -34,7 +34,7 @@ import type {
 
 /** One 2025 MCP session (McpAgent, mcp/legacy/agent.ts): whose it is, and its end on a revocation. */
 export interface SessionObject extends Rpc.DurableObjectBranded {
-  owner(): Promise<{ userId: string; grantId: string } | null>;
+  owner(): Promise<{ userId: string; grantId: string; scopes: readonly string[] } | null>;
   endSession(): Promise<void>;
 }
 

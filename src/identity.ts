@@ -57,7 +57,7 @@ export interface PersonFacts {
   userId: string;
   email?: string;
   groups: readonly string[];
-  /** The token's scopes, where a token is at hand (an MCP call); a web page's person has none. */
+  /** The token's scopes, for policy rules (`matchesRulePrincipal`) on an MCP call. */
   scopes?: readonly string[];
 }
 
@@ -77,13 +77,23 @@ export function matchesPerson(entry: string, who: PersonFacts): boolean {
 }
 
 /**
- * A principal entry: `group:<name>` (exact group name), `scope:<scope>` (a scope of the caller's
- * token, e.g. `scope:pve:operate`), or a person as in `matchesPerson`.
+ * A principal entry naming people: `group:<name>` (exact group name) or a person as in
+ * `matchesPerson`. A `scope:` entry names no one here (administrators, policy editors, approvers
+ * are people, whatever token they hold): only policy rules read it (`matchesRulePrincipal`).
  */
 export function matchesPrincipal(entry: string, who: PersonFacts): boolean {
   if (entry.startsWith('group:')) return who.groups.includes(entry.slice(6));
-  if (entry.startsWith('scope:')) return who.scopes?.includes(entry.slice(6)) ?? false;
+  if (entry.startsWith('scope:')) return false;
   return matchesPerson(entry, who);
+}
+
+/**
+ * A policy rule's principal entry: as `matchesPrincipal`, and `scope:<scope>`, a scope of the
+ * calling token (e.g. `scope:pve:operate`).
+ */
+export function matchesRulePrincipal(entry: string, who: PersonFacts): boolean {
+  if (entry.startsWith('scope:')) return who.scopes?.includes(entry.slice(6)) ?? false;
+  return matchesPrincipal(entry, who);
 }
 
 export function matchesAnyPrincipal(entries: readonly string[], who: PersonFacts): boolean {

@@ -5,6 +5,12 @@
 
 export const SCOPES = ['pve:read', 'pve:operate', 'pve:provision', 'pve:guest', 'pve:raw'] as const;
 
+/**
+ * The scope a token must carry to change the policy (the policy API). MCP clients never need it;
+ * `npm run token -- <user> '' policy:edit` and a CI client ask for it. Never ticked for anyone.
+ */
+export const POLICY_EDIT_SCOPE = 'policy:edit';
+
 export type Scope = (typeof SCOPES)[number];
 
 export interface ScopeInfo {
@@ -25,17 +31,19 @@ export const SCOPE_INFO: Readonly<Record<Scope, ScopeInfo>> = {
   'pve:operate': {
     label: 'Operate',
     allows:
-      'Start, stop, reboot and suspend guests; take, roll back and delete snapshots; back up.',
+      'Start, stop, reboot and suspend guests; take, roll back and delete snapshots; back up and delete backups.',
     preTicked: true,
   },
   'pve:provision': {
     label: 'Provision',
-    allows: 'Create, clone, reconfigure, resize, migrate, restore and delete guests.',
+    allows:
+      "Create, clone, reconfigure, resize, migrate, restore and delete guests, including a guest's cloud-init user, password and SSH keys (a way in).",
     preTicked: true,
   },
   'pve:guest': {
     label: 'Inside guests',
-    allows: 'Run commands and read files inside VMs through the QEMU guest agent.',
+    allows:
+      'Run commands, read files and see the OS and file systems inside VMs through the QEMU guest agent.',
     preTicked: false,
   },
   'pve:raw': {
@@ -45,16 +53,20 @@ export const SCOPE_INFO: Readonly<Record<Scope, ScopeInfo>> = {
   },
 };
 
+/** What a client gets when it asks for nothing in particular (and what a 401 tells it to ask for). */
+export const DEFAULT_SCOPES: readonly Scope[] = SCOPES.filter((s) => SCOPE_INFO[s].preTicked);
+
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }
 
 /**
  * What the consent page ticks for a request: the scopes it asked for that are ticked by default,
- * or, when it asked for none of ours, every scope ticked by default. Commands inside guests and
- * the raw API are never ticked for the person: they tick them themselves.
+ * or, when it asked for none of this server's scopes, every scope ticked by default. Commands
+ * inside guests, the raw API and policy changes are never ticked for the person: they tick them.
  */
 export function preTicked(requested: readonly string[]): Scope[] {
   const asked = SCOPES.filter((s) => requested.includes(s));
-  return (asked.length ? asked : SCOPES).filter((s) => SCOPE_INFO[s].preTicked);
+  const askedAny = asked.length > 0 || requested.includes(POLICY_EDIT_SCOPE);
+  return (askedAny ? asked : SCOPES).filter((s) => SCOPE_INFO[s].preTicked);
 }

@@ -19,6 +19,7 @@ import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
 import { MAX_POLICY_BYTES } from '../policy/text';
 import { readMcpBody } from '../http/mcp-body';
 import { ANONYMOUS } from '../identity';
+import { DEFAULT_SCOPES } from '../scopes';
 import { mcpApi } from '../mcp/route';
 import { webRoutes } from '../web/routes';
 import { providerFor } from './oauth';
@@ -162,12 +163,20 @@ const API_PATHS = /^\/(?:mcp|sse)(?:\/|$)/;
 /**
  * The OAuth library's 401 on /mcp and /sse says what is wrong in its WWW-Authenticate header
  * only; a person trying the URL by hand (or an Inspector printing the body) sees nothing. The
- * body says what to do; the status and headers stay as they are, for clients that sign in.
+ * body says what to do; the status stays, for clients that sign in. The challenge names the
+ * scopes ticked by default (the library names every scope the metadata lists): a client asks
+ * for those, and the consent page offers the rest for the person to tick.
  */
 async function explained401(res: Response, origin: string): Promise<Response> {
   const text = await res.text();
-  if (text.trim()) return new Response(text, res);
   const headers = new Headers(res.headers);
+  const challenge = headers.get('www-authenticate');
+  if (challenge)
+    headers.set(
+      'www-authenticate',
+      challenge.replace(/scope="[^"]*"/, `scope="${DEFAULT_SCOPES.join(' ')}"`),
+    );
+  if (text.trim()) return new Response(text, { status: res.status, headers });
   headers.set('content-type', 'application/json');
   // What the header already says (an expired or revoked token), first.
   const why = /error_description="([^"]{1,200})"/.exec(headers.get('www-authenticate') ?? '')?.[1];

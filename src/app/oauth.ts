@@ -9,9 +9,8 @@ import {
   GrantType,
   type TokenExchangeCallbackOptions,
 } from '@cloudflare/workers-oauth-provider';
-import { POLICY_EDIT_SCOPE } from '../auth/bearer';
 import type { AppEnv } from '../env';
-import { SCOPES } from '../scopes';
+import { POLICY_EDIT_SCOPE, SCOPES } from '../scopes';
 import { mcpApi } from '../mcp/route';
 import { installOutboundGuard } from './outbound-guard';
 

@@ -32,10 +32,11 @@ export const CSV_COLUMNS = [
   'approval_channel',
   'policy_version',
   'user_groups',
-  'user_scopes',
   'arg_keys',
   'args_hmac',
   'args',
+  // Added after the others, so that a reader going by position keeps working.
+  'user_scopes',
 ] as const;
 
 const RECORD_FIELDS = CSV_COLUMNS.filter((c): c is Exclude<typeof c, 'time'> => c !== 'time');

@@ -13,12 +13,7 @@ export function bearerToken(request: Request): string | null {
   return /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? null;
 }
 
-/**
- * The scope a token must carry to change the policy. MCP clients never ask for it (they are given
- * the tools, never the policy that governs them); `npm run token -- <user> '' policy:edit` and a
- * CI client ask for it, and the consent page says so in a warning.
- */
-export const POLICY_EDIT_SCOPE = 'policy:edit';
+export { POLICY_EDIT_SCOPE } from '../scopes';
 
 export interface BearerCaller {
   identity: Identity;

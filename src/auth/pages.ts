@@ -68,6 +68,7 @@ export interface ScopeOffer {
 
 /** The consent page's own rules: the buttons stay in view however long the list is. */
 const CONSENT_STYLE = `
+html{scroll-padding-bottom:5rem}
 .scope{border:1px solid #ccc;border-radius:8px;padding:.5rem .75rem;margin:.5rem 0}
 .scope label{display:flex;gap:.5rem;align-items:baseline;margin:0}
 .scope p{margin:.2rem 0 .2rem 1.6rem;font-size:.92rem}
@@ -90,7 +91,7 @@ export function consentPage(
     ? html`<div class="box warn" role="note"><strong>Access will go to an app on your own computer.</strong> Continue only if you just started signing in from it: any local program could be listening.</div>`
     : '';
   const policyEdit = details.scope.includes(POLICY_EDIT_SCOPE)
-    ? html`<div class="scope warn"><label><input type="checkbox" name="scope" value="${POLICY_EDIT_SCOPE}" checked> <span><strong>Change this server's policy</strong> <code>${POLICY_EDIT_SCOPE}</code></span></label><p>What every agent may do, if you are one of its policy editors. Allow it only for your own script or CI, never for an AI assistant.</p></div>`
+    ? html`<div class="scope warn" role="note"><label><input type="checkbox" name="scope" value="${POLICY_EDIT_SCOPE}"> <span><strong>Change this server's policy</strong> <code>${POLICY_EDIT_SCOPE}</code></span></label><p>What every agent may do, if you are one of its policy editors. Tick it only for your own script or CI, never for an AI assistant.</p></div>`
     : '';
   const policyNote = policyUnreadable
     ? html`<p class="box warn" role="note">The server's policy cannot be read right now: every call is refused until it is fixed.</p>`
@@ -99,6 +100,7 @@ export function consentPage(
     `Allow ${details.clientName}?`,
     html`<h1>Allow <span class="uri">${details.clientName}</span> to use ${serverName}?</h1>
 ${origin}
+<p>Access will be sent to <strong class="uri">${details.redirectHost}</strong><br><small class="uri">${details.redirectUri}</small></p>
 ${loopback}
 ${policyNote}
 <form method="post" action="/authorize">
@@ -106,7 +108,7 @@ ${policyNote}
 <p>It will act as you, signed in on the next step. Tick what it may do; the server's policy still decides each call.</p>
 ${scopes.map(scopeBox)}
 ${policyEdit}
-<p><small>Access will be sent to <strong class="uri">${details.redirectHost}</strong> (<span class="uri">${details.redirectUri}</span>). With nothing ticked, Allow is the same as Deny.</small></p>
+<p><small>With nothing ticked, Allow is the same as Deny.</small></p>
 <div class="actions">
 <button class="primary" type="submit" name="decision" value="approve">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>

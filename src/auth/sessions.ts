@@ -1,14 +1,25 @@
-// A 2025 MCP session belongs to the grant that opened it: a request naming someone else's
-// session is answered as if the session did not exist, and a session object that cannot say
-// whose it is in time refuses the request (fail closed). Owners never change, so each isolate
+// A 2025 MCP session belongs to the grant that opened it, with the scopes of the token that
+// opened it (the session keeps them for its life): a request naming someone else's session, or
+// its own with a token of other scopes (a narrowed refresh, a step-up), is answered as if the
+// session did not exist, so the client opens a new one; a session object that cannot say whose
+// it is in time refuses the request (fail closed). Owners never change, so each isolate
 // remembers the ones it has checked.
 
 import { errorText, logLine } from '../log';
 import type { Stores } from '../compose/runtime';
 import type { Identity } from '../identity';
 
-/** Sessions already checked in this isolate, by Durable Object name → owning grant. */
+/** Sessions already checked in this isolate, by Durable Object name → owning grant and scopes. */
 const owners = new Map<string, string>();
+
+/** Whether two scope lists hold the same scopes (in any order). */
+export function sameScopes(a: readonly string[], b: readonly string[]): boolean {
+  return ownerKey('', a) === ownerKey('', b);
+}
+
+function ownerKey(grantId: string, scopes: readonly string[]): string {
+  return `${grantId}\u0000${[...new Set(scopes)].sort().join(' ')}`;
+}
 const MAX_OWNERS = 10_000;
 
 export type Ownership = 'yours' | 'not_found' | 'unavailable';
@@ -33,8 +44,9 @@ export async function sessionOwnership(
   name: string,
   identity: Identity,
 ): Promise<Ownership> {
+  const mine = ownerKey(identity.grantId, identity.scopes);
   const known = owners.get(name);
-  if (known !== undefined) return known === identity.grantId ? 'yours' : 'not_found';
+  if (known !== undefined) return known === mine ? 'yours' : 'not_found';
   let owner;
   try {
     owner = await stores.session(name).owner();
@@ -44,6 +56,7 @@ export async function sessionOwnership(
   }
   if (owner === null) return 'yours'; // no such session: the transport answers 404 itself
   if (owners.size >= MAX_OWNERS) owners.clear();
-  owners.set(name, owner.grantId);
-  return owner.grantId === identity.grantId ? 'yours' : 'not_found';
+  const theirs = ownerKey(owner.grantId, owner.scopes);
+  owners.set(name, theirs);
+  return theirs === mine ? 'yours' : 'not_found';
 }

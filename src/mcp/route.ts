@@ -4,7 +4,8 @@
 // the envelope, not the header) is served statelessly; everything else, and all of /sse, goes to
 // the 2025 session's McpAgent, after checking the session belongs to this grant.
 
-import type { OAuthResourceAuth } from '@cloudflare/workers-oauth-provider';
+import { insufficientScope, type OAuthResourceAuth } from '@cloudflare/workers-oauth-provider';
+import { DEFAULT_SCOPES, isScope } from '../scopes';
 import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { noteGrantUse } from '../auth/grants';
@@ -44,6 +45,14 @@ export const mcpApi = {
         message: `${identity.email ?? identity.userId} is no longer allowed to use this server.`,
       });
     }
+    // A token holding none of the tools' scopes (a grant from before scopes, or one made for the
+    // policy API) reaches nothing: a client is told which to ask for, and signs in again.
+    if (ctx.auth && !identity.scopes.some(isScope))
+      return insufficientScope(
+        ctx.auth,
+        [...DEFAULT_SCOPES],
+        "This token holds none of this server's tool scopes: sign in again and tick what the client may do.",
+      );
     noteGrantUse(runtime.stores.kv, identity.grantId, (p) => ctx.waitUntil(p), runtime.clock.now());
     const origin = publicOrigin(runtime.config, request);
     const url = new URL(request.url);

@@ -158,6 +158,7 @@ function userView(identity: Identity): Record<string, unknown> {
     id: identity.userId,
     email: identity.email || undefined,
     groups: lostList(identity.groups) ?? identity.groups,
+    scopes: lostList(identity.scopes) ?? identity.scopes,
     client: identity.clientId,
   };
 }

@@ -89,7 +89,7 @@ export type LoadResult =
   | { ok: true; policy: CompiledPolicy; warnings: PolicyWarning[] }
   | { ok: false; errors: PolicyError[] };
 
-const USER_FIELDS = ['id', 'email', 'groups', 'client'];
+const USER_FIELDS = ['id', 'email', 'groups', 'scopes', 'client'];
 const MAX_REGEX = 500;
 
 export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult {

@@ -3,7 +3,7 @@
 // is judged by the entries naming people where they decide, and throws UnknownReached where a
 // `group:` or `scope:` entry would.
 
-import { matchesPrincipal, type Identity } from '../identity';
+import { matchesRulePrincipal, type Identity } from '../identity';
 import { lostList, UnknownReached, type UnknownValue } from './unknown';
 
 type Whom = { principals?: string[]; except?: string[] };
@@ -36,7 +36,7 @@ function anyMatches(entries: readonly string[], identity: Identity): boolean | n
   let unknown = false;
   for (const entry of entries) {
     if (lostFor(entry, identity)) unknown = true;
-    else if (matchesPrincipal(entry, identity)) return true;
+    else if (matchesRulePrincipal(entry, identity)) return true;
   }
   return unknown ? null : false;
 }

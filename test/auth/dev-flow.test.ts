@@ -18,8 +18,10 @@ import {
   ORIGIN,
   REDIRECT,
   signIn,
+  startAuthorization,
   TestOAuthClient,
 } from './helpers/oauth';
+import { scopeBoxes } from '../support/form-browser';
 
 const INIT = {
   jsonrpc: '2.0',
@@ -202,6 +204,29 @@ describe('admission and consent', () => {
       '<input type="checkbox" name="scope" value="pve:read" checked>',
     );
     expect(result.consentHtml).toMatch(/List VMs and containers/);
+  });
+
+  it('ticks nothing for a request that names only policy:edit, and never policy:edit itself', async () => {
+    const url = new URL(await startAuthorization('http', new TestOAuthClient('CI policy job')));
+    url.searchParams.set('scope', 'policy:edit');
+    const page = await (await new Browser().get(url.toString())).text();
+    expect(scopeBoxes(page)).toEqual([
+      { value: 'pve:read', checked: false },
+      { value: 'pve:operate', checked: false },
+      { value: 'pve:provision', checked: false },
+      { value: 'pve:guest', checked: false },
+      { value: 'pve:raw', checked: false },
+      { value: 'policy:edit', checked: false },
+    ]);
+    expect(page).toMatch(/never for an AI assistant/);
+    // A request naming only scopes of no use here gets the defaults.
+    url.searchParams.set('scope', 'openid profile');
+    const other = await (await new Browser().get(url.toString())).text();
+    expect(
+      scopeBoxes(other)
+        .filter((b) => b.checked)
+        .map((b) => b.value),
+    ).toEqual(['pve:read', 'pve:operate', 'pve:provision']);
   });
 
   it('refuses a consent form posted without the browser binding (CSRF)', async () => {

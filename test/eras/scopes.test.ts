@@ -14,7 +14,8 @@ import {
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Browser, signIn, TestOAuthClient } from '../auth/helpers/oauth';
-import { tickedScopes } from '../support/form-browser';
+import { scopeBoxes, tickedScopes } from '../support/form-browser';
+import { auditRecords } from '../worker/helpers/audit';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { rawCall } from './helpers';
@@ -52,13 +53,20 @@ describe('a client granted pve:read only', () => {
       authProvider: auth,
     });
     await expect(v2().connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    // The client asks for what the server's challenge names: every scope.
+    // The client asks for what the server's challenge names: the scopes ticked by default.
     expect(auth.authorizationUrl!.searchParams.get('scope')).toBe(
-      'pve:read pve:operate pve:provision pve:guest pve:raw',
+      'pve:read pve:operate pve:provision',
     );
     const page = await consent(auth, transport, ['pve:read']);
-    // Offered: the safe three ticked; inside guests and the raw API left for the person to tick.
-    expect(tickedScopes(page)).toEqual(['pve:read', 'pve:operate', 'pve:provision']);
+    // Offered: all five, the safe three ticked; inside guests and the raw API left for the person.
+    expect(scopeBoxes(page)).toEqual([
+      { value: 'pve:read', checked: true },
+      { value: 'pve:operate', checked: true },
+      { value: 'pve:provision', checked: true },
+      { value: 'pve:guest', checked: false },
+      { value: 'pve:raw', checked: false },
+    ]);
+    expect(page).not.toContain('the app asks for it');
     expect(auth.tokens()!.scope).toBe('pve:read');
     token = auth.tokens()!.access_token;
   });
@@ -95,6 +103,17 @@ describe('a client granted pve:read only', () => {
       `resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource"`,
     );
     expect(await sim.requests()).toEqual([]);
+    // Recorded like any refusal, with the scopes the token held.
+    const [record] = await auditRecords(
+      (r) =>
+        r.tool === 'pve_start_vm' && r.session === 'stateless' && r.user_id === 'rita@example.com',
+    );
+    expect(record).toMatchObject({
+      decision: 'deny',
+      rule: '(scope not granted)',
+      outcome: 'denied',
+      user_scopes: ['pve:read'],
+    });
   });
 
   it('is refused the same call as a tool error naming the scope (2025), nothing sent', async () => {
@@ -120,6 +139,11 @@ describe('a client granted pve:read only', () => {
     expect(result.content[0]!.text).toContain('Nothing was sent to Proxmox');
     await old.close();
     expect(await sim.requests()).toEqual([]);
+    const [record] = await auditRecords(
+      (r) =>
+        r.tool === 'pve_start_vm' && r.session !== 'stateless' && r.user_id === 'rita@example.com',
+    );
+    expect(record).toMatchObject({ decision: 'deny', rule: '(scope not granted)' });
   });
 
   it('steps up to pve:operate when the call needs it, and the same call then works', async () => {
@@ -156,6 +180,87 @@ describe('a client granted pve:read only', () => {
     expect(await startsSent()).toHaveLength(1);
     expect((await sim.guest(104)).status).toBe('running');
     await after.close();
+  });
+});
+
+describe('a 2025 session keeps the scopes it was opened with', () => {
+  it('is not found for a token of the same grant narrowed to pve:read; a new session lists reads only', async () => {
+    await sim.reset();
+    await sim.clearLog();
+    const auth = new TestOAuthClient('narrowing client');
+    const transport = new TransportV2(new URL(`${ORIGIN}/mcp`), {
+      fetch: workerFetch,
+      authProvider: auth,
+    });
+    await expect(v2().connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    await consent(auth, transport, ['pve:read', 'pve:operate']);
+    const wide = auth.tokens()!;
+    const transportV1 = new TransportV1(new URL(`${ORIGIN}/mcp`), {
+      fetch: workerFetch,
+      requestInit: { headers: { authorization: `Bearer ${wide.access_token}` } },
+    });
+    const opened = new ClientV1({ name: 'narrowing', version: '1' });
+    await opened.connect(transportV1);
+    const session = transportV1.sessionId!;
+    expect((await opened.listTools()).tools.map((t) => t.name)).toContain('pve_start_vm');
+    // The same grant, refreshed down to pve:read (RFC 6749 §6).
+    const refreshed = await workerFetch(`${ORIGIN}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: wide.refresh_token!,
+        client_id: auth.clientInformation()!.client_id,
+        scope: 'pve:read',
+        resource: ORIGIN,
+      }),
+    });
+    expect(refreshed.status).toBe(200);
+    const narrow = (await refreshed.json()) as { access_token: string; scope: string };
+    expect(narrow.scope).toBe('pve:read');
+    const reused = await workerFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${narrow.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'pve_start_vm', arguments: START },
+      }),
+    });
+    expect(reused.status).toBe(404);
+    await reused.body?.cancel();
+    expect(await startsSent()).toEqual([]);
+    const fresh = new ClientV1({ name: 'narrowed', version: '1' });
+    await fresh.connect(
+      new TransportV1(new URL(`${ORIGIN}/mcp`), {
+        fetch: workerFetch,
+        requestInit: { headers: { authorization: `Bearer ${narrow.access_token}` } },
+      }),
+    );
+    expect((await fresh.listTools()).tools.map((t) => t.name)).toEqual(READ_TOOLS);
+    await fresh.close();
+    await opened.close();
+  });
+
+  it('a token holding no tool scope (an older grant, a policy token) is told which to ask for', async () => {
+    const auth = new TestOAuthClient('policy script');
+    const transport = new TransportV2(new URL(`${ORIGIN}/mcp`), {
+      fetch: workerFetch,
+      authProvider: auth,
+    });
+    await expect(v2().connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    await consent(auth, transport, ['policy:edit']);
+    const res = await rawCall(auth.tokens()!.access_token, 'pve_list_vms', {});
+    expect(res.status).toBe(403);
+    expect(res.challenge).toContain('error="insufficient_scope"');
+    expect(res.challenge).toContain('scope="pve:read pve:operate pve:provision"');
   });
 });
 

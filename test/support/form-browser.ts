@@ -78,9 +78,20 @@ export interface Login {
 
 /** The scope boxes the consent page ticks itself, as a browser would submit them. */
 export function tickedScopes(consentHtml: string): string[] {
-  return [
-    ...consentHtml.matchAll(/<input type="checkbox" name="scope" value="([^"]+)" checked>/g),
-  ].map((m) => m[1]!);
+  return scopeBoxes(consentHtml)
+    .filter((b) => b.checked)
+    .map((b) => b.value);
+}
+
+/** Every scope box on a consent page, whatever the order of its attributes. */
+export function scopeBoxes(consentHtml: string): { value: string; checked: boolean }[] {
+  return [...consentHtml.matchAll(/<input\b[^>]*>/g)]
+    .map((m) => m[0])
+    .filter((tag) => /\btype="checkbox"/.test(tag) && /\bname="scope"/.test(tag))
+    .map((tag) => ({
+      value: /\bvalue="([^"]*)"/.exec(tag)?.[1] ?? '',
+      checked: /\schecked\b/.test(tag),
+    }));
 }
 
 export interface LoginResult {

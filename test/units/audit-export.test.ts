@@ -64,8 +64,8 @@ describe('toCsv', () => {
     expect(head).toBe(CSV_COLUMNS.join(','));
     expect(end).toBe('');
     expect(row).toBe(
-      `1,${T0},2026-11-30T12:00:00.000Z,r1,u1,alice@example.com,client,grant,session,pve_create_qemu_vm,allow,,ok,,200,42,101,,,,1,"[""ops""]","[""pve:read""]",` +
-        `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}"`,
+      `1,${T0},2026-11-30T12:00:00.000Z,r1,u1,alice@example.com,client,grant,session,pve_create_qemu_vm,allow,,ok,,200,42,101,,,,1,"[""ops""]",` +
+        `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}","[""pve:read""]"`,
     );
     expect(toCsv([stored()], false)).toBe(`${row}\r\n`);
   });

@@ -12,7 +12,7 @@ import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { TOOL_CATALOG } from '../../src/tools';
 import { configOf } from '../../src/config';
-import { isAdmin } from '../../src/web/admins';
+import { isAdmin, isEditor } from '../../src/web/admins';
 import { SCOPES } from '../../src/scopes';
 
 function person(userId: string, email?: string, groups: string[] = [], login?: string): Identity {
@@ -129,5 +129,14 @@ describe('every place that names people uses the same rule', () => {
     expect(isAdmin(configOf({ ADMIN_GROUPS: 'ops' } as AppEnv), ALICE)).toBe(false);
     expect(admit(ALICE, [], ['Ops'], false).admitted).toBe(true);
     expect(admit(ALICE, [], ['ops'], false).admitted).toBe(false);
+  });
+
+  it('a scope: entry names no person: editors and administrators are people, whatever token they hold', () => {
+    const holder = { ...ALICE, scopes: ['policy:edit', 'pve:read'] };
+    expect(isEditor(configOf({ POLICY_EDITORS: 'scope:policy:edit' } as AppEnv), holder)).toBe(
+      false,
+    );
+    expect(isAdmin(configOf({ ADMIN_USERS: 'scope:pve:read' } as AppEnv), holder)).toBe(false);
+    expect(isEditor(configOf({ POLICY_EDITORS: 'group:Ops' } as AppEnv), holder)).toBe(true);
   });
 });

@@ -605,6 +605,33 @@ describe('replayPolicy', () => {
     );
   });
 
+  it('judges an except: scope entry only where the scopes are known, whatever the groups', () => {
+    const exempt = policy({
+      tools: {
+        [CREATE]: {
+          deny_if: [
+            { path: 'args.memory', op: 'gt', value: 4096, except: ['scope:pve:provision'] },
+          ],
+        },
+      },
+    });
+    const create = (
+      id: string,
+      user_scopes: string[] | undefined,
+      user_groups: string[] | undefined,
+    ): ReplayRecord =>
+      row(id, CREATE, { ...NODE, memory: 8192, confirm: true }, { user_groups, user_scopes });
+    const report = replay(exempt, [
+      create('no-scopes', undefined, []),
+      create('groups-lost-exempt', ['pve:provision'], undefined),
+      create('groups-lost-not-exempt', ['pve:read'], undefined),
+    ]);
+    expect(report.changed.map((c) => [c.request_id, c.after.decision, c.after.unknown])).toEqual([
+      ['no-scopes', 'unknown', 'user.scopes'],
+      ['groups-lost-not-exempt', 'deny', undefined],
+    ]);
+  });
+
   describe('records from before groups were recorded', () => {
     const create = (id: string, memory: number, user_groups?: string[] | null): ReplayRecord =>
       row(id, CREATE, { ...NODE, memory, confirm: true }, { user_groups });

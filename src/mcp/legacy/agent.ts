@@ -13,6 +13,7 @@ import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import { WindowCounters } from '../../counters/window-counters';
 import type { AppEnv, SessionObject } from '../../env';
 import { identityFromProps } from '../../identity';
+import { sameScopes } from '../../auth/sessions';
 import { installTools } from './tools';
 
 /** Storage key set when the session was ended by a revocation. */
@@ -34,15 +35,19 @@ export class ProxmoxMcp
   private sessionCounters: WindowCounters | undefined;
 
   /**
-   * A session belongs to the grant that opened it: props carrying another grant never replace
-   * the stored ones (the Worker refuses such requests; this holds even if a path misses it).
+   * A session belongs to the grant that opened it, with the scopes of the token that opened it:
+   * props carrying another grant or other scopes never replace the stored ones (the Worker
+   * refuses such requests, ../../auth/sessions.ts; this holds even if a path misses it).
    */
   override async updateProps(props?: Record<string, unknown>): Promise<void> {
     const storedProps = await this.ctx.storage.get<Record<string, unknown>>('props');
     const stored = identityFromProps(storedProps);
     const incoming = identityFromProps(props);
     if (
-      (stored && (!incoming || incoming.grantId !== stored.grantId)) ||
+      (stored &&
+        (!incoming ||
+          incoming.grantId !== stored.grantId ||
+          !sameScopes(incoming.scopes, stored.scopes))) ||
       (await this.ctx.storage.get(ENDED_KEY))
     ) {
       logLine('warn', 'session_props_kept', { session: this.name });
@@ -65,10 +70,13 @@ export class ProxmoxMcp
    * Who opened this session (its grant), or null if it was never opened. For ownership checks:
    * an ended session belongs to nobody, so every grant is told it does not exist.
    */
-  async owner(): Promise<{ userId: string; grantId: string } | null> {
-    if (await this.ctx.storage.get(ENDED_KEY)) return { userId: '', grantId: '(ended)' };
+  async owner(): Promise<{ userId: string; grantId: string; scopes: readonly string[] } | null> {
+    if (await this.ctx.storage.get(ENDED_KEY))
+      return { userId: '', grantId: '(ended)', scopes: [] };
     const identity = identityFromProps(this.props ?? (await this.ctx.storage.get('props')));
-    return identity ? { userId: identity.userId, grantId: identity.grantId } : null;
+    return identity
+      ? { userId: identity.userId, grantId: identity.grantId, scopes: identity.scopes }
+      : null;
   }
 
   /** Ends the session for good (its grant was revoked): open streams close, its id is dead. */
@@ -97,7 +105,7 @@ export class ProxmoxMcp
       publicOrigin: () => this.origin(),
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
-    // The scopes of the token of the latest request (props follow each request of the grant).
+    // The scopes the session was opened with: every request to it carries a token with the same.
     installTools(this.server, TOOL_SET, host, () => identityFromProps(this.props)?.scopes ?? []);
   }
 }

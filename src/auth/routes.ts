@@ -197,9 +197,8 @@ async function scopesOffered(
   const ticked = preTicked(requested);
   const offers = SCOPES.map((scope): ScopeOffer => {
     const inScope = TOOLS.filter((t) => t.scope === scope);
-    const through = active.ok
-      ? inScope.filter((t) => !refusedOutright(active.policy, t.name))
-      : inScope;
+    // A policy that cannot be read lets nothing through (the page says so).
+    const through = active.ok ? inScope.filter((t) => !refusedOutright(active.policy, t.name)) : [];
     return {
       scope,
       label: SCOPE_INFO[scope].label,

@@ -58,7 +58,8 @@ class Each {
 }
 type Resolved = Reached | typeof ABSENT | Each;
 
-const USER_FIELDS = new Set(['id', 'email', 'groups', 'client']);
+/** The caller's fields a `user.` path reaches (the loader refuses any other). */
+export const USER_FIELDS: readonly string[] = ['id', 'email', 'groups', 'scopes', 'client'];
 
 /** The catalog's mark for an argument that is a list, reached by index (see ToolArgs). */
 export const LIST_ITEMS = '#';
@@ -73,7 +74,7 @@ export function resolvePath(
 ): Resolved {
   const [root, first, ...rest] = path.split('.');
   if (root === 'user') {
-    if (!first || !USER_FIELDS.has(first) || rest.length) return ABSENT;
+    if (!first || !USER_FIELDS.includes(first) || rest.length) return ABSENT;
     const value = userView(identity)[first];
     return value === undefined ? MISSING : seen(value);
   }

@@ -2,7 +2,7 @@
 // argument names, operator/value types, regexes that compile, duplicate counters). Reports every
 // error at once, each with its JSON pointer. Pure.
 
-import { LIST_ITEMS } from './conditions';
+import { LIST_ITEMS, USER_FIELDS } from './conditions';
 import type { z } from 'zod';
 import { policySchema, type Condition, type PolicyDocument } from './schema';
 import { isScope, SCOPES as TOKEN_SCOPES } from '../scopes';
@@ -89,7 +89,6 @@ export type LoadResult =
   | { ok: true; policy: CompiledPolicy; warnings: PolicyWarning[] }
   | { ok: false; errors: PolicyError[] };
 
-const USER_FIELDS = ['id', 'email', 'groups', 'scopes', 'client'];
 const MAX_REGEX = 500;
 
 export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult {

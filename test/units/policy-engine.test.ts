@@ -375,6 +375,30 @@ describe('principals', () => {
     expect(decide(q, CREATE, { memory: 8192 }, { ...who('w'), scopes: [] }).kind).toBe('allow');
   });
 
+  it("reads the token's scopes in a condition (user.scopes)", () => {
+    const q = policy({
+      tools: {
+        [LIST]: {
+          deny_if: [
+            {
+              path: 'user.scopes',
+              op: 'contains',
+              value: 'pve:raw',
+              reason: 'Clients given the raw API do not list guests.',
+            },
+          ],
+          require: [{ path: 'user.scopes', op: 'contains', value: 'pve:read' }],
+        },
+      },
+    });
+    expect(decide(q, LIST, {}, { ...who('r'), scopes: ['pve:read'] }).kind).toBe('allow');
+    expect(decide(q, LIST, {}, { ...who('x'), scopes: ['pve:read', 'pve:raw'] })).toMatchObject({
+      kind: 'deny',
+      reason: 'Clients given the raw API do not list guests.',
+    });
+    expect(decide(q, LIST, {}, { ...who('o'), scopes: ['pve:operate'] }).kind).toBe('deny');
+  });
+
   it('refuses to load a scope nobody can hold, or a scope among approvers', () => {
     const result = loadPolicy(
       {

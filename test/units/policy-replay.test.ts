@@ -605,6 +605,25 @@ describe('replayPolicy', () => {
     );
   });
 
+  it('is unknown where a user.scopes condition decides and the record predates scopes', () => {
+    const noGuests = policy({
+      tools: {
+        [CREATE]: { deny_if: [{ path: 'user.scopes', op: 'contains', value: 'pve:guest' }] },
+      },
+    });
+    const create = (id: string, user_scopes?: string[]): ReplayRecord =>
+      row(id, CREATE, { ...NODE, memory: 1024, confirm: true }, { user_groups: [], user_scopes });
+    const report = replay(noGuests, [
+      create('old'),
+      create('insider', ['pve:provision', 'pve:guest']),
+      create('provisioner', ['pve:provision']),
+    ]);
+    expect(report.changed.map((c) => [c.request_id, c.after.decision, c.after.unknown])).toEqual([
+      ['old', 'unknown', 'user.scopes'],
+      ['insider', 'deny', undefined],
+    ]);
+  });
+
   it('judges an except: scope entry only where the scopes are known, whatever the groups', () => {
     const exempt = policy({
       tools: {

@@ -13,8 +13,6 @@ export function bearerToken(request: Request): string | null {
   return /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1] ?? null;
 }
 
-export { POLICY_EDIT_SCOPE } from '../scopes';
-
 export interface BearerCaller {
   identity: Identity;
   /** The scopes of the grant the token belongs to. */

@@ -3,7 +3,7 @@
 // URI) was chosen by whoever registered the client, so it is attacker-controlled.
 
 import type { ConsentDescription } from '@cloudflare/workers-oauth-provider';
-import { POLICY_EDIT_SCOPE } from './bearer';
+import { POLICY_EDIT_SCOPE } from '../scopes';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 

@@ -20,9 +20,8 @@ import { authConfig, publicOrigin, type AuthConfig } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ScopeOffer } from './pages';
-import { POLICY_EDIT_SCOPE } from './bearer';
 import { own } from '../own';
-import { isScope, preTicked, SCOPE_INFO, SCOPES } from '../scopes';
+import { isScope, POLICY_EDIT_SCOPE, preTicked, SCOPE_INFO, SCOPES } from '../scopes';
 import { finishWebLogin } from './web-login';
 import { readForm } from '../http/form';
 import { htmlResponse } from '../http/html';
@@ -210,9 +209,10 @@ async function scopesOffered(
         approval: active.ok && own(active.policy.doc.tools, t.name)?.action === 'require_approval',
       })),
       refused: inScope.length - through.length,
-      ...(scope === 'pve:guest' || scope === 'pve:raw'
-        ? { warn: 'Tick it only for a client you trust with that much.' }
-        : {}),
+      // What is never ticked for the person is what reaches furthest.
+      ...(SCOPE_INFO[scope].preTicked
+        ? {}
+        : { warn: 'Tick it only for a client you trust with that much.' }),
     };
   });
   return { offers, unreadable: !active.ok };

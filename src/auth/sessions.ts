@@ -11,6 +11,7 @@ import type { Identity } from '../identity';
 
 /** Sessions already checked in this isolate, by Durable Object name → owning grant and scopes. */
 const owners = new Map<string, string>();
+const MAX_OWNERS = 10_000;
 
 /** Whether two scope lists hold the same scopes (in any order). */
 export function sameScopes(a: readonly string[], b: readonly string[]): boolean {
@@ -20,7 +21,6 @@ export function sameScopes(a: readonly string[], b: readonly string[]): boolean 
 function ownerKey(grantId: string, scopes: readonly string[]): string {
   return `${grantId}\u0000${[...new Set(scopes)].sort().join(' ')}`;
 }
-const MAX_OWNERS = 10_000;
 
 export type Ownership = 'yours' | 'not_found' | 'unavailable';
 

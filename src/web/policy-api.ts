@@ -12,7 +12,8 @@
 // `problems` for a policy that fails its checks).
 
 import { Hono, type Context } from 'hono';
-import { bearerIdentity, bearerToken, POLICY_EDIT_SCOPE } from '../auth/bearer';
+import { bearerIdentity, bearerToken } from '../auth/bearer';
+import { POLICY_EDIT_SCOPE } from '../scopes';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
 import { type AppBindings, oauthHelpers, type PolicyStorePort } from '../compose/runtime';

@@ -1,12 +1,13 @@
 // What an approval asks, in words a person decides on: "Stop VM 100 on pve1", not a tool id. Pure.
 
+import { guestName } from './guest-name';
+
 type Args = Record<string, unknown>;
 
 /** "VM 104", "VM 104 (win11-lab)", "container 110", "a new VM". */
 function guestWords(a: Args, name: string | null | undefined): string {
-  const kind = a.vm_type === 'lxc' ? 'container' : 'VM';
-  if (a.vmid === undefined) return `a new ${kind}`;
-  return `${kind} ${String(a.vmid)}${name ? ` (${name})` : ''}`;
+  if (a.vmid === undefined) return `a new ${a.vm_type === 'lxc' ? 'container' : 'VM'}`;
+  return guestName(String(a.vm_type), String(a.vmid), name);
 }
 const ON = (a: Args): string => (typeof a.node === 'string' ? ` on ${a.node}` : '');
 

@@ -79,7 +79,7 @@ function describeTool(tool: ToolSpec, input: z.ZodType): ToolDefinition {
     name: tool.name,
     title: tool.annotations.title,
     description: tool.description,
-    inputSchema: withoutLengths(toJsonSchema(input, 'input')) as ToolDefinition['inputSchema'],
+    inputSchema: leanInput(toJsonSchema(input, 'input')) as ToolDefinition['inputSchema'],
     outputSchema: oneLevel(toJsonSchema(tool.output, 'output')) as ToolDefinition['outputSchema'],
     // false is what MCP assumes for these two; destructiveHint and openWorldHint default to true.
     // The title is the tool's own (top-level) title, not repeated here.
@@ -97,7 +97,7 @@ function describeTool(tool: ToolSpec, input: z.ZodType): ToolDefinition {
  * checked on every call all the same, with an error naming the field (an unknown argument too)
  * and what is allowed, and a model goes by the descriptions (which give the formats by example).
  */
-function withoutLengths(node: Record<string, unknown>): Record<string, unknown> {
+function leanInput(node: Record<string, unknown>): Record<string, unknown> {
   const walk = (n: unknown): void => {
     if (!n || typeof n !== 'object') return;
     const r = n as Record<string, unknown>;

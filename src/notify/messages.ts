@@ -149,6 +149,7 @@ export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
 }
 
 export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string, unknown> {
+  const radius = radiusFacts(event, a);
   return {
     type: 'message',
     attachments: [
@@ -163,8 +164,8 @@ export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
           body: [
             plainText(headline(event, a), true),
             plainText(a.reason),
-            ...radiusFacts(event, a).warnings.map((line) => plainText(line, true)),
-            ...radiusFacts(event, a).facts.map((line) => plainText(line)),
+            ...radius.warnings.map((line) => plainText(line, true)),
+            ...radius.facts.map((line) => plainText(line)),
             ...argLines(a.args).map((line) => plainText(line, false, true)),
             {
               type: 'FactSet',

@@ -3,6 +3,7 @@
 // and for a fact that could not be read, that it could not and why. Pure.
 
 import { ageInWords, type BlastRadius } from './blast-radius';
+import { guestName } from '../guest-name';
 
 export interface FactRow {
   /** Stable key (the JSON field): status, ha, replication, newest_backup, ... */
@@ -107,7 +108,7 @@ export function blastRadiusRows(b: BlastRadius, now: number): FactRow[] {
 /** "VM 120 (files01) on pve2". */
 export function blastGuestLabel(b: BlastRadius): string {
   const g = b.guest;
-  return `${g.vm_type === 'qemu' ? 'VM' : 'container'} ${g.vmid}${g.name ? ` (${g.name})` : ''} on ${g.node}`;
+  return `${guestName(g.vm_type, g.vmid, g.name)} on ${g.node}`;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { guestStatus, type GuestStatus } from '../proxmox/schemas';
 import type { PveClient } from '../proxmox/client';
 import type { VmType } from './common';
+import { guestName } from '../guest-name';
 
 export interface GuestRef {
   node: string;
@@ -22,7 +23,7 @@ export function guestPath(g: GuestRef, ...rest: string[]): string {
 
 /** "VM 104" or "container 104", with the name when known. */
 export function guestLabel(g: GuestRef, name?: string): string {
-  return `${g.vm_type === 'qemu' ? 'VM' : 'container'} ${g.vmid}${name ? ` (${name})` : ''}`;
+  return guestName(g.vm_type, g.vmid, name);
 }
 
 /** The state a write is judged against. */

@@ -55,7 +55,9 @@ export function storedPolicySource(options: {
   const { deployed, clock, catalog } = options;
   let held: Held | null = null;
   let deployRefused: string[] | null = null;
-  let deployedSha: string | undefined;
+  // One hash of the deployed text for every check, also for checks that start together: they
+  // then go on in the order they started (two digests could finish in either order).
+  let deployedSha: Promise<string> | undefined;
   // When this isolate last made a change: an answer to a check asked before it confirms nothing.
   let forgottenAt = -Infinity;
   // When the last background check began: one at a time is enough. Its promise is never shared:
@@ -118,12 +120,13 @@ export function storedPolicySource(options: {
     const asked = clock.now();
     // The deployed policy goes as its hash (its text only when the store asks for it); the
     // versions' texts come only when the generation is new to this isolate.
-    deployedSha ??= await sha256Hex(deployed.text);
+    deployedSha ??= sha256Hex(deployed.text);
+    const sha256 = await deployedSha;
     const store = options.store();
     const known = held?.generation ?? null;
-    let head = await store.head({ sha256: deployedSha }, known, asked);
+    let head = await store.head({ sha256 }, known, asked);
     if (head.needsDeployText)
-      head = await store.head({ sha256: deployedSha, text: deployed.text }, known, asked);
+      head = await store.head({ sha256, text: deployed.text }, known, asked);
     if (head.deployProblems && !deployRefused)
       logLine('error', 'policy_deploy_refused', {
         origin: deployed.origin,

@@ -52,6 +52,16 @@ export function identityFromProps(props: unknown): Identity | null {
   };
 }
 
+/**
+ * The caller of a request that came with an access token: the person its grant's props name,
+ * with the scopes of that token itself (a refresh may have narrowed them below the grant's).
+ * The one way every route (MCP, the policy API, /health) reads a token's caller.
+ */
+export function identityOfToken(props: unknown, tokenScope: readonly string[]): Identity | null {
+  const fromProps = identityFromProps(props);
+  return fromProps ? { ...fromProps, scopes: [...tokenScope] } : null;
+}
+
 /** What matching a person needs: who they are and their groups. */
 export interface PersonFacts {
   userId: string;

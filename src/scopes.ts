@@ -6,10 +6,21 @@
 export const SCOPES = ['pve:read', 'pve:operate', 'pve:provision', 'pve:guest', 'pve:raw'] as const;
 
 /**
- * The scope a token must carry to change the policy (the policy API). MCP clients never need it;
- * `npm run token -- <user> '' policy:edit` and a CI client ask for it. Never ticked for anyone.
+ * The scope a token must carry to change the policy (the policy API), and to read it there.
+ * MCP clients never need it; `npm run token -- <user> '' policy:edit` and a CI client ask for it.
+ * Never ticked for anyone.
  */
 export const POLICY_EDIT_SCOPE = 'policy:edit';
+
+/**
+ * The scope a token must carry to read the policy API (versions, checks, replays, the shadow)
+ * without changing anything: a CI job that only replays. `policy:edit` includes it. An MCP
+ * client's token has neither, so an AI client cannot run drafts over other people's calls.
+ */
+export const POLICY_READ_SCOPE = 'policy:read';
+
+/** The policy API's scopes, outside the tools' ones: never ticked, never a tool's. */
+export const POLICY_SCOPES: readonly string[] = [POLICY_READ_SCOPE, POLICY_EDIT_SCOPE];
 
 export type Scope = (typeof SCOPES)[number];
 
@@ -67,6 +78,6 @@ export function isScope(value: string): value is Scope {
  */
 export function preTicked(requested: readonly string[]): Scope[] {
   const asked = SCOPES.filter((s) => requested.includes(s));
-  const askedAny = asked.length > 0 || requested.includes(POLICY_EDIT_SCOPE);
+  const askedAny = asked.length > 0 || POLICY_SCOPES.some((s) => requested.includes(s));
   return (askedAny ? asked : SCOPES).filter((s) => SCOPE_INFO[s].preTicked);
 }

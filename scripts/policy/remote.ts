@@ -1,16 +1,21 @@
 // Policy as code: `npm run policy -- push` and `replay` talk to a running server's policy API
 // (/admin/api/policy), so a repository of policies can be checked, replayed and deployed by CI.
 //
-//   push <file> --url <server> [--activate | --shadow] --comment "..."
-//     checks the file here first (as `check` does), then stores it as a new version; --activate
-//     puts it in force at once, --shadow runs it beside the active one. Prints the version.
+//   push <file> --url <server> [--activate | --shadow] [--force] --comment "..."
+//     checks the file here first (as `check` does), reads which version is active, then stores
+//     the file as a new version written against it (`base`): if someone activated another
+//     version in the meantime (a rollback on /admin), the server refuses with 409 and nothing
+//     changes; --force replaces whatever is active, and the change is recorded as forced.
+//     --activate puts it in force at once, --shadow runs it beside the active one. Prints the
+//     version.
 //   replay <file> --url <server> [--since 7d] [--limit 1000] [--json] [--fail-on-change]
 //     evaluates the file against the calls the server recorded and prints every call whose
 //     decision would change, with totals; --json prints the API's answer as it is.
 //
 // The server's URL may come from MCP_URL instead of --url; the access token from PVE_MCP_TOKEN
-// (an access token of that server's own sign-in whose person is a policy editor: for push), sent
-// as a bearer token. With AUTH_MODE=none (local) no token is needed.
+// (an access token of that server's own sign-in holding `policy:edit`, whose person is a policy
+// editor, for push; `policy:read` is enough for replay), sent as a bearer token. With
+// AUTH_MODE=none (local) no token is needed.
 // Exit statuses: 0 done, 1 an invalid policy (nothing stored), 2 a usage error, 3 --fail-on-change
 // and some decision would change, 4 the server refused or could not be reached.
 
@@ -22,7 +27,7 @@ import { TOOL_CATALOG } from '../../src/tools/index.ts';
 import type { CliOutput } from './cli.ts';
 
 export const REMOTE_USAGE = [
-  'usage: npm run policy -- push <policy.json> --url <server> [--activate | --shadow] --comment "why"',
+  'usage: npm run policy -- push <policy.json> --url <server> [--activate | --shadow] [--force] --comment "why"',
   '       npm run policy -- replay <policy.json> --url <server> [--since 7d] [--limit N] [--json] [--fail-on-change]',
   'The token comes from PVE_MCP_TOKEN; the URL may come from MCP_URL.',
 ].join('\n');
@@ -60,6 +65,7 @@ export async function policyRemote(
         comment: { type: 'string' },
         activate: { type: 'boolean' },
         shadow: { type: 'boolean' },
+        force: { type: 'boolean' },
         since: { type: 'string' },
         limit: { type: 'string' },
         json: { type: 'boolean' },
@@ -109,13 +115,13 @@ export async function policyRemote(
 
   const send = async (
     path: string,
-    body: unknown,
+    body?: unknown,
   ): Promise<{ status: number; body: unknown } | null> => {
     try {
       const res = await fetchFn(`${url}/admin/api/policy${path}`, {
-        method: 'POST',
+        method: body === undefined ? 'GET' : 'POST',
         headers,
-        body: JSON.stringify(body),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         redirect: 'manual',
       });
       const answer = (await res.json().catch(() => null)) as unknown;
@@ -136,17 +142,40 @@ export async function policyRemote(
   if (command === 'push') {
     // A commit message makes a fine comment; the server keeps at most 500 characters of one.
     const comment = values.comment!.trim();
+    // The version in force now: the push is written against it, so that one activated in the
+    // meantime (a rollback someone made on /admin) is not silently replaced.
+    let base: number | null = null;
+    if (!values.force) {
+      const current = await send('');
+      if (!current) return 4;
+      if (current.status !== 200) return refused(current);
+      base = (current.body as { active: { version: number } | null }).active?.version ?? null;
+      if (base === null && values.activate) {
+        out.error(
+          `${url}: no version is active (the deployed policy was refused); push with --force to activate this one.`,
+        );
+        return 4;
+      }
+    }
     const answer = await send('', {
       policy: text,
       comment: comment.length > 500 ? `${comment.slice(0, 499)}…` : comment,
       ...(values.activate ? { activate: true } : {}),
       ...(values.shadow ? { shadow: true } : {}),
+      ...(values.force ? { force: true } : base !== null ? { base } : {}),
     });
     if (!answer) return 4;
+    if (answer.status === 409 && !values.force) {
+      refused(answer);
+      out.error(
+        'Nothing was changed. Compare with what is active now, then push again, or with --force to replace it (recorded as forced).',
+      );
+      return 4;
+    }
     if (answer.status !== 201) return refused(answer);
     const { version } = answer.body as { version: number };
     const state = values.activate ? 'active' : values.shadow ? 'in shadow' : 'stored, not active';
-    out.log(`${file}: version ${version} (${state})`);
+    out.log(`${file}: version ${version} (${state}${values.force ? ', forced' : ''})`);
     return 0;
   }
 

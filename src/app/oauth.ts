@@ -10,7 +10,7 @@ import {
   type TokenExchangeCallbackOptions,
 } from '@cloudflare/workers-oauth-provider';
 import type { AppEnv } from '../env';
-import { POLICY_EDIT_SCOPE, SCOPES } from '../scopes';
+import { POLICY_SCOPES, SCOPES } from '../scopes';
 import { mcpApi } from '../mcp/route';
 import { installOutboundGuard } from './outbound-guard';
 
@@ -46,7 +46,7 @@ export function providerFor(origin: string, pages: PagesHandler): OAuthProvider<
       // documents and named in the 401 challenge, so a client asks for them; the consent page
       // then ticks only those that are safe by default, and the person chooses.
       requiredScopes: [...SCOPES],
-      scopesSupported: [...SCOPES, POLICY_EDIT_SCOPE],
+      scopesSupported: [...SCOPES, ...POLICY_SCOPES],
       // Client ID Metadata Documents (what Claude.ai and ChatGPT prefer); dynamic registration
       // stays on as the fallback. The library insists on the global_fetch_strictly_public
       // compatibility flag (it keeps fetches off private addresses on Cloudflare's edge, even

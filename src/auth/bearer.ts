@@ -5,7 +5,7 @@
 
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import type { Config } from '../config';
-import { identityFromProps, type Identity } from '../identity';
+import { identityOfToken, type Identity } from '../identity';
 import { publicOrigin, stillAdmitted } from './config';
 
 /** The token of an `Authorization: Bearer` header, or null. */
@@ -14,8 +14,9 @@ export function bearerToken(request: Request): string | null {
 }
 
 export interface BearerCaller {
+  /** With the token's own scopes in `scopes`. */
   identity: Identity;
-  /** The scopes of the grant the token belongs to. */
+  /** The token's own scopes (a narrowed refresh holds fewer than its grant). */
   scope: readonly string[];
 }
 
@@ -29,9 +30,9 @@ export async function bearerIdentity(
   try {
     const summary = await oauth.unwrapToken(token);
     if (!summary || !audienceMatches(summary.audience, publicOrigin(config, request))) return null;
-    const fromProps = identityFromProps(summary.grant.props);
-    const scope = summary.grant.scope ?? [];
-    const identity = fromProps ? { ...fromProps, scopes: scope } : null;
+    // The token's scopes, never its grant's: the library keeps a narrowed refresh's on the token.
+    const scope = summary.scope ?? [];
+    const identity = identityOfToken(summary.grant.props, scope);
     return identity && stillAdmitted(config, identity) ? { identity, scope } : null;
   } catch {
     // A malformed token or a storage error: nobody, and no error that would tell tokens apart.

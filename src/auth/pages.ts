@@ -3,7 +3,7 @@
 // URI) was chosen by whoever registered the client, so it is attacker-controlled.
 
 import type { ConsentDescription } from '@cloudflare/workers-oauth-provider';
-import { POLICY_EDIT_SCOPE } from '../scopes';
+import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../scopes';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 
@@ -90,9 +90,12 @@ export function consentPage(
   const loopback = details.redirectIsLoopback
     ? html`<div class="box warn" role="note"><strong>Access will go to an app on your own computer.</strong> Continue only if you just started signing in from it: any local program could be listening.</div>`
     : '';
-  const policyEdit = details.scope.includes(POLICY_EDIT_SCOPE)
-    ? html`<div class="scope warn" role="note"><label><input type="checkbox" name="scope" value="${POLICY_EDIT_SCOPE}"> <span><strong>Change this server's policy</strong> <code>${POLICY_EDIT_SCOPE}</code></span></label><p>What every agent may do, if you are one of its policy editors. Tick it only for your own script or CI, never for an AI assistant.</p></div>`
-    : '';
+  // The policy API's scopes, only when asked for, never ticked: for a person's own script or CI.
+  const policyBox = (scope: string, what: string, detail: string): Html | string =>
+    details.scope.includes(scope)
+      ? html`<div class="scope warn" role="note"><label><input type="checkbox" name="scope" value="${scope}"> <span><strong>${what}</strong> <code>${scope}</code></span></label><p>${detail} Tick it only for your own script or CI, never for an AI assistant.</p></div>`
+      : '';
+  const policyEdit = html`${policyBox(POLICY_EDIT_SCOPE, "Change this server's policy", 'What every agent may do, if you are one of its policy editors.')}${policyBox(POLICY_READ_SCOPE, "Read this server's policy and replay drafts", 'Its versions, and how a draft would have decided the calls you may see, if you are an administrator or a policy editor.')}`;
   const policyNote = policyUnreadable
     ? html`<p class="box warn" role="note">The server's policy cannot be read right now: every call is refused until it is fixed.</p>`
     : '';

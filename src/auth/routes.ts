@@ -21,7 +21,7 @@ import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ScopeOffer } from './pages';
 import { own } from '../own';
-import { isScope, POLICY_EDIT_SCOPE, preTicked, SCOPE_INFO, SCOPES } from '../scopes';
+import { isScope, POLICY_SCOPES, preTicked, SCOPE_INFO, SCOPES } from '../scopes';
 import { finishWebLogin } from './web-login';
 import { readForm } from '../http/form';
 import { htmlResponse } from '../http/html';
@@ -82,7 +82,7 @@ authRoutes.post('/authorize', async (c) => {
     const handle = String(form.get('handle') ?? '');
     // The grant holds what the person ticked, whatever the client asked for.
     const ticked = [...new Set(form.getAll('scope').map(String))].filter(
-      (s) => isScope(s) || s === POLICY_EDIT_SCOPE,
+      (s) => isScope(s) || POLICY_SCOPES.includes(s),
     );
     if (form.get('decision') !== 'approve' || ticked.length === 0) {
       const denied = await oauth.denyConsent(

@@ -13,7 +13,7 @@ import { sessionObjectName, sessionOwnership } from '../auth/sessions';
 import { runtimeOf } from '../compose/runtime';
 import type { AppEnv } from '../env';
 import { parsedBodyOf } from '../http/mcp-body';
-import { identityFromProps } from '../identity';
+import { identityFromProps, identityOfToken } from '../identity';
 import { ProxmoxMcp } from './legacy/agent';
 import { serveModern } from './modern/handler';
 
@@ -30,10 +30,11 @@ export const mcpApi = {
     ctx: ExecutionContext & { props?: unknown; auth?: OAuthResourceAuth },
   ): Promise<Response> {
     const runtime = runtimeOf(env);
-    const fromProps = identityFromProps(ctx.props);
     // The scopes are the token's, as the OAuth library verified it (a refreshed token may hold
     // fewer than its grant); without sign-in (AUTH_MODE=none) the local person's.
-    const identity = fromProps && ctx.auth ? { ...fromProps, scopes: ctx.auth.scope } : fromProps;
+    const identity = ctx.auth
+      ? identityOfToken(ctx.props, ctx.auth.scope)
+      : identityFromProps(ctx.props);
     if (!identity)
       return json(401, {
         error: 'invalid_token',

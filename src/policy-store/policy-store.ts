@@ -135,13 +135,14 @@ export class PolicyStore extends DurableObject {
     const moved = this.movedSince(input.base);
     if (moved) return moved;
     const version = this.t.insert(input, sha, now);
-    let event = this.event(now, input.author, 'add', version, input.comment);
+    const forced = input.forced === true;
+    let event = this.event(now, input.author, 'add', version, input.comment, forced);
     if (input.activate) {
       this.activateVersion(version);
-      event = this.event(now, input.author, 'activate', version, input.comment);
+      event = this.event(now, input.author, 'activate', version, input.comment, forced);
     } else if (input.shadow) {
       this.startShadow(version, now);
-      event = this.event(now, input.author, 'shadow_start', version, input.comment);
+      event = this.event(now, input.author, 'shadow_start', version, input.comment, forced);
     }
     return { ok: true, value: { version, event } };
   }
@@ -153,6 +154,7 @@ export class PolicyStore extends DurableObject {
     comment: string,
     now: number,
     base?: number,
+    forced = false,
   ): StoreAnswer<{ event: PolicyEvent }> {
     if (!this.t.meta(version))
       return { ok: false, status: 404, problems: [`no version ${version}`] };
@@ -161,7 +163,10 @@ export class PolicyStore extends DurableObject {
     if (this.t.state('active') === version)
       return { ok: false, status: 409, problems: [`version ${version} is already active`] };
     this.activateVersion(version);
-    return { ok: true, value: { event: this.event(now, actor, 'activate', version, comment) } };
+    return {
+      ok: true,
+      value: { event: this.event(now, actor, 'activate', version, comment, forced) },
+    };
   }
 
   /** Runs a stored version in shadow beside the active one, or stops the shadow (version null). */
@@ -269,8 +274,16 @@ export class PolicyStore extends DurableObject {
     action: PolicyEvent['action'],
     version: number | null,
     comment: string,
+    forced = false,
   ): PolicyEvent {
-    const event = this.t.addEvent({ ts, actor, action, version, comment });
+    const event = this.t.addEvent({
+      ts,
+      actor,
+      action,
+      version,
+      comment,
+      ...(forced ? { forced } : {}),
+    });
     const ns = this.audit;
     if (ns) {
       const stub = (name: string) => ns.get(ns.idFromName(name));

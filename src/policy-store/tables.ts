@@ -2,7 +2,7 @@
 // policy_versions (version INTEGER PRIMARY KEY, text, sha256, author, created, comment,
 // replaces), policy_state (key TEXT PRIMARY KEY, value INTEGER: generation, active, shadow,
 // shadow_since, shadow_count), policy_deploys (sha256 TEXT PRIMARY KEY, seen, version, problems,
-// catalog), policy_events (id, ts, actor, action, version, comment), shadow_disagreements (id,
+// catalog), policy_events (id, ts, actor, action, version, comment, forced), shadow_disagreements (id,
 // shadow_version, body: one JSON row each, at most MAX_DISAGREEMENTS kept).
 
 import type {
@@ -35,6 +35,10 @@ export class PolicyTables {
     sql.exec(`CREATE TABLE IF NOT EXISTS policy_events (
       id INTEGER PRIMARY KEY AUTOINCREMENT, ts INTEGER NOT NULL, actor TEXT NOT NULL,
       action TEXT NOT NULL, version INTEGER, comment TEXT NOT NULL)`);
+    // Added in place for stores made before changes could be forced: 1 when one was.
+    const columns = sql.exec<{ name: string }>('PRAGMA table_info(policy_events)').toArray();
+    if (!columns.some((c) => c.name === 'forced'))
+      sql.exec('ALTER TABLE policy_events ADD COLUMN forced INTEGER');
     sql.exec(`CREATE TABLE IF NOT EXISTS shadow_disagreements (
       id INTEGER PRIMARY KEY AUTOINCREMENT, shadow_version INTEGER NOT NULL, body TEXT NOT NULL)`);
   }
@@ -134,12 +138,13 @@ export class PolicyTables {
     const actor = event.actor.slice(0, 256);
     const row = this.sql
       .exec<{ id: number }>(
-        'INSERT INTO policy_events (ts, actor, action, version, comment) VALUES (?, ?, ?, ?, ?) RETURNING id',
+        'INSERT INTO policy_events (ts, actor, action, version, comment, forced) VALUES (?, ?, ?, ?, ?, ?) RETURNING id',
         event.ts,
         actor,
         event.action,
         event.version,
         comment,
+        event.forced ? 1 : null,
       )
       .one();
     return { ...event, id: row.id, actor, comment };
@@ -148,11 +153,15 @@ export class PolicyTables {
   events(): PolicyEvent[] {
     return this.sql
       .exec<EventRow>(
-        'SELECT id, ts, actor, action, version, comment FROM policy_events ORDER BY id DESC LIMIT ?',
+        'SELECT id, ts, actor, action, version, comment, forced FROM policy_events ORDER BY id DESC LIMIT ?',
         MAX_LISTED,
       )
       .toArray()
-      .map((e) => ({ ...e, action: e.action as PolicyEvent['action'] }));
+      .map(({ forced, ...e }) => ({
+        ...e,
+        action: e.action as PolicyEvent['action'],
+        ...(forced ? { forced: true } : {}),
+      }));
   }
 
   /** The newest activation (by a person or a deploy): who and when. */
@@ -246,6 +255,7 @@ type EventRow = {
   action: string;
   version: number | null;
   comment: string;
+  forced: number | null;
 };
 type MetaRow = { [K in keyof PolicyVersionMeta]: PolicyVersionMeta[K] };
 

@@ -49,6 +49,8 @@ export interface PolicyEvent {
   action: PolicyAction;
   version: number | null;
   comment: string;
+  /** True when the editor overrode the check of which version was active (`policy push --force`). */
+  forced?: boolean;
 }
 
 export type { ShadowDisagreement } from '../policy/shadow';
@@ -77,6 +79,8 @@ export interface NewVersion {
    * since, the change is refused (409), so nobody's edit silently replaces someone else's.
    */
   base?: number;
+  /** Written without a base, on purpose: recorded on the change's event as forced. */
+  forced?: boolean;
 }
 
 export type StoreAnswer<T> =

@@ -5,7 +5,10 @@
 export interface ShadowDisagreement {
   ts: number;
   request_id: string;
+  /** The caller's email, else their user id: how a person is named. */
   user: string;
+  /** The caller's user id (absent on disagreements recorded before it was kept). */
+  user_id?: string;
   tool: string;
   active: { version: number; decision: string; rule: string | null };
   shadow: { version: number; decision: string; rule: string | null };

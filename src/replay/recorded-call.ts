@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { NOT_STORED_TOO_DEEP, REDACTED, wasCut } from '../audit/canonical';
 import { INHERITED_KEY } from '../audit/record';
 import { own } from '../own';
+import { SCRUBBED } from '../secrets/scrub';
 import { UnknownReached, UnknownValue } from '../policy/unknown';
 import { policyView } from '../policy/view';
 
@@ -89,7 +90,9 @@ interface Loss {
 }
 
 function lossOf(text: string): string | null {
-  if (text === REDACTED) return 'redacted in the audit trail';
+  // Whole, or a sensitive argument's value removed from inside it (../calls/run-call.ts).
+  if (text.includes(REDACTED)) return 'redacted in the audit trail';
+  if (text.includes(SCRUBBED)) return 'a secret was removed from it in the audit trail';
   if (wasCut(text)) return 'cut in the audit trail';
   if (text === NOT_STORED_TOO_DEEP) return 'not stored: nested too deep';
   return null;

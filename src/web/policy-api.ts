@@ -3,17 +3,20 @@
 // it in shadow), activate any version (a rollback is one), start and stop the shadow.
 //
 // Who: an administrator or a policy editor reads; only an editor (POLICY_EDITORS) changes
-// anything. How: the admin web session's cookie, where a write must carry this server's own
-// `Origin` (a page on another site cannot post with the cookie), or an access token this server
-// issued, for this server, to a person still admitted, whose grant has the `policy:edit` scope
-// for a change (`npm run policy -- push`, CI; an MCP client's token never has it). With
-// AUTH_MODE=none (loopback only) a change too must carry our own `Origin`, since the door lets
-// the CORS_ORIGINS pages through. Answers are JSON; errors are `{error, message}` (and
-// `problems` for a policy that fails its checks).
+// anything. Replays and the shadow's disagreements show an administrator every recorded call
+// (they read them all on /admin/audit anyway); an editor who is not one sees only their own
+// calls, so a draft's rules cannot be used to read other people's arguments. How: the admin web
+// session's cookie, where a write must carry this server's own `Origin` (a page on another site
+// cannot post with the cookie), or an access token this server issued, for this server, to a
+// person still admitted, holding the scope `policy:read` (reads) or `policy:edit` (reads and
+// changes) itself — the token's own scopes, not its grant's (`npm run policy`, CI; an MCP
+// client's token never has either). With AUTH_MODE=none (loopback only) a change too must carry
+// our own `Origin`, since the door lets the CORS_ORIGINS pages through. Answers are JSON; errors
+// are `{error, message}` (and `problems` for a policy that fails its checks).
 
 import { Hono, type Context } from 'hono';
 import { bearerIdentity, bearerToken } from '../auth/bearer';
-import { POLICY_EDIT_SCOPE } from '../scopes';
+import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../scopes';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
 import { type AppBindings, oauthHelpers, type PolicyStorePort } from '../compose/runtime';
@@ -25,13 +28,18 @@ import { TOOL_CATALOG } from '../tools';
 import { isAdmin, isEditor } from './admins';
 import {
   afterChange,
+  type CallsSeen,
+  callsSeen,
   COMMENT_RULE,
   commentOf,
   DEFAULT_REPLAY_LIMIT,
   MAX_REPLAY_LIMIT,
+  OWN_CALLS_NOTE,
   personName,
   policyText,
   replayDraft,
+  SHADOW_READ_MAX,
+  shadowDisagreements,
   sinceOf,
 } from './policy-ops';
 
@@ -40,6 +48,10 @@ type Ctx = Context<AppBindings>;
 interface Caller {
   identity: Identity;
   editor: boolean;
+  /** Came with an access token (a script, CI), not the console's cookie. */
+  bearer: boolean;
+  /** Whose recorded calls replays and the shadow show this caller. */
+  sees: CallsSeen;
 }
 
 export const policyApi = new Hono<AppBindings>();
@@ -53,13 +65,17 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
     const bearer = await bearerIdentity(config, oauthHelpers(c.env), request);
     if (!bearer)
       return refuse(c, 401, 'invalid_token', 'The access token is not valid for this server.');
-    // An MCP client's token is for the tools, never for the policy that governs them.
-    if (write && !bearer.scope.includes(POLICY_EDIT_SCOPE))
+    // An MCP client's token is for the tools, never for the policy that governs them: not even
+    // to read it, since a replay judges drafts over recorded calls.
+    const needed = write ? [POLICY_EDIT_SCOPE] : [POLICY_READ_SCOPE, POLICY_EDIT_SCOPE];
+    if (!needed.some((scope) => bearer.scope.includes(scope)))
       return refuse(
         c,
         403,
         'insufficient_scope',
-        `A change needs a token granted the scope "${POLICY_EDIT_SCOPE}" (npm run token -- <user> '' ${POLICY_EDIT_SCOPE}); MCP clients' tokens have not.`,
+        write
+          ? `A change needs a token granted the scope "${POLICY_EDIT_SCOPE}" (npm run token -- <user> '' ${POLICY_EDIT_SCOPE}); MCP clients' tokens have not.`
+          : `The policy API needs a token granted the scope "${POLICY_READ_SCOPE}" or "${POLICY_EDIT_SCOPE}" (npm run token -- <user> '' ${POLICY_READ_SCOPE}); MCP clients' tokens have neither.`,
       );
     identity = bearer.identity;
   } else {
@@ -102,13 +118,19 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
     );
   // The store takes in the deployed policy on its first check: before anything is read of it.
   await c.var.runtime.policy.active((work) => c.executionCtx.waitUntil(work));
-  return { identity, editor };
+  return {
+    identity,
+    editor,
+    bearer: bearerToken(request) !== null,
+    sees: callsSeen(config, identity),
+  };
 }
 
 policyApi.get('/', async (c) => {
   const me = await caller(c, false);
   if (me instanceof Response) return me;
-  const store = c.var.runtime.stores.policies();
+  const runtime = c.var.runtime;
+  const store = runtime.stores.policies();
   const overview = await store.overview();
   const active = overview.active ? await store.get(overview.active.version) : null;
   return c.json({
@@ -123,13 +145,7 @@ policyApi.get('/', async (c) => {
           policy: JSON.parse(active.text) as unknown,
         }
       : null,
-    shadow: overview.shadow
-      ? {
-          version: overview.shadow.version,
-          since: overview.shadow.since,
-          disagreements: overview.shadow.disagreements,
-        }
-      : null,
+    shadow: overview.shadow ? await shadowSummary(c, me, overview.shadow) : null,
     versions: overview.versions,
     events: overview.events,
     deploy_problems: overview.deployProblems,
@@ -140,22 +156,36 @@ policyApi.get('/', async (c) => {
 policyApi.get('/shadow', async (c) => {
   const me = await caller(c, false);
   if (me instanceof Response) return me;
-  const store = c.var.runtime.stores.policies();
-  const overview = await store.overview();
+  const overview = await c.var.runtime.stores.policies().overview();
   if (!overview.shadow) return c.json({ shadow: null, disagreements: [] });
   const limit = Number(c.req.query('limit') ?? 100);
   return c.json({
-    shadow: {
-      version: overview.shadow.version,
-      since: overview.shadow.since,
-      disagreements: overview.shadow.disagreements,
-    },
-    disagreements: await store.disagreements(
+    shadow: await shadowSummary(c, me, overview.shadow),
+    disagreements: await shadowDisagreements(
+      c.var.runtime,
       overview.shadow.version,
       Number.isInteger(limit) ? limit : 100,
+      me.sees,
     ),
   });
 });
+
+/**
+ * The shadow as this caller may see it: how many calls it disagreed on, of all (an
+ * administrator) or of their own among the newest kept (anyone else: a count over other
+ * people's calls would still answer a draft's question about their arguments).
+ */
+async function shadowSummary(
+  c: Ctx,
+  me: Caller,
+  shadow: { version: number; since: number; disagreements: number },
+): Promise<Record<string, unknown>> {
+  const { version, since } = shadow;
+  if (me.sees.all)
+    return { version, since, disagreements: shadow.disagreements, calls_seen: 'all' };
+  const own = await shadowDisagreements(c.var.runtime, version, SHADOW_READ_MAX, me.sees);
+  return { version, since, disagreements: own.length, calls_seen: 'own', note: OWN_CALLS_NOTE };
+}
 
 policyApi.get('/:version{[0-9]+}', async (c) => {
   const me = await caller(c, false);
@@ -216,7 +246,7 @@ policyApi.post('/replay', async (c) => {
       'invalid_request',
       `limit must be a whole number from 1 to ${MAX_REPLAY_LIMIT}.`,
     );
-  return c.json(await replayDraft(runtime, checked.policy, since, limit));
+  return c.json(await replayDraft(runtime, checked.policy, since, limit, me.sees));
 });
 
 policyApi.post('/', async (c) => {
@@ -233,8 +263,8 @@ policyApi.post('/', async (c) => {
     return refuse(c, 400, 'invalid_request', 'activate must be true or false.');
   if (body.shadow !== undefined && typeof body.shadow !== 'boolean')
     return refuse(c, 400, 'invalid_request', 'shadow must be true or false.');
-  const base = baseOf(body.base);
-  if (base === null) return refuse(c, 400, 'invalid_request', BASE_RULE);
+  const against = againstOf(me, body, body.activate === true);
+  if (typeof against === 'string') return refuse(c, 400, 'invalid_request', against);
   const runtime = c.var.runtime;
   const answer = await runtime.stores.policies().add(
     {
@@ -243,7 +273,7 @@ policyApi.post('/', async (c) => {
       author: personName(me.identity),
       activate: body.activate === true,
       shadow: body.shadow === true,
-      ...(base === undefined ? {} : { base }),
+      ...against,
     },
     runtime.clock.now(),
   );
@@ -258,8 +288,12 @@ policyApi.post('/', async (c) => {
 
 policyApi.post('/:version{[0-9]+}/activate', (c) => {
   const version = Number(c.req.param('version'));
-  return switchVersion(c, { active: version }, (store, actor, comment, now, base) =>
-    store.activate(version, actor, comment, now, base),
+  return switchVersion(
+    c,
+    { active: version },
+    (store, actor, comment, now, against) =>
+      store.activate(version, actor, comment, now, against.base, against.forced),
+    true,
   );
 });
 
@@ -285,8 +319,9 @@ async function switchVersion(
     actor: string,
     comment: string,
     now: number,
-    base: number | undefined,
+    against: Against,
   ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
+  activates = false,
 ): Promise<Response> {
   const me = await caller(c, true);
   if (me instanceof Response) return me;
@@ -294,28 +329,50 @@ async function switchVersion(
   if (body instanceof Response) return body;
   const comment = commentOf(body.comment);
   if (comment === null) return refuse(c, 400, 'invalid_request', COMMENT_RULE);
-  const base = baseOf(body.base);
-  if (base === null) return refuse(c, 400, 'invalid_request', BASE_RULE);
+  const against = againstOf(me, body, activates);
+  if (typeof against === 'string') return refuse(c, 400, 'invalid_request', against);
   const runtime = c.var.runtime;
   const answer = await change(
     runtime.stores.policies(),
     personName(me.identity),
     comment,
     runtime.clock.now(),
-    base,
+    against,
   );
   if (!answer.ok) return refuse(c, answer.status, 'refused', answer.problems.join('; '));
   afterChange(c);
   return c.json(done);
 }
 
-const BASE_RULE =
-  'base, when given, is the version that was active when you wrote the change (a whole number).';
+/** What a change was written against: the version active then, or nothing, on purpose. */
+interface Against {
+  base?: number;
+  forced?: boolean;
+}
 
-/** `base`: absent (undefined), or a version number; null for anything else. */
-function baseOf(value: unknown): number | undefined | null {
-  if (value === undefined) return undefined;
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 ? value : null;
+/**
+ * `base` (the version that was active when the change was written: the store refuses with 409
+ * if another has been activated since) or `force: true` (recorded on the change as forced). A
+ * script's activation must give one or the other: a CI push that silently undid a rollback made
+ * on /admin in the meantime is what `base` is for. The console's forms always carry `base`.
+ */
+function againstOf(
+  me: Caller,
+  body: Record<string, unknown>,
+  activates: boolean,
+): Against | string {
+  const { base, force } = body;
+  if (force !== undefined && force !== true) return 'force, when given, must be true.';
+  if (base !== undefined) {
+    if (force === true) return 'Send base or force, not both.';
+    if (typeof base !== 'number' || !Number.isSafeInteger(base) || base < 1)
+      return 'base is the version that was active when you wrote the change (a whole number).';
+    return { base };
+  }
+  if (force === true) return { forced: true };
+  if (activates && me.bearer)
+    return 'An activation through the API names the version that was active when you wrote it ("base", as npm run policy -- push sends it), or says "force": true to replace whatever is active now.';
+  return {};
 }
 
 /** The body's `policy`, checked (a check or a replay of a draft). */

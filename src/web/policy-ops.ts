@@ -1,15 +1,25 @@
 // What the policy API (./policy-api.ts) and the /admin policy console (./policy-console.ts)
-// share: reading a draft and a comment, replaying a draft over the recorded calls, and what
-// follows a change (the audit record, and this isolate asking the store again).
+// share: reading a draft and a comment, replaying a draft over the recorded calls a reader may
+// see, the shadow's disagreements likewise, and what follows a change (the audit record, and
+// this isolate asking the store again).
+//
+// Whose calls: a replay or a shadow answers, call by call, which rule of a draft fired, and a
+// draft's rules can test any recorded value, a character at a time. So a reader sees through
+// them only what they may read on /admin/audit: an administrator every call; an editor who is
+// not one their own calls only, whose replay is judged over their own calls alone (counts too:
+// nothing of another person's call enters it).
 
 import type { Context } from 'hono';
+import type { Config } from '../config';
 import type { StoredAuditRecord } from '../audit/record';
 import type { AppBindings, Runtime } from '../compose/runtime';
 import type { Identity } from '../identity';
 import type { CompiledPolicy } from '../policy/load';
+import type { ShadowDisagreement } from '../policy/shadow';
 import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
 import { type ReplayReport, type ReplayTool, replayPolicy } from '../replay/replay';
 import { TOOLS } from '../tools';
+import { isAdmin } from './admins';
 
 /** Replay over the last 7 days by default, at most this many calls. */
 const DEFAULT_SINCE_MS = 7 * 86_400_000;
@@ -22,17 +32,68 @@ const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
   TOOLS.map((t) => [t.name, { input: t.input, dryRun: t.dryRun }]),
 );
 
-export type ReplayAnswer = ReplayReport & { since: number; truncated: boolean };
+/** Whose recorded calls a reader sees in replays and the shadow: everyone's, or their own. */
+export type CallsSeen = { all: true } | { all: false; own: Identity };
 
-/** A draft replayed over the calls recorded since `since` (at most `limit`, the newest). */
+/** An administrator reads every call on /admin/audit; anyone else only their own. */
+export function callsSeen(config: Config, identity: Identity): CallsSeen {
+  return isAdmin(config, identity) ? { all: true } : { all: false, own: identity };
+}
+
+/** What an answer says of the calls it covers, for a reader who sees only their own. */
+export const OWN_CALLS_NOTE =
+  "Only your own recorded calls: you are not an administrator (ADMIN_USERS, ADMIN_GROUPS), who alone may read other people's calls. Limits shared with other people (scope user of another person, grant, global) count only your calls.";
+
+export type ReplayAnswer = ReplayReport & {
+  since: number;
+  truncated: boolean;
+  /** `all` recorded calls, or the reader's `own` only (then `note` says what that means). */
+  calls_seen: 'all' | 'own';
+  note?: string;
+};
+
+/**
+ * A draft replayed over the calls recorded since `since` (at most `limit`, the newest) that the
+ * reader may see: another person's call never enters a replay for someone who may not read it.
+ */
 export async function replayDraft(
   runtime: Runtime,
   draft: CompiledPolicy,
   since: number,
   limit: number,
+  sees: CallsSeen,
 ): Promise<ReplayAnswer> {
-  const { records, truncated } = await recordedCalls(runtime, since, limit);
-  return { since, truncated, ...replayPolicy(draft, records, REPLAY_TOOLS) };
+  const { records, truncated } = await recordedCalls(runtime, since, limit, sees);
+  return {
+    since,
+    truncated,
+    calls_seen: sees.all ? 'all' : 'own',
+    ...(sees.all ? {} : { note: OWN_CALLS_NOTE }),
+    ...replayPolicy(draft, records, REPLAY_TOOLS),
+  };
+}
+
+/** Disagreements the shadow kept that a reader sees at most (of the newest). */
+export const SHADOW_READ_MAX = 1_000;
+
+/** The shadow's newest disagreements the reader may see, at most `limit`, with how many. */
+export async function shadowDisagreements(
+  runtime: Runtime,
+  version: number,
+  limit: number,
+  sees: CallsSeen,
+): Promise<ShadowDisagreement[]> {
+  const store = runtime.stores.policies();
+  if (sees.all) return store.disagreements(version, limit);
+  const own = (await store.disagreements(version, SHADOW_READ_MAX)).filter((d) =>
+    isCallOf(d, sees.own),
+  );
+  return own.slice(0, limit);
+}
+
+/** A shadow disagreement of this person's call (by user id; older ones by the name recorded). */
+function isCallOf(d: ShadowDisagreement, who: Identity): boolean {
+  return d.user_id !== undefined ? d.user_id === who.userId : d.user === personName(who);
 }
 
 /**
@@ -50,15 +111,19 @@ async function recordedCalls(
   runtime: Runtime,
   since: number,
   limit: number,
+  sees: CallsSeen,
 ): Promise<{ records: StoredAuditRecord[]; truncated: boolean }> {
   const audit = runtime.stores.audit('records', 10_000);
   const out: StoredAuditRecord[] = [];
   let bytes = 0;
   let cursor: string | undefined;
+  // The store's user filter also matches an email; the user id decides.
+  const user = sees.all ? undefined : sees.own.userId;
   for (;;) {
-    const page = await audit.query({ from: since, cursor, limit: 1_000 });
+    const page = await audit.query({ from: since, cursor, limit: 1_000, user });
     for (const r of page.records) {
       if (r.tool === POLICY_EVENT_TOOL) continue;
+      if (user !== undefined && r.user_id !== user) continue;
       bytes += JSON.stringify(r.args).length;
       if (bytes > MAX_REPLAY_ARG_BYTES)
         return { records: out.slice(0, limit).reverse(), truncated: true };

@@ -284,6 +284,7 @@ describe('scopes in the policy and the metadata', () => {
         'pve:provision',
         'pve:guest',
         'pve:raw',
+        'policy:read',
         'policy:edit',
       ],
     });

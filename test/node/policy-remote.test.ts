@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { policyRemote } from '../../scripts/policy/remote.ts';
+import { FormBrowser, openAsDevUser } from '../support/form-browser.ts';
 import { devAccessToken, devSignedInClient } from '../support/oauth-node.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -43,7 +44,9 @@ beforeAll(async () => {
       AUTH_MODE: 'oauth',
       IDP: 'dev',
       ALLOWED_GROUPS: 'ops',
-      ADMIN_USERS: 'admin@example.com',
+      // The CI account replays over everyone's calls: an administrator too (an editor alone
+      // replays their own calls only).
+      ADMIN_USERS: 'admin@example.com,ci@example.com',
       POLICY_EDITORS: 'ci@example.com',
       POLICY: JSON.stringify(DEPLOYED),
     },
@@ -183,7 +186,7 @@ describe('npm run policy -- replay and push', () => {
     );
     expect(mcpToken.status).toBe(4);
     expect(mcpToken.err).toMatch(
-      /HTTP 403: A change needs a token granted the scope "policy:edit"/,
+      /HTTP 403: The policy API needs a token granted the scope "policy:read" or "policy:edit"/,
     );
     const noComment = await run(editorToken, 'push', file('ok.json', DEPLOYED), '--url', stack.url);
     expect(noComment.status).toBe(2);
@@ -226,5 +229,107 @@ describe('npm run policy -- replay and push', () => {
     );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/version 3 \(in shadow\)/);
+  });
+
+  it('refuses to replace a version activated between its read and its push (409), and --force does, recorded as forced', async () => {
+    const before = await versions();
+    const RESTORED = {
+      version: '1',
+      default: 'deny',
+      tools: { pve_list_vms: { action: 'deny' }, pve_start_vm: {}, pve_stop_vm: {} },
+    };
+    // Someone rolls back on /admin just after the push read which version was active.
+    let rolledBack = false;
+    const racing: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!rolledBack && (init?.method ?? 'GET') === 'GET') {
+        rolledBack = true;
+        const rollback = await fetch(`${stack.url}/admin/api/policy/1/activate`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${editorToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            comment: 'roll back: listing broke',
+            base: before.active.version,
+          }),
+        });
+        expect(rollback.status).toBe(200);
+      }
+      return res;
+    };
+    const out: string[] = [];
+    const err: string[] = [];
+    const status = await policyRemote(
+      [
+        'push',
+        file('restored.json', RESTORED),
+        '--url',
+        stack.url,
+        '--activate',
+        '--comment',
+        'CI',
+      ],
+      { log: (l) => out.push(l), error: (l) => err.push(l) },
+      { PVE_MCP_TOKEN: editorToken },
+      racing,
+    );
+    expect(status).toBe(4);
+    expect(err.join('\n')).toMatch(
+      new RegExp(
+        `HTTP 409: The policy was not stored.\nversion 1 has been activated since you opened version ${before.active.version} \\(by ci@example.com`,
+      ),
+    );
+    expect(err.join('\n')).toMatch(/Nothing was changed.*--force/);
+    const after = await versions();
+    expect(after.active.version).toBe(1);
+    expect(after.versions).toHaveLength(before.versions.length);
+
+    const forced = await run(
+      editorToken,
+      'push',
+      file('restored.json', RESTORED),
+      '--url',
+      stack.url,
+      '--activate',
+      '--force',
+      '--comment',
+      'CI, over the rollback',
+    );
+    expect(forced.status, forced.err).toBe(0);
+    expect(forced.out).toMatch(/\(active, forced\)/);
+    const overview = (await (
+      await fetch(`${stack.url}/admin/api/policy`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      })
+    ).json()) as { active: { version: number }; events: Record<string, unknown>[] };
+    expect(overview.active.version).toBe(before.versions.length + 1);
+    expect(overview.events[0]).toMatchObject({
+      action: 'activate',
+      version: overview.active.version,
+      comment: 'CI, over the rollback',
+      forced: true,
+    });
+    // The audit trail's record of the change says so too.
+    const admin = new FormBrowser((u, i) => fetch(u, i));
+    await openAsDevUser(admin, `${stack.url}/admin`, 'admin@example.com', 'ops');
+    const exported = await (
+      await admin.get(`${stack.url}/admin/audit?format=jsonl&tool=(policy)&limit=1000`)
+    ).text();
+    const records = exported
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { args: Record<string, unknown> });
+    expect(records.find((r) => r.args.comment === 'CI, over the rollback')?.args).toMatchObject({
+      action: 'activate',
+      forced: true,
+    });
+    // An activation through the API that names neither is refused: a script must choose.
+    const bare = await fetch(`${stack.url}/admin/api/policy/1/activate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${editorToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ comment: 'no base' }),
+    });
+    expect(bare.status).toBe(400);
+    expect(((await bare.json()) as { message: string }).message).toMatch(/"base".*"force": true/);
+    expect((await versions()).active.version).toBe(overview.active.version);
   });
 });

@@ -333,6 +333,53 @@ describe('shadow', () => {
     const after = await json<{ shadow: unknown }>(await admin.json(API, 'GET'));
     expect(after.shadow).toBeNull();
   });
+
+  it('judges only what the audit trail keeps: a shadow rule on a redacted value is unknown, never a read of it', async () => {
+    // A shadow whose rule tests the first letter of a password the audit trail redacts: were it
+    // judged on the live value, which calls disagree would spell the password out.
+    const probe = {
+      ...DEPLOYED,
+      tools: {
+        ...DEPLOYED.tools,
+        pve_create_lxc: { require: [{ path: 'args.password', op: 'regex', value: '^s' }] },
+      },
+    };
+    const res = await editor.json(
+      API,
+      'POST',
+      { policy: probe, comment: 'a probe of passwords', shadow: true },
+      sameOrigin,
+    );
+    expect(res.status).toBe(201);
+    const { version } = await json<{ version: number }>(res);
+    await new Promise((r) => setTimeout(r, MAX_AGE_MS + 250));
+    const container = (password: string) => ({
+      node: 'pve1',
+      ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst',
+      hostname: 'probe01',
+      password,
+    });
+    for (const password of ['swordfish-1', 'hunter22-pw'])
+      expect(
+        (await agent.callTool({ name: 'pve_create_lxc', arguments: container(password) })).isError,
+      ).toBe(true);
+    type Seen = { tool: string; active: { decision: string }; shadow: Record<string, unknown> };
+    let seen: Seen[] = [];
+    for (let i = 0; i < 50 && seen.length < 2; i++) {
+      const body = await json<{ disagreements: Seen[] }>(await admin.json(`${API}/shadow`, 'GET'));
+      seen = body.disagreements.filter((d) => d.tool === 'pve_create_lxc');
+      if (seen.length < 2) await new Promise((r) => setTimeout(r, 100));
+    }
+    // Both calls alike: the active version denied each, the shadow could not tell.
+    expect(seen).toHaveLength(2);
+    for (const d of seen)
+      expect(d).toMatchObject({
+        active: { decision: 'deny' },
+        shadow: { version, decision: 'unknown', rule: '/tools/pve_create_lxc/require/0' },
+      });
+    const stop = await editor.json(`${API}/shadow/stop`, 'POST', { comment: 'done' }, sameOrigin);
+    expect(stop.status).toBe(200);
+  });
 });
 
 describe('deploys', () => {

@@ -75,8 +75,9 @@ const POLICIES = {
       },
     },
   },
-  // Inside guests and their backups: the shipped refusals of shells and interpreters, an
-  // allow-list of programs, service changes for ops only; restores need a lead.
+  // Inside guests and their backups: an allow-list of programs of its own (the shipped one is
+  // tested in test/units/guest-exec-policy.test.ts and policy-bundled), service changes for ops
+  // only; restores need a lead.
   guest: {
     version: '1',
     default: 'deny',
@@ -86,7 +87,6 @@ const POLICIES = {
       pve_guest_exec: {
         sensitive: ['input_data'],
         deny_if: [
-          ...SHIPPED.tools.pve_guest_exec.deny_if,
           {
             path: 'args.command.1',
             op: 'in',
@@ -281,6 +281,35 @@ const POLICIES = {
       },
     },
   },
+  // Every tool that takes a sensitive value needs a person's approval, announced to every receiver:
+  // the marker test (test/redaction/) follows each value through every place it could go.
+  redaction: {
+    version: '1',
+    default: 'deny',
+    tools: Object.fromEntries(
+      (
+        [
+          ['pve_create_qemu_vm', ['description']],
+          ['pve_clone_vm', ['description']],
+          ['pve_create_lxc', ['ssh_public_keys']],
+          ['pve_set_vm_config', ['config.description']],
+          ['pve_create_snapshot', ['description']],
+          ['pve_create_backup', ['notes']],
+          ['pve_guest_exec', ['command', 'input_data']],
+          ['pve_guest_file_read', ['file']],
+          ['pve_api_request', ['params.site-secret']],
+        ] as const
+      ).map(([tool, sensitive]) => [
+        tool,
+        {
+          action: 'require_approval',
+          reason: 'A person approves this.',
+          sensitive,
+          notify: ['json', 'slack', 'teams'],
+        },
+      ]),
+    ),
+  },
   perUser: {
     version: '1',
     default: 'deny',
@@ -439,6 +468,27 @@ export default defineConfig({
               events: ['approval.requested'],
             },
           ]),
+        }),
+        ['./test/notify/global-setup.ts'],
+      ),
+      // A sensitive value followed everywhere (the notify receivers' global setup).
+      workersProject(
+        'redaction',
+        ['test/redaction/**/*.test.ts'],
+        POLICIES.redaction,
+        (inject) => ({
+          AUTH_MODE: 'oauth',
+          IDP: 'dev',
+          ALLOWED_GROUPS: 'ops',
+          ADMIN_USERS: 'admin@example.com',
+          APPROVAL_WEBHOOK_TIMEOUT_MS: '500',
+          APPROVAL_WEBHOOKS: JSON.stringify(
+            ['json', 'slack', 'teams'].map((format) => ({
+              name: format,
+              url: `${inject('receiverUrl')}/${format}`,
+              format,
+            })),
+          ),
         }),
         ['./test/notify/global-setup.ts'],
       ),

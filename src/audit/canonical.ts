@@ -193,6 +193,30 @@ export function wasCut(text: string): boolean {
   return CUT_RE.test(text);
 }
 
+/**
+ * The values a redacted copy hid (each string, number and property string's text, at any depth
+ * under a redacted key): what the rest of a call's output (its result, an echo in an error) must
+ * not carry either. `redacted` is `source` as redactArgs or redactAll made it.
+ */
+export function hiddenValues(source: unknown, redacted: unknown, out: string[] = []): string[] {
+  if (redacted === REDACTED && source !== REDACTED) return leafTexts(source, out);
+  if (Array.isArray(source) && Array.isArray(redacted))
+    for (const [i, item] of source.entries()) hiddenValues(item, redacted[i], out);
+  else if (isRecord(source) && isRecord(redacted) && !isPropertyValue(source))
+    for (const key of Object.keys(source))
+      if (Object.hasOwn(redacted, key)) hiddenValues(source[key], redacted[key], out);
+  return out;
+}
+
+function leafTexts(value: unknown, out: string[]): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (typeof value === 'number' && Number.isFinite(value)) out.push(String(value));
+  else if (isPropertyValue(value)) out.push(value.text);
+  else if (Array.isArray(value)) for (const item of value) leafTexts(item, out);
+  else if (isRecord(value)) for (const item of Object.values(value)) leafTexts(item, out);
+  return out;
+}
+
 /** Every argument value replaced, keys kept: for when the list of sensitive names is unknown. */
 export function redactAll(args: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.keys(args).map((key) => [key, REDACTED]));

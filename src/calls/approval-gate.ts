@@ -41,6 +41,8 @@ export interface ApprovalCall {
   identity: Identity;
   /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
   blastRadius: (() => Promise<BlastRadius | null>) | null;
+  /** Arguments whose content the call would write that the person asked would see redacted. */
+  hiddenContent: readonly string[];
 }
 
 export interface ApprovalDeps {
@@ -77,6 +79,8 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] }
           : { kind: 'approved', approvalId: call.approvalId };
       }
+      // Nobody is asked to approve content they would see as "[redacted]".
+      if (call.hiddenContent.length) return { kind: 'refused', reason: hiddenContentReason(call) };
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
       const radius = call.blastRadius ? await call.blastRadius().catch(() => null) : null;
@@ -118,6 +122,11 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
       };
     },
   };
+}
+
+function hiddenContentReason(call: ApprovalCall): string {
+  const names = call.hiddenContent.join(', ');
+  return `${call.tool} would write what ${names} holds, and the policy marks it sensitive: an approver would see "[redacted]" and approve content they cannot read, so nobody is asked. Send the call without ${names}, or have the policy's editors take it off the tool's "sensitive" list so that approvers see it.`;
 }
 
 async function askInConversation(

@@ -43,8 +43,11 @@ export interface CallHost {
   };
   /** Records the call in the audit trail, without waiting for it or failing the call. */
   audit(record: AuditRecord): void;
-  /** Removes configured secrets from results, log lines and audit records. */
-  scrubber(): Scrubber;
+  /**
+   * Removes configured secrets from results, log lines and audit records; with `hidden`, also
+   * the values a call's redaction hid (its sensitive arguments), for that call's own output.
+   */
+  scrubber(hidden?: readonly string[]): Scrubber;
   /** The keyed hash of canonical arguments (audit records, approvals). */
   hmacArgs(canonical: string): Promise<string>;
 }

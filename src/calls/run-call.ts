@@ -7,7 +7,9 @@ import type { z } from 'zod';
 import type { Json } from '../approvals/types';
 import {
   canonicalJson,
+  hiddenValues,
   NOT_STORED_TOO_DEEP,
+  REDACTED,
   redactAll,
   redactArgs,
   redactUpstream,
@@ -22,9 +24,7 @@ import type { Identity } from '../identity';
 import { own } from '../own';
 import { isPropertyValue } from '../property-value';
 import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
-import type { CompiledPolicy } from '../policy/load';
 import type { ActivePolicy } from '../policy/source';
-import type { ShadowDisagreement } from '../policy/shadow';
 import { policyView } from '../policy/view';
 import { PveError } from '../proxmox/errors';
 import { StoreTimeout } from '../stores/deadline';
@@ -37,6 +37,7 @@ import type { AskNext, Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
 import type { CallOutcome, CallResult } from './result';
 import { missingScope, scopeRefusal } from './scope-gate';
+import { shadowDisagreement } from './shadow-judge';
 import type { Scope } from '../scopes';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
 
@@ -101,8 +102,14 @@ export async function runCall(
   const scrub = host.scrubber();
   // While the policy is invalid its `sensitive` lists are unknown: no argument value is stored.
   const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
-  const redact = (args: Record<string, unknown>): Record<string, unknown> =>
-    sensitive ? redactArgs(args, sensitive) : redactAll(args);
+  // What redaction hid never comes back out either: not in the result (a preview's exact
+  // request, an error echoing it), the log line or the audit record's texts.
+  const hidden: string[] = [];
+  const redact = (args: Record<string, unknown>): Record<string, unknown> => {
+    const out = sensitive ? redactArgs(args, sensitive) : redactAll(args);
+    hiddenValues(args, out, hidden);
+    return out;
+  };
   const redactSent = (
     params: Record<string, string>,
     args: Record<string, unknown>,
@@ -170,6 +177,9 @@ export async function runCall(
         argsHmac: facts.argsHmac,
         identity,
         blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, scope!.ctx) : null,
+        hiddenContent: (tool.writesContent ?? []).filter(
+          (key) => own(facts.args, key) === REDACTED,
+        ),
       },
       {
         store: approvals.store,
@@ -193,7 +203,14 @@ export async function runCall(
     };
     const gate = await passGate(active, host.counters(), gateInput, port);
     if (active.ok && active.shadow) {
-      const disagreement = shadowDisagreement(active, gateInput, requestId);
+      // As the audit record will keep them, hidden values removed from every field.
+      const stored = (hidden.length ? host.scrubber(hidden) : scrub).deep(facts.args);
+      const disagreement = shadowDisagreement(active, {
+        ...gateInput,
+        stored,
+        input: tool.input,
+        requestId,
+      });
       if (disagreement) host.shadowDisagreement(disagreement);
     }
     if (!gate.ok && 'suspended' in gate) {
@@ -270,16 +287,18 @@ export async function runCall(
   facts.log.upstream_status = calls.at(-1)?.status ?? null;
   facts.log.upstream_calls = calls.length;
   facts.log.latency_ms = host.clock.now() - started;
-  // Last line of defence: whatever echoed a configured secret, it leaves here without it.
-  logToolCall(scrub.deep(facts.log));
-  host.audit(scrub.deep(auditRecord(facts, scope, result!, started)));
+  // Last line of defence: whatever echoed a configured secret or a hidden value, it leaves here
+  // without it.
+  const out = hidden.length ? host.scrubber(hidden) : scrub;
+  logToolCall(out.deep(facts.log));
+  host.audit(out.deep(auditRecord(facts, scope, result!, started)));
   if (suspended)
     return {
       kind: 'input_required',
-      question: scrub.deep(suspended.question),
+      question: out.deep(suspended.question),
       binding: suspended.binding,
     };
-  return { kind: 'result', result: scrub.deep(result!) };
+  return { kind: 'result', result: out.deep(result!) };
 }
 
 /**
@@ -314,45 +333,6 @@ function recheckPolicy(
     );
   }
   throw new PolicyRefusal(decision.rule, decision.reason);
-}
-
-/**
- * Whether the version in shadow would have decided this call otherwise than the active one. Both
- * are judged on the rules alone (deny_if, require, approval; a preview needs no approval), not
- * on rate-limit counts, which only the active policy keeps: a replay (../replay/replay.ts)
- * compares limits.
- */
-function shadowDisagreement(
-  active: Extract<ActivePolicy, { ok: true }>,
-  input: {
-    tool: string;
-    args: Record<string, unknown>;
-    identity: Identity;
-    dryRun: boolean;
-    now: number;
-  },
-  requestId: string,
-): ShadowDisagreement | null {
-  const shadow = active.shadow;
-  if (!shadow) return null;
-  const judge = (policy: CompiledPolicy): { decision: string; rule: string | null } => {
-    const call = { tool: input.tool, args: input.args };
-    let d = evaluatePolicy(policy, call, input.identity, null, input.now);
-    if (d.kind === 'approval_required' && input.dryRun)
-      d = evaluatePolicy(policy, { ...call, approved: true }, input.identity, null, input.now);
-    return { decision: d.kind, rule: d.kind === 'allow' ? null : d.rule };
-  };
-  const now = judge(active.policy);
-  const then = judge(shadow.policy);
-  if (now.decision === then.decision) return null;
-  return {
-    ts: input.now,
-    request_id: requestId,
-    user: input.identity.email ?? input.identity.userId,
-    tool: input.tool,
-    active: { version: active.version ?? 0, ...now },
-    shadow: { version: shadow.version, ...then },
-  };
 }
 
 /** What the policy judges: the arguments, and for each one the call leaves out, what it inherits. */

@@ -94,6 +94,12 @@ export interface ToolSpec<
   inherits?: Readonly<Record<string, readonly string[] | null>>;
   /** For property-string arguments: the fields policy rules may reach into (args.net0.bridge). */
   policyFields?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Arguments whose content the call writes into a guest (exec's stdin). A person cannot
+   * approve what they cannot see: when the policy hides one (`sensitive`) and asks for an
+   * approval, the call is refused instead (./approval-gate.ts).
+   */
+  writesContent?: readonly string[];
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */
   describeCall?(args: z.output<I>): Record<string, string> | null;
   /**

@@ -11,6 +11,8 @@ import { ToolFailure } from '../calls/tool-spec';
 import { type CounterBackend, type CounterTarget, counterObjectName } from '../counters/reserve';
 import type { Identity } from '../identity';
 import { TOOLS } from '../tools';
+import { REDACTED } from '../audit/canonical';
+import { chainScrubbers, hiddenValuesScrubber } from '../secrets/scrub';
 import type { Runtime } from './runtime';
 
 /** The tools, validated and described once per isolate. */
@@ -66,7 +68,10 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
       ttlMs: config.approvals.ttlMs,
     }),
     audit: (record) => recordAudit(runtime, record, era.waitUntil),
-    scrubber: () => runtime.scrubber,
+    scrubber: (hidden) =>
+      hidden?.length
+        ? chainScrubbers(runtime.scrubber, hiddenValuesScrubber(hidden, REDACTED))
+        : runtime.scrubber,
     hmacArgs: runtime.hmacArgs,
   };
 }

@@ -124,7 +124,9 @@ export async function readBlastRadius(
   const left = () => ({ timeoutMs: Math.max(1, deadline - pve.clock.now()) });
   const base = `/nodes/${seg(g.node)}/${g.vm_type}/${g.vmid}`;
   const out: BlastRadius = {
-    guest: { ...g, name: null },
+    // These three only: a caller may hand in a whole call's arguments, and what goes on to
+    // approval pages, notifications and the stored approval must never carry one of its values.
+    guest: { node: g.node, vmid: g.vmid, vm_type: g.vm_type, name: null },
     read_at: new Date(now).toISOString(),
     warnings: [],
     unreadable: {},

@@ -43,7 +43,27 @@ export function scrubberFor(secrets: readonly (string | undefined)[]): Scrubber 
   return scrubber;
 }
 
-function build(list: readonly string[]): Scrubber {
+/**
+ * A scrubber for the values a call's redaction hid (a `sensitive` argument's value must not come
+ * back in its own result either), each replaced by `replacement` (the audit trail's marker), in
+ * every form the configured secrets are searched in. Not kept: each call has its own values.
+ */
+export function hiddenValuesScrubber(hidden: readonly string[], replacement: string): Scrubber {
+  return build(
+    [...new Set(hidden.map((s) => s.trim()).filter((s) => s.length >= MIN_SECRET_LENGTH))],
+    replacement,
+  );
+}
+
+/** `first`, then `second`, over the same text. */
+export function chainScrubbers(first: Scrubber, second: Scrubber): Scrubber {
+  return {
+    text: (value) => second.text(first.text(value)),
+    deep: (value) => second.deep(first.deep(value)),
+  };
+}
+
+function build(list: readonly string[], replacement = SCRUBBED): Scrubber {
   const needles = list.map(needlesFor);
   const exact = [...new Set(needles.flatMap((n) => n.exact))];
   const skeletal = [...new Set(needles.flatMap((n) => n.skeletal))];
@@ -55,7 +75,7 @@ function build(list: readonly string[]): Scrubber {
       skeletonsOf(value, DECODE_PASSES).some((sk) => skeletal.some((n) => sk.includes(n))));
   const text = (value: string): string => {
     if (list.length === 0 || !holds(value)) return value;
-    return replaceSpans(value, spansOf(value, exact, skeletal));
+    return replaceSpans(value, spansOf(value, exact, skeletal), replacement);
   };
   const deep = <T>(value: T): T => {
     if (list.length === 0) return value;
@@ -74,7 +94,7 @@ function build(list: readonly string[]): Scrubber {
     let i = 0;
     return walk(walked, (s) => {
       const spans = parts.get(i++);
-      return spans ? replaceSpans(s, spans) : s;
+      return spans ? replaceSpans(s, spans, replacement) : s;
     }) as T;
   };
   return { text, deep };
@@ -97,8 +117,8 @@ function spansOf(text: string, exact: string[], skeletal: string[]): number[] {
   return spans;
 }
 
-/** `text` with each span, overlapping ones merged, replaced by SCRUBBED. */
-function replaceSpans(text: string, flat: number[]): string {
+/** `text` with each span, overlapping ones merged, replaced by `replacement`. */
+function replaceSpans(text: string, flat: number[], replacement: string): string {
   if (flat.length === 0) return text;
   const spans: [number, number][] = [];
   for (let i = 0; i < flat.length; i += 2) spans.push([flat[i]!, flat[i + 1]!]);
@@ -107,7 +127,7 @@ function replaceSpans(text: string, flat: number[]): string {
   let at = 0;
   for (const [start, end] of spans) {
     if (end <= at) continue;
-    if (start >= at) out += text.slice(at, start) + SCRUBBED;
+    if (start >= at) out += text.slice(at, start) + replacement;
     // else: overlaps the span just replaced, which now reaches to `end`.
     at = end;
   }

@@ -191,6 +191,8 @@ export const guestExec = defineTool({
       .describe('How long to wait for it to exit, s.'),
     confirm,
   }),
+  // Its stdin is content put into the guest: an approver must see it to approve it.
+  writesContent: ['input_data'],
   output: z.object({
     mode: z.enum(['preview', 'exited', 'running']).optional(),
     command: z.array(z.string()).optional(),
@@ -218,7 +220,8 @@ export const guestExec = defineTool({
     ...Object.fromEntries(args.command.map((part, i) => [`command.${i}`, part])),
     ...(args.input_data !== undefined ? { 'input-data': args.input_data } : {}),
   }),
-  blastRadius: (args, ctx) => readBlastRadius(ctx.pve(), { ...args, vm_type: 'qemu' }),
+  blastRadius: (args, ctx) =>
+    readBlastRadius(ctx.pve(), { node: args.node, vmid: args.vmid, vm_type: 'qemu' }),
   async run(args, ctx) {
     const pve = ctx.pve();
     const g = { ...args, vm_type: 'qemu' as const };

@@ -1,6 +1,7 @@
 // A command inside a guest that needs a lead's approval: the agent is told to wait, the page shows
-// the exact argv (and not the stdin the policy marks sensitive), and once a lead approved, the
-// same call runs the program once and returns its output; the approval is then spent.
+// the exact argv, and once a lead approved, the same call runs the program once and returns its
+// output; the approval is then spent. A command with stdin the policy marks sensitive is refused
+// before anyone is asked: an approver would see "[redacted]" and approve content they cannot read.
 
 import { describe, expect, it } from 'vitest';
 import { Browser, connectSignedIn } from '../auth/helpers/oauth';
@@ -8,12 +9,12 @@ import { openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { decide } from './decide';
+import { auditRecords } from '../worker/helpers/audit';
 
 const EXEC = {
   node: 'pve1',
   vmid: 100,
-  command: ['cat'],
-  input_data: 'db-password=hunter2\n',
+  command: ['uname', '-r'],
   confirm: true,
 };
 
@@ -39,10 +40,9 @@ describe('a command in a guest, approved by a lead', () => {
       'ops,leads',
     );
     expect(page.html).toContain(
-      '<h1 id="approval-title">Run &quot;cat&quot; in VM 100 (web01) on pve1?</h1>',
+      '<h1 id="approval-title">Run &quot;uname&quot; &quot;-r&quot; in VM 100 (web01) on pve1?</h1>',
     );
-    expect(page.html).toMatch(/<code>command\.0<\/code><\/th><td><code class="uri">cat<\/code>/);
-    expect(page.html).not.toContain('hunter2');
+    expect(page.html).toMatch(/<code>command\.0<\/code><\/th><td><code class="uri">uname<\/code>/);
     // What it touches: the VM's facts.
     expect(page.html).toMatch(
       /<tr data-fact="status"><th scope="row">State<\/th><td class="uri">running<\/td>/,
@@ -53,16 +53,45 @@ describe('a command in a guest, approved by a lead', () => {
     );
     const done = await call(client, 'pve_guest_exec', { ...EXEC, approval_id: id });
     expect(done.isError, text(done)).toBeFalsy();
-    expect(done.structuredContent).toMatchObject({
-      mode: 'exited',
-      exitcode: 0,
-      stdout: 'db-password=hunter2\n',
-    });
+    expect(done.structuredContent).toMatchObject({ mode: 'exited', exitcode: 0 });
+    expect((done.structuredContent as { stdout: string }).stdout).toMatch(/^\d+\.\d+/);
     expect((await sim.writes()).map((w) => w.path)).toEqual([
       '/api2/json/nodes/pve1/qemu/100/agent/exec',
     ]);
     const again = await call(client, 'pve_guest_exec', { ...EXEC, approval_id: id });
     expect(again.isError).toBe(true);
     expect((await sim.writes()).length).toBe(1);
+  });
+});
+
+describe('a command with stdin the policy hides from approvers', () => {
+  it('is refused before anyone is asked, and nothing is sent or stored as pending', async () => {
+    await sim.reset();
+    await sim.clearLog();
+    const { client } = await connectSignedIn('http', {
+      user: 'ann@example.com',
+      groups: 'ops',
+      scopes: ['pve:read', 'pve:guest'],
+    });
+    const refused = await call(client, 'pve_guest_exec', {
+      ...EXEC,
+      command: ['cat'],
+      input_data: 'db-password=hunter2\n',
+    });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/input_data .*sensitive.*approve content they cannot read/);
+    expect(refused.structuredContent).not.toHaveProperty('approval_id');
+    expect(JSON.stringify(refused)).not.toContain('hunter2');
+    expect(await sim.writes()).toEqual([]);
+    const records = await auditRecords(
+      (r) =>
+        r.tool === 'pve_guest_exec' && r.user_id === 'ann@example.com' && r.approval_id === null,
+    );
+    expect(records.at(-1)).toMatchObject({
+      decision: 'deny',
+      outcome: 'denied',
+      rule: '/tools/pve_guest_exec/action',
+    });
+    expect(JSON.stringify(records)).not.toContain('hunter2');
   });
 });

@@ -1,8 +1,8 @@
 // Inside a VM through the QEMU guest agent, over /mcp against the simulator, under a policy that
-// allows a few programs, refuses shells and interpreters as the shipped policy does, and lets
-// only ops change services: an allowed command runs and its output comes back; a refused one, a
-// preview, a stopped VM or one without an agent sends nothing; output is cut with a note; a file
-// is read; what the agent reports about the guest is shown.
+// allows a few programs (an allow-list, as the shipped policy is: shells and interpreters are off
+// it) and lets only ops change services: an allowed command runs and its output comes back; a
+// refused one, a preview, a stopped VM or one without an agent sends nothing; output is cut with
+// a note; a file is read; what the agent reports about the guest is shown.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -72,15 +72,32 @@ describe('pve_guest_exec', () => {
     expect(await execs()).toEqual(['command=echo&command=hello+world&command=%3B+reboot']);
   });
 
-  it('passes stdin and output beyond ASCII through unchanged', async () => {
+  it('passes output beyond ASCII through unchanged', async () => {
     const r = await call(dev, 'pve_guest_exec', {
       ...VM,
-      command: ['cat'],
-      input_data: 'café €\n',
+      command: ['echo', 'café €'],
       confirm: true,
     });
     expect(r.isError, text(r)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ exitcode: 0, stdout: 'café €\n' });
+  });
+
+  it('sends stdin beyond ASCII as its UTF-8 bytes, and hides its echo, the value being sensitive', async () => {
+    await sim.clearLog();
+    const stdin = 'café €\n';
+    const r = await call(dev, 'pve_guest_exec', {
+      ...VM,
+      command: ['cat'],
+      input_data: stdin,
+      confirm: true,
+    });
+    expect(r.isError, text(r)).toBeFalsy();
+    // The guest agent reads input-data as bytes, one character each: UTF-8's, not the code points.
+    const bytes = String.fromCharCode(...new TextEncoder().encode(stdin));
+    expect(await execs()).toEqual([`command=cat&${new URLSearchParams({ 'input-data': bytes })}`]);
+    // cat gives the value back, and a value the policy calls sensitive leaves the call nowhere.
+    expect(r.structuredContent).toMatchObject({ exitcode: 0, stdout: '[redacted]\n' });
+    expect(JSON.stringify(r)).not.toContain('café');
   });
 
   it('reports a non-zero exit code as the result, not as a failure', async () => {

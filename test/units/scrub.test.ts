@@ -3,7 +3,13 @@
 // left exactly as it was.
 
 import { describe, expect, it } from 'vitest';
-import { SCRUBBED, scrubberFor } from '../../src/secrets/scrub';
+import { hiddenValues, REDACTED, redactAll, redactArgs } from '../../src/audit/canonical';
+import {
+  chainScrubbers,
+  hiddenValuesScrubber,
+  SCRUBBED,
+  scrubberFor,
+} from '../../src/secrets/scrub';
 
 const SECRET = '5f1c2b7e-9a3d-4c1e-8b2a-0d9e7f6a1b3c';
 const ACCESS = 'access-secret-0123456789abcdef';
@@ -240,3 +246,31 @@ function vmList(bytes: number): VmList {
   }
   return { data };
 }
+
+describe("a call's hidden values", () => {
+  it('are what redaction hid, at any depth, and nothing it kept', () => {
+    const args = {
+      node: 'pve1',
+      password: 'root-Pw-771',
+      config: { cipassword: 'ci-Pw-88812', memory: 2048, description: 'notes kept' },
+      command: ['echo', 'argv-Secret-1'],
+    };
+    const redacted = redactArgs(args, ['command', 'config.description']);
+    expect(hiddenValues(args, redacted).sort()).toEqual(
+      ['argv-Secret-1', 'ci-Pw-88812', 'echo', 'notes kept', 'root-Pw-771'].sort(),
+    );
+    expect(hiddenValues(args, redactAll(args))).toContain('pve1');
+  });
+
+  it('leave a result as the audit trail would show them, in any encoding, with the redaction marker', () => {
+    const hidden = hiddenValuesScrubber(['argv-Secret-1', 'ab'], REDACTED);
+    expect(hidden.deep({ stdout: 'x argv-Secret-1 y', url: 'a=argv%2DSecret%2D1' })).toEqual({
+      stdout: `x ${REDACTED} y`,
+      url: `a=${REDACTED}`,
+    });
+    // Values too short to search for are left to the structured redaction alone.
+    expect(hidden.text('ab cd')).toBe('ab cd');
+    const both = chainScrubbers(scrub, hidden);
+    expect(both.text(`${SECRET} argv-Secret-1`)).toBe(`${X} ${REDACTED}`);
+  });
+});

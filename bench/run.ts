@@ -14,7 +14,9 @@
 //   - pve_list_vms from an MCP 2026-07-28 client (stateless; the SDK v2 client, and plain fetch as
 //     the bare route is called) and from a 2025 session, all with the rules, a grant-scoped limit
 //     and the audit on, against a bare Worker route that only makes the same Proxmox GET
-//     (bench/bare-worker.ts): what MCP, OAuth and policy add.
+//     (bench/bare-worker.ts): what MCP, OAuth and policy add;
+//   - in-process, after the rounds: the policy evaluation alone, and /admin/policy's page built
+//     from 10,000-line versions (bench/policy-console.ts).
 // Prints calls/s, p50, p99, each median's ratio to the direct call, and the added milliseconds.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +33,7 @@ import { evaluatePolicy } from '../src/policy/evaluate.ts';
 import { loadPolicy } from '../src/policy/load.ts';
 import { TOOL_CATALOG } from '../src/tools/index.ts';
 import { devAccessToken, devSignedInClient } from '../test/support/oauth-node.ts';
+import { reportPolicyConsole } from './policy-console.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 30);
@@ -296,6 +299,7 @@ async function main(): Promise<void> {
     );
     await reportToolList(open);
     reportEvaluation();
+    await reportPolicyConsole();
   } finally {
     await Promise.allSettled([
       ...clients.map((c) => c.close()),

@@ -4,11 +4,11 @@
 // server-rendered HTML under the page CSP (no scripts): a draft is checked on submit. Buttons
 // that change anything are rendered for editors only (the routes check again).
 
-import { diffLines } from 'diff';
 import { html } from 'hono/html';
 import { layout } from '../auth/pages';
 import type { ShadowDisagreement } from '../policy/shadow';
 import type { PolicyOverview, PolicyVersion } from '../policy-store/types';
+import { policyDiffHtml } from './policy-diff';
 import type { ReplayAnswer } from './policy-ops';
 
 type Html = ReturnType<typeof html>;
@@ -36,7 +36,11 @@ export interface ConsoleView {
   active: PolicyVersion | null;
   /** The version the active one replaced, for its diff. */
   previous: PolicyVersion | null;
+  /** The newest disagreements the viewer may see, and how many there are of them. */
   disagreements: ShadowDisagreement[];
+  shadowCount: number;
+  /** `own`: the viewer is no administrator, and replays and the shadow show only their calls. */
+  callsSeen: 'all' | 'own';
   draft: DraftState;
   notice?: string;
   error?: string;
@@ -56,15 +60,10 @@ form.inline{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin:.25r
 form.inline input[type=text]{width:auto;flex:1 1 12rem}
 </style>`;
 
-function diffOf(before: string, after: string): Html {
-  const parts = diffLines(before, after);
-  return html`<div class="diff" role="region" aria-label="Changes">${parts.map((p) =>
-    p.added
-      ? html`<ins>${p.value}</ins>`
-      : p.removed
-        ? html`<del>${p.value}</del>`
-        : html`<span>${p.value}</span>`,
-  )}</div>`;
+/** Two versions' diff (./policy-diff.ts: bounded; past the bound, both texts). */
+function diffOf(before: PolicyVersion, after: PolicyVersion) {
+  const named = (v: PolicyVersion) => ({ name: `version ${v.version}`, text: v.text });
+  return policyDiffHtml(named(before), named(after));
 }
 
 function versionLine(v: PolicyOverview['versions'][number]): Html {
@@ -83,7 +82,8 @@ function replayTable(r: ReplayAnswer): Html {
   const rule = (x: string | null | undefined) =>
     x ? html`<br><small><code>${x}</code></small>` : '';
   return html`<section aria-labelledby="replay-h"><h3 id="replay-h">Replay since ${iso(r.since)}</h3>
-<p id="replay-summary"><strong>${r.changed.length}</strong> of ${r.calls} recorded calls would be decided otherwise${by ? ` (${by})` : ''}; ${r.totals.unchanged} unchanged, ${r.totals.skipped} skipped${r.truncated ? '; only the newest calls up to the limit were replayed' : ''}.</p>
+${r.note ? html`<p class="box" id="replay-note">${r.note}</p>` : ''}
+<p id="replay-summary"><strong>${r.changed.length}</strong> of ${r.calls} recorded calls${r.calls_seen === 'own' ? ' of yours' : ''} would be decided otherwise${by ? ` (${by})` : ''}; ${r.totals.unchanged} unchanged, ${r.totals.skipped} skipped${r.truncated ? '; only the newest calls up to the limit were replayed' : ''}.</p>
 ${
   r.changed.length
     ? html`<div class="scroll"><table id="replay-changes"><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Request</th></tr></thead><tbody>
@@ -106,7 +106,7 @@ export function consolePage(v: ConsoleView) {
 <details><summary>Policy text of version ${o.active.version}</summary><pre class="diff">${v.active?.text ?? ''}</pre></details>
 ${
   v.previous && v.active
-    ? html`<details open><summary>Changes from version ${v.previous.version}</summary>${diffOf(v.previous.text, v.active.text)}</details>`
+    ? html`<details open><summary>Changes from version ${v.previous.version}</summary>${diffOf(v.previous, v.active)}</details>`
     : ''
 }`
     : html`<p class="problems">No version is stored: the deployed policy was refused.</p>`;
@@ -115,7 +115,7 @@ ${
     : '';
   const shadow = o.shadow
     ? html`<p id="shadow-line"><span class="tag">shadow</span> ${versionLine(o.shadow)} · since ${iso(o.shadow.since)} ·
-<strong id="disagreements">${o.shadow.disagreements}</strong> disagreement${o.shadow.disagreements === 1 ? '' : 's'}</p>
+<strong id="disagreements">${v.shadowCount}</strong> disagreement${v.shadowCount === 1 ? '' : 's'}${v.callsSeen === 'own' ? ' on your own calls' : ''}</p>
 ${
   v.disagreements.length
     ? html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Active (v${o.active?.version ?? ''})</th><th scope="col">Shadow (v${o.shadow.version})</th></tr></thead><tbody>
@@ -143,7 +143,7 @@ ${
     .slice(0, 20)
     .map(
       (e) =>
-        html`<li>${iso(e.ts)} · ${e.actor} · ${e.action.replace('_', ' ')}${e.version !== null ? ` version ${e.version}` : ''} · “${e.comment}”</li>`,
+        html`<li>${iso(e.ts)} · ${e.actor} · ${e.action.replace('_', ' ')}${e.version !== null ? ` version ${e.version}` : ''}${e.forced ? html` <strong>(forced: the active version was not checked)</strong>` : ''} · “${e.comment}”</li>`,
     );
   const results = html`${
     d.problems?.length
@@ -222,12 +222,12 @@ ${v.shadow ? '' : html`<form method="post" action="/admin/policy/version/${x.ver
 }
 ${
   !v.active && v.activeText !== null
-    ? html`<h2>What activating it would change (from active version ${v.activeVersion})</h2>${diffOf(v.activeText, x.text)}`
+    ? html`<h2>What activating it would change (from active version ${v.activeVersion})</h2>${policyDiffHtml({ name: `the active version ${v.activeVersion}`, text: v.activeText }, { name: `version ${x.version}`, text: x.text })}`
     : ''
 }
 ${
   v.replaced
-    ? html`<h2>Changes from version ${v.replaced.version}, which it replaced</h2>${diffOf(v.replaced.text, x.text)}`
+    ? html`<h2>Changes from version ${v.replaced.version}, which it replaced</h2>${diffOf(v.replaced, x)}`
     : html`<p>The first version.</p>`
 }
 <h2>Text</h2><pre class="diff">${x.text}</pre>`,

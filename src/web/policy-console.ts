@@ -15,12 +15,16 @@ import { checkPost, html, page, viewer, type Viewer } from './common';
 import { consolePage, type DraftState, versionPage } from './policy-console-page';
 import {
   afterChange,
+  type CallsSeen,
+  callsSeen,
   COMMENT_RULE,
   commentOf,
   DEFAULT_REPLAY_LIMIT,
   MAX_REPLAY_LIMIT,
   personName,
   replayDraft,
+  SHADOW_READ_MAX,
+  shadowDisagreements,
   sinceOf,
 } from './policy-ops';
 
@@ -30,6 +34,8 @@ export const policyConsole = new Hono<AppBindings>();
 
 interface Person extends Viewer {
   editor: boolean;
+  /** Whose recorded calls replays and the shadow show (./policy-ops.ts). */
+  sees: CallsSeen;
 }
 
 async function person(c: Ctx): Promise<Person | Response> {
@@ -46,7 +52,7 @@ async function person(c: Ctx): Promise<Person | Response> {
     );
   // The store takes in the deployed policy on its first check: before anything is read of it.
   await c.var.runtime.policy.active((work) => c.executionCtx.waitUntil(work));
-  return { ...v, editor };
+  return { ...v, editor, sees: callsSeen(config, v.identity) };
 }
 
 /** The console with a draft (the active text unless one was submitted) and what became of it. */
@@ -59,10 +65,19 @@ async function render(
   const store = c.var.runtime.stores.policies();
   const overview = await store.overview();
   const active = overview.active ? await store.get(overview.active.version) : null;
-  const [previous, disagreements] = await Promise.all([
+  const [previous, seen] = await Promise.all([
     active?.replaces ? store.get(active.replaces) : null,
-    overview.shadow ? store.disagreements(overview.shadow.version, 20) : [],
+    overview.shadow
+      ? shadowDisagreements(
+          c.var.runtime,
+          overview.shadow.version,
+          me.sees.all ? 20 : SHADOW_READ_MAX,
+          me.sees,
+        )
+      : [],
   ]);
+  // An administrator sees the shadow's whole count; anyone else how many of their own calls.
+  const shadowCount = me.sees.all ? (overview.shadow?.disagreements ?? 0) : seen.length;
   return html(
     c,
     consolePage({
@@ -72,7 +87,9 @@ async function render(
       overview,
       active,
       previous,
-      disagreements,
+      disagreements: seen.slice(0, 20),
+      shadowCount,
+      callsSeen: me.sees.all ? 'all' : 'own',
       draft: {
         text: active?.text ?? '',
         comment: '',
@@ -128,7 +145,7 @@ policyConsole.post('/draft', async (c) => {
       ...draft,
       valid: true,
       warnings,
-      replay: await replayDraft(runtime, checked.policy, since, limit),
+      replay: await replayDraft(runtime, checked.policy, since, limit, me.sees),
     });
   }
   if (!['save', 'activate', 'shadow'].includes(action))

@@ -101,6 +101,7 @@ export interface PolicyStoreObject extends Rpc.DurableObjectBranded {
     comment: string,
     now: number,
     base?: number,
+    forced?: boolean,
   ): StoreAnswer<{ event: PolicyEvent }>;
   shadow(
     version: number | null,
@@ -127,7 +128,10 @@ export interface AppEnv {
   POLICY_STORE: DurableObjectNamespace<PolicyStoreObject>;
   /** Approval events to announce (APPROVAL_WEBHOOKS), delivered by this Worker's queue consumer. */
   NOTIFY_QUEUE?: Queue<NotifyMessage>;
-  /** JSON list of receivers of approval events: `{name?, url, format?, secret?, events?}`. */
+  /**
+   * JSON list of receivers of approval events: `{name?, url, format?, secret?, events?,
+   * private_network?}` (`private_network: true` lets one receiver be on a private network).
+   */
   APPROVAL_WEBHOOKS?: string;
   /** One webhook delivery's deadline in milliseconds (default 5000). */
   APPROVAL_WEBHOOK_TIMEOUT_MS?: string;

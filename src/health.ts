@@ -1,14 +1,20 @@
 // GET /health: whether this server can work — configuration complete, sign-in set up, PUBLIC_URL
 // matching the origin asked, Proxmox answering (one cached GET /version), the policy valid, the
-// audit trail on. Always 200 (`ok` says it); each problem carries its fix. Problem texts and
-// failure details only for the operator view (loopback, or an administrator's bearer token:
-// src/health/viewer.ts); anyone else gets booleans and counts. Never a secret, a user or an
-// upstream body.
+// audit trail on. Always 200 (`ok` says it); each problem carries its fix; notices name choices
+// that widen what the server reaches without failing it (receivers on a private network).
+// Problem texts, notices and failure details only for the operator view (loopback, or an
+// administrator's bearer token: src/health/viewer.ts); anyone else gets booleans and counts.
+// Never a secret, a user or an upstream body.
 
 import type { Context } from 'hono';
 import { authConfig, publicOrigin } from './auth/config';
 import { type AppBindings, oauthHelpers } from './compose/runtime';
-import { configProblems, publicUrlState, type HealthProblem } from './health/config-checks';
+import {
+  configNotices,
+  configProblems,
+  publicUrlState,
+  type HealthProblem,
+} from './health/config-checks';
 import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './health/proxmox-probe';
 import { healthView } from './health/viewer';
 import { formatErrors } from './policy/load';
@@ -79,6 +85,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
       : []),
   ];
   const operator = view === 'operator';
+  const notices = configNotices(config);
   return c.json({
     ok: problems.length === 0,
     version: VERSION,
@@ -128,6 +135,8 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
           ...(policy.unavailable ? { unavailable: true } : {}),
           ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }),
         },
+    // Choices to keep in view, which do not make it fail (names only: for the operator).
+    ...(operator && notices.length ? { notices } : {}),
     ...(problems.length
       ? operator
         ? { problems }

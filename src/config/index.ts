@@ -68,15 +68,21 @@ function parse(env: AppEnv): Config {
   const approvals: string[] = [];
   const cors: string[] = [];
   const notify: string[] = [];
+  const mode = authMode(env);
+  const signIn = signInSettings(env);
   const config: Config = {
-    authMode: authMode(env),
+    authMode: mode,
     pve: pveConfig(env),
     audit: { enabled: auditEnabled(env, audit), ...auditLimits(env, audit) },
     approvals: { ttlMs: approvalTtlMs(env, approvals) },
     admins: { users: listSetting(env.ADMIN_USERS), groups: listSetting(env.ADMIN_GROUPS) },
     editors: listSetting(env.POLICY_EDITORS),
     notify: {
-      targets: notifyTargets(env.APPROVAL_WEBHOOKS, notify),
+      // Receivers on loopback only where the server answers loopback alone (the door in
+      // ../app/app.ts): it runs on a developer's machine, and the receiver is theirs.
+      targets: notifyTargets(env.APPROVAL_WEBHOOKS, notify, {
+        localDevelopment: mode === 'none' || (mode === 'oauth' && signIn.idpKind === 'dev'),
+      }),
       timeoutMs: intSetting(
         env.APPROVAL_WEBHOOK_TIMEOUT_MS,
         'APPROVAL_WEBHOOK_TIMEOUT_MS',
@@ -88,7 +94,7 @@ function parse(env: AppEnv): Config {
     },
     corsOrigins: corsOrigins(listSetting(env.CORS_ORIGINS), cors),
     secrets: configuredSecrets(env),
-    signIn: signInSettings(env),
+    signIn,
     policyText: env.POLICY,
     bindings: {
       oauthKv: Boolean((env as Partial<AppEnv>).OAUTH_KV),

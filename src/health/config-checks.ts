@@ -24,6 +24,24 @@ export interface HealthProblem {
   fix: string;
 }
 
+/** Something /health tells the operator without failing: a choice made on purpose, to keep in view. */
+export interface HealthNotice {
+  check: HealthCheck;
+  message: string;
+}
+
+/** Receivers let onto a private network (`"private_network": true`), by name (their URLs are secret). */
+export function configNotices(config: Config): HealthNotice[] {
+  const names = config.notify.targets.filter((t) => t.privateNetwork).map((t) => `"${t.name}"`);
+  if (!names.length) return [];
+  return [
+    {
+      check: 'notify',
+      message: `APPROVAL_WEBHOOKS lets ${names.join(', ')} reach private-network and link-local addresses ("private_network": true): approval events are sent inside that network. Keep it only for receivers you run there.`,
+    },
+  ];
+}
+
 export interface PublicUrlState {
   configured: boolean;
   /** Whether clients using the request's origin get metadata and tokens for that origin. */
@@ -57,7 +75,7 @@ export function configProblems(config: Config, request: Request): HealthProblem[
         setting === 'cors'
           ? 'List exact origins, e.g. CORS_ORIGINS = "https://app.example.com, http://localhost:5173".'
           : setting === 'notify'
-            ? 'Correct APPROVAL_WEBHOOKS (see docs/approvals.md, "Telling approvers"): a JSON list of {url, format, secret?, events?}.'
+            ? 'Correct APPROVAL_WEBHOOKS (see docs/approvals.md, "Telling approvers"): a JSON list of {url, format?, secret?, events?, private_network?}; https to public hosts, loopback only in local development.'
             : 'Correct the value or remove it to use the default.',
     })),
   );

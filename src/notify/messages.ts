@@ -1,11 +1,17 @@
 // What an approval event says, and how each receiver format says it: our JSON (signed with the
 // receiver's secret), Slack Block Kit, a Teams Adaptive Card. Built from what the approval page
 // shows: arguments as redacted for the audit trail, never a secret, a token or a password.
+// Nearly every word in it is someone else's: the agent's arguments and names, the requester,
+// guest names and facts from Proxmox. A chat format gets each of its texts through its one
+// escaping helper (./chat-text.ts), so that none of it mentions (@channel), links
+// ("Approve" to anywhere) or formats (a fake bold "approved") in any field a client shows. The
+// JSON body carries the values as data; its receiver decides how to show them.
 // Pure, but for the HMAC (WebCrypto).
 
 import { approvalTitle } from '../approval-title';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { blastRadiusRows } from '../proxmox/blast-radius-text';
+import { clipEscaped, slackText, teamsText } from './chat-text';
 import type { NotifyEvent, NotifyFormat } from './targets';
 
 /** An approval as its events carry it. */
@@ -92,16 +98,12 @@ function argLines(args: Record<string, unknown>): string[] {
 /** Slack refuses a section over 3,000 characters: the arguments' block stays well under. */
 const SLACK_SECTION_MAX = 2_800;
 
-/** Facts from Proxmox and arguments from the agent go in code blocks, where nothing formats. */
+/** Facts from Proxmox and arguments from the agent go in code blocks, set apart from our words. */
 function slackCode(lines: string[]): Record<string, unknown> {
+  // slackText leaves no backtick in the lines, so that nothing can close the block early.
   return {
     type: 'section',
-    // Inside the code block, a backtick is shown as a look-alike, so that no text can close the
-    // block and format the rest (a fake "approved").
-    text: {
-      type: 'mrkdwn',
-      text: `\`\`\`${clip(escapeSlack(lines.join('\n')).replace(/`/g, '\u02cb'), SLACK_SECTION_MAX)}\`\`\``,
-    },
+    text: slackMrkdwn(lines.join('\n'), SLACK_SECTION_MAX - 6, '```'),
   };
 }
 
@@ -109,24 +111,22 @@ export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
   const title = headline(event, a);
   const radius = radiusFacts(event, a);
   return {
-    text: title,
+    // The notification and the fallback: mrkdwn too, so escaped like every block.
+    text: slackText(title),
     blocks: [
-      // The title holds what the agent wrote and names Proxmox gave: plain text, where nothing
-      // formats (Slack cuts a header at 150 characters).
-      { type: 'header', text: { type: 'plain_text', text: clip(title, 150) } },
-      { type: 'section', text: { type: 'mrkdwn', text: escapeSlack(a.reason) } },
+      // Slack cuts a header at 150 characters.
+      { type: 'header', text: slackPlain(title, 150) },
+      { type: 'section', text: slackMrkdwn(a.reason, SLACK_SECTION_MAX) },
       ...(radius.warnings.length ? [slackCode(radius.warnings)] : []),
       ...(radius.facts.length ? [slackCode(radius.facts)] : []),
       slackCode(argLines(a.args)),
       {
         type: 'context',
         elements: [
-          {
-            type: 'mrkdwn',
-            text: escapeSlack(
-              `Approvals ${a.approvals_given.length} of ${a.approvals_required} · expires ${a.expires_at}`,
-            ),
-          },
+          slackMrkdwn(
+            `Approvals ${a.approvals_given.length} of ${a.approvals_required} · expires ${a.expires_at}`,
+            SLACK_SECTION_MAX,
+          ),
         ],
       },
       ...(event === 'approval.requested' && a.url
@@ -136,7 +136,7 @@ export function slackBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
               elements: [
                 {
                   type: 'button',
-                  text: { type: 'plain_text', text: 'Open the approval' },
+                  text: slackPlain('Open the approval', 75),
                   url: a.url,
                   style: 'primary',
                 },
@@ -159,8 +159,9 @@ export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
           $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
           type: 'AdaptiveCard',
           version: '1.4',
-          // What others wrote (the request, its arguments) goes in text runs, which Teams shows
-          // as they are: a TextBlock or a fact would render markdown, links included.
+          // What others wrote (the request, its arguments) goes in text runs, which render no
+          // markdown (a TextBlock or a fact would, links included), and through teamsText all
+          // the same: a client that rendered some would still find nothing to render.
           body: [
             plainText(headline(event, a), true),
             plainText(a.reason),
@@ -170,16 +171,13 @@ export function teamsBody(event: NotifyEvent, a: ApprovalSnapshot): Record<strin
             {
               type: 'FactSet',
               facts: [
-                {
-                  title: 'Approvals',
-                  value: `${a.approvals_given.length} of ${a.approvals_required}`,
-                },
-                { title: 'Expires', value: a.expires_at },
+                teamsFact('Approvals', `${a.approvals_given.length} of ${a.approvals_required}`),
+                teamsFact('Expires', a.expires_at),
               ],
             },
           ],
           actions: a.url
-            ? [{ type: 'Action.OpenUrl', title: 'Open the approval', url: a.url }]
+            ? [{ type: 'Action.OpenUrl', title: teamsText('Open the approval'), url: a.url }]
             : [],
         },
       },
@@ -219,7 +217,7 @@ function plainText(text: string, bold = false, monospace = false): Record<string
     inlines: [
       {
         type: 'TextRun',
-        text,
+        text: teamsText(text),
         ...(bold ? { weight: 'Bolder' } : {}),
         ...(monospace ? { fontType: 'Monospace' } : {}),
       },
@@ -227,11 +225,22 @@ function plainText(text: string, bold = false, monospace = false): Record<string
   };
 }
 
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+/** A fact of a FactSet: Teams renders markdown in both its title and its value. */
+function teamsFact(title: string, value: string): Record<string, unknown> {
+  return { title: teamsText(title), value: teamsText(value) };
 }
 
-/** Slack's mrkdwn control characters, as its docs say to escape them. */
-function escapeSlack(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** A mrkdwn text object; `fence` wraps it (a code block). */
+function slackMrkdwn(text: string, max: number, fence = ''): Record<string, unknown> {
+  // verbatim: no automatic links for URLs, no channel names or @-mentions from plain words.
+  return {
+    type: 'mrkdwn',
+    text: `${fence}${clipEscaped(slackText(text), max)}${fence}`,
+    verbatim: true,
+  };
+}
+
+/** A plain_text object: no mrkdwn, but Slack still reads &, < and > in it, and :emoji: codes. */
+function slackPlain(text: string, max: number): Record<string, unknown> {
+  return { type: 'plain_text', text: clipEscaped(slackText(text), max), emoji: false };
 }

@@ -1,10 +1,13 @@
 // Where approval events go: APPROVAL_WEBHOOKS, a JSON list of receivers, each
-// `{name?, url, format?, secret?, events?}`. `format` is `json` (our own body, signed when a
-// secret is set), `slack` (an incoming webhook: Block Kit with a button to the approval page) or
-// `teams` (a Workflows webhook: an Adaptive Card). `events` narrows what a receiver gets
-// (default: all). A policy rule's `notify` names the receivers its approvals go to (by `name`);
-// without it, every receiver gets them. Parsed once; a bad entry is dropped with a problem that
-// /health shows, never half-used.
+// `{name?, url, format?, secret?, events?, private_network?}`. `format` is `json` (our own body,
+// signed when a secret is set), `slack` (an incoming webhook: Block Kit with a button to the
+// approval page) or `teams` (a Workflows webhook: an Adaptive Card). `events` narrows what a
+// receiver gets (default: all). Which addresses are taken, and when `private_network: true` is
+// needed: ./receiver-address.ts. A policy rule's `notify` names the receivers its approvals go to
+// (by `name`); without it, every receiver gets them. Parsed once; a bad entry is dropped with a
+// problem that /health shows, never half-used.
+
+import { type ReceiverRules, receiverAddressProblem } from './receiver-address';
 
 export const NOTIFY_EVENTS = [
   'approval.requested',
@@ -23,11 +26,17 @@ export interface NotifyTarget {
   /** Signs `json` bodies: `X-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`. */
   secret?: string;
   events: readonly NotifyEvent[];
+  /** `private_network: true`: may be on a private network or link-local (/health names it). */
+  privateNetwork: boolean;
 }
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-export function notifyTargets(text: string | undefined, problems: string[] = []): NotifyTarget[] {
+export function notifyTargets(
+  text: string | undefined,
+  problems: string[],
+  rules: ReceiverRules,
+): NotifyTarget[] {
   if (text === undefined || text.trim() === '') return [];
   let list: unknown;
   try {
@@ -37,7 +46,9 @@ export function notifyTargets(text: string | undefined, problems: string[] = [])
     return [];
   }
   if (!Array.isArray(list)) {
-    problems.push('APPROVAL_WEBHOOKS must be a JSON list of {url, format, secret?, events?}');
+    problems.push(
+      'APPROVAL_WEBHOOKS must be a JSON list of {url, format?, secret?, events?, private_network?}',
+    );
     return [];
   }
   const out: NotifyTarget[] = [];
@@ -51,8 +62,11 @@ export function notifyTargets(text: string | undefined, problems: string[] = [])
       if (typeof name !== 'string' || !NAME.test(name))
         return 'name: letters, digits, "_", "." or "-", at most 64';
       if (out.some((t) => t.name === name)) return `name "${name}" is used twice`;
-      if (typeof entry.url !== 'string' || !allowedUrl(entry.url))
-        return 'url: an https address (http only for localhost or 127.0.0.1)';
+      if (entry.private_network !== undefined && typeof entry.private_network !== 'boolean')
+        return 'private_network: true or false';
+      if (typeof entry.url !== 'string') return 'url: an https address';
+      const address = receiverAddressProblem(entry.url, entry.private_network === true, rules);
+      if (address) return address;
       if (!NOTIFY_FORMATS.includes(format as NotifyFormat))
         return `format: one of ${NOTIFY_FORMATS.join(', ')}`;
       if (
@@ -74,15 +88,8 @@ export function notifyTargets(text: string | undefined, problems: string[] = [])
       format: format as NotifyFormat,
       ...(typeof entry.secret === 'string' ? { secret: entry.secret } : {}),
       events: events as NotifyEvent[],
+      privateNetwork: entry.private_network === true,
     });
   });
   return out;
-}
-
-function allowedUrl(url: string): boolean {
-  if (!URL.canParse(url)) return false;
-  const u = new URL(url);
-  if (u.username || u.password) return false;
-  if (u.protocol === 'https:') return true;
-  return u.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
 }

@@ -170,6 +170,10 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     socket.on('close', () => sockets.delete(socket));
   });
   server.on('clientError', (_err, socket) => socket.destroy());
+  // Node closes an idle keep-alive connection after 5 s, while a client (workerd's pool) may be
+  // sending its next request on it: that request is lost ("stream disconnected prematurely"),
+  // most often on a busy machine. Idle connections stay open a minute, the client closes first.
+  server.keepAliveTimeout = 60_000;
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -1,13 +1,13 @@
-// The Worker's one Hono app. Every request first gets the Runtime and the body caps (chunked
-// bodies too); then the door: AUTH_MODE=none serves loopback requests only (DNS-rebinding
-// protection) from same-origin browsers, as the anonymous local person; AUTH_MODE=oauth hands the
-// request to the OAuth 2.1 authorization server (../app/oauth.ts), which serves its own endpoints,
-// checks the token of /mcp and /sse and passes everything else back here, to the pages. One
-// not-found answer and one error handler: no request gets a stack trace.
+// The Worker's one Hono app. Every request first gets the body caps (chunked bodies too, before
+// any other work: ../http/body-cap.ts), then the Runtime; then the door: AUTH_MODE=none serves
+// loopback requests only (DNS-rebinding protection) from same-origin browsers, as the anonymous
+// local person; AUTH_MODE=oauth hands the request to the OAuth 2.1 authorization server
+// (../app/oauth.ts), which serves its own endpoints, checks the token of /mcp and /sse and passes
+// everything else back here, to the pages. One not-found answer and one error handler: no
+// request gets a stack trace.
 
 import { errorText, logLine } from '../log';
 import { Hono, type Context, type MiddlewareHandler, type Next } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { authRoutes } from '../auth/routes';
 import { publicOrigin } from '../auth/config';
 import { CALLBACK_PATH } from '../auth/idp';
@@ -17,6 +17,7 @@ import { crossOriginViolation, loopbackViolation, withCors } from '../guard';
 import { health } from '../health';
 import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
 import { MAX_POLICY_BYTES } from '../policy/text';
+import { bodyCap } from '../http/body-cap';
 import { readMcpBody } from '../http/mcp-body';
 import { ANONYMOUS } from '../identity';
 import { DEFAULT_SCOPES } from '../scopes';
@@ -40,11 +41,6 @@ type Ctx = Context<AppBindings>;
 
 export const app = new Hono<AppBindings>();
 
-app.use('*', async (c, next) => {
-  c.set('runtime', runtimeOf(c.env));
-  await next();
-});
-
 // The caps and the door apply once, on the way in: not again when the OAuth provider hands a
 // request back (it passes on the same request, with its own copy of env).
 const onTheWayIn =
@@ -56,10 +52,13 @@ const tooLarge = (limit: number) => (c: Ctx) =>
   c.json(
     { error: 'payload_too_large', message: `The request body is larger than ${limit} bytes.` },
     413,
+    // A client is not to send another request on this connection: what follows a body this
+    // large is best read on a fresh one (and a proxy in front frees its slot at once).
+    { connection: 'close' },
   );
-const mcpLimit = bodyLimit({ maxSize: MCP_BODY_LIMIT, onError: tooLarge(MCP_BODY_LIMIT) });
-const formLimit = bodyLimit({ maxSize: FORM_BODY_LIMIT, onError: tooLarge(FORM_BODY_LIMIT) });
-const policyLimit = bodyLimit({ maxSize: POLICY_BODY_LIMIT, onError: tooLarge(POLICY_BODY_LIMIT) });
+const mcpLimit = bodyCap(MCP_BODY_LIMIT, tooLarge(MCP_BODY_LIMIT));
+const formLimit = bodyCap(FORM_BODY_LIMIT, tooLarge(FORM_BODY_LIMIT));
+const policyLimit = bodyCap(POLICY_BODY_LIMIT, tooLarge(POLICY_BODY_LIMIT));
 
 /**
  * An MCP message is read once here: one nested absurdly deep is refused before any code walks it
@@ -76,15 +75,21 @@ async function mcpBody(c: Ctx, next: Next): Promise<Response | undefined> {
   return undefined;
 }
 
-app.use('/mcp', onTheWayIn(mcpLimit), onTheWayIn(mcpBody));
-app.use('/sse/*', onTheWayIn(mcpLimit), onTheWayIn(mcpBody));
+// The caps come before any other work a request gets (the Runtime, the door, a session's
+// check): a body over its cap costs nothing but its reading.
 app.use(
   '*',
   onTheWayIn((c, next) => {
-    if (c.req.path === '/mcp' || c.req.path.startsWith('/sse/')) return next();
+    if (c.req.path === '/mcp' || c.req.path.startsWith('/sse/')) return mcpLimit(c, next);
     return POLICY_PATHS.test(c.req.path) ? policyLimit(c, next) : formLimit(c, next);
   }),
 );
+app.use('*', async (c, next) => {
+  c.set('runtime', runtimeOf(c.env));
+  await next();
+});
+app.use('/mcp', onTheWayIn(mcpBody));
+app.use('/sse/*', onTheWayIn(mcpBody));
 
 /** The door: who may come in, and (with sign-in) the OAuth provider in front of everything. */
 app.use(

@@ -213,12 +213,16 @@ function plain(text: string): string {
   return text.replace(/\x1b\[[0-9;]*m/g, '');
 }
 
-/** Variables that are secrets in a deployment (`wrangler secret put`): never passed as --var. */
+/**
+ * Variables that are secrets in a deployment (`wrangler secret put`): never passed as --var.
+ * APPROVAL_WEBHOOKS is one: Slack and Teams addresses are credentials.
+ */
 export const SECRET_VARS = new Set([
   'PVE_TOKEN_SECRET',
   'CF_ACCESS_CLIENT_SECRET',
   'OIDC_CLIENT_SECRET',
   'GITHUB_CLIENT_SECRET',
+  'APPROVAL_WEBHOOKS',
 ]);
 
 /**
@@ -228,14 +232,7 @@ export const SECRET_VARS = new Set([
 function writeSecretsFile(vars: Record<string, string>): { file: string; remove(): void } | null {
   const entries = Object.entries(vars).filter(([name]) => SECRET_VARS.has(name));
   if (entries.length === 0) return null;
-  const lines = entries.map(([name, value]) => {
-    // Single quotes keep a .env value literal; a secret with a quote or a line break cannot be.
-    if (/['\r\n]/.test(value))
-      throw new Error(
-        `${name} contains a quote or a line break, which cannot be passed to wrangler dev safely`,
-      );
-    return `${name}='${value}'`;
-  });
+  const lines = entries.map(([name, value]) => `${name}=${dotenvQuoted(name, value)}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-secrets-'));
   const file = path.join(dir, 'secrets.env');
   writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
@@ -248,6 +245,22 @@ function writeSecretsFile(vars: Record<string, string>): { file: string; remove(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * `value` written so that wrangler's .env reader gives it back exactly: dotenv takes a quoted
+ * value as it is (line breaks too; in double quotes `\\n` becomes one), then dotenv-expand
+ * replaces `$NAME` and `${NAME}` unless the `$` is escaped, and unescapes `\\$`. So every `$` is
+ * escaped, in a quote the value does not contain (single, backtick, then double); a value no
+ * quote can hold is refused, naming the variable.
+ */
+export function dotenvQuoted(name: string, value: string): string {
+  const escaped = value.replaceAll('$', '\\$');
+  for (const quote of ["'", '`']) if (!value.includes(quote)) return `${quote}${escaped}${quote}`;
+  if (!value.includes('"') && !/\\[nr]/.test(value)) return `"${escaped}"`;
+  throw new Error(
+    `${name} contains every kind of quote, which cannot be passed to wrangler dev safely`,
+  );
 }
 
 function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

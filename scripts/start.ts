@@ -1,8 +1,10 @@
 // `npm start`: the Proxmox simulator plus `wrangler dev` pointed at it, so the server works with
 // no Proxmox and no Cloudflare account. Sign-in is real OAuth with the local development identity
-// provider (any name; loopback only); AUTH_MODE=none turns sign-in off. With PVE_BASE_URL (and a
-// token) in the environment it uses that Proxmox instead of the simulator; POLICY, PUBLIC_URL and
-// the sign-in settings are taken from the environment too.
+// provider (any name; loopback only); AUTH_MODE=none turns sign-in off. Every Worker setting
+// (POLICY, POLICY_EDITORS, ADMIN_USERS, APPROVAL_WEBHOOKS, the sign-in's, ...) is taken from the
+// environment, or else from a `.dev.vars` file in the checkout (DEV_VARS=<file> for another):
+// scripts/local-settings.ts. With PVE_BASE_URL (and a token) it uses that Proxmox instead of the
+// simulator.
 //
 // Where it listens and keeps its state:
 //   PORT        the server's port (default 8787); 0 picks a free one (and a free devtools port),
@@ -18,6 +20,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { startStack } from './dev-stack.ts';
+import { localSettings, type LocalSettings } from './local-settings.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const port = portFromEnv('PORT', 8787);
@@ -33,52 +36,6 @@ function portFromEnv(name: string, fallback: number): number {
     process.exit(1);
   }
   return value;
-}
-
-function realPve(): Record<string, string> | undefined {
-  if (!process.env.PVE_BASE_URL) return undefined;
-  const out: Record<string, string> = {};
-  for (const name of [
-    'PVE_BASE_URL',
-    'PVE_TOKEN_ID',
-    'PVE_TOKEN_SECRET',
-    'CF_ACCESS_CLIENT_ID',
-    'CF_ACCESS_CLIENT_SECRET',
-  ]) {
-    const value = process.env[name];
-    if (value) out[name] = value;
-  }
-  return out;
-}
-
-function authVars(): Record<string, string> {
-  const mode = process.env.AUTH_MODE ?? 'oauth';
-  if (mode !== 'oauth') return { AUTH_MODE: mode };
-  const vars: Record<string, string> = { AUTH_MODE: 'oauth', IDP: process.env.IDP ?? 'dev' };
-  const names = [
-    'ALLOWED_USERS',
-    'ALLOWED_GROUPS',
-    'PUBLIC_URL',
-    'OIDC_ISSUER',
-    'OIDC_CLIENT_ID',
-    'OIDC_CLIENT_SECRET',
-    'OIDC_SCOPES',
-    'OIDC_GROUPS_CLAIM',
-    'GITHUB_CLIENT_ID',
-    'GITHUB_CLIENT_SECRET',
-    'GITHUB_ORG',
-  ];
-  for (const name of names) {
-    const value = process.env[name];
-    if (value) vars[name] = value;
-  }
-  return vars;
-}
-
-/** Other settings taken from the environment as they are: POLICY='{"version":"1",...}' npm start. */
-function otherVars(): Record<string, string> {
-  const value = process.env.POLICY;
-  return value ? { POLICY: value } : {};
 }
 
 /** Whether something already listens on 127.0.0.1:port (where wrangler and the simulator bind). */
@@ -140,7 +97,7 @@ async function checkFree(): Promise<string | null> {
     problems.push(`port ${port} (PORT) is already in use`);
     instead.set('PORT', '0');
   }
-  if (!process.env.PVE_BASE_URL && simPort !== 0 && (await portInUse(simPort))) {
+  if (!settings.pve && simPort !== 0 && (await portInUse(simPort))) {
     problems.push(`port ${simPort} (SIM_PORT, the Proxmox simulator) is already in use`);
     instead.set('SIM_PORT', '0');
   }
@@ -161,6 +118,15 @@ async function checkFree(): Promise<string | null> {
   ].join('\n');
 }
 
+let settings: LocalSettings;
+try {
+  settings = localSettings(process.env, root);
+} catch (err) {
+  console.error(`npm start cannot start: ${err instanceof Error ? err.message : err}`);
+  process.exit(1);
+}
+for (const warning of settings.warnings) console.error(`warning: ${warning}`);
+
 const notFree = await checkFree();
 if (notFree) {
   console.error(notFree);
@@ -175,8 +141,8 @@ try {
     // side (the tests) do not race for wrangler's default one.
     inspectorPort: port === 0 ? 0 : undefined,
     simPort,
-    pve: realPve(),
-    vars: { ...authVars(), ...otherVars() },
+    pve: settings.pve,
+    vars: settings.vars,
     stdio: 'inherit',
     persistTo,
   });
@@ -201,6 +167,9 @@ console.log(
     stack.simulatorUrl
       ? `Proxmox simulator: ${stack.simulatorUrl}/api2/json (3 nodes, seeded guests)`
       : `Proxmox API: ${stack.vars.PVE_BASE_URL}`,
+    settings.file && settings.fromFile.length
+      ? `Settings from ${path.relative(process.cwd(), settings.file) || settings.file}: ${settings.fromFile.join(', ')}`
+      : '',
     `MCP server ready (AUTH_MODE=${stack.vars.AUTH_MODE}${stack.vars.IDP ? `, IDP=${stack.vars.IDP}` : ''}):`,
     `  streamable HTTP  ${stack.url}/mcp`,
     `  SSE              ${stack.url}/sse`,

@@ -66,8 +66,9 @@ beforeAll(async () => {
         AUTH_MODE: 'oauth',
         IDP: 'dev',
         ALLOWED_GROUPS: 'ops',
-        ADMIN_USERS: 'admin@example.com',
-        POLICY_EDITORS: 'editor@example.com',
+        // The editor is an admin too (replay shows admins everyone's calls); solo edits only.
+        ADMIN_USERS: 'admin@example.com,editor@example.com',
+        POLICY_EDITORS: 'editor@example.com,solo@example.com',
         POLICY: JSON.stringify(POLICY),
       },
       stdio: 'ignore',
@@ -147,6 +148,22 @@ describe('the policy console in headless Chromium', () => {
     ]);
     await page.context().close();
   }, 90_000);
+
+  it("replays an editor who is not an admin over that editor's own calls only, and says so", async () => {
+    const page = await openConsole('solo@example.com');
+    await page.getByLabel('Policy (JSON)').fill(JSON.stringify(CLOSED, null, 2));
+    await page.getByRole('button', { name: 'Replay' }).click();
+    await expect(page.locator('#replay-note').innerText()).resolves.toMatch(
+      /^Only your own recorded calls/,
+    );
+    // The agent's calls are recorded (the admin's replay above decided them): none is shown.
+    await expect(page.locator('#replay-summary').innerText()).resolves.toMatch(
+      /^0 of 0 recorded calls of yours would be decided otherwise/,
+    );
+    expect(await page.locator('#replay-changes tbody tr').count()).toBe(0);
+    expect(await page.content()).not.toContain('agent@example.com');
+    await page.context().close();
+  }, 60_000);
 
   it('shows an invalid draft its problems and stores nothing', async () => {
     const page = await openConsole('editor@example.com', 390); // a phone

@@ -140,12 +140,14 @@ function oneLevel(json: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(properties)) {
     if (COMMON_MEMBERS.has(name)) continue;
-    out[name] = shallow(schema);
+    const member = shallow(schema);
+    // A member of no one type is left out (the schema still accepts it): `{}` says nothing.
+    if (member) out[name] = member;
   }
   return { type: 'object', properties: out };
 }
 
-function shallow(schema: Record<string, unknown>): Record<string, unknown> {
+function shallow(schema: Record<string, unknown>): Record<string, unknown> | null {
   const any = schema.anyOf as Record<string, unknown>[] | undefined;
   const types = any
     ? any.flatMap((s) => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : []))
@@ -154,13 +156,20 @@ function shallow(schema: Record<string, unknown>): Record<string, unknown> {
       : schema.type
         ? [schema.type]
         : [];
-  if (!types.length) return {};
   const items = schema.items as Record<string, unknown> | undefined;
   const scalarItems =
     items && typeof items.type === 'string' && items.type !== 'object'
       ? { items: { type: items.type } }
       : {};
-  return { type: types.length === 1 ? types[0] : [...new Set(types)], ...scalarItems };
+  const distinct = [...new Set(types)];
+  if (!distinct.length) return null;
+  // One type per schema: a `type` array (["string", "null"]) is legal JSON Schema, but clients
+  // that map tool schemas onto a one-type dialect (Gemini's OpenAPI subset) reject it, and the
+  // Inspector warns of it; `anyOf` branches say the same to every client.
+  if (distinct.length === 1) return { type: distinct[0], ...scalarItems };
+  return {
+    anyOf: distinct.map((type) => (type === 'array' ? { type, ...scalarItems } : { type })),
+  };
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {

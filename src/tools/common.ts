@@ -36,7 +36,9 @@ export type VmType = z.output<typeof vmType>;
 export const guestTarget = {
   node: nodeName.describe('Node, e.g. pve1.'),
   vmid: vmid.describe('Guest id.'),
-  vm_type: vmType.describe('lxc: a container.'),
+  // No description: the enum says it (qemu a VM, lxc a container), and on an approval page a
+  // hint naming one of them beside the other read as a contradiction.
+  vm_type: vmType,
 };
 
 export const storageId = z.string().max(100).regex(STORAGE_ID_RE, {

@@ -171,9 +171,12 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   });
   server.on('clientError', (_err, socket) => socket.destroy());
   // Node closes an idle keep-alive connection after 5 s, while a client (workerd's pool) may be
-  // sending its next request on it: that request is lost ("stream disconnected prematurely"),
-  // most often on a busy machine. Idle connections stay open a minute, the client closes first.
-  server.keepAliveTimeout = 60_000;
+  // sending its next request on it: that request is lost, seen as "stream disconnected
+  // prematurely" or as no answer until the Worker's deadline ("did not answer within 2 s"), most
+  // often on a busy machine where a request leaves late. So the simulator never closes an idle
+  // connection (0: no keep-alive timeout): the client, which knows when it sends, closes it, and
+  // stop() ends what is left.
+  server.keepAliveTimeout = 0;
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);

@@ -15,8 +15,7 @@ h1{font-size:1.4rem;line-height:1.3}
 .box{border:1px solid #ccc;border-radius:8px;padding:1rem;margin:1rem 0;background:#fafafa}
 .warn{border-color:#c77700;background:#fff7e6}
 code,.uri{font-family:ui-monospace,monospace}
-.uri{word-break:break-all}
-td code{overflow-wrap:anywhere}
+.uri,td code{overflow-wrap:anywhere}
 body.wide{max-width:72rem}
 label{display:block;margin:.75rem 0 .25rem;font-weight:600}
 input[type=text]{width:100%;box-sizing:border-box;padding:.5rem;font-size:1rem}

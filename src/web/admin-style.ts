@@ -1,6 +1,7 @@
 // The admin pages' own rules, on top of the shared sheet (auth/pages.ts). Names never break
-// inside (a tool name wrapped letter by letter is unreadable); free text (arguments, ids) may
-// break anywhere rather than widen the page. Below 44rem the tables marked `cards` become one
+// inside (a tool name wrapped letter by letter is unreadable); an argument breaks inside only
+// when it is wider than its column can be (its column widens to the longest one first: values
+// are cut short), ids anywhere rather than widen the page. Below 44rem the tables marked `cards` become one
 // card per row, each cell labelled by its data-label, so a phone never scrolls sideways.
 
 export const ADMIN_STYLE = `
@@ -13,7 +14,8 @@ nav.sections a{margin:0}
 .bad{color:#b3261e}
 .scroll{overflow-x:auto;max-width:100%}
 .nowrap,td.tool code,td.tool{white-space:nowrap}
-td.args code,td.id code{overflow-wrap:anywhere}
+td.id code{overflow-wrap:anywhere}
+td.args code{overflow-wrap:break-word;max-width:100%;box-sizing:border-box}
 td.who{overflow-wrap:break-word}
 td.args{min-width:14rem}
 td.args code{display:inline-block;margin:0 .35rem .15rem 0;padding:0 .2rem;background:#f4f4f4;border-radius:3px}

@@ -11,6 +11,13 @@ import { approvalTitle, relativeTime } from '../approval-title';
 import { blastGuestLabel, blastRadiusRows } from '../proxmox/blast-radius-text';
 import { argsInWords } from './args-in-words';
 
+/** The decision bar: at the window's foot while the page scrolls above it. */
+const APPROVAL_STYLE = `
+html{scroll-padding-bottom:7rem}
+form.decision{position:sticky;bottom:0;background:#fff;border-top:1px solid #ddd;padding:.5rem 0 .75rem;margin-top:1rem}
+form.decision p{margin:0 0 .25rem;font-size:.92rem}
+form.decision .actions{margin-top:.25rem}`;
+
 export interface ApprovalView {
   approval: Approval;
   /** Whether the grant that asked still exists (a revoked grant's call can never be made). */
@@ -43,10 +50,17 @@ export function approvalPage(view: ApprovalView) {
     (w) =>
       html`<tr><th scope="row">${w.name}</th><td><strong class="uri">${w.value}</strong>${w.about ? html`<br><small>${w.about}</small>` : ''}</td></tr>`,
   );
+  const quorum =
+    a.approvals_required > 1
+      ? html`Approvals: <strong>${a.approved_by.length} of ${a.approvals_required}</strong>${a.approved_by.length ? html` — by ${a.approved_by.map((g) => g.by).join(', ')}` : ''}`
+      : '';
+  // The decision stays in view at the foot of the window however long the page (sticky in
+  // <main>, which holds all of it), with the quorum state beside the buttons.
   const decision =
     status === 'pending' && !view.cannotDecide
-      ? html`<form method="post" action="/approvals/${a.id}">
+      ? html`<form method="post" action="/approvals/${a.id}" class="decision" aria-label="Decision">
 <input type="hidden" name="csrf" value="${view.csrf}">
+${quorum ? html`<p id="decision-quorum">${quorum}</p>` : ''}
 <div class="actions">
 <button class="primary" type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny">Deny</button>
@@ -83,7 +97,7 @@ ${view.notice ? html`<p role="status"><strong>${view.notice}</strong></p>` : ''}
 <p id="approval-status">Status: <strong>${status}</strong>${status === 'pending' ? html` — expires ${relativeTime(a.expires_at, view.now)} (${minute(a.expires_at)} UTC)` : ''}${a.decided_by ? html` — by ${a.decided_by}` : ''}</p>
 ${
   a.approvals_required > 1
-    ? html`<p id="quorum">Approvals: <strong>${a.approved_by.length} of ${a.approvals_required}</strong>${a.approved_by.length ? html` — by ${a.approved_by.map((g) => g.by).join(', ')}` : ''}. ${a.approvals_required} different people must approve (the person who asked does not count); one denial ends it.</p>`
+    ? html`<p id="quorum">${quorum}. ${a.approvals_required} different people must approve (the person who asked does not count); one denial ends it.</p>`
     : ''
 }
 </div>
@@ -93,5 +107,7 @@ ${words.length ? html`<h2>What it asks</h2><div style="overflow-x:auto"><table i
 <div style="overflow-x:auto"><table id="request"><tbody>${rows}</tbody></table></div></details>
 <p><small>Approving allows this exact call once, from the same client, until the approval expires. You are signed in as ${view.viewer}.</small></p>
 ${decision}`,
+    false,
+    APPROVAL_STYLE,
   );
 }

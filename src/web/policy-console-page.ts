@@ -4,6 +4,7 @@
 // server-rendered HTML under the page CSP (no scripts): a draft is checked on submit. Buttons
 // that change anything are rendered for editors only (the routes check again).
 
+import type { LocatedProblem } from '../policy/locate';
 import { html } from 'hono/html';
 import { layout } from '../auth/pages';
 import type { ShadowDisagreement } from '../policy/shadow';
@@ -21,7 +22,8 @@ export interface DraftState {
   comment: string;
   since: string;
   limit: string;
-  problems?: string[];
+  /** What the check found, each where it is in the text when that is known. */
+  problems?: LocatedProblem[];
   warnings?: string[];
   /** Set after a check that passed. */
   valid?: boolean;
@@ -56,9 +58,34 @@ textarea{width:100%;box-sizing:border-box;min-height:18rem;font:13px/1.4 ui-mono
 .scroll{overflow-x:auto}
 .tag{display:inline-block;padding:0 .4rem;border-radius:4px;background:#eef;font-size:.8rem}
 .problems{color:#a40000}
+section.panel{border-top:3px solid #0b57d0;margin-top:1.5rem}
+section.panel>h2{margin-top:.5rem}
+h1{font-size:1.6rem}
+fieldset.activate{display:block;border:2px solid #b3261e;border-radius:8px;padding:.5rem .75rem;margin:1rem 0}
+fieldset.activate legend{font-weight:600;color:#b3261e}
+fieldset.activate label.confirm{display:block;font-weight:400;margin:.25rem 0 .5rem}
+button.danger{background:#fff;border:2px solid #b3261e;color:#b3261e;font-weight:600}
+.excerpt{margin:.25rem 0 .5rem;white-space:pre;overflow-x:auto}
+.excerpt mark{background:#ffe08a}
+.muted{color:#666}
 form.inline{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin:.25rem 0}
 form.inline input[type=text]{width:auto;flex:1 1 12rem}
 </style>`;
+
+/** A problem of the draft, with where it is: its line and the lines around it, numbered. */
+function problemItem(p: LocatedProblem, text: string): Html {
+  if (p.line === null) return html`<li><code>${p.text}</code></li>`;
+  const lines = text.split(/\r?\n/);
+  const from = Math.max(1, p.line - 1);
+  const to = Math.min(lines.length, p.line + 1);
+  const width = String(to).length;
+  const excerpt = [];
+  for (let n = from; n <= to; n++) {
+    const numbered = `${String(n).padStart(width)} | ${lines[n - 1] ?? ''}`;
+    excerpt.push(n === p.line ? html`<mark>${numbered}</mark>\n` : html`${numbered}\n`);
+  }
+  return html`<li>Line ${p.line}, column ${p.column}: <code>${p.text}</code><pre class="excerpt">${excerpt}</pre></li>`;
+}
 
 /** Two versions' diff (./policy-diff.ts: bounded; past the bound, both texts). */
 function diffOf(before: PolicyVersion, after: PolicyVersion) {
@@ -136,7 +163,7 @@ ${
     (
       x,
     ) => html`<tr><td>${x.version}${o.active?.version === x.version ? html` <span class="tag">active</span>` : ''}${o.shadow?.version === x.version ? html` <span class="tag">shadow</span>` : ''}</td>
-<td>${x.author}</td><td>${iso(x.created)}</td><td>${x.comment}</td><td>${x.replaces ?? ''}</td>
+<td>${x.author}</td><td>${iso(x.created)}</td><td>${x.comment}</td><td>${x.replaces !== null ? `version ${x.replaces}` : html`<span class="muted">none (the first)</span>`}</td>
 <td><a href="/admin/policy/version/${x.version}">view, diff${v.editor && o.active?.version !== x.version ? ', activate' : ''}</a></td></tr>`,
   );
   const events = o.events
@@ -147,45 +174,52 @@ ${
     );
   const results = html`${
     d.problems?.length
-      ? html`<div class="box warn" id="draft-problems"><p class="problems">The draft fails its checks (nothing was stored):</p><ul>${d.problems.map((p) => html`<li><code>${p}</code></li>`)}</ul></div>`
+      ? html`<div class="box warn" id="draft-problems"><p class="problems">The draft fails its checks (nothing was stored):</p><ul>${d.problems.map((p) => problemItem(p, d.text))}</ul></div>`
       : ''
-  }${d.valid ? html`<p id="draft-valid">The draft is valid.${d.warnings?.length ? html` Warnings: ${d.warnings.join('; ')}` : ''}</p>` : ''}${d.replay ? replayTable(d.replay) : ''}`;
+  }${d.valid ? html`<p id="draft-valid">The draft is valid.${d.warnings?.length ? html` Warnings: ${d.warnings.join('; ')}` : ''}</p>` : ''}${
+    d.valid && v.active
+      ? html`<details open id="draft-changes"><summary>What activating it would change</summary>${policyDiffHtml({ name: `the active version ${v.active.version}`, text: v.active.text }, { name: 'the draft', text: d.text })}</details>`
+      : ''
+  }${d.replay ? replayTable(d.replay) : ''}`;
   return layout(
     'Proxmox MCP — policy',
     html`${STYLE}<p><a href="/admin">← Admin</a> · signed in as ${v.viewer}${v.editor ? ' (policy editor)' : ' (read only: not in POLICY_EDITORS)'}</p>
-<h1>Policy</h1>
+<h1>Policy console</h1>
 ${v.notice ? html`<p class="box" role="status" id="notice">${v.notice}</p>` : ''}
 ${v.error ? html`<p class="box warn" role="alert" id="error">${v.error}</p>` : ''}
 ${deploy}
-<section aria-labelledby="active-h"><h2 id="active-h">Active</h2>${active}</section>
-<section aria-labelledby="shadow-h"><h2 id="shadow-h">Shadow</h2>${shadow}</section>
-<section aria-labelledby="draft-h"><h2 id="draft-h">Draft</h2>
+<section aria-labelledby="active-h" class="panel"><h2 id="active-h">In force now</h2>${active}</section>
+<section aria-labelledby="shadow-h" class="panel"><h2 id="shadow-h">Running in shadow</h2>${shadow}</section>
+<section aria-labelledby="draft-h" class="panel"><h2 id="draft-h">Your draft</h2>
 <form method="post" action="/admin/policy/draft">${hidden}${o.active ? html`<input type="hidden" name="base" value="${o.active.version}">` : ''}
-<label for="draft-text">Policy (JSON)</label>
+<label for="draft-text">Draft policy (JSON)</label>
 <textarea id="draft-text" name="policy" spellcheck="false">${d.text}</textarea>
 <div class="row">
 <div><label for="draft-since">Replay calls since</label><input type="text" id="draft-since" name="since" value="${d.since}" size="8" placeholder="7d"></div>
 <div><label for="draft-limit">at most (calls)</label><input type="text" id="draft-limit" name="limit" value="${d.limit}" size="6" inputmode="numeric"></div>
 </div>
 <div class="actions">
-<button type="submit" name="action" value="check">Check</button>
-<button type="submit" name="action" value="replay">Replay</button>
+<button type="submit" name="action" value="check" class="primary" formnovalidate>Check</button>
+<button type="submit" name="action" value="replay" formnovalidate>Replay</button>
 </div>
 ${
   v.editor
     ? html`<label for="draft-comment">Comment (required to save)</label><input type="text" id="draft-comment" name="comment" value="${d.comment}" maxlength="500">
 <div class="actions">
-<button type="submit" name="action" value="save">Save as a new version</button>
-<button type="submit" name="action" value="shadow">Save and run in shadow</button>
-<button type="submit" name="action" value="activate" class="primary">Save and activate</button>
-</div>`
+<button type="submit" name="action" value="save" formnovalidate>Save as a new version</button>
+<button type="submit" name="action" value="shadow" formnovalidate>Save and run in shadow</button>
+</div>
+<fieldset class="activate" aria-labelledby="activate-legend"><legend id="activate-legend">Activate: every agent's calls are judged by it within 5 seconds</legend>
+<label class="confirm"><input type="checkbox" name="confirm_activate" value="yes" required> ${o.active ? `Replace the active version ${o.active.version} with this draft for every agent` : 'Make this draft the policy for every agent'} (Check first: the changes from it are shown there)</label>
+<button type="submit" name="action" value="activate" class="danger">Save and activate</button>
+</fieldset>`
     : ''
 }
 </form>
 ${results}
 </section>
 <section aria-labelledby="history-h"><h2 id="history-h">History</h2>
-<div class="scroll"><table id="history"><thead><tr><th scope="col">Version</th><th scope="col">Author</th><th scope="col">Created</th><th scope="col">Comment</th><th scope="col">Replaced</th><th scope="col"></th></tr></thead>
+<div class="scroll"><table id="history"><thead><tr><th scope="col">Version</th><th scope="col">Author</th><th scope="col">Created</th><th scope="col">Comment</th><th scope="col">Replaced, when made</th><th scope="col"></th></tr></thead>
 <tbody>${history}</tbody></table></div></section>
 <section aria-labelledby="events-h"><h2 id="events-h">Changes</h2><ul id="events">${events}</ul></section>`,
     true,

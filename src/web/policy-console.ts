@@ -6,7 +6,7 @@
 
 import { type Context, Hono } from 'hono';
 import type { AppBindings, PolicyStorePort } from '../compose/runtime';
-import { formatErrors } from '../policy/load';
+import { locateProblems } from '../policy/locate';
 import { checkPolicyText } from '../policy/text';
 import type { PolicyVersion, StoreAnswer, PolicyEvent } from '../policy-store/types';
 import { TOOL_CATALOG } from '../tools';
@@ -127,7 +127,7 @@ policyConsole.post('/draft', async (c) => {
     return render(
       c,
       me,
-      { ...draft, problems: formatErrors(checked.errors).split('\n') },
+      { ...draft, problems: locateProblems(draft.text ?? '', checked.errors) },
       { status: 400 },
     );
   const warnings = checked.warnings.map((w) => `${w.pointer}: ${w.message}`);
@@ -153,6 +153,13 @@ policyConsole.post('/draft', async (c) => {
   if (!me.editor) return notEditor(c, me);
   const comment = commentOf(draft.comment);
   if (comment === null) return render(c, me, draft, { status: 400, error: COMMENT_RULE });
+  // The page asks for this box before activating (the browser, and here for any other client).
+  if (action === 'activate' && form.confirm_activate !== 'yes')
+    return render(c, me, draft, {
+      status: 400,
+      error:
+        'Nothing was stored: tick the box that says the draft replaces the active version for every agent, then Save and activate.',
+    });
   const answer = await runtime.stores.policies().add(
     {
       text: draft.text ?? '',
@@ -165,7 +172,12 @@ policyConsole.post('/draft', async (c) => {
     runtime.clock.now(),
   );
   if (!answer.ok)
-    return render(c, me, { ...draft, problems: answer.problems }, { status: answer.status });
+    return render(
+      c,
+      me,
+      { ...draft, problems: answer.problems.map((text) => ({ text, line: null, column: null })) },
+      { status: answer.status },
+    );
   afterChange(c);
   return done(
     c,

@@ -97,11 +97,11 @@ describe('the policy console in headless Chromium', () => {
     );
 
     // Edit: listing closed. Check, then replay over the calls the agent made.
-    await page.getByLabel('Policy (JSON)').fill(JSON.stringify(CLOSED, null, 2));
+    await page.getByLabel('Draft policy (JSON)').fill(JSON.stringify(CLOSED, null, 2));
     await page.getByRole('button', { name: 'Check' }).click();
     await expect(page.locator('#draft-valid').innerText()).resolves.toMatch(/The draft is valid/);
     // The draft survives the round trip.
-    expect(JSON.parse(await page.getByLabel('Policy (JSON)').inputValue())).toEqual(CLOSED);
+    expect(JSON.parse(await page.getByLabel('Draft policy (JSON)').inputValue())).toEqual(CLOSED);
     let summary = '';
     for (let i = 0; i < 20 && !/^2 of/.test(summary); i++) {
       await page.getByRole('button', { name: 'Replay' }).click();
@@ -116,9 +116,31 @@ describe('the policy console in headless Chromium', () => {
       expect(row).toMatch(/allow[\s\S]*deny[\s\S]*\/tools\/pve_list_vms\/action/);
     }
 
-    // Activate, with the comment the form requires.
+    // The check showed what activating would change: the new rule, against version 1.
+    await expect(page.locator('#draft-changes .diff ins').first().innerText()).resolves.toContain(
+      'Listing is closed.',
+    );
+    // Activating is the weighty action: set apart, not the default-looking button, and it asks.
+    const activate = page.getByRole('button', { name: 'Save and activate' });
+    await expect(activate.getAttribute('class')).resolves.toBe('danger');
+    await expect(page.getByRole('button', { name: 'Check' }).getAttribute('class')).resolves.toBe(
+      'primary',
+    );
     await page.getByLabel('Comment (required to save)').fill('close listing for the freeze');
-    await page.getByRole('button', { name: 'Save and activate' }).click();
+    const at = page.url();
+    await activate.click();
+    // Without the box ticked the browser does not send it (and the server would refuse it).
+    await expect(
+      page
+        .locator('input[name=confirm_activate]')
+        .evaluate((el) => (el as unknown as { matches(s: string): boolean }).matches(':invalid')),
+    ).resolves.toBe(true);
+    expect(page.url()).toBe(at);
+    await expect(page.locator('#history tbody tr').count()).resolves.toBe(1);
+    await page
+      .getByLabel('Replace the active version 1 with this draft for every agent', { exact: false })
+      .check();
+    await activate.click();
     await page.waitForURL(/\/admin\/policy\?done=/);
     await expect(page.locator('#notice').innerText()).resolves.toBe('Version 2 active.');
     await expect(page.locator('#active-line').innerText()).resolves.toMatch(
@@ -151,7 +173,7 @@ describe('the policy console in headless Chromium', () => {
 
   it("replays an editor who is not an admin over that editor's own calls only, and says so", async () => {
     const page = await openConsole('solo@example.com');
-    await page.getByLabel('Policy (JSON)').fill(JSON.stringify(CLOSED, null, 2));
+    await page.getByLabel('Draft policy (JSON)').fill(JSON.stringify(CLOSED, null, 2));
     await page.getByRole('button', { name: 'Replay' }).click();
     await expect(page.locator('#replay-note').innerText()).resolves.toMatch(
       /^Only your own recorded calls/,
@@ -168,11 +190,25 @@ describe('the policy console in headless Chromium', () => {
   it('shows an invalid draft its problems and stores nothing', async () => {
     const page = await openConsole('editor@example.com', 390); // a phone
     const before = await page.locator('#history tbody tr').count();
-    await page.getByLabel('Policy (JSON)').fill('{"version":"1","default":"sometimes"}');
+    await page
+      .getByLabel('Draft policy (JSON)')
+      .fill('{\n  "version": "1",\n  "default": "sometimes"\n}');
     await page.getByLabel('Comment (required to save)').fill('oops');
+    await page.getByLabel(/with this draft for every agent/).check();
     await page.getByRole('button', { name: 'Save and activate' }).click();
-    await expect(page.locator('#draft-problems').innerText()).resolves.toMatch(/\/default/);
+    // Where the problem is: its line and column, and that line among its neighbours.
+    const problems = page.locator('#draft-problems');
+    await expect(problems.innerText()).resolves.toMatch(/Line 3, column 3: \/default: /);
+    await expect(problems.locator('mark').innerText()).resolves.toBe(
+      '3 |   "default": "sometimes"',
+    );
     expect(await page.locator('#history tbody tr').count()).toBe(before);
+    // A syntax error is placed too.
+    await page
+      .getByLabel('Draft policy (JSON)')
+      .fill('{\n  "version": "1",\n  "default" "deny"\n}');
+    await page.getByRole('button', { name: 'Check' }).click();
+    await expect(problems.innerText()).resolves.toMatch(/Line 3, column 13: \/: not valid JSON/);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
       390,
     );

@@ -294,4 +294,31 @@ describe('a replay shows a reader only the calls they may read', () => {
     for (const id of agentCalls) expect(html).not.toContain(id);
     expect(html).not.toContain('agent@example.com');
   });
+
+  it('the console activates a draft only with its confirmation ticked, whatever sends the form', async () => {
+    const web = new Browser();
+    const page = await openAsDevUser(web, `${ORIGIN}/admin/policy`, 'editor@example.com', 'ops');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.html)![1]!;
+    const versions = async () =>
+      (await (await web.get(`${ORIGIN}/admin/policy`)).text()).match(/<tr><td>\d+/g)?.length ?? 0;
+    const before = await versions();
+    const form = {
+      csrf,
+      action: 'activate',
+      policy: JSON.stringify(STRICTER),
+      comment: 'activate without asking',
+      since: '7d',
+      limit: '1000',
+    };
+    const refused = await web.post(`${ORIGIN}/admin/policy/draft`, form);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('Nothing was stored: tick the box');
+    expect(await versions()).toBe(before);
+    const done = await web.post(`${ORIGIN}/admin/policy/draft`, {
+      ...form,
+      confirm_activate: 'yes',
+    });
+    expect([200, 303]).toContain(done.status);
+    expect(await versions()).toBe(before + 1);
+  });
 });

@@ -184,15 +184,19 @@ async function startWrangler(
   // other errors; shown as it comes when output is wanted.
   let output = '';
   let ready = false;
-  const read = (to: NodeJS.WriteStream) => (chunk: Buffer) => {
-    if (show) to.write(chunk);
-    output = (output + chunk.toString()).slice(-8000);
-    ready ||= new RegExp(`Ready on http://\\S+:${ports.port}\\b`).test(plain(output));
+  const probes = { answered: 0 };
+  const read = (to: NodeJS.WriteStream) => {
+    const shown = shownLines((line) => to.write(line), probes);
+    return (chunk: Buffer) => {
+      if (show) shown(chunk.toString());
+      output = (output + chunk.toString()).slice(-8000);
+      ready ||= new RegExp(`Ready on http://\\S+:${ports.port}\\b`).test(plain(output));
+    };
   };
   wrangler.stdout!.on('data', read(process.stdout));
   wrangler.stderr!.on('data', read(process.stderr));
   try {
-    await waitForHealth(`http://localhost:${ports.port}/health`, wrangler, () => ready);
+    await waitForHealth(`http://localhost:${ports.port}/health`, wrangler, () => ready, probes);
     return wrangler;
   } catch (err) {
     killGroup(wrangler);
@@ -205,6 +209,42 @@ async function startWrangler(
     const detail = show ? '' : `: ${plain(output).trim().slice(-2000)}`;
     throw new Error(`${err instanceof Error ? err.message : err}${detail}`);
   }
+}
+
+/**
+ * What of wrangler's output a person at `npm start` can act on, line by line: not the path of the
+ * private secrets file (temporary, and ours), not the hint to run `wrangler types` (the project's
+ * types are written by hand: src/env.ts), not its "Ready on" (the server is ready once our banner
+ * says so, after /health answered), nor the log line of each readiness probe that was answered
+ * (`probes.answered` of them), nor a blank line after another.
+ */
+const NOT_SHOWN = [
+  /^Using secrets defined in /,
+  /Your types might be out of date/,
+  /\[wrangler:info\] Ready on /,
+];
+
+function shownLines(
+  write: (line: string) => void,
+  probes: { answered: number },
+): (text: string) => void {
+  let partial = '';
+  let blank = false;
+  return (text) => {
+    const lines = (partial + text).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      const bare = plain(line);
+      if (NOT_SHOWN.some((re) => re.test(bare))) continue;
+      if (probes.answered > 0 && /\] GET \/health \d{3}\b/.test(bare)) {
+        probes.answered--;
+        continue;
+      }
+      if (!bare.trim() && blank) continue;
+      blank = !bare.trim();
+      write(`${line}\n`);
+    }
+  };
 }
 
 /** Text without terminal colours. */
@@ -281,6 +321,7 @@ async function waitForHealth(
   url: string,
   child: ChildProcess,
   listening: () => boolean,
+  probes: { answered: number },
 ): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 60_000;
@@ -293,6 +334,7 @@ async function waitForHealth(
           fetch(url, { signal: AbortSignal.timeout(10_000) }),
           exited,
         ]);
+        if (res) probes.answered++;
         if (res?.ok) return;
       } catch {
         // not answering yet

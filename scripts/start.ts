@@ -168,7 +168,7 @@ console.log(
       ? `Proxmox simulator: ${stack.simulatorUrl}/api2/json (3 nodes, seeded guests)`
       : `Proxmox API: ${stack.vars.PVE_BASE_URL}`,
     settings.file && settings.fromFile.length
-      ? `Settings from ${path.relative(process.cwd(), settings.file) || settings.file}: ${settings.fromFile.join(', ')}`
+      ? `Settings from ${path.resolve(settings.file)}: ${settings.fromFile.join(', ')}`
       : '',
     `MCP server ready (AUTH_MODE=${stack.vars.AUTH_MODE}${stack.vars.IDP ? `, IDP=${stack.vars.IDP}` : ''}):`,
     `  streamable HTTP  ${stack.url}/mcp`,
@@ -186,5 +186,8 @@ console.log(
         ].join('\n')
       : `Try: npx -y @modelcontextprotocol/inspector@2.12.0 --cli ${stack.url}/mcp --transport http --method tools/list`,
     '',
-  ].join('\n'),
+  ]
+    // A line left out (a setting not in use) leaves no gap; the first and last frame the banner.
+    .filter((line, i, all) => line !== '' || i === 0 || i === all.length - 1)
+    .join('\n'),
 );

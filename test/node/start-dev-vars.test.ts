@@ -77,7 +77,7 @@ const policyStatus = async (user: string): Promise<number> => {
 describe('npm start with a .dev.vars file', () => {
   it('says which settings it took from the file (names, never values)', () => {
     expect(server.output()).toContain(
-      `Settings from ${path.relative(root, path.join(dir, 'operator.vars'))}: PVE_BASE_URL, PVE_TOKEN_ID, PVE_TOKEN_SECRET, CF_ACCESS_CLIENT_ID, CF_ACCESS_CLIENT_SECRET, APPROVAL_WEBHOOKS, POLICY_EDITORS`,
+      `Settings from ${path.join(dir, 'operator.vars')}: PVE_BASE_URL, PVE_TOKEN_ID, PVE_TOKEN_SECRET, CF_ACCESS_CLIENT_ID, CF_ACCESS_CLIENT_SECRET, APPROVAL_WEBHOOKS, POLICY_EDITORS`,
     );
     expect(server.output()).not.toContain('eve@example.com');
   });

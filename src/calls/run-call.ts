@@ -177,9 +177,7 @@ export async function runCall(
         argsHmac: facts.argsHmac,
         identity,
         blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, scope!.ctx) : null,
-        hiddenContent: (tool.writesContent ?? []).filter(
-          (key) => own(facts.args, key) === REDACTED,
-        ),
+        hiddenContent: (tool.judgedBy ?? []).filter((key) => own(facts.args, key) === REDACTED),
       },
       {
         store: approvals.store,

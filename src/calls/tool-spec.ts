@@ -95,11 +95,12 @@ export interface ToolSpec<
   /** For property-string arguments: the fields policy rules may reach into (args.net0.bridge). */
   policyFields?: Readonly<Record<string, readonly string[]>>;
   /**
-   * Arguments whose content the call writes into a guest (exec's stdin). A person cannot
-   * approve what they cannot see: when the policy hides one (`sensitive`) and asks for an
-   * approval, the call is refused instead (./approval-gate.ts).
+   * Arguments a person must read to judge the call: what it runs, writes or reads (exec's
+   * command and stdin, a file's path, a raw request's path and parameters, a whole config). A
+   * person cannot approve what they cannot see: when the policy hides one of them whole
+   * (`sensitive`) and asks for an approval, the call is refused instead (./approval-gate.ts).
    */
-  writesContent?: readonly string[];
+  judgedBy?: readonly string[];
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */
   describeCall?(args: z.output<I>): Record<string, string> | null;
   /**

@@ -52,6 +52,7 @@ const output = z.object({
 export const apiRequest = defineTool({
   name: 'pve_api_request',
   scope: 'pve:raw',
+  judgedBy: ['path', 'params'],
   description:
     'Raw Proxmox API request (method, path below /api2/json, params); its own policy rules usually deny it: prefer the other tools. Writes require confirm=true.',
   input,

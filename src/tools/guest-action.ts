@@ -66,6 +66,8 @@ export interface GuestActionSpec<I extends z.ZodObject> {
   input: I;
   /** Fields of parsed arguments that policy rules may reach into (args.size.gib). */
   policyFields?: Readonly<Record<string, readonly string[]>>;
+  /** ToolSpec.judgedBy: what an approver must read to judge the call. */
+  judgedBy?: readonly string[];
   request(args: z.output<I>): ActionRequest;
   /** Checks that need no read (arguments valid together); throws a ToolFailure. */
   precheck?(args: z.output<I>): void;
@@ -112,6 +114,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
     },
     dryRun: (args) => !(args as Args).confirm,
     ...(spec.policyFields ? { policyFields: spec.policyFields } : {}),
+    ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
     describeCall: (args) => {
       const req = spec.request(args);
       return { request: `${req.method} ${req.path}`, ...shownParams(req.params) };

@@ -191,8 +191,8 @@ export const guestExec = defineTool({
       .describe('How long to wait for it to exit, s.'),
     confirm,
   }),
-  // Its stdin is content put into the guest: an approver must see it to approve it.
-  writesContent: ['input_data'],
+  // What runs and what it reads on stdin: an approver must see both to approve it.
+  judgedBy: ['command', 'input_data'],
   output: z.object({
     mode: z.enum(['preview', 'exited', 'running']).optional(),
     command: z.array(z.string()).optional(),
@@ -327,6 +327,7 @@ export const guestFileRead = defineTool({
   description:
     'Read a text file inside a running VM through the QEMU guest agent (the first 64 KiB).',
   input: z.strictObject({ ...guestVm, file: guestFile }),
+  judgedBy: ['file'],
   output: z.object({
     file: z.string().optional(),
     content: z.string().optional(),

@@ -122,6 +122,7 @@ function judgeChange(args: Args, current: Current, running: boolean): Verdict {
 export const setVmConfig = defineGuestAction({
   name: 'pve_set_vm_config',
   scope: 'pve:provision',
+  judgedBy: ['config'],
   title: 'Change the configuration of a guest',
   description:
     'Set (config) or remove (delete) config keys of a VM or container; values in Proxmox formats (net0: virtio,bridge=vmbr0). ' +

@@ -1,7 +1,7 @@
 // A command inside a guest that needs a lead's approval: the agent is told to wait, the page shows
 // the exact argv, and once a lead approved, the same call runs the program once and returns its
 // output; the approval is then spent. A command with stdin the policy marks sensitive is refused
-// before anyone is asked: an approver would see "[redacted]" and approve content they cannot read.
+// before anyone is asked: an approver would see "[redacted]" and approve what they cannot read.
 
 import { describe, expect, it } from 'vitest';
 import { Browser, connectSignedIn } from '../auth/helpers/oauth';
@@ -79,7 +79,9 @@ describe('a command with stdin the policy hides from approvers', () => {
       input_data: 'db-password=hunter2\n',
     });
     expect(refused.isError).toBe(true);
-    expect(text(refused)).toMatch(/input_data .*sensitive.*approve content they cannot read/);
+    expect(text(refused)).toMatch(
+      /input_data holds, and the policy marks it sensitive.*approve what they cannot read/,
+    );
     expect(refused.structuredContent).not.toHaveProperty('approval_id');
     expect(JSON.stringify(refused)).not.toContain('hunter2');
     expect(await sim.writes()).toEqual([]);

@@ -86,16 +86,6 @@ const CASES: Case[] = [
     args: { node: 'pve1', vmid: 100, storage: 'local', notes: mark('backupNotes') },
   },
   {
-    tool: 'pve_guest_exec',
-    fields: ['command'],
-    args: { node: 'pve1', vmid: 100, command: ['echo', mark('execCommand')] },
-  },
-  {
-    tool: 'pve_guest_file_read',
-    fields: ['file'],
-    args: { node: 'pve1', vmid: 100, file: `/etc/${mark('fileReadFile')}` },
-  },
-  {
     tool: 'pve_api_request',
     fields: ['params.password', 'params.site-secret'],
     args: {
@@ -288,18 +278,40 @@ describe('a marker in every sensitive field', () => {
     expect(await placesOf(ELICITED)).toEqual([]);
   });
 
-  it('stdin the policy hides is refused before anyone is asked: the marker is nowhere at all', async () => {
-    const refused = await callTool(agent, 'pve_guest_exec', {
+  // What an approver must read to judge a call (a command, its stdin, a file's path), hidden by
+  // the policy: nobody is asked to approve "[redacted]", so the call is refused and goes nowhere.
+  it.each([
+    ['the command', { command: ['echo', mark('execCommand')] }],
+    ['stdin', { command: ['cat'], input_data: STDIN }],
+  ])(
+    'exec with %s hidden is refused before anyone is asked: the marker is nowhere at all',
+    async (_what, args) => {
+      const marker = /Zq7[A-Za-z0-9]+Xw/.exec(JSON.stringify(args))![0];
+      const refused = await callTool(agent, 'pve_guest_exec', {
+        node: 'pve1',
+        vmid: 100,
+        ...args,
+        confirm: true,
+      });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused)).toMatch(/an approver would see \W{1,2}\[redacted\]/);
+      expect(refused.structuredContent?.approval_id).toBeUndefined();
+      expect(await sentToProxmox()).not.toContain(marker);
+      expect(await placesOf(marker)).toEqual([]);
+    },
+  );
+
+  it('a file read with its path hidden is refused before anyone is asked', async () => {
+    const marker = mark('fileReadFile');
+    const refused = await callTool(agent, 'pve_guest_file_read', {
       node: 'pve1',
       vmid: 100,
-      command: ['cat'],
-      input_data: STDIN,
-      confirm: true,
+      file: `/etc/${marker}`,
     });
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent?.approval_id).toBeUndefined();
-    expect(await sentToProxmox()).not.toContain(STDIN);
-    expect(await placesOf(STDIN)).toEqual([]);
+    expect(await sentToProxmox()).not.toContain(marker);
+    expect(await placesOf(marker)).toEqual([]);
   });
 
   it('the log lines were read at all (the spies saw the calls)', () => {

@@ -185,16 +185,20 @@ async function startWrangler(
   let output = '';
   let ready = false;
   const probes = { answered: 0 };
-  const read = (to: NodeJS.WriteStream) => {
+  const read = (from: NodeJS.ReadableStream, to: NodeJS.WriteStream) => {
     const shown = shownLines((line) => to.write(line), probes);
-    return (chunk: Buffer) => {
-      if (show) shown(chunk.toString());
-      output = (output + chunk.toString()).slice(-8000);
+    // Decoded as a stream: a character split between two chunks stays whole.
+    from.setEncoding('utf8');
+    from.on('data', (chunk: string) => {
+      if (show) shown.push(chunk);
+      output = (output + chunk).slice(-8000);
       ready ||= new RegExp(`Ready on http://\\S+:${ports.port}\\b`).test(plain(output));
-    };
+    });
+    // Its last words, even without a line break.
+    from.on('end', () => show && shown.flush());
   };
-  wrangler.stdout!.on('data', read(process.stdout));
-  wrangler.stderr!.on('data', read(process.stderr));
+  read(wrangler.stdout!, process.stdout);
+  read(wrangler.stderr!, process.stderr);
   try {
     await waitForHealth(`http://localhost:${ports.port}/health`, wrangler, () => ready, probes);
     return wrangler;
@@ -227,23 +231,30 @@ const NOT_SHOWN = [
 function shownLines(
   write: (line: string) => void,
   probes: { answered: number },
-): (text: string) => void {
+): { push(text: string): void; flush(): void } {
   let partial = '';
   let blank = false;
-  return (text) => {
-    const lines = (partial + text).split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      const bare = plain(line);
-      if (NOT_SHOWN.some((re) => re.test(bare))) continue;
-      if (probes.answered > 0 && /\] GET \/health \d{3}\b/.test(bare)) {
-        probes.answered--;
-        continue;
-      }
-      if (!bare.trim() && blank) continue;
-      blank = !bare.trim();
-      write(`${line}\n`);
+  const line = (text: string, end: string): void => {
+    const bare = plain(text);
+    if (NOT_SHOWN.some((re) => re.test(bare))) return;
+    if (probes.answered > 0 && /\] GET \/health \d{3}\b/.test(bare)) {
+      probes.answered--;
+      return;
     }
+    if (!bare.trim() && blank) return;
+    blank = !bare.trim();
+    write(`${text}${end}`);
+  };
+  return {
+    push: (text) => {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) line(l, '\n');
+    },
+    flush: () => {
+      if (partial) line(partial, '');
+      partial = '';
+    },
   };
 }
 
@@ -295,6 +306,12 @@ function writeSecretsFile(vars: Record<string, string>): { file: string; remove(
  * quote can hold is refused, naming the variable.
  */
 export function dotenvQuoted(name: string, value: string): string {
+  // dotenv turns every CR into a line feed, and a closing backslash escapes the quote after it
+  // (the next value's line is then read into this one): neither comes back as written.
+  if (value.includes('\r') || value.endsWith('\\'))
+    throw new Error(
+      `${name} ends in a backslash or holds a carriage return, which wrangler dev would not read back as written`,
+    );
   const escaped = value.replaceAll('$', '\\$');
   for (const quote of ["'", '`']) if (!value.includes(quote)) return `${quote}${escaped}${quote}`;
   if (!value.includes('"') && !/\\[nr]/.test(value)) return `"${escaped}"`;

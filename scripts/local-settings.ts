@@ -1,6 +1,7 @@
 // The settings `npm start` hands the Worker: every setting the Worker reads (src/env.ts), taken
 // from npm start's environment first, then from a `.dev.vars` file in the checkout (KEY=VALUE
-// lines, as wrangler reads them; DEV_VARS=<file> names another). wrangler dev itself reads
+// lines read with Node's own .env parser: quotes as wrangler's, but no `$NAME` expansion;
+// DEV_VARS=<file> names another). wrangler dev itself reads
 // .dev.vars only when it is given no --env-file, and npm start always gives one (the secrets'
 // private file), so the file is read here and each value sent once, by the name's own route:
 // secrets into the private file, the rest as --var (dev-stack.ts).

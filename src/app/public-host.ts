@@ -32,7 +32,15 @@ export function checkPublicHttpsUrl(url: string): HostCheck {
 
 /** Checks a hostname as `URL.hostname` gives it (IPv6 in brackets). */
 export function checkPublicHost(hostname: string): HostCheck {
-  const { host, form } = classifyHost(hostname);
+  const { host, form, scope } = classifyHost(hostname);
+  const check = byForm(host, form);
+  // A cloud metadata service whose range or name alone would pass (168.63.129.16, metadata.goog).
+  return check.ok && scope === 'metadata'
+    ? { ok: false, reason: 'non_public_address', host, range: 'a cloud metadata service' }
+    : check;
+}
+
+function byForm(host: string, form: ReturnType<typeof classifyHost>['form']): HostCheck {
   switch (form.kind) {
     case 'ip':
       return form.range

@@ -25,7 +25,8 @@ export function bodyCap(
     if (!request.body) return next();
     const declared = request.headers.get('content-length');
     // Per RFC 9112 §6.3, Transfer-Encoding wins over Content-Length: only a length alone counts.
-    if (declared !== null && !request.headers.has('transfer-encoding')) {
+    // A length that is not one number ("5, 5", "abc") is not trusted: the body is counted.
+    if (declared !== null && /^\d+$/.test(declared) && !request.headers.has('transfer-encoding')) {
       if (Number(declared) > maxBytes) {
         await linger(request.body.getReader());
         return refuse(c);

@@ -6,6 +6,14 @@ import { checkPublicHost, checkPublicHttpsUrl } from '../../src/app/public-host'
 
 describe('checkPublicHttpsUrl', () => {
   it.each([
+    'https://168.63.129.16/c.json',
+    'https://100.100.100.200/c.json',
+    'https://metadata.goog/c.json',
+  ])('refuses %s, a cloud metadata service', (url) => {
+    expect(checkPublicHttpsUrl(url)).toMatchObject({ ok: false, reason: 'non_public_address' });
+  });
+
+  it.each([
     ['https://claude.ai/oauth/mcp-oauth-client-metadata', 'claude.ai'],
     ['https://CLIENT.Example.COM./client.json', 'client.example.com'],
     ['https://app.localhost.example.com/c.json', 'app.localhost.example.com'],

@@ -14,7 +14,7 @@ import { CALLBACK_PATH } from '../auth/idp';
 import { DEV_LOGIN_PATH } from '../auth/idp-dev';
 import { type AppBindings, cameThroughProvider, providerEnv, runtimeOf } from '../compose/runtime';
 import { crossOriginViolation, loopbackViolation, withCors } from '../guard';
-import { health } from '../health';
+import { health } from '../health/endpoint';
 import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
 import { MAX_POLICY_BYTES } from '../policy/text';
 import { bodyCap } from '../http/body-cap';

@@ -36,6 +36,45 @@ interface HttpOptions {
   [oauth.allowInsecureRequests]?: boolean;
 }
 
+/** The provider's metadata, validated, from this isolate's cache while it is fresh. */
+async function discover(
+  config: OidcConfig,
+  http: HttpOptions,
+  loopback: boolean,
+  clock: Clock,
+): Promise<Discovered> {
+  const problem = oidcConfigProblem(config);
+  if (problem) throw new IdpError(`Sign-in is misconfigured: ${problem}.`);
+  const cached = discovered.get(config.issuer);
+  if (cached && cached.expires > clock.now()) return cached;
+  const issuer = new URL(config.issuer);
+  let as: oauth.AuthorizationServer;
+  try {
+    const response = await oauth.discoveryRequest(issuer, http);
+    as = await oauth.processDiscoveryResponse(issuer, response);
+  } catch (err) {
+    throw oidcErrorFrom(err, 'discovery', config.issuer);
+  }
+  for (const key of ENDPOINTS) {
+    if (key === 'userinfo_endpoint' && as[key] === undefined) continue;
+    const bad = endpointProblem(as[key], key, loopback);
+    if (bad) throw new IdpError(`The identity provider's discovery document is unusable: ${bad}.`);
+  }
+  const entry = { as, expires: clock.now() + DISCOVERY_TTL_MS };
+  discovered.set(config.issuer, entry);
+  return entry;
+}
+
+/** client_secret_basic is the OIDC default; post only when the provider rules basic out. */
+function secretAuth(as: oauth.AuthorizationServer, secret: string): oauth.ClientAuth {
+  const methods = as.token_endpoint_auth_methods_supported;
+  const postOnly =
+    Array.isArray(methods) &&
+    !methods.includes('client_secret_basic') &&
+    methods.includes('client_secret_post');
+  return postOnly ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret);
+}
+
 export function oidcIdp(config: OidcConfig, clock: Clock = systemClock): UpstreamIdp {
   const loopback = isLoopbackHttp(config.issuer);
   const http: HttpOptions = {
@@ -48,41 +87,8 @@ export function oidcIdp(config: OidcConfig, clock: Clock = systemClock): Upstrea
     [oauth.clockTolerance]: CLOCK_TOLERANCE_S,
   };
 
-  async function metadata(): Promise<Discovered> {
-    const problem = oidcConfigProblem(config);
-    if (problem) throw new IdpError(`Sign-in is misconfigured: ${problem}.`);
-    const cached = discovered.get(config.issuer);
-    if (cached && cached.expires > clock.now()) return cached;
-    const issuer = new URL(config.issuer);
-    let as: oauth.AuthorizationServer;
-    try {
-      const response = await oauth.discoveryRequest(issuer, http);
-      as = await oauth.processDiscoveryResponse(issuer, response);
-    } catch (err) {
-      throw oidcErrorFrom(err, 'discovery', config.issuer);
-    }
-    for (const key of ENDPOINTS) {
-      if (key === 'userinfo_endpoint' && as[key] === undefined) continue;
-      const bad = endpointProblem(as[key], key, loopback);
-      if (bad)
-        throw new IdpError(`The identity provider's discovery document is unusable: ${bad}.`);
-    }
-    const entry = { as, expires: clock.now() + DISCOVERY_TTL_MS };
-    discovered.set(config.issuer, entry);
-    return entry;
-  }
-
-  /** client_secret_basic is the OIDC default; post only when the provider rules basic out. */
-  function clientAuth(as: oauth.AuthorizationServer): oauth.ClientAuth {
-    const methods = as.token_endpoint_auth_methods_supported;
-    const postOnly =
-      Array.isArray(methods) &&
-      !methods.includes('client_secret_basic') &&
-      methods.includes('client_secret_post');
-    return postOnly
-      ? oauth.ClientSecretPost(config.clientSecret)
-      : oauth.ClientSecretBasic(config.clientSecret);
-  }
+  const metadata = (): Promise<Discovered> => discover(config, http, loopback, clock);
+  const clientAuth = (as: oauth.AuthorizationServer) => secretAuth(as, config.clientSecret);
 
   return {
     kind: 'oidc',

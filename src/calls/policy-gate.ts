@@ -1,36 +1,26 @@
-// Where the policy meets a call: evaluate (pure), then reserve rate-limit slots in the counter
-// store. Fails closed: a broken policy or a counter store that cannot answer denies the call.
-// What the agent sees for a refusal is built here too: an isError result starting
-// "[POLICY DENIED]" with {policy: {decision, rule, reason, retry_after_s?}}.
+// Where the policy meets a call: evaluate (pure), ask for a person's approval where the policy
+// wants one, then reserve rate-limit slots in the counter store. Fails closed: a broken policy
+// or a store that cannot answer denies the call. What the agent reads for a refusal is written in
+// ./messages.ts.
 
 import { errorText, logLine } from '../log';
-import type { CallResult } from './result';
 import { reserveLimits, type CounterBackend } from '../counters/reserve';
 import type { Identity } from '../identity';
 import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
-
 import type { ApprovalPort } from './approval-gate';
 import type { AskNext } from './conversation';
-
-export type Refusal = Exclude<Decision, { kind: 'allow' }>;
-
-export { UNDECIDED_RULES };
-
-/** A call waiting for a person: where they approve it, and the id to call again with. */
-export interface PendingApproval {
-  approval_id: string;
-  approval_url: string;
-  expires_at: string;
-}
+import { type PendingApproval, REASONS, type Refusal } from './messages';
 
 export type GateResult =
   | { ok: true; release: (() => Promise<void>) | null; approvalId: string | null }
   | { ok: false; refusal: Refusal; pending?: PendingApproval }
   /** Nothing ran: the person is asked, and answers with the next request (2026-07-28). */
   | { ok: false; suspended: AskNext };
+
+type Refused = Extract<GateResult, { ok: false }>;
 
 export interface GateInput {
   tool: string;
@@ -49,112 +39,35 @@ export interface GateInput {
   decidedBy?: (active: ActivePolicy) => void;
 }
 
+/** The policy's decision once any approval it wanted is spent, and that approval's id. */
+interface Decided {
+  decision: Decision;
+  approvalId: string | null;
+}
+
+const deny = (rule: string, reason: string): Refused => ({
+  ok: false,
+  refusal: { kind: 'deny', rule, reason },
+});
+
 export async function passGate(
   active: ActivePolicy,
   counters: CounterBackend,
   input: GateInput,
   approvals: ApprovalPort | null = null,
 ): Promise<GateResult> {
-  if (!active.ok && active.unavailable) {
-    return {
-      ok: false,
-      refusal: {
-        kind: 'deny',
-        rule: UNDECIDED_RULES.policyStore,
-        reason:
-          'The policy store did not answer in time, so this server cannot tell which policy is in force and the call is denied. Try again shortly.',
-      },
-    };
-  }
+  if (!active.ok && active.unavailable)
+    return deny(UNDECIDED_RULES.policyStore, REASONS.policyStore);
   if (!active.ok) {
     logLine('error', 'policy_invalid', {
       origin: policyLabel(active),
       errors: formatErrors(active.errors).slice(0, 2000),
     });
-    return {
-      ok: false,
-      refusal: {
-        kind: 'deny',
-        rule: UNDECIDED_RULES.invalidPolicy,
-        reason: `The server's policy (${policyLabel(active)}) is invalid, so every call is denied until an administrator fixes it. See /health.`,
-      },
-    };
+    return deny(UNDECIDED_RULES.invalidPolicy, REASONS.invalidPolicy(policyLabel(active)));
   }
-  const call = { tool: input.tool, args: input.args };
-  let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
-  let approvalId: string | null = null;
-  if (decision.kind === 'approval_required' && input.dryRun) {
-    // A preview sends nothing to Proxmox: it needs no approval (the confirmed call will).
-    decision = evaluatePolicy(
-      active.policy,
-      { ...call, approved: true },
-      input.identity,
-      null,
-      input.now,
-    );
-  }
-  if (decision.kind === 'approval_required') {
-    if (!approvals) {
-      return {
-        ok: false,
-        refusal: {
-          ...decision,
-          reason: `${decision.reason} Approvals are not available here, so the call is denied.`,
-        },
-      };
-    }
-    let outcome;
-    try {
-      outcome = await approvals.resolve(decision);
-    } catch (err) {
-      logLine('error', 'approval_store_error', { error: errorText(err) });
-      return {
-        ok: false,
-        refusal: {
-          kind: 'deny',
-          rule: UNDECIDED_RULES.approvalStore,
-          reason: 'The approvals store did not answer, so the call is denied. Try again shortly.',
-        },
-      };
-    }
-    if (outcome.kind === 'ask_next_request') return { ok: false, suspended: outcome };
-    if (outcome.kind === 'refused')
-      return { ok: false, refusal: { kind: 'deny', rule: decision.rule, reason: outcome.reason } };
-    if (outcome.kind === 'pending') {
-      const { kind: _pending, ...pending } = outcome;
-      return { ok: false, refusal: decision, pending };
-    }
-    approvalId = outcome.approvalId;
-    const spent = approvalId;
-    const giveBackNow = (): Promise<void> => approvals.restore(spent).catch(() => undefined);
-    // Approved: the rest of the policy (limits) still applies, as the policy in force now says.
-    let deciding: ActivePolicy = active;
-    if (input.current) {
-      deciding = await input.current();
-      if (deciding.version !== active.version) input.decidedBy?.(deciding);
-      if (!deciding.ok) {
-        await giveBackNow();
-        return {
-          ok: false,
-          refusal: {
-            kind: 'deny',
-            rule: deciding.unavailable
-              ? UNDECIDED_RULES.policyStore
-              : UNDECIDED_RULES.invalidPolicy,
-            reason:
-              'The policy in force could not be read after the approval, so the call is denied. Try again shortly.',
-          },
-        };
-      }
-    }
-    decision = evaluatePolicy(
-      deciding.ok ? deciding.policy : active.policy,
-      { ...call, approved: true },
-      input.identity,
-      null,
-      input.now,
-    );
-  }
+  const decided = await decide(active, input, approvals);
+  if ('ok' in decided) return decided;
+  const { decision, approvalId } = decided;
   // A spent approval is given back when the call is refused after all (limits, store errors).
   const giveBack = async (): Promise<void> => {
     if (approvalId && approvals) await approvals.restore(approvalId).catch(() => undefined);
@@ -173,60 +86,73 @@ export async function passGate(
   } catch (err) {
     await giveBack();
     logLine('error', 'counter_store_error', { error: errorText(err) });
-    return {
-      ok: false,
-      refusal: {
-        kind: 'deny',
-        rule: UNDECIDED_RULES.counterStore,
-        reason:
-          'Rate-limit counters could not be checked, so the call is denied. Try again shortly.',
-      },
-    };
+    return deny(UNDECIDED_RULES.counterStore, REASONS.counterStore);
   }
 }
 
-/**
- * What the agent sees for a refusal. A pending approval's text is written to be relayed as it
- * is (clients such as Claude.ai cannot be asked in the conversation, so the link is the way):
- * what to tell the user, the link alone on its line, and exactly how to call again. `pinned` are
- * arguments the server filled in that the approval covers (the vmid it picked).
- */
-export function refusalResult(
-  refusal: Refusal,
-  tool: string,
-  pending?: PendingApproval,
-  pinned: Record<string, unknown> = {},
-): CallResult {
-  const policy = {
-    decision: refusal.kind,
-    rule: refusal.rule,
-    reason: refusal.reason,
-    ...(refusal.kind === 'limited' ? { retry_after_s: refusal.retry_after_s } : {}),
-  };
-  if (pending) {
-    const extra = Object.entries(pinned)
-      .map(([k, v]) => ` and ${k}: ${JSON.stringify(v)}`)
-      .join('');
-    const pinnedNote = Object.keys(pinned).length
-      ? ` The approval is for ${Object.entries(pinned)
-          .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
-          .join(', ')}, which the server chose for this call.`
-      : '';
-    const text = [
-      `[APPROVAL REQUIRED] ${refusal.reason} Nothing was sent to Proxmox.`,
-      `Tell the user: a person must approve this exact call on the approval page before it can run (the link works until ${pending.expires_at}):`,
-      pending.approval_url,
-      `Once it is approved, call ${tool} again with the same arguments plus approval_id: "${pending.approval_id}"${extra}.${pinnedNote}`,
-    ].join('\n');
-    return {
-      content: [{ type: 'text', text }],
-      structuredContent: { policy, ...pending },
-      isError: true,
-    };
+/** The policy's decision for a valid policy, with a person asked where it wants one. */
+async function decide(
+  active: Extract<ActivePolicy, { ok: true }>,
+  input: GateInput,
+  approvals: ApprovalPort | null,
+): Promise<Decided | Refused> {
+  const call = { tool: input.tool, args: input.args };
+  let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
+  if (decision.kind === 'approval_required' && input.dryRun) {
+    // A preview sends nothing to Proxmox: it needs no approval (the confirmed call will).
+    decision = evaluatePolicy(
+      active.policy,
+      { ...call, approved: true },
+      input.identity,
+      null,
+      input.now,
+    );
   }
-  return {
-    content: [{ type: 'text', text: `[POLICY DENIED] ${refusal.reason}` }],
-    structuredContent: { policy },
-    isError: true,
-  };
+  if (decision.kind !== 'approval_required') return { decision, approvalId: null };
+  if (!approvals) {
+    return { ok: false, refusal: { ...decision, reason: REASONS.noApprovals(decision.reason) } };
+  }
+  let outcome;
+  try {
+    outcome = await approvals.resolve(decision);
+  } catch (err) {
+    logLine('error', 'approval_store_error', { error: errorText(err) });
+    return deny(UNDECIDED_RULES.approvalStore, REASONS.approvalStore);
+  }
+  if (outcome.kind === 'ask_next_request') return { ok: false, suspended: outcome };
+  if (outcome.kind === 'refused') return deny(decision.rule, outcome.reason);
+  if (outcome.kind === 'pending') {
+    const { kind: _pending, ...pending } = outcome;
+    return { ok: false, refusal: decision, pending };
+  }
+  return afterApproval(active, input, approvals, outcome.approvalId);
+}
+
+/** Approved: the rest of the policy (limits) still applies, as the policy in force now says. */
+async function afterApproval(
+  active: Extract<ActivePolicy, { ok: true }>,
+  input: GateInput,
+  approvals: ApprovalPort,
+  approvalId: string,
+): Promise<Decided | Refused> {
+  let deciding: ActivePolicy = active;
+  if (input.current) {
+    deciding = await input.current();
+    if (deciding.version !== active.version) input.decidedBy?.(deciding);
+    if (!deciding.ok) {
+      await approvals.restore(approvalId).catch(() => undefined);
+      return deny(
+        deciding.unavailable ? UNDECIDED_RULES.policyStore : UNDECIDED_RULES.invalidPolicy,
+        REASONS.policyAfterApproval,
+      );
+    }
+  }
+  const decision = evaluatePolicy(
+    deciding.policy,
+    { tool: input.tool, args: input.args, approved: true },
+    input.identity,
+    null,
+    input.now,
+  );
+  return { decision, approvalId };
 }

@@ -1,7 +1,7 @@
-// One tools/call, start to end: identity, argument validation, the reads that fill in what the
-// caller left to the server, policy (with approvals and rate limits), the tool, and exactly one
-// log line and one audit record whatever happened. Failures become isError results here;
-// nothing the agent sees, logs or stores carries a stack trace or a configured secret.
+// One tools/call, start to end, as a pipeline: scope → depth → parse → resolve → gate → run.
+// Each step returns the call's end or what the next step takes; ./settle.ts then writes exactly
+// one log line and one audit record whatever happened. Failures become isError results; nothing
+// the agent sees, logs or stores carries a stack trace or a configured secret.
 
 import type { z } from 'zod';
 import type { Json } from '../approvals/types';
@@ -14,54 +14,62 @@ import {
   redactArgs,
   redactUpstream,
 } from '../audit/canonical';
-import {
-  INHERITED_KEY,
-  type ApprovalChannel,
-  type AuditDecision,
-  type AuditRecord,
-} from '../audit/record';
+import { INHERITED_KEY } from '../audit/record';
 import type { Identity } from '../identity';
 import { own } from '../own';
 import { isPropertyValue } from '../property-value';
 import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
+import { UNDECIDED_RULES } from '../policy/undecided';
 import { policyView } from '../policy/view';
-import { PveError } from '../proxmox/errors';
-import { StoreTimeout } from '../stores/deadline';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
-import { approvalPort, ELICITED } from './approval-gate';
-import { callerKey, describeIssues } from './issues';
-import { logToolCall, type ToolCallLog } from './log';
-import { passGate, refusalResult, UNDECIDED_RULES } from './policy-gate';
-import type { AskNext, Conversation } from './conversation';
+import { type ApprovalPort, approvalPort } from './approval-gate';
+import type { Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
-import type { CallOutcome, CallResult } from './result';
-import { missingScope, scopeRefusal } from './scope-gate';
+import { callerKey, describeIssues } from './issues';
+import { FAILURES, REASONS, refusalResult, scopeRefusal } from './messages';
+import { type GateInput, type GateResult, passGate } from './policy-gate';
+import type { CallOutcome } from './result';
+import { missingScope } from './scope-gate';
+import { type CallEnd, type CallFacts, decided, failureResult, settle } from './settle';
 import { shadowDisagreement } from './shadow-judge';
-import type { Scope } from '../scopes';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
 
-/** The token lacks the tool's scope: the call stops before anything else (./scope-gate.ts). */
-class ScopeMissing extends Error {
-  constructor(
-    readonly scope: Scope,
-    readonly held: readonly string[],
-  ) {
-    super(`scope ${scope} not granted`);
-  }
+/** One call as it goes: where it runs, what is known so far, and how its values are redacted. */
+interface Call {
+  tool: ToolSpec;
+  host: CallHost;
+  conversation: Conversation | null;
+  requestId: string;
+  started: number;
+  active: ActivePolicy;
+  facts: CallFacts;
+  /** The policy's `sensitive` list for the tool; null while the policy is invalid (hide all). */
+  sensitive: readonly string[] | null;
+  /** The values redaction hid: they never come back out (result, log line, audit record). */
+  hidden: string[];
+  scope?: CallScope;
 }
 
-/** What is known about a call as it goes; becomes the log line and the audit record. */
-interface CallFacts {
-  log: ToolCallLog;
-  decision: AuditDecision;
-  args: Record<string, unknown>;
-  argKeys: string[];
-  argsHmac: string;
-  approvalId: string | null;
-  /** The version of the policy that decided; null until the policy is asked. */
-  policyVersion: number | null;
+/** A step's answer: the call's end, or what the next step takes. */
+type Step<T> = { end: CallEnd } | { next: T };
+
+/** Validated arguments, and the approval the caller says it holds. */
+interface Parsed {
+  given: Record<string, unknown>;
+  approvalId: string | undefined;
 }
+
+/** The arguments after the server filled in what the caller left to it. */
+interface Resolved {
+  identity: Identity;
+  approvalId: string | undefined;
+  args: Record<string, unknown>;
+  filled: readonly string[];
+  inherited: Readonly<Record<string, unknown>>;
+}
+
+type Allowed = Extract<GateResult, { ok: true }> & { port: ApprovalPort };
 
 /**
  * Runs one call. `conversation` is how the person can be asked about it (null: they cannot);
@@ -74,12 +82,40 @@ export async function runCall(
   host: CallHost,
   conversation: Conversation | null,
 ): Promise<CallOutcome> {
+  const call = await open(tool, rawArgs, host, conversation);
+  let end: CallEnd;
+  try {
+    end = await pipeline(call, input, rawArgs);
+  } catch (err) {
+    end = { result: failureResult(err, call.facts.log) };
+  }
+  return settle(host, call.facts, call.scope, end, call.started, call.hidden);
+}
+
+async function pipeline(call: Call, input: z.ZodType, rawArgs: unknown): Promise<CallEnd> {
+  const identity = admit(call);
+  if ('end' in identity) return identity.end;
+  const parsed = await parse(call, input, rawArgs);
+  if ('end' in parsed) return parsed.end;
+  const resolved = await resolve(call, identity.next, parsed.next);
+  const allowed = await gate(call, resolved);
+  if ('end' in allowed) return allowed.end;
+  return run(call, resolved, allowed.next);
+}
+
+async function open(
+  tool: ToolSpec,
+  rawArgs: unknown,
+  host: CallHost,
+  conversation: Conversation | null,
+): Promise<Call> {
   const requestId = crypto.randomUUID();
   const started = host.clock.now();
   const rawKeys =
     rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
       ? Object.keys(rawArgs).slice(0, 40).map(callerKey)
       : [];
+  const active = await host.policy();
   const facts: CallFacts = {
     log: {
       request_id: requestId,
@@ -94,209 +130,219 @@ export async function runCall(
     argKeys: rawKeys,
     argsHmac: '',
     approvalId: null,
-    policyVersion: null,
+    // The version in force decides the call and redacts its record, whatever becomes of it.
+    policyVersion: active.ok || !active.unavailable ? active.version : null,
   };
-  const active = await host.policy();
-  // The version in force decides the call and redacts its record, whatever becomes of it.
-  facts.policyVersion = active.ok || !active.unavailable ? active.version : null;
-  const scrub = host.scrubber();
   // While the policy is invalid its `sensitive` lists are unknown: no argument value is stored.
   const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
-  // What redaction hid never comes back out either: not in the result (a preview's exact
-  // request, an error echoing it), the log line or the audit record's texts.
-  const hidden: string[] = [];
-  const redact = (args: Record<string, unknown>): Record<string, unknown> => {
-    const out = sensitive ? redactArgs(args, sensitive) : redactAll(args);
-    hiddenValues(args, out, hidden);
-    return out;
-  };
-  const redactSent = (
-    params: Record<string, string>,
-    args: Record<string, unknown>,
-  ): Record<string, string> =>
-    sensitive
-      ? redactUpstream(params, sensitive, args)
-      : (redactAll(params) as Record<string, string>);
-  let scope: CallScope | undefined;
-  let result: CallResult;
-  let suspended: AskNext | null = null;
-  try {
-    scope = host.scope(requestId);
-    const identity = scope.ctx.identity;
-    facts.log.user = identity.userId;
-    const missing = missingScope(tool, identity);
-    if (missing) throw new ScopeMissing(missing, identity.scopes);
-    const deep = tooDeep(rawArgs, MAX_ARG_DEPTH);
-    if (deep !== null) {
-      // Nothing deeper is walked (canonical JSON, redaction): a hostile depth could overflow it.
-      facts.args = Object.fromEntries(rawKeys.map((k) => [k, NOT_STORED_TOO_DEEP]));
-      throw new ToolFailure('invalid_arguments', `Invalid arguments for ${tool.name}`, [
-        { field: deep, message: `nested more than ${MAX_ARG_DEPTH} levels deep` },
-      ]);
-    }
-    const parsed = input.safeParse(rawArgs ?? {}, { reportInput: true });
-    if (!parsed.success) {
-      facts.args = redact(plainArgs(rawArgs));
-      facts.argsHmac = await host.hmacArgs(canonicalJson(rawArgs ?? {}));
-      throw new ToolFailure(
-        'invalid_arguments',
-        `Invalid arguments for ${tool.name}`,
-        describeIssues(parsed.error),
-      );
-    }
-    const { approval_id: approvalId, ...given } = parsed.data as Record<string, unknown> & {
-      approval_id?: string;
-    };
-    // Fill in what the caller left to the server (a read, never a write) before the policy
-    // decides, unless the policy refuses the tool outright anyway.
-    let args = given;
-    let filled: readonly string[] = [];
-    let inherited: Readonly<Record<string, unknown>> = {};
-    if (tool.resolve && active.ok && !refusedOutright(active.policy, tool.name)) {
-      const resolved = await tool.resolve(args, scope.ctx);
-      args = resolved.args as Record<string, unknown>;
-      filled = resolved.filled;
-      inherited = resolved.inherited ?? {};
-    }
-    const shown = shownArgs(args);
-    // What the call takes from its source is shown, stored and bound beside the arguments: an
-    // approval covers a clone of the source as it was read, not of whatever it has become.
-    const withInherited = Object.keys(inherited).length
-      ? { ...shown, [INHERITED_KEY]: shownArgs(inherited) }
-      : shown;
-    facts.args = redact(withInherited);
-    facts.argKeys = Object.keys(shown);
-    facts.argsHmac = await host.hmacArgs(canonicalJson(withInherited));
-    const approvals = host.approvals();
-    const port = approvalPort(
-      {
-        tool: tool.name,
-        approvalId,
-        shownArgs: facts.args as Record<string, Json>,
-        upstream: upstreamShown(tool, args, redactSent),
-        argsHmac: facts.argsHmac,
-        identity,
-        blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, scope!.ctx) : null,
-        hiddenContent: (tool.judgedBy ?? []).filter((key) => own(facts.args, key) === REDACTED),
-      },
-      {
-        store: approvals.store,
-        approvalUrl: approvals.url,
-        origin: approvals.origin,
-        ttlMs: approvals.ttlMs,
-        conversation,
-        now: () => host.clock.now(),
-      },
-    );
-    const gateInput = {
-      tool: tool.name,
-      args: policyView(seenBy(args, inherited)),
-      identity,
-      dryRun: tool.dryRun?.(args) ?? false,
-      now: host.clock.now(),
-      current: () => host.policy(),
-      decidedBy: (decided: ActivePolicy) => {
-        facts.policyVersion = decided.version;
-      },
-    };
-    const gate = await passGate(active, host.counters(), gateInput, port);
-    if (active.ok && active.shadow) {
-      // As the audit record will keep them, hidden values removed from every field.
-      const stored = (hidden.length ? host.scrubber(hidden) : scrub).deep(facts.args);
-      const disagreement = shadowDisagreement(active, {
-        ...gateInput,
-        stored,
-        input: tool.input,
-        requestId,
-      });
-      if (disagreement) host.shadowDisagreement(disagreement);
-    }
-    if (!gate.ok && 'suspended' in gate) {
-      // Nothing ran: the person is asked, and answers with the next request (2026-07-28).
-      suspended = gate.suspended;
-      facts.decision = 'approval_required';
-      facts.log.outcome = 'approval_pending';
-      facts.log.decision = 'approval_required';
-      result = {
-        content: [{ type: 'text', text: 'Waiting for the person to approve this call.' }],
-      };
-    } else if (!gate.ok) {
-      facts.decision = gate.refusal.kind;
-      facts.log.outcome = gate.pending ? 'approval_pending' : 'denied';
-      facts.log.decision = gate.refusal.kind;
-      facts.log.rule = gate.refusal.rule;
-      facts.approvalId = gate.pending?.approval_id ?? approvalId ?? null;
-      result = refusalResult(gate.refusal, tool.name, gate.pending, pick(args, filled));
-    } else {
-      facts.decision = 'allow';
-      facts.approvalId = gate.approvalId;
-      const ctx: ToolContext = {
-        ...scope.ctx,
-        filled,
-        recheck: (next) =>
-          recheckPolicy(
-            active,
-            tool.name,
-            seenBy(next, inherited),
-            identity,
-            gate.approvalId !== null,
-            host.clock.now(),
-          ),
-      };
-      let success;
-      try {
-        success = await tool.run(args, ctx);
-      } catch (err) {
-        // A call that failed before any write went out gives back its rate-limit slot and its
-        // approval. Once a write was sent, whatever Proxmox answered (an error, nothing), both
-        // stay spent: some Proxmox handlers do part of the work before they fail, and a returned
-        // approval would let one person's yes send a second write.
-        if (!scope.upstream().some((c) => c.method !== 'GET')) {
-          if (gate.release) await gate.release().catch(() => undefined);
-          if (gate.approvalId) await port.restore(gate.approvalId).catch(() => undefined);
-        }
-        if (!(err instanceof PolicyRefusal)) throw err;
-        facts.decision = 'deny';
-        facts.log.outcome = 'denied';
-        facts.log.decision = 'deny';
-        facts.log.rule = err.rule;
-        success = null;
-        result = refusalResult({ kind: 'deny', rule: err.rule, reason: err.reason }, tool.name);
-      }
-      if (success) {
-        result = {
-          content: [{ type: 'text', text: success.text }],
-          structuredContent: success.structured as Record<string, unknown>,
-          ...(success.isError ? { isError: true } : {}),
-        };
-        facts.log.outcome = success.isError ? 'failed' : 'ok';
-      }
-    }
-  } catch (err) {
-    if (err instanceof ScopeMissing) {
-      facts.decision = 'deny';
-      facts.log.outcome = 'denied';
-      facts.log.decision = 'deny';
-      facts.log.rule = UNDECIDED_RULES.scope;
-      result = scopeRefusal(tool.name, err.scope, err.held);
-    } else result = failureResult(err, facts.log);
+  return { tool, host, conversation, requestId, started, active, facts, sensitive, hidden: [] };
+}
+
+/** Arguments as stored and shown: redacted, with what was hidden remembered. */
+function redact(call: Call, args: Record<string, unknown>): Record<string, unknown> {
+  const out = call.sensitive ? redactArgs(args, call.sensitive) : redactAll(args);
+  hiddenValues(args, out, call.hidden);
+  return out;
+}
+
+/** Who calls; the token must hold the tool's scope, or nothing else happens. */
+function admit(call: Call): Step<Identity> {
+  call.scope = call.host.scope(call.requestId);
+  const identity = call.scope.ctx.identity;
+  call.facts.log.user = identity.userId;
+  const missing = missingScope(call.tool, identity);
+  if (!missing) return { next: identity };
+  decided(call.facts, 'deny', 'denied', UNDECIDED_RULES.scope);
+  return { end: { result: scopeRefusal(call.tool.name, missing, identity.scopes) } };
+}
+
+async function parse(call: Call, input: z.ZodType, rawArgs: unknown): Promise<Step<Parsed>> {
+  const { tool, facts } = call;
+  const deep = tooDeep(rawArgs, MAX_ARG_DEPTH);
+  if (deep !== null) {
+    // Nothing deeper is walked (canonical JSON, redaction): a hostile depth could overflow it.
+    facts.args = Object.fromEntries(facts.argKeys.map((k) => [k, NOT_STORED_TOO_DEEP]));
+    const failure = new ToolFailure('invalid_arguments', FAILURES.invalidArguments(tool.name), [
+      { field: deep, message: FAILURES.tooDeep(MAX_ARG_DEPTH) },
+    ]);
+    return { end: { result: failureResult(failure, facts.log) } };
   }
-  const calls = scope?.upstream() ?? [];
-  facts.log.upstream_status = calls.at(-1)?.status ?? null;
-  facts.log.upstream_calls = calls.length;
-  facts.log.latency_ms = host.clock.now() - started;
-  // Last line of defence: whatever echoed a configured secret or a hidden value, it leaves here
-  // without it.
-  const out = hidden.length ? host.scrubber(hidden) : scrub;
-  logToolCall(out.deep(facts.log));
-  host.audit(out.deep(auditRecord(facts, scope, result!, started)));
-  if (suspended)
-    return {
-      kind: 'input_required',
-      question: out.deep(suspended.question),
-      binding: suspended.binding,
+  const parsed = input.safeParse(rawArgs ?? {}, { reportInput: true });
+  if (!parsed.success) {
+    facts.args = redact(call, plainArgs(rawArgs));
+    facts.argsHmac = await call.host.hmacArgs(canonicalJson(rawArgs ?? {}));
+    const failure = new ToolFailure(
+      'invalid_arguments',
+      FAILURES.invalidArguments(tool.name),
+      describeIssues(parsed.error),
+    );
+    return { end: { result: failureResult(failure, facts.log) } };
+  }
+  const { approval_id: approvalId, ...given } = parsed.data as Record<string, unknown> & {
+    approval_id?: string;
+  };
+  return { next: { given, approvalId } };
+}
+
+/**
+ * Fills in what the caller left to the server (a read, never a write) before the policy decides,
+ * unless the policy refuses the tool outright anyway; records the arguments as they are judged.
+ */
+async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<Resolved> {
+  const { tool, active, facts } = call;
+  let resolved: Resolved = { identity, ...parsed, args: parsed.given, filled: [], inherited: {} };
+  if (tool.resolve && active.ok && !refusedOutright(active.policy, tool.name)) {
+    const filled = await tool.resolve(parsed.given, call.scope!.ctx);
+    resolved = {
+      ...resolved,
+      args: filled.args as Record<string, unknown>,
+      filled: filled.filled,
+      inherited: filled.inherited ?? {},
     };
-  return { kind: 'result', result: out.deep(result!) };
+  }
+  const shown = shownArgs(resolved.args);
+  // What the call takes from its source is shown, stored and bound beside the arguments: an
+  // approval covers a clone of the source as it was read, not of whatever it has become.
+  const withInherited = Object.keys(resolved.inherited).length
+    ? { ...shown, [INHERITED_KEY]: shownArgs(resolved.inherited) }
+    : shown;
+  facts.args = redact(call, withInherited);
+  facts.argKeys = Object.keys(shown);
+  facts.argsHmac = await call.host.hmacArgs(canonicalJson(withInherited));
+  return resolved;
+}
+
+/** Where approvals for this call are asked and spent, showing exactly what would be sent. */
+function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
+  const { tool, host, facts } = call;
+  const { args } = resolved;
+  const approvals = host.approvals();
+  const params = tool.describeCall?.(args);
+  const upstream = !params
+    ? null
+    : call.sensitive
+      ? redactUpstream(params, call.sensitive, args)
+      : (redactAll(params) as Record<string, string>);
+  return approvalPort(
+    {
+      tool: tool.name,
+      approvalId: resolved.approvalId,
+      shownArgs: facts.args as Record<string, Json>,
+      upstream,
+      argsHmac: facts.argsHmac,
+      identity: resolved.identity,
+      blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, call.scope!.ctx) : null,
+      hiddenContent: (tool.judgedBy ?? []).filter((key) => own(facts.args, key) === REDACTED),
+    },
+    {
+      store: approvals.store,
+      approvalUrl: approvals.url,
+      origin: approvals.origin,
+      ttlMs: approvals.ttlMs,
+      conversation: call.conversation,
+      now: () => host.clock.now(),
+    },
+  );
+}
+
+/** The policy (with approvals and rate limits), and the shadow version beside it. */
+async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
+  const { tool, host, active, facts } = call;
+  const { args, inherited, filled } = resolved;
+  const port = approvalsFor(call, resolved);
+  const gateInput: GateInput = {
+    tool: tool.name,
+    args: policyView(seenBy(args, inherited)),
+    identity: resolved.identity,
+    dryRun: tool.dryRun?.(args) ?? false,
+    now: host.clock.now(),
+    current: () => host.policy(),
+    decidedBy: (deciding: ActivePolicy) => {
+      facts.policyVersion = deciding.version;
+    },
+  };
+  const result = await passGate(active, host.counters(), gateInput, port);
+  judgeInShadow(call, gateInput);
+  if (result.ok) {
+    facts.decision = 'allow';
+    facts.approvalId = result.approvalId;
+    return { next: { ...result, port } };
+  }
+  if ('suspended' in result) {
+    // Nothing ran: the person is asked, and answers with the next request (2026-07-28).
+    decided(facts, 'approval_required', 'approval_pending');
+    const waiting = { content: [{ type: 'text' as const, text: FAILURES.waitingForPerson }] };
+    return { end: { result: waiting, suspended: result.suspended } };
+  }
+  decided(
+    facts,
+    result.refusal.kind,
+    result.pending ? 'approval_pending' : 'denied',
+    result.refusal.rule,
+  );
+  facts.approvalId = result.pending?.approval_id ?? resolved.approvalId ?? null;
+  return {
+    end: { result: refusalResult(result.refusal, tool.name, result.pending, pick(args, filled)) },
+  };
+}
+
+/** Counts a call the shadow version would have decided otherwise. */
+function judgeInShadow(call: Call, gateInput: GateInput): void {
+  const { active, host, facts } = call;
+  if (!active.ok || !active.shadow) return;
+  // As the audit record will keep them, hidden values removed from every field.
+  const stored = host.scrubber(call.hidden.length ? call.hidden : undefined).deep(facts.args);
+  const disagreement = shadowDisagreement(active, {
+    ...gateInput,
+    stored,
+    input: call.tool.input,
+    requestId: call.requestId,
+  });
+  if (disagreement) host.shadowDisagreement(disagreement);
+}
+
+async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<CallEnd> {
+  const { tool, host, active, facts } = call;
+  const scope = call.scope!;
+  const { args, inherited, identity } = resolved;
+  const ctx: ToolContext = {
+    ...scope.ctx,
+    filled: resolved.filled,
+    recheck: (next) =>
+      recheckPolicy(
+        active,
+        tool.name,
+        seenBy(next, inherited),
+        identity,
+        allowed.approvalId !== null,
+        host.clock.now(),
+      ),
+  };
+  try {
+    const success = await tool.run(args, ctx);
+    facts.log.outcome = success.isError ? 'failed' : 'ok';
+    return {
+      result: {
+        content: [{ type: 'text', text: success.text }],
+        structuredContent: success.structured as Record<string, unknown>,
+        ...(success.isError ? { isError: true } : {}),
+      },
+    };
+  } catch (err) {
+    // A call that failed before any write went out gives back its rate-limit slot and its
+    // approval. Once a write was sent, whatever Proxmox answered (an error, nothing), both stay
+    // spent: some Proxmox handlers do part of the work before they fail, and a returned approval
+    // would let one person's yes send a second write.
+    if (!scope.upstream().some((c) => c.method !== 'GET')) {
+      if (allowed.release) await allowed.release().catch(() => undefined);
+      if (allowed.approvalId) await allowed.port.restore(allowed.approvalId).catch(() => undefined);
+    }
+    if (!(err instanceof PolicyRefusal)) throw err;
+    decided(facts, 'deny', 'denied', err.rule);
+    return {
+      result: refusalResult({ kind: 'deny', rule: err.rule, reason: err.reason }, tool.name),
+    };
+  }
 }
 
 /**
@@ -312,10 +358,7 @@ function recheckPolicy(
   now: number,
 ): void {
   if (!active.ok)
-    throw new PolicyRefusal(
-      UNDECIDED_RULES.invalidPolicy,
-      "The server's policy is invalid, so the call stops here.",
-    );
+    throw new PolicyRefusal(UNDECIDED_RULES.invalidPolicy, REASONS.invalidPolicyMidCall);
   const decision = evaluatePolicy(
     active.policy,
     { tool, args: policyView(next) },
@@ -324,12 +367,8 @@ function recheckPolicy(
     now,
   );
   if (decision.kind === 'allow') return;
-  if (decision.kind === 'approval_required' && approved) {
-    throw new PolicyRefusal(
-      decision.rule,
-      'The approval covers the call exactly as approved; with the arguments the server had to change it needs a new approval. Call again without approval_id to ask for one.',
-    );
-  }
+  if (decision.kind === 'approval_required' && approved)
+    throw new PolicyRefusal(decision.rule, REASONS.changedSinceApproval);
   throw new PolicyRefusal(decision.rule, decision.reason);
 }
 
@@ -357,98 +396,8 @@ function pick(args: Record<string, unknown>, keys: readonly string[]): Record<st
   return Object.fromEntries(keys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
 }
 
-/** The exact upstream parameters for approvers, with sensitive values redacted like the rest. */
-function upstreamShown(
-  tool: ToolSpec,
-  args: Record<string, unknown>,
-  redact: (params: Record<string, string>, args: Record<string, unknown>) => Record<string, string>,
-): Record<string, string> | null {
-  const params = tool.describeCall?.(args);
-  return params ? redact(params, args) : null;
-}
-
 function plainArgs(raw: unknown): Record<string, unknown> {
   return raw && typeof raw === 'object' && !Array.isArray(raw)
     ? (raw as Record<string, unknown>)
     : { '(arguments)': raw ?? null };
-}
-
-/** How a person approved the call; null unless an approval was actually spent on it. */
-function channelOf(approvalId: string | null, decision: AuditDecision): ApprovalChannel | null {
-  if (!approvalId || decision !== 'allow') return null;
-  return approvalId === ELICITED ? 'conversation' : 'web';
-}
-
-function auditRecord(
-  facts: CallFacts,
-  scope: CallScope | undefined,
-  result: CallResult,
-  started: number,
-): AuditRecord {
-  const identity = scope?.ctx.identity;
-  const structured = (result.structuredContent ?? {}) as Record<string, unknown>;
-  return {
-    ts: started,
-    request_id: facts.log.request_id,
-    user_id: identity?.userId ?? '(none)',
-    user_email: identity?.email ?? null,
-    client_id: identity?.clientId ?? '',
-    grant_id: identity?.grantId ?? '',
-    session: facts.log.session,
-    tool: facts.log.tool,
-    arg_keys: facts.argKeys,
-    args_hmac: facts.argsHmac,
-    args: facts.args,
-    decision: facts.decision,
-    rule: facts.log.rule ?? null,
-    outcome: facts.log.outcome,
-    error_kind: facts.log.error_kind ?? null,
-    upstream_status: facts.log.upstream_status ?? null,
-    latency_ms: facts.log.latency_ms ?? 0,
-    vmid:
-      typeof structured.vmid === 'number' && structured.mode === 'created' ? structured.vmid : null,
-    upid: typeof structured.upid === 'string' ? structured.upid : null,
-    approval_id: facts.approvalId,
-    approval_channel: channelOf(facts.approvalId, facts.decision),
-    policy_version: facts.policyVersion,
-    user_groups: identity ? [...identity.groups] : null,
-    user_scopes: identity ? [...identity.scopes] : null,
-  };
-}
-
-function failureResult(err: unknown, entry: ToolCallLog): CallResult {
-  let error: {
-    kind: string;
-    message: string;
-    fields?: { field: string; message: string }[];
-    upstream_status?: number;
-  };
-  if (err instanceof ToolFailure) {
-    const lines = err.fields.map((f) => `- ${f.field}: ${f.message}`);
-    error = { kind: err.kind, message: [err.message, ...lines].join('\n') };
-    if (err.fields.length) error.fields = [...err.fields];
-  } else if (err instanceof PveError) {
-    error = { kind: `upstream.${err.failure.kind}`, message: err.message };
-    if (err.status !== undefined) error.upstream_status = err.status;
-  } else if (err instanceof StoreTimeout) {
-    // Only the steps before the policy reach here with it (the gate turns its own into denials).
-    entry.error = err.message;
-    error = {
-      kind: 'unavailable',
-      message:
-        'A store of this server did not answer in time, so the call was refused before the policy ran. Try again shortly.',
-    };
-  } else {
-    // Unexpected: keep the detail in the log only; the agent gets no stack and no internals.
-    entry.error =
-      err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 300) : 'non-error thrown';
-    error = { kind: 'internal', message: `Internal error (request ${entry.request_id}).` };
-  }
-  entry.outcome = error.kind === 'invalid_arguments' ? 'invalid' : 'error';
-  entry.error_kind = error.kind;
-  return {
-    content: [{ type: 'text', text: error.message }],
-    structuredContent: { error },
-    isError: true,
-  };
 }

@@ -63,58 +63,9 @@ export function storedPolicySource(options: {
   // When the last background check began: one at a time is enough. Its promise is never shared:
   // workerd does not let one request wait on I/O another request started (it would hang).
   let backgroundSince = -Infinity;
-  // Checked texts by hash: an activation back and forth checks each text once.
-  const checkedTexts = new Map<string, CheckedPolicy>();
-  const checked = (sha256: string, text: string): CheckedPolicy => {
-    let result = checkedTexts.get(sha256);
-    if (!result) {
-      result = checkPolicyText(text, catalog);
-      checkedTexts.set(sha256, result);
-      if (checkedTexts.size > 8) checkedTexts.delete(checkedTexts.keys().next().value!);
-    }
-    return result;
-  };
-
-  /** The policy of a new generation (the store sends the texts whenever the generation is new). */
-  const resolve = (head: PolicyHead): ActivePolicy => {
-    if (!head.active) {
-      // No stored version: the store refused the deployed policy, and holds nothing else.
-      const deployedCheck = checkPolicyText(deployed.text, catalog);
-      return {
-        origin: deployed.origin,
-        version: null,
-        sha256: null,
-        ok: false,
-        text: deployed.text,
-        errors: deployedCheck.ok
-          ? [{ pointer: '', message: 'the policy store holds no version' }]
-          : deployedCheck.errors,
-      };
-    }
-    const active = versionPolicy(head.active);
-    if (!active.ok || !head.shadow) return active;
-    const shadow = versionPolicy(head.shadow);
-    return shadow.ok
-      ? { ...active, shadow: { version: shadow.version!, policy: shadow.policy } }
-      : active;
-  };
-
-  const versionPolicy = (ref: PolicyVersionRef): ActivePolicy => {
-    const tag = { origin: deployed.origin, version: ref.version, sha256: ref.sha256 };
-    if (ref.text === undefined)
-      return {
-        ...tag,
-        ok: false,
-        text: '',
-        errors: [{ pointer: '', message: 'the policy store sent no text' }],
-      };
-    const result = checked(ref.sha256, ref.text);
-    // A stored version this release's tools no longer accept (a tool renamed since) cannot
-    // decide: every call is denied with its errors.
-    return result.ok
-      ? { ...tag, ok: true, policy: result.policy, text: ref.text }
-      : { ...tag, ok: false, errors: result.errors, text: ref.text };
-  };
+  const checked = textChecker(catalog);
+  const resolve = (head: PolicyHead): ActivePolicy =>
+    policyOfHead(head, deployed, catalog, checked);
 
   const check = async (): Promise<Held> => {
     const asked = clock.now();
@@ -191,4 +142,70 @@ export function storedPolicySource(options: {
       }
     },
   };
+}
+
+type Checked = (sha256: string, text: string) => CheckedPolicy;
+
+/** Checks texts by hash: an activation back and forth checks each text once. */
+function textChecker(catalog: ToolCatalog): Checked {
+  const checkedTexts = new Map<string, CheckedPolicy>();
+  return (sha256, text) => {
+    let result = checkedTexts.get(sha256);
+    if (!result) {
+      result = checkPolicyText(text, catalog);
+      checkedTexts.set(sha256, result);
+      if (checkedTexts.size > 8) checkedTexts.delete(checkedTexts.keys().next().value!);
+    }
+    return result;
+  };
+}
+
+/** The policy of a new generation (the store sends the texts whenever the generation is new). */
+function policyOfHead(
+  head: PolicyHead,
+  deployed: { origin: PolicyOrigin; text: string },
+  catalog: ToolCatalog,
+  checked: Checked,
+): ActivePolicy {
+  if (!head.active) {
+    // No stored version: the store refused the deployed policy, and holds nothing else.
+    const deployedCheck = checkPolicyText(deployed.text, catalog);
+    return {
+      origin: deployed.origin,
+      version: null,
+      sha256: null,
+      ok: false,
+      text: deployed.text,
+      errors: deployedCheck.ok
+        ? [{ pointer: '', message: 'the policy store holds no version' }]
+        : deployedCheck.errors,
+    };
+  }
+  const active = versionPolicy(head.active, deployed.origin, checked);
+  if (!active.ok || !head.shadow) return active;
+  const shadow = versionPolicy(head.shadow, deployed.origin, checked);
+  return shadow.ok
+    ? { ...active, shadow: { version: shadow.version!, policy: shadow.policy } }
+    : active;
+}
+
+function versionPolicy(
+  ref: PolicyVersionRef,
+  origin: PolicyOrigin,
+  checked: Checked,
+): ActivePolicy {
+  const tag = { origin, version: ref.version, sha256: ref.sha256 };
+  if (ref.text === undefined)
+    return {
+      ...tag,
+      ok: false,
+      text: '',
+      errors: [{ pointer: '', message: 'the policy store sent no text' }],
+    };
+  const result = checked(ref.sha256, ref.text);
+  // A stored version this release's tools no longer accept (a tool renamed since) cannot
+  // decide: every call is denied with its errors.
+  return result.ok
+    ? { ...tag, ok: true, policy: result.policy, text: ref.text }
+    : { ...tag, ok: false, errors: result.errors, text: ref.text };
 }

@@ -152,36 +152,12 @@ export async function readBlastRadius(
     fact(
       ['protection', 'lock', 'tags', 'disks'],
       () => pve.get(`${base}/config`, guestConfig, {}, left()),
-      (c) => {
-        if (typeof c.name === 'string' || typeof c.hostname === 'string')
-          out.guest.name = clip(String(c.name ?? c.hostname));
-        out.protection = String(c.protection ?? '0') === '1';
-        out.lock = c.lock === undefined ? null : clip(String(c.lock));
-        out.tags = String(c.tags ?? '')
-          .split(/[;, ]+/)
-          .filter(Boolean)
-          .slice(0, MAX_ITEMS)
-          .map(clip);
-        out.disks = guestDisks(c, g.vm_type)
-          .filter((d) => !d.cdrom)
-          .slice(0, MAX_ITEMS)
-          .map((d) => ({
-            key: clip(d.key),
-            volume: clip(d.volume),
-            size: d.size === null ? null : clip(d.size),
-          }));
-      },
+      (c) => keepConfig(out, c, g.vm_type),
     ),
     fact(
       ['snapshots'],
       () => pve.get(`${base}/snapshot`, z.array(z.unknown()), {}, left()),
-      (items) => {
-        const names = parseEach(snapshotItem, items)
-          .map((s) => s.name)
-          .filter((n) => n !== 'current');
-        out.snapshots = names.slice(0, MAX_ITEMS).map(clip);
-        out.snapshot_count = names.length;
-      },
+      (items) => keepSnapshots(out, items),
     ),
     fact(
       ['pool'],
@@ -194,28 +170,12 @@ export async function readBlastRadius(
     fact(
       ['ha'],
       () => pve.get('/cluster/ha/resources', z.array(z.unknown()), {}, left()),
-      (items) => {
-        const sid = `${g.vm_type === 'qemu' ? 'vm' : 'ct'}:${g.vmid}`;
-        const mine = parseEach(haResource, items).find((r) => r.sid === sid);
-        out.ha = mine
-          ? { managed: true, state: clip(mine.state ?? 'started') }
-          : { managed: false };
-      },
+      (items) => keepHa(out, items, g),
     ),
     fact(
       ['replication'],
       () => pve.get('/cluster/replication', z.array(z.unknown()), {}, left()),
-      (items) => {
-        out.replication = parseEach(replicationJob, items)
-          .filter((j) => j.guest === g.vmid)
-          .slice(0, MAX_ITEMS)
-          .map((j) => ({
-            id: clip(j.id),
-            target: clip(j.target),
-            schedule: clip(j.schedule ?? '*/15'),
-            disabled: j.disable ?? false,
-          }));
-      },
+      (items) => keepReplication(out, items, g.vmid),
     ),
     fact(
       ['newest_backup'],
@@ -235,10 +195,72 @@ export async function readBlastRadius(
       },
     ),
   ]);
-  // What Proxmox hides from a token is not there as far as the token can tell: a pool without
-  // Pool.Audit, backups without VM.Backup. "None" is then not known, and is said so.
+  notVisible(out, visibility as Visibility | null, g.vmid);
+  if (options.lossy) out.warnings.push(...backupWarnings(out, options.lossy, now));
+  if (options.withoutPurge && (out.ha?.managed || out.replication?.length))
+    out.warnings.push(
+      'Proxmox refuses to destroy a guest in HA or with replication jobs unless purge: true (which also removes it from them): this call, as asked, will be refused.',
+    );
+  return out;
+}
+
+/** Name, protection, lock, tags and disks from the guest's config. */
+function keepConfig(
+  out: BlastRadius,
+  c: z.output<typeof guestConfig>,
+  vmType: BlastGuest['vm_type'],
+): void {
+  if (typeof c.name === 'string' || typeof c.hostname === 'string')
+    out.guest.name = clip(String(c.name ?? c.hostname));
+  out.protection = String(c.protection ?? '0') === '1';
+  out.lock = c.lock === undefined ? null : clip(String(c.lock));
+  out.tags = String(c.tags ?? '')
+    .split(/[;, ]+/)
+    .filter(Boolean)
+    .slice(0, MAX_ITEMS)
+    .map(clip);
+  out.disks = guestDisks(c, vmType)
+    .filter((d) => !d.cdrom)
+    .slice(0, MAX_ITEMS)
+    .map((d) => ({
+      key: clip(d.key),
+      volume: clip(d.volume),
+      size: d.size === null ? null : clip(d.size),
+    }));
+}
+
+function keepSnapshots(out: BlastRadius, items: unknown[]): void {
+  const names = parseEach(snapshotItem, items)
+    .map((s) => s.name)
+    .filter((n) => n !== 'current');
+  out.snapshots = names.slice(0, MAX_ITEMS).map(clip);
+  out.snapshot_count = names.length;
+}
+
+function keepHa(out: BlastRadius, items: unknown[], g: BlastGuest): void {
+  const sid = `${g.vm_type === 'qemu' ? 'vm' : 'ct'}:${g.vmid}`;
+  const mine = parseEach(haResource, items).find((r) => r.sid === sid);
+  out.ha = mine ? { managed: true, state: clip(mine.state ?? 'started') } : { managed: false };
+}
+
+function keepReplication(out: BlastRadius, items: unknown[], vmid: number): void {
+  out.replication = parseEach(replicationJob, items)
+    .filter((j) => j.guest === vmid)
+    .slice(0, MAX_ITEMS)
+    .map((j) => ({
+      id: clip(j.id),
+      target: clip(j.target),
+      schedule: clip(j.schedule ?? '*/15'),
+      disabled: j.disable ?? false,
+    }));
+}
+
+/**
+ * What Proxmox hides from a token is not there as far as the token can tell: a pool without
+ * Pool.Audit, backups without VM.Backup. "None" is then not known, and is said so.
+ */
+function notVisible(out: BlastRadius, sees: Visibility | null, vmid: number): void {
   delete out.unreadable.permissions;
-  const sees = visibility as Visibility | null;
   if (out.pool === null && !sees?.pools) {
     delete out.pool;
     out.unreadable.pool = sees
@@ -248,15 +270,9 @@ export async function readBlastRadius(
   if (out.newest_backup === null && !sees?.backups) {
     delete out.newest_backup;
     out.unreadable.newest_backup = sees
-      ? `none visible: the API token lacks VM.Backup on /vms/${g.vmid}, and Proxmox lists a guest's backups only to a token that may back it up`
+      ? `none visible: the API token lacks VM.Backup on /vms/${vmid}, and Proxmox lists a guest's backups only to a token that may back it up`
       : 'none visible, and whether the API token may see backups could not be read';
   }
-  if (options.lossy) out.warnings.push(...backupWarnings(out, options.lossy, now));
-  if (options.withoutPurge && (out.ha?.managed || out.replication?.length))
-    out.warnings.push(
-      'Proxmox refuses to destroy a guest in HA or with replication jobs unless purge: true (which also removes it from them): this call, as asked, will be refused.',
-    );
-  return out;
 }
 
 interface Visibility {

@@ -120,80 +120,79 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       return { request: `${req.method} ${req.path}`, ...shownParams(req.params) };
     },
     blastRadius: (args, ctx) => radiusOf(spec, args as Args, ctx.pve()),
-    async run(raw, ctx) {
-      const args = raw as Args;
-      spec.precheck?.(raw);
-      const pve = ctx.pve();
-      const state = await readGuestState(pve, args);
-      const label = guestLabel(args, state.name ?? undefined);
-      const verdict = await spec.judge(raw, state, ctx);
-      if (!verdict.ok)
-        throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
-      const sent = spec.request(raw);
-      const req = { method: sent.method, path: sent.path, params: shownParams(sent.params) };
-      const guest = { name: state.name, status: describeState(state), lock: state.lock };
-      const details = verdict.ok === true && verdict.details ? { details: verdict.details } : {};
-      if (verdict.ok === 'unchanged') {
-        return {
-          structured: { mode: 'unchanged' as const, guest, note: verdict.note },
-          text: `${label} on ${args.node}: ${verdict.note} Nothing to do; nothing was sent to Proxmox.`,
-        };
-      }
-      const shown = `${req.method} ${req.path}${Object.keys(req.params).length ? ` with ${describeParams(sent.params)}` : ''}`;
-      if (!args.confirm) {
-        const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to ${spec.doing(raw)}.`;
-        const radius = await radiusOf(spec, args, pve);
-        return {
-          structured: {
-            mode: 'preview' as const,
-            guest,
-            request: req,
-            note: verdict.note,
-            ...details,
-            blast_radius: radius as unknown as Record<string, unknown>,
-            next_step: nextStep,
-          },
-          text: [
-            'Preview only: nothing was sent to Proxmox.',
-            `${label} on ${args.node} is ${describeState(state)}. ${verdict.note}`,
-            `Would send ${shown}.`,
-            ...blastRadiusLines(radius, ctx.clock.now()),
-            nextStep,
-          ].join('\n'),
-        };
-      }
-      const upid = await send(pve, sent, label, spec.doing(raw));
-      if (upid === null) {
-        return {
-          structured: {
-            mode: 'applied' as const,
-            guest,
-            request: req,
-            note: verdict.note,
-            ...details,
-          },
-          text: `${label} on ${args.node}: done (${spec.doing(raw)}); Proxmox applied it at once.`,
-        };
-      }
-      const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
-      const head = `${label} on ${args.node}: ${spec.doing(raw)} started, task ${upid}.`;
-      return {
-        structured: {
-          mode: 'started' as const,
-          guest,
-          request: req,
-          note: verdict.note,
-          ...details,
-          upid,
-          ...(task ? { task: task.state } : {}),
-        },
-        text: task
-          ? `${head} ${task.summary}`
-          : `${head} Use wait: true to wait for it, or follow it with pve_get_task_status.`,
-        isError: task?.state.succeeded === false,
-      };
-    },
+    run: (raw, ctx) => runAction(spec, raw as Args, ctx),
   });
+}
+
+/** Reads the guest, judges the action, and previews, sends or reports it unchanged. */
+async function runAction<I extends z.ZodObject>(
+  spec: GuestActionSpec<I>,
+  args: z.output<I> & ActionArgs,
+  ctx: ToolContext,
+) {
+  const raw = args as z.output<I>;
+  spec.precheck?.(raw);
+  const pve = ctx.pve();
+  const state = await readGuestState(pve, args);
+  const label = guestLabel(args, state.name ?? undefined);
+  const verdict = await spec.judge(raw, state, ctx);
+  if (!verdict.ok)
+    throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
+  const sent = spec.request(raw);
+  const req = { method: sent.method, path: sent.path, params: shownParams(sent.params) };
+  const guest = { name: state.name, status: describeState(state), lock: state.lock };
+  const details = verdict.ok === true && verdict.details ? { details: verdict.details } : {};
+  if (verdict.ok === 'unchanged') {
+    return {
+      structured: { mode: 'unchanged' as const, guest, note: verdict.note },
+      text: `${label} on ${args.node}: ${verdict.note} Nothing to do; nothing was sent to Proxmox.`,
+    };
+  }
+  if (!args.confirm) {
+    const shown = `${req.method} ${req.path}${Object.keys(req.params).length ? ` with ${describeParams(sent.params)}` : ''}`;
+    const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to ${spec.doing(raw)}.`;
+    const radius = await radiusOf(spec, args, pve);
+    return {
+      structured: {
+        mode: 'preview' as const,
+        guest,
+        request: req,
+        note: verdict.note,
+        ...details,
+        blast_radius: radius as unknown as Record<string, unknown>,
+        next_step: nextStep,
+      },
+      text: [
+        'Preview only: nothing was sent to Proxmox.',
+        `${label} on ${args.node} is ${describeState(state)}. ${verdict.note}`,
+        `Would send ${shown}.`,
+        ...blastRadiusLines(radius, ctx.clock.now()),
+        nextStep,
+      ].join('\n'),
+    };
+  }
+  const upid = await send(pve, sent, label, spec.doing(raw));
+  const reported = { guest, request: req, note: verdict.note, ...details };
+  if (upid === null) {
+    return {
+      structured: { mode: 'applied' as const, ...reported },
+      text: `${label} on ${args.node}: done (${spec.doing(raw)}); Proxmox applied it at once.`,
+    };
+  }
+  const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
+  const head = `${label} on ${args.node}: ${spec.doing(raw)} started, task ${upid}.`;
+  return {
+    structured: {
+      mode: 'started' as const,
+      ...reported,
+      upid,
+      ...(task ? { task: task.state } : {}),
+    },
+    text: task
+      ? `${head} ${task.summary}`
+      : `${head} Use wait: true to wait for it, or follow it with pve_get_task_status.`,
+    isError: task?.state.succeeded === false,
+  };
 }
 
 function radiusOf<I extends z.ZodObject>(

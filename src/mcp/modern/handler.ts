@@ -25,7 +25,8 @@ import {
 import { insufficientScope, type OAuthResourceAuth } from '@cloudflare/workers-oauth-provider';
 import { elicitsForms, type Conversation } from '../../calls/conversation';
 import type { CallHost } from '../../calls/host';
-import { missingScope, scopeMessage } from '../../calls/scope-gate';
+import { scopeMessage } from '../../calls/messages';
+import { missingScope } from '../../calls/scope-gate';
 import { runCall } from '../../calls/run-call';
 import { composeHost, TOOL_SET } from '../../compose/host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';

@@ -3,24 +3,19 @@
 // audit trail on. Always 200 (`ok` says it); each problem carries its fix; notices name choices
 // that widen what the server reaches without failing it (receivers on a private network).
 // Problem texts, notices and failure details only for the operator view (loopback, or an
-// administrator's bearer token: src/health/viewer.ts); anyone else gets booleans and counts.
+// administrator's bearer token: ./viewer.ts); anyone else gets booleans and counts.
 // Never a secret, a user or an upstream body.
 
 import type { Context } from 'hono';
-import { authConfig, publicOrigin } from './auth/config';
-import { type AppBindings, oauthHelpers } from './compose/runtime';
-import {
-  configNotices,
-  configProblems,
-  publicUrlState,
-  type HealthProblem,
-} from './health/config-checks';
-import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './health/proxmox-probe';
-import { healthView } from './health/viewer';
-import { formatErrors } from './policy/load';
-import { type ActivePolicy, policyLabel } from './policy/source';
-import type { Config } from './config';
-import { VERSION } from './version';
+import { authConfig, publicOrigin } from '../auth/config';
+import { type AppBindings, oauthHelpers } from '../compose/runtime';
+import { configNotices, configProblems, publicUrlState, type HealthProblem } from './config-checks';
+import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './proxmox-probe';
+import { healthView } from './viewer';
+import { formatErrors } from '../policy/load';
+import { type ActivePolicy, policyLabel } from '../policy/source';
+import type { Config } from '../config';
+import { VERSION } from '../version';
 
 export async function health(c: Context<AppBindings>): Promise<Response> {
   const runtime = c.var.runtime;
@@ -53,36 +48,9 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
           },
         ]
       : []),
-    ...(policy.ok
-      ? []
-      : policy.unavailable
-        ? [
-            {
-              check: 'policy' as const,
-              message: `${formatErrors(policy.errors)}; every tool call is denied until it answers.`,
-              fix: 'The policy store (Durable Object POLICY_STORE) did not answer in time: check the Worker logs; it recovers by itself when the object answers again.',
-            },
-          ]
-        : [
-            {
-              check: 'policy' as const,
-              message: `policy (${policyLabel(policy)}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`,
-              fix:
-                policy.version === null
-                  ? 'Correct the errors (`npm run policy -- check <file>` lists them), then set POLICY or policy.json again and redeploy.'
-                  : 'Activate a valid version on /admin (or POST /admin/api/policy/{version}/activate).',
-            },
-          ]),
+    ...policyProblems(policy),
     ...notifyProblems(config, policy),
-    ...(deployRefused && policy.ok
-      ? [
-          {
-            check: 'policy' as const,
-            message: `the deployed ${policy.origin} is invalid and was not stored; ${policyLabel(policy)} stays active:\n${deployRefused.join('\n')}`,
-            fix: 'Correct the errors (`npm run policy -- check <file>` lists them), then deploy again, or leave POLICY as it was.',
-          },
-        ]
-      : []),
+    ...deployProblems(policy, deployRefused),
   ];
   const operator = view === 'operator';
   const notices = configNotices(config);
@@ -115,26 +83,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
           },
         }
       : {}),
-    policy: policy.ok
-      ? {
-          origin: policy.origin,
-          valid: true,
-          // Which version is in force, and whether one runs in shadow: for the operator only.
-          ...(operator
-            ? {
-                version: policy.version,
-                sha256: policy.sha256,
-                ...(policy.shadow ? { shadow_version: policy.shadow.version } : {}),
-              }
-            : {}),
-        }
-      : {
-          origin: policy.origin,
-          ...(operator ? { version: policy.version } : {}),
-          valid: false,
-          ...(policy.unavailable ? { unavailable: true } : {}),
-          ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }),
-        },
+    policy: policyView(policy, operator),
     // Choices to keep in view, which do not make it fail (names only: for the operator).
     ...(operator && notices.length ? { notices } : {}),
     ...(problems.length
@@ -183,4 +132,60 @@ function notifyProblems(config: Config, policy: ActivePolicy): HealthProblem[] {
       });
   }
   return problems;
+}
+
+/** The policy that does not load, or whose store does not answer. */
+function policyProblems(policy: ActivePolicy): HealthProblem[] {
+  const problems: HealthProblem[] = [];
+  if (!policy.ok && policy.unavailable)
+    problems.push({
+      check: 'policy',
+      message: `${formatErrors(policy.errors)}; every tool call is denied until it answers.`,
+      fix: 'The policy store (Durable Object POLICY_STORE) did not answer in time: check the Worker logs; it recovers by itself when the object answers again.',
+    });
+  else if (!policy.ok)
+    problems.push({
+      check: 'policy',
+      message: `policy (${policyLabel(policy)}) is invalid; every tool call is denied:\n${formatErrors(policy.errors)}`,
+      fix:
+        policy.version === null
+          ? 'Correct the errors (`npm run policy -- check <file>` lists them), then set POLICY or policy.json again and redeploy.'
+          : 'Activate a valid version on /admin (or POST /admin/api/policy/{version}/activate).',
+    });
+  return problems;
+}
+
+function policyView(policy: ActivePolicy, operator: boolean): Record<string, unknown> {
+  if (policy.ok)
+    return {
+      origin: policy.origin,
+      valid: true,
+      // Which version is in force, and whether one runs in shadow: for the operator only.
+      ...(operator
+        ? {
+            version: policy.version,
+            sha256: policy.sha256,
+            ...(policy.shadow ? { shadow_version: policy.shadow.version } : {}),
+          }
+        : {}),
+    };
+  return {
+    origin: policy.origin,
+    ...(operator ? { version: policy.version } : {}),
+    valid: false,
+    ...(policy.unavailable ? { unavailable: true } : {}),
+    ...(operator ? { errors: policy.errors } : { error_count: policy.errors.length }),
+  };
+}
+
+/** A deployed policy that was refused while the version before it stays in force. */
+function deployProblems(policy: ActivePolicy, refused: string[] | null): HealthProblem[] {
+  if (!refused || !policy.ok) return [];
+  return [
+    {
+      check: 'policy',
+      message: `the deployed ${policy.origin} is invalid and was not stored; ${policyLabel(policy)} stays active:\n${refused.join('\n')}`,
+      fix: 'Correct the errors (`npm run policy -- check <file>` lists them), then deploy again, or leave POLICY as it was.',
+    },
+  ];
 }

@@ -339,23 +339,32 @@ function workersProject(
   ) => Record<string, string> = () => ({}),
   setups: string[] = [],
 ): TestProjectInlineConfiguration {
+  // The pool starts a Worker (a Miniflare of its own) for each test file and calls this for each
+  // start: each gets a fresh simulator tenant (simulator/tenant.ts), so a project's files run side
+  // by side without sharing a cluster, a request log or a fault queue.
+  let starts = 0;
   return {
     plugins: [
-      cloudflareTest(({ inject }) => ({
-        main: './src/index.ts',
-        wrangler: { configPath: './wrangler.toml' },
-        miniflare: {
-          bindings: {
-            PVE_BASE_URL: `${inject('simulatorUrl')}/api2/json`,
-            PVE_TOKEN_ID: inject('simulatorTokenId'),
-            PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
-            AUTH_MODE: 'none',
-            PVE_TIMEOUT_MS: '2000',
-            ...(policy ? { POLICY: JSON.stringify(policy) } : {}),
-            ...extra(inject),
+      cloudflareTest(({ inject }) => {
+        const simulator = `${inject('simulatorUrl')}/t/${name}-${++starts}`;
+        return {
+          main: './src/index.ts',
+          wrangler: { configPath: './wrangler.toml' },
+          miniflare: {
+            bindings: {
+              PVE_BASE_URL: `${simulator}/api2/json`,
+              // Where test/worker/helpers/sim.ts finds this file's tenant (the Worker ignores it).
+              TEST_SIMULATOR_URL: simulator,
+              PVE_TOKEN_ID: inject('simulatorTokenId'),
+              PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
+              AUTH_MODE: 'none',
+              PVE_TIMEOUT_MS: '2000',
+              ...(policy ? { POLICY: JSON.stringify(policy) } : {}),
+              ...extra(inject),
+            },
           },
-        },
-      })),
+        };
+      }),
     ],
     test: {
       name,
@@ -363,8 +372,6 @@ function workersProject(
       globalSetup: ['./test/global-setup.ts', ...setups],
       testTimeout: 30_000,
       hookTimeout: 30_000,
-      // One simulator per project; its request log and faults are shared by the project's files.
-      fileParallelism: false,
     },
   };
 }

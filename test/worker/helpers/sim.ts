@@ -36,7 +36,11 @@ export interface SimFault {
   chunked?: boolean;
 }
 
-const base = (): string => inject('simulatorUrl');
+/**
+ * The simulator tenant of this file: a workerd test file's Worker has its own (TEST_SIMULATOR_URL,
+ * set per file by vitest.config.ts); a Node file (test/calls/) talks to the default tenant.
+ */
+const base = (): string => process.env.TEST_SIMULATOR_URL ?? inject('simulatorUrl');
 
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${base()}/_sim${path}`, {

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { NOTIFY_SECRET } from './test/notify/secret.ts';
 import { DEPLOYED as LIFECYCLE_POLICY } from './test/policy-lifecycle/deployed.ts';

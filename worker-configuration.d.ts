@@ -1,5 +1,5 @@
 /* eslint-disable */
-// Runtime types generated with workerd@1.20260426.1 2026-04-20 nodejs_compat
+// Runtime types generated with workerd@1.20261117.1 2026-11-03 global_fetch_strictly_public
 // Begin runtime types
 /*! *****************************************************************************
 Copyright (c) Cloudflare. All rights reserved.
@@ -18,60 +18,6 @@ and limitations under the License.
 /* eslint-disable */
 // noinspection JSUnusedGlobalSymbols
 declare var onmessage: never;
-/**
- * The **`DOMException`** interface represents an abnormal event (called an **exception**) that occurs as a result of calling a method or accessing a property of a web API.
- *
- * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException)
- */
-declare class DOMException extends Error {
-    constructor(message?: string, name?: string);
-    /**
-     * The **`message`** read-only property of the a message or description associated with the given error name.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException/message)
-     */
-    readonly message: string;
-    /**
-     * The **`name`** read-only property of the one of the strings associated with an error name.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException/name)
-     */
-    readonly name: string;
-    /**
-     * The **`code`** read-only property of the DOMException interface returns one of the legacy error code constants, or `0` if none match.
-     * @deprecated
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException/code)
-     */
-    readonly code: number;
-    static readonly INDEX_SIZE_ERR: number;
-    static readonly DOMSTRING_SIZE_ERR: number;
-    static readonly HIERARCHY_REQUEST_ERR: number;
-    static readonly WRONG_DOCUMENT_ERR: number;
-    static readonly INVALID_CHARACTER_ERR: number;
-    static readonly NO_DATA_ALLOWED_ERR: number;
-    static readonly NO_MODIFICATION_ALLOWED_ERR: number;
-    static readonly NOT_FOUND_ERR: number;
-    static readonly NOT_SUPPORTED_ERR: number;
-    static readonly INUSE_ATTRIBUTE_ERR: number;
-    static readonly INVALID_STATE_ERR: number;
-    static readonly SYNTAX_ERR: number;
-    static readonly INVALID_MODIFICATION_ERR: number;
-    static readonly NAMESPACE_ERR: number;
-    static readonly INVALID_ACCESS_ERR: number;
-    static readonly VALIDATION_ERR: number;
-    static readonly TYPE_MISMATCH_ERR: number;
-    static readonly SECURITY_ERR: number;
-    static readonly NETWORK_ERR: number;
-    static readonly ABORT_ERR: number;
-    static readonly URL_MISMATCH_ERR: number;
-    static readonly QUOTA_EXCEEDED_ERR: number;
-    static readonly TIMEOUT_ERR: number;
-    static readonly INVALID_NODE_TYPE_ERR: number;
-    static readonly DATA_CLONE_ERR: number;
-    get stack(): any;
-    set stack(value: any);
-}
 type WorkerGlobalScopeEventMap = {
     fetch: FetchEvent;
     scheduled: ScheduledEvent;
@@ -96,61 +42,61 @@ interface Console {
      */
     clear(): void;
     /**
-     * The **`console.count()`** static method logs the number of times that this particular call to `count()` has been called.
+     * The **`console.count()`** static method logs the number of times that this particular call to count() has been called.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/count_static)
      */
     count(label?: string): void;
     /**
-     * The **`console.countReset()`** static method resets counter used with console/count_static.
+     * The **`console.countReset()`** static method resets counter used with console.count().
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/countReset_static)
      */
     countReset(label?: string): void;
     /**
-     * The **`console.debug()`** static method outputs a message to the console at the 'debug' log level.
+     * The **`console.debug()`** static method outputs a message to the console at the "debug" log level. The message is only displayed to the user if the console is configured to display debug output. In most cases, the log level is configured within the console UI. This log level might correspond to the Debug or Verbose log level.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/debug_static)
      */
     debug(...data: any[]): void;
     /**
-     * The **`console.dir()`** static method displays a list of the properties of the specified JavaScript object.
+     * The **`console.dir()`** static method displays a list of the properties of the specified JavaScript object. In browser consoles, the output is presented as a hierarchical listing with disclosure triangles that let you see the contents of child objects.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/dir_static)
      */
     dir(item?: any, options?: any): void;
     /**
-     * The **`console.dirxml()`** static method displays an interactive tree of the descendant elements of the specified XML/HTML element.
+     * The **`console.dirxml()`** static method displays an interactive tree of the descendant elements of the specified XML/HTML element. If it is not possible to display as an element the JavaScript Object view is shown instead. The output is presented as a hierarchical listing of expandable nodes that let you see the contents of child nodes.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/dirxml_static)
      */
     dirxml(...data: any[]): void;
     /**
-     * The **`console.error()`** static method outputs a message to the console at the 'error' log level.
+     * The **`console.error()`** static method outputs a message to the console at the "error" log level. The message is only displayed to the user if the console is configured to display error output. In most cases, the log level is configured within the console UI. The message may be formatted as an error, with red colors and call stack information.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/error_static)
      */
     error(...data: any[]): void;
     /**
-     * The **`console.group()`** static method creates a new inline group in the Web console log, causing any subsequent console messages to be indented by an additional level, until console/groupEnd_static is called.
+     * The **`console.group()`** static method creates a new inline group in the Web console log, causing any subsequent console messages to be indented by an additional level, until console.groupEnd() is called.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/group_static)
      */
     group(...data: any[]): void;
     /**
-     * The **`console.groupCollapsed()`** static method creates a new inline group in the console.
+     * The **`console.groupCollapsed()`** static method creates a new inline group in the console. Unlike console.group(), however, the new group is created collapsed. The user will need to use the disclosure button next to it to expand it, revealing the entries created in the group.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/groupCollapsed_static)
      */
     groupCollapsed(...data: any[]): void;
     /**
-     * The **`console.groupEnd()`** static method exits the current inline group in the console.
+     * The **`console.groupEnd()`** static method exits the current inline group in the console. See Using groups in the console in the console documentation for details and examples.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/groupEnd_static)
      */
     groupEnd(): void;
     /**
-     * The **`console.info()`** static method outputs a message to the console at the 'info' log level.
+     * The **`console.info()`** static method outputs a message to the console at the "info" log level. The message is only displayed to the user if the console is configured to display info output. In most cases, the log level is configured within the console UI. The message may receive special formatting, such as a small "i" icon next to it.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/info_static)
      */
@@ -168,23 +114,24 @@ interface Console {
      */
     table(tabularData?: any, properties?: string[]): void;
     /**
-     * The **`console.time()`** static method starts a timer you can use to track how long an operation takes.
+     * The **`console.time()`** static method starts a timer you can use to track how long an operation takes. You give each timer a unique name, and may have up to 10,000 timers running on a given page. When you call console.timeEnd() with the same name, the browser will output the time, in milliseconds, that elapsed since the timer was started.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/time_static)
      */
     time(label?: string): void;
     /**
-     * The **`console.timeEnd()`** static method stops a timer that was previously started by calling console/time_static.
+     * The **`console.timeEnd()`** static method stops a timer that was previously started by calling console.time().
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/timeEnd_static)
      */
     timeEnd(label?: string): void;
     /**
-     * The **`console.timeLog()`** static method logs the current value of a timer that was previously started by calling console/time_static.
+     * The **`console.timeLog()`** static method logs the current value of a timer that was previously started by calling console.time().
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/timeLog_static)
      */
     timeLog(label?: string, ...data: any[]): void;
+    /* The **`console.timeStamp()`** static method adds a single marker to the browser's Performance tool (Firefox bug 1387528, Chrome). This lets you correlate a point in your code with the other events recorded in the timeline, such as layout and paint events. */
     timeStamp(label?: string): void;
     /**
      * The **`console.trace()`** static method outputs a stack trace to the console.
@@ -193,7 +140,7 @@ interface Console {
      */
     trace(...data: any[]): void;
     /**
-     * The **`console.warn()`** static method outputs a warning message to the console at the 'warning' log level.
+     * The **`console.warn()`** static method outputs a warning message to the console at the "warning" log level. The message is only displayed to the user if the console is configured to display warning output. In most cases, the log level is configured within the console UI. The message may receive special formatting, such as yellow colors and a warning icon.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/console/warn_static)
      */
@@ -359,7 +306,7 @@ interface ServiceWorkerGlobalScope extends WorkerGlobalScope {
 declare function addEventListener<Type extends keyof WorkerGlobalScopeEventMap>(type: Type, handler: EventListenerOrEventListenerObject<WorkerGlobalScopeEventMap[Type]>, options?: EventTargetAddEventListenerOptions | boolean): void;
 declare function removeEventListener<Type extends keyof WorkerGlobalScopeEventMap>(type: Type, handler: EventListenerOrEventListenerObject<WorkerGlobalScopeEventMap[Type]>, options?: EventTargetEventListenerOptions | boolean): void;
 /**
- * The **`dispatchEvent()`** method of the EventTarget sends an Event to the object, (synchronously) invoking the affected event listeners in the appropriate order.
+ * The **`dispatchEvent()`** method of the EventTarget sends an Event to the object, (synchronously) invoking the affected event listeners in the appropriate order. The normal event processing rules (including the capturing and optional bubbling phase) also apply to events dispatched manually with dispatchEvent().
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventTarget/dispatchEvent)
  */
@@ -404,6 +351,7 @@ declare const crypto: Crypto;
 * [Cloudflare Docs Reference](https://developers.cloudflare.com/workers/runtime-apis/cache/)
 */
 declare const caches: CacheStorage;
+/* [MDN Reference](https://developer.mozilla.org/docs/Web/API/Window/scheduler) */
 declare const scheduler: Scheduler;
 /**
 * The Workers runtime supports a subset of the Performance API, used to measure timing and performance,
@@ -423,13 +371,16 @@ interface ExecutionContext<Props = unknown> {
     readonly exports: Cloudflare.Exports;
     readonly props: Props;
     cache?: CacheContext;
-    tracing?: Tracing;
+    readonly access?: CloudflareAccessContext;
+    mapVirtualHost(fetcher: Fetcher, port: number): string;
+    tracing: Tracing;
+    abort(reason?: any): void;
 }
 type ExportedHandlerFetchHandler<Env = unknown, CfHostMetadata = unknown, Props = unknown> = (request: Request<CfHostMetadata, IncomingRequestCfProperties<CfHostMetadata>>, env: Env, ctx: ExecutionContext<Props>) => Response | Promise<Response>;
 type ExportedHandlerConnectHandler<Env = unknown, Props = unknown> = (socket: Socket, env: Env, ctx: ExecutionContext<Props>) => void | Promise<void>;
 type ExportedHandlerTailHandler<Env = unknown, Props = unknown> = (events: TraceItem[], env: Env, ctx: ExecutionContext<Props>) => void | Promise<void>;
 type ExportedHandlerTraceHandler<Env = unknown, Props = unknown> = (traces: TraceItem[], env: Env, ctx: ExecutionContext<Props>) => void | Promise<void>;
-type ExportedHandlerTailStreamHandler<Env = unknown, Props = unknown> = (event: TailStream.TailEvent<TailStream.Onset>, env: Env, ctx: ExecutionContext<Props>) => TailStream.TailEventHandlerType | Promise<TailStream.TailEventHandlerType>;
+type ExportedHandlerTailStreamHandler<Env = unknown, Props = unknown> = (event: TailStream.TailEvent<TailStream.Onset>, env: Env, ctx: ExecutionContext<Props>) => TailStream.TailEventHandlerType | undefined | Promise<TailStream.TailEventHandlerType | undefined>;
 type ExportedHandlerScheduledHandler<Env = unknown, Props = unknown> = (controller: ScheduledController, env: Env, ctx: ExecutionContext<Props>) => void | Promise<void>;
 type ExportedHandlerQueueHandler<Env = unknown, Message = unknown, Props = unknown> = (batch: MessageBatch<Message>, env: Env, ctx: ExecutionContext<Props>) => void | Promise<void>;
 type ExportedHandlerTestHandler<Env = unknown, Props = unknown> = (controller: TestController, env: Env, ctx: ExecutionContext<Props>) => void | Promise<void>;
@@ -478,6 +429,11 @@ interface CachePurgeOptions {
 }
 interface CacheContext {
     purge(options: CachePurgeOptions): Promise<CachePurgeResult>;
+    invalidate(options: CachePurgeOptions): Promise<CachePurgeResult>;
+}
+interface CloudflareAccessContext {
+    readonly aud: string;
+    getIdentity(): Promise<CloudflareAccessIdentity | undefined>;
 }
 declare abstract class ColoLocalActorNamespace {
     get(actorId: string): Fetcher;
@@ -508,17 +464,22 @@ declare abstract class DurableObjectNamespace<T extends Rpc.DurableObjectBranded
     getByName(name: string, options?: DurableObjectNamespaceGetDurableObjectOptions): DurableObjectStub<T>;
     jurisdiction(jurisdiction: DurableObjectJurisdiction): DurableObjectNamespace<T>;
 }
-type DurableObjectJurisdiction = "eu" | "fedramp" | "fedramp-high";
+type DurableObjectJurisdiction = "eu" | "fedramp" | "fedramp-high" | "us";
 interface DurableObjectNamespaceNewUniqueIdOptions {
     jurisdiction?: DurableObjectJurisdiction;
 }
-type DurableObjectLocationHint = "wnam" | "enam" | "sam" | "weur" | "eeur" | "apac" | "oc" | "afr" | "me";
+type DurableObjectLocationHint = "wnam" | "enam" | "sam" | "weur" | "eeur" | "apac" | "apac-ne" | "apac-se" | "oc" | "afr" | "me";
 type DurableObjectRoutingMode = "primary-only";
 interface DurableObjectNamespaceGetDurableObjectOptions {
     locationHint?: DurableObjectLocationHint;
     routingMode?: DurableObjectRoutingMode;
+    retry?: DurableObjectRetryOptions;
 }
 interface DurableObjectClass<_T extends Rpc.DurableObjectBranded | undefined = undefined> {
+}
+interface DurableObjectRetryOptions {
+    maxRetries?: number;
+    timeoutMs?: number;
 }
 interface DurableObjectState<Props = unknown> {
     waitUntil(promise: Promise<any>): void;
@@ -537,7 +498,7 @@ interface DurableObjectState<Props = unknown> {
     setHibernatableWebSocketEventTimeout(timeoutMs?: number): void;
     getHibernatableWebSocketEventTimeout(): number | null;
     getTags(ws: WebSocket): string[];
-    abort(reason?: string): void;
+    abort(reason?: string, options?: DurableObjectAbortOptions): void;
 }
 interface DurableObjectTransaction {
     get<T = unknown>(key: string, options?: DurableObjectGetOptions): Promise<T | undefined>;
@@ -572,6 +533,9 @@ interface DurableObjectStorage {
     getCurrentBookmark(): Promise<string>;
     getBookmarkForTime(timestamp: number | Date): Promise<string>;
     onNextSessionRestoreBookmark(bookmark: string): Promise<string>;
+}
+interface DurableObjectAbortOptions {
+    retryAlarm?: boolean;
 }
 interface DurableObjectListOptions {
     start?: string;
@@ -608,6 +572,7 @@ interface DurableObjectFacets {
     get<T extends Rpc.DurableObjectBranded | undefined = undefined>(name: string, getStartupOptions: () => FacetStartupOptions<T> | Promise<FacetStartupOptions<T>>): Fetcher<T>;
     abort(name: string, reason: any): void;
     delete(name: string): void;
+    clone(src: string, dst: string): void;
 }
 interface FacetStartupOptions<T extends Rpc.DurableObjectBranded | undefined = undefined> {
     id?: DurableObjectId | string;
@@ -622,26 +587,26 @@ interface AnalyticsEngineDataPoint {
     blobs?: ((ArrayBuffer | string) | null)[];
 }
 /**
- * The **`Event`** interface represents an event which takes place on an `EventTarget`.
+ * The **`Event`** interface represents an event which takes place on an EventTarget.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event)
  */
 declare class Event {
     constructor(type: string, init?: EventInit);
     /**
-     * The **`type`** read-only property of the Event interface returns a string containing the event's type.
+     * The **`type`** read-only property of the Event interface returns a string containing the event's type. It is set when the event is constructed and is the name commonly used to refer to the specific event, such as click, load, or error.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/type)
      */
     get type(): string;
     /**
-     * The **`eventPhase`** read-only property of the being evaluated.
+     * The **`eventPhase`** read-only property of the Event interface indicates which phase of the event flow is currently being evaluated.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/eventPhase)
      */
     get eventPhase(): number;
     /**
-     * The read-only **`composed`** property of the or not the event will propagate across the shadow DOM boundary into the standard DOM.
+     * The read-only **`composed`** property of the Event interface returns a boolean value which indicates whether or not the event will propagate across the shadow DOM boundary into the standard DOM.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/composed)
      */
@@ -678,13 +643,13 @@ declare class Event {
      */
     get currentTarget(): EventTarget | undefined;
     /**
-     * The read-only **`target`** property of the dispatched.
+     * The read-only **`target`** property of the Event interface is a reference to the object onto which the event was dispatched. It is different from Event.currentTarget when the event handler is called during the bubbling or capturing phase of the event.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/target)
      */
     get target(): EventTarget | undefined;
     /**
-     * The deprecated **`Event.srcElement`** is an alias for the Event.target property.
+     * The deprecated **`Event.srcElement`** is an alias for the Event.target property. Use Event.target instead.
      * @deprecated
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/srcElement)
@@ -697,45 +662,45 @@ declare class Event {
      */
     get timeStamp(): number;
     /**
-     * The **`isTrusted`** read-only property of the when the event was generated by the user agent (including via user actions and programmatic methods such as HTMLElement.focus()), and `false` when the event was dispatched via The only exception is the `click` event, which initializes the `isTrusted` property to `false` in user agents.
+     * The **`isTrusted`** read-only property of the Event interface is a boolean value that is true when the event was generated by the user agent (including via user actions and programmatic methods such as HTMLElement.focus()), and false when the event was dispatched via EventTarget.dispatchEvent(). The only exception is the click event, which initializes the isTrusted property to false in user agents.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/isTrusted)
      */
     get isTrusted(): boolean;
     /**
-     * The **`cancelBubble`** property of the Event interface is deprecated.
+     * The **`cancelBubble`** property of the Event interface is deprecated. Use Event.stopPropagation() instead. Setting its value to true before returning from an event handler prevents propagation of the event. In later implementations, setting this to false does nothing. See Browser compatibility for details.
      * @deprecated
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/cancelBubble)
      */
     get cancelBubble(): boolean;
     /**
-     * The **`cancelBubble`** property of the Event interface is deprecated.
+     * The **`cancelBubble`** property of the Event interface is deprecated. Use Event.stopPropagation() instead. Setting its value to true before returning from an event handler prevents propagation of the event. In later implementations, setting this to false does nothing. See Browser compatibility for details.
      * @deprecated
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/cancelBubble)
      */
     set cancelBubble(value: boolean);
     /**
-     * The **`stopImmediatePropagation()`** method of the If several listeners are attached to the same element for the same event type, they are called in the order in which they were added.
+     * The **`stopImmediatePropagation()`** method of the Event interface prevents other listeners of the same event from being called.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/stopImmediatePropagation)
      */
     stopImmediatePropagation(): void;
     /**
-     * The **`preventDefault()`** method of the Event interface tells the user agent that if the event does not get explicitly handled, its default action should not be taken as it normally would be.
+     * The **`preventDefault()`** method of the Event interface tells the user agent that the event is being explicitly handled, so its default action, such as page scrolling, link navigation, or pasting text, should not be taken.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/preventDefault)
      */
     preventDefault(): void;
     /**
-     * The **`stopPropagation()`** method of the Event interface prevents further propagation of the current event in the capturing and bubbling phases.
+     * The **`stopPropagation()`** method of the Event interface prevents further propagation of the current event in the capturing and bubbling phases. It does not, however, prevent any default behaviors from occurring; for instance, clicks on links are still processed. If you want to stop those behaviors, see the preventDefault() method. It also does not prevent propagation to other event-handlers of the current element. If you want to stop those, see stopImmediatePropagation().
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/stopPropagation)
      */
     stopPropagation(): void;
     /**
-     * The **`composedPath()`** method of the Event interface returns the event's path which is an array of the objects on which listeners will be invoked.
+     * The **`composedPath()`** method of the Event interface returns the event's path which is an array of the objects on which listeners will be invoked. This does not include nodes in shadow trees if the shadow root was created with its ShadowRoot.mode closed.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Event/composedPath)
      */
@@ -756,7 +721,7 @@ interface EventListenerObject<EventType extends Event = Event> {
 }
 type EventListenerOrEventListenerObject<EventType extends Event = Event> = EventListener<EventType> | EventListenerObject<EventType>;
 /**
- * The **`EventTarget`** interface is implemented by objects that can receive events and may have listeners for them.
+ * The **`EventTarget`** interface is implemented by objects that can receive events and may have listeners for them. In other words, any target of events implements the three methods associated with this interface.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventTarget)
  */
@@ -769,13 +734,13 @@ declare class EventTarget<EventMap extends Record<string, Event> = Record<string
      */
     addEventListener<Type extends keyof EventMap>(type: Type, handler: EventListenerOrEventListenerObject<EventMap[Type]>, options?: EventTargetAddEventListenerOptions | boolean): void;
     /**
-     * The **`removeEventListener()`** method of the EventTarget interface removes an event listener previously registered with EventTarget.addEventListener() from the target.
+     * The **`removeEventListener()`** method of the EventTarget interface removes an event listener previously registered with EventTarget.addEventListener() from the target. The event listener to be removed is identified using a combination of the event type, the event listener function itself, and various optional options that may affect the matching process; see Matching event listeners for removal.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventTarget/removeEventListener)
      */
     removeEventListener<Type extends keyof EventMap>(type: Type, handler: EventListenerOrEventListenerObject<EventMap[Type]>, options?: EventTargetEventListenerOptions | boolean): void;
     /**
-     * The **`dispatchEvent()`** method of the EventTarget sends an Event to the object, (synchronously) invoking the affected event listeners in the appropriate order.
+     * The **`dispatchEvent()`** method of the EventTarget sends an Event to the object, (synchronously) invoking the affected event listeners in the appropriate order. The normal event processing rules (including the capturing and optional bubbling phase) also apply to events dispatched manually with dispatchEvent().
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventTarget/dispatchEvent)
      */
@@ -807,7 +772,7 @@ declare class AbortController {
      */
     get signal(): AbortSignal;
     /**
-     * The **`abort()`** method of the AbortController interface aborts an asynchronous operation before it has completed.
+     * The **`abort()`** method of the AbortController interface aborts an asynchronous operation before it has completed. This is able to abort fetch requests, the consumption of any response bodies, or streams.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/AbortController/abort)
      */
@@ -820,7 +785,7 @@ declare class AbortController {
  */
 declare abstract class AbortSignal extends EventTarget {
     /**
-     * The **`AbortSignal.abort()`** static method returns an AbortSignal that is already set as aborted (and which does not trigger an AbortSignal/abort_event event).
+     * The **`AbortSignal.abort()`** static method returns an AbortSignal that is already set as aborted (and which does not trigger an abort event).
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/AbortSignal/abort_static)
      */
@@ -832,13 +797,13 @@ declare abstract class AbortSignal extends EventTarget {
      */
     static timeout(delay: number): AbortSignal;
     /**
-     * The **`AbortSignal.any()`** static method takes an iterable of abort signals and returns an AbortSignal.
+     * The **`AbortSignal.any()`** static method takes an iterable of abort signals and returns an AbortSignal. The returned abort signal is aborted when any of the input iterable abort signals are aborted. The abort reason will be set to the reason of the first signal that is aborted. If any of the given abort signals are already aborted then so will be the returned AbortSignal.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/AbortSignal/any_static)
      */
     static any(signals: AbortSignal[]): AbortSignal;
     /**
-     * The **`aborted`** read-only property returns a value that indicates whether the asynchronous operations the signal is communicating with are aborted (`true`) or not (`false`).
+     * The **`aborted`** read-only property returns a value that indicates whether the asynchronous operations the signal is communicating with are aborted (true) or not (false).
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/AbortSignal/aborted)
      */
@@ -854,12 +819,17 @@ declare abstract class AbortSignal extends EventTarget {
     /* [MDN Reference](https://developer.mozilla.org/docs/Web/API/AbortSignal/abort_event) */
     set onabort(value: any | null);
     /**
-     * The **`throwIfAborted()`** method throws the signal's abort AbortSignal.reason if the signal has been aborted; otherwise it does nothing.
+     * The **`throwIfAborted()`** method throws the signal's abort reason if the signal has been aborted; otherwise it does nothing.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/AbortSignal/throwIfAborted)
      */
     throwIfAborted(): void;
 }
+/**
+ * The **`Scheduler`** interface of the Prioritized Task Scheduling API provides methods for scheduling prioritized tasks.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Scheduler)
+ */
 interface Scheduler {
     wait(delay: number, maybeOptions?: SchedulerWaitOptions): Promise<void>;
 }
@@ -867,45 +837,12 @@ interface SchedulerWaitOptions {
     signal?: AbortSignal;
 }
 /**
- * The **`ExtendableEvent`** interface extends the lifetime of the `install` and `activate` events dispatched on the global scope as part of the service worker lifecycle.
- *
- * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ExtendableEvent)
- */
-declare abstract class ExtendableEvent extends Event {
-    /**
-     * The **`ExtendableEvent.waitUntil()`** method tells the event dispatcher that work is ongoing.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ExtendableEvent/waitUntil)
-     */
-    waitUntil(promise: Promise<any>): void;
-}
-/**
- * The **`CustomEvent`** interface represents events initialized by an application for any purpose.
- *
- * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CustomEvent)
- */
-declare class CustomEvent<T = any> extends Event {
-    constructor(type: string, init?: CustomEventCustomEventInit);
-    /**
-     * The read-only **`detail`** property of the CustomEvent interface returns any data passed when initializing the event.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CustomEvent/detail)
-     */
-    get detail(): T;
-}
-interface CustomEventCustomEventInit {
-    bubbles?: boolean;
-    cancelable?: boolean;
-    composed?: boolean;
-    detail?: any;
-}
-/**
  * The **`Blob`** interface represents a blob, which is a file-like object of immutable, raw data; they can be read as text or binary data, or converted into a ReadableStream so its methods can be used for processing the data.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Blob)
  */
 declare class Blob {
-    constructor(type?: ((ArrayBuffer | ArrayBufferView) | string | Blob)[], options?: BlobOptions);
+    constructor(bits?: ((ArrayBuffer | ArrayBufferView) | string | Blob)[], options?: BlobOptions);
     /**
      * The **`size`** read-only property of the Blob interface returns the size of the Blob or File in bytes.
      *
@@ -919,7 +856,7 @@ declare class Blob {
      */
     get type(): string;
     /**
-     * The **`slice()`** method of the Blob interface creates and returns a new `Blob` object which contains data from a subset of the blob on which it's called.
+     * The **`slice()`** method of the Blob interface creates and returns a new Blob object which contains data from a subset of the blob on which it's called.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Blob/slice)
      */
@@ -937,13 +874,13 @@ declare class Blob {
      */
     bytes(): Promise<Uint8Array>;
     /**
-     * The **`text()`** method of the string containing the contents of the blob, interpreted as UTF-8.
+     * The **`text()`** method of the Blob interface returns a Promise that resolves with a string containing the contents of the blob, interpreted as UTF-8.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Blob/text)
      */
     text(): Promise<string>;
     /**
-     * The **`stream()`** method of the Blob interface returns a ReadableStream which upon reading returns the data contained within the `Blob`.
+     * The **`stream()`** method of the Blob interface returns a ReadableStream which upon reading returns the data contained within the Blob.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Blob/stream)
      */
@@ -960,13 +897,13 @@ interface BlobOptions {
 declare class File extends Blob {
     constructor(bits: ((ArrayBuffer | ArrayBufferView) | string | Blob)[] | undefined, name: string, options?: FileOptions);
     /**
-     * The **`name`** read-only property of the File interface returns the name of the file represented by a File object.
+     * The **`name`** read-only property of the File interface returns the name of the file represented by a File object. For security reasons, the path is excluded from this property.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/File/name)
      */
     get name(): string;
     /**
-     * The **`lastModified`** read-only property of the File interface provides the last modified date of the file as the number of milliseconds since the Unix epoch (January 1, 1970 at midnight).
+     * The **`lastModified`** read-only property of the File interface provides the last modified date of the file as the number of milliseconds since the Unix epoch (January 1, 1970 at midnight). Files without a known last modified date return the current date.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/File/lastModified)
      */
@@ -983,7 +920,7 @@ interface FileOptions {
 */
 declare abstract class CacheStorage {
     /**
-     * The **`open()`** method of the the Cache object matching the `cacheName`.
+     * The **`open()`** method of the CacheStorage interface returns a Promise that resolves to the Cache object matching the cacheName.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CacheStorage/open)
      */
@@ -1016,14 +953,14 @@ interface CacheQueryOptions {
 */
 declare abstract class Crypto {
     /**
-     * The **`Crypto.subtle`** read-only property returns a cryptographic operations.
+     * The **`Crypto.subtle`** read-only property returns a SubtleCrypto which can then be used to perform low-level cryptographic operations.
      * Available only in secure contexts.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Crypto/subtle)
      */
     get subtle(): SubtleCrypto;
     /**
-     * The **`Crypto.getRandomValues()`** method lets you get cryptographically strong random values.
+     * The **`Crypto.getRandomValues()`** method lets you get cryptographically strong random values. The array given as the parameter is filled with random numbers (random in its cryptographic meaning).
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Crypto/getRandomValues)
      */
@@ -1051,7 +988,7 @@ declare abstract class SubtleCrypto {
      */
     encrypt(algorithm: string | SubtleCryptoEncryptAlgorithm, key: CryptoKey, plainText: ArrayBuffer | ArrayBufferView): Promise<ArrayBuffer>;
     /**
-     * The **`decrypt()`** method of the SubtleCrypto interface decrypts some encrypted data.
+     * The **`decrypt()`** method of the SubtleCrypto interface decrypts some encrypted data. It takes as arguments a key to decrypt with, some optional extra parameters, and the data to decrypt (also known as "ciphertext"). It returns a Promise which will be fulfilled with the decrypted data (also known as "plaintext").
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/SubtleCrypto/decrypt)
      */
@@ -1069,7 +1006,7 @@ declare abstract class SubtleCrypto {
      */
     verify(algorithm: string | SubtleCryptoSignAlgorithm, key: CryptoKey, signature: ArrayBuffer | ArrayBufferView, data: ArrayBuffer | ArrayBufferView): Promise<boolean>;
     /**
-     * The **`digest()`** method of the SubtleCrypto interface generates a _digest_ of the given data, using the specified hash function.
+     * The **`digest()`** method of the SubtleCrypto interface generates a digest of the given data, using the specified hash function. A digest is a short fixed-length value derived from some variable-length input. Cryptographic digests should exhibit collision-resistance, meaning that it's hard to come up with two different inputs that have the same digest value.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/SubtleCrypto/digest)
      */
@@ -1087,7 +1024,7 @@ declare abstract class SubtleCrypto {
      */
     deriveKey(algorithm: string | SubtleCryptoDeriveKeyAlgorithm, baseKey: CryptoKey, derivedKeyAlgorithm: string | SubtleCryptoImportKeyAlgorithm, extractable: boolean, keyUsages: string[]): Promise<CryptoKey>;
     /**
-     * The **`deriveBits()`** method of the key.
+     * The **`deriveBits()`** method of the SubtleCrypto interface can be used to derive an array of bits from a base key.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/SubtleCrypto/deriveBits)
      */
@@ -1105,13 +1042,13 @@ declare abstract class SubtleCrypto {
      */
     exportKey(format: string, key: CryptoKey): Promise<ArrayBuffer | JsonWebKey>;
     /**
-     * The **`wrapKey()`** method of the SubtleCrypto interface 'wraps' a key.
+     * The **`wrapKey()`** method of the SubtleCrypto interface "wraps" a key. This means that it exports the key in an external, portable format, then encrypts the exported key. Wrapping a key helps protect it in untrusted environments, such as inside an otherwise unprotected data store or in transmission over an unprotected network.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/SubtleCrypto/wrapKey)
      */
     wrapKey(format: string, key: CryptoKey, wrappingKey: CryptoKey, wrapAlgorithm: string | SubtleCryptoEncryptAlgorithm): Promise<ArrayBuffer>;
     /**
-     * The **`unwrapKey()`** method of the SubtleCrypto interface 'unwraps' a key.
+     * The **`unwrapKey()`** method of the SubtleCrypto interface "unwraps" a key. This means that it takes as its input a key that has been exported and then encrypted (also called "wrapped"). It decrypts the key and then imports it, returning a CryptoKey object that can be used in the Web Crypto API.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/SubtleCrypto/unwrapKey)
      */
@@ -1119,20 +1056,20 @@ declare abstract class SubtleCrypto {
     timingSafeEqual(a: ArrayBuffer | ArrayBufferView, b: ArrayBuffer | ArrayBufferView): boolean;
 }
 /**
- * The **`CryptoKey`** interface of the Web Crypto API represents a cryptographic key obtained from one of the SubtleCrypto methods SubtleCrypto.generateKey, SubtleCrypto.deriveKey, SubtleCrypto.importKey, or SubtleCrypto.unwrapKey.
+ * The **`CryptoKey`** interface of the Web Crypto API represents a cryptographic key obtained from one of the SubtleCrypto methods generateKey(), deriveKey(), importKey(), or unwrapKey().
  * Available only in secure contexts.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CryptoKey)
  */
 declare abstract class CryptoKey {
     /**
-     * The read-only **`type`** property of the CryptoKey interface indicates which kind of key is represented by the object.
+     * The read-only **`type`** property of the CryptoKey interface indicates which kind of key is represented by the object. It can have the following values:
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CryptoKey/type)
      */
     readonly type: string;
     /**
-     * The read-only **`extractable`** property of the CryptoKey interface indicates whether or not the key may be extracted using `SubtleCrypto.exportKey()` or `SubtleCrypto.wrapKey()`.
+     * The read-only **`extractable`** property of the CryptoKey interface indicates whether or not the key may be extracted using SubtleCrypto.exportKey() or SubtleCrypto.wrapKey().
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CryptoKey/extractable)
      */
@@ -1173,6 +1110,8 @@ interface JsonWebKey {
     qi?: string;
     oth?: RsaOtherPrimesInfo[];
     k?: string;
+    pub?: string;
+    priv?: string;
 }
 interface RsaOtherPrimesInfo {
     r?: string;
@@ -1219,6 +1158,7 @@ interface SubtleCryptoSignAlgorithm {
     hash?: (string | SubtleCryptoHashAlgorithm);
     dataLength?: number;
     saltLength?: number;
+    context?: ArrayBuffer | ArrayBufferView;
 }
 interface CryptoKeyKeyAlgorithm {
     name: string;
@@ -1249,12 +1189,15 @@ interface CryptoKeyArbitraryKeyAlgorithm {
     length?: number;
 }
 declare class DigestStream extends WritableStream<ArrayBuffer | ArrayBufferView> {
-    constructor(algorithm: string | SubtleCryptoHashAlgorithm);
+    constructor(algorithm: string | SubtleCryptoHashAlgorithm, options?: DigestStreamOptions);
     readonly digest: Promise<ArrayBuffer>;
     get bytesWritten(): number | bigint;
 }
+interface DigestStreamOptions {
+    toWellFormed?: boolean;
+}
 /**
- * The **`TextDecoder`** interface represents a decoder for a specific text encoding, such as `UTF-8`, `ISO-8859-2`, `KOI8-R`, `GBK`, etc.
+ * The **`TextDecoder`** interface represents a decoder for a specific text encoding, such as UTF-8, ISO-8859-2, or GBK. A decoder takes an array of bytes as input and returns a JavaScript string.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TextDecoder)
  */
@@ -1271,20 +1214,20 @@ declare class TextDecoder {
     get ignoreBOM(): boolean;
 }
 /**
- * The **`TextEncoder`** interface takes a stream of code points as input and emits a stream of UTF-8 bytes.
+ * The **`TextEncoder`** interface enables you to encode a JavaScript string using UTF-8.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TextEncoder)
  */
 declare class TextEncoder {
     constructor();
     /**
-     * The **`TextEncoder.encode()`** method takes a string as input, and returns a Global_Objects/Uint8Array containing the text given in parameters encoded with the specific method for that TextEncoder object.
+     * The **`TextEncoder.encode()`** method takes a string as input, and returns a Uint8Array containing the string encoded using UTF-8.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TextEncoder/encode)
      */
     encode(input?: string): Uint8Array;
     /**
-     * The **`TextEncoder.encodeInto()`** method takes a string to encode and a destination Uint8Array to put resulting UTF-8 encoded text into, and returns a dictionary object indicating the progress of the encoding.
+     * The **`TextEncoder.encodeInto()`** method takes a string to encode and a destination Uint8Array to put resulting UTF-8 encoded text into, and returns an object indicating the progress of the encoding. This is potentially more performant than the encode() method — especially when the target buffer is a view into a Wasm heap.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TextEncoder/encodeInto)
      */
@@ -1301,6 +1244,39 @@ interface TextDecoderDecodeOptions {
 interface TextEncoderEncodeIntoResult {
     read: number;
     written: number;
+}
+/**
+ * The **`ExtendableEvent`** interface extends the lifetime of the install and activate events dispatched on the global scope as part of the service worker lifecycle. This ensures that any functional events (like FetchEvent) are not dispatched until it upgrades database schemas and deletes the outdated cache entries.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ExtendableEvent)
+ */
+declare abstract class ExtendableEvent extends Event {
+    /**
+     * The **`ExtendableEvent.waitUntil()`** method tells the event dispatcher that work is ongoing. It can also be used to detect whether that work was successful. In service workers, waitUntil() tells the browser that work is ongoing until the promise settles, and it shouldn't terminate the service worker if it wants that work to complete.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ExtendableEvent/waitUntil)
+     */
+    waitUntil(promise: Promise<any>): void;
+}
+/**
+ * The **`CustomEvent`** interface can be used to attach custom data to an event generated by an application.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CustomEvent)
+ */
+declare class CustomEvent<T = any> extends Event {
+    constructor(type: string, init?: CustomEventCustomEventInit);
+    /**
+     * The read-only **`detail`** property of the CustomEvent interface returns any data passed when initializing the event.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CustomEvent/detail)
+     */
+    get detail(): T;
+}
+interface CustomEventCustomEventInit {
+    bubbles?: boolean;
+    cancelable?: boolean;
+    composed?: boolean;
+    detail?: any;
 }
 /**
  * The **`ErrorEvent`** interface represents events providing information related to errors in scripts or in files.
@@ -1341,6 +1317,9 @@ declare class ErrorEvent extends Event {
     get error(): any;
 }
 interface ErrorEventErrorEventInit {
+    bubbles?: boolean;
+    cancelable?: boolean;
+    composed?: boolean;
     message?: string;
     filename?: string;
     lineno?: number;
@@ -1353,135 +1332,173 @@ interface ErrorEventErrorEventInit {
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageEvent)
  */
 declare class MessageEvent extends Event {
-    constructor(type: string, initializer: MessageEventInit);
+    constructor(type: string, initializer?: MessageEventInit);
     /**
-     * The **`data`** read-only property of the The data sent by the message emitter; this can be any data type, depending on what originated this event.
+     * The **`data`** read-only property of the MessageEvent interface represents the data sent by the message emitter.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageEvent/data)
      */
     readonly data: any;
     /**
-     * The **`origin`** read-only property of the origin of the message emitter.
+     * The **`origin`** read-only property of the MessageEvent interface is a string representing the origin of the message emitter.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageEvent/origin)
      */
     readonly origin: string | null;
     /**
-     * The **`lastEventId`** read-only property of the unique ID for the event.
+     * The **`lastEventId`** read-only property of the MessageEvent interface is a string representing a unique ID for the event.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageEvent/lastEventId)
      */
     readonly lastEventId: string;
     /**
-     * The **`source`** read-only property of the a WindowProxy, MessagePort, or a `MessageEventSource` (which can be a WindowProxy, message emitter.
+     * The **`source`** read-only property of the MessageEvent interface is a MessageEventSource (which can be a WindowProxy, MessagePort, or ServiceWorker object) representing the message emitter.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageEvent/source)
      */
     readonly source: MessagePort | null;
     /**
-     * The **`ports`** read-only property of the containing all MessagePort objects sent with the message, in order.
+     * The **`ports`** read-only property of the MessageEvent interface is an array of MessagePort objects containing all MessagePort objects sent with the message, in order.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageEvent/ports)
      */
     readonly ports: MessagePort[];
 }
 interface MessageEventInit {
-    data: ArrayBuffer | string;
+    bubbles?: boolean;
+    cancelable?: boolean;
+    composed?: boolean;
+    data?: any;
+    origin?: string;
+    lastEventId?: string;
+    source?: (MessagePort | null);
+    ports?: MessagePort[];
 }
 /**
- * The **`PromiseRejectionEvent`** interface represents events which are sent to the global script context when JavaScript Promises are rejected.
+ * The **`PromiseRejectionEvent`** interface represents events which are sent to the global script context when JavaScript Promises are rejected. These events are particularly useful for telemetry and debugging purposes.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/PromiseRejectionEvent)
  */
 declare abstract class PromiseRejectionEvent extends Event {
     /**
-     * The PromiseRejectionEvent interface's **`promise`** read-only property indicates the JavaScript rejected.
+     * The PromiseRejectionEvent interface's **`promise`** read-only property indicates the JavaScript Promise which was rejected. You can examine the event's PromiseRejectionEvent.reason property to learn why the promise was rejected.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/PromiseRejectionEvent/promise)
      */
     readonly promise: Promise<any>;
     /**
-     * The PromiseRejectionEvent **`reason`** read-only property is any JavaScript value or Object which provides the reason passed into Promise.reject().
+     * The PromiseRejectionEvent **`reason`** read-only property is any JavaScript value or Object which provides the reason passed into Promise.reject(). This in theory provides information about why the promise was rejected.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/PromiseRejectionEvent/reason)
      */
     readonly reason: any;
 }
 /**
- * The **`FormData`** interface provides a way to construct a set of key/value pairs representing form fields and their values, which can be sent using the Window/fetch, XMLHttpRequest.send() or navigator.sendBeacon() methods.
+ * A **`CloseEvent`** is sent to clients using WebSockets when the connection is closed. This is delivered to the listener indicated by the WebSocket object's onclose attribute.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent)
+ */
+declare class CloseEvent extends Event {
+    constructor(type: string, initializer?: CloseEventInit);
+    /**
+     * The **`code`** read-only property of the CloseEvent interface returns a WebSocket connection close code indicating the reason the connection was closed.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent/code)
+     */
+    readonly code: number;
+    /**
+     * The **`reason`** read-only property of the CloseEvent interface returns the WebSocket connection close reason the server gave for closing the connection; that is, a concise human-readable prose explanation for the closure.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent/reason)
+     */
+    readonly reason: string;
+    /**
+     * The **`wasClean`** read-only property of the CloseEvent interface returns true if the connection closed cleanly.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent/wasClean)
+     */
+    readonly wasClean: boolean;
+}
+interface CloseEventInit {
+    bubbles?: boolean;
+    cancelable?: boolean;
+    composed?: boolean;
+    code?: number;
+    reason?: string;
+    wasClean?: boolean;
+}
+/**
+ * The **`FormData`** interface provides a way to construct a set of key/value pairs representing form fields and their values, which can be sent using the fetch(), XMLHttpRequest.send() or navigator.sendBeacon() methods. It uses the same format a form would use if the encoding type were set to "multipart/form-data".
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData)
  */
 declare class FormData {
     constructor();
     /**
-     * The **`append()`** method of the FormData interface appends a new value onto an existing key inside a `FormData` object, or adds the key if it does not already exist.
+     * The **`append()`** method of the FormData interface appends a new value onto an existing key inside a FormData object, or adds the key if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/append)
      */
     append(name: string, value: string | Blob): void;
     /**
-     * The **`append()`** method of the FormData interface appends a new value onto an existing key inside a `FormData` object, or adds the key if it does not already exist.
+     * The **`append()`** method of the FormData interface appends a new value onto an existing key inside a FormData object, or adds the key if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/append)
      */
     append(name: string, value: string): void;
     /**
-     * The **`append()`** method of the FormData interface appends a new value onto an existing key inside a `FormData` object, or adds the key if it does not already exist.
+     * The **`append()`** method of the FormData interface appends a new value onto an existing key inside a FormData object, or adds the key if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/append)
      */
     append(name: string, value: Blob, filename?: string): void;
     /**
-     * The **`delete()`** method of the FormData interface deletes a key and its value(s) from a `FormData` object.
+     * The **`delete()`** method of the FormData interface deletes a key and its value(s) from a FormData object.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/delete)
      */
     delete(name: string): void;
     /**
-     * The **`get()`** method of the FormData interface returns the first value associated with a given key from within a `FormData` object.
+     * The **`get()`** method of the FormData interface returns the first value associated with a given key from within a FormData object. If you expect multiple values and want all of them, use the getAll() method instead.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/get)
      */
     get(name: string): (File | string) | null;
     /**
-     * The **`getAll()`** method of the FormData interface returns all the values associated with a given key from within a `FormData` object.
+     * The **`getAll()`** method of the FormData interface returns all the values associated with a given key from within a FormData object.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/getAll)
      */
     getAll(name: string): (File | string)[];
     /**
-     * The **`has()`** method of the FormData interface returns whether a `FormData` object contains a certain key.
+     * The **`has()`** method of the FormData interface returns whether a FormData object contains a certain key.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/has)
      */
     has(name: string): boolean;
     /**
-     * The **`set()`** method of the FormData interface sets a new value for an existing key inside a `FormData` object, or adds the key/value if it does not already exist.
+     * The **`set()`** method of the FormData interface sets a new value for an existing key inside a FormData object, or adds the key/value if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/set)
      */
     set(name: string, value: string | Blob): void;
     /**
-     * The **`set()`** method of the FormData interface sets a new value for an existing key inside a `FormData` object, or adds the key/value if it does not already exist.
+     * The **`set()`** method of the FormData interface sets a new value for an existing key inside a FormData object, or adds the key/value if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/set)
      */
     set(name: string, value: string): void;
     /**
-     * The **`set()`** method of the FormData interface sets a new value for an existing key inside a `FormData` object, or adds the key/value if it does not already exist.
+     * The **`set()`** method of the FormData interface sets a new value for an existing key inside a FormData object, or adds the key/value if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FormData/set)
      */
     set(name: string, value: Blob, filename?: string): void;
-    /* Returns an array of key, value pairs for every entry in the list. */
     entries(): IterableIterator<[
         key: string,
         value: File | string
     ]>;
-    /* Returns a list of keys in the list. */
     keys(): IterableIterator<string>;
-    /* Returns a list of values in the list. */
     values(): IterableIterator<(File | string)>;
     forEach<This = unknown>(callback: (this: This, value: File | string, key: string, parent: FormData) => void, thisArg?: This): void;
     [Symbol.iterator](): IterableIterator<[
@@ -1560,19 +1577,19 @@ interface DocumentEnd {
     append(content: string, options?: ContentOptions): DocumentEnd;
 }
 /**
- * This is the event type for `fetch` events dispatched on the ServiceWorkerGlobalScope.
+ * This is the event type for fetch events dispatched on the service worker global scope. It contains information about the fetch, including the request and how the receiver will treat the response. It provides the event.respondWith() method, which allows us to provide a response to this fetch.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FetchEvent)
  */
 declare abstract class FetchEvent extends ExtendableEvent {
     /**
-     * The **`request`** read-only property of the the event handler.
+     * The **`request`** read-only property of the FetchEvent interface returns the Request that triggered the event handler.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FetchEvent/request)
      */
     readonly request: Request;
     /**
-     * The **`respondWith()`** method of allows you to provide a promise for a Response yourself.
+     * The **`respondWith()`** method of FetchEvent prevents the browser's default fetch handling, and allows you to provide a promise for a Response yourself.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/FetchEvent/respondWith)
      */
@@ -1581,58 +1598,55 @@ declare abstract class FetchEvent extends ExtendableEvent {
 }
 type HeadersInit = Headers | Iterable<Iterable<string>> | Record<string, string>;
 /**
- * The **`Headers`** interface of the Fetch API allows you to perform various actions on HTTP request and response headers.
+ * The **`Headers`** interface of the Fetch API allows you to perform various actions on HTTP request and response headers. These actions include retrieving, setting, adding to, and removing headers from the list of the request's headers.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Headers)
  */
 declare class Headers {
     constructor(init?: HeadersInit);
     /**
-     * The **`get()`** method of the Headers interface returns a byte string of all the values of a header within a `Headers` object with a given name.
+     * The **`get()`** method of the Headers interface returns a byte string of all the values of a header within a Headers object with a given name. If the requested header doesn't exist in the Headers object, it returns null.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Headers/get)
      */
     get(name: string): string | null;
     getAll(name: string): string[];
     /**
-     * The **`getSetCookie()`** method of the Headers interface returns an array containing the values of all Set-Cookie headers associated with a response.
+     * The **`getSetCookie()`** method of the Headers interface returns an array containing the values of all Set-Cookie headers associated with a response. This allows Headers objects to handle having multiple Set-Cookie headers, which wasn't possible prior to its implementation.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Headers/getSetCookie)
      */
     getSetCookie(): string[];
     /**
-     * The **`has()`** method of the Headers interface returns a boolean stating whether a `Headers` object contains a certain header.
+     * The **`has()`** method of the Headers interface returns a boolean stating whether a Headers object contains a certain header.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Headers/has)
      */
     has(name: string): boolean;
     /**
-     * The **`set()`** method of the Headers interface sets a new value for an existing header inside a `Headers` object, or adds the header if it does not already exist.
+     * The **`set()`** method of the Headers interface sets a new value for an existing header inside a Headers object, or adds the header if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Headers/set)
      */
     set(name: string, value: string): void;
     /**
-     * The **`append()`** method of the Headers interface appends a new value onto an existing header inside a `Headers` object, or adds the header if it does not already exist.
+     * The **`append()`** method of the Headers interface appends a new value onto an existing header inside a Headers object, or adds the header if it does not already exist.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Headers/append)
      */
     append(name: string, value: string): void;
     /**
-     * The **`delete()`** method of the Headers interface deletes a header from the current `Headers` object.
+     * The **`delete()`** method of the Headers interface deletes a header from the current Headers object.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Headers/delete)
      */
     delete(name: string): void;
     forEach<This = unknown>(callback: (this: This, value: string, key: string, parent: Headers) => void, thisArg?: This): void;
-    /* Returns an iterator allowing to go through all key/value pairs contained in this object. */
     entries(): IterableIterator<[
         key: string,
         value: string
     ]>;
-    /* Returns an iterator allowing to go through all keys of the key/value pairs contained in this object. */
     keys(): IterableIterator<string>;
-    /* Returns an iterator allowing to go through all values of the key/value pairs contained in this object. */
     values(): IterableIterator<string>;
     [Symbol.iterator](): IterableIterator<[
         key: string,
@@ -1695,7 +1709,7 @@ interface Response extends Body {
      */
     statusText: string;
     /**
-     * The **`headers`** read-only property of the with the response.
+     * The **`headers`** read-only property of the Response interface contains the Headers object associated with the response.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Response/headers)
      */
@@ -1713,7 +1727,7 @@ interface Response extends Body {
      */
     redirected: boolean;
     /**
-     * The **`url`** read-only property of the Response interface contains the URL of the response.
+     * The **`url`** read-only property of the Response interface contains the URL of the response. The value of the url property will be the final URL obtained after any redirects.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Response/url)
      */
@@ -1721,7 +1735,7 @@ interface Response extends Body {
     webSocket: WebSocket | null;
     cf: any | undefined;
     /**
-     * The **`type`** read-only property of the Response interface contains the type of the response.
+     * The **`type`** read-only property of the Response interface contains the type of the response. The type determines whether scripts are able to access the response body and headers.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Response/type)
      */
@@ -1752,13 +1766,13 @@ declare var Request: {
  */
 interface Request<CfHostMetadata = unknown, Cf = CfProperties<CfHostMetadata>> extends Body {
     /**
-     * The **`clone()`** method of the Request interface creates a copy of the current `Request` object.
+     * The **`clone()`** method of the Request interface creates a copy of the current Request object.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Request/clone)
      */
     clone(): Request<CfHostMetadata, Cf>;
     /**
-     * The **`method`** read-only property of the `POST`, etc.) A String indicating the method of the request.
+     * The **`method`** read-only property of the Request interface contains the request's method (GET, POST, etc.)
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Request/method)
      */
@@ -1770,7 +1784,7 @@ interface Request<CfHostMetadata = unknown, Cf = CfProperties<CfHostMetadata>> e
      */
     url: string;
     /**
-     * The **`headers`** read-only property of the with the request.
+     * The **`headers`** read-only property of the Request interface contains the Headers object associated with the request.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Request/headers)
      */
@@ -1796,13 +1810,13 @@ interface Request<CfHostMetadata = unknown, Cf = CfProperties<CfHostMetadata>> e
      */
     integrity: string;
     /**
-     * The **`keepalive`** read-only property of the Request interface contains the request's `keepalive` setting (`true` or `false`), which indicates whether the browser will keep the associated request alive if the page that initiated it is unloaded before the request is complete.
+     * The **`keepalive`** read-only property of the Request interface contains the request's keepalive setting (true or false), which indicates whether the browser will keep the associated request alive if the page that initiated it is unloaded before the request is complete.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Request/keepalive)
      */
     keepalive: boolean;
     /**
-     * The **`cache`** read-only property of the Request interface contains the cache mode of the request.
+     * The **`cache`** read-only property of the Request interface contains the cache mode of the request. It controls how the request will interact with the browser's HTTP cache.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Request/cache)
      */
@@ -1992,7 +2006,7 @@ interface R2ListOptions {
     startAfter?: string;
     include?: ("httpMetadata" | "customMetadata")[];
 }
-declare abstract class R2Bucket {
+interface R2Bucket {
     head(key: string): Promise<R2Object | null>;
     get(key: string, options: R2GetOptions & {
         onlyIf: R2Conditional | Headers;
@@ -2191,7 +2205,7 @@ type ReadableStreamReadResult<R = any> = {
     value?: undefined;
 };
 /**
- * The `ReadableStream` interface of the Streams API represents a readable stream of byte data.
+ * The **`ReadableStream`** interface of the Streams API represents a readable stream of byte data. The Fetch API offers a concrete instance of a ReadableStream through the body property of a Response object.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStream)
  */
@@ -2209,13 +2223,13 @@ interface ReadableStream<R = any> {
      */
     cancel(reason?: any): Promise<void>;
     /**
-     * The **`getReader()`** method of the ReadableStream interface creates a reader and locks the stream to it.
+     * The **`getReader()`** method of the ReadableStream interface creates a reader and locks the stream to it. While the stream is locked, no other reader can be acquired until this one is released.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStream/getReader)
      */
     getReader(): ReadableStreamDefaultReader<R>;
     /**
-     * The **`getReader()`** method of the ReadableStream interface creates a reader and locks the stream to it.
+     * The **`getReader()`** method of the ReadableStream interface creates a reader and locks the stream to it. While the stream is locked, no other reader can be acquired until this one is released.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStream/getReader)
      */
@@ -2227,13 +2241,13 @@ interface ReadableStream<R = any> {
      */
     pipeThrough<T>(transform: ReadableWritablePair<T, R>, options?: StreamPipeOptions): ReadableStream<T>;
     /**
-     * The **`pipeTo()`** method of the ReadableStream interface pipes the current `ReadableStream` to a given WritableStream and returns a Promise that fulfills when the piping process completes successfully, or rejects if any errors were encountered.
+     * The **`pipeTo()`** method of the ReadableStream interface pipes the current ReadableStream to a given WritableStream and returns a Promise that fulfills when the piping process completes successfully, or rejects if any errors were encountered.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStream/pipeTo)
      */
     pipeTo(destination: WritableStream<R>, options?: StreamPipeOptions): Promise<void>;
     /**
-     * The **`tee()`** method of the two-element array containing the two resulting branches as new ReadableStream instances.
+     * The **`tee()`** method of the ReadableStream interface tees the current readable stream, returning a two-element array containing the two resulting branches as new ReadableStream instances.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStream/tee)
      */
@@ -2245,7 +2259,7 @@ interface ReadableStream<R = any> {
     [Symbol.asyncIterator](options?: ReadableStreamValuesOptions): AsyncIterableIterator<R>;
 }
 /**
- * The `ReadableStream` interface of the Streams API represents a readable stream of byte data.
+ * The **`ReadableStream`** interface of the Streams API represents a readable stream of byte data. The Fetch API offers a concrete instance of a ReadableStream through the body property of a Response object.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStream)
  */
@@ -2277,7 +2291,7 @@ declare class ReadableStreamDefaultReader<R = any> {
     releaseLock(): void;
 }
 /**
- * The `ReadableStreamBYOBReader` interface of the Streams API defines a reader for a ReadableStream that supports zero-copy reading from an underlying byte source.
+ * The **`ReadableStreamBYOBReader`** interface of the Streams API defines a reader for a ReadableStream that supports zero-copy reading from an underlying byte source. It is used for efficient copying from underlying sources where the data is delivered as an "anonymous" sequence of bytes, such as files.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamBYOBReader)
  */
@@ -2286,13 +2300,13 @@ declare class ReadableStreamBYOBReader {
     get closed(): Promise<void>;
     cancel(reason?: any): Promise<void>;
     /**
-     * The **`read()`** method of the ReadableStreamBYOBReader interface is used to read data into a view on a user-supplied buffer from an associated readable byte stream.
+     * The **`read()`** method of the ReadableStreamBYOBReader interface is used to read data into a view on a user-supplied buffer from an associated readable byte stream. A request for data will be satisfied from the stream's internal queues if there is any data present. If the stream queues are empty, the request may be supplied as a zero-copy transfer from the underlying byte source.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamBYOBReader/read)
      */
     read<T extends ArrayBufferView>(view: T): Promise<ReadableStreamReadResult<T>>;
     /**
-     * The **`releaseLock()`** method of the ReadableStreamBYOBReader interface releases the reader's lock on the stream.
+     * The **`releaseLock()`** method of the ReadableStreamBYOBReader interface releases the reader's lock on the stream. After the lock is released, the reader is no longer active.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamBYOBReader/releaseLock)
      */
@@ -2311,7 +2325,7 @@ interface ReadableStreamGetReaderOptions {
     mode: "byob";
 }
 /**
- * The **`ReadableStreamBYOBRequest`** interface of the Streams API represents a 'pull request' for data from an underlying source that will made as a zero-copy transfer to a consumer (bypassing the stream's internal queues).
+ * The **`ReadableStreamBYOBRequest`** interface of the Streams API represents a "pull request" for data from an underlying source that will made as a zero-copy transfer to a consumer (bypassing the stream's internal queues).
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamBYOBRequest)
  */
@@ -2337,13 +2351,13 @@ declare abstract class ReadableStreamBYOBRequest {
     get atLeast(): number | null;
 }
 /**
- * The **`ReadableStreamDefaultController`** interface of the Streams API represents a controller allowing control of a ReadableStream's state and internal queue.
+ * The **`ReadableStreamDefaultController`** interface of the Streams API represents a controller allowing control of a ReadableStream's state and internal queue. Default controllers are for streams that are not byte streams.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamDefaultController)
  */
 declare abstract class ReadableStreamDefaultController<R = any> {
     /**
-     * The **`desiredSize`** read-only property of the required to fill the stream's internal queue.
+     * The **`desiredSize`** read-only property of the ReadableStreamDefaultController interface returns the desired size required to fill the stream's internal queue.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamDefaultController/desiredSize)
      */
@@ -2355,32 +2369,32 @@ declare abstract class ReadableStreamDefaultController<R = any> {
      */
     close(): void;
     /**
-     * The **`enqueue()`** method of the ```js-nolint enqueue(chunk) ``` - `chunk` - : The chunk to enqueue.
+     * The **`enqueue()`** method of the ReadableStreamDefaultController interface enqueues a given chunk in the associated stream.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamDefaultController/enqueue)
      */
     enqueue(chunk?: R): void;
     /**
-     * The **`error()`** method of the with the associated stream to error.
+     * The **`error()`** method of the ReadableStreamDefaultController interface causes any future interactions with the associated stream to error.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableStreamDefaultController/error)
      */
     error(reason: any): void;
 }
 /**
- * The **`ReadableByteStreamController`** interface of the Streams API represents a controller for a readable byte stream.
+ * The **`ReadableByteStreamController`** interface of the Streams API represents a controller for a readable byte stream. It allows control of the state and internal queue of a ReadableStream with an underlying byte source, and enables efficient zero-copy transfer of data from the underlying source to a consumer when the stream's internal queue is empty.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableByteStreamController)
  */
 declare abstract class ReadableByteStreamController {
     /**
-     * The **`byobRequest`** read-only property of the ReadableByteStreamController interface returns the current BYOB request, or `null` if there are no pending requests.
+     * The **`byobRequest`** read-only property of the ReadableByteStreamController interface returns the current BYOB request, or null if there are no pending requests.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableByteStreamController/byobRequest)
      */
     get byobRequest(): ReadableStreamBYOBRequest | null;
     /**
-     * The **`desiredSize`** read-only property of the ReadableByteStreamController interface returns the number of bytes required to fill the stream's internal queue to its 'desired size'.
+     * The **`desiredSize`** read-only property of the ReadableByteStreamController interface returns the number of bytes required to fill the stream's internal queue to its "desired size".
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableByteStreamController/desiredSize)
      */
@@ -2392,7 +2406,7 @@ declare abstract class ReadableByteStreamController {
      */
     close(): void;
     /**
-     * The **`enqueue()`** method of the ReadableByteStreamController interface enqueues a given chunk on the associated readable byte stream (the chunk is copied into the stream's internal queues).
+     * The **`enqueue()`** method of the ReadableByteStreamController interface enqueues a given chunk on the associated readable byte stream (the chunk is transferred into the stream's internal queues).
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/ReadableByteStreamController/enqueue)
      */
@@ -2405,7 +2419,7 @@ declare abstract class ReadableByteStreamController {
     error(reason: any): void;
 }
 /**
- * The **`WritableStreamDefaultController`** interface of the Streams API represents a controller allowing control of a WritableStream's state.
+ * The **`WritableStreamDefaultController`** interface of the Streams API represents a controller allowing control of a WritableStream's state. When constructing a WritableStream, the underlying sink is given a corresponding WritableStreamDefaultController instance to manipulate.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultController)
  */
@@ -2417,7 +2431,7 @@ declare abstract class WritableStreamDefaultController {
      */
     get signal(): AbortSignal;
     /**
-     * The **`error()`** method of the with the associated stream to error.
+     * The **`error()`** method of the WritableStreamDefaultController interface causes any future interactions with the associated stream to error.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultController/error)
      */
@@ -2442,7 +2456,7 @@ declare abstract class TransformStreamDefaultController<O = any> {
      */
     enqueue(chunk?: O): void;
     /**
-     * The **`error()`** method of the TransformStreamDefaultController interface errors both sides of the stream.
+     * The **`error()`** method of the TransformStreamDefaultController interface errors both sides of the stream. Any further interactions with it will fail with the given error message, and any chunks in the queue will be discarded.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TransformStreamDefaultController/error)
      */
@@ -2464,14 +2478,14 @@ interface ReadableWritablePair<R = any, W = any> {
     writable: WritableStream<W>;
 }
 /**
- * The **`WritableStream`** interface of the Streams API provides a standard abstraction for writing streaming data to a destination, known as a sink.
+ * The **`WritableStream`** interface of the Streams API provides a standard abstraction for writing streaming data to a destination, known as a sink. This object comes with built-in backpressure and queuing.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStream)
  */
 declare class WritableStream<W = any> {
     constructor(underlyingSink?: UnderlyingSink, queuingStrategy?: QueuingStrategy);
     /**
-     * The **`locked`** read-only property of the WritableStream interface returns a boolean indicating whether the `WritableStream` is locked to a writer.
+     * The **`locked`** read-only property of the WritableStream interface returns a boolean indicating whether the WritableStream is locked to a writer.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStream/locked)
      */
@@ -2483,83 +2497,83 @@ declare class WritableStream<W = any> {
      */
     abort(reason?: any): Promise<void>;
     /**
-     * The **`close()`** method of the WritableStream interface closes the associated stream.
+     * The **`close()`** method of the WritableStream interface closes the associated stream. All chunks written before this method is called are sent before the returned promise is fulfilled.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStream/close)
      */
     close(): Promise<void>;
     /**
-     * The **`getWriter()`** method of the WritableStream interface returns a new instance of WritableStreamDefaultWriter and locks the stream to that instance.
+     * The **`getWriter()`** method of the WritableStream interface returns a new instance of WritableStreamDefaultWriter and locks the stream to that instance. While the stream is locked, no other writer can be acquired until this one is released.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStream/getWriter)
      */
     getWriter(): WritableStreamDefaultWriter<W>;
 }
 /**
- * The **`WritableStreamDefaultWriter`** interface of the Streams API is the object returned by WritableStream.getWriter() and once created locks the writer to the `WritableStream` ensuring that no other streams can write to the underlying sink.
+ * The **`WritableStreamDefaultWriter`** interface of the Streams API is the object returned by WritableStream.getWriter() and once created locks the writer to the WritableStream ensuring that no other streams can write to the underlying sink.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter)
  */
 declare class WritableStreamDefaultWriter<W = any> {
     constructor(stream: WritableStream);
     /**
-     * The **`closed`** read-only property of the the stream errors or the writer's lock is released.
+     * The **`closed`** read-only property of the WritableStreamDefaultWriter interface returns a Promise that fulfills if the stream becomes closed, or rejects if the stream errors or the writer's lock is released.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter/closed)
      */
     get closed(): Promise<void>;
     /**
-     * The **`ready`** read-only property of the that resolves when the desired size of the stream's internal queue transitions from non-positive to positive, signaling that it is no longer applying backpressure.
+     * The **`ready`** read-only property of the WritableStreamDefaultWriter interface returns a Promise that resolves when the desired size of the stream's internal queue transitions from non-positive to positive, signaling that it is no longer applying backpressure.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter/ready)
      */
     get ready(): Promise<void>;
     /**
-     * The **`desiredSize`** read-only property of the to fill the stream's internal queue.
+     * The **`desiredSize`** read-only property of the WritableStreamDefaultWriter interface returns the desired size required to fill the stream's internal queue.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter/desiredSize)
      */
     get desiredSize(): number | null;
     /**
-     * The **`abort()`** method of the the producer can no longer successfully write to the stream and it is to be immediately moved to an error state, with any queued writes discarded.
+     * The **`abort()`** method of the WritableStreamDefaultWriter interface aborts the stream, signaling that the producer can no longer successfully write to the stream and it is to be immediately moved to an error state, with any queued writes discarded.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter/abort)
      */
     abort(reason?: any): Promise<void>;
     /**
-     * The **`close()`** method of the stream.
+     * The **`close()`** method of the WritableStreamDefaultWriter interface closes the associated writable stream.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter/close)
      */
     close(): Promise<void>;
     /**
-     * The **`write()`** method of the operation.
+     * The **`write()`** method of the WritableStreamDefaultWriter interface writes a passed chunk of data to a WritableStream and its underlying sink, then returns a Promise that resolves to indicate the success or failure of the write operation.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter/write)
      */
     write(chunk?: W): Promise<void>;
     /**
-     * The **`releaseLock()`** method of the corresponding stream.
+     * The **`releaseLock()`** method of the WritableStreamDefaultWriter interface releases the writer's lock on the corresponding stream. After the lock is released, the writer is no longer active. If the associated stream is errored when the lock is released, the writer will appear errored in the same way from now on; otherwise, the writer will appear closed.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WritableStreamDefaultWriter/releaseLock)
      */
     releaseLock(): void;
 }
 /**
- * The **`TransformStream`** interface of the Streams API represents a concrete implementation of the pipe chain _transform stream_ concept.
+ * The **`TransformStream`** interface of the Streams API represents a concrete implementation of the pipe chain transform stream concept.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TransformStream)
  */
 declare class TransformStream<I = any, O = any> {
     constructor(transformer?: Transformer<I, O>, writableStrategy?: QueuingStrategy<I>, readableStrategy?: QueuingStrategy<O>);
     /**
-     * The **`readable`** read-only property of the TransformStream interface returns the ReadableStream instance controlled by this `TransformStream`.
+     * The **`readable`** read-only property of the TransformStream interface returns the ReadableStream instance controlled by this TransformStream. This stream emits the transformed output data.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TransformStream/readable)
      */
     get readable(): ReadableStream<O>;
     /**
-     * The **`writable`** read-only property of the TransformStream interface returns the WritableStream instance controlled by this `TransformStream`.
+     * The **`writable`** read-only property of the TransformStream interface returns the WritableStream instance controlled by this TransformStream. This stream accepts input data that will be transformed and emitted to the readable stream.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TransformStream/writable)
      */
@@ -2578,7 +2592,7 @@ interface ReadableStreamValuesOptions {
     preventCancel?: boolean;
 }
 /**
- * The **`CompressionStream`** interface of the Compression Streams API is an API for compressing a stream of data.
+ * The **`CompressionStream`** interface of the Compression Streams API compresses a stream of data. It implements the same shape as a TransformStream, allowing it to be used in ReadableStream.pipeThrough() and similar methods.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CompressionStream)
  */
@@ -2586,7 +2600,7 @@ declare class CompressionStream extends TransformStream<ArrayBuffer | ArrayBuffe
     constructor(format: "gzip" | "deflate" | "deflate-raw");
 }
 /**
- * The **`DecompressionStream`** interface of the Compression Streams API is an API for decompressing a stream of data.
+ * The **`DecompressionStream`** interface of the Compression Streams API decompresses a stream of data. It implements the same shape as a TransformStream, allowing it to be used in ReadableStream.pipeThrough() and similar methods.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DecompressionStream)
  */
@@ -2594,7 +2608,7 @@ declare class DecompressionStream extends TransformStream<ArrayBuffer | ArrayBuf
     constructor(format: "gzip" | "deflate" | "deflate-raw");
 }
 /**
- * The **`TextEncoderStream`** interface of the Encoding API converts a stream of strings into bytes in the UTF-8 encoding.
+ * The **`TextEncoderStream`** interface of the Encoding API converts a stream of strings into bytes in the UTF-8 encoding. It is the streaming equivalent of TextEncoder. It implements the same shape as a TransformStream, allowing it to be used in ReadableStream.pipeThrough() and similar methods.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TextEncoderStream)
  */
@@ -2603,7 +2617,7 @@ declare class TextEncoderStream extends TransformStream<string, Uint8Array> {
     get encoding(): string;
 }
 /**
- * The **`TextDecoderStream`** interface of the Encoding API converts a stream of text in a binary encoding, such as UTF-8 etc., to a stream of strings.
+ * The **`TextDecoderStream`** interface of the Encoding API converts a stream of text in a binary encoding, such as UTF-8 etc., to a stream of strings. It is the streaming equivalent of TextDecoder. It implements the same shape as a TransformStream, allowing it to be used in ReadableStream.pipeThrough() and similar methods.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/TextDecoderStream)
  */
@@ -2672,7 +2686,7 @@ declare abstract class TailEvent extends ExtendableEvent {
     readonly traces: TraceItem[];
 }
 interface TraceItem {
-    readonly event: (TraceItemFetchEventInfo | TraceItemJsRpcEventInfo | TraceItemConnectEventInfo | TraceItemScheduledEventInfo | TraceItemAlarmEventInfo | TraceItemQueueEventInfo | TraceItemEmailEventInfo | TraceItemTailEventInfo | TraceItemCustomEventInfo | TraceItemHibernatableWebSocketEventInfo) | null;
+    readonly event: (TraceItemFetchEventInfo | TraceItemJsRpcEventInfo | TraceItemConnectEventInfo | TraceItemScheduledEventInfo | TraceItemAlarmEventInfo | TraceItemOnHibernateEventInfo | TraceItemQueueEventInfo | TraceItemEmailEventInfo | TraceItemTailEventInfo | TraceItemCustomEventInfo | TraceItemHibernatableWebSocketEventInfo) | null;
     readonly eventTimestamp: number | null;
     readonly logs: TraceLog[];
     readonly exceptions: TraceException[];
@@ -2734,6 +2748,9 @@ interface TraceItemFetchEventInfoResponse {
 interface TraceItemJsRpcEventInfo {
     readonly rpcMethod: string;
 }
+interface TraceItemOnHibernateEventInfo {
+    readonly reason: "inactive" | "codeUpdated" | "system" | (string & {});
+}
 interface TraceItemHibernatableWebSocketEventInfo {
     readonly getWebSocketEvent: TraceItemHibernatableWebSocketEventInfoMessage | TraceItemHibernatableWebSocketEventInfoClose | TraceItemHibernatableWebSocketEventInfoError;
 }
@@ -2752,6 +2769,12 @@ interface TraceLog {
     readonly timestamp: number;
     readonly level: string;
     readonly message: any;
+    readonly errorInfo?: (TraceLogErrorInfo | null)[];
+}
+interface TraceLogErrorInfo {
+    name: string;
+    message: string;
+    stack?: string;
 }
 interface TraceException {
     readonly timestamp: number;
@@ -2771,324 +2794,6 @@ interface TraceMetrics {
 interface UnsafeTraceMetrics {
     fromTrace(item: TraceItem): TraceMetrics;
 }
-/**
- * The **`URL`** interface is used to parse, construct, normalize, and encode URL.
- *
- * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL)
- */
-declare class URL {
-    constructor(url: string | URL, base?: string | URL);
-    /**
-     * The **`origin`** read-only property of the URL interface returns a string containing the Unicode serialization of the origin of the represented URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/origin)
-     */
-    get origin(): string;
-    /**
-     * The **`href`** property of the URL interface is a string containing the whole URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/href)
-     */
-    get href(): string;
-    /**
-     * The **`href`** property of the URL interface is a string containing the whole URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/href)
-     */
-    set href(value: string);
-    /**
-     * The **`protocol`** property of the URL interface is a string containing the protocol or scheme of the URL, including the final `':'`.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/protocol)
-     */
-    get protocol(): string;
-    /**
-     * The **`protocol`** property of the URL interface is a string containing the protocol or scheme of the URL, including the final `':'`.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/protocol)
-     */
-    set protocol(value: string);
-    /**
-     * The **`username`** property of the URL interface is a string containing the username component of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/username)
-     */
-    get username(): string;
-    /**
-     * The **`username`** property of the URL interface is a string containing the username component of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/username)
-     */
-    set username(value: string);
-    /**
-     * The **`password`** property of the URL interface is a string containing the password component of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/password)
-     */
-    get password(): string;
-    /**
-     * The **`password`** property of the URL interface is a string containing the password component of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/password)
-     */
-    set password(value: string);
-    /**
-     * The **`host`** property of the URL interface is a string containing the host, which is the URL.hostname, and then, if the port of the URL is nonempty, a `':'`, followed by the URL.port of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/host)
-     */
-    get host(): string;
-    /**
-     * The **`host`** property of the URL interface is a string containing the host, which is the URL.hostname, and then, if the port of the URL is nonempty, a `':'`, followed by the URL.port of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/host)
-     */
-    set host(value: string);
-    /**
-     * The **`hostname`** property of the URL interface is a string containing either the domain name or IP address of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hostname)
-     */
-    get hostname(): string;
-    /**
-     * The **`hostname`** property of the URL interface is a string containing either the domain name or IP address of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hostname)
-     */
-    set hostname(value: string);
-    /**
-     * The **`port`** property of the URL interface is a string containing the port number of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/port)
-     */
-    get port(): string;
-    /**
-     * The **`port`** property of the URL interface is a string containing the port number of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/port)
-     */
-    set port(value: string);
-    /**
-     * The **`pathname`** property of the URL interface represents a location in a hierarchical structure.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/pathname)
-     */
-    get pathname(): string;
-    /**
-     * The **`pathname`** property of the URL interface represents a location in a hierarchical structure.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/pathname)
-     */
-    set pathname(value: string);
-    /**
-     * The **`search`** property of the URL interface is a search string, also called a _query string_, that is a string containing a `'?'` followed by the parameters of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/search)
-     */
-    get search(): string;
-    /**
-     * The **`search`** property of the URL interface is a search string, also called a _query string_, that is a string containing a `'?'` followed by the parameters of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/search)
-     */
-    set search(value: string);
-    /**
-     * The **`hash`** property of the URL interface is a string containing a `'#'` followed by the fragment identifier of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hash)
-     */
-    get hash(): string;
-    /**
-     * The **`hash`** property of the URL interface is a string containing a `'#'` followed by the fragment identifier of the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hash)
-     */
-    set hash(value: string);
-    /**
-     * The **`searchParams`** read-only property of the access to the [MISSING: httpmethod('GET')] decoded query arguments contained in the URL.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/searchParams)
-     */
-    get searchParams(): URLSearchParams;
-    /**
-     * The **`toJSON()`** method of the URL interface returns a string containing a serialized version of the URL, although in practice it seems to have the same effect as ```js-nolint toJSON() ``` None.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/toJSON)
-     */
-    toJSON(): string;
-    /*function toString() { [native code] }*/
-    toString(): string;
-    /**
-     * The **`URL.canParse()`** static method of the URL interface returns a boolean indicating whether or not an absolute URL, or a relative URL combined with a base URL, are parsable and valid.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/canParse_static)
-     */
-    static canParse(url: string, base?: string): boolean;
-    /**
-     * The **`URL.parse()`** static method of the URL interface returns a newly created URL object representing the URL defined by the parameters.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/parse_static)
-     */
-    static parse(url: string, base?: string): URL | null;
-    /**
-     * The **`createObjectURL()`** static method of the URL interface creates a string containing a URL representing the object given in the parameter.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/createObjectURL_static)
-     */
-    static createObjectURL(object: File | Blob): string;
-    /**
-     * The **`revokeObjectURL()`** static method of the URL interface releases an existing object URL which was previously created by calling Call this method when you've finished using an object URL to let the browser know not to keep the reference to the file any longer.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/revokeObjectURL_static)
-     */
-    static revokeObjectURL(object_url: string): void;
-}
-/**
- * The **`URLSearchParams`** interface defines utility methods to work with the query string of a URL.
- *
- * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams)
- */
-declare class URLSearchParams {
-    constructor(init?: (Iterable<Iterable<string>> | Record<string, string> | string));
-    /**
-     * The **`size`** read-only property of the URLSearchParams interface indicates the total number of search parameter entries.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/size)
-     */
-    get size(): number;
-    /**
-     * The **`append()`** method of the URLSearchParams interface appends a specified key/value pair as a new search parameter.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/append)
-     */
-    append(name: string, value: string): void;
-    /**
-     * The **`delete()`** method of the URLSearchParams interface deletes specified parameters and their associated value(s) from the list of all search parameters.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/delete)
-     */
-    delete(name: string, value?: string): void;
-    /**
-     * The **`get()`** method of the URLSearchParams interface returns the first value associated to the given search parameter.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/get)
-     */
-    get(name: string): string | null;
-    /**
-     * The **`getAll()`** method of the URLSearchParams interface returns all the values associated with a given search parameter as an array.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/getAll)
-     */
-    getAll(name: string): string[];
-    /**
-     * The **`has()`** method of the URLSearchParams interface returns a boolean value that indicates whether the specified parameter is in the search parameters.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/has)
-     */
-    has(name: string, value?: string): boolean;
-    /**
-     * The **`set()`** method of the URLSearchParams interface sets the value associated with a given search parameter to the given value.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/set)
-     */
-    set(name: string, value: string): void;
-    /**
-     * The **`URLSearchParams.sort()`** method sorts all key/value pairs contained in this object in place and returns `undefined`.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/sort)
-     */
-    sort(): void;
-    /* Returns an array of key, value pairs for every entry in the search params. */
-    entries(): IterableIterator<[
-        key: string,
-        value: string
-    ]>;
-    /* Returns a list of keys in the search params. */
-    keys(): IterableIterator<string>;
-    /* Returns a list of values in the search params. */
-    values(): IterableIterator<string>;
-    forEach<This = unknown>(callback: (this: This, value: string, key: string, parent: URLSearchParams) => void, thisArg?: This): void;
-    /*function toString() { [native code] }*/
-    toString(): string;
-    [Symbol.iterator](): IterableIterator<[
-        key: string,
-        value: string
-    ]>;
-}
-declare class URLPattern {
-    constructor(input?: (string | URLPatternInit), baseURL?: (string | URLPatternOptions), patternOptions?: URLPatternOptions);
-    get protocol(): string;
-    get username(): string;
-    get password(): string;
-    get hostname(): string;
-    get port(): string;
-    get pathname(): string;
-    get search(): string;
-    get hash(): string;
-    get hasRegExpGroups(): boolean;
-    test(input?: (string | URLPatternInit), baseURL?: string): boolean;
-    exec(input?: (string | URLPatternInit), baseURL?: string): URLPatternResult | null;
-}
-interface URLPatternInit {
-    protocol?: string;
-    username?: string;
-    password?: string;
-    hostname?: string;
-    port?: string;
-    pathname?: string;
-    search?: string;
-    hash?: string;
-    baseURL?: string;
-}
-interface URLPatternComponentResult {
-    input: string;
-    groups: Record<string, string>;
-}
-interface URLPatternResult {
-    inputs: (string | URLPatternInit)[];
-    protocol: URLPatternComponentResult;
-    username: URLPatternComponentResult;
-    password: URLPatternComponentResult;
-    hostname: URLPatternComponentResult;
-    port: URLPatternComponentResult;
-    pathname: URLPatternComponentResult;
-    search: URLPatternComponentResult;
-    hash: URLPatternComponentResult;
-}
-interface URLPatternOptions {
-    ignoreCase?: boolean;
-}
-/**
- * A `CloseEvent` is sent to clients using WebSockets when the connection is closed.
- *
- * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent)
- */
-declare class CloseEvent extends Event {
-    constructor(type: string, initializer?: CloseEventInit);
-    /**
-     * The **`code`** read-only property of the CloseEvent interface returns a WebSocket connection close code indicating the reason the connection was closed.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent/code)
-     */
-    readonly code: number;
-    /**
-     * The **`reason`** read-only property of the CloseEvent interface returns the WebSocket connection close reason the server gave for closing the connection; that is, a concise human-readable prose explanation for the closure.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent/reason)
-     */
-    readonly reason: string;
-    /**
-     * The **`wasClean`** read-only property of the CloseEvent interface returns `true` if the connection closed cleanly.
-     *
-     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/CloseEvent/wasClean)
-     */
-    readonly wasClean: boolean;
-}
-interface CloseEventInit {
-    code?: number;
-    reason?: string;
-    wasClean?: boolean;
-}
 type WebSocketEventMap = {
     close: CloseEvent;
     message: MessageEvent;
@@ -3096,7 +2801,7 @@ type WebSocketEventMap = {
     error: ErrorEvent;
 };
 /**
- * The `WebSocket` object provides the API for creating and managing a WebSocket connection to a server, as well as for sending and receiving data on the connection.
+ * The **`WebSocket`** object provides the API for creating and managing a WebSocket connection to a server, as well as for sending and receiving data on the connection.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket)
  */
@@ -3113,20 +2818,20 @@ declare var WebSocket: {
     readonly CLOSED: number;
 };
 /**
- * The `WebSocket` object provides the API for creating and managing a WebSocket connection to a server, as well as for sending and receiving data on the connection.
+ * The **`WebSocket`** object provides the API for creating and managing a WebSocket connection to a server, as well as for sending and receiving data on the connection.
  *
  * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket)
  */
 interface WebSocket extends EventTarget<WebSocketEventMap> {
     accept(options?: WebSocketAcceptOptions): void;
     /**
-     * The **`WebSocket.send()`** method enqueues the specified data to be transmitted to the server over the WebSocket connection, increasing the value of `bufferedAmount` by the number of bytes needed to contain the data.
+     * The **`WebSocket.send()`** method enqueues the specified data to be transmitted to the server over the WebSocket connection, increasing the value of bufferedAmount by the number of bytes needed to contain the data. If the data can't be sent (for example, because it needs to be buffered but the buffer is full), the socket is closed automatically. The browser will throw an exception if you call send() when the connection is in the CONNECTING state. If you call send() when the connection is in the CLOSING or CLOSED states, the browser will silently discard the data.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket/send)
      */
     send(message: (ArrayBuffer | ArrayBufferView) | string): void;
     /**
-     * The **`WebSocket.close()`** method closes the already `CLOSED`, this method does nothing.
+     * The **`WebSocket.close()`** method closes the WebSocket connection or connection attempt, if any. If the connection is already CLOSED, this method does nothing.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket/close)
      */
@@ -3140,19 +2845,25 @@ interface WebSocket extends EventTarget<WebSocketEventMap> {
      */
     readyState: number;
     /**
+     * The **`WebSocket.bufferedAmount`** read-only property returns the number of bytes of data that have been queued using calls to send() but not yet transmitted to the network. This value resets to zero once all queued data has been sent. This value does not reset to zero when the connection is closed; if you keep calling send(), this will continue to climb.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket/bufferedAmount)
+     */
+    bufferedAmount: number;
+    /**
      * The **`WebSocket.url`** read-only property returns the absolute URL of the WebSocket as resolved by the constructor.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket/url)
      */
     url: string | null;
     /**
-     * The **`WebSocket.protocol`** read-only property returns the name of the sub-protocol the server selected; this will be one of the strings specified in the `protocols` parameter when creating the WebSocket object, or the empty string if no connection is established.
+     * The **`WebSocket.protocol`** read-only property returns the name of the sub-protocol the server selected; this will be one of the strings specified in the protocols parameter when creating the WebSocket object, or the empty string if no connection is established.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket/protocol)
      */
     protocol: string | null;
     /**
-     * The **`WebSocket.extensions`** read-only property returns the extensions selected by the server.
+     * The **`WebSocket.extensions`** read-only property returns the extensions selected by the server. This is currently only the empty string or a list of extensions as negotiated by the connection.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/WebSocket/extensions)
      */
@@ -3190,13 +2901,7 @@ declare abstract class SqlStorageStatement {
 }
 type SqlStorageValue = ArrayBuffer | string | number | null;
 declare abstract class SqlStorageCursor<T extends Record<string, SqlStorageValue>> {
-    next(): {
-        done?: false;
-        value: T;
-    } | {
-        done: true;
-        value?: never;
-    };
+    next(): IteratorResult<T, undefined>;
     toArray(): T[];
     one(): T;
     raw<U extends SqlStorageValue[]>(): IterableIterator<U>;
@@ -3239,25 +2944,25 @@ interface SocketInfo {
 declare class EventSource extends EventTarget {
     constructor(url: string, init?: EventSourceEventSourceInit);
     /**
-     * The **`close()`** method of the EventSource interface closes the connection, if one is made, and sets the ```js-nolint close() ``` None.
+     * The **`close()`** method of the EventSource interface closes the connection, if one is made, and sets the EventSource.readyState attribute to 2 (closed).
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventSource/close)
      */
     close(): void;
     /**
-     * The **`url`** read-only property of the URL of the source.
+     * The **`url`** read-only property of the EventSource interface returns a string representing the URL of the source.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventSource/url)
      */
     get url(): string;
     /**
-     * The **`withCredentials`** read-only property of the the `EventSource` object was instantiated with CORS credentials set.
+     * The **`withCredentials`** read-only property of the EventSource interface returns a boolean value indicating whether the EventSource object was instantiated with CORS credentials set.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventSource/withCredentials)
      */
     get withCredentials(): boolean;
     /**
-     * The **`readyState`** read-only property of the connection.
+     * The **`readyState`** read-only property of the EventSource interface returns a number representing the state of the connection.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/EventSource/readyState)
      */
@@ -3283,8 +2988,39 @@ interface EventSourceEventSourceInit {
     withCredentials?: boolean;
     fetcher?: Fetcher;
 }
+interface ExecOutput {
+    readonly stdout: ArrayBuffer;
+    readonly stderr: ArrayBuffer;
+    readonly exitCode: number;
+}
+interface ContainerExecOptions {
+    cwd?: string;
+    env?: Record<string, string>;
+    user?: string;
+    signal?: AbortSignal;
+    pty?: boolean | ContainerExecPtyOptions;
+    stdin?: ReadableStream | "pipe";
+    stdout?: "pipe" | "ignore";
+    stderr?: "pipe" | "ignore" | "combined";
+}
+interface ContainerExecPtyOptions {
+    cols?: number;
+    rows?: number;
+}
+interface ExecProcess {
+    readonly stdin: WritableStream | null;
+    readonly stdout: ReadableStream | null;
+    readonly stderr: ReadableStream | null;
+    readonly pid: number;
+    readonly isPty: boolean;
+    readonly exitCode: Promise<number>;
+    output(): Promise<ExecOutput>;
+    kill(signal?: number): void;
+    resize(cols: number, rows: number): void;
+}
 interface Container {
     get running(): boolean;
+    get images(): Record<string, string>;
     start(options?: ContainerStartupOptions): void;
     monitor(): Promise<void>;
     destroy(error?: any): Promise<void>;
@@ -3293,9 +3029,10 @@ interface Container {
     setInactivityTimeout(durationMs: number | bigint): Promise<void>;
     interceptOutboundHttp(addr: string, binding: Fetcher): Promise<void>;
     interceptAllOutboundHttp(binding: Fetcher): Promise<void>;
-    snapshotDirectory(options: ContainerDirectorySnapshotOptions): Promise<ContainerDirectorySnapshot>;
-    snapshotContainer(options: ContainerSnapshotOptions): Promise<ContainerSnapshot>;
+    snapshotContainer(options?: ContainerSnapshotOptions): Promise<ContainerSnapshot>;
     interceptOutboundHttps(addr: string, binding: Fetcher): Promise<void>;
+    exec(cmd: string[], options?: ContainerExecOptions): Promise<ExecProcess>;
+    inspect(): Promise<ContainerInfo | null>;
 }
 interface ContainerDirectorySnapshot {
     id: string;
@@ -3303,29 +3040,46 @@ interface ContainerDirectorySnapshot {
     dir: string;
     name?: string;
 }
-interface ContainerDirectorySnapshotOptions {
-    dir: string;
-    name?: string;
-}
-interface ContainerDirectorySnapshotRestoreParams {
+type ContainerDirectorySnapshotRestoreParams = {
     snapshot: ContainerDirectorySnapshot;
     mountPoint?: string;
-}
+} | {
+    snapshot?: undefined;
+    mountPoint: string;
+};
 interface ContainerSnapshot {
     id: string;
     size: number;
     name?: string;
 }
+interface ContainerSnapshotRestoreParams {
+    id: string;
+}
 interface ContainerSnapshotOptions {
     name?: string;
 }
-interface ContainerStartupOptions {
+type ContainerStartupOptions = {
     entrypoint?: string[];
-    enableInternet: boolean;
+    enableInternet?: boolean;
     env?: Record<string, string>;
+    instance?: "lite" | "basic" | "standard-1" | "standard-2" | "standard-3" | "standard-4" | ContainerStartResources;
     labels?: Record<string, string>;
     directorySnapshots?: ContainerDirectorySnapshotRestoreParams[];
-    containerSnapshot?: ContainerSnapshot;
+} & ({
+    image: string;
+    containerSnapshot?: never;
+} | {
+    image?: never;
+    containerSnapshot?: ContainerSnapshotRestoreParams;
+});
+interface ContainerInfo {
+    labels: Record<string, string>;
+    image: string;
+}
+interface ContainerStartResources {
+    vcpu: number;
+    memoryMib: number;
+    diskMb: number;
 }
 /**
  * The **`MessagePort`** interface of the Channel Messaging API represents one of the two ports of a MessageChannel, allowing messages to be sent from one port and listening out for them arriving at the other.
@@ -3334,19 +3088,19 @@ interface ContainerStartupOptions {
  */
 declare abstract class MessagePort extends EventTarget {
     /**
-     * The **`postMessage()`** method of the transfers ownership of objects to other browsing contexts.
+     * The **`postMessage()`** method of the MessagePort interface sends a message from the port, and optionally, transfers ownership of objects to other browsing contexts.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessagePort/postMessage)
      */
     postMessage(data?: any, options?: (any[] | MessagePortPostMessageOptions)): void;
     /**
-     * The **`close()`** method of the MessagePort interface disconnects the port, so it is no longer active.
+     * The **`close()`** method of the MessagePort interface disconnects the port, so it is no longer active. This stops the flow of messages to that port.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessagePort/close)
      */
     close(): void;
     /**
-     * The **`start()`** method of the MessagePort interface starts the sending of messages queued on the port.
+     * The **`start()`** method of the MessagePort interface starts the sending of messages queued on the port. This method is only needed when using EventTarget.addEventListener; it is implied when using onmessage.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessagePort/start)
      */
@@ -3362,13 +3116,13 @@ declare abstract class MessagePort extends EventTarget {
 declare class MessageChannel {
     constructor();
     /**
-     * The **`port1`** read-only property of the the port attached to the context that originated the channel.
+     * The **`port1`** read-only property of the MessageChannel interface returns the first port of the message channel — the port attached to the context that originated the channel.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageChannel/port1)
      */
     readonly port1: MessagePort;
     /**
-     * The **`port2`** read-only property of the the port attached to the context at the other end of the channel, which the message is initially sent to.
+     * The **`port2`** read-only property of the MessageChannel interface returns the second port of the message channel — the port attached to the context at the other end of the channel, which the message is initially sent to.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/MessageChannel/port2)
      */
@@ -3377,7 +3131,7 @@ declare class MessageChannel {
 interface MessagePortPostMessageOptions {
     transfer?: any[];
 }
-type LoopbackForExport<T extends (new (...args: any[]) => Rpc.EntrypointBranded) | ExportedHandler<any, any, any> | undefined = undefined> = T extends new (...args: any[]) => Rpc.WorkerEntrypointBranded ? LoopbackServiceStub<InstanceType<T>> : T extends new (...args: any[]) => Rpc.DurableObjectBranded ? LoopbackDurableObjectClass<InstanceType<T>> : T extends ExportedHandler<any, any, any> ? LoopbackServiceStub<undefined> : undefined;
+type LoopbackForExport<T extends (new (...args: any[]) => Rpc.EntrypointBranded) | ExportedHandler<any, any, any> | undefined = undefined> = T extends new (...args: any[]) => Rpc.WorkerEntrypointBranded ? LoopbackServiceStub<InstanceType<T>> : T extends new (...args: any[]) => Rpc.DurableObjectBranded ? LoopbackDurableObjectClass<InstanceType<T>> : T extends new (...args: any[]) => CloudflareWorkersModule.WorkflowEntrypoint<any, infer Params> ? Workflow<Params> : T extends ExportedHandler<any, any, any> ? LoopbackServiceStub<undefined> : undefined;
 type LoopbackServiceStub<T extends Rpc.WorkerEntrypointBranded | undefined = undefined> = Fetcher<T> & (T extends CloudflareWorkersModule.WorkerEntrypoint<any, infer Props> ? (opts: {
     props?: Props;
 }) => Fetcher<T> : (opts: {
@@ -3428,7 +3182,7 @@ interface WorkerLoaderModule {
     data?: ArrayBuffer;
     json?: any;
     py?: string;
-    wasm?: ArrayBuffer;
+    wasm?: ArrayBuffer | ArrayBufferView | WebAssembly.Module;
 }
 interface WorkerLoaderWorkerCode {
     compatibilityDate: string;
@@ -3436,7 +3190,7 @@ interface WorkerLoaderWorkerCode {
     allowExperimental?: boolean;
     limits?: workerdResourceLimits;
     mainModule: string;
-    modules: Record<string, WorkerLoaderModule | string>;
+    modules: Record<string, string | WebAssembly.Module | WorkerLoaderModule>;
     env?: any;
     globalOutbound?: (Fetcher | null);
     tails?: Fetcher[];
@@ -3458,7 +3212,7 @@ declare abstract class Performance {
     /* [Cloudflare Docs Reference](https://developers.cloudflare.com/workers/runtime-apis/performance/#performancenow) */
     now(): number;
     /**
-     * The **`toJSON()`** method of the Performance interface is a Serialization; it returns a JSON representation of the Performance object.
+     * The **`toJSON()`** method of the Performance interface is a serializer; it returns a JSON representation of the Performance object.
      *
      * [MDN Reference](https://developer.mozilla.org/docs/Web/API/Performance/toJSON)
      */
@@ -3466,11 +3220,314 @@ declare abstract class Performance {
 }
 interface Tracing {
     enterSpan<T, A extends unknown[]>(name: string, callback: (span: Span, ...args: A) => T, ...args: A): T;
+    startActiveSpan<T, A extends unknown[]>(name: string, callback: (span: Span, ...args: A) => T, ...args: A): T;
+    startSpan(name: string): Span;
+    getActiveSpan(): Span | undefined;
+    withActiveSpan<T, A extends unknown[]>(span: Span, callback: (...args: A) => T, ...args: A): T;
     Span: typeof Span;
 }
 declare abstract class Span {
     get isTraced(): boolean;
-    setAttribute(key: string, value?: (boolean | number | string)): void;
+    spanContext(): TracingSpanContext;
+    setAttribute(key: string, value: boolean | number | string): this;
+    setAttributes(attributes: Record<string, boolean | number | string | undefined>): this;
+    recordException(exception: string | {
+        code: string | number;
+        name?: string;
+        message?: string;
+        stack?: string;
+    } | {
+        code?: string | number;
+        name: string;
+        message?: string;
+        stack?: string;
+    } | {
+        code?: string | number;
+        name?: string;
+        message: string;
+        stack?: string;
+    }): void;
+    updateName(name: string): this;
+    setStatus(status: TracingSpanStatus): this;
+    end(): void;
+}
+type TracingSpanStatusCode = "unset" | "ok" | "error";
+interface TracingSpanStatus {
+    code: TracingSpanStatusCode;
+    message?: string;
+}
+interface TracingSpanContext {
+    traceId: string;
+    spanId: string;
+    traceFlags: number;
+}
+/**
+ * Represents the identity of a user authenticated via Cloudflare Access.
+ * This matches the result of calling /cdn-cgi/access/get-identity.
+ *
+ * The exact structure of the returned object depends on the identity provider
+ * configuration for the Access application. The fields below represent commonly
+ * available properties, but additional provider-specific fields may be present.
+ */
+interface CloudflareAccessIdentity extends Record<string, unknown> {
+    /** The user's email address, if available from the identity provider. */
+    email?: string;
+    /** The user's display name. */
+    name?: string;
+    /** The user's unique identifier. */
+    user_uuid?: string;
+    /** The Cloudflare account ID. */
+    account_id?: string;
+    /** Login timestamp (Unix epoch seconds). */
+    iat?: number;
+    /** The user's IP address at authentication time. */
+    ip?: string;
+    /** Authentication methods used (e.g., "pwd"). */
+    amr?: string[];
+    /** Identity provider information. */
+    idp?: {
+        id: string;
+        type: string;
+    };
+    /** Geographic information about where the user authenticated. */
+    geo?: {
+        country: string;
+    };
+    /** Group memberships from the identity provider. */
+    groups?: Array<{
+        id: string;
+        name: string;
+        email?: string;
+    }>;
+    /** Device posture check results, keyed by check ID. */
+    devicePosture?: Record<string, unknown>;
+    /** True if the user connected via Cloudflare WARP. */
+    is_warp?: boolean;
+    /** True if the user is authenticated via Cloudflare Gateway. */
+    is_gateway?: boolean;
+}
+// ============================================================================
+// Agent Memory
+//
+// Public type surface for user Workers binding to an Agent Memory namespace.
+// ============================================================================
+/** Memory type — every memory is classified into exactly one. */
+type AgentMemoryMemoryType = "fact" | "event" | "instruction" | "task";
+/** Search intensity for recall. */
+type AgentMemoryThinkingLevel = "low" | "medium" | "high";
+/** Response verbosity for recall. */
+type AgentMemoryResponseLength = "short" | "medium" | "long";
+/** A conversation message passed to ingest(). */
+interface AgentMemoryMessage {
+    role: "system" | "user" | "assistant";
+    content: string;
+    /** Optional message timestamp. */
+    timestamp?: Date;
+}
+/** Raw memory content passed to remember(). */
+interface AgentMemoryIncomingMemory {
+    /** Raw memory content. The service classifies and summarizes automatically. */
+    content: string;
+    /** Optional session identifier to associate with this memory. */
+    sessionId?: string | null | undefined;
+}
+/** A stored memory returned from remember(), get(), and delete(). */
+interface AgentMemoryMemory {
+    /** Memory ID. */
+    id: string;
+    /** Memory type. */
+    type: AgentMemoryMemoryType;
+    /** Text summary. */
+    summary: string;
+    /** Memory text. */
+    content: string;
+    /** Session that created this memory. */
+    sessionId: string | null;
+    /** Memory creation time. */
+    createdAt: Date;
+    /** Memory last-update time. */
+    updatedAt: Date;
+}
+/** Single entry in a list() response. Same shape as Memory minus full content. */
+type AgentMemoryMemoryListEntry = Omit<AgentMemoryMemory, "content">;
+/** A scored memory candidate in a recall result. */
+interface AgentMemoryScoredCandidate {
+    /** Candidate ID. */
+    id: string;
+    /** Text summary. */
+    summary: string;
+    /** Session that created this candidate, when known. */
+    sessionId: string | null;
+    /** Relevance score (higher is better). Comparable only within a single query. */
+    score: number;
+}
+/** Options for the ingest() method. */
+interface AgentMemoryIngestOptions {
+    /** Session identifier to associate with memories created during ingestion. */
+    sessionId?: string | null | undefined;
+}
+/** Options for the getSummary() method. */
+interface AgentMemoryGetSummaryOptions {
+    /** Session identifier to retrieve session summary for. */
+    sessionId?: string | null | undefined;
+}
+/** Response from the getSummary() method. */
+interface AgentMemoryGetSummaryResponse {
+    /** Markdown summary. */
+    summary: string;
+}
+/**
+ * Options for the recall() method.
+ *
+ * `referenceDate` accepts a Date object, an ISO-8601 date string
+ * (YYYY-MM-DD), or a full ISO-8601 datetime string. When provided, this
+ * date is used as "today" for resolving relative time references
+ * ("how many days ago", "last week") instead of the server's wall-clock time.
+ */
+interface AgentMemoryRecallOptions {
+    /** Recall intensity: "low" (default), "medium", or "high". */
+    thinkingLevel?: AgentMemoryThinkingLevel;
+    /** Response verbosity: "short", "medium" (default), or "long". */
+    responseLength?: AgentMemoryResponseLength;
+    /** Temporal anchor for date arithmetic. */
+    referenceDate?: Date | string;
+}
+/** Response from the recall() method. */
+interface AgentMemoryRecallResult {
+    /** Number of memories retrieved. */
+    count: number;
+    /** LLM-generated answer synthesizing the matching memories. */
+    answer: string;
+    /** Matching memories ranked by relevance. */
+    candidates: AgentMemoryScoredCandidate[];
+}
+/**
+ * Options for the list() method.
+ *
+ * `cursor` is the opaque continuation token returned by the previous page;
+ * pass it back unchanged to fetch the next page. `sessionId` and `type`
+ * are exact-match filters; combining them is allowed.
+ */
+interface AgentMemoryListMemoriesOptions {
+    /** Maximum number of memories to return. Default 20, max 500. */
+    limit?: number;
+    /** Opaque cursor from a previous page. */
+    cursor?: string;
+    /** Exact-match session filter. */
+    sessionId?: string;
+    /** Exact-match memory-type filter. */
+    type?: AgentMemoryMemoryType;
+}
+/** Response from the list() method. */
+interface AgentMemoryListMemoriesResult {
+    memories: AgentMemoryMemoryListEntry[];
+    /** Continuation cursor; absent when this page exhausted the result set. */
+    cursor?: string;
+}
+/**
+ * A single Agent Memory profile, scoped to a profile name.
+ *
+ * Returned by {@link AgentMemoryNamespace.getProfile}.
+ */
+declare abstract class AgentMemoryProfile {
+    /**
+     * Retrieve a memory by ID.
+     *
+     * @param memoryId - ULID of the memory to retrieve.
+     * @throws if the memory does not exist.
+     */
+    get(memoryId: string): Promise<AgentMemoryMemory>;
+    /**
+     * Delete a memory by ID.
+     *
+     * Removes the memory and any source messages linked by the memory's
+     * source message IDs.
+     *
+     * @param memoryId - ULID of the memory to delete.
+     * @throws if the memory does not exist.
+     */
+    delete(memoryId: string): Promise<AgentMemoryMemory>;
+    /**
+     * Store a memory in this profile. The content is automatically classified,
+     * summarized, and indexed.
+     *
+     * @param memory - Raw memory content to persist.
+     */
+    remember(memory: AgentMemoryIncomingMemory): Promise<AgentMemoryMemory>;
+    /**
+     * Extract memories from a conversation.
+     *
+     * @param messages - Conversation messages to extract memories from.
+     * @param options  - Optional ingest options.
+     */
+    ingest(messages: Iterable<AgentMemoryMessage>, options?: AgentMemoryIngestOptions): Promise<void>;
+    /**
+     * Get a profile summary.
+     *
+     * @param options - Optional getSummary options.
+     */
+    getSummary(options?: AgentMemoryGetSummaryOptions): Promise<AgentMemoryGetSummaryResponse>;
+    /**
+     * Recall memories in this profile.
+     *
+     * @param query   - Recall query matched against memory content and keywords.
+     * @param options - Optional recall parameters.
+     * @returns Matching memories with relevance scores and a synthesized answer.
+     */
+    recall(query: string, options?: AgentMemoryRecallOptions): Promise<AgentMemoryRecallResult>;
+    /**
+     * List active memories in this profile.
+     *
+     * Returns a paginated, filterable view of stored memories. Superseded
+     * versions are excluded. Use the returned `cursor` (when present) to
+     * fetch the next page.
+     *
+     * @param options - Optional pagination and filter options.
+     */
+    list(options?: AgentMemoryListMemoriesOptions): Promise<AgentMemoryListMemoriesResult>;
+    /**
+     * Soft-delete every memory and message in this profile that is tagged
+     * with `sessionId`.
+     *
+     * Idempotent: deleting a sessionId that has no rows is a no-op.
+     *
+     * @param sessionId - Session to delete.
+     */
+    deleteSession(sessionId: string): Promise<void>;
+}
+/**
+ * Namespace-level Agent Memory binding.
+ *
+ * Used as the type of an `env.MEMORY`-style binding backed by the Agent
+ * Memory product.
+ *
+ * @example
+ * ```ts
+ * export default {
+ *   async fetch(_request: Request, env: Env): Promise<Response> {
+ *     const profile = await env.MEMORY.getProfile("wrangler-e2e");
+ *     const summary = await profile.getSummary();
+ *     return Response.json(summary);
+ *   },
+ * };
+ * ```
+ */
+declare abstract class AgentMemoryNamespace {
+    /**
+     * Get a memory profile by name. Profiles are isolated by namespace and
+     * addressed by a compound key (namespaceId:profileName).
+     *
+     * @param profileName - Profile name (validated against naming rules).
+     * @returns RPC target for interacting with the profile.
+     */
+    getProfile(profileName: string): Promise<AgentMemoryProfile>;
+    /**
+     * Soft-delete a profile and schedule deferred purge. Marks all
+     * memories and messages as deleted.
+     *
+     * @param profileName - Name of the profile to delete.
+     */
+    deleteProfile(profileName: string): Promise<void>;
 }
 // ============ AI Search Error Interfaces ============
 interface AiSearchInternalError extends Error {
@@ -3841,6 +3898,13 @@ type AiSearchListItemsParams = {
     source?: string;
     /** JSON-encoded Vectorize filter for metadata filtering. */
     metadata_filter?: string;
+    /** Filter items by their unique ID. Returns at most one item. */
+    item_id?: string;
+    /**
+     * Filter items by their exact key (object key / filename). Keys are unique
+     * per source, so combine with `source` to disambiguate across data sources.
+     */
+    key?: string;
 };
 type AiSearchListItemsResponse = {
     result: AiSearchItemInfo[];
@@ -4709,8 +4773,13 @@ type WebSearchOptions = {
     search_context_size?: "low" | "medium" | "high";
     user_location?: WebSearchUserLocation;
 };
+// Source of truth for per-model reasoning types: each model's `reasoning_effort` metadata
+// in Workers AI ConfigAPI (supported efforts, aliases, defaults, and whether reasoning can
+// be turned off). The Workers AI SDK type generator (cloudflare/ai/sdk,
+// apps/worker-constellation-entry/scripts/build-types) turns it into the per-model
+// `inputs` types below; the developer docs model schemas come from the same metadata.
 type ChatTemplateKwargs = {
-    /** Whether to enable reasoning, enabled by default. */
+    /** Whether to enable reasoning. Support and defaults depend on the model. */
     enable_thinking?: boolean;
     /** If false, preserves reasoning context between turns. */
     clear_thinking?: boolean;
@@ -4731,6 +4800,7 @@ type ChatCompletionsCommonOptions = {
     parallel_tool_calls?: boolean;
     prediction?: PredictionContent;
     presence_penalty?: number | null;
+    /** Reasoning effort. Supported levels depend on the model. */
     reasoning_effort?: "low" | "medium" | "high" | null;
     chat_template_kwargs?: ChatTemplateKwargs;
     response_format?: ResponseFormat;
@@ -4817,9 +4887,6 @@ type ChatCompletionChoice = {
     finish_reason: "stop" | "length" | "tool_calls" | "content_filter" | "function_call";
     logprobs: ChatCompletionLogprobs | null;
 };
-type ChatCompletionsPromptInput = {
-    prompt: string;
-} & ChatCompletionsCommonOptions;
 type ChatCompletionsMessagesInput = {
     messages: Array<ChatCompletionMessageParam>;
 } & ChatCompletionsCommonOptions;
@@ -8749,11 +8816,59 @@ declare abstract class Base_Ai_Cf_Pipecat_Ai_Smart_Turn_V2 {
     postProcessedOutputs: Ai_Cf_Pipecat_Ai_Smart_Turn_V2_Output;
 }
 declare abstract class Base_Ai_Cf_Openai_Gpt_Oss_120B {
-    inputs: XOR<ResponsesInput, ChatCompletionsInput>;
+    inputs: XOR<Omit<ResponsesInput, "reasoning"> & {
+        reasoning?: (Omit<Reasoning, "effort"> & {
+            /**
+             * Reasoning effort. Supported levels: low, medium, high. Reasoning cannot be disabled.
+             *
+             * @default "medium"
+             */
+            effort?: "low" | "medium" | "high" | null;
+        }) | null;
+    }, Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: low, medium, high. Reasoning cannot be disabled.
+         *
+         * @default "medium"
+         */
+        reasoning_effort?: "low" | "medium" | "high" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Reasoning is always enabled for this model and cannot be disabled.
+             *
+             * @default true
+             */
+            enable_thinking?: true;
+        };
+    }>;
     postProcessedOutputs: XOR<ResponsesOutput, ChatCompletionsOutput>;
 }
 declare abstract class Base_Ai_Cf_Openai_Gpt_Oss_20B {
-    inputs: XOR<ResponsesInput, ChatCompletionsInput>;
+    inputs: XOR<Omit<ResponsesInput, "reasoning"> & {
+        reasoning?: (Omit<Reasoning, "effort"> & {
+            /**
+             * Reasoning effort. Supported levels: low, medium, high. Reasoning cannot be disabled.
+             *
+             * @default "medium"
+             */
+            effort?: "low" | "medium" | "high" | null;
+        }) | null;
+    }, Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: low, medium, high. Reasoning cannot be disabled.
+         *
+         * @default "medium"
+         */
+        reasoning_effort?: "low" | "medium" | "high" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Reasoning is always enabled for this model and cannot be disabled.
+             *
+             * @default true
+             */
+            enable_thinking?: true;
+        };
+    }>;
     postProcessedOutputs: XOR<ResponsesOutput, ChatCompletionsOutput>;
 }
 interface Ai_Cf_Leonardo_Phoenix_1_0_Input {
@@ -9722,26 +9837,397 @@ declare abstract class Base_Ai_Cf_Black_Forest_Labs_Flux_2_Klein_9B {
     postProcessedOutputs: Ai_Cf_Black_Forest_Labs_Flux_2_Klein_9B_Output;
 }
 declare abstract class Base_Ai_Cf_Zai_Org_Glm_4_7_Flash {
-    inputs: ChatCompletionsInput;
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Whether to enable reasoning for this model. This model has no reasoning effort levels.
+             *
+             * @default true
+             */
+            enable_thinking?: boolean;
+        };
+    };
     postProcessedOutputs: ChatCompletionsOutput;
 }
 declare abstract class Base_Ai_Cf_Moonshotai_Kimi_K2_5 {
     inputs: ChatCompletionsInput;
     postProcessedOutputs: ChatCompletionsOutput;
 }
-declare abstract class Base_Ai_Cf_Nvidia_Nemotron_3_120B_A12B {
-    inputs: ChatCompletionsInput;
+declare abstract class Base_Ai_Cf_Moonshotai_Kimi_K2_6 {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: high, none. Compatibility aliases (accepted by the API, not by these types): low maps to high; medium maps to high; max maps to high.
+         *
+         * @default "high"
+         */
+        reasoning_effort?: "high" | "none" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Whether to enable reasoning for this model.
+             *
+             * @default true
+             */
+            enable_thinking?: boolean;
+        };
+    };
     postProcessedOutputs: ChatCompletionsOutput;
 }
-declare abstract class Base_Ai_Cf_Google_Gemma_4_26B_A4B_IT {
-    inputs: ChatCompletionsInput;
+type Ai_Cf_Nvidia_Nemotron_3_120B_A12B_Input = Omit<ChatCompletionsInput, "model" | "max_tokens" | "metadata" | "modalities" | "chat_template_kwargs" | "store" | "reasoning_effort"> & {
+    /**
+     * ID of the model to use (for example, '@cf/nvidia/nemotron-3-120b-a12b').
+     */
+    model?: ChatCompletionsInput["model"];
+    /**
+     * The maximum number of tokens to generate.
+     */
+    max_tokens?: ChatCompletionsInput["max_tokens"];
+    /**
+     * Set of key-value pairs that can be attached to the object.
+     */
+    metadata?: ChatCompletionsInput["metadata"];
+    /**
+     * Output types requested from the model.
+     */
+    modalities?: ChatCompletionsInput["modalities"];
+    /**
+     * Nemotron chat-template controls for normal reasoning, low-effort reasoning, and non-reasoning responses.
+     */
+    chat_template_kwargs?: {
+        /**
+         * Whether to enable reasoning. Reasoning is enabled by default.
+         */
+        enable_thinking?: boolean;
+        /**
+         * When reasoning is enabled, use Nemotron's low-effort reasoning mode, which uses significantly fewer reasoning tokens.
+         */
+        low_effort?: boolean;
+        /**
+         * For coding agent use, Nvidia suggests setting force_nonempty_content=true
+         */
+        force_nonempty_content?: boolean;
+    };
+    /**
+     * Whether to store the output for model distillation or evaluation.
+     *
+     * @default false
+     */
+    store?: ChatCompletionsInput["store"];
+};
+declare abstract class Base_Ai_Cf_Nvidia_Nemotron_3_120B_A12B {
+    inputs: Ai_Cf_Nvidia_Nemotron_3_120B_A12B_Input;
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+type Ai_Cf_Google_Gemma_4_26B_A4B_It_Input = Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+    chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+        /**
+         * Whether to enable reasoning for this model. This model has no reasoning effort levels.
+         *
+         * @default true
+         */
+        enable_thinking?: boolean;
+    };
+} & {
+    /**
+     * @default false
+     */
+    skip_special_tokens?: boolean;
+};
+declare abstract class Base_Ai_Cf_Google_Gemma_4_26B_A4B_It {
+    inputs: Ai_Cf_Google_Gemma_4_26B_A4B_It_Input;
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+/** @deprecated Use Base_Ai_Cf_Google_Gemma_4_26B_A4B_It. */
+declare abstract class Base_Ai_Cf_Google_Gemma_4_26B_A4B_IT extends Base_Ai_Cf_Google_Gemma_4_26B_A4B_It {
+}
+type Ai_Cf_Nvidia_Nemotron_Speech_Streaming_En_0_6B_Input = {
+    /**
+     * readable stream with audio data and content-type specified for that data
+     */
+    audio: {
+        body: object;
+        contentType: string;
+    };
+} | {
+    /**
+     * base64 encoded audio data
+     */
+    audio: string;
+    encoding?: "wav" | "flac" | "ogg" | "linear16";
+    sample_rate?: number;
+    channels?: number;
+};
+interface Ai_Cf_Nvidia_Nemotron_Speech_Streaming_En_0_6B_Output {
+    text?: string;
+    duration?: number;
+}
+declare abstract class Base_Ai_Cf_Nvidia_Nemotron_Speech_Streaming_En_0_6B {
+    inputs: Ai_Cf_Nvidia_Nemotron_Speech_Streaming_En_0_6B_Input;
+    postProcessedOutputs: Ai_Cf_Nvidia_Nemotron_Speech_Streaming_En_0_6B_Output;
+}
+declare abstract class Base_Ai_Cf_Moonshotai_Kimi_K2_7_Code {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Reasoning is always enabled for this model and cannot be disabled. This model has no reasoning effort levels.
+             *
+             * @default true
+             */
+            enable_thinking?: true;
+        };
+    };
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+declare abstract class Base_Ai_Cf_Zai_Org_Glm_5_2 {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: max, high, none. Compatibility aliases (accepted by the API, not by these types): low maps to high; medium maps to high; xhigh maps to max; minimal maps to none.
+         *
+         * @default "max"
+         */
+        reasoning_effort?: "max" | "high" | "none" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Whether to enable reasoning for this model.
+             *
+             * @default true
+             */
+            enable_thinking?: boolean;
+        };
+    };
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+interface Ai_Cf_Moondream_Moondream3_1_9B_A2B_Input {
+    /**
+     * Which Moondream skill to run.
+     */
+    task?: "query" | "caption" | "point" | "detect";
+    /**
+     * Input image as a public HTTPS URL or base64 data URI. Optional for `query`; required for `caption`, `point`, and `detect`.
+     */
+    image?: string;
+    /**
+     * Question for the `query` task.
+     */
+    question?: string;
+    /**
+     * Caption length for the `caption` task.
+     */
+    caption_length?: "short" | "normal" | "long";
+    /**
+     * Object phrase to locate for `point` and `detect` tasks (e.g. 'person wearing a red shirt').
+     */
+    target?: string;
+    /**
+     * Enable reasoning trace for the `query` task.
+     */
+    reasoning?: boolean;
+    /**
+     * Sampling temperature.
+     */
+    temperature?: number;
+    /**
+     * Top-p (nucleus) sampling.
+     */
+    top_p?: number;
+    /**
+     * Max tokens to generate for `query` and `caption`.
+     */
+    max_tokens?: number;
+    /**
+     * Max objects to return for `point` and `detect`.
+     */
+    max_objects?: number;
+    /**
+     * Return incremental tokens for `query` and `caption`. `point` and `detect` do not support streaming.
+     */
+    stream?: boolean;
+}
+interface Ai_Cf_Moondream_Moondream3_1_9B_A2B_Output {
+    /**
+     * Reason the generation finished.
+     */
+    finish_reason: string;
+    metrics: {
+        /**
+         * Number of input tokens consumed.
+         */
+        input_tokens: number;
+        /**
+         * Number of output tokens generated.
+         */
+        output_tokens: number;
+        /**
+         * Prefill time in milliseconds.
+         */
+        prefill_time_ms: number;
+        /**
+         * Decode time in milliseconds.
+         */
+        decode_time_ms: number;
+        /**
+         * Time to first token in milliseconds.
+         */
+        ttft_ms: number;
+    };
+    /**
+     * Answer text for the `query` task. Null for other tasks.
+     */
+    answer?: string;
+    /**
+     * Caption text for the `caption` task. Null for other tasks.
+     */
+    caption?: string;
+    /**
+     * Located points for the `point` task. Null for other tasks.
+     */
+    points?: {
+        /**
+         * X coordinate.
+         */
+        x: number;
+        /**
+         * Y coordinate.
+         */
+        y: number;
+    }[];
+    /**
+     * Detected bounding boxes for the `detect` task. Null for other tasks.
+     */
+    objects?: {
+        /**
+         * Minimum X coordinate.
+         */
+        x_min: number;
+        /**
+         * Minimum Y coordinate.
+         */
+        y_min: number;
+        /**
+         * Maximum X coordinate.
+         */
+        x_max: number;
+        /**
+         * Maximum Y coordinate.
+         */
+        y_max: number;
+    }[];
+    /**
+     * Reasoning trace for the `query` task when reasoning=true. Null otherwise.
+     */
+    reasoning?: {
+        /**
+         * Reasoning text.
+         */
+        text: string;
+        /**
+         * Grounding information.
+         */
+        grounding?: {}[];
+    };
+}
+declare abstract class Base_Ai_Cf_Moondream_Moondream3_1_9B_A2B {
+    inputs: Ai_Cf_Moondream_Moondream3_1_9B_A2B_Input;
+    postProcessedOutputs: Ai_Cf_Moondream_Moondream3_1_9B_A2B_Output;
+}
+declare abstract class Base_Ai_Cf_Deepseek_Ai_Deepseek_V4_Flash_0731 {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: max, high, low, none. Compatibility aliases (accepted by the API, not by these types): minimal maps to low; medium maps to high; xhigh maps to high.
+         *
+         * @default "high"
+         */
+        reasoning_effort?: "max" | "high" | "low" | "none" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Whether to enable reasoning for this model.
+             *
+             * @default true
+             */
+            enable_thinking?: boolean;
+        };
+    };
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+declare abstract class Base_Ai_Cf_Deepseek_Ai_Deepseek_V4_Pro_0813 {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: max, high, low, none. Compatibility aliases (accepted by the API, not by these types): minimal maps to low; medium maps to high; xhigh maps to high.
+         *
+         * @default "high"
+         */
+        reasoning_effort?: "max" | "high" | "low" | "none" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Whether to enable reasoning for this model.
+             *
+             * @default true
+             */
+            enable_thinking?: boolean;
+        };
+    };
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+declare abstract class Base_Ai_Cf_Qwen_Qwen3_8_27B {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: low, medium, xhigh.
+         *
+         * @default "xhigh"
+         */
+        reasoning_effort?: "low" | "medium" | "xhigh" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Whether to enable reasoning for this model.
+             *
+             * @default true
+             */
+            enable_thinking?: boolean;
+        };
+    };
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+declare abstract class Base_Ai_Cf_Zai_Org_Glm_5_3 {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: max, high, low. Reasoning cannot be disabled. Compatibility aliases (accepted by the API, not by these types): none maps to max; minimal maps to max; medium maps to max; xhigh maps to max.
+         *
+         * @default "max"
+         */
+        reasoning_effort?: "max" | "high" | "low" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Reasoning is always enabled for this model and cannot be disabled.
+             *
+             * @default true
+             */
+            enable_thinking?: true;
+        };
+    };
+    postProcessedOutputs: ChatCompletionsOutput;
+}
+declare abstract class Base_Ai_Cf_Zai_Org_Glm_5_3_Flash {
+    inputs: Omit<ChatCompletionsInput, "reasoning_effort" | "chat_template_kwargs"> & {
+        /**
+         * Reasoning effort. Supported levels: max, high, low. Reasoning cannot be disabled. Compatibility aliases (accepted by the API, not by these types): none maps to max; minimal maps to max; medium maps to max; xhigh maps to max.
+         *
+         * @default "max"
+         */
+        reasoning_effort?: "max" | "high" | "low" | null;
+        chat_template_kwargs?: Omit<ChatTemplateKwargs, "enable_thinking"> & {
+            /**
+             * Reasoning is always enabled for this model and cannot be disabled.
+             *
+             * @default true
+             */
+            enable_thinking?: true;
+        };
+    };
     postProcessedOutputs: ChatCompletionsOutput;
 }
 interface AiModels {
     "@cf/huggingface/distilbert-sst-2-int8": BaseAiTextClassification;
     "@cf/stabilityai/stable-diffusion-xl-base-1.0": BaseAiTextToImage;
     "@cf/runwayml/stable-diffusion-v1-5-inpainting": BaseAiTextToImage;
-    "@cf/runwayml/stable-diffusion-v1-5-img2img": BaseAiTextToImage;
     "@cf/lykon/dreamshaper-8-lcm": BaseAiTextToImage;
     "@cf/bytedance/stable-diffusion-xl-lightning": BaseAiTextToImage;
     "@cf/myshell-ai/melotts": BaseAiTextToSpeech;
@@ -9826,7 +10312,18 @@ interface AiModels {
     "@cf/black-forest-labs/flux-2-klein-9b": Base_Ai_Cf_Black_Forest_Labs_Flux_2_Klein_9B;
     "@cf/zai-org/glm-4.7-flash": Base_Ai_Cf_Zai_Org_Glm_4_7_Flash;
     "@cf/moonshotai/kimi-k2.5": Base_Ai_Cf_Moonshotai_Kimi_K2_5;
+    "@cf/moonshotai/kimi-k2.6": Base_Ai_Cf_Moonshotai_Kimi_K2_6;
     "@cf/nvidia/nemotron-3-120b-a12b": Base_Ai_Cf_Nvidia_Nemotron_3_120B_A12B;
+    "@cf/google/gemma-4-26b-a4b-it": Base_Ai_Cf_Google_Gemma_4_26B_A4B_It;
+    "@cf/nvidia/nemotron-speech-streaming-en-0.6b": Base_Ai_Cf_Nvidia_Nemotron_Speech_Streaming_En_0_6B;
+    "@cf/moonshotai/kimi-k2.7-code": Base_Ai_Cf_Moonshotai_Kimi_K2_7_Code;
+    "@cf/zai-org/glm-5.2": Base_Ai_Cf_Zai_Org_Glm_5_2;
+    "@cf/moondream/moondream3.1-9B-A2B": Base_Ai_Cf_Moondream_Moondream3_1_9B_A2B;
+    "@cf/deepseek-ai/deepseek-v4-flash-0731": Base_Ai_Cf_Deepseek_Ai_Deepseek_V4_Flash_0731;
+    "@cf/deepseek-ai/deepseek-v4-pro-0813": Base_Ai_Cf_Deepseek_Ai_Deepseek_V4_Pro_0813;
+    "@cf/qwen/qwen3.8-27b": Base_Ai_Cf_Qwen_Qwen3_8_27B;
+    "@cf/zai-org/glm-5.3": Base_Ai_Cf_Zai_Org_Glm_5_3;
+    "@cf/zai-org/glm-5.3-flash": Base_Ai_Cf_Zai_Org_Glm_5_3_Flash;
 }
 type AiOptions = {
     /**
@@ -9879,10 +10376,8 @@ type AiModelsSearchObject = {
         value: string;
     }[];
 };
-type ChatCompletionsBase = XOR<ChatCompletionsPromptInput, ChatCompletionsMessagesInput>;
-type ChatCompletionsInput = XOR<ChatCompletionsBase, {
-    requests: ChatCompletionsBase[];
-}>;
+type ChatCompletionsBase = ChatCompletionsMessagesInput;
+type ChatCompletionsInput = ChatCompletionsMessagesInput;
 interface InferenceUpstreamError extends Error {
 }
 interface AiInternalError extends Error {
@@ -9891,9 +10386,22 @@ type AiModelListType = Record<string, any>;
 type AiAsyncBatchResponse = {
     request_id: string;
 };
+type AiWebSearchRequest = {
+    /** AI Gateway configuration used for this request. */
+    gatewayId: string;
+    /** Search query. */
+    query: string;
+    /** Maximum number of results. Defaults to 10 and is capped at 20. */
+    limit?: number;
+    /** Optional BYOK web-search provider configured on the gateway. */
+    provider?: string;
+    /** Optional BYOK key alias. Defaults to `default`. */
+    byokAlias?: string;
+};
 declare abstract class Ai<AiModelList extends AiModelListType = AiModels> {
     aiGatewayLogId: string | null;
     gateway(gatewayId: string): AiGateway;
+    websearch(request: AiWebSearchRequest): Promise<Response>;
     /**
      * @deprecated Use the standalone `ai_search_namespaces` or `ai_search` Workers bindings instead.
      * See https://developers.cloudflare.com/ai-search/usage/workers-binding/
@@ -9927,8 +10435,15 @@ declare abstract class Ai<AiModelList extends AiModelListType = AiModels> {
     }, options?: AiOptions): Promise<ReadableStream>;
     // Normal (default) - known model
     run<Name extends keyof AiModelList>(model: Name, inputs: AiModelList[Name]['inputs'], options?: AiOptions): Promise<AiModelList[Name]['postProcessedOutputs']>;
-    // Unknown model (gateway fallback)
-    run(model: string & {}, inputs: Record<string, unknown>, options?: AiOptions): Promise<Record<string, unknown>>;
+    // Unknown model (fallback).
+    //
+    // The `Exclude<..., keyof AiModelList>` constraint forces TypeScript to
+    // route any model name that is a literal key of `AiModelList` to one of
+    // the known-model overloads above (so input/output mismatches surface as
+    // type errors rather than silently falling back to `Record<string, unknown>`).
+    // Names that aren't in `AiModelList` — e.g. third-party gateway models
+    // like `"google/nano-banana"` — still hit this overload.
+    run<Model extends string>(model: Model extends keyof AiModelList ? never : Model, inputs: Record<string, unknown>, options?: AiOptions): Promise<Record<string, unknown>>;
     models(params?: AiModelsSearchParams): Promise<AiModelsSearchObject[]>;
     toMarkdown(): ToMarkdownService;
     toMarkdown(files: MarkdownDocument[], options?: ConversionRequestOptions): Promise<ConversionResponse[]>;
@@ -10030,6 +10545,29 @@ declare abstract class AiGateway {
     }): Promise<Response>;
     getUrl(provider?: AIGatewayProviders | string): Promise<string>; // eslint-disable-line
 }
+/** A parameter accepted by an Analytics SQL query. */
+type AnalyticsSQLParameter = string | number | boolean | null;
+/** An Analytics SQL query and its optional positional or named parameters. */
+interface AnalyticsSQLQuery {
+    query: string;
+    params?: readonly AnalyticsSQLParameter[] | Readonly<Record<string, AnalyticsSQLParameter>>;
+}
+/** Execution statistics returned by Analytics SQL. */
+interface AnalyticsSQLStatistics {
+    elapsed_ms: number;
+    rows_read: number;
+    bytes_read: number;
+}
+/** The rows and execution statistics returned by an Analytics SQL query. */
+interface AnalyticsSQLResult<T extends Record<string, unknown> = Record<string, unknown>> {
+    data: T[];
+    rows: number;
+    statistics: AnalyticsSQLStatistics;
+}
+/** An Analytics SQL binding. */
+interface AnalyticsSQLBinding {
+    query<T extends Record<string, unknown> = Record<string, unknown>>(request: AnalyticsSQLQuery): Promise<AnalyticsSQLResult<T>>;
+}
 // Copyright (c) 2022-2025 Cloudflare, Inc.
 // Licensed under the Apache 2.0 license found in the LICENSE file or at:
 //     https://opensource.org/licenses/Apache-2.0
@@ -10076,8 +10614,6 @@ interface ArtifactsCreateRepoResult {
     remote: string;
     /** Plaintext access token (only returned at creation time). */
     token: string;
-    /** ISO 8601 token expiry timestamp. */
-    tokenExpiresAt: string;
 }
 /** Paginated list of repositories. */
 interface ArtifactsRepoListResult {
@@ -10119,12 +10655,68 @@ interface ArtifactsTokenListResult {
     /** Total number of tokens for the repository. */
     total: number;
 }
-/** Handle for a single repository. Returned by Artifacts.get(). */
-interface ArtifactsRepo extends ArtifactsRepoInfo {
+/**
+ * Classification of a Git tree entry derived from its mode.
+ *
+ * `tree` is a directory, `blob` is a regular file, `symlink` is a symbolic link,
+ * `gitlink` is a submodule reference, and `exec` is an executable file.
+ */
+type ArtifactsTreeEntryType = 'tree' | 'blob' | 'symlink' | 'gitlink' | 'exec';
+/** An immediate child of a Git tree returned by {@link ArtifactsRepo.readTree}. */
+interface ArtifactsTreeEntry {
+    /** Name relative to the tree being read. */
+    name: string;
+    /** Canonical Git mode, such as `100644` for a file or `40000` for a tree. */
+    mode: string;
+    /** Lowercase, 40-character SHA-1 object ID. */
+    hash: string;
+    /** Classification derived from `mode`. */
+    type: ArtifactsTreeEntryType;
+}
+/** Decoded metadata returned by {@link ArtifactsRepo.readCommit} and {@link ArtifactsRepo.log}. */
+interface ArtifactsCommitMetadata {
+    /** Lowercase, 40-character SHA-1 commit ID. */
+    hash: string;
+    /** Lowercase, 40-character SHA-1 ID of the commit's root tree. */
+    treeHash: string;
+    /** Commit message with one trailing newline removed, if present. */
+    message: string;
+    /** Author identity from the commit. */
+    author: {
+        /** Author name. */
+        name: string;
+        /** Author email address. */
+        email: string;
+    };
+    /** Committer identity from the commit. */
+    committer: {
+        /** Committer name. */
+        name: string;
+        /** Committer email address. */
+        email: string;
+    };
+    /** Parent commit IDs in Git order; empty for a root commit. */
+    parents: string[];
+    /** Author timestamp in Unix seconds. */
+    authoredAt: number;
+    /** Committer timestamp in Unix seconds. */
+    committedAt: number;
+}
+/**
+ * Repository capability returned by {@link Artifacts.get}.
+ *
+ * Metadata is available through {@link info}, not as properties on the capability.
+ * Methods may throw `ArtifactsError` with code `INTERNAL_ERROR` if an unexpected service error occurs.
+ *
+ * The capability is an RPC stub. Dispose of it when finished, for example with
+ * `using repo = await env.ARTIFACTS.get(name);`, to release it before the request ends.
+ */
+interface ArtifactsRepo extends Disposable {
     /**
      * Create an access token for this repo.
      * @param scope Token scope: "write" (default) or "read".
      * @param ttl Time-to-live in seconds (default 86400, min 60, max 31536000).
+     * @throws {ArtifactsError} with code `INVALID_TTL` if ttl is out of range.
      */
     createToken(scope?: 'write' | 'read', ttl?: number): Promise<ArtifactsCreateTokenResult>;
     /** List tokens for this repo (metadata only, no plaintext). */
@@ -10133,13 +10725,80 @@ interface ArtifactsRepo extends ArtifactsRepoInfo {
      * Revoke a token by plaintext or ID.
      * @param tokenOrId Plaintext token or token ID.
      * @returns true if revoked, false if not found.
+     * @throws {ArtifactsError} with code `INVALID_INPUT` if tokenOrId is empty.
      */
     revokeToken(tokenOrId: string): Promise<boolean>;
+    /**
+     * Retrieve current repository metadata. Each call performs a fresh lookup.
+     * @returns Current public repository metadata.
+     * @throws {ArtifactsError} `NOT_FOUND` if the repository was deleted, or `INTERNAL_ERROR` on
+     * an unexpected lookup failure.
+     */
+    info(): Promise<ArtifactsRepoInfo>;
+    /**
+     * Read the raw bytes of a Git blob by object ID.
+     * @param hash Lowercase, 40-character SHA-1 object ID.
+     * @returns An untyped {@link Blob}, or `null` if the object is missing or is not a Git blob.
+     * @throws {ArtifactsError} `INVALID_INPUT` for a malformed hash, `MEMORY_LIMIT` if the object
+     * cannot be buffered safely, or `INTERNAL_ERROR` on an unexpected read failure.
+     * @see {@link ArtifactsRepo.readFile} to resolve a file by ref and path.
+     */
+    readBlob(hash: string): Promise<Blob | null>;
+    /**
+     * Read the immediate children of a Git tree by object ID.
+     * @param hash Lowercase, 40-character SHA-1 tree ID.
+     * @returns Tree entries, or `null` if the object is missing.
+     * @throws {ArtifactsError} `INVALID_INPUT` for a malformed hash, or `INTERNAL_ERROR` if the
+     * object is not a valid tree or the read fails unexpectedly.
+     * @see {@link ArtifactsTreeEntry}
+     */
+    readTree(hash: string): Promise<ArtifactsTreeEntry[] | null>;
+    /**
+     * Decode a Git commit by object ID.
+     * @param hash Lowercase, 40-character SHA-1 commit ID.
+     * @returns Commit metadata, or `null` if the object is missing.
+     * @throws {ArtifactsError} `INVALID_INPUT` for a malformed hash, or `INTERNAL_ERROR` if the
+     * object is not a valid commit or the read fails unexpectedly.
+     * @see {@link ArtifactsCommitMetadata}
+     */
+    readCommit(hash: string): Promise<ArtifactsCommitMetadata | null>;
+    /**
+     * Resolve a file from a branch, tag, or commit ID and return its bytes with a browser-safe
+     * content type in {@link Blob.type}.
+     * @param args File lookup options.
+     * @param args.ref Branch, tag, or commit ID to resolve.
+     * @param args.path Non-empty repository-relative path.
+     * @returns A MIME-typed {@link Blob}, or `null` if the ref or path cannot resolve to a file.
+     * @throws {ArtifactsError} `INVALID_INPUT` if either argument is empty, `MEMORY_LIMIT` if the
+     * file cannot be buffered safely, or `INTERNAL_ERROR` on an unexpected read failure.
+     */
+    readFile(args: {
+        ref: string;
+        path: string;
+    }): Promise<Blob | null>;
+    /**
+     * List commits along the first-parent chain, newest first.
+     * @param opts History options. All fields are optional.
+     * @param opts.ref Branch, tag, or commit ID; defaults to `HEAD`.
+     * @param opts.limit Maximum results; defaults to `50` and is capped at `1000`.
+     * @param opts.offset Number of matching commits to skip; defaults to `0`.
+     * @returns Commit metadata, or an empty array if the ref cannot be resolved.
+     * @throws {ArtifactsError} `INTERNAL_ERROR` on an unexpected traversal failure.
+     * @see {@link ArtifactsCommitMetadata}
+     */
+    log(opts?: {
+        ref?: string;
+        limit?: number;
+        offset?: number;
+    }): Promise<ArtifactsCommitMetadata[]>;
     // ── Fork ──
     /**
      * Fork this repo to a new repo.
      * @param name Target repository name.
      * @param opts Optional: description, readOnly flag, defaultBranchOnly (default true).
+     * @throws {ArtifactsError} with code `INVALID_REPO_NAME` if name is invalid.
+     * @throws {ArtifactsError} with code `ALREADY_EXISTS` if the target repo already exists.
+     * @throws {ArtifactsError} with code `FORK_IN_PROGRESS` if a fork is already running.
      */
     fork(name: string, opts?: {
         description?: string;
@@ -10147,13 +10806,41 @@ interface ArtifactsRepo extends ArtifactsRepoInfo {
         defaultBranchOnly?: boolean;
     }): Promise<ArtifactsCreateRepoResult>;
 }
-/** Artifacts binding — namespace-level operations. */
+// ── Error types ──────────────────────────────────────────────────────────────
+/**
+ * Error codes returned by Artifacts binding operations.
+ *
+ * Each code maps to a numeric code available on `ArtifactsError.numericCode`.
+ */
+type ArtifactsErrorCode = 'ALREADY_EXISTS' | 'NOT_FOUND' | 'CREATE_IN_PROGRESS' | 'IMPORT_IN_PROGRESS' | 'FORK_IN_PROGRESS' | 'INVALID_INPUT' | 'INVALID_REPO_NAME' | 'INVALID_TTL' | 'INVALID_URL' | 'REMOTE_AUTH_REQUIRED' | 'UPSTREAM_UNAVAILABLE' | 'MEMORY_LIMIT' | 'INTERNAL_ERROR';
+/**
+ * Error thrown by Artifacts binding operations.
+ *
+ * Uses a string `.code` discriminator following the Cloudflare platform
+ * convention (StreamError, ImagesError, etc.). The `.numericCode` matches
+ * the REST API `errors[].code` values.
+ */
+interface ArtifactsError extends Error {
+    readonly name: 'ArtifactsError';
+    /** String error code for programmatic matching. */
+    readonly code: ArtifactsErrorCode;
+    /** Numeric error code matching the REST API. */
+    readonly numericCode: number;
+}
+// ── Binding ──────────────────────────────────────────────────────────────────
+/**
+ * Artifacts binding — namespace-level operations.
+ *
+ * Methods may throw `ArtifactsError` with code `INTERNAL_ERROR` if an unexpected service error occurs.
+ */
 interface Artifacts {
     /**
      * Create a new repository with an initial access token.
      * @param name Repository name (alphanumeric, dots, hyphens, underscores).
      * @param opts Optional: readOnly flag, description, default branch name.
      * @returns Repo metadata with initial token.
+     * @throws {ArtifactsError} with code `INVALID_REPO_NAME` if name is invalid.
+     * @throws {ArtifactsError} with code `ALREADY_EXISTS` if the repo already exists.
      */
     create(name: string, opts?: {
         readOnly?: boolean;
@@ -10164,12 +10851,24 @@ interface Artifacts {
      * Get a handle to an existing repository.
      * @param name Repository name.
      * @returns Repo handle.
+     * @throws {ArtifactsError} with code `NOT_FOUND` if the repo does not exist.
+     * @throws {ArtifactsError} with code `CREATE_IN_PROGRESS` if the repo is still being created.
+     * @throws {ArtifactsError} with code `IMPORT_IN_PROGRESS` if the repo is still importing.
+     * @throws {ArtifactsError} with code `FORK_IN_PROGRESS` if the repo is still forking.
      */
     get(name: string): Promise<ArtifactsRepo>;
     /**
      * Import a repository from an external git remote.
      * @param params Source URL and optional branch/depth, plus target name and options.
      * @returns Repo metadata with initial token.
+     * @throws {ArtifactsError} with code `INVALID_REPO_NAME` if the target name is invalid.
+     * @throws {ArtifactsError} with code `INVALID_INPUT` if the source URL is not valid HTTPS.
+     * @throws {ArtifactsError} with code `INVALID_URL` if the source URL does not point to a git repository.
+     * @throws {ArtifactsError} with code `REMOTE_AUTH_REQUIRED` if the remote requires authentication.
+     * @throws {ArtifactsError} with code `NOT_FOUND` if the remote repository does not exist.
+     * @throws {ArtifactsError} with code `UPSTREAM_UNAVAILABLE` if the remote cannot be reached.
+     * @throws {ArtifactsError} with code `MEMORY_LIMIT` if the import exceeds service memory limits.
+     * @throws {ArtifactsError} with code `ALREADY_EXISTS` if the target repo already exists.
      */
     import(params: {
         source: {
@@ -10197,6 +10896,7 @@ interface Artifacts {
      * Delete a repository and all associated tokens.
      * @param name Repository name.
      * @returns true if deleted, false if not found.
+     * @throws {ArtifactsError} with code `INVALID_REPO_NAME` if name is invalid.
      */
     delete(name: string): Promise<boolean>;
 }
@@ -10337,77 +11037,849 @@ declare abstract class AutoRAG {
      */
     aiSearch(params: AutoRagAiSearchRequest): Promise<AutoRagAiSearchResponse | Response>;
 }
-interface BasicImageTransformations {
-    /**
-     * Maximum width in image pixels. The value must be an integer.
+type BrowserRunLifecycleEvent = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+type BrowserRunResourceType = 'document' | 'stylesheet' | 'image' | 'media' | 'font' | 'script' | 'texttrack' | 'xhr' | 'fetch' | 'prefetch' | 'eventsource' | 'websocket' | 'manifest' | 'signedexchange' | 'ping' | 'cspviolationreport' | 'preflight' | 'other';
+/** Options fields shared by all quick actions. */
+interface BrowserRunBaseOptions {
+    /** Adds `<script>` tags into the page with the desired URL or content.
+     * @see https://pptr.dev/api/puppeteer.frameaddscripttagoptions
      */
-    width?: number;
-    /**
-     * Maximum height in image pixels. The value must be an integer.
+    addScriptTag?: Array<{
+        content?: string;
+        url?: string;
+        type?: string;
+        id?: string;
+    }>;
+    /** Adds `<link rel="stylesheet">` or `<style>` tags into the page.
+     * @see https://pptr.dev/api/puppeteer.frameaddstyletagoptions
      */
-    height?: number;
-    /**
-     * Resizing mode as a string. It affects interpretation of width and height
-     * options:
-     *  - scale-down: Similar to contain, but the image is never enlarged. If
-     *    the image is larger than given width or height, it will be resized.
-     *    Otherwise its original size will be kept.
-     *  - contain: Resizes to maximum size that fits within the given width and
-     *    height. If only a single dimension is given (e.g. only width), the
-     *    image will be shrunk or enlarged to exactly match that dimension.
-     *    Aspect ratio is always preserved.
-     *  - cover: Resizes (shrinks or enlarges) to fill the entire area of width
-     *    and height. If the image has an aspect ratio different from the ratio
-     *    of width and height, it will be cropped to fit.
-     *  - crop: The image will be shrunk and cropped to fit within the area
-     *    specified by width and height. The image will not be enlarged. For images
-     *    smaller than the given dimensions it's the same as scale-down. For
-     *    images larger than the given dimensions, it's the same as cover.
-     *    See also trim.
-     *  - pad: Resizes to the maximum size that fits within the given width and
-     *    height, and then fills the remaining area with a background color
-     *    (white by default). Use of this mode is not recommended, as the same
-     *    effect can be more efficiently achieved with the contain mode and the
-     *    CSS object-fit: contain property.
-     *  - squeeze: Stretches and deforms to the width and height given, even if it
-     *    breaks aspect ratio
+    addStyleTag?: Array<{
+        content?: string;
+        url?: string;
+    }>;
+    /** Provide credentials for HTTP authentication. @see https://pptr.dev/api/puppeteer.credentials */
+    authenticate?: {
+        username: string;
+        password: string;
+    };
+    /** Set cookies before navigating. @see https://pptr.dev/api/puppeteer.cookieparam */
+    cookies?: Array<{
+        name: string;
+        value: string;
+        url?: string;
+        domain?: string;
+        path?: string;
+        secure?: boolean;
+        httpOnly?: boolean;
+        sameSite?: 'Strict' | 'Lax' | 'None';
+        expires?: number;
+        priority?: 'Low' | 'Medium' | 'High';
+        sameParty?: boolean;
+        sourceScheme?: 'Unset' | 'NonSecure' | 'Secure';
+        sourcePort?: number;
+        partitionKey?: string;
+    }>;
+    /** Emulate a specific CSS media type (e.g. `"screen"`, `"print"`). */
+    emulateMediaType?: string;
+    /** Navigation options. @see https://pptr.dev/api/puppeteer.gotooptions */
+    gotoOptions?: {
+        /** Navigation timeout in milliseconds (max 60 000). @default 30000 */
+        timeout?: number;
+        /** When to consider navigation complete. @default "domcontentloaded" */
+        waitUntil?: BrowserRunLifecycleEvent | BrowserRunLifecycleEvent[];
+        referer?: string;
+        referrerPolicy?: string;
+    };
+    /** Block requests matching these regex patterns. Mutually exclusive with `allowRequestPattern`. */
+    rejectRequestPattern?: string[];
+    /** Only allow requests matching these regex patterns. Mutually exclusive with `rejectRequestPattern`. */
+    allowRequestPattern?: string[];
+    /** Block requests of these resource types. Mutually exclusive with `allowResourceTypes`. */
+    rejectResourceTypes?: BrowserRunResourceType[];
+    /** Only allow requests of these resource types. Mutually exclusive with `rejectResourceTypes`. */
+    allowResourceTypes?: BrowserRunResourceType[];
+    /** Additional HTTP headers sent with every request. */
+    setExtraHTTPHeaders?: Record<string, string>;
+    /** Whether JavaScript is enabled on the page. */
+    setJavaScriptEnabled?: boolean;
+    /** Override the default user agent string.
+     * @default "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Safari/537.36"
+     * */
+    userAgent?: string;
+    /** Set the browser viewport size.
+     * @see https://pptr.dev/api/puppeteer.viewport
+     * @default {width:1920,height:1080}
+     * */
+    viewport?: {
+        width: number;
+        height: number;
+        deviceScaleFactor?: number;
+        isMobile?: boolean;
+        isLandscape?: boolean;
+        hasTouch?: boolean;
+    };
+    /** Wait for a CSS selector to appear in the page before proceeding.
+     * @see https://pptr.dev/api/puppeteer.waitforselectoroptions
      */
-    fit?: "scale-down" | "contain" | "cover" | "crop" | "pad" | "squeeze";
-    /**
-     * Image segmentation using artificial intelligence models. Sets pixels not
-     * within selected segment area to transparent e.g "foreground" sets every
-     * background pixel as transparent.
+    waitForSelector?: {
+        selector: string;
+        hidden?: true;
+        visible?: true;
+        /** Timeout in milliseconds. Max 120000 */
+        timeout?: number;
+    };
+    /** Wait for a fixed delay in milliseconds before proceeding. Max 120000 */
+    waitForTimeout?: number;
+    /** When true, continue on best-effort when awaited events fail or timeout. */
+    bestAttempt?: boolean;
+    /** Maximum duration in milliseconds for the browser action after page load. Max 120000 */
+    actionTimeout?: number;
+    /** Cache time to live in seconds (0-86400). Set to 0 to disable.
+     * @default 5
      */
-    segment?: "foreground";
-    /**
-     * When cropping with fit: "cover", this defines the side or point that should
-     * be left uncropped. The value is either a string
-     * "left", "right", "top", "bottom", "auto", or "center" (the default),
-     * or an object {x, y} containing focal point coordinates in the original
-     * image expressed as fractions ranging from 0.0 (top or left) to 1.0
-     * (bottom or right), 0.5 being the center. {fit: "cover", gravity: "top"} will
-     * crop bottom or left and right sides as necessary, but won’t crop anything
-     * from the top. {fit: "cover", gravity: {x:0.5, y:0.2}} will crop each side to
-     * preserve as much as possible around a point at 20% of the height of the
-     * source image.
-     */
-    gravity?: 'face' | 'left' | 'right' | 'top' | 'bottom' | 'center' | 'auto' | 'entropy' | BasicImageTransformationsGravityCoordinates;
-    /**
-     * Background color to add underneath the image. Applies only to images with
-     * transparency (such as PNG). Accepts any CSS color (#RRGGBB, rgba(…),
-     * hsl(…), etc.)
-     */
-    background?: string;
-    /**
-     * Number of degrees (90, 180, 270) to rotate the image by. width and height
-     * options refer to axes after rotation.
-     */
-    rotate?: 0 | 90 | 180 | 270 | 360;
+    cacheTTL?: number;
 }
-interface BasicImageTransformationsGravityCoordinates {
-    x?: number;
-    y?: number;
-    mode?: 'remainder' | 'box-center';
+/** Backend selection for quick actions. */
+interface BrowserRunAlternateBackendOptions {
+    /** Render with an alternate browser backend instead of the default one. */
+    browser?: 'kitesurf';
+}
+/** Common options shared by all quick actions. Exactly one of `url` or `html` must be provided.*/
+type BrowserRunCommonOptions = BrowserRunBaseOptions & BrowserRunAlternateBackendOptions & ({
+    /** URL to navigate to, e.g. `"https://example.com"`. */
+    url: string;
+} | {
+    /** Set the HTML content of the page directly. */
+    html: string;
+});
+type BrowserRunPuppeteerScreenshotOptions = {
+    /** @default "png" */
+    type?: 'png' | 'jpeg' | 'webp';
+    /** @default "binary" */
+    encoding?: 'binary' | 'base64';
+    quality?: number;
+    fullPage?: boolean;
+    clip?: {
+        x: number;
+        y: number;
+        width: number;
+        height: number;
+        scale?: number;
+    };
+    omitBackground?: boolean;
+    optimizeForSpeed?: boolean;
+    captureBeyondViewport?: boolean;
+    fromSurface?: boolean;
+};
+type BrowserRunScreenshotOptions = BrowserRunCommonOptions & {
+    /** CSS selector of the element to screenshot. */
+    selector?: string;
+    /** When true, scroll the entire page before taking the screenshot. */
+    scrollPage?: boolean;
+    /** @see https://pptr.dev/api/puppeteer.screenshotoptions */
+    screenshotOptions?: BrowserRunPuppeteerScreenshotOptions;
+};
+type BrowserRunPDFOptions = BrowserRunCommonOptions & {
+    /** @see https://pptr.dev/api/puppeteer.pdfoptions */
+    pdfOptions?: {
+        /** @default 1 */
+        scale?: number;
+        /** @default false */
+        displayHeaderFooter?: boolean;
+        headerTemplate?: string;
+        footerTemplate?: string;
+        /** @default false */
+        printBackground?: boolean;
+        /** @default false */
+        landscape?: boolean;
+        pageRanges?: string;
+        /** @default "letter" */
+        format?: 'letter' | 'legal' | 'tabloid' | 'ledger' | 'a0' | 'a1' | 'a2' | 'a3' | 'a4' | 'a5' | 'a6';
+        width?: string | number;
+        height?: string | number;
+        /** @default false */
+        preferCSSPageSize?: boolean;
+        margin?: {
+            top?: string | number;
+            right?: string | number;
+            bottom?: string | number;
+            left?: string | number;
+        };
+        /** @default false */
+        omitBackground?: boolean;
+        /** @default true */
+        tagged?: boolean;
+        /** @default false */
+        outline?: boolean;
+        /** @default 30000 */
+        timeout?: number;
+    };
+};
+type BrowserRunScrapeOptions = BrowserRunCommonOptions & {
+    /** CSS selectors to scrape. At least one element is required. */
+    elements: Array<{
+        selector: string;
+    }>;
+};
+type BrowserRunLinksOptions = BrowserRunCommonOptions & {
+    /** When true, only return links that are visible on the page. @default false */
+    visibleLinksOnly?: boolean;
+    /** When true, exclude links pointing to external domains. @default false */
+    excludeExternalLinks?: boolean;
+};
+type BrowserRunSnapshotFormat = 'content' | 'screenshot' | 'markdown' | 'accessibilityTree';
+type BrowserRunSnapshotOptions = BrowserRunCommonOptions & {
+    /** Which representations of the page to return. At least two distinct formats
+     * are required; request a single format from its dedicated action instead.
+     * @default ["content","screenshot"]
+     */
+    formats?: BrowserRunSnapshotFormat[];
+    /** @see https://pptr.dev/api/puppeteer.screenshotoptions */
+    screenshotOptions?: Omit<BrowserRunPuppeteerScreenshotOptions, 'encoding'>;
+};
+/** Options for the `accessibilityTree` quick action. */
+type BrowserRunAccessibilityTreeOptions = BrowserRunCommonOptions & {
+    /** When true, prune nodes that carry no semantic meaning, such as generic
+     * containers. Defaults to true, or to false when `root` is set so that the
+     * requested subtree is returned as-is.
+     */
+    interestingOnly?: boolean;
+    /** CSS selector limiting the tree to the matching element's subtree.
+     * A selector that matches nothing yields `accessibilityTree: null` with
+     * HTTP 200; a malformed selector is an error.
+     */
+    root?: string;
+};
+interface BrowserRunJsonBaseOptions {
+    /** Custom AI models to try in order. Max 3. Falls back to next on error. */
+    custom_ai?: Array<{
+        /** Model ID in `<provider>/<model_name>` format, e.g. `"workers-ai/@cf/meta/llama-3.3-70b-instruct-fp8-fast"`. */
+        model: string;
+        /** Bearer token. Not needed for workers-ai models. */
+        authorization?: string;
+    }>;
+}
+/**
+ * Options for the `json` quick action.
+ * At least one of `prompt` or `response_format` must be provided.
+ */
+type BrowserRunJsonOptions = BrowserRunCommonOptions & BrowserRunJsonBaseOptions & ({
+    /** Natural-language prompt describing what data to extract. */
+    prompt: string;
+    /** Structured output schema for the AI model. @see https://developers.cloudflare.com/workers-ai/json-mode/ */
+    response_format?: AiTextGenerationResponseFormat;
+} | {
+    /** Natural-language prompt describing what data to extract. */
+    prompt?: string;
+    /** Structured output schema for the AI model. @see https://developers.cloudflare.com/workers-ai/json-mode/ */
+    response_format: AiTextGenerationResponseFormat;
+});
+type BrowserRunContentOptions = BrowserRunCommonOptions;
+type BrowserRunMarkdownOptions = BrowserRunCommonOptions;
+type BrowserRunRedirectHop = {
+    /** URL that returned the redirect. */
+    url: string;
+    /** HTTP status of the redirect. */
+    status: number;
+    /** Redirect response headers, including `location`. */
+    headers: Record<string, string>;
+};
+type BrowserRunResponseMeta = {
+    /** HTTP status code of the rendered page */
+    status: number;
+    /** Page title */
+    title: string;
+    /** Origin response headers, lowercased. Repeated headers are joined with a newline. Credential and transport-only headers that do not survive rendering are omitted. */
+    headers?: Record<string, string>;
+    /** URL that served the response, after any redirects the browser followed. */
+    finalUrl?: string;
+    /** HTTP redirects followed to reach `finalUrl`, oldest first. Omitted for direct navigation and for client-side redirects such as meta refresh. An empty array means redirects occurred but their intermediate responses could not be read. */
+    redirectChain?: BrowserRunRedirectHop[];
+};
+/**
+ * A node in the page's accessibility tree, as exposed to assistive technology.
+ * `role` is the only field always present; the rest are populated when the
+ * underlying element defines them.
+ * @see https://pptr.dev/api/puppeteer.serializedaxnode
+ */
+interface BrowserRunSerializedAXNode {
+    /** The ARIA role, e.g. `"button"`, `"heading"`, `"RootWebArea"`. */
+    role: string;
+    /** The `aria-autocomplete` value. */
+    autocomplete?: string;
+    /** Checked state of a checkbox, radio, or menu item. */
+    checked?: boolean | 'mixed';
+    /** Accessible description, typically from `aria-describedby` or `title`. */
+    description?: string;
+    disabled?: boolean;
+    expanded?: boolean;
+    /** Whether the element currently holds keyboard focus. */
+    focused?: boolean;
+    /** The kind of popup the element triggers, e.g. `"menu"`, `"dialog"`. */
+    haspopup?: string;
+    /** The `aria-invalid` value. */
+    invalid?: string;
+    /** Keyboard shortcuts bound to the element, from `aria-keyshortcuts`. */
+    keyshortcuts?: string;
+    /** Hierarchical level, e.g. the heading level of an `<h2>`. */
+    level?: number;
+    /** Whether the element is a modal dialog. */
+    modal?: boolean;
+    /** Whether a text input accepts multiple lines. */
+    multiline?: boolean;
+    /** Whether more than one option can be selected. */
+    multiselectable?: boolean;
+    /** Accessible name, e.g. a button's label or an image's alt text. */
+    name?: string;
+    orientation?: string;
+    /** Pressed state of a toggle button. */
+    pressed?: boolean | 'mixed';
+    readonly?: boolean;
+    required?: boolean;
+    /** Author-supplied role description, from `aria-roledescription`. */
+    roledescription?: string;
+    selected?: boolean;
+    /** Current value of an input or range element. */
+    value?: string | number;
+    valuemax?: number;
+    valuemin?: number;
+    /** Human-readable form of `value`, from `aria-valuetext`. */
+    valuetext?: string;
+    /** Child nodes. Absent for leaf nodes. */
+    children?: BrowserRunSerializedAXNode[];
+}
+/** Success response for `content` action. */
+type BrowserRunContentSuccessResponse = {
+    success: true;
+    /** Extracted HTML content */
+    result: string;
+    meta: BrowserRunResponseMeta;
+};
+/** Success response for `links` action. */
+type BrowserRunLinksSuccessResponse = {
+    success: true;
+    /** Extracted links */
+    result: string[];
+    meta: BrowserRunResponseMeta;
+};
+/** Success response for `scrape` action. */
+type BrowserRunScrapeSuccessResponse = {
+    success: true;
+    result: Array<{
+        /** The CSS selector used to find elements. */
+        selector: string;
+        /** Array of elements matching the selector. */
+        results: Array<{
+            /** Outer HTML of the element. */
+            html: string;
+            /** Text content of the element. */
+            text: string;
+            /** Width of the element in pixels. */
+            width: number;
+            /** Height of the element in pixels. */
+            height: number;
+            /** Top position of the element relative to the viewport in pixels. */
+            top: number;
+            /** Left position of the element relative to the viewport in pixels. */
+            left: number;
+            /** Array of HTML attributes on the element. */
+            attributes: Array<{
+                /** Attribute name. */
+                name: string;
+                /** Attribute value. */
+                value: string;
+            }>;
+        }>;
+    }>;
+    meta: BrowserRunResponseMeta;
+};
+/** Success response for `snapshot` action. Each field is present only when the
+ * corresponding entry was requested in `formats`.
+ */
+type BrowserRunSnapshotSuccessResponse = {
+    success: true;
+    result: {
+        /** HTML content of the page. */
+        content?: string;
+        /** Base64-encoded screenshot image. */
+        screenshot?: string;
+        /** Markdown content. Prefixed with YAML frontmatter (e.g. `title`) when the
+         * page provides that metadata.
+         */
+        markdown?: string;
+        /** Root of the page's accessibility tree. */
+        accessibilityTree?: BrowserRunSerializedAXNode;
+    };
+    meta: BrowserRunResponseMeta;
+};
+/** Success response for `accessibilityTree` action. */
+type BrowserRunAccessibilityTreeSuccessResponse = {
+    success: true;
+    result: {
+        /** Root of the accessibility tree, or `null` when `root` matched no element. */
+        accessibilityTree: BrowserRunSerializedAXNode | null;
+    };
+    meta: BrowserRunResponseMeta;
+};
+/** Success response for `json` action. */
+type BrowserRunJsonSuccessResponse = {
+    success: true;
+    /** JSON data extracted from the page using an AI model */
+    result: Record<string, unknown>;
+    meta: BrowserRunResponseMeta;
+};
+/** Success response for `markdown` action. */
+type BrowserRunMarkdownSuccessResponse = {
+    success: true;
+    /** Extracted markdown content */
+    result: string;
+    meta: BrowserRunResponseMeta;
+};
+/** Error response for BrowserRun actions. */
+type BrowserRunErrorResponse = {
+    success: false;
+    errors: {
+        message: string;
+        code?: number;
+        detail?: string;
+        path?: string;
+    }[];
+};
+/** Error response for BrowserRun `json` action. */
+type BrowserRunJsonErrorResponse = BrowserRunErrorResponse & {
+    /** Raw AI response text for debugging */
+    rawAiResponse?: string;
+};
+/** Session-scoped guardrails applied when acquiring a browser session. */
+type BrowserRunAcquireGuardrails = {
+    /** Domains that the browser may access. An empty list denies all domains. */
+    allowedDomains?: string[];
+    /** Named domain sets that the browser may access. */
+    allowedDomainSets?: string[];
+};
+/** Options for acquiring a new browser session. */
+type BrowserRunAcquireOptions = {
+    /** Idle session lifetime in milliseconds. */
+    keepAlive?: number;
+    /** Record the browser session. */
+    recording?: boolean;
+    /** Geoegress hint as an ISO-3166 alpha-2 country code. */
+    location?: string;
+    /** Map hostnames to caller-provided Workers that handle outbound requests. */
+    outboundByHost?: Record<string, Fetcher>;
+    /** Session-scoped network guardrails. */
+    guardrails?: BrowserRunAcquireGuardrails;
+    /** Include the session's DevTools targets in the result. */
+    targets?: boolean;
+    /** Lifetime of target live-view URLs in milliseconds. */
+    liveViewUrlExpiresInMs?: number;
+};
+/** Metadata returned when a browser session is acquired. */
+type BrowserRunAcquireResult = {
+    sessionId: string;
+    targets?: BrowserRunDevToolsTarget[];
+};
+/** Options for connecting to an already-acquired browser session. */
+type BrowserRunConnectOptions = {
+    /** Connect to a specific page target instead of the browser-level CDP endpoint. */
+    targetId?: string;
+};
+/** Connection capability returned by `connectSession()` and `launch()`. */
+type BrowserRunConnection = {
+    sessionId: string;
+    /** A session-pinned Fetcher. Use its `fetch()` method for a WebSocket upgrade. */
+    webSocket: Fetcher;
+    targets?: BrowserRunDevToolsTarget[];
+};
+/** The UI mode for a live-view link. */
+type BrowserRunLiveViewMode = 'devtools' | 'tab' | 'full';
+/** Connection-scoped guardrails applied to a live-view link. */
+type BrowserRunConnectionGuardrails = {
+    mode: 'readonly';
+};
+/** Options for minting a live-view link. */
+type BrowserRunLiveViewOptions = {
+    mode?: BrowserRunLiveViewMode;
+    targetId?: string;
+    expiresInMs?: number;
+    guardrails?: BrowserRunConnectionGuardrails;
+};
+/** Live-view link metadata. */
+type BrowserRunLiveView = {
+    webSocketDebuggerUrl: string;
+    devtoolsFrontendUrl: string;
+    id: string;
+    options: {
+        mode: BrowserRunLiveViewMode;
+        guardrails?: BrowserRunConnectionGuardrails;
+    };
+};
+/** Options for listing active browser sessions. */
+type BrowserRunListSessionsOptions = {
+    limit?: number;
+    offset?: number;
+};
+/** Options for listing session history. */
+type BrowserRunHistoryOptions = {
+    limit?: number;
+    offset?: number;
+};
+/** A browser session returned by the session-management methods. */
+type BrowserRunSession = {
+    sessionId: string;
+    startTime?: number;
+    endTime?: number;
+    closeReason?: number;
+    closeReasonText?: string;
+    connectionId?: string;
+    connectionStartTime?: number;
+    connectionEndTime?: number;
+    lastUpdated?: number;
+    webSocketDebuggerUrl?: string;
+    devtoolsFrontendUrl?: string;
+};
+/** Account browser-session and browser-time limits. */
+type BrowserRunLimits = {
+    activeSessions: Array<{
+        id: string;
+    }>;
+    maxConcurrentSessions: number;
+    allowedBrowserAcquisitions: number;
+    timeUntilNextAllowedBrowserAcquisition: number;
+    usedBrowserTimeSeconds?: number;
+};
+/** A browser target returned by the DevTools JSON methods. */
+type BrowserRunDevToolsTarget = {
+    id: string;
+    type: string;
+    url: string;
+    title?: string;
+    description?: string;
+    webSocketDebuggerUrl?: string;
+    devtoolsFrontendUrl?: string;
+};
+/** Browser and protocol version metadata. */
+type BrowserRunDevToolsVersion = {
+    Browser: string;
+    'Protocol-Version': string;
+    'User-Agent': string;
+    'V8-Version': string;
+    'WebKit-Version': string;
+    webSocketDebuggerUrl: string;
+};
+/** A DevTools protocol domain. Protocol definitions may gain additional fields over time. */
+interface BrowserRunDevToolsProtocolDomain extends Record<string, unknown> {
+    domain: string;
+    experimental?: boolean;
+    dependencies?: string[];
+    types?: Array<Record<string, any>>;
+    commands?: Array<Record<string, any>>;
+    events?: Array<Record<string, any>>;
+}
+/** The DevTools protocol definition. Additional protocol fields may be returned by Chrome. */
+interface BrowserRunDevToolsProtocol extends Record<string, any> {
+    domains: BrowserRunDevToolsProtocolDomain[];
+    version?: {
+        major: string;
+        minor: string;
+    };
+}
+/** Options shared by DevTools target-listing and target-creation methods. */
+type BrowserRunTargetOptions = {
+    liveViewUrlExpiresInMs?: number;
+};
+/** Result returned by DevTools target activation and close methods. */
+type BrowserRunTargetActionResult = {
+    message: string;
+};
+/** Methods exposed by the nested `devtools` binding target. */
+type BrowserRunDevtools = {
+    getVersion(sessionId: string): Promise<BrowserRunDevToolsVersion>;
+    getProtocol(sessionId: string): Promise<BrowserRunDevToolsProtocol>;
+    listTargets(sessionId: string, options?: BrowserRunTargetOptions): Promise<BrowserRunDevToolsTarget[]>;
+    getTarget(sessionId: string, targetId: string): Promise<BrowserRunDevToolsTarget>;
+    newTarget(sessionId: string, url?: string, options?: BrowserRunTargetOptions): Promise<BrowserRunDevToolsTarget>;
+    activateTarget(sessionId: string, targetId: string): Promise<BrowserRunTargetActionResult>;
+    closeTarget(sessionId: string, targetId: string): Promise<BrowserRunTargetActionResult>;
+};
+/** Result returned when closing a browser session. */
+type BrowserRunCloseSessionResult = {
+    status: 'closing' | 'closed';
+};
+/** Library the script runs against. Omit it to receive a raw CDP client. */
+type BrowserRunScriptLibrary = 'playwright' | 'puppeteer';
+/** Options for `script()`. */
+type BrowserRunScriptOptions = {
+    /** Library whose objects are passed to the script. Omit it for raw CDP. */
+    library?: BrowserRunScriptLibrary;
+    /** Maximum run time of the script in milliseconds, not counting browser
+     * acquisition. Between 1 and 120000.
+     * @default 60000
+     */
+    timeout?: number;
+    /** How long the session stays open without activity after the run, in
+     * milliseconds. Between 10000 and 1200000.
+     * @default 60000
+     */
+    keepAlive?: number;
+    /** Use the experimental pool, whose browsers enable Chrome features before
+     * they reach stable Chrome.
+     * @default false
+     */
+    lab?: boolean;
+    /** Record the browser session. @default false */
+    recording?: boolean;
+};
+/** Options for `scriptInSession()`. */
+type BrowserRunScriptSessionOptions = {
+    /** Library whose objects are passed to the script. Omit it for raw CDP. */
+    library?: BrowserRunScriptLibrary;
+    /** Maximum run time of the script in milliseconds. Between 1 and 120000.
+     * @default 60000
+     */
+    timeout?: number;
+    /** Page target the script attaches to, such as the `cf-browser-target-id`
+     * header returned by `script()`. Defaults to the session's first page.
+     */
+    targetId?: string;
+};
+/** JSON success body of `script()` and `scriptInSession()`. */
+type BrowserRunScriptSuccessResponse = {
+    success: true;
+    /** The script's return value, or `null` when it returned nothing. */
+    result: unknown;
+};
+/**
+ * Browser Run API binding for automating headless browsers.
+ * @see https://developers.cloudflare.com/browser-run/
+ */
+declare abstract class BrowserRun {
+    /**
+     * Send a raw HTTP request to the Browser Run API.
+     * Used by libraries like `@cloudflare/puppeteer` to acquire and connect to a browser instance.
+     * @see https://developers.cloudflare.com/browser-run/
+     */
+    fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+    /**
+     * Take a screenshot of a web page.
+     * @param action - Must be `'screenshot'`.
+     * @param options - Screenshot options including viewport, selectors, and image format.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - Binary image data with `Content-Type: image/png`, `image/jpeg`, or `image/webp` (when `encoding: 'binary'`, the default)
+     * - Data URI string with `Content-Type: text/plain` (when `encoding: 'base64'`)
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'screenshot', options: BrowserRunScreenshotOptions): Promise<Response>;
+    /**
+     * Generate a PDF of a web page.
+     * @param action - Must be `'pdf'`.
+     * @param options - PDF generation options including page size, margins, and headers/footers.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - Binary PDF data with `Content-Type: application/pdf`
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'pdf', options: BrowserRunPDFOptions): Promise<Response>;
+    /**
+     * Get the HTML content of a web page.
+     * @param action - Must be `'content'`.
+     * @param options - Navigation and page interaction options.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunContentSuccessResponse` JSON with `Content-Type: application/json`
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'content', options: BrowserRunContentOptions): Promise<Response>;
+    /**
+     * Scrape elements from a web page by CSS selector.
+     * @param action - Must be `'scrape'`.
+     * @param options - Scrape options with CSS selectors for elements to extract.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunScrapeSuccessResponse` JSON with `Content-Type: application/json`
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'scrape', options: BrowserRunScrapeOptions): Promise<Response>;
+    /**
+     * Extract all links from a web page.
+     * @param action - Must be `'links'`.
+     * @param options - Options to filter visible or internal links only.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunLinksSuccessResponse` JSON with `Content-Type: application/json`
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'links', options: BrowserRunLinksOptions): Promise<Response>;
+    /**
+     * Get several representations of a web page in one request.
+     * @param action - Must be `'snapshot'`.
+     * @param options - Snapshot options including the `formats` to return and
+     * screenshot settings (encoding is always base64).
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunSnapshotSuccessResponse` JSON with `Content-Type: application/json`
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'snapshot', options: BrowserRunSnapshotOptions): Promise<Response>;
+    /**
+     * Extract structured JSON data from a web page using AI.
+     * @param action - Must be `'json'`.
+     * @param options - JSON extraction options with prompt or response_format schema.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunJsonSuccessResponse` JSON with `Content-Type: application/json`
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     * - HTTP 422 with code `2012` for HTML-to-markdown conversion failures
+     * - HTTP 422/500 for AI extraction failures (may include `rawAiResponse` field)
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'json', options: BrowserRunJsonOptions): Promise<Response>;
+    /**
+     * Convert a web page to Markdown.
+     * @param action - Must be `'markdown'`.
+     * @param options - Navigation and page interaction options.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunMarkdownSuccessResponse` JSON with `Content-Type: application/json`
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     * - HTTP 422 with code `2012` for HTML-to-markdown conversion failures
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'markdown', options: BrowserRunMarkdownOptions): Promise<Response>;
+    /**
+     * Get the accessibility tree of a web page.
+     * @param action - Must be `'accessibilityTree'`.
+     * @param options - Options to scope the tree to a subtree and to control
+     * whether semantically uninteresting nodes are pruned.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunAccessibilityTreeSuccessResponse` JSON with `Content-Type: application/json`
+     * - `result.accessibilityTree` is `null` when `root` matched no element
+     *
+     * **Error:**
+     * - `BrowserRunErrorResponse` JSON with appropriate HTTP status code (400, 422, 429, 500, 503)
+     * - HTTP 422 for a malformed `root` selector
+     * - HTTP 500 with code `2017` or `2018` when the tree could not be built
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds (set when status < 500)
+     */
+    quickAction(action: 'accessibilityTree', options: BrowserRunAccessibilityTreeOptions): Promise<Response>;
+    /** Acquire a new browser session and return its metadata. */
+    acquire(options?: BrowserRunAcquireOptions): Promise<BrowserRunAcquireResult>;
+    /** Acquire a browser session and return a session-pinned WebSocket capability. */
+    launch(options?: BrowserRunAcquireOptions): Promise<BrowserRunConnection>;
+    /** Return a session-pinned WebSocket capability for an existing session. */
+    connectSession(sessionId: string, options?: BrowserRunConnectOptions): Promise<BrowserRunConnection>;
+    /** Mint an authenticated live-view link for a browser session. */
+    getLiveView(sessionId: string, options?: BrowserRunLiveViewOptions): Promise<BrowserRunLiveView>;
+    /** List the caller's active browser sessions. */
+    listSessions(options?: BrowserRunListSessionsOptions): Promise<BrowserRunSession[]>;
+    /** List recent active and closed browser sessions. */
+    history(options?: BrowserRunHistoryOptions): Promise<BrowserRunSession[]>;
+    /** Return the caller's browser-session and browser-time limits. */
+    limits(): Promise<BrowserRunLimits>;
+    /** Return details for one browser session, or `null` when it does not exist. */
+    getSession(sessionId: string): Promise<BrowserRunSession | null>;
+    /** Close a browser session. */
+    closeSession(sessionId: string): Promise<BrowserRunCloseSessionResult>;
+    /**
+     * Run a script against a new browser session.
+     * @param code - Source of an async function. It receives the selected
+     * library's objects (Playwright `{ page, context, browser }`, Puppeteer
+     * `{ page, browser }`) or, without `library`, a CDP client.
+     * @param options - Library, timeout and session launch options.
+     * @returns A `Response` containing one of:
+     *
+     * **Success (HTTP 200):**
+     * - `BrowserRunScriptSuccessResponse` JSON with `Content-Type: application/json`
+     * when the script returns a JSON-serializable value or nothing
+     * - The raw body and content type when the script returns binary or other
+     * non-JSON output
+     *
+     * **Error:**
+     * - JSON error body with an HTTP status code (400, 404, 408, 422, 429, 500, 503)
+     * - HTTP 408 when the script exceeds `timeout`
+     * - HTTP 422 when the script fails to compile or throws
+     * - HTTP errors are returned as a `Response`, not thrown. Invalid `options`
+     * throw before any request is made.
+     *
+     * **Headers:**
+     * - `cf-browser-session-id`: Session kept open for `scriptInSession()`
+     * - `cf-browser-target-id`: Page target the script ran on
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds
+     */
+    script(code: string, options?: BrowserRunScriptOptions): Promise<Response>;
+    /**
+     * Run a script against an existing browser session, such as one kept open by
+     * `script()`.
+     * @param sessionId - Session to run in, such as the `cf-browser-session-id`
+     * header returned by `script()`.
+     * @param code - Source of an async function, as for `script()`.
+     * @param options - Library, timeout and page target options.
+     * @returns A `Response` with the same success bodies as `script()`.
+     *
+     * **Error:**
+     * - JSON error body with an HTTP status code (400, 401, 404, 408, 410, 422, 500)
+     * - HTTP 404 when the session or `targetId` does not exist
+     * - HTTP 410 when the session is already closed
+     * - HTTP errors are returned as a `Response`, not thrown. Invalid `options`
+     * throw before any request is made.
+     *
+     * **Headers:**
+     * - `X-Browser-Ms-Used`: Browser time consumed in milliseconds
+     */
+    scriptInSession(sessionId: string, code: string, options?: BrowserRunScriptSessionOptions): Promise<Response>;
+    /** DevTools JSON methods exposed through one nested binding target. */
+    get devtools(): BrowserRunDevtools;
 }
 /**
  * In addition to the properties you can set in the RequestInit dict
@@ -10448,6 +11920,16 @@ interface RequestInitCfProperties extends Record<string, unknown> {
      */
     cacheTtlByStatus?: Record<string, number>;
     /**
+     * Controls whether Cloudflare uses range requests when fetching the response
+     * from the origin.
+     *
+     * - `"on"`: enable origin range requests for this request.
+     * - `"off"`: disable origin range requests for this request.
+     */
+    originRangeRequests?: "on" | "off";
+    /** Controls how responses with a `Vary` header are cached for this request. */
+    vary?: RequestInitCfPropertiesVary;
+    /**
      * Explicit Cache-Control header value to set on the response stored in cache.
      * This gives full control over cache directives (e.g. 'public, max-age=3600, s-maxage=86400').
      *
@@ -10484,6 +11966,17 @@ interface RequestInitCfProperties extends Record<string, unknown> {
     cacheReserveMinimumFileSize?: number;
     scrapeShield?: boolean;
     apps?: boolean;
+    /**
+     * Controls whether an outbound gRPC-web subrequest from this Worker is
+     * converted to gRPC at the Cloudflare edge.
+     *
+     * - `"passthrough"`: forward the subrequest unchanged as gRPC-web (default).
+     * - `"convert"`: convert the gRPC-web subrequest to gRPC at the edge.
+     *
+     * Provides per-request control over the same edge conversion behavior
+     * gated by the `auto_grpc_convert` compatibility flag.
+     */
+    grpcWeb?: "passthrough" | "convert";
     image?: RequestInitCfPropertiesImage;
     minify?: RequestInitCfPropertiesImageMinify;
     mirage?: boolean;
@@ -10504,49 +11997,122 @@ interface RequestInitCfProperties extends Record<string, unknown> {
      */
     resolveOverride?: string;
 }
-interface RequestInitCfPropertiesImageDraw extends BasicImageTransformations {
+/**
+ * Controls how Workers Standard Vary handles a request header listed by an
+ * origin `Vary` response header:
+ *
+ * - `"normalize"`: normalize the request header value before it is used in the
+ *   cache variance key.
+ * - `"passthrough"`: use the raw request header value in the cache variance
+ *   key.
+ * - `"bypass"`: bypass cache when the header appears in the origin `Vary`
+ *   response header.
+ */
+type RequestInitCfPropertiesVaryAction = "normalize" | "passthrough" | "bypass";
+/** Configuration for Workers Standard Vary support. */
+interface RequestInitCfPropertiesVary {
+    /** The fallback action for varied request headers not listed in `headers`. */
+    default: RequestInitCfPropertiesVaryHeader;
     /**
-     * Absolute URL of the image file to use for the drawing. It can be any of
-     * the supported file formats. For drawing of watermarks or non-rectangular
-     * overlays we recommend using PNG or WebP images.
-     */
-    url: string;
-    /**
-     * Floating-point number between 0 (transparent) and 1 (opaque).
-     * For example, opacity: 0.5 makes overlay semitransparent.
-     */
-    opacity?: number;
-    /**
-     * - If set to true, the overlay image will be tiled to cover the entire
-     *   area. This is useful for stock-photo-like watermarks.
-     * - If set to "x", the overlay image will be tiled horizontally only
-     *   (form a line).
-     * - If set to "y", the overlay image will be tiled vertically only
-     *   (form a line).
-     */
-    repeat?: true | "x" | "y";
-    /**
-     * Position of the overlay image relative to a given edge. Each property is
-     * an offset in pixels. 0 aligns exactly to the edge. For example, left: 10
-     * positions left side of the overlay 10 pixels from the left edge of the
-     * image it's drawn over. bottom: 0 aligns bottom of the overlay with bottom
-     * of the background image.
+     * Lowercase request header names and their Vary configuration.
      *
-     * Setting both left & right, or both top & bottom is an error.
-     *
-     * If no position is specified, the image will be centered.
+     * The `accept` header can include `media_types`, the `accept-language`
+     * header can include `languages`, and other headers support only `action`.
      */
-    top?: number;
-    left?: number;
-    bottom?: number;
-    right?: number;
+    headers?: RequestInitCfPropertiesVaryHeaders;
 }
-interface RequestInitCfPropertiesImage extends BasicImageTransformations {
+/** Common Vary behavior for a single request header. */
+interface RequestInitCfPropertiesVaryHeader {
+    /** How this request header contributes to cache variance. */
+    action: RequestInitCfPropertiesVaryAction;
+}
+/** Vary behavior for the `accept` request header. */
+interface RequestInitCfPropertiesVaryAcceptHeader extends RequestInitCfPropertiesVaryHeader {
     /**
-     * Device Pixel Ratio. Default 1. Multiplier for width/height that makes it
-     * easier to specify higher-DPI sizes in <img srcset>.
+     * Media types to keep when normalizing the `Accept` request header.
+     *
+     * Named `media_types` to match the serialized `cf.vary` configuration.
      */
-    dpr?: number;
+    media_types?: string[];
+}
+/** Vary behavior for the `accept-language` request header. */
+interface RequestInitCfPropertiesVaryAcceptLanguageHeader extends RequestInitCfPropertiesVaryHeader {
+    /**
+     * Language tags to keep when normalizing the `Accept-Language` request
+     * header.
+     */
+    languages?: string[];
+}
+/**
+ * Lowercase request header names and their Vary behavior.
+ *
+ * The index signature allows arbitrary custom request headers beyond the
+ * well-known `accept` and `accept-language` specializations.
+ */
+interface RequestInitCfPropertiesVaryHeaders {
+    accept?: RequestInitCfPropertiesVaryAcceptHeader;
+    "accept-language"?: RequestInitCfPropertiesVaryAcceptLanguageHeader;
+    [header: string]: RequestInitCfPropertiesVaryHeader | RequestInitCfPropertiesVaryAcceptHeader | RequestInitCfPropertiesVaryAcceptLanguageHeader | undefined;
+}
+interface BasicImageTransformations {
+    /**
+     * Maximum width in image pixels. The value must be an integer.
+     */
+    width?: number;
+    /**
+     * Maximum height in image pixels. The value must be an integer.
+     */
+    height?: number;
+    /**
+     * When cropping with fit: "cover", this defines the side or point that should
+     * be left uncropped. The value is either a string
+     * "left", "right", "top", "bottom", "auto", or "center" (the default),
+     * or an object {x, y} containing focal point coordinates in the original
+     * image expressed as fractions ranging from 0.0 (top or left) to 1.0
+     * (bottom or right), 0.5 being the center. {fit: "cover", gravity: "top"} will
+     * crop bottom or left and right sides as necessary, but won’t crop anything
+     * from the top. {fit: "cover", gravity: {x:0.5, y:0.2}} will crop each side to
+     * preserve as much as possible around a point at 20% of the height of the
+     * source image.
+     */
+    gravity?: 'face' | 'left' | 'right' | 'top' | 'bottom' | 'center' | 'auto' | 'entropy' | BasicImageTransformationsGravityCoordinates;
+    /**
+     * Specifies how closely the image is cropped toward detected faces when combined
+     * with the gravity=face option. Accepts a valid range between 0.0 (includes as much
+     * of the background as possible) and 1.0 (crops the image as closely to the face as
+     * possible). The default is 0.
+     */
+    zoom?: number;
+    /**
+     * Resizing mode as a string. It affects interpretation of width and height
+     * options:
+     *  - scale-down: Similar to contain, but the image is never enlarged. If
+     *    the image is larger than given width or height, it will be resized.
+     *    Otherwise its original size will be kept.
+     *  - scale-up: Similar to contain, but the image is never shrunk. If the
+     *    image is smaller than the given width or height, it will be resized.
+     *    Otherwise its original size will be kept.
+     *  - contain: Resizes to maximum size that fits within the given width and
+     *    height. If only a single dimension is given (e.g. only width), the
+     *    image will be shrunk or enlarged to exactly match that dimension.
+     *    Aspect ratio is always preserved.
+     *  - cover: Resizes (shrinks or enlarges) to fill the entire area of width
+     *    and height. If the image has an aspect ratio different from the ratio
+     *    of width and height, it will be cropped to fit.
+     *  - crop: The image will be shrunk and cropped to fit within the area
+     *    specified by width and height. The image will not be enlarged. For images
+     *    smaller than the given dimensions it's the same as scale-down. For
+     *    images larger than the given dimensions, it's the same as cover.
+     *    See also trim.
+     *  - pad: Resizes to the maximum size that fits within the given width and
+     *    height, and then fills the remaining area with a background color
+     *    (white by default). Use of this mode is not recommended, as the same
+     *    effect can be more efficiently achieved with the contain mode and the
+     *    CSS object-fit: contain property.
+     *  - squeeze: Stretches and deforms to the width and height given, even if it
+     *    breaks aspect ratio
+     */
+    fit?: "scale-down" | "scale-up" | "contain" | "cover" | "crop" | "pad" | "squeeze";
     /**
      * Allows you to trim your image. Takes dpr into account and is performed before
      * resizing or rotation.
@@ -10575,6 +12141,154 @@ interface RequestInitCfPropertiesImage extends BasicImageTransformations {
             keep?: number;
         };
     };
+    /**
+     * Background color to add underneath the image. Applies only to images with
+     * transparency (such as PNG). Accepts any CSS color (#RRGGBB, rgba(…),
+     * hsl(…), etc.)
+     */
+    background?: string;
+    /**
+     * Flips the images horizontally, vertically, or both. Flipping is applied before
+     * rotation, so if you apply flip=h,rotate=90 then the image will be flipped
+     * horizontally, then rotated by 90 degrees.
+     */
+    flip?: 'h' | 'v' | 'hv';
+    /**
+     * Number of degrees (90, 180, 270) to rotate the image by. width and height
+     * options refer to axes after rotation.
+     */
+    rotate?: 0 | 90 | 180 | 270 | 360;
+    /**
+     * Strength of sharpening filter to apply to the image. Floating-point
+     * number between 0 (no sharpening, default) and 10 (maximum). 1.0 is a
+     * recommended value for downscaled images.
+     */
+    sharpen?: number;
+    /**
+     * Radius of a blur filter (approximate gaussian). Maximum supported radius
+     * is 250.
+     */
+    blur?: number;
+    /**
+     * Increase contrast by a factor. A value of 1.0 equals no change, a value of
+     * 0.5 equals low contrast, and a value of 2.0 equals high contrast. 0 is
+     * ignored.
+     */
+    contrast?: number;
+    /**
+     * Increase brightness by a factor. A value of 1.0 equals no change, a value
+     * of 0.5 equals half brightness, and a value of 2.0 equals twice as bright.
+     * 0 is ignored.
+     */
+    brightness?: number;
+    /**
+     * Increase exposure by a factor. A value of 1.0 equals no change, a value of
+     * 0.5 darkens the image, and a value of 2.0 lightens the image. 0 is ignored.
+     */
+    gamma?: number;
+    /**
+     * Increase contrast by a factor. A value of 1.0 equals no change, a value of
+     * 0.5 equals low contrast, and a value of 2.0 equals high contrast. 0 is
+     * ignored.
+     */
+    saturation?: number;
+    /**
+     * Device Pixel Ratio. Default 1. Multiplier for width/height that makes it
+     * easier to specify higher-DPI sizes in <img srcset>.
+     */
+    dpr?: number;
+    /**
+     * Adds a border around the image. The border is added after resizing. Border
+     * width takes dpr into account, and can be specified either using a single
+     * width property, or individually for each side.
+     */
+    border?: {
+        color: string;
+        width: number;
+    } | {
+        color: string;
+        top: number;
+        right: number;
+        bottom: number;
+        left: number;
+    };
+    /**
+     * Image segmentation using artificial intelligence models. Sets pixels not
+     * within selected segment area to transparent e.g "foreground" sets every
+     * background pixel as transparent.
+     */
+    segment?: "foreground";
+    /**
+     * Controls the algorithm used when an image needs to be enlarged. This
+     * parameter works with any fit mode that upscales, such as `contain`,
+     * `cover`, and `scale-up`. It has no effect when `fit=scale-down` or when
+     * the target dimensions are smaller than the source.
+     * - interpolate: Uses bicubic interpolation, which may reduce image quality.
+     *   This is the default behavior when `upscale` is not specified.
+     * - generate: Uses AI upscaling to produce sharper, more detailed results
+     *   when enlarging images.
+     */
+    upscale?: "interpolate" | "generate";
+}
+interface BasicImageTransformationsGravityCoordinates {
+    x?: number;
+    y?: number;
+    mode?: 'remainder' | 'box-center';
+}
+interface RequestInitCfPropertiesImageDraw extends BasicImageTransformations {
+    /**
+     * Absolute URL of the image file to use for the drawing. It can be any of
+     * the supported file formats. For drawing of watermarks or non-rectangular
+     * overlays we recommend using PNG or WebP images.
+     */
+    url: string;
+    /**
+     * Floating-point number between 0 (transparent) and 1 (opaque).
+     * For example, opacity: 0.5 makes overlay semitransparent.
+     */
+    opacity?: number;
+    /**
+     * - If set to true, the overlay image will be tiled to cover the entire
+     *   area. This is useful for stock-photo-like watermarks.
+     * - If set to "x", the overlay image will be tiled horizontally only
+     *   (form a line).
+     * - If set to "y", the overlay image will be tiled vertically only
+     *   (form a line).
+     */
+    repeat?: true | "x" | "y";
+    /**
+     * How to combine the foreground and backdrop pixels to create the result
+     */
+    composite?: 
+    /** Foreground drawn on top of backdrop (default) */
+    'over'
+    /** Foreground shown only where backdrop is opaque */
+     | 'in'
+    /** Foreground drawn on top, but clipped to the backdrop's shape */
+     | 'atop'
+    /** Foreground shown only where backdrop is transparent */
+     | 'out'
+    /** Foreground and backdrop visible only where the other is not */
+     | 'xor'
+    /** Foreground and backdrop channels added (brightening) */
+     | 'lighter';
+    /**
+     * Position of the overlay image relative to a given edge. Each property is
+     * an offset in pixels. 0 aligns exactly to the edge. For example, left: 10
+     * positions left side of the overlay 10 pixels from the left edge of the
+     * image it's drawn over. bottom: 0 aligns bottom of the overlay with bottom
+     * of the background image.
+     *
+     * Setting both left & right, or both top & bottom is an error.
+     *
+     * If no position is specified, the image will be centered.
+     */
+    top?: number;
+    left?: number;
+    bottom?: number;
+    right?: number;
+}
+interface RequestInitCfPropertiesImage extends BasicImageTransformations {
     /**
      * Quality setting from 1-100 (useful values are in 60-90 range). Lower values
      * make images look worse, but load faster. The default is 85. It applies only
@@ -10617,17 +12331,6 @@ interface RequestInitCfPropertiesImage extends BasicImageTransformations {
      */
     metadata?: "keep" | "copyright" | "none";
     /**
-     * Strength of sharpening filter to apply to the image. Floating-point
-     * number between 0 (no sharpening, default) and 10 (maximum). 1.0 is a
-     * recommended value for downscaled images.
-     */
-    sharpen?: number;
-    /**
-     * Radius of a blur filter (approximate gaussian). Maximum supported radius
-     * is 250.
-     */
-    blur?: number;
-    /**
      * Overlays are drawn in the order they appear in the array (last array
      * entry is the topmost layer).
      */
@@ -10638,50 +12341,6 @@ interface RequestInitCfPropertiesImage extends BasicImageTransformations {
      * the origin.
      */
     "origin-auth"?: "share-publicly";
-    /**
-     * Adds a border around the image. The border is added after resizing. Border
-     * width takes dpr into account, and can be specified either using a single
-     * width property, or individually for each side.
-     */
-    border?: {
-        color: string;
-        width: number;
-    } | {
-        color: string;
-        top: number;
-        right: number;
-        bottom: number;
-        left: number;
-    };
-    /**
-     * Increase brightness by a factor. A value of 1.0 equals no change, a value
-     * of 0.5 equals half brightness, and a value of 2.0 equals twice as bright.
-     * 0 is ignored.
-     */
-    brightness?: number;
-    /**
-     * Increase contrast by a factor. A value of 1.0 equals no change, a value of
-     * 0.5 equals low contrast, and a value of 2.0 equals high contrast. 0 is
-     * ignored.
-     */
-    contrast?: number;
-    /**
-     * Increase exposure by a factor. A value of 1.0 equals no change, a value of
-     * 0.5 darkens the image, and a value of 2.0 lightens the image. 0 is ignored.
-     */
-    gamma?: number;
-    /**
-     * Increase contrast by a factor. A value of 1.0 equals no change, a value of
-     * 0.5 equals low contrast, and a value of 2.0 equals high contrast. 0 is
-     * ignored.
-     */
-    saturation?: number;
-    /**
-     * Flips the images horizontally, vertically, or both. Flipping is applied before
-     * rotation, so if you apply flip=h,rotate=90 then the image will be flipped
-     * horizontally, then rotated by 90 degrees.
-     */
-    flip?: 'h' | 'v' | 'hv';
     /**
      * Slightly reduces latency on a cache miss by selecting a
      * quickest-to-compress file format, at a cost of increased file size and
@@ -11062,6 +12721,32 @@ interface IncomingRequestCfPropertiesTLSClientAuth {
      * @example "Dec 22 19:39:00 2018 GMT"
      */
     certNotAfter: string;
+    /**
+     * The client leaf certificate in [RFC 9440](https://www.rfc-editor.org/rfc/rfc9440)
+     * format (`:base64-DER:`). Empty if no client certificate was presented or if
+     * the leaf certificate exceeded 10 KB (see {@link certRFC9440TooLarge}).
+     *
+     * Suitable for forwarding to an origin via the `Client-Cert` HTTP header.
+     */
+    certRFC9440: string;
+    /**
+     * `true` if the leaf certificate exceeded 10 KB and was omitted from
+     * {@link certRFC9440}.
+     */
+    certRFC9440TooLarge: boolean;
+    /**
+     * The intermediate certificate chain in [RFC 9440](https://www.rfc-editor.org/rfc/rfc9440)
+     * format as a comma-separated list. Empty if no intermediates were sent or
+     * if the chain exceeded 16 KB (see {@link certChainRFC9440TooLarge}).
+     *
+     * Suitable for forwarding to an origin via the `Client-Cert-Chain` HTTP header.
+     */
+    certChainRFC9440: string;
+    /**
+     * `true` if the intermediate chain exceeded 16 KB and was omitted from
+     * {@link certChainRFC9440}.
+     */
+    certChainRFC9440TooLarge: boolean;
 }
 /** Placeholder values for TLS Client Authorization */
 interface IncomingRequestCfPropertiesTLSClientAuthPlaceholder {
@@ -11082,6 +12767,10 @@ interface IncomingRequestCfPropertiesTLSClientAuthPlaceholder {
     certFingerprintSHA256: "";
     certNotBefore: "";
     certNotAfter: "";
+    certRFC9440: "";
+    certRFC9440TooLarge: false;
+    certChainRFC9440: "";
+    certChainRFC9440TooLarge: false;
 }
 /** Possible outcomes of TLS verification */
 declare type CertVerificationStatus = 
@@ -11213,6 +12902,87 @@ declare abstract class D1PreparedStatement {
 interface Disposable {
 }
 /**
+ * The **`DOMException`** interface represents an abnormal event (called an exception) that occurs as a result of calling a method or accessing a property of a web API. This is how error conditions are described in web APIs.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException)
+ */
+declare class DOMException extends Error {
+    constructor(message?: string, name?: string);
+    /**
+     * The **`message`** read-only property of the DOMException interface returns a string representing a message or description associated with the given error name.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException/message)
+     */
+    readonly message: string;
+    /**
+     * The **`name`** read-only property of the DOMException interface returns a string that contains one of the strings associated with an error name.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException/name)
+     */
+    readonly name: string;
+    /**
+     * The **`code`** read-only property of the DOMException interface returns one of the legacy error code constants, or 0 if none match.
+     * @deprecated
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/DOMException/code)
+     */
+    readonly code: number;
+    static readonly INDEX_SIZE_ERR: number;
+    static readonly DOMSTRING_SIZE_ERR: number;
+    static readonly HIERARCHY_REQUEST_ERR: number;
+    static readonly WRONG_DOCUMENT_ERR: number;
+    static readonly INVALID_CHARACTER_ERR: number;
+    static readonly NO_DATA_ALLOWED_ERR: number;
+    static readonly NO_MODIFICATION_ALLOWED_ERR: number;
+    static readonly NOT_FOUND_ERR: number;
+    static readonly NOT_SUPPORTED_ERR: number;
+    static readonly INUSE_ATTRIBUTE_ERR: number;
+    static readonly INVALID_STATE_ERR: number;
+    static readonly SYNTAX_ERR: number;
+    static readonly INVALID_MODIFICATION_ERR: number;
+    static readonly NAMESPACE_ERR: number;
+    static readonly INVALID_ACCESS_ERR: number;
+    static readonly VALIDATION_ERR: number;
+    static readonly TYPE_MISMATCH_ERR: number;
+    static readonly SECURITY_ERR: number;
+    static readonly NETWORK_ERR: number;
+    static readonly ABORT_ERR: number;
+    static readonly URL_MISMATCH_ERR: number;
+    static readonly QUOTA_EXCEEDED_ERR: number;
+    static readonly TIMEOUT_ERR: number;
+    static readonly INVALID_NODE_TYPE_ERR: number;
+    static readonly DATA_CLONE_ERR: number;
+    get stack(): any;
+    set stack(value: any);
+}
+declare module 'cloudflare:durable-objects' {
+    /**
+     * Marks Durable Object methods as safe to run more than once. The runtime may then retry calls
+     * to them after a disconnect that might have happened after the method started. It does not
+     * enable retries or change how many are made.
+     *
+     * Mark methods on the class prototype, for example from a static block:
+     *
+     * ```ts
+     * class Counter extends DurableObject {
+     *   static {
+     *     retryable(this.prototype.reset);
+     *   }
+     *   async reset() {}
+     * }
+     * ```
+     *
+     * The mark is on the function itself. A subclass inherits it, but an override, a bound copy, or
+     * a wrapper is not marked unless it is also passed to `retryable()`.
+     *
+     * Each attempt creates its own return value, so if the method returns an `RpcTarget`, its
+     * `[Symbol.dispose]()` may run once per attempt.
+     *
+     * @throws TypeError if an argument is not a function.
+     */
+    export function retryable(...methods: ((...args: never[]) => unknown)[]): void;
+}
+/**
  * The returned data after sending an email
  */
 interface EmailSendResult {
@@ -11251,6 +13021,10 @@ interface ForwardableEmailMessage extends EmailMessage {
      */
     readonly rawSize: number;
     /**
+     * Whether this email message can be forwarded with `forward()`.
+     */
+    readonly canBeForwarded: boolean;
+    /**
      * Reject this email message by returning a permanent SMTP error back to the connecting client including the given reason.
      * @param reason The reject reason.
      * @returns void
@@ -11269,6 +13043,13 @@ interface ForwardableEmailMessage extends EmailMessage {
      * @returns A promise that resolves when the email message is replied.
      */
     reply(message: EmailMessage): Promise<EmailSendResult>;
+    /**
+     * Reply to the sender of this email message with a message built from the given
+     * fields. Threading headers (In-Reply-To/References) are set automatically.
+     * @param builder The reply message contents.
+     * @returns A promise that resolves when the email message is replied.
+     */
+    reply(builder: EmailReplyMessageBuilder): Promise<EmailSendResult>;
 }
 /** A file attachment for an email message */
 type EmailAttachment = {
@@ -11290,22 +13071,45 @@ interface EmailAddress {
     email: string;
 }
 /**
+ * Recipient fields for `SendEmail.send()`. At least one of `to`, `cc`, or
+ * `bcc` must be provided.
+ */
+type EmailDestinations = {
+    to?: string | EmailAddress | (string | EmailAddress)[];
+    cc?: string | EmailAddress | (string | EmailAddress)[];
+    bcc?: string | EmailAddress | (string | EmailAddress)[];
+} & ({
+    to: string | EmailAddress | (string | EmailAddress)[];
+} | {
+    cc: string | EmailAddress | (string | EmailAddress)[];
+} | {
+    bcc: string | EmailAddress | (string | EmailAddress)[];
+});
+/**
+ * Fields shared by all composed emails (no recipients). Used directly by
+ * `ForwardableEmailMessage.reply()`, which always replies to the original
+ * sender, and extended by `EmailMessageBuilder` for `SendEmail.send()`.
+ */
+interface EmailReplyMessageBuilder {
+    from: string | EmailAddress;
+    subject: string;
+    replyTo?: string | EmailAddress;
+    headers?: Record<string, string>;
+    text?: string;
+    html?: string;
+    attachments?: EmailAttachment[];
+}
+/**
+ * Fields for composing an email without constructing raw MIME, for
+ * `SendEmail.send()`. Requires at least one of `to`, `cc`, or `bcc`.
+ */
+type EmailMessageBuilder = EmailReplyMessageBuilder & EmailDestinations;
+/**
  * A binding that allows a Worker to send email messages.
  */
 interface SendEmail {
     send(message: EmailMessage): Promise<EmailSendResult>;
-    send(builder: {
-        from: string | EmailAddress;
-        to: string | string[];
-        subject: string;
-        replyTo?: string | EmailAddress;
-        cc?: string | string[];
-        bcc?: string | string[];
-        headers?: Record<string, string>;
-        text?: string;
-        html?: string;
-        attachments?: EmailAttachment[];
-    }): Promise<EmailSendResult>;
+    send(builder: EmailMessageBuilder): Promise<EmailSendResult>;
 }
 declare abstract class EmailEvent extends ExtendableEvent {
     readonly message: ForwardableEmailMessage;
@@ -11322,7 +13126,10 @@ declare module "cloudflare:email" {
  * Evaluation context for targeting rules.
  * Keys are attribute names (e.g. "userId", "country"), values are the attribute values.
  */
-type FlagshipEvaluationContext = Record<string, string | number | boolean>;
+type FlagshipEvaluationContextValue = string | number | boolean | null | FlagshipEvaluationContextValue[] | {
+    [key: string]: FlagshipEvaluationContextValue;
+};
+type FlagshipEvaluationContext = Record<string, FlagshipEvaluationContextValue>;
 interface FlagshipEvaluationDetails<T> {
     flagKey: string;
     value: T;
@@ -11331,6 +13138,7 @@ interface FlagshipEvaluationDetails<T> {
     errorCode?: string | undefined;
     errorMessage?: string | undefined;
 }
+type FlagshipWidenedValue<T> = T extends boolean ? boolean : T extends string ? string : T extends number ? number : T;
 interface FlagshipEvaluationError extends Error {
 }
 /**
@@ -11358,8 +13166,23 @@ declare abstract class Flagship {
      * @param flagKey The key of the flag to evaluate.
      * @param defaultValue Optional default value returned when evaluation fails.
      * @param context Optional evaluation context for targeting rules.
+     * @deprecated Use getValue() instead.
      */
     get(flagKey: string, defaultValue?: unknown, context?: FlagshipEvaluationContext): Promise<unknown>;
+    /**
+     * Get a flag value, inferring its expected type from the default value.
+     * @param flagKey The key of the flag to evaluate.
+     * @param defaultValue Default value returned when evaluation fails or the flag type does not match.
+     * @param context Optional evaluation context for targeting rules.
+     */
+    getValue<T extends boolean | string | number | Record<string, unknown> | unknown[]>(flagKey: string, defaultValue: T, context?: FlagshipEvaluationContext): Promise<FlagshipWidenedValue<T>>;
+    /**
+     * Get a flag value with full evaluation details, inferring its expected type from the default value.
+     * @param flagKey The key of the flag to evaluate.
+     * @param defaultValue Default value returned when evaluation fails or the flag type does not match.
+     * @param context Optional evaluation context for targeting rules.
+     */
+    getDetails<T extends boolean | string | number | Record<string, unknown> | unknown[]>(flagKey: string, defaultValue: T, context?: FlagshipEvaluationContext): Promise<FlagshipEvaluationDetails<FlagshipWidenedValue<T>>>;
     /**
      * Get a boolean flag value.
      * @param flagKey The key of the flag to evaluate.
@@ -11460,6 +13283,15 @@ interface Hyperdrive {
      */
     readonly host: string;
     /*
+     * A synthetic IPv4 address (in the reserved 240.0.0.0/4 range) that, like the
+     * host field, is only valid within the context of the currently running
+     * Worker and, when passed into the `connect()` function from the
+     * "cloudflare:sockets" module, will connect to the Hyperdrive instance for
+     * your database. This is provided for database drivers that require the host
+     * to be an IP literal rather than a hostname.
+     */
+    readonly ip: string;
+    /*
      * The port that must be paired the the host field when connecting.
      */
     readonly port: number;
@@ -11480,6 +13312,78 @@ interface Hyperdrive {
      */
     readonly database: string;
 }
+/**
+ * A handle to a dynamically-provisioned Hyperdrive connection, returned by
+ * `HyperdriveApi.get()`.
+ */
+interface HyperdriveDynamic extends Disposable {
+    /**
+     * The database name to use when connecting through this Hyperdrive.
+     */
+    readonly database: Promise<string>;
+    /*
+     * The randomly generated user to use when authenticating to your
+     * database via Hyperdrive.
+     */
+    readonly user: Promise<string>;
+    /*
+     * The randomly generated password to use when authenticating to your
+     * database via Hyperdrive.
+     */
+    readonly password: Promise<string>;
+    /**
+     * Open a TCP socket to the target database through this Hyperdrive.
+     *
+     */
+    connect(): Promise<Socket>;
+}
+/**
+ * Binding that provisions Hyperdrive connections at request time, rather than
+ * from static configuration.
+ */
+interface HyperdriveDynamicApi {
+    /**
+     * Provision a connection for the database described by `args`.
+     *
+     */
+    get(args: HyperdriveDynamicConfig): Promise<HyperdriveDynamic>;
+    /**
+     * Get a pre-generated connection string used for connecting to dynamic Hyperdrive.
+     */
+    getHyperdriveConnectionString(connectionString: string): Promise<string>;
+}
+/**
+ * Parameters identifying the database that a dynamically-provisioned
+ * Hyperdrive connection should target.
+ */
+interface HyperdriveDynamicConfig {
+    /**
+     * Generated connection string to pass into the dynamic worker.
+     *
+     */
+    dynamicHyperdriveConnectionString: string;
+    /**
+     * Connection string for the origin database Hyperdrive should connect to.
+     * Contains credentials, so treat it as a secret.
+     *
+     * The scheme selects the database engine. PostgreSQL origins are supported.
+     */
+    connectionString: string;
+    /**
+     * Region in which to place the connection pool. See the Hyperdrive
+     * documentation for the set of supported regions.
+     */
+    targetRegion: string;
+    /**
+     * Whether Hyperdrive should cache query results for this connection.
+     */
+    cachingEnabled?: boolean;
+    /**
+     * Maximum number of connections the pool may open to the origin database.
+     * Defaults to 60.
+     */
+    maxConnections?: number;
+}
 // Copyright (c) 2024 Cloudflare, Inc.
 // Licensed under the Apache 2.0 license found in the LICENSE file or at:
 //     https://opensource.org/licenses/Apache-2.0
@@ -11491,6 +13395,27 @@ type ImageInfoResponse = {
     width: number;
     height: number;
 };
+/**
+ * Parameters for rasterizing text into an image.
+ */
+type TextRasterize = {
+    /** The text content to render */
+    content: string;
+    /** rasterization options for the text **/
+    options: TextOptions;
+};
+type TextOptions = {
+    /** Font configuration */
+    font: {
+        /** URL to a font file in TrueType (.ttf), OpenType (.otf), WOFF (.woff), or WOFF2 (.woff2) format */
+        url: string;
+    };
+    /** Font size in points (pt) */
+    size?: number;
+    /** Text color in CSS format: hex (#RRGGBB or #RRGGBBAA), rgb(r,g,b), rgba(r,g,b,a), or named colors */
+    color?: string;
+};
+type ImageSource = ReadableStream<Uint8Array> | TextRasterize;
 type ImageTransform = {
     width?: number;
     height?: number;
@@ -11536,11 +13461,25 @@ type ImageTransform = {
 type ImageDrawOptions = {
     opacity?: number;
     repeat?: boolean | string;
+    composite?: ImageCompositeMode;
     top?: number;
     left?: number;
     bottom?: number;
     right?: number;
 };
+type ImageCompositeMode = 
+/** Foreground drawn on top of backdrop (default) */
+'over'
+/** Foreground shown only where backdrop is opaque */
+ | 'in'
+/** Foreground drawn on top, but clipped to the backdrop's shape */
+ | 'atop'
+/** Foreground shown only where backdrop is transparent */
+ | 'out'
+/** Foreground and backdrop visible only where the other is not */
+ | 'xor'
+/** Foreground and backdrop channels added (brightening) */
+ | 'lighter';
 type ImageInputOptions = {
     encoding?: 'base64';
 };
@@ -11566,6 +13505,9 @@ interface ImageUploadOptions {
     requireSignedURLs?: boolean;
     metadata?: Record<string, unknown>;
     creator?: string;
+    /**
+     * If 'base64', the input data will be decoded from base64 before processing
+     */
     encoding?: 'base64';
 }
 interface ImageUpdateOptions {
@@ -11573,11 +13515,40 @@ interface ImageUpdateOptions {
     metadata?: Record<string, unknown>;
     creator?: string;
 }
+type ImageMetadataFilterOperators = {
+    eq?: string | number | boolean;
+    in?: string[] | number[];
+    gt?: number;
+    gte?: number;
+    lt?: number;
+    lte?: number;
+};
+type ImageMetadataFilterValue = string | number | boolean | ImageMetadataFilterOperators;
+interface ImageListFilter {
+    metadata?: Record<string, ImageMetadataFilterValue>;
+}
 interface ImageListOptions {
     limit?: number;
     cursor?: string;
     sortOrder?: 'asc' | 'desc';
     creator?: string;
+    filter?: ImageListFilter;
+}
+interface ImageSignedUrlOptions {
+    variant: string;
+    expiresIn?: number;
+    keyName?: string;
+}
+interface ImageDirectUploadOptions {
+    id?: string;
+    requireSignedURLs?: boolean;
+    metadata?: Record<string, unknown>;
+    creator?: string;
+    expiresIn?: number;
+}
+interface ImageDirectUploadResult {
+    id: string;
+    uploadURL: string;
 }
 interface ImageList {
     images: ImageMetadata[];
@@ -11595,6 +13566,13 @@ interface ImageHandle {
      * @returns ReadableStream of image bytes, or null if not found
      */
     bytes(): Promise<ReadableStream<Uint8Array> | null>;
+    /**
+     * Generate a signed delivery URL for this hosted image.
+     * @param options Signing configuration
+     * @returns A signed image delivery URL
+     * @throws {@link ImagesError} if signing fails
+     */
+    signedUrl(options: ImageSignedUrlOptions): Promise<string>;
     /**
      * Update hosted image metadata
      * @param options Properties to update
@@ -11630,6 +13608,14 @@ interface HostedImagesBinding {
      * @throws {@link ImagesError} if list fails
      */
     list(options?: ImageListOptions): Promise<ImageList>;
+    /**
+     * Create a Direct Creator Upload link, letting an end user upload an
+     * image straight to Cloudflare without exposing an API token
+     * @param options Upload link configuration
+     * @returns The new image ID and the upload URL to hand to the end user
+     * @throws {@link ImagesError} if creation fails
+     */
+    createDirectUpload(options?: ImageDirectUploadOptions): Promise<ImageDirectUploadResult>;
 }
 interface ImagesBinding {
     /**
@@ -11644,6 +13630,13 @@ interface ImagesBinding {
      * @returns A transform handle
      */
     input(stream: ReadableStream<Uint8Array>, options?: ImageInputOptions): ImageTransformer;
+    /**
+     * Begin applying a series of transformations to text
+     * @param content string to be rendered
+     * @param options font, optional color and size to use in rendering text
+     * @returns A transform handle
+     */
+    text(content: string, options: TextOptions): ImageTransformer;
     /**
      * Access hosted images CRUD operations
      */
@@ -11673,11 +13666,15 @@ interface ImageTransformer {
 type ImageTransformationOutputOptions = {
     encoding?: 'base64';
 };
+type ImageTransformationResponseOptions = {
+    headers?: HeadersInit;
+};
 interface ImageTransformationResult {
     /**
      * The image as a response, ready to store in cache or return to users
+     * @param options Options that apply to the returned response, e.g. additional headers
      */
-    response(): Response;
+    response(options?: ImageTransformationResponseOptions): Response;
     /**
      * The content type of the returned image
      */
@@ -11809,13 +13806,32 @@ declare module 'cloudflare:node' {
         listen(...args: unknown[]): this;
         address(): {
             port?: number | null | undefined;
-        };
+        } | null;
     }
     export function httpServerHandler(port: number): ExportedHandler;
     export function httpServerHandler(options: {
         port: number;
     }): ExportedHandler;
     export function httpServerHandler(server: NodeStyleServer): ExportedHandler;
+    /**
+     * Dispatches a request to the `http.Server` listening on the given port and
+     * resolves with its response. The direct form of `httpServerHandler()`.
+     */
+    export function handleAsNodeRequest(port: number | {
+        port: number;
+    }, request: Request, env?: unknown, ctx?: ExecutionContext): Promise<Response>;
+    /**
+     * Routes inbound sockets to the `net.Server` listening on the port each
+     * socket arrived on.
+     */
+    export function connectHandler(): ExportedHandler;
+    /**
+     * Dispatches an inbound socket to the `net.Server` listening on the port it
+     * arrived on, resolving when the connection has closed. The direct form of
+     * `connectHandler()`, for use inside a `connect()` handler, such as a
+     * Durable Object's.
+     */
+    export function handleAsNodeConnection(socket: Socket, env?: unknown, ctx?: ExecutionContext): Promise<void>;
 }
 type Params<P extends string = any> = Record<P, string | string[]>;
 type EventContext<Env, P extends string, Data> = {
@@ -11919,6 +13935,12 @@ interface JsonWebKeyWithKid extends JsonWebKey {
 }
 interface RateLimitOptions {
     key: string;
+    /**
+     * Amount to add to the counter for this call. Must be a positive integer;
+     * defaults to `1`. The call is allowed while the counter is below the limit,
+     * even if `delta` takes it past the limit.
+     */
+    delta?: number;
 }
 interface RateLimitOutcome {
     success: boolean;
@@ -11967,7 +13989,7 @@ declare namespace Rpc {
     // Structured cloneables
     BaseType
     // Structured cloneable composites
-     | Map<T extends Map<infer U, unknown> ? Serializable<U> : never, T extends Map<unknown, infer U> ? Serializable<U> : never> | Set<T extends Set<infer U> ? Serializable<U> : never> | ReadonlyArray<T extends ReadonlyArray<infer U> ? Serializable<U> : never> | {
+     | Map<T extends Map<infer U, unknown> ? Serializable<U> : never, T extends Map<unknown, infer U> ? Serializable<U> : never> | Set<T extends Set<infer U> ? Serializable<U> : never> | ReadonlyMap<T extends ReadonlyMap<infer U, unknown> ? Serializable<U> : never, T extends ReadonlyMap<unknown, infer U> ? Serializable<U> : never> | ReadonlySet<T extends ReadonlySet<infer U> ? Serializable<U> : never> | ReadonlyArray<T extends ReadonlyArray<infer U> ? Serializable<U> : never> | {
         [K in keyof T]: K extends number | string ? Serializable<T[K]> : never;
     }
     // Special types
@@ -11985,7 +14007,7 @@ declare namespace Rpc {
     type BaseType = void | undefined | null | boolean | number | bigint | string | TypedArray | ArrayBuffer | DataView | Date | Error | RegExp | ReadableStream<Uint8Array> | WritableStream<Uint8Array> | Request | Response | Headers;
     // Recursively rewrite all `Stubable` types with `Stub`s
     // prettier-ignore
-    type Stubify<T> = T extends Stubable ? Stub<T> : T extends Map<infer K, infer V> ? Map<Stubify<K>, Stubify<V>> : T extends Set<infer V> ? Set<Stubify<V>> : T extends Array<infer V> ? Array<Stubify<V>> : T extends ReadonlyArray<infer V> ? ReadonlyArray<Stubify<V>> : T extends BaseType ? T : T extends {
+    type Stubify<T> = T extends Stubable ? Stub<T> : T extends Map<infer K, infer V> ? Map<Stubify<K>, Stubify<V>> : T extends Set<infer V> ? Set<Stubify<V>> : T extends ReadonlyMap<infer K, infer V> ? ReadonlyMap<Stubify<K>, Stubify<V>> : T extends ReadonlySet<infer V> ? ReadonlySet<Stubify<V>> : T extends Array<infer V> ? Array<Stubify<V>> : T extends ReadonlyArray<infer V> ? ReadonlyArray<Stubify<V>> : T extends BaseType ? T : T extends {
         [key: string | number]: any;
     } ? {
         [K in keyof T]: Stubify<T[K]>;
@@ -11994,7 +14016,7 @@ declare namespace Rpc {
     // Note we use `StubBase` instead of `Stub` here to avoid circular dependencies:
     // `Stub` depends on `Provider`, which depends on `Unstubify`, which would depend on `Stub`.
     // prettier-ignore
-    type Unstubify<T> = T extends StubBase<infer V> ? V : T extends Map<infer K, infer V> ? Map<Unstubify<K>, Unstubify<V>> : T extends Set<infer V> ? Set<Unstubify<V>> : T extends Array<infer V> ? Array<Unstubify<V>> : T extends ReadonlyArray<infer V> ? ReadonlyArray<Unstubify<V>> : T extends BaseType ? T : T extends {
+    type Unstubify<T> = T extends StubBase<infer V> ? V : T extends Map<infer K, infer V> ? Map<Unstubify<K>, Unstubify<V>> : T extends Set<infer V> ? Set<Unstubify<V>> : T extends ReadonlyMap<infer K, infer V> ? ReadonlyMap<Unstubify<K>, Unstubify<V>> : T extends ReadonlySet<infer V> ? ReadonlySet<Unstubify<V>> : T extends Array<infer V> ? Array<Unstubify<V>> : T extends ReadonlyArray<infer V> ? ReadonlyArray<Unstubify<V>> : T extends BaseType ? T : T extends {
         [key: string | number]: unknown;
     } ? {
         [K in keyof T]: Unstubify<T[K]>;
@@ -12094,7 +14116,7 @@ declare namespace CloudflareWorkersModule {
         queue?(batch: MessageBatch): void | Promise<void>;
         scheduled?(controller: ScheduledController): void | Promise<void>;
         tail?(events: TraceItem[]): void | Promise<void>;
-        tailStream?(event: TailStream.TailEvent<TailStream.Onset>): TailStream.TailEventHandlerType | Promise<TailStream.TailEventHandlerType>;
+        tailStream?(event: TailStream.TailEvent<TailStream.Onset>): TailStream.TailEventHandlerType | undefined | Promise<TailStream.TailEventHandlerType | undefined>;
         test?(controller: TestController): void | Promise<void>;
         trace?(traces: TraceItem[]): void | Promise<void>;
     }
@@ -12113,38 +14135,110 @@ declare namespace CloudflareWorkersModule {
     export type WorkflowDurationLabel = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year';
     export type WorkflowSleepDuration = `${number} ${WorkflowDurationLabel}${'s' | ''}` | number;
     export type WorkflowDelayDuration = WorkflowSleepDuration;
+    export type WorkflowDynamicDelayContext = {
+        ctx: WorkflowStepContext<WorkflowDelayFunction>;
+        error: Error;
+    };
+    export type WorkflowDelayFunction = (input: WorkflowDynamicDelayContext) => WorkflowDelayDuration | Promise<WorkflowDelayDuration>;
     export type WorkflowTimeoutDuration = WorkflowSleepDuration;
     export type WorkflowRetentionDuration = WorkflowSleepDuration;
     export type WorkflowBackoff = 'constant' | 'linear' | 'exponential';
+    export type WorkflowStepSensitivity = 'output';
     export type WorkflowStepConfig = {
+        retries?: {
+            limit: number;
+            delay: WorkflowDelayDuration | number | WorkflowDelayFunction;
+            backoff?: WorkflowBackoff;
+        };
+        timeout?: WorkflowTimeoutDuration | number;
+        sensitive?: WorkflowStepSensitivity;
+    };
+    // Internal discriminators used only for `WorkflowStep.do` overload
+    // resolution. They mirror `WorkflowStepConfig` but pin `retries.delay` to a
+    // single kind so the callback context can be narrowed based on the shape of
+    // the config argument (rather than on an inferred type parameter, which is
+    // lost when the caller supplies an explicit return-type argument). Not
+    // exported: they must not widen the public type surface.
+    type WorkflowStepConfigWithStaticDelay = Omit<WorkflowStepConfig, 'retries'> & {
         retries?: {
             limit: number;
             delay: WorkflowDelayDuration | number;
             backoff?: WorkflowBackoff;
         };
-        timeout?: WorkflowTimeoutDuration | number;
+    };
+    type WorkflowStepConfigWithDelayFunction = Omit<WorkflowStepConfig, 'retries'> & {
+        retries: {
+            limit: number;
+            delay: WorkflowDelayFunction;
+            backoff?: WorkflowBackoff;
+        };
+    };
+    export type WorkflowStepRollbackConfig = Pick<WorkflowStepConfig, 'retries' | 'timeout'>;
+    export type WorkflowCronSchedule = {
+        /** Cron expression that triggered this event. */
+        cron: string;
+        /** Timestamp of the scheduled trigger, in milliseconds since the Unix epoch. */
+        scheduledTime: number;
     };
     export type WorkflowEvent<T> = {
         payload: Readonly<T>;
         timestamp: Date;
         instanceId: string;
+        workflowName: string;
+        schedule?: WorkflowCronSchedule;
     };
     export type WorkflowStepEvent<T> = {
         payload: Readonly<T>;
         timestamp: Date;
         type: string;
+        sensitive?: WorkflowStepSensitivity;
     };
-    export type WorkflowStepContext = {
+    export type WorkflowStepContext<Delay = WorkflowDelayDuration | number> = {
         step: {
             name: string;
             count: number;
         };
         attempt: number;
-        config: WorkflowStepConfig;
+        config: {
+            retries?: {
+                limit: number;
+                backoff?: WorkflowBackoff;
+            } & (Delay extends WorkflowDelayFunction ? {} : {
+                delay: WorkflowDelayDuration | number;
+            });
+            timeout?: WorkflowTimeoutDuration | number;
+            sensitive?: WorkflowStepSensitivity;
+        };
+    };
+    // The rollback handler receives the step context, so it mirrors the same
+    // delay discriminant as the step callback: when the step was configured with
+    // a dynamic delay function the resolved `config.retries.delay` is omitted,
+    // otherwise it is present. `Delay` is threaded from the `WorkflowStep.do`
+    // overload that matched the step config.
+    export type WorkflowRollbackContext<T = unknown, Delay = WorkflowDelayDuration | number> = {
+        ctx: WorkflowStepContext<Delay>;
+        error: Error;
+        output: T | undefined;
+        /** @deprecated Use `ctx.step.name` and `ctx.step.count` instead. */
+        stepName: string;
+    };
+    export type WorkflowRollbackHandler<T = unknown, Delay = WorkflowDelayDuration | number> = (ctx: WorkflowRollbackContext<T, Delay>) => Promise<void>;
+    export type WorkflowStepRollbackOptions<T = unknown, Delay = WorkflowDelayDuration | number> = {
+        rollback: WorkflowRollbackHandler<T, Delay>;
+        rollbackConfig?: WorkflowStepRollbackConfig;
     };
     export abstract class WorkflowStep {
-        do<T extends Rpc.Serializable<T>>(name: string, callback: (ctx: WorkflowStepContext) => Promise<T>): Promise<T>;
-        do<T extends Rpc.Serializable<T>>(name: string, config: WorkflowStepConfig, callback: (ctx: WorkflowStepContext) => Promise<T>): Promise<T>;
+        do<T extends Rpc.Serializable<T>>(name: string, callback: (ctx: WorkflowStepContext) => Promise<T>, rollbackOptions?: WorkflowStepRollbackOptions<T>): Promise<T>;
+        // The config overloads discriminate on the shape of `config.retries.delay`
+        // so the callback context reflects whether the resolved delay is present
+        // (static delay) or omitted (dynamic delay function). Each has a single
+        // type parameter, so an explicit return-type argument (`do<T>(...)`) still
+        // resolves here. ORDERING IS LOAD-BEARING: the broad `WorkflowStepConfig`
+        // fallback MUST remain last, otherwise it shadows the discriminating
+        // overloads and narrowing is silently lost.
+        do<T extends Rpc.Serializable<T>>(name: string, config: WorkflowStepConfigWithDelayFunction, callback: (ctx: WorkflowStepContext<WorkflowDelayFunction>) => Promise<T>, rollbackOptions?: WorkflowStepRollbackOptions<T, WorkflowDelayFunction>): Promise<T>;
+        do<T extends Rpc.Serializable<T>>(name: string, config: WorkflowStepConfigWithStaticDelay, callback: (ctx: WorkflowStepContext<WorkflowDelayDuration | number>) => Promise<T>, rollbackOptions?: WorkflowStepRollbackOptions<T, WorkflowDelayDuration | number>): Promise<T>;
+        do<T extends Rpc.Serializable<T>>(name: string, config: WorkflowStepConfig, callback: (ctx: WorkflowStepContext) => Promise<T>, rollbackOptions?: WorkflowStepRollbackOptions<T>): Promise<T>;
         sleep: (name: string, duration: WorkflowSleepDuration) => Promise<void>;
         sleepUntil: (name: string, timestamp: Date | number) => Promise<void>;
         waitForEvent<T extends Rpc.Serializable<T>>(name: string, options: {
@@ -12919,11 +15013,12 @@ type MarkdownDocument = {
     name: string;
     blob: Blob;
 };
+type OutputFormat = 'markdown' | 'text';
 type ConversionResponse = {
     id: string;
     name: string;
     mimeType: string;
-    format: 'markdown';
+    format: OutputFormat;
     tokens: number;
     data: string;
 } | {
@@ -12940,7 +15035,11 @@ type EmbeddedImageConversionOptions = ImageConversionOptions & {
     convert?: boolean;
     maxConvertedImages?: number;
 };
+type ConversionOutputOptions = {
+    format?: OutputFormat;
+};
 type ConversionOptions = {
+    output?: ConversionOutputOptions;
     html?: {
         images?: EmbeddedImageConversionOptions & {
             convertOGImage?: boolean;
@@ -12995,6 +15094,10 @@ declare namespace TailStream {
         readonly type: "alarm";
         readonly scheduledTime: Date;
     }
+    interface OnHibernateEventInfo {
+        readonly type: "onHibernate";
+        readonly reason: "inactive" | "codeUpdated" | "system" | (string & {});
+    }
     interface QueueEventInfo {
         readonly type: "queue";
         readonly queueName: string;
@@ -13035,9 +15138,9 @@ declare namespace TailStream {
     interface ConnectEventInfo {
         readonly type: "connect";
     }
-    type EventOutcome = "ok" | "canceled" | "exception" | "unknown" | "killSwitch" | "daemonDown" | "exceededCpu" | "exceededMemory" | "loadShed" | "responseStreamDisconnected" | "scriptNotFound" | "internalError";
+    type EventOutcome = "ok" | "canceled" | "exception" | "unknown" | "killSwitch" | "daemonDown" | "exceededCpu" | "exceededMemory" | "loadShed" | "responseStreamDisconnected" | "scriptNotFound" | "internalError" | "exceededWallTime" | "aborted";
     interface ScriptVersion {
-        readonly id: string;
+        readonly id?: string;
         readonly tag?: string;
         readonly message?: string;
     }
@@ -13048,23 +15151,30 @@ declare namespace TailStream {
     }
     interface Onset {
         readonly type: "onset";
-        readonly attributes: Attribute[];
+        readonly attributes?: Attribute[];
         // id for the span being opened by this Onset event.
         readonly spanId: string;
         readonly dispatchNamespace?: string;
         readonly entrypoint?: string;
         readonly executionModel: string;
+        readonly durableObjectId?: string;
         readonly scriptName?: string;
         readonly scriptTags?: string[];
         readonly scriptVersion?: ScriptVersion;
         readonly preview?: TracePreviewInfo;
-        readonly info: FetchEventInfo | ConnectEventInfo | JsRpcEventInfo | ScheduledEventInfo | AlarmEventInfo | QueueEventInfo | EmailEventInfo | TraceEventInfo | HibernatableWebSocketEventInfo | CustomEventInfo;
+        readonly info: FetchEventInfo | ConnectEventInfo | JsRpcEventInfo | ScheduledEventInfo | AlarmEventInfo | OnHibernateEventInfo | QueueEventInfo | EmailEventInfo | TraceEventInfo | HibernatableWebSocketEventInfo | CustomEventInfo;
     }
     interface Outcome {
         readonly type: "outcome";
         readonly outcome: EventOutcome;
         readonly cpuTime: number;
         readonly wallTime: number;
+    }
+    type SpanStatusCode = "unset" | "ok" | "error";
+    interface SpanStatus {
+        readonly code: SpanStatusCode;
+        /** A developer-facing error message, present only when code is "error". */
+        readonly message?: string;
     }
     interface SpanOpen {
         readonly type: "spanOpen";
@@ -13077,6 +15187,17 @@ declare namespace TailStream {
         readonly type: "spanClose";
         readonly outcome: EventOutcome;
     }
+    type SpanUpdateInfo = {
+        readonly type: "name";
+        readonly name: string;
+    } | {
+        readonly type: "status";
+        readonly status: SpanStatus;
+    };
+    interface SpanUpdate {
+        readonly type: "spanUpdate";
+        readonly info: SpanUpdateInfo;
+    }
     interface DiagnosticChannelEvent {
         readonly type: "diagnosticChannel";
         readonly channel: string;
@@ -13084,15 +15205,27 @@ declare namespace TailStream {
     }
     interface Exception {
         readonly type: "exception";
+        readonly code?: string | number;
         readonly name: string;
         readonly message: string;
         readonly stack?: string;
     }
-    interface Log {
+    interface TailStreamErrorInfo {
+        readonly name: string;
+        readonly message: string;
+        readonly stack?: string;
+    }
+    type Log = {
         readonly type: "log";
         readonly level: "debug" | "error" | "info" | "log" | "warn";
+        readonly errorInfo?: readonly (TailStreamErrorInfo | null)[];
+    } & ({
         readonly message: object;
-    }
+        readonly truncated?: false;
+    } | {
+        readonly message: string;
+        readonly truncated: true;
+    });
     interface DroppedEventsDiagnostic {
         readonly diagnosticsType: "droppedEvents";
         readonly count: number;
@@ -13118,7 +15251,7 @@ declare namespace TailStream {
         readonly type: "attributes";
         readonly info: Attribute[];
     }
-    type EventType = Onset | Outcome | SpanOpen | SpanClose | DiagnosticChannelEvent | Exception | Log | StreamDiagnostic | Return | Attributes;
+    type EventType = Onset | Outcome | SpanOpen | SpanClose | SpanUpdate | DiagnosticChannelEvent | Exception | Log | StreamDiagnostic | Return | Attributes;
     // Context in which this trace event lives.
     interface SpanContext {
         // Single id for the entire top-level invocation
@@ -13134,6 +15267,9 @@ declare namespace TailStream {
         //  1. This is an Onset event
         //  2. We are not inheriting any SpanContext. (e.g. this is a cross-account service binding or a new top-level invocation)
         readonly spanId?: string;
+        // W3C trace flags from an upstream traceparent. Absent when no upstream
+        // sampling decision was made.
+        readonly traceFlags?: number;
     }
     interface TailEvent<Event extends EventType> {
         // invocation id of the currently invoked worker stage.
@@ -13150,13 +15286,363 @@ declare namespace TailStream {
         outcome?: TailEventHandler<Outcome>;
         spanOpen?: TailEventHandler<SpanOpen>;
         spanClose?: TailEventHandler<SpanClose>;
+        spanUpdate?: TailEventHandler<SpanUpdate>;
         diagnosticChannel?: TailEventHandler<DiagnosticChannelEvent>;
         exception?: TailEventHandler<Exception>;
         log?: TailEventHandler<Log>;
+        streamDiagEvent?: TailEventHandler<StreamDiagnostic>;
         return?: TailEventHandler<Return>;
         attributes?: TailEventHandler<Attributes>;
     };
     type TailEventHandlerType = TailEventHandler | TailEventHandlerObject;
+}
+// URL and URLSearchParams, as WHATWG URL declares them, at every compatibility
+// date. Without the urlsearchparams_delete_has_value_arg compatibility flag
+// (the default from 2023-07-01), delete() and has() ignore `value`.
+/**
+ * The **`URL`** interface is used to parse, construct, normalize, and encode URLs. It works by providing properties which allow you to easily read and modify the components of a URL.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL)
+ */
+declare class URL {
+    constructor(url: string | URL, base?: string | URL);
+    /**
+     * The **`href`** property of the URL interface is a string containing the whole URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/href)
+     */
+    get href(): string;
+    /**
+     * The **`href`** property of the URL interface is a string containing the whole URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/href)
+     */
+    set href(value: string);
+    /**
+     * The **`origin`** read-only property of the URL interface returns a string containing the Unicode serialization of the origin of the represented URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/origin)
+     */
+    get origin(): string;
+    /**
+     * The **`protocol`** property of the URL interface is a string containing the protocol or scheme of the URL, including the final ":".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/protocol)
+     */
+    get protocol(): string;
+    /**
+     * The **`protocol`** property of the URL interface is a string containing the protocol or scheme of the URL, including the final ":".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/protocol)
+     */
+    set protocol(value: string);
+    /**
+     * The **`username`** property of the URL interface is a string containing the username component of the URL. If the URL does not have a username, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/username)
+     */
+    get username(): string;
+    /**
+     * The **`username`** property of the URL interface is a string containing the username component of the URL. If the URL does not have a username, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/username)
+     */
+    set username(value: string);
+    /**
+     * The **`password`** property of the URL interface is a string containing the password component of the URL. If the URL does not have a password, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/password)
+     */
+    get password(): string;
+    /**
+     * The **`password`** property of the URL interface is a string containing the password component of the URL. If the URL does not have a password, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/password)
+     */
+    set password(value: string);
+    /**
+     * The **`host`** property of the URL interface is a string containing the host, which is the hostname, and then, if the port of the URL is nonempty, a ":", followed by the port of the URL. If the URL does not have a hostname, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/host)
+     */
+    get host(): string;
+    /**
+     * The **`host`** property of the URL interface is a string containing the host, which is the hostname, and then, if the port of the URL is nonempty, a ":", followed by the port of the URL. If the URL does not have a hostname, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/host)
+     */
+    set host(value: string);
+    /**
+     * The **`hostname`** property of the URL interface is a string containing either the domain name or IP address of the URL. If the URL does not have a hostname, this property contains an empty string, "". IPv4 and IPv6 addresses are normalized, such as stripping leading zeros, and domain names are converted to IDN.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hostname)
+     */
+    get hostname(): string;
+    /**
+     * The **`hostname`** property of the URL interface is a string containing either the domain name or IP address of the URL. If the URL does not have a hostname, this property contains an empty string, "". IPv4 and IPv6 addresses are normalized, such as stripping leading zeros, and domain names are converted to IDN.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hostname)
+     */
+    set hostname(value: string);
+    /**
+     * The **`port`** property of the URL interface is a string containing the port number of the URL. If the port is the default for the protocol (80 for ws: and http:, 443 for wss: and https:, and 21 for ftp:), this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/port)
+     */
+    get port(): string;
+    /**
+     * The **`port`** property of the URL interface is a string containing the port number of the URL. If the port is the default for the protocol (80 for ws: and http:, 443 for wss: and https:, and 21 for ftp:), this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/port)
+     */
+    set port(value: string);
+    /**
+     * The **`pathname`** property of the URL interface represents a location in a hierarchical structure. It is a string constructed from a list of path segments, each of which is prefixed by a / character.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/pathname)
+     */
+    get pathname(): string;
+    /**
+     * The **`pathname`** property of the URL interface represents a location in a hierarchical structure. It is a string constructed from a list of path segments, each of which is prefixed by a / character.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/pathname)
+     */
+    set pathname(value: string);
+    /**
+     * The **`search`** property of the URL interface is a search string, also called a query string, that is a string containing a "?" followed by the parameters of the URL. If the URL does not have a search query, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/search)
+     */
+    get search(): string;
+    /**
+     * The **`search`** property of the URL interface is a search string, also called a query string, that is a string containing a "?" followed by the parameters of the URL. If the URL does not have a search query, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/search)
+     */
+    set search(value: string);
+    /**
+     * The **`searchParams`** read-only property of the URL interface returns a URLSearchParams object allowing access to the GET decoded query arguments contained in the URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/searchParams)
+     */
+    get searchParams(): URLSearchParams;
+    /**
+     * The **`hash`** property of the URL interface is a string containing a "#" followed by the fragment identifier of the URL. If the URL does not have a fragment identifier, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hash)
+     */
+    get hash(): string;
+    /**
+     * The **`hash`** property of the URL interface is a string containing a "#" followed by the fragment identifier of the URL. If the URL does not have a fragment identifier, this property contains an empty string, "".
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/hash)
+     */
+    set hash(value: string);
+    /**
+     * The **`toJSON()`** method of the URL interface returns a string containing a serialized version of the URL, although in practice it seems to have the same effect as URL.toString().
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/toJSON)
+     */
+    toJSON(): string;
+    toString(): string;
+    /**
+     * The **`URL.canParse()`** static method of the URL interface returns a boolean indicating whether or not an absolute URL, or a relative URL combined with a base URL, are parsable and valid.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/canParse_static)
+     */
+    static canParse(url: string | URL, base?: string | URL): boolean;
+    /**
+     * The **`URL.parse()`** static method of the URL interface returns a newly created URL object representing the URL defined by the parameters.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/parse_static)
+     */
+    static parse(url: string | URL, base?: string | URL): URL | null;
+    /**
+     * The **`createObjectURL()`** static method of the URL interface creates a string containing a blob URL pointing to the object given in the parameter.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/createObjectURL_static)
+     */
+    static createObjectURL(object: File | Blob): string;
+    /**
+     * The **`revokeObjectURL()`** static method of the URL interface releases an existing object URL which was previously created by calling URL.createObjectURL().
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URL/revokeObjectURL_static)
+     */
+    static revokeObjectURL(object_url: string): void;
+}
+/**
+ * The **`URLSearchParams`** interface defines utility methods to work with the query string of a URL.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams)
+ */
+declare class URLSearchParams {
+    constructor(init?: Iterable<Iterable<string>> | Record<string, string> | string);
+    /**
+     * The **`size`** read-only property of the URLSearchParams interface indicates the total number of search parameter entries.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/size)
+     */
+    get size(): number;
+    /**
+     * The **`append()`** method of the URLSearchParams interface appends a specified key/value pair as a new search parameter.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/append)
+     */
+    append(name: string, value: string): void;
+    /**
+     * The **`delete()`** method of the URLSearchParams interface deletes specified parameters and their associated value(s) from the list of all search parameters.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/delete)
+     */
+    delete(name: string, value?: string): void;
+    /**
+     * The **`get()`** method of the URLSearchParams interface returns the first value associated to the given search parameter.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/get)
+     */
+    get(name: string): string | null;
+    /**
+     * The **`getAll()`** method of the URLSearchParams interface returns all the values associated with a given search parameter as an array.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/getAll)
+     */
+    getAll(name: string): string[];
+    /**
+     * The **`has()`** method of the URLSearchParams interface returns a boolean value that indicates whether the specified parameter is in the search parameters.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/has)
+     */
+    has(name: string, value?: string): boolean;
+    /**
+     * The **`set()`** method of the URLSearchParams interface sets the value associated with a given search parameter to the given value. If there were several matching values, this method deletes the others. If the search parameter doesn't exist, this method creates it.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/set)
+     */
+    set(name: string, value: string): void;
+    /**
+     * The **`URLSearchParams.sort()`** method sorts all key/value pairs contained in this object in place and returns undefined. Key/value pairs are sorted by the values of the UTF-16 code units of the keys. This method uses a stable sorting algorithm (i.e., the relative order between key/value pairs with equal keys will be preserved).
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLSearchParams/sort)
+     */
+    sort(): void;
+    entries(): IterableIterator<[
+        key: string,
+        value: string
+    ]>;
+    keys(): IterableIterator<string>;
+    values(): IterableIterator<string>;
+    forEach<This = unknown>(callback: (this: This, value: string, key: string, parent: URLSearchParams) => void, thisArg?: This): void;
+    toString(): string;
+    [Symbol.iterator](): IterableIterator<[
+        key: string,
+        value: string
+    ]>;
+}
+// URLPattern, as the URLPattern standard declares it, for both parsers.
+// The legacy parser (the urlpattern_original compatibility flag, the
+// default before 2025-05-01) has no hasRegExpGroups.
+/**
+ * The **`URLPattern`** interface of the URL Pattern API matches URLs or parts of URLs against a pattern. The pattern can contain capturing groups that extract parts of the matched URL.
+ *
+ * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern)
+ */
+declare class URLPattern {
+    constructor(input?: string | URLPatternInit, baseURL?: string | URLPatternOptions, patternOptions?: URLPatternOptions);
+    /**
+     * The **`protocol`** read-only property of the URLPattern interface is a string containing the pattern used to match the protocol part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/protocol)
+     */
+    get protocol(): string;
+    /**
+     * The **`username`** read-only property of the URLPattern interface is a string containing the pattern used to match the username part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/username)
+     */
+    get username(): string;
+    /**
+     * The **`password`** read-only property of the URLPattern interface is a string containing the pattern used to match the password part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/password)
+     */
+    get password(): string;
+    /**
+     * The **`hostname`** read-only property of the URLPattern interface is a string containing the pattern used to match the hostname part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/hostname)
+     */
+    get hostname(): string;
+    /**
+     * The **`port`** read-only property of the URLPattern interface is a string containing the pattern used to match the port part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/port)
+     */
+    get port(): string;
+    /**
+     * The **`pathname`** read-only property of the URLPattern interface is a string containing the pattern used to match the pathname part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/pathname)
+     */
+    get pathname(): string;
+    /**
+     * The **`search`** read-only property of the URLPattern interface is a string containing the pattern used to match the search part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/search)
+     */
+    get search(): string;
+    /**
+     * The **`hash`** read-only property of the URLPattern interface is a string containing the pattern used to match the fragment part of a URL.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/hash)
+     */
+    get hash(): string;
+    /**
+     * The **`hasRegExpGroups`** read-only property of the URLPattern interface is a boolean indicating whether or not any of the URLPattern components contain regular expression capturing groups.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/hasRegExpGroups)
+     */
+    get hasRegExpGroups(): boolean;
+    /**
+     * The **`test()`** method of the URLPattern interface takes a URL string or object of URL parts, and returns a boolean indicating if the given input matches the current pattern.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/test)
+     */
+    test(input?: string | URLPatternInit, baseURL?: string): boolean;
+    /**
+     * The **`exec()`** method of the URLPattern interface takes a URL or object of URL parts, and returns either an object containing the results of matching the URL to the pattern, or null if the URL does not match the pattern.
+     *
+     * [MDN Reference](https://developer.mozilla.org/docs/Web/API/URLPattern/exec)
+     */
+    exec(input?: string | URLPatternInit, baseURL?: string): URLPatternResult | null;
+}
+interface URLPatternInit {
+    protocol?: string;
+    username?: string;
+    password?: string;
+    hostname?: string;
+    port?: string;
+    pathname?: string;
+    search?: string;
+    hash?: string;
+    baseURL?: string;
+}
+interface URLPatternComponentResult {
+    input: string;
+    groups: Record<string, string | undefined>;
+}
+interface URLPatternResult {
+    inputs: (string | URLPatternInit)[];
+    protocol: URLPatternComponentResult;
+    username: URLPatternComponentResult;
+    password: URLPatternComponentResult;
+    hostname: URLPatternComponentResult;
+    port: URLPatternComponentResult;
+    pathname: URLPatternComponentResult;
+    search: URLPatternComponentResult;
+    hash: URLPatternComponentResult;
+}
+interface URLPatternOptions {
+    ignoreCase?: boolean;
 }
 // Copyright (c) 2022-2023 Cloudflare, Inc.
 // Licensed under the Apache 2.0 license found in the LICENSE file or at:
@@ -13407,6 +15893,103 @@ type WorkerVersionMetadata = {
     /** The timestamp of when the Worker Version was uploaded */
     timestamp: string;
 };
+// ============ Web Search Request Types ============
+/**
+ * Options for a Web Search query.
+ */
+type WebSearchSearchOptions = {
+    /** The search query. */
+    query: string;
+    /**
+     * Maximum number of results to return. Defaults to 10, capped at 20.
+     * The actual count may be lower if fewer matches exist.
+     */
+    limit?: number;
+};
+// ============ Web Search Response Types ============
+/**
+ * A single Web Search result.
+ *
+ * Web Search is discovery-only -- results carry catalog metadata about a page
+ * but never the page body. To read a result's content the caller invokes the
+ * global `fetch()` API against the result's `url`, at which point the
+ * destination's own access controls apply (including Cloudflare Pay-per-Crawl).
+ */
+type WebSearchResult = {
+    /** Canonical URL. */
+    url: string;
+    /** Page title. */
+    title: string;
+    /** Page-level description. May be absent. */
+    description?: string;
+    /**
+     * Last-modified date for the page, when known. Naive (no timezone)
+     * ISO-8601 datetime, e.g. `"2025-11-30T04:39:48"`.
+     */
+    lastModifiedDate?: string;
+    /**
+     * Page meta image URL (typically the `og:image`). May be absent.
+     */
+    imageUrl?: string;
+    /** Optional favicon URL for UI hints. */
+    faviconUrl?: string;
+};
+/**
+ * Per-response metadata for a Web Search query. Carries operational
+ * fields useful for support and debugging.
+ */
+type WebSearchResponseMetadata = {
+    /** The query that was executed. */
+    query: string;
+    /** Opaque request identifier used for support and debugging. */
+    requestId: string;
+    /** End-to-end latency for this search request, in milliseconds. */
+    latencyMs: number;
+};
+/**
+ * Response from a Web Search query.
+ */
+type WebSearchSearchResponse = {
+    items: WebSearchResult[];
+    metadata: WebSearchResponseMetadata;
+};
+// ============ Web Search Binding Class ============
+/**
+ * Cloudflare Web Search binding.
+ *
+ * Discovery-only primitive for agents and Workers. Returns URLs and catalog
+ * metadata for a query; never returns page content or excerpts. To read a
+ * result's body, fetch the URL with the global `fetch()` API.
+ *
+ * Declared in wrangler with a single object (there is exactly one corpus, the
+ * public web, so there is no name, namespace, or instance to specify):
+ *
+ * ```jsonc
+ * { "web_search": { "binding": "WEBSEARCH" } }
+ * ```
+ *
+ * @example
+ * ```ts
+ * const { items, metadata } = await env.WEBSEARCH.search({
+ *   query: "Cloudflare Workers",
+ * });
+ *
+ * const top = items[0];
+ * console.log(top.url, top.title, metadata.latencyMs);
+ *
+ * // Read content yourself; pay-per-crawl and other publisher
+ * // controls apply at the fetch site, not at search time.
+ * const page = await fetch(top.url);
+ * ```
+ */
+declare abstract class WebSearch {
+    /**
+     * Run a Web Search query.
+     * @param options Search options. Only `query` is required.
+     * @returns The matching results plus per-response metadata.
+     */
+    search(options: WebSearchSearchOptions): Promise<WebSearchSearchResponse>;
+}
 interface DynamicDispatchLimits {
     /**
      * Limit CPU time in milliseconds.
@@ -13464,16 +16047,68 @@ declare abstract class Workflow<PARAMS = unknown> {
      */
     public create(options?: WorkflowInstanceCreateOptions<PARAMS>): Promise<WorkflowInstance>;
     /**
-     * Create a batch of instances and return handle for all of them. If a provided id exists, an error will be thrown.
+     * Create a batch of instances and return handles for the created instances and any per-instance errors.
      * `createBatch` is limited at 100 instances at a time or when the RPC limit for the batch (1MiB) is reached.
-     * @param batch List of Options when creating an instance including name and params
-     * @returns A promise that resolves with a list of handles for the created instances.
+     * @param options Options for creating instances by count or from a list of instance options
+     * @returns A promise that resolves with the created instance handles and any per-instance errors.
+     */
+    public createBatch(options: WorkflowBatchCreateOptions<PARAMS>): Promise<WorkflowBatchCreateResult>;
+    /**
+     * Create a batch of instances and return handles for the ones that were created.
+     * Instances that could not be created, for example because their ID already exists, are omitted from the result without an error.
+     * @deprecated Use the object form of `createBatch` instead of the array form.
      */
     public createBatch(batch: WorkflowInstanceCreateOptions<PARAMS>[]): Promise<WorkflowInstance[]>;
+    /**
+     * Delete a batch of Workflow instances and their stored state.
+     * `deleteBatch` is limited to 100 instances at a time. Duplicate IDs are deleted once.
+     * The result contains one entry for each input position; IDs that do not exist are returned as per-instance errors.
+     * @param instanceIds IDs of the Workflow instances to delete
+     * @returns A promise that resolves with the successfully deleted instances and any per-instance errors.
+     */
+    public deleteBatch(instanceIds: string[]): Promise<WorkflowBatchDeleteResult>;
 }
+type WorkflowBatchCreateOptions<PARAMS = unknown> = {
+    count: number;
+    params?: PARAMS;
+    retention?: {
+        successRetention?: WorkflowRetentionDuration;
+        errorRetention?: WorkflowRetentionDuration;
+    };
+    locationHint?: WorkflowInstanceLocationHint;
+    instances?: never;
+} | {
+    instances: WorkflowInstanceCreateOptions<PARAMS>[];
+    count?: never;
+    params?: never;
+    retention?: never;
+    locationHint?: never;
+};
+type WorkflowBatchCreateResult = {
+    created: WorkflowInstance[];
+    errors: {
+        index: number;
+        id?: string;
+        code: number;
+        message: string;
+    }[];
+};
+type WorkflowBatchDeleteResult = {
+    deleted: {
+        id: string;
+    }[];
+    errors: {
+        id: string;
+        code: number;
+        message: string;
+    }[];
+};
 type WorkflowDurationLabel = 'second' | 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year';
 type WorkflowSleepDuration = `${number} ${WorkflowDurationLabel}${'s' | ''}` | number;
 type WorkflowRetentionDuration = WorkflowSleepDuration;
+/** Geographic regions supported when creating a Workflow instance.
+ * Location hints are best-effort placement preferences. */
+type WorkflowInstanceLocationHint = 'wnam' | 'enam' | 'sam' | 'weur' | 'eeur' | 'apac' | 'apac-ne' | 'apac-se' | 'oc' | 'afr' | 'me';
 interface WorkflowInstanceCreateOptions<PARAMS = unknown> {
     /**
      * An id for your Workflow instance. Must be unique within the Workflow.
@@ -13491,13 +16126,16 @@ interface WorkflowInstanceCreateOptions<PARAMS = unknown> {
         successRetention?: WorkflowRetentionDuration;
         errorRetention?: WorkflowRetentionDuration;
     };
+    /** A best-effort geographic placement preference for the Workflow instance.
+     * See `WorkflowInstanceLocationHint` for supported regions. */
+    locationHint?: WorkflowInstanceLocationHint;
 }
 type InstanceStatus = {
     status: 'queued' // means that instance is waiting to be started (see concurrency limits)
      | 'running' | 'paused' | 'errored' | 'terminated' // user terminated the instance while it was running
      | 'complete' | 'waiting' // instance is hibernating and waiting for sleep or event to finish
      | 'waitingForPause' // instance is finishing the current work to pause
-     | 'unknown';
+     | 'rollingBack' | 'unknown';
     error?: {
         name: string;
         message: string;
@@ -13507,6 +16145,174 @@ type InstanceStatus = {
 interface WorkflowError {
     code?: number;
     message: string;
+}
+interface WorkflowInstanceTerminateOptions {
+    /**
+     * If true, run registered rollback handlers before terminating the instance.
+     * Only steps that registered rollback handlers are rolled back.
+     */
+    rollback?: boolean;
+}
+interface WorkflowInstanceRestartOptions {
+    /**
+     * Restart from a specific step. If omitted, the instance restarts from the beginning.
+     * The step must exist in the instance's execution history.
+     */
+    from?: {
+        /**
+         * The step name as defined in your workflow code.
+         */
+        name: string;
+        /**
+         * 1-indexed occurrence of this step name. Use when the same step name appears multiple times (e.g. in a loop).
+         * @default 1
+         */
+        count?: number;
+        /**
+         * Step type filter. Use when different step types share the same name.
+         */
+        type?: 'do' | 'sleep' | 'waitForEvent';
+    };
+}
+/** An event emitted by a Workflow instance. */
+type WorkflowInstanceEvent = {
+    instanceId: string;
+    eventId: number;
+    timestamp: number;
+} & ({
+    type: 'workflow_queued';
+} | {
+    type: 'workflow_started';
+    params?: unknown;
+} | {
+    type: 'workflow_running';
+} | {
+    type: 'workflow_paused';
+} | {
+    type: 'workflow_waiting_for_pause';
+} | {
+    type: 'workflow_waiting';
+} | {
+    type: 'workflow_completed';
+    output?: unknown;
+} | {
+    type: 'workflow_errored';
+    error: {
+        name: string;
+        message: string;
+    };
+} | {
+    type: 'workflow_terminated';
+} | {
+    type: 'step_started';
+    stepName: string;
+    config?: {
+        retries: {
+            limit: number;
+            delay: WorkflowSleepDuration | '[dynamic]';
+            backoff?: 'constant' | 'linear' | 'exponential';
+        };
+        timeout: WorkflowSleepDuration;
+        sensitive?: 'output';
+    };
+} | {
+    type: 'step_completed';
+    stepName: string;
+    output?: unknown;
+} | {
+    type: 'step_errored';
+    stepName: string;
+} | {
+    type: 'attempt_started';
+    stepName: string;
+    attempt: number;
+} | {
+    type: 'attempt_completed';
+    stepName: string;
+    attempt: number;
+} | {
+    type: 'attempt_errored';
+    stepName: string;
+    attempt: number;
+    retryDelayMs?: number;
+    error: {
+        name: string;
+        message: string;
+    };
+} | {
+    type: 'sleep_started';
+    stepName: string;
+    durationMs: number;
+} | {
+    type: 'sleep_completed';
+    stepName: string;
+} | {
+    type: 'wait_started';
+    stepName: string;
+    eventType: string;
+} | {
+    type: 'wait_completed';
+    stepName: string;
+} | {
+    type: 'wait_timed_out';
+    stepName: string;
+} | {
+    type: 'rollback_started';
+} | {
+    type: 'rollback_step_started';
+    stepName: string;
+    config?: {
+        retries: {
+            limit: number;
+            delay: WorkflowSleepDuration | '[dynamic]';
+            backoff?: 'constant' | 'linear' | 'exponential';
+        };
+        timeout: WorkflowSleepDuration;
+        sensitive?: 'output';
+    };
+} | {
+    type: 'rollback_step_completed';
+    stepName: string;
+} | {
+    type: 'rollback_step_errored';
+    stepName: string;
+    error: {
+        name: string;
+        message: string;
+    };
+} | {
+    type: 'rollback_attempt_started';
+    stepName: string;
+    attempt: number;
+} | {
+    type: 'rollback_attempt_completed';
+    stepName: string;
+    attempt: number;
+} | {
+    type: 'rollback_attempt_errored';
+    stepName: string;
+    attempt: number;
+    retryDelayMs?: number;
+    error: {
+        name: string;
+        message: string;
+    };
+} | {
+    type: 'rollback_completed';
+} | {
+    type: 'rollback_errored';
+});
+type WorkflowInstanceEventType = WorkflowInstanceEvent['type'];
+/** Options available for a Workflow instance subscription. */
+type WorkflowInstanceSubscribeOptions = {
+    /** The value from which to start the subscription. */
+    cursor?: number;
+    /** The event types to include in the subscription. */
+    filter?: WorkflowInstanceEventType[];
+};
+/** A disposable subscription to a Workflow instance's events. */
+interface WorkflowInstanceSubscription extends Disposable {
+    next(): Promise<IteratorResult<WorkflowInstanceEvent, void>>;
 }
 declare abstract class WorkflowInstance {
     public id: string;
@@ -13520,12 +16326,19 @@ declare abstract class WorkflowInstance {
     public resume(): Promise<void>;
     /**
      * Terminate the instance. If it is errored, terminated or complete, an error will be thrown.
+     * @param options Options for termination, including whether registered rollback handlers should run.
      */
-    public terminate(): Promise<void>;
+    public terminate(options?: WorkflowInstanceTerminateOptions): Promise<void>;
     /**
-     * Restart the instance.
+     * Restart the instance. Optionally restart from a specific step, preserving
+     * cached results for all steps before it.
+     * @param options Options for the restart, including an optional step to restart from.
      */
-    public restart(): Promise<void>;
+    public restart(options?: WorkflowInstanceRestartOptions): Promise<void>;
+    /**
+     * Delete the instance and its stored state.
+     */
+    public delete(): Promise<void>;
     /**
      * Returns the current status of the instance.
      */
@@ -13537,4 +16350,8 @@ declare abstract class WorkflowInstance {
         type: string;
         payload: unknown;
     }): Promise<void>;
+    /**
+     * Subscribe to events emitted by this instance.
+     */
+    public subscribe(options?: WorkflowInstanceSubscribeOptions): Promise<WorkflowInstanceSubscription>;
 }

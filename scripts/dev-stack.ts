@@ -3,12 +3,13 @@
 // servers. Port 0 (server or inspector) picks a free port: wrangler must be told its ports in
 // advance, so one is bound here first, and a start that still finds it taken is tried again.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SIMULATOR_TOKENS, startSimulator, type SimulatorOptions } from '../simulator/server.ts';
+import { endTree, OWN_GROUP, packageCommand, stopTree } from './processes.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -77,7 +78,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   // However this process ends, take wrangler's process group (and workerd) with it.
   let wrangler: ChildProcess | undefined;
   process.once('exit', () => {
-    if (wrangler) killGroup(wrangler);
+    if (wrangler) stopTree(wrangler);
     secrets?.remove();
   });
   try {
@@ -93,7 +94,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           (child) => (wrangler = child),
         );
         const stop = async (): Promise<void> => {
-          killGroup(started);
+          await endTree(started);
           secrets?.remove();
           await closeSimulator();
         };
@@ -164,7 +165,9 @@ async function startWrangler(
   for (const [name, value] of Object.entries(vars))
     if (!SECRET_VARS.has(name)) args.push('--var', `${name}:${value}`);
   const show = options.stdio === 'inherit';
-  const wrangler = spawn(path.join(root, 'node_modules', '.bin', 'wrangler'), args, {
+  // The JS entry of wrangler under this Node: no shim, no shell, the same on every OS.
+  const [node, command] = packageCommand('wrangler', args);
+  const wrangler = spawn(node, command, {
     cwd: options.root ?? root,
     // Nor in its environment: wrangler and workerd get them from the file alone. Its output is
     // read here (see below) and passed on: keep its colours when ours is a terminal.
@@ -174,8 +177,9 @@ async function startWrangler(
       ...(show && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group, so stopping kills workerd too (killing only wrangler leaves it).
-    detached: true,
+    // Its own process group (its tree on Windows), so stopping ends workerd too (ending only
+    // wrangler leaves it holding the port).
+    ...OWN_GROUP,
   });
   spawned(wrangler);
   const closed = new Promise((resolve) => wrangler.once('close', resolve));
@@ -203,7 +207,7 @@ async function startWrangler(
     await waitForHealth(`http://localhost:${ports.port}/health`, wrangler, () => ready, probes);
     return wrangler;
   } catch (err) {
-    killGroup(wrangler);
+    stopTree(wrangler);
     // Its last words may still be on their way when it exits.
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
     // wrangler says e.g. "Address already in use (127.0.0.1:8787). Please check that you are not
@@ -220,13 +224,16 @@ async function startWrangler(
  * private secrets file (temporary, and ours), not the hint to run `wrangler types` (the project's
  * types are written by hand: src/env.ts), not its "Ready on" (the server is ready once our banner
  * says so, after /health answered), nor the log line of each readiness probe that was answered
- * (`probes.answered` of them), nor a blank line after another.
+ * (`probes.answered` of them), nor a blank line after another. wrangler prints its bindings table
+ * a second time once its (here unused) remote-bindings connection settles: shown once.
  */
 const NOT_SHOWN = [
   /^Using secrets defined in /,
   /Your types might be out of date/,
   /\[wrangler:info\] Ready on /,
+  /Connection status updated/,
 ];
+const BINDINGS_TABLE = /^Your Worker has access to the following bindings:/;
 
 function shownLines(
   write: (line: string) => void,
@@ -234,8 +241,15 @@ function shownLines(
 ): { push(text: string): void; flush(): void } {
   let partial = '';
   let blank = false;
+  let tables = 0;
+  let repeatedTable = false;
   const line = (text: string, end: string): void => {
     const bare = plain(text);
+    if (BINDINGS_TABLE.test(bare)) repeatedTable = ++tables > 1;
+    if (repeatedTable) {
+      repeatedTable = bare.trim() !== '';
+      return;
+    }
     if (NOT_SHOWN.some((re) => re.test(bare))) return;
     if (probes.answered > 0 && /\] GET \/health \d{3}\b/.test(bare)) {
       probes.answered--;
@@ -322,15 +336,6 @@ export function dotenvQuoted(name: string, value: string): string {
 
 function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_VARS.has(name)));
-}
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    // already gone
-  }
 }
 
 /** Until wrangler is listening (`listening()`) and the Worker answers /health, for 60 s. */

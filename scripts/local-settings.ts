@@ -14,6 +14,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { SECRET_VARS } from './dev-stack.ts';
+import { IS_WINDOWS } from './processes.ts';
 
 /** How to reach a real Proxmox (only with PVE_BASE_URL; otherwise the simulator's are used). */
 const PROXMOX = [
@@ -132,7 +133,8 @@ function readDevVars(
   }
   const warnings: string[] = [];
   const secrets = WORKER_SETTINGS.filter((name) => name in values && SECRET_VARS.has(name));
-  if (secrets.length && (statSync(file).mode & 0o077) !== 0)
+  // Windows keeps who may read a file in its ACL, not in a mode: the mode there says nothing.
+  if (secrets.length && !IS_WINDOWS && (statSync(file).mode & 0o077) !== 0)
     warnings.push(
       `${file} holds secrets (${secrets.join(', ')}) and other users can read it: chmod 600 it.`,
     );

@@ -152,12 +152,24 @@ try {
   process.exit(1);
 }
 
+let stopping = false;
 const stop = (code: number): void => {
+  if (stopping) return;
+  stopping = true;
   void stack.stop().then(() => process.exit(code));
 };
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
 stack.wrangler.on('exit', (code) => stop(code ?? 1));
+// npm runs this script through a shell (`sh -c`), and Debian's dash neither passes a signal on
+// nor hands its place to the script: npm stopped by a supervisor (SIGTERM to npm alone) takes the
+// shell down and leaves this process orphaned. Stop then too, so that wrangler and workerd do not
+// outlive npm holding the port. (On Windows a process keeps its parent's id: Ctrl-C reaches the
+// whole console there.)
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) stop(0);
+}, 250).unref();
 
 const actualPort = new URL(stack.url).port;
 const tokenCommand = `${actualPort === '8787' ? '' : `PORT=${actualPort} `}npm run -s token`;

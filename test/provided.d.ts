@@ -1,4 +1,5 @@
 // Values the global setup hands to tests (vitest provide/inject).
+import type { BrowserChoice } from './browser/global-setup';
 import type { EndpointDef } from './support/pve-endpoint';
 
 declare module 'vitest' {
@@ -11,5 +12,7 @@ declare module 'vitest' {
     fakeIdpUrl: string;
     /** http://127.0.0.1:PORT of the notification receiver (test/notify/global-setup.ts). */
     receiverUrl: string;
+    /** The browser the browser tests launch; null when none was found (test/browser/global-setup.ts). */
+    browser: BrowserChoice | null;
   }
 }

@@ -20,7 +20,7 @@ export const createQemuVm = defineCreateTool({
   title: 'Create a QEMU VM',
   description:
     // The seeds' words first (the tool definition PolicyLayer's record is written from).
-    'Create a QEMU VM. Requires confirm=true; the preview gives the exact parameters and vmid ' +
+    'Create a QEMU VM. Requires confirm=true. The preview gives the exact parameters and vmid ' +
     '(the next free one when left out). Disks STORAGE:SIZE_GiB (scsi0=local-lvm:32), NICs ' +
     'net0=virtio,bridge=vmbr0, an installer ISO on ide2 (local:iso/NAME.iso).',
   input: createInput,

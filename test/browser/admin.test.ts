@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devSignedInClient } from '../support/oauth-node.ts';
-import { launchChromium } from './global-setup.ts';
+import { BROWSER, launchChromium } from './launch.ts';
 import { signInOnPage } from './sign-in.ts';
 
 // The DOM as the functions evaluated inside the page see it (the Node project has no DOM types).
@@ -86,7 +86,7 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-describe('the admin page in headless Chromium', () => {
+describe.skipIf(!BROWSER)('the admin page in headless Chromium', () => {
   it('lets an admin approve a waiting call, and then shows it in the audit list', async () => {
     const args = { node: 'pve1', name: 'needs-ok', memory: 1024, confirm: true };
     const pending = await agent.callTool({ name: 'pve_create_qemu_vm', arguments: args });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devSignedInClient } from '../support/oauth-node.ts';
-import { launchChromium } from './global-setup.ts';
+import { BROWSER, launchChromium } from './launch.ts';
 import { signInOnPage } from './sign-in.ts';
 
 // The DOM as the function evaluated inside the page sees it (the Node project has no DOM types).
@@ -147,7 +147,7 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-describe('the approval page in headless Chromium', () => {
+describe.skipIf(!BROWSER)('the approval page in headless Chromium', () => {
   it.each(SIZES)(
     'keeps Approve, Deny and the quorum in view at $width×$height',
     async (size) => {

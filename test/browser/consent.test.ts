@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
-import { launchChromium } from './global-setup.ts';
+import { BROWSER, launchChromium } from './launch.ts';
 
 let stack: Stack;
 let browser: Browser;
@@ -82,7 +82,7 @@ function authorizeUrl(): { url: string; verifier: string } {
   return { url: `${stack.url}/authorize?${params}`, verifier };
 }
 
-describe('the consent page in headless Chromium', () => {
+describe.skipIf(!BROWSER)('the consent page in headless Chromium', () => {
   it('approves, signs in, and returns a code that buys a working token', async () => {
     const page = await browser.newPage();
     const { url, verifier } = authorizeUrl();

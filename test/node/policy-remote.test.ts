@@ -3,12 +3,12 @@
 // Runs in-process (scripts/policy/remote.ts, the function the script calls); the last test runs
 // the npm script itself.
 
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
+import { spawnNpmSync } from '../../scripts/processes.ts';
 import { policyRemote } from '../../scripts/policy/remote.ts';
 import { FormBrowser, openAsDevUser } from '../support/form-browser.ts';
 import { devAccessToken, devSignedInClient } from '../support/oauth-node.ts';
@@ -210,8 +210,7 @@ describe('npm run policy -- replay and push', () => {
   });
 
   it('runs as an npm script, with the token from the environment', () => {
-    const r = spawnSync(
-      'npm',
+    const r = spawnNpmSync(
       [
         'run',
         '-s',
@@ -225,7 +224,7 @@ describe('npm run policy -- replay and push', () => {
         '--comment',
         'try the old one',
       ],
-      { cwd: root, encoding: 'utf8', env: { ...process.env, PVE_MCP_TOKEN: editorToken } },
+      { cwd: root, env: { ...process.env, PVE_MCP_TOKEN: editorToken } },
     );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/version 3 \(in shadow\)/);

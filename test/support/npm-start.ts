@@ -2,13 +2,15 @@
 // free ports picked by the server itself (PORT=0, SIM_PORT=0: bound first, tried again on a
 // clash; the real port read back from its ready line), its own state directory (PERSIST_TO) and
 // wrangler settings (XDG_CONFIG_HOME) in a fresh temporary directory removed when it stops, so
-// the checkout's .wrangler/state never sees a test's grants or calls. Its own process group,
-// output collected, resolved once ready, stopped (group and all: wrangler, workerd) on demand.
+// the checkout's .wrangler/state never sees a test's grants or calls. Its own process group (its
+// tree on Windows), output collected, resolved once ready, stopped (wrangler, workerd and all) on
+// demand.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { OWN_GROUP, spawnNpm, stopTree, treeGone } from '../../scripts/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -29,7 +31,7 @@ export async function startNpm(env: Record<string, string>, readyMs = 60_000): P
   const stateDir = path.join(temp, 'state');
   const configDir = path.join(temp, 'config');
   mkdirSync(configDir);
-  const child = spawn('npm', ['start'], {
+  const child = spawnNpm(['start'], {
     cwd: root,
     env: {
       ...process.env,
@@ -41,7 +43,7 @@ export async function startNpm(env: Record<string, string>, readyMs = 60_000): P
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
+    ...OWN_GROUP,
   });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -49,16 +51,12 @@ export async function startNpm(env: Record<string, string>, readyMs = 60_000): P
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // already gone
-      }
+      stopTree(child);
       await exited;
     }
     // npm may exit before the script it ran has finished cleaning up (it gets the signal too):
-    // wait for the whole group to be gone, then force what is left.
-    await groupGone(child.pid!, 10_000);
+    // wait for the whole tree to be gone, then force what is left.
+    await treeGone(child);
     rmSync(temp, { recursive: true, force: true });
   };
   const deadline = Date.now() + readyMs;
@@ -85,18 +83,4 @@ function readyPort(output: string): number | undefined {
   if (ready < 0) return undefined;
   const url = /streamable HTTP\s+http:\/\/localhost:(\d+)\/mcp/.exec(output.slice(ready));
   return url ? Number(url[1]) : undefined;
-}
-
-async function groupGone(pgid: number, ms: number): Promise<void> {
-  const alive = (): boolean => {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  const deadline = Date.now() + ms;
-  while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (alive()) process.kill(-pgid, 'SIGKILL');
 }

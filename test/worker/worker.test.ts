@@ -324,9 +324,10 @@ describe.each(TRANSPORTS)('tools/list over %s', (kind) => {
       expect(byName.get('pve_list_vms')!.description).toBe(
         'List QEMU VMs and LXC containers from cluster resources',
       );
-      // The seeds' two descriptions, as they give them, open ours.
-      expect(byName.get('pve_create_qemu_vm')!.description).toMatch(
-        /^Create a QEMU VM\. Requires confirm=true\b/,
+      // The seeds' two descriptions, as they give them (the closing period too), open ours.
+      const seedCreate = 'Create a QEMU VM. Requires confirm=true.';
+      expect(byName.get('pve_create_qemu_vm')!.description?.slice(0, seedCreate.length)).toBe(
+        seedCreate,
       );
       expect(byName.get('pve_create_qemu_vm')!.inputSchema.required).toEqual(['node']);
       expect(byName.get('pve_start_vm')!.inputSchema.required).toEqual(['node', 'vmid']);

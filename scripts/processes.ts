@@ -1,0 +1,114 @@
+// Child processes started and stopped the same way on macOS, Linux and Windows, in one place:
+// npm through cross-spawn (on Windows npm is npm.cmd, which Node will not start without a shell),
+// a package's own command as its JS entry under this Node (no .bin/ shim, no shell), and a child
+// stopped together with everything it started: its process group on macOS and Linux, its process
+// tree (taskkill /T) on Windows, where process groups do not exist. test/node/layers.test.ts
+// keeps every script and test to these.
+
+import {
+  type ChildProcess,
+  type SpawnOptions,
+  type SpawnSyncOptions,
+  type SpawnSyncReturns,
+  spawnSync,
+} from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import crossSpawn from 'cross-spawn';
+
+export const IS_WINDOWS = process.platform === 'win32';
+
+const root = path.resolve(import.meta.dirname, '..');
+const requireHere = createRequire(path.join(root, 'package.json'));
+
+/**
+ * Options for a child that is stopped with everything it starts (`stopTree`): its own process
+ * group where there are groups; on Windows no new console window.
+ */
+export const OWN_GROUP = { detached: !IS_WINDOWS, windowsHide: true } as const;
+
+/** `npm <args>` as a child process. */
+export function spawnNpm(args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+  return crossSpawn('npm', [...args], options);
+}
+
+/** `npm <args>`, waited for; its output as text. */
+export function spawnNpmSync(
+  args: readonly string[],
+  options: Omit<SpawnSyncOptions, 'encoding'> = {},
+): SpawnSyncReturns<string> {
+  return crossSpawn.sync('npm', [...args], {
+    ...options,
+    encoding: 'utf8',
+  }) as SpawnSyncReturns<string>;
+}
+
+/**
+ * A package's command (its package.json `bin`) as this Node running the command's JS file:
+ * `[process.execPath, [file, ...args]]`, the same on every OS.
+ */
+export function packageCommand(
+  pkg: string,
+  args: readonly string[],
+  bin: string = pkg.replace(/^@[^/]+\//, ''),
+): [string, string[]] {
+  const manifest = requireHere.resolve(`${pkg}/package.json`);
+  const { bin: bins } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+    bin?: string | Record<string, string>;
+  };
+  const entry = typeof bins === 'string' ? bins : bins?.[bin];
+  if (!entry) throw new Error(`${pkg} has no command named ${bin}`);
+  return [process.execPath, [path.join(path.dirname(manifest), entry), ...args]];
+}
+
+/**
+ * Stops `child` and everything it started: a signal to its process group on macOS and Linux (the
+ * child must have been started with OWN_GROUP), SIGTERM or with `force` SIGKILL; on Windows
+ * `taskkill /T /F` on its tree (Windows has no signal a console program could catch here).
+ * Does nothing once it is gone.
+ */
+export function stopTree(child: ChildProcess, force = false): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  if (IS_WINDOWS) {
+    spawnSync('taskkill', ['/pid', String(pid), '/T', '/F'], {
+      stdio: 'ignore',
+      windowsHide: true,
+    });
+    return;
+  }
+  try {
+    process.kill(-pid, force ? 'SIGKILL' : 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
+/** Whether anything of the tree `child` started is still running (on Windows: the child itself). */
+export function treeAlive(child: ChildProcess): boolean {
+  const pid = child.pid;
+  if (pid === undefined) return false;
+  try {
+    process.kill(IS_WINDOWS ? pid : -pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops `child` and its tree (`stopTree`) and waits until all of it is gone, so that the ports
+ * it held are free when this returns.
+ */
+export async function endTree(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  stopTree(child);
+  await treeGone(child, graceMs);
+}
+
+/** Waits until nothing of `child`'s tree runs; what is left after `graceMs` is killed. */
+export async function treeGone(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  const deadline = Date.now() + graceMs;
+  while (treeAlive(child) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (treeAlive(child)) stopTree(child, true);
+}

@@ -225,7 +225,8 @@ async function startWrangler(
  * types are written by hand: src/env.ts), not its "Ready on" (the server is ready once our banner
  * says so, after /health answered), nor the log line of each readiness probe that was answered
  * (`probes.answered` of them), nor a blank line after another. wrangler prints its bindings table
- * a second time once its (here unused) remote-bindings connection settles: shown once.
+ * again, with "Connection status updated", when its dev registry (other local Workers this one
+ * could bind to; here none) reports in: shown once.
  */
 const NOT_SHOWN = [
   /^Using secrets defined in /,

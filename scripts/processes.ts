@@ -65,13 +65,15 @@ export function packageCommand(
 /**
  * Stops `child` and everything it started: a signal to its process group on macOS and Linux (the
  * child must have been started with OWN_GROUP), SIGTERM or with `force` SIGKILL; on Windows
- * `taskkill /T /F` on its tree (Windows has no signal a console program could catch here).
- * Does nothing once it is gone.
+ * `taskkill /T /F` on its tree while the child runs (Windows has no signal a console program
+ * could catch from another, and taskkill finds the tree through the child; once the child has
+ * exited its pid may belong to someone else). Does nothing once it is gone.
  */
 export function stopTree(child: ChildProcess, force = false): void {
   const pid = child.pid;
   if (pid === undefined) return;
   if (IS_WINDOWS) {
+    if (!running(child)) return;
     spawnSync('taskkill', ['/pid', String(pid), '/T', '/F'], {
       stdio: 'ignore',
       windowsHide: true,
@@ -85,12 +87,19 @@ export function stopTree(child: ChildProcess, force = false): void {
   }
 }
 
-/** Whether anything of the tree `child` started is still running (on Windows: the child itself). */
+const running = (child: ChildProcess): boolean =>
+  child.exitCode === null && child.signalCode === null;
+
+/**
+ * Whether anything of the tree `child` started is still running: its process group on macOS and
+ * Linux; on Windows the child itself (taskkill /T /F has ended the tree with it, synchronously).
+ */
 export function treeAlive(child: ChildProcess): boolean {
   const pid = child.pid;
   if (pid === undefined) return false;
+  if (IS_WINDOWS) return running(child);
   try {
-    process.kill(IS_WINDOWS ? pid : -pid, 0);
+    process.kill(-pid, 0);
     return true;
   } catch {
     return false;

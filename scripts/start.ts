@@ -118,6 +118,27 @@ async function checkFree(): Promise<string | null> {
   ].join('\n');
 }
 
+// Stopping, at any point from here: Ctrl-C (SIGINT), a supervisor (SIGTERM), a closed terminal
+// (SIGHUP), or npm gone. npm runs this script through a shell (`sh -c`), and Debian's dash neither
+// passes a signal on nor hands its place to the script: npm stopped alone takes the shell down and
+// leaves this process orphaned, which the parent's id then tells. Before the stack is up, exiting
+// is enough (dev-stack's exit handler takes wrangler's process group along); after, the stack
+// stops and is waited for, port freed. (On Windows a process keeps its parent's id, and Ctrl-C
+// reaches the whole console.)
+let stack: Awaited<ReturnType<typeof startStack>> | undefined;
+let stopping = false;
+function stop(code: number): void {
+  if (stopping) return;
+  stopping = true;
+  if (!stack) process.exit(code);
+  void stack.stop().then(() => process.exit(code));
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(0));
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) stop(0);
+}, 250).unref();
+
 let settings: LocalSettings;
 try {
   settings = localSettings(process.env, root);
@@ -133,7 +154,6 @@ if (notFree) {
   process.exit(1);
 }
 
-let stack: Awaited<ReturnType<typeof startStack>>;
 try {
   stack = await startStack({
     port,
@@ -151,25 +171,7 @@ try {
   console.error(`npm start failed: ${err instanceof Error ? err.message : err}`);
   process.exit(1);
 }
-
-let stopping = false;
-const stop = (code: number): void => {
-  if (stopping) return;
-  stopping = true;
-  void stack.stop().then(() => process.exit(code));
-};
-process.on('SIGINT', () => stop(0));
-process.on('SIGTERM', () => stop(0));
 stack.wrangler.on('exit', (code) => stop(code ?? 1));
-// npm runs this script through a shell (`sh -c`), and Debian's dash neither passes a signal on
-// nor hands its place to the script: npm stopped by a supervisor (SIGTERM to npm alone) takes the
-// shell down and leaves this process orphaned. Stop then too, so that wrangler and workerd do not
-// outlive npm holding the port. (On Windows a process keeps its parent's id: Ctrl-C reaches the
-// whole console there.)
-const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) stop(0);
-}, 250).unref();
 
 const actualPort = new URL(stack.url).port;
 const tokenCommand = `${actualPort === '8787' ? '' : `PORT=${actualPort} `}npm run -s token`;

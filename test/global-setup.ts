@@ -59,21 +59,33 @@ export const ENDPOINTS_USED = [
 ];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [sim, idp] = await Promise.all([
+  // Each server closed again if the setup fails after starting it (vitest then runs no teardown).
+  const started = await Promise.allSettled([
     startSimulator({ authFailDelayMs: 200, taskDurationMs: 300 }),
     startFakeIdp(),
   ]);
-  project.provide('fakeIdpUrl', idp.url);
-  project.provide('simulatorUrl', sim.url);
-  project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
-  project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
-  const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '..'));
-  requireInCi(
-    schemaFile,
-    'The PVE 9.1.3 API schema (checked against every request the Worker sends)',
-  );
-  project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
+  const close = () =>
+    Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
+  try {
+    const [sim, idp] = started.map((s) => {
+      if (s.status === 'rejected') throw s.reason;
+      return s.value;
+    }) as [Awaited<ReturnType<typeof startSimulator>>, Awaited<ReturnType<typeof startFakeIdp>>];
+    project.provide('fakeIdpUrl', idp.url);
+    project.provide('simulatorUrl', sim.url);
+    project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
+    project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
+    const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '..'));
+    requireInCi(
+      schemaFile,
+      'The PVE 9.1.3 API schema (checked against every request the Worker sends)',
+    );
+    project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
+  } catch (err) {
+    await close();
+    throw err;
+  }
   return async () => {
-    await Promise.all([sim.close(), idp.close()]);
+    await close();
   };
 }

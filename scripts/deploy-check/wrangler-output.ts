@@ -1,5 +1,6 @@
 // Reads what `wrangler deploy --dry-run` printed: its warning and error blocks, and the table of
-// bindings the Worker would get. Pure text in, data out (wrangler 4.86's wording and layout).
+// bindings the Worker would get. Pure text in, data out (wrangler's wording and layout: 4.86's,
+// which 4.164 keeps).
 
 export interface DryRunReport {
   warnings: string[];

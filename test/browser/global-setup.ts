@@ -53,32 +53,41 @@ function installPlaces(): string[] {
   ];
 }
 
-/** A browser on this machine, or null. */
+/**
+ * A browser on this machine that starts, or null. Each candidate is started once and closed: a
+ * file that exists may still not run under Playwright (Ubuntu's chromium-browser without its snap,
+ * a snap confined away from the test's temporary profile), and the next one is tried then.
+ */
 export async function findBrowser(): Promise<BrowserChoice | null> {
+  const { chromium } = await import('playwright-core');
+  const starts = async (choice: BrowserChoice): Promise<boolean> => {
+    try {
+      await (await chromium.launch({ ...choice, args: QUIET_ARGS })).close();
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const asked = process.env.CHROMIUM_PATH;
   if (asked) {
     if (!existsSync(asked)) throw new Error(`CHROMIUM_PATH=${asked}: no such file`);
+    if (!(await starts({ executablePath: asked })))
+      throw new Error(`CHROMIUM_PATH=${asked} does not start as a headless browser`);
     return { executablePath: asked };
   }
-  const installed = installPlaces().find((file) => existsSync(file));
-  if (installed) return { executablePath: installed };
-  const { chromium } = await import('playwright-core');
   let downloaded: string | undefined;
   try {
     downloaded = chromium.executablePath();
   } catch {
     // this Playwright knows no download for this platform
   }
-  if (downloaded && existsSync(downloaded)) return { executablePath: downloaded };
-  for (const channel of ['chrome', 'msedge']) {
-    try {
-      const browser = await chromium.launch({ channel, args: QUIET_ARGS });
-      await browser.close();
-      return { channel };
-    } catch {
-      // not installed where Playwright looks for it
-    }
-  }
+  const files = [...installPlaces(), ...(downloaded ? [downloaded] : [])];
+  const candidates: BrowserChoice[] = [
+    ...files.filter((file) => existsSync(file)).map((file) => ({ executablePath: file })),
+    { channel: 'chrome' },
+    { channel: 'msedge' },
+  ];
+  for (const choice of candidates) if (await starts(choice)) return choice;
   return null;
 }
 

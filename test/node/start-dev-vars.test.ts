@@ -84,7 +84,8 @@ describe('npm start with a .dev.vars file', () => {
   });
 
   // Windows keeps who may read a file in its ACL: the script does not judge modes there.
-  it.skipIf(IS_WINDOWS)('warns that a file holding secrets is readable by others', () => {
+  it('warns that a file holding secrets is readable by others', ({ skip }) => {
+    skip(IS_WINDOWS, 'Windows keeps who may read a file in its ACL, not in a mode');
     expect(server.output()).toContain(
       `warning: ${path.join(dir, 'operator.vars')} holds secrets (PVE_TOKEN_SECRET, CF_ACCESS_CLIENT_SECRET, APPROVAL_WEBHOOKS) and other users can read it: chmod 600 it.`,
     );
@@ -97,22 +98,22 @@ describe('npm start with a .dev.vars file', () => {
     expect(await policyStatus('mallory@example.com')).toBe(403);
   });
 
-  it.skipIf(NO_COMMAND_LINES)(
-    "uses the file's Proxmox, with its secrets exactly as written, on no command line",
-    async () => {
-      const health = (await (await fetch(`${server.url}/health`)).json()) as {
-        notices?: { check: string; message: string }[];
-      };
-      expect(accessSecrets.length).toBeGreaterThan(0);
-      expect(new Set(accessSecrets)).toEqual(new Set([ACCESS_SECRET]));
-      // The webhooks are a secret too, and they reached the Worker.
-      expect(health.notices?.find((n) => n.check === 'notify')?.message).toContain('"lab"');
-      const lines = commandLines();
-      expect(lines).toContain(`--port ${server.port}`); // the right processes are looked at
-      for (const secret of ['$HOME', '0000-4000', '127.0.0.1:9/hook', 'APPROVAL_WEBHOOKS'])
-        expect(lines).not.toContain(secret);
-    },
-  );
+  it("uses the file's Proxmox, with its secrets exactly as written, on no command line", async ({
+    skip,
+  }) => {
+    skip(NO_COMMAND_LINES !== null, NO_COMMAND_LINES ?? undefined);
+    const health = (await (await fetch(`${server.url}/health`)).json()) as {
+      notices?: { check: string; message: string }[];
+    };
+    expect(accessSecrets.length).toBeGreaterThan(0);
+    expect(new Set(accessSecrets)).toEqual(new Set([ACCESS_SECRET]));
+    // The webhooks are a secret too, and they reached the Worker.
+    expect(health.notices?.find((n) => n.check === 'notify')?.message).toContain('"lab"');
+    const lines = commandLines();
+    expect(lines).toContain(`--port ${server.port}`); // the right processes are looked at
+    for (const secret of ['$HOME', '0000-4000', '127.0.0.1:9/hook', 'APPROVAL_WEBHOOKS'])
+      expect(lines).not.toContain(secret);
+  });
 });
 
 describe('npm start refuses a .dev.vars it cannot use', () => {

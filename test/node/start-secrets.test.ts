@@ -48,7 +48,8 @@ describe('npm start with a real-Proxmox configuration', () => {
     expect(server.output()).toContain(`Proxmox API: ${sim.url}/api2/json`);
   });
 
-  it.skipIf(NO_COMMAND_LINES)('puts no secret on any command line', () => {
+  it('puts no secret on any command line', ({ skip }) => {
+    skip(NO_COMMAND_LINES !== null, NO_COMMAND_LINES ?? undefined);
     const lines = commandLines();
     expect(lines).toContain('wrangler'); // the check looks at the right processes
     expect(lines).toContain('--env-file');
@@ -73,16 +74,17 @@ describe('npm start with a real-Proxmox configuration', () => {
   });
 
   // Found through wrangler's command line; Windows keeps who may read it in an ACL, not a mode.
-  it.skipIf(NO_COMMAND_LINES)(
-    'keeps the secrets file private while it runs: mode 0600 in a directory of mode 0700',
-    () => {
-      const file = ourSecretsFile();
-      expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
-      expect((statSync(path.dirname(file)).mode & 0o777).toString(8)).toBe('700');
-    },
-  );
+  it('keeps the secrets file private while it runs: mode 0600 in a directory of mode 0700', ({
+    skip,
+  }) => {
+    skip(NO_COMMAND_LINES !== null, NO_COMMAND_LINES ?? undefined);
+    const file = ourSecretsFile();
+    expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+    expect((statSync(path.dirname(file)).mode & 0o777).toString(8)).toBe('700');
+  });
 
-  it.skipIf(NO_COMMAND_LINES)('removes the private secrets file when it stops', async () => {
+  it('removes the private secrets file when it stops', async ({ skip }) => {
+    skip(NO_COMMAND_LINES !== null, NO_COMMAND_LINES ?? undefined);
     const file = ourSecretsFile();
     expect(path.basename(path.dirname(file))).toMatch(/^pve-mcp-secrets-/);
     expect(existsSync(file)).toBe(true);

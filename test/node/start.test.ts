@@ -149,7 +149,8 @@ describe('npm start', () => {
 
   // Windows has no signal a program can catch from another: killing npm there ends npm alone
   // (Ctrl-C reaches every process of the console instead, and the tests stop the tree).
-  it.skipIf(IS_WINDOWS)('stops workerd when stopped', async () => {
+  it('stops workerd when stopped', async ({ skip }) => {
+    skip(IS_WINDOWS, 'Windows has no signal one program can send another to catch');
     // npm alone, not its group: `npm start` itself must take wrangler and workerd down.
     server.child.kill('SIGTERM');
     await new Promise((r) => server.child.once('exit', r));

@@ -2,7 +2,7 @@
 // filters, newest-first keyset pagination, pruning by age (directly and by the alarm) and by the
 // row cap, the lost counter, size clipping. Errors are asserted inside the object
 // (runInDurableObject): a rejecting RPC through a stub leaks an unhandled rejection in
-// vitest-pool-workers (cloudflare/workers-sdk#14736).
+// the vitest plugin (then vitest-pool-workers; cloudflare/workers-sdk#14736).
 
 import { env } from 'cloudflare:workers';
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';

@@ -82,7 +82,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     );
     project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
   } catch (err) {
-    await close();
+    await close().catch(() => {}); // the setup's own error is the one to see
     throw err;
   }
   return async () => {

@@ -11,6 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 
+/** Why each browser tried did not start (its first line), for the message when none did. */
+const failures: string[] = [];
+
 /** The browser the tests launch: a file, or a Playwright channel; null when there is none. */
 export type BrowserChoice = { executablePath: string } | { channel: string };
 
@@ -59,12 +62,17 @@ function installPlaces(): string[] {
  * a snap confined away from the test's temporary profile), and the next one is tried then.
  */
 export async function findBrowser(): Promise<BrowserChoice | null> {
+  failures.length = 0;
   const { chromium } = await import('playwright-core');
   const starts = async (choice: BrowserChoice): Promise<boolean> => {
     try {
-      await (await chromium.launch({ ...choice, args: QUIET_ARGS })).close();
+      await (await chromium.launch({ ...choice, args: QUIET_ARGS, timeout: 30_000 })).close();
       return true;
-    } catch {
+    } catch (err) {
+      const what = 'channel' in choice ? `channel ${choice.channel}` : choice.executablePath;
+      failures.push(
+        `${what}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
+      );
       return false;
     }
   };
@@ -131,8 +139,8 @@ export default async function setup(project: TestProject): Promise<void> {
     if (!found)
       throw new Error(
         installed
-          ? 'apt-get installed chromium, but no browser is found where it should be (/usr/bin/chromium)'
-          : 'CI=true and no Chromium-family browser is installed: install Chromium, Chrome or Edge (or set CHROMIUM_PATH)',
+          ? `apt-get installed chromium, but no browser starts: ${failures.join('; ')}`
+          : `CI=true and no Chromium-family browser starts here (apt-get only runs as root): install Chromium, Chrome or Edge (or set CHROMIUM_PATH). Tried: ${failures.join('; ') || 'none found'}`,
       );
   }
   if (!found)

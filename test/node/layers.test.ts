@@ -206,27 +206,37 @@ function unportable(text: string): string[] {
   const rules: [RegExp, string][] = [
     [new RegExp(`${starts}['"\`](?:npm|npx|pnpm|yarn)\\b`, 'g'), 'npm started directly'],
 
-    [/\bshell:\s*true\b/g, 'a shell'],
-    [/['"`][^'"`\n]*\.bin(?:['"`]|[/\\])/g, 'a .bin/ shim named'],
+    [/[{,]\s*shell:(?!\s*(?:false|undefined)\b)/g, 'a shell'],
+    [/['"`](?:[^'"`\n]*[/\\])?\.bin(?:['"`]|[/\\])/g, 'a .bin/ shim named'],
+    [
+      /import\s+(?:\*\s+as\s+)?\w+\s+from\s+['"](?:node:)?child_process['"]/g,
+      'child_process imported whole (its calls would go unchecked)',
+    ],
+    [
+      /import\s*\{[^}]*\b\w+\s+as\s+\w+[^}]*\}\s*from\s*['"](?:node:)?child_process['"]/g,
+      'a child_process function renamed (its calls would go unchecked)',
+    ],
     [/\bprocess\.kill\(\s*-/g, 'a process group signalled'],
     [
       /node-(?:bin-)?(?:linux|darwin|win)-(?:x64|arm64)['"`]?\s*(?:,\s*['"`]|[/\\])bin/g,
       'a platform Node package by path',
     ],
   ];
-  const lineOf = (index: number): number => text.slice(0, index).split('\n').length;
+  // Matched in the code without its comments; blanking keeps every line break, so lines agree.
+  const body = code(text);
+  const lineOf = (index: number): number => body.slice(0, index).split('\n').length;
   const found = rules.flatMap(([pattern, what]) =>
-    [...code(text).matchAll(pattern)].map((m) => `${what} at line ${lineOf(m.index)}`),
+    [...body.matchAll(pattern)].map((m) => `${what} at line ${lineOf(m.index)}`),
   );
   // child_process's exec runs a command line through a shell (cmd.exe on Windows).
   if (
     /import\s*\{[^}]*\bexec(?:Sync)?\b[^}]*\}\s*from\s*['"](?:node:)?child_process['"]/.test(text)
   )
-    for (const m of code(text).matchAll(/(?<![.\w])(?:exec|execSync)\(/g))
+    for (const m of body.matchAll(/(?<![.\w])(?:exec|execSync)\(/g))
       found.push(`a command line through a shell at line ${lineOf(m.index)}`);
   // A program by name is looked up on PATH: a .cmd shim on Windows, which Node will not start.
-  for (const m of code(text).matchAll(
-    /(?<![.\w])(?:spawn|spawnSync|execFile|execFileSync|fork)\(\s*['"`]([^'"`]+)['"`]/g,
+  for (const m of body.matchAll(
+    /(?<![.\w])(?:spawn|spawnSync|execFile|execFileSync)\(\s*['"`]([^'"`/\\.][^'"`/\\]*)['"`]/g,
   ))
     if (!SYSTEM_PROGRAMS.has(m[1]!) && !/^(?:npm|npx|pnpm|yarn)\b/.test(m[1]!))
       found.push(`${m[1]} looked up on PATH at line ${lineOf(m.index)}`);
@@ -280,6 +290,20 @@ describe('processes in scripts and tests', () => {
     expect(
       unportable("// a package's own .bin/ shim, spawn('npm')\nexecFileSync('ps', [])"),
     ).toEqual([]);
+    expect(unportable("// one\n// two\n\nspawn('npm', [])")).toEqual([
+      'npm started directly at line 4',
+    ]);
+    expect(unportable("import cp from 'node:child_process';\ncp.spawn('npm')")).toEqual([
+      'child_process imported whole (its calls would go unchecked) at line 1',
+    ]);
+    expect(unportable("import * as cp from 'child_process';")).toHaveLength(1);
+    expect(unportable("import { spawn as run } from 'node:child_process';")).toEqual([
+      'a child_process function renamed (its calls would go unchecked) at line 1',
+    ]);
+    expect(unportable("const disk = 'vm-100-disk-0.bin';")).toEqual([]);
+    expect(unportable("fork('./child.js'); spawn('/usr/bin/chromium', [])")).toEqual([]);
+    expect(unportable("spawn(cmd, [], { shell: process.platform === 'win32' })")).toHaveLength(1);
+    expect(unportable('spawn(cmd, [], { shell: false })')).toEqual([]);
     // A RegExp's exec, or a local function of that name in a file without child_process's.
     expect(unportable("const m = /x/.exec(text);\nexec('command=echo')")).toEqual([]);
   });
@@ -294,7 +318,20 @@ describe('processes in scripts and tests', () => {
     const { scripts } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     };
-    const unix = /(?:^|&&\s*|;\s*)(?:exec|export|source|\.)\s|\$\(|`|^[A-Z_]+=\S*\s|\|\||;/;
+    // Built-ins (exec, export, source, .), a variable set before a command, $VAR and $(...),
+    // backticks, single quotes (cmd.exe passes them on as characters), `;` between commands.
+    const unix =
+      /(?:^|&&\s*|\|\|\s*)(?:exec|export|source|\.)\s|(?:^|&&\s*|\|\|\s*)[A-Za-z_]\w*=|\$[({A-Za-z_]|[`';]/;
     expect(Object.entries(scripts).filter(([, command]) => unix.test(command))).toEqual([]);
+    for (const bad of [
+      'exec node x.js',
+      'A=1 node x',
+      'tsc && X=1 vitest',
+      "node -e 'x'",
+      'echo $HOME',
+      'a; b',
+    ])
+      expect(unix.test(bad), bad).toBe(true);
+    expect(unix.test('tsc --noEmit -p a.json && tsc --noEmit -p b.json || exit 1')).toBe(false);
   });
 });

@@ -279,6 +279,27 @@ describe('the bundled policy.json', () => {
     expect(info.isError, text(info)).toBeFalsy();
   });
 
+  it.each([
+    '/var/log/installer/autoinstall-user-data',
+    '/var/log/installer/syslog',
+    '/var/log/cloud-init.log',
+    '/var/log/cloud-init-output.log',
+    '/var/log/btmp',
+    '/var/log/btmp.1',
+    '/var/log/wtmp',
+    '/var/log/lastlog',
+    '/var/log/faillog',
+  ])('refuses %s, a log under /var/log that carries credentials, sending nothing', async (file) => {
+    await sim.clearLog();
+    const r = await call(client, 'pve_guest_file_read', { node: 'pve1', vmid: 100, file });
+    expect(r.isError, file).toBe(true);
+    expect(r.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_guest_file_read/deny_if/1',
+    });
+    expect(await sim.requests()).toEqual([]);
+  });
+
   it('previews a stop without asking anyone (a preview changes nothing)', async () => {
     const result = await call(client, 'pve_stop_vm', { node: 'pve1', vmid: 101 });
     expect(result.isError, text(result)).toBeFalsy();

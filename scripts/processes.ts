@@ -94,7 +94,7 @@ const running = (child: ChildProcess): boolean =>
  * Whether anything of the tree `child` started is still running: its process group on macOS and
  * Linux; on Windows the child itself (taskkill /T /F has ended the tree with it, synchronously).
  */
-export function treeAlive(child: ChildProcess): boolean {
+function treeAlive(child: ChildProcess): boolean {
   const pid = child.pid;
   if (pid === undefined) return false;
   if (IS_WINDOWS) return running(child);

@@ -8,7 +8,7 @@
 // be checked (no token for a deployed server).
 
 import { fetchHealth, healthResults } from './doctor/health-checks.ts';
-import { signInResult, toolResults } from './doctor/mcp-checks.ts';
+import { devToken, signInResult, toolResults } from './doctor/mcp-checks.ts';
 import { oauthResults } from './doctor/oauth-checks.ts';
 import { formatResult, notApplicable, skip, summary, type CheckResult } from './doctor/report.ts';
 
@@ -49,7 +49,15 @@ const show = (more: CheckResult[]): void => {
   results.push(...more);
 };
 
-const got = await fetchHealth(origin, token);
+let got = await fetchHealth(origin, token);
+let dev: string | undefined;
+if (!token && !('result' in got) && got.health.view === 'public' && got.health.idp === 'dev') {
+  // The development sign-in: the doctor signs in by itself, and reads /health again with a token
+  // that may see its details (an administrator's, with policy:read).
+  dev = await devToken(origin).catch(() => undefined);
+  const again = dev ? await fetchHealth(origin, dev) : got;
+  if (!('result' in again)) got = again;
+}
 if ('result' in got) {
   show([got.result]);
   show(await oauthResults(origin));
@@ -68,7 +76,7 @@ if ('result' in got) {
         'client registration',
       ].map((n) => notApplicable(n, `AUTH_MODE=${health.auth_mode}`)),
     );
-  const signedIn = await signInResult(origin, health, token);
+  const signedIn = await signInResult(origin, health, token, dev);
   show([signedIn.result]);
   show(await toolResults(origin, signedIn.token, signedIn.result));
 }

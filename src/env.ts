@@ -108,6 +108,8 @@ export interface PolicyStoreObject extends Rpc.DurableObjectBranded {
     actor: string,
     comment: string,
     now: number,
+    base?: number,
+    forced?: boolean,
   ): StoreAnswer<{ event: PolicyEvent }>;
   recordDisagreement(d: ShadowDisagreement): void;
   disagreements(version: number, limit: number): ShadowDisagreement[];

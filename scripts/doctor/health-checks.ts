@@ -1,6 +1,6 @@
 // The doctor's operator checks, read from GET /health: configuration (sign-in, PUBLIC_URL, the
 // OAUTH_KV binding), Proxmox reachable, the policy valid, the audit trail on. With the operator
-// view (loopback, or an administrator's token) each failure comes with the server's own message
+// view (an administrator's token with policy:read) each failure comes with the server's own message
 // and fix; the public view only says which checks fail.
 
 import { fail, notApplicable, pass, type CheckResult } from './report.ts';
@@ -28,7 +28,7 @@ export interface Health {
 
 const TIMEOUT_MS = 15_000;
 const NEED_DETAILS =
-  'Run the doctor on the server itself (loopback), or pass --token with the token of an ADMIN_USERS / ADMIN_GROUPS member to see the problem.';
+  'Pass --token with a token of an ADMIN_USERS / ADMIN_GROUPS member that carries policy:read (asked for with scope "policy:read pve:read": docs/policy-lifecycle.md), or open /health in a browser signed in on /admin, to see the problem.';
 
 export async function fetchHealth(
   origin: string,
@@ -93,7 +93,7 @@ export function healthResults(h: Health): CheckResult[] {
     if (h.failing?.includes(check))
       return fail(
         check,
-        '/health reports a problem here (details withheld on a public URL).',
+        '/health reports a problem here (its details are for an administrator: the public view).',
         NEED_DETAILS,
       );
     return pass(check, okDetail);
@@ -146,7 +146,7 @@ export function healthResults(h: Health): CheckResult[] {
       fail(
         'health',
         '/health says ok: false for a reason this doctor does not know.',
-        'Read GET /health on loopback.',
+        'Read GET /health signed in on /admin as an administrator.',
       ),
     );
   }

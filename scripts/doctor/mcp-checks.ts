@@ -6,7 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { devAccessToken } from '../../test/support/oauth-node.ts';
-import { SCOPES } from '../../src/scopes.ts';
+import { POLICY_READ_SCOPE, SCOPES } from '../../src/scopes.ts';
 import { errorText, type Health } from './health-checks.ts';
 import { fail, notApplicable, pass, skip, type CheckResult } from './report.ts';
 
@@ -14,15 +14,26 @@ const TIMEOUT_MS = 20_000;
 const READ_TOOL = 'pve_list_vms';
 const DEV_USER = 'doctor@localhost';
 
+/**
+ * A token through the development sign-in, with every tool scope (so that tools/list shows all the
+ * policy lets through) and policy:read (so that /health gives an administrator its details).
+ */
+export function devToken(origin: string): Promise<string> {
+  return devAccessToken(origin, DEV_USER, '', [...SCOPES, POLICY_READ_SCOPE].join(' '));
+}
+
+/** `dev`: a token devToken already got for this server. */
 export async function signInResult(
   origin: string,
   health: Health,
   given: string | undefined,
+  dev?: string,
 ): Promise<{ result: CheckResult; token?: string }> {
   const name = 'sign-in';
   if (health.auth_mode !== 'oauth')
     return { result: notApplicable(name, `AUTH_MODE=${health.auth_mode}: no token needed`) };
   if (given) return { result: pass(name, 'bearer token from --token / MCP_TOKEN'), token: given };
+  if (dev) return { result: pass(name, `development sign-in as ${DEV_USER}`), token: dev };
   if (health.idp !== 'dev') {
     return {
       result: skip(
@@ -33,8 +44,7 @@ export async function signInResult(
     };
   }
   try {
-    // Every scope, so that tools/list shows all the policy lets through.
-    const token = await devAccessToken(origin, DEV_USER, '', SCOPES.join(' '));
+    const token = await devToken(origin);
     return { result: pass(name, `development sign-in as ${DEV_USER}`), token };
   } catch (err) {
     return {

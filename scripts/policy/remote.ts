@@ -150,9 +150,9 @@ export async function policyRemote(
       if (!current) return 4;
       if (current.status !== 200) return refused(current);
       base = (current.body as { active: { version: number } | null }).active?.version ?? null;
-      if (base === null && values.activate) {
+      if (base === null && (values.activate || values.shadow)) {
         out.error(
-          `${url}: no version is active (the deployed policy was refused); push with --force to activate this one.`,
+          `${url}: no version is active (the deployed policy was refused); push with --force to ${values.activate ? 'activate this one' : 'run this one in shadow'}.`,
         );
         return 4;
       }

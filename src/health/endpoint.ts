@@ -2,8 +2,9 @@
 // matching the origin asked, Proxmox answering (one cached GET /version), the policy valid, the
 // audit trail on. Always 200 (`ok` says it); each problem carries its fix; notices name choices
 // that widen what the server reaches without failing it (receivers on a private network).
-// Problem texts, notices and failure details only for the operator view (loopback, or an
-// administrator's bearer token: ./viewer.ts); anyone else gets booleans and counts.
+// Problem texts, notices and failure details only for the operator view (an administrator's web
+// session or policy-scoped token, or AUTH_MODE=none: ./viewer.ts); anyone else gets booleans and
+// counts.
 // Never a secret, a user or an upstream body.
 
 import type { Context } from 'hono';
@@ -28,7 +29,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   const auth =
     mode === 'oauth' ? authConfig(config, publicOrigin(config, request), runtime.clock) : null;
   const [view, probe, undelivered] = await Promise.all([
-    healthView(config, oauthHelpers(c.env), request),
+    healthView(config, oauthHelpers(c.env), runtime.stores.kv, request),
     'error' in pve ? null : probeProxmox(pve, runtime.clock),
     config.notify.targets.length
       ? runtime.stores

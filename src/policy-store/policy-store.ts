@@ -131,11 +131,15 @@ export class PolicyStore extends DurableObject {
     if (input.activate && input.shadow)
       return { ok: false, status: 400, problems: ['activate and shadow exclude each other'] };
     const sha = await sha256Hex(input.text);
-    // After the await: the active version is read now, in the same turn as the write.
-    const moved = this.movedSince(input.base);
+    // After the await: the active version is read now, in the same turn as the write. Saving
+    // alone changes nothing in force; a base given with it is still held to.
+    const forced = input.forced === true;
+    const moved =
+      input.activate || input.shadow || input.base !== undefined
+        ? this.notAgainstActive(input.base, forced)
+        : null;
     if (moved) return moved;
     const version = this.t.insert(input, sha, now);
-    const forced = input.forced === true;
     let event = this.event(now, input.author, 'add', version, input.comment, forced);
     if (input.activate) {
       this.activateVersion(version);
@@ -158,7 +162,7 @@ export class PolicyStore extends DurableObject {
   ): StoreAnswer<{ event: PolicyEvent }> {
     if (!this.t.meta(version))
       return { ok: false, status: 404, problems: [`no version ${version}`] };
-    const moved = this.movedSince(base);
+    const moved = this.notAgainstActive(base, forced);
     if (moved) return moved;
     if (this.t.state('active') === version)
       return { ok: false, status: 409, problems: [`version ${version} is already active`] };
@@ -169,13 +173,22 @@ export class PolicyStore extends DurableObject {
     };
   }
 
-  /** Runs a stored version in shadow beside the active one, or stops the shadow (version null). */
+  /**
+   * Runs a stored version in shadow beside the active one, or stops the shadow (version null).
+   * Written against the active version (`base`), as an activation is: a shadow measures a draft
+   * against what is in force, and one started against a version since replaced measures nothing
+   * its editor looked at.
+   */
   shadow(
     version: number | null,
     actor: string,
     comment: string,
     now: number,
+    base?: number,
+    forced = false,
   ): StoreAnswer<{ event: PolicyEvent }> {
+    const moved = this.notAgainstActive(base, forced);
+    if (moved) return moved;
     if (version === null) {
       const current = this.t.state('shadow');
       if (current === null)
@@ -184,7 +197,7 @@ export class PolicyStore extends DurableObject {
       this.t.bump();
       return {
         ok: true,
-        value: { event: this.event(now, actor, 'shadow_stop', current, comment) },
+        value: { event: this.event(now, actor, 'shadow_stop', current, comment, forced) },
       };
     }
     if (!this.t.meta(version))
@@ -196,7 +209,10 @@ export class PolicyStore extends DurableObject {
         problems: [`version ${version} is the active one: a shadow needs another version`],
       };
     this.startShadow(version, now);
-    return { ok: true, value: { event: this.event(now, actor, 'shadow_start', version, comment) } };
+    return {
+      ok: true,
+      value: { event: this.event(now, actor, 'shadow_start', version, comment, forced) },
+    };
   }
 
   /** Counts (and keeps, up to a cap) a live call the shadow version would have decided otherwise. */
@@ -232,19 +248,29 @@ export class PolicyStore extends DurableObject {
     return null;
   }
 
-  /** A refusal when the active version is no longer `base`, the one the editor saw. */
-  private movedSince(base: number | undefined): Refusal | null {
+  /**
+   * A refusal unless the change names the version in force as `base` (the one its editor saw) or
+   * is forced, which its event records. A change that names no base is refused too, naming the
+   * version in force: nothing replaces what an editor has not seen without saying so.
+   */
+  private notAgainstActive(base: number | undefined, forced: boolean): Refusal | null {
+    if (forced) return null;
     const active = this.t.state('active');
-    if (base === undefined || base === active) return null;
+    if (base === active) return null;
+    const refused = (problem: string): Refusal => ({ ok: false, status: 409, problems: [problem] });
+    if (active === null)
+      return refused(
+        'no version is active (the deployed policy was refused): nothing was changed; force the change to put one in force (recorded as forced)',
+      );
+    if (base === undefined)
+      return refused(
+        `version ${active} is in force and the change names no base: nothing was changed; send base ${active} once you have compared with it, or force the change (recorded as forced)`,
+      );
     const last = this.t.lastActivation();
     const by = last ? ` (by ${last.actor} at ${new Date(last.ts).toISOString()})` : '';
-    return {
-      ok: false,
-      status: 409,
-      problems: [
-        `version ${active} has been activated since you opened version ${base}${by}: reload, compare, and try again`,
-      ],
-    };
+    return refused(
+      `version ${active} has been activated since you opened version ${base}${by}: reload, compare, and try again`,
+    );
   }
 
   private activateVersion(version: number): void {

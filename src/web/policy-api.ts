@@ -48,8 +48,6 @@ type Ctx = Context<AppBindings>;
 interface Caller {
   identity: Identity;
   editor: boolean;
-  /** Came with an access token (a script, CI), not the console's cookie. */
-  bearer: boolean;
   /** Whose recorded calls replays and the shadow show this caller. */
   sees: CallsSeen;
 }
@@ -121,7 +119,6 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
   return {
     identity,
     editor,
-    bearer: bearerToken(request) !== null,
     sees: callsSeen(config, identity),
   };
 }
@@ -263,7 +260,7 @@ policyApi.post('/', async (c) => {
     return refuse(c, 400, 'invalid_request', 'activate must be true or false.');
   if (body.shadow !== undefined && typeof body.shadow !== 'boolean')
     return refuse(c, 400, 'invalid_request', 'shadow must be true or false.');
-  const against = againstOf(me, body, body.activate === true);
+  const against = againstOf(body);
   if (typeof against === 'string') return refuse(c, 400, 'invalid_request', against);
   const runtime = c.var.runtime;
   const answer = await runtime.stores.policies().add(
@@ -288,25 +285,21 @@ policyApi.post('/', async (c) => {
 
 policyApi.post('/:version{[0-9]+}/activate', (c) => {
   const version = Number(c.req.param('version'));
-  return switchVersion(
-    c,
-    { active: version },
-    (store, actor, comment, now, against) =>
-      store.activate(version, actor, comment, now, against.base, against.forced),
-    true,
+  return switchVersion(c, { active: version }, (store, actor, comment, now, against) =>
+    store.activate(version, actor, comment, now, against.base, against.forced),
   );
 });
 
 policyApi.post('/:version{[0-9]+}/shadow', (c) => {
   const version = Number(c.req.param('version'));
-  return switchVersion(c, { shadow: version }, (store, actor, comment, now) =>
-    store.shadow(version, actor, comment, now),
+  return switchVersion(c, { shadow: version }, (store, actor, comment, now, against) =>
+    store.shadow(version, actor, comment, now, against.base, against.forced),
   );
 });
 
 policyApi.post('/shadow/stop', (c) =>
-  switchVersion(c, { shadow: null }, (store, actor, comment, now) =>
-    store.shadow(null, actor, comment, now),
+  switchVersion(c, { shadow: null }, (store, actor, comment, now, against) =>
+    store.shadow(null, actor, comment, now, against.base, against.forced),
   ),
 );
 
@@ -321,7 +314,6 @@ async function switchVersion(
     now: number,
     against: Against,
   ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
-  activates = false,
 ): Promise<Response> {
   const me = await caller(c, true);
   if (me instanceof Response) return me;
@@ -329,7 +321,7 @@ async function switchVersion(
   if (body instanceof Response) return body;
   const comment = commentOf(body.comment);
   if (comment === null) return refuse(c, 400, 'invalid_request', COMMENT_RULE);
-  const against = againstOf(me, body, activates);
+  const against = againstOf(body);
   if (typeof against === 'string') return refuse(c, 400, 'invalid_request', against);
   const runtime = c.var.runtime;
   const answer = await change(
@@ -351,16 +343,13 @@ interface Against {
 }
 
 /**
- * `base` (the version that was active when the change was written: the store refuses with 409
- * if another has been activated since) or `force: true` (recorded on the change as forced). A
- * script's activation must give one or the other: a CI push that silently undid a rollback made
- * on /admin in the meantime is what `base` is for. The console's forms always carry `base`.
+ * `base` (the version that was active when the change was written) or `force: true` (recorded on
+ * the change as forced). The store refuses an activation or a shadow change that gives neither,
+ * or whose base is no longer active, with a 409 naming the version in force: a CI push that
+ * silently undid a rollback made on /admin in the meantime is what `base` is for. The console's
+ * forms always carry `base`.
  */
-function againstOf(
-  me: Caller,
-  body: Record<string, unknown>,
-  activates: boolean,
-): Against | string {
+function againstOf(body: Record<string, unknown>): Against | string {
   const { base, force } = body;
   if (force !== undefined && force !== true) return 'force, when given, must be true.';
   if (base !== undefined) {
@@ -369,10 +358,7 @@ function againstOf(
       return 'base is the version that was active when you wrote the change (a whole number).';
     return { base };
   }
-  if (force === true) return { forced: true };
-  if (activates && me.bearer)
-    return 'An activation through the API names the version that was active when you wrote it ("base", as npm run policy -- push sends it), or says "force": true to replace whatever is active now.';
-  return {};
+  return force === true ? { forced: true } : {};
 }
 
 /** The body's `policy`, checked (a check or a replay of a draft). */

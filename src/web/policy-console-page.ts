@@ -155,7 +155,7 @@ ${v.disagreements.map(
 }
 ${
   v.editor
-    ? html`<form method="post" action="/admin/policy/shadow/stop" class="inline">${hidden}${commentField('shadow-stop-comment')}<button type="submit">Stop the shadow</button></form>`
+    ? html`<form method="post" action="/admin/policy/shadow/stop" class="inline">${hidden}${o.active ? html`<input type="hidden" name="base" value="${o.active.version}">` : ''}${commentField('shadow-stop-comment')}<button type="submit">Stop the shadow</button></form>`
     : ''
 }`
     : html`<p>No version runs in shadow.</p>`;
@@ -251,7 +251,7 @@ export function versionPage(v: VersionView) {
 ${
   v.editor && !v.active
     ? html`<form method="post" action="/admin/policy/version/${x.version}/activate" class="inline">${hidden}${v.activeVersion !== null ? html`<input type="hidden" name="base" value="${v.activeVersion}">` : ''}${commentField('activate-comment')}<button type="submit" class="primary">Activate version ${x.version}</button></form>
-${v.shadow ? '' : html`<form method="post" action="/admin/policy/version/${x.version}/shadow" class="inline">${hidden}${commentField('shadow-comment')}<button type="submit">Run version ${x.version} in shadow</button></form>`}`
+${v.shadow ? '' : html`<form method="post" action="/admin/policy/version/${x.version}/shadow" class="inline">${hidden}${v.activeVersion !== null ? html`<input type="hidden" name="base" value="${v.activeVersion}">` : ''}${commentField('shadow-comment')}<button type="submit">Run version ${x.version} in shadow</button></form>`}`
     : ''
 }
 ${

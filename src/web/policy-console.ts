@@ -2,7 +2,9 @@
 // version, its history and diffs, the shadow and its disagreements; check and replay a draft;
 // and, for editors only, save it (as is, in shadow, or active), activate any version (a rollback
 // is one) and stop the shadow, each with a comment. Forms carry the session's CSRF token and
-// must come from this origin (./common.ts); the store checks every policy again.
+// must come from this origin (./common.ts); the store checks every policy again. A change that
+// puts a version in force or in shadow carries the version the page showed as active (`base`):
+// one activated since, or a form without it, is refused with a 409 naming the version in force.
 
 import { type Context, Hono } from 'hono';
 import type { AppBindings, PolicyStorePort } from '../compose/runtime';
@@ -226,14 +228,14 @@ policyConsole.post('/version/:version{[0-9]+}/activate', (c) => {
 
 policyConsole.post('/version/:version{[0-9]+}/shadow', (c) => {
   const version = Number(c.req.param('version'));
-  return change(c, 'shadow', version, (store, actor, comment, now) =>
-    store.shadow(version, actor, comment, now),
+  return change(c, 'shadow', version, (store, actor, comment, now, base) =>
+    store.shadow(version, actor, comment, now, base),
   );
 });
 
 policyConsole.post('/shadow/stop', (c) =>
-  change(c, 'stopped', null, (store, actor, comment, now) =>
-    store.shadow(null, actor, comment, now),
+  change(c, 'stopped', null, (store, actor, comment, now, base) =>
+    store.shadow(null, actor, comment, now, base),
   ),
 );
 

@@ -1,15 +1,17 @@
 // GET /health with sign-in through OpenID Connect (IDP=oidc, ADMIN_USERS=lead@corp.example):
 // Proxmox probed with one cached GET /version and each way the path to pveproxy fails named with
-// its fix; details for loopback and an administrator's token only, booleans and counts for
-// everyone else; never a secret or an upstream body.
+// its fix; details only for an administrator's token that carries a policy scope (or a web
+// session: test/notify/receiver-addresses.test.ts), never for a tool token or for a request
+// because it names loopback; booleans and counts for everyone else; never a secret or an
+// upstream body.
 
 import { inject } from 'vitest';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { forgetProbes, PROBE_TTL_MS } from '../../src/health/proxmox-probe';
 import { fake } from '../idp/helpers';
-import { ORIGIN } from '../worker/helpers/mcp';
+import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 import { sim, type SimFault } from '../worker/helpers/sim';
-import { accessToken, getHealth, PUBLIC_ORIGIN } from './helpers';
+import { accessToken, getHealth, type HealthBody, PUBLIC_ORIGIN } from './helpers';
 
 const LEAD = { sub: 'lead', email: 'lead@corp.example', groups: ['pve-admins'] };
 const MEMBER = { sub: 'member', email: 'member@corp.example', groups: ['pve-admins'] };
@@ -29,16 +31,23 @@ function expectNoSecrets(text: string): void {
   expect(text).not.toContain('mcp-test-secret');
 }
 
+const POLICY_READ = ['policy:read'];
+
 beforeEach(async () => {
   forgetProbes();
   await sim.reset();
   await fake.reset();
 });
 
-describe('GET /health on loopback (the operator view)', () => {
+describe("GET /health with an administrator's policy:read token (the operator view)", () => {
+  let token: string;
+  beforeAll(async () => {
+    token = await accessToken(ORIGIN, LEAD, POLICY_READ);
+  });
+
   it('probes Proxmox with one GET /version and keeps the answer for a while', async () => {
     await sim.clearLog();
-    const first = await getHealth(ORIGIN);
+    const first = await getHealth(ORIGIN, token);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({
       ok: true,
@@ -59,7 +68,7 @@ describe('GET /health on loopback (the operator view)', () => {
     });
     expect(first.body.proxmox.latency_ms).toEqual(expect.any(Number));
     expect(first.body).not.toHaveProperty('problems');
-    await getHealth(ORIGIN);
+    await getHealth(ORIGIN, token);
     await getHealth(PUBLIC_ORIGIN);
     expect(await versionRequests()).toBe(1);
     expect(PROBE_TTL_MS).toBeLessThanOrEqual(30_000);
@@ -119,7 +128,7 @@ describe('GET /health on loopback (the operator view)', () => {
     'names %s, with the fix, and nothing from upstream',
     async (_label, fault, status, message, fix) => {
       await sim.fault(fault);
-      const { body, text } = await getHealth(ORIGIN);
+      const { body, text } = await getHealth(ORIGIN, token);
       expect(body.ok).toBe(false);
       expect(body.proxmox).toMatchObject({ configured: true, reachable: false, status });
       expect(body.problems).toEqual([
@@ -151,8 +160,8 @@ describe('GET /health on a public hostname', () => {
     expectNoSecrets(text);
   });
 
-  it("gives an administrator's token for this server the details", async () => {
-    const token = await accessToken(PUBLIC_ORIGIN, LEAD);
+  it("gives an administrator's policy:read token for this server the details", async () => {
+    const token = await accessToken(PUBLIC_ORIGIN, LEAD, POLICY_READ);
     await sim.fault({ path: '^/version$', status: 530, body: 'error code: 1033', times: 2 });
     const { body, text } = await getHealth(PUBLIC_ORIGIN, token);
     expect(body).toMatchObject({
@@ -169,12 +178,40 @@ describe('GET /health on a public hostname', () => {
   });
 
   it("gives no details to someone else's token, to an administrator's token for another resource, or to a made-up one", async () => {
-    const member = await accessToken(PUBLIC_ORIGIN, MEMBER);
-    const elsewhere = await accessToken(ORIGIN, LEAD);
+    const member = await accessToken(PUBLIC_ORIGIN, MEMBER, POLICY_READ);
+    const elsewhere = await accessToken(ORIGIN, LEAD, POLICY_READ);
     for (const token of [member, elsewhere, 'lead:grant:not-a-token', 'garbage']) {
       const { body } = await getHealth(PUBLIC_ORIGIN, token);
       expect(body.view).toBe('public');
       expect(body.proxmox).not.toHaveProperty('status');
     }
+  });
+
+  it("gives an administrator's MCP client token (tool scopes, pve:read) the public view", async () => {
+    await sim.fault({ path: '^/version$', status: 530, body: 'error code: 1033', times: 2 });
+    for (const scopes of [['pve:read'], ['pve:read', 'pve:operate', 'pve:guest', 'pve:raw']]) {
+      const token = await accessToken(PUBLIC_ORIGIN, LEAD, scopes);
+      const { body, text } = await getHealth(PUBLIC_ORIGIN, token);
+      expect(body).toMatchObject({ view: 'public', failing: ['proxmox'] });
+      expect(body).not.toHaveProperty('problems');
+      expect(text).not.toMatch(/cloudflared|1033|tunnel/);
+    }
+  });
+
+  it('gives a request the public view whatever it says of where it comes from', async () => {
+    await sim.fault({ path: '^/version$', status: 530, body: 'error code: 1033', times: 2 });
+    const claims: Record<string, string>[] = [
+      {},
+      { host: 'localhost' },
+      { 'cf-connecting-ip': '127.0.0.1' },
+      { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '::1' },
+    ];
+    for (const origin of [ORIGIN, 'http://127.0.0.1', 'http://[::1]'])
+      for (const headers of claims) {
+        const res = await workerFetch(`${origin}/health`, { headers });
+        const body = (await res.json()) as HealthBody;
+        expect(body.view, `${origin} ${JSON.stringify(headers)}`).toBe('public');
+        expect(body).not.toHaveProperty('problems');
+      }
   });
 });

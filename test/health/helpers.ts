@@ -1,6 +1,6 @@
 // /health as seen from a given origin, and an access token got the way an MCP client gets one
 // (registration, consent, sign-in at the fake OpenID Connect provider, PKCE code exchange) for a
-// resource on that origin — a public hostname or loopback.
+// resource on that origin — a public hostname or loopback — with the scopes asked for.
 
 import { FormBrowser, signInUpstream } from '../support/form-browser';
 import { fake, type FakeLogin } from '../idp/helpers';
@@ -37,7 +37,12 @@ const base64url = (bytes: Uint8Array): string =>
     .replace(/\//g, '_')
     .replace(/=+$/, '');
 
-export async function accessToken(origin: string, login: FakeLogin): Promise<string> {
+/** `scopes`: asked for and ticked at consent (the consent page's own choice when not given). */
+export async function accessToken(
+  origin: string,
+  login: FakeLogin,
+  scopes?: readonly string[],
+): Promise<string> {
   const reg = await workerFetch(`${origin}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -60,6 +65,7 @@ export async function accessToken(origin: string, login: FakeLogin): Promise<str
     redirect_uri: REDIRECT,
     state: 'health',
     resource: origin,
+    ...(scopes ? { scope: scopes.join(' ') } : {}),
     code_challenge: challenge,
     code_challenge_method: 'S256',
   });
@@ -68,7 +74,7 @@ export async function accessToken(origin: string, login: FakeLogin): Promise<str
   const browser = new FormBrowser((url, init) =>
     new URL(url).origin === origin ? workerFetch(url, init) : fetch(url, init),
   );
-  const result = await signInUpstream(browser, `${origin}/authorize?${params}`, REDIRECT);
+  const result = await signInUpstream(browser, `${origin}/authorize?${params}`, REDIRECT, scopes);
   const code = result.location ? new URL(result.location).searchParams.get('code') : null;
   if (!code)
     throw new Error(

@@ -321,14 +321,19 @@ describe('npm run policy -- replay and push', () => {
       action: 'activate',
       forced: true,
     });
-    // An activation through the API that names neither is refused: a script must choose.
+    // An activation through the API that names neither is refused, naming the version in force:
+    // a script must choose.
     const bare = await fetch(`${stack.url}/admin/api/policy/1/activate`, {
       method: 'POST',
       headers: { authorization: `Bearer ${editorToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ comment: 'no base' }),
     });
-    expect(bare.status).toBe(400);
-    expect(((await bare.json()) as { message: string }).message).toMatch(/"base".*"force": true/);
+    expect(bare.status).toBe(409);
+    expect(((await bare.json()) as { message: string }).message).toMatch(
+      new RegExp(
+        `^version ${overview.active.version} is in force and the change names no base: nothing was changed; send base ${overview.active.version} .*or force the change \\(recorded as forced\\)$`,
+      ),
+    );
     expect((await versions()).active.version).toBe(overview.active.version);
   });
 });

@@ -1,7 +1,9 @@
 // Receiver addresses in workerd, whose URL parser the Worker uses: the numeric spellings of
 // loopback and metadata addresses are read as the addresses they are, and /health names the
 // receivers let onto a private network (`"private_network": true`) without failing for them.
-// This project runs the development sign-in (IDP=dev), where loopback receivers are taken.
+// This project runs the development sign-in (IDP=dev), where loopback receivers are taken. /health
+// gives its details to an administrator signed in on /admin (a web session), and to nobody for
+// asking from loopback.
 
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -10,7 +12,26 @@ import { configOf } from '../../src/config';
 import type { AppEnv } from '../../src/env';
 import worker from '../../src/index';
 import { notifyTargets } from '../../src/notify/targets';
+import { FormBrowser, openAsDevUser } from '../support/form-browser';
 import { ORIGIN } from '../worker/helpers/mcp';
+
+/** A browser on a Worker with the settings `e`, each request in its own execution context. */
+function browserOn(e: AppEnv): FormBrowser {
+  return new FormBrowser(async (url, init) => {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request(url, init), e, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  });
+}
+
+/** /health as ADMIN_USERS' member, signed in on /admin. */
+async function operatorHealth(e: AppEnv): Promise<Response> {
+  const browser = browserOn(e);
+  const opened = await openAsDevUser(browser, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
+  expect(opened.status).toBe(200);
+  return browser.get(`${ORIGIN}/health`);
+}
 
 describe('receiver addresses as workerd parses them', () => {
   it.each([
@@ -54,9 +75,12 @@ describe('/health and receivers on a private network', () => {
         { name: 'imds', url: 'https://169.254.169.254/latest/', private_network: true },
       ]),
     };
-    const ctx = createExecutionContext();
-    const res = await worker.fetch(new Request(`${ORIGIN}/health`), withPrivate, ctx);
-    await waitOnExecutionContext(ctx);
+    // From loopback, without a session: the public view, which names no receiver.
+    const anyone = await (await browserOn(withPrivate).get(`${ORIGIN}/health`)).json();
+    expect(anyone).toMatchObject({ view: 'public' });
+    expect(anyone).not.toHaveProperty('notices');
+    // A member of ADMIN_USERS signed in, without an access token: the operator view.
+    const res = await operatorHealth(withPrivate);
     const body = (await res.json()) as {
       ok: boolean;
       view: string;
@@ -81,19 +105,13 @@ describe('/health and receivers on a private network', () => {
       }),
     ]);
     // The notice alone would not fail /health: the same list without the metadata receiver.
-    const ctx2 = createExecutionContext();
-    const onlyPrivate = await worker.fetch(
-      new Request(`${ORIGIN}/health`),
-      {
-        ...withPrivate,
-        APPROVAL_WEBHOOKS: JSON.stringify([
-          ...own,
-          { name: 'lan-relay', url: 'https://10.20.0.5/hooks/approvals', private_network: true },
-        ]),
-      },
-      ctx2,
-    );
-    await waitOnExecutionContext(ctx2);
+    const onlyPrivate = await operatorHealth({
+      ...withPrivate,
+      APPROVAL_WEBHOOKS: JSON.stringify([
+        ...own,
+        { name: 'lan-relay', url: 'https://10.20.0.5/hooks/approvals', private_network: true },
+      ]),
+    });
     const healthy = (await onlyPrivate.json()) as typeof body;
     expect(healthy.notices).toHaveLength(1);
     expect((healthy.problems ?? []).filter((p) => p.check === 'notify')).toEqual([]);

@@ -299,6 +299,8 @@ describe('a replay shows a reader only the calls they may read', () => {
     const web = new Browser();
     const page = await openAsDevUser(web, `${ORIGIN}/admin/policy`, 'editor@example.com', 'ops');
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.html)![1]!;
+    // The version in force the page was made with: the form carries it (base).
+    const base = /name="base" value="(\d+)"/.exec(page.html)![1]!;
     const versions = async () =>
       (await (await web.get(`${ORIGIN}/admin/policy`)).text()).match(/<tr><td>\d+/g)?.length ?? 0;
     const before = await versions();
@@ -307,6 +309,7 @@ describe('a replay shows a reader only the calls they may read', () => {
       action: 'activate',
       policy: JSON.stringify(STRICTER),
       comment: 'activate without asking',
+      base,
       since: '7d',
       limit: '1000',
     };

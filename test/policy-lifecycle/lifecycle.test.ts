@@ -24,7 +24,7 @@ import { MAX_AGE_MS } from '../../src/policy-store/source';
 import { STORE_DEADLINE_MS } from '../../src/stores/deadline';
 import { sha256Hex } from '../../src/encoding';
 import { Browser, connectSignedIn } from '../auth/helpers/oauth';
-import { openAsDevUser } from '../support/form-browser';
+import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { auditRecords } from '../worker/helpers/audit';
 import { sim } from '../worker/helpers/sim';
 import { DEPLOYED } from './deployed';
@@ -209,7 +209,7 @@ describe('activation', () => {
     const added = await editor.json(
       API,
       'POST',
-      { policy: stricter, comment: 'close listing', activate: true },
+      { policy: stricter, comment: 'close listing', activate: true, base: 1 },
       sameOrigin,
     );
     expect(added.status).toBe(201);
@@ -249,7 +249,7 @@ describe('activation', () => {
     const back = await editor.json(
       `${API}/1/activate`,
       'POST',
-      { comment: 'listing needed after all' },
+      { comment: 'listing needed after all', base: 2 },
       sameOrigin,
     );
     expect(back.status).toBe(200);
@@ -283,7 +283,12 @@ describe('activation', () => {
       ['editor@example.com', 1, 'listing needed after all'],
     ]);
     // Activating the active version again changes nothing.
-    const twice = await editor.json(`${API}/1/activate`, 'POST', { comment: 'again' }, sameOrigin);
+    const twice = await editor.json(
+      `${API}/1/activate`,
+      'POST',
+      { comment: 'again', base: 1 },
+      sameOrigin,
+    );
     expect(twice.status).toBe(409);
   }, 30_000);
 });
@@ -293,7 +298,7 @@ describe('shadow', () => {
     const res = await editor.json(
       API,
       'POST',
-      { policy: stricter, comment: 'try closing listing', shadow: true },
+      { policy: stricter, comment: 'try closing listing', shadow: true, base: 1 },
       sameOrigin,
     );
     expect(res.status).toBe(201);
@@ -326,7 +331,7 @@ describe('shadow', () => {
     const stop = await editor.json(
       `${API}/shadow/stop`,
       'POST',
-      { comment: 'seen enough' },
+      { comment: 'seen enough', base: 1 },
       sameOrigin,
     );
     expect(stop.status).toBe(200);
@@ -347,7 +352,7 @@ describe('shadow', () => {
     const res = await editor.json(
       API,
       'POST',
-      { policy: probe, comment: 'a probe of passwords', shadow: true },
+      { policy: probe, comment: 'a probe of passwords', shadow: true, base: 1 },
       sameOrigin,
     );
     expect(res.status).toBe(201);
@@ -377,7 +382,12 @@ describe('shadow', () => {
         active: { decision: 'deny' },
         shadow: { version, decision: 'unknown', rule: '/tools/pve_create_lxc/require/0' },
       });
-    const stop = await editor.json(`${API}/shadow/stop`, 'POST', { comment: 'done' }, sameOrigin);
+    const stop = await editor.json(
+      `${API}/shadow/stop`,
+      'POST',
+      { comment: 'done', base: 1 },
+      sameOrigin,
+    );
     expect(stop.status).toBe(200);
   });
 });
@@ -414,7 +424,7 @@ describe('deploys', () => {
     const back = await editor.json(
       `${API}/1/activate`,
       'POST',
-      { comment: 'back to 1' },
+      { comment: 'back to 1', base: top + 1 },
       sameOrigin,
     );
     expect(back.status).toBe(200);
@@ -459,8 +469,105 @@ describe('two editors', () => {
       sameOrigin,
     );
     expect(ok.status).toBe(200);
-    const back = await editor.json(`${API}/1/activate`, 'POST', { comment: 'back' }, sameOrigin);
+    const back = await editor.json(
+      `${API}/1/activate`,
+      'POST',
+      { comment: 'back', base: 2 },
+      sameOrigin,
+    );
     expect(back.status).toBe(200);
+  });
+});
+
+describe('a change that names no base', () => {
+  type Overview = {
+    active: { version: number };
+    shadow: { version: number } | null;
+    versions: unknown[];
+    events: { action: string; version: number; forced?: boolean; comment: string }[];
+  };
+
+  it('is refused with a 409 naming the version in force, through the API and the console, and changes nothing', async () => {
+    const before = await json<Overview>(await admin.json(API, 'GET'));
+    const inForce = before.active.version;
+    const other = inForce === 1 ? 2 : 1;
+    const naming = new RegExp(`version ${inForce} is in force and the change names no base`);
+    const bare: [string, Record<string, unknown>][] = [
+      [API, { policy: stricter, comment: 'no base', activate: true }],
+      [API, { policy: stricter, comment: 'no base', shadow: true }],
+      [`${API}/${other}/activate`, { comment: 'no base' }],
+      [`${API}/${other}/shadow`, { comment: 'no base' }],
+      [`${API}/shadow/stop`, { comment: 'no base' }],
+    ];
+    for (const [url, body] of bare) {
+      const res = await editor.json(url, 'POST', body, sameOrigin);
+      expect(res.status, url).toBe(409);
+      expect(await res.text()).toMatch(naming);
+    }
+    // The console's forms, sent without the base their pages carry.
+    const page = await editor.get(`${ORIGIN}/admin/policy`);
+    const csrf = csrfOf(await page.text());
+    const forms: [string, Record<string, string>][] = [
+      [`/version/${other}/activate`, { csrf, comment: 'an old form' }],
+      [`/version/${other}/shadow`, { csrf, comment: 'an old form' }],
+      ['/shadow/stop', { csrf, comment: 'an old form' }],
+      [
+        '/draft',
+        {
+          csrf,
+          policy: JSON.stringify(stricter),
+          comment: 'an old form',
+          action: 'activate',
+          confirm_activate: 'yes',
+        },
+      ],
+      [
+        '/draft',
+        { csrf, policy: JSON.stringify(stricter), comment: 'an old form', action: 'shadow' },
+      ],
+    ];
+    for (const [path, form] of forms) {
+      const res = await editor.post(`${ORIGIN}/admin/policy${path}`, form);
+      expect(res.status, path).toBe(409);
+      expect(await res.text()).toMatch(naming);
+    }
+    const after = await json<Overview>(await admin.json(API, 'GET'));
+    expect(after.active.version).toBe(inForce);
+    expect(after.shadow).toEqual(before.shadow);
+    expect(after.versions).toHaveLength(before.versions.length);
+    expect(after.events).toEqual(before.events);
+  });
+
+  it('goes through when forced, and the history and the audit trail say it was', async () => {
+    const before = await json<Overview>(await admin.json(API, 'GET'));
+    const other = before.active.version === 1 ? 2 : 1;
+    const started = await editor.json(
+      `${API}/${other}/shadow`,
+      'POST',
+      { comment: 'forced shadow', force: true },
+      sameOrigin,
+    );
+    expect(started.status).toBe(200);
+    const stopped = await editor.json(
+      `${API}/shadow/stop`,
+      'POST',
+      { comment: 'forced stop', force: true },
+      sameOrigin,
+    );
+    expect(stopped.status).toBe(200);
+    const after = await json<Overview>(await admin.json(API, 'GET'));
+    expect(after.events.slice(0, 2)).toMatchObject([
+      { action: 'shadow_stop', version: other, comment: 'forced stop', forced: true },
+      { action: 'shadow_start', version: other, comment: 'forced shadow', forced: true },
+    ]);
+    const records = await auditRecords(
+      (r) => r.tool === '(policy)' && String(r.args.comment).startsWith('forced '),
+      2,
+    );
+    expect(records.map((r) => [r.args.action, r.args.forced])).toEqual([
+      ['shadow_start', true],
+      ['shadow_stop', true],
+    ]);
   });
 });
 

@@ -146,6 +146,8 @@ export async function signInUpstream(
   browser: FormBrowser,
   authorizationUrl: string,
   clientRedirect: string,
+  /** The scopes to tick on the consent page; the ones it ticks itself when not given. */
+  scopes?: readonly string[],
 ): Promise<LoginResult> {
   const origin = new URL(authorizationUrl).origin;
   const consent = await browser.get(authorizationUrl);
@@ -158,7 +160,7 @@ export async function signInUpstream(
   let res = await browser.post(`${origin}/authorize`, {
     handle,
     decision: 'approve',
-    scope: tickedScopes(consentHtml),
+    scope: scopes ?? tickedScopes(consentHtml),
   });
   for (let hops = 0; hops < 10; hops++) {
     const location = res.headers.get('location');

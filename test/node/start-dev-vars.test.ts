@@ -102,7 +102,11 @@ describe('npm start with a .dev.vars file', () => {
     skip,
   }) => {
     skip(NO_COMMAND_LINES !== null, NO_COMMAND_LINES ?? undefined);
-    const health = (await (await fetch(`${server.url}/health`)).json()) as {
+    // The notices are the operator view's: an administrator's policy:read token.
+    const token = await devAccessToken(server.url, 'root@example.com', '', 'policy:read');
+    const health = (await (
+      await fetch(`${server.url}/health`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as {
       notices?: { check: string; message: string }[];
     };
     expect(accessSecrets.length).toBeGreaterThan(0);

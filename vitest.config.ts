@@ -291,7 +291,7 @@ const POLICIES = {
         [
           ['pve_create_qemu_vm', ['description']],
           ['pve_clone_vm', ['description']],
-          ['pve_create_lxc', ['ssh_public_keys']],
+          ['pve_create_lxc', ['password']],
           ['pve_set_vm_config', ['config.description']],
           ['pve_create_snapshot', ['description']],
           ['pve_create_backup', ['notes']],

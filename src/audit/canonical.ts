@@ -13,14 +13,11 @@ export const NOT_STORED_TOO_DEEP = '[not stored: nested too deep]';
 export const MAX_ARG_STRING = 1_000;
 /**
  * Argument names redacted whatever the policy says: every Proxmox parameter that holds a secret
- * (src/proxmox/secret-params.ts), SSH keys, and the names that usually hold credentials.
+ * (src/proxmox/secret-params.ts), and the names that usually hold credentials. Not SSH public
+ * keys (`sshkeys`, `ssh_public_keys`): they are no secret, and who gets in is what an approver
+ * of a key change must read.
  */
-export const BUILT_IN_SENSITIVE: readonly string[] = [
-  ...SECRET_PARAMS,
-  'sshkeys',
-  'api_key',
-  'apikey',
-];
+export const BUILT_IN_SENSITIVE: readonly string[] = [...SECRET_PARAMS, 'api_key', 'apikey'];
 
 /**
  * JSON text with object keys sorted (by UTF-16 code units, as RFC 8785 does), no whitespace,

@@ -5,6 +5,7 @@
 //      does not say `"approval": "web"`: ask the user in the conversation;
 //   3. otherwise open a pending approval and tell the agent where a person approves it.
 
+import { type HiddenField, hiddenInWords } from '../approvals/hidden';
 import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
 import { approvalTitle } from '../approval-title';
@@ -41,8 +42,13 @@ export interface ApprovalCall {
   identity: Identity;
   /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
   blastRadius: (() => Promise<BlastRadius | null>) | null;
-  /** Arguments the person asked must read to judge the call (ToolSpec.judgedBy) but would see redacted. */
-  hiddenContent: readonly string[];
+  /**
+   * Hidden values the person asked would have to read to judge the call (../approvals/hidden.ts):
+   * with one, nobody is asked.
+   */
+  unreadable: readonly HiddenField[];
+  /** Every value the person asked is shown hidden or cut, with why: told beside the call. */
+  hidden: readonly HiddenField[];
 }
 
 export interface ApprovalDeps {
@@ -79,8 +85,8 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] }
           : { kind: 'approved', approvalId: call.approvalId };
       }
-      // Nobody is asked to approve what they would see as "[redacted]".
-      if (call.hiddenContent.length) return { kind: 'refused', reason: hiddenContentReason(call) };
+      // Nobody is asked to approve what they would see as "[redacted]" or cut short.
+      if (call.unreadable.length) return { kind: 'refused', reason: unreadableReason(call) };
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
       const radius = call.blastRadius ? await call.blastRadius().catch(() => null) : null;
@@ -124,9 +130,8 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
   };
 }
 
-function hiddenContentReason(call: ApprovalCall): string {
-  const names = call.hiddenContent.join(', ');
-  return `${call.tool} would be judged by what ${names} holds, and the policy marks it sensitive: an approver would see "[redacted]" and approve what they cannot read, so nobody is asked. Send the call without it where it is optional, or have the policy's editors take it off the tool's "sensitive" list so that approvers see it.`;
+function unreadableReason(call: ApprovalCall): string {
+  return `${call.tool} would be judged by what ${call.unreadable.map((f) => f.field).join(', ')} holds, which an approver would not see (shown "[redacted]" or cut): ${hiddenInWords(call.unreadable)}. Nobody was asked and nothing was sent. Send the call without it where it is optional, in smaller parts where it is cut, or have the policy's editors take it off the tool's "sensitive" list so that approvers see it.`;
 }
 
 async function askInConversation(
@@ -153,6 +158,7 @@ async function askInConversation(
       `${required.reason}`,
       `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
       ...lines,
+      ...(call.hidden.length ? [`Hidden from you: ${hiddenInWords(call.hidden)}.`] : []),
       ...(radius ? blastRadiusLines(radius, now) : []),
       'Approve this exact call?',
     ].join('\n'),

@@ -4,12 +4,12 @@
 // the agent sees, logs or stores carries a stack trace or a configured secret.
 
 import type { z } from 'zod';
+import { hiddenFields, unreadableFields } from '../approvals/hidden';
 import type { Json } from '../approvals/types';
 import {
   canonicalJson,
   hiddenValues,
   NOT_STORED_TOO_DEEP,
-  REDACTED,
   redactAll,
   redactArgs,
   redactUpstream,
@@ -232,7 +232,8 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
       argsHmac: facts.argsHmac,
       identity: resolved.identity,
       blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, call.scope!.ctx) : null,
-      hiddenContent: (tool.judgedBy ?? []).filter((key) => own(facts.args, key) === REDACTED),
+      unreadable: unreadableFields(facts.args, tool.judgedBy ?? []),
+      hidden: hiddenFields(facts.args),
     },
     {
       store: approvals.store,

@@ -96,9 +96,11 @@ export interface ToolSpec<
   policyFields?: Readonly<Record<string, readonly string[]>>;
   /**
    * Arguments a person must read to judge the call: what it runs, writes or reads (exec's
-   * command and stdin, a file's path, a raw request's path and parameters, a whole config). A
-   * person cannot approve what they cannot see: when the policy hides one of them whole
-   * (`sensitive`) and asks for an approval, the call is refused instead (./approval-gate.ts).
+   * command and stdin, a file's path, a raw request's path and parameters, a config, the SSH keys
+   * a new guest lets in). A person cannot approve what they cannot see: when the policy hides one
+   * of them whole (`sensitive`), a value inside one is content the built-in list hides
+   * (`params.data`), or one is shown cut, the call is refused instead of asked for
+   * (../approvals/hidden.ts).
    */
   judgedBy?: readonly string[];
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */

@@ -9,6 +9,7 @@
 // Pure, but for the HMAC (WebCrypto).
 
 import { approvalTitle } from '../approval-title';
+import { hiddenFields } from '../approvals/hidden';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { blastRadiusRows } from '../proxmox/blast-radius-text';
 import { clipEscaped, slackText, teamsText } from './chat-text';
@@ -47,6 +48,7 @@ export function jsonBody(event: NotifyEvent, a: ApprovalSnapshot): Record<string
     url: a.url,
     tool: a.tool,
     args: a.args,
+    hidden: hiddenFields(a.args),
     reason: a.reason,
     requester: a.requester,
     client_id: a.client_id,
@@ -85,14 +87,20 @@ function radiusFacts(
   return { warnings: b.warnings.map((w) => `Warning: ${w}`), facts };
 }
 
-/** The arguments as lines, at most 20 of 200 characters: enough to judge, short enough to post. */
+/**
+ * The arguments as lines, at most 20 of 200 characters: enough to judge, short enough to post;
+ * then what they hide from the approver, and why.
+ */
 function argLines(args: Record<string, unknown>): string[] {
-  return Object.entries(args)
-    .slice(0, 20)
-    .map(([k, v]) => {
-      const text = typeof v === 'string' ? v : JSON.stringify(v);
-      return `${k}: ${text.length > 200 ? `${text.slice(0, 199)}…` : text}`;
-    });
+  const clip = (text: string): string => (text.length > 200 ? `${text.slice(0, 199)}…` : text);
+  return [
+    ...Object.entries(args)
+      .slice(0, 20)
+      .map(([k, v]) => `${k}: ${clip(typeof v === 'string' ? v : JSON.stringify(v))}`),
+    ...hiddenFields(args)
+      .slice(0, 10)
+      .map((h) => clip(`Hidden from approvers: ${h.field} (${h.why})`)),
+  ];
 }
 
 /** Slack refuses a section over 3,000 characters: the arguments' block stays well under. */

@@ -147,6 +147,8 @@ function inheritedFrom(
 export const cloneVm = defineTool({
   name: 'pve_clone_vm',
   scope: 'pve:provision',
+  // Whose keys get into the clone: an approver who cannot read them cannot judge the call.
+  judgedBy: ['sshkeys'],
   description:
     'Clone a VM or template, then in the same call set cloud-init (ci*, ipconfig0, nameserver, searchdomain), cores, memory, net0, ' +
     'grow the boot disk (resize) and start it. Requires confirm=true; otherwise a preview of every request in order.',

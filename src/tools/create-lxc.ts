@@ -80,6 +80,8 @@ function params(args: Args): Record<string, string> {
 export const createLxc = defineCreateTool({
   name: 'pve_create_lxc',
   kind: 'lxc',
+  // Whose keys get into the container: an approver who cannot read them cannot judge the call.
+  judgedBy: ['ssh_public_keys'],
   title: 'Create an LXC container',
   description:
     'Create an LXC container from a template (ostemplate, see pve_list_storage_content content=vztmpl). ' +

@@ -27,6 +27,8 @@ export interface CreateSpec<I extends z.ZodObject> {
   description: string;
   input: I;
   policyFields: Readonly<Record<string, readonly string[]>>;
+  /** ToolSpec.judgedBy: what an approver must read to judge the creation (who gets in). */
+  judgedBy?: readonly string[];
   /** The form parameters, except vmid (which may come from nextid). */
   params(args: z.output<I>): Record<string, string>;
   /** Its name, for texts: the VM's name, the container's hostname. */
@@ -72,6 +74,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
     },
     dryRun: (args) => !(args as Args).confirm,
     policyFields: spec.policyFields,
+    ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
     // The policy and the approver see the vmid that will be used, not "whatever is free".
     fills: ['vmid'],
     async resolve(args, ctx) {

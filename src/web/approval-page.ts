@@ -1,7 +1,7 @@
 // The approval page, read as a decision: what is asked in words ("Destroy VM 104 (win11-lab) on
 // pve2?"), who asked through which client and when it expires, warnings, what the call would
-// hit (the blast radius read when it was asked), its arguments in words, the exact Proxmox
-// request, and Approve / Deny when the viewer may decide. Plain HTML, escaped, no JavaScript.
+// hit (the blast radius read when it was asked), its arguments in words, what they hide from the
+// viewer and why, the exact Proxmox request, and Approve / Deny when the viewer may decide. Plain HTML, escaped, no JavaScript.
 
 import { html } from 'hono/html';
 import { approvalState, GRANT_REVOKED } from '../approvals/rules';
@@ -9,6 +9,7 @@ import type { Approval } from '../approvals/types';
 import { layout } from '../auth/pages';
 import { approvalTitle, relativeTime } from '../approval-title';
 import { blastGuestLabel, blastRadiusRows } from '../proxmox/blast-radius-text';
+import { hiddenFields } from '../approvals/hidden';
 import { argsInWords } from './args-in-words';
 
 /** The decision bar: at the window's foot while the page scrolls above it. */
@@ -71,6 +72,13 @@ ${quorum ? html`<p id="decision-quorum">${quorum}</p>` : ''}
         : state === 'revoked'
           ? html`<p role="alert">${GRANT_REVOKED}</p>`
           : '';
+  // What the arguments hide from the person deciding (a call that hides what it is judged by
+  // never gets this far: ../approvals/hidden.ts).
+  const hidden = hiddenFields(a.args);
+  const hiddenBox = hidden.length
+    ? html`<div class="box" id="hidden-values"><p><strong>Hidden from you</strong> (shown as <code>[redacted]</code> or cut below):</p>
+<ul>${hidden.map((h) => html`<li><code>${h.field}</code>: ${h.why}</li>`)}</ul></div>`
+    : '';
   const radius = a.blast_radius ?? null;
   const title = approvalTitle(a.tool, a.args, radius?.guest.name);
   const touches = radius
@@ -103,6 +111,7 @@ ${
 </div>
 ${touches}
 ${words.length ? html`<h2>What it asks</h2><div style="overflow-x:auto"><table id="arguments"><tbody>${words}</tbody></table></div>` : ''}
+${hiddenBox}
 <details><summary>${a.upstream ? 'The exact Proxmox request' : 'The exact arguments'}</summary>
 <div style="overflow-x:auto"><table id="request"><tbody>${rows}</tbody></table></div></details>
 <p><small>Approving allows this exact call once, from the same client, until the approval expires. You are signed in as ${view.viewer}.</small></p>

@@ -80,7 +80,7 @@ describe('a command with stdin the policy hides from approvers', () => {
     });
     expect(refused.isError).toBe(true);
     expect(text(refused)).toMatch(
-      /input_data holds, and the policy marks it sensitive.*approve what they cannot read/,
+      /input_data holds, which an approver would not see \(shown "\[redacted\]" or cut\): input_data \(the policy marks it sensitive, and it is what the call runs, reads or writes\)\. Nobody was asked and nothing was sent\./,
     );
     expect(refused.structuredContent).not.toHaveProperty('approval_id');
     expect(JSON.stringify(refused)).not.toContain('hunter2');

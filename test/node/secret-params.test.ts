@@ -33,7 +33,7 @@ const NOT_SECRET: Record<string, string> = {
   'master-pubkey': 'a public key',
   privsep: "an API token's privilege separation flag",
   'ssh-public-keys': 'public keys',
-  sshkeys: 'public keys (still redacted in the audit trail, with the built-in names)',
+  sshkeys: 'public keys (shown in full: who gets in is what an approver must read)',
   tokens: 'a list of API token ids for an ACL, not their secrets',
   tokenid: "an API token's id",
   userid: 'a user or token id',

@@ -102,6 +102,8 @@ describe('approval notifications', () => {
       url,
       tool: 'pve_stop_vm',
       args: expect.objectContaining({ node: 'pve1', vmid: 100, confirm: true }),
+      // What the arguments hide from approvers (nothing, for a stop), with why.
+      hidden: [],
       reason: 'Stopping a guest needs a person.',
       requester: 'ann@example.com',
       client_id: expect.any(String),

@@ -45,25 +45,26 @@ const CASES: Case[] = [
   },
   {
     tool: 'pve_clone_vm',
-    fields: ['cipassword', 'sshkeys', 'description'],
+    // sshkeys are public keys, shown whole (test/approvals/hidden-values.test.ts).
+    fields: ['cipassword', 'description'],
     args: {
       node: 'pve1',
       source_vmid: 9000,
       name: 'redact02',
       cipassword: mark('cloneCipassword'),
-      sshkeys: `${KEY} ${mark('cloneSshkeys')}`,
+      sshkeys: KEY,
       description: mark('cloneDescription'),
     },
   },
   {
     tool: 'pve_create_lxc',
-    fields: ['password', 'ssh_public_keys'],
+    fields: ['password'],
     args: {
       node: 'pve1',
       ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst',
       hostname: 'redact03',
       password: mark('lxcPassword'),
-      ssh_public_keys: `${KEY} ${mark('lxcSshPublicKeys')}`,
+      ssh_public_keys: KEY,
     },
   },
   {
@@ -269,11 +270,41 @@ describe('a marker in every sensitive field', () => {
     }
   });
 
+  it('tells the page and every receiver which values are hidden, and why', async () => {
+    const id = approvals.get('pve_set_vm_config')!;
+    const hidden = [
+      {
+        field: 'config.cipassword',
+        why: "the guest's cloud-init password: you approve that one is set, not which",
+      },
+      { field: 'config.description', why: 'the policy marks it sensitive' },
+    ];
+    const page = seen.pages!.find((html) => html.includes(`/approvals/${id}"`))!;
+    expect(page).toContain('id="hidden-values"');
+    for (const h of hidden) expect(page).toContain(`<li><code>${h.field}</code>: `);
+    const log = (await (await fetch(`${inject('receiverUrl')}/_log`)).json()) as Received[];
+    const asked = log.filter(
+      (r) => r.headers['x-approval-event'] === 'approval.requested' && r.body.includes(id),
+    );
+    expect(asked).toHaveLength(3);
+    for (const r of asked) {
+      const body = JSON.parse(r.body) as { type?: string; hidden?: unknown };
+      if (body.type === 'approval.requested') expect(body.hidden).toEqual(hidden);
+      else
+        for (const h of hidden)
+          expect(r.body, r.path).toContain(`Hidden from approvers: ${h.field} (`);
+    }
+  });
+
   it('asked in the conversation, the question does not carry it either', async () => {
     const args = { node: 'pve1', vmid: 101, snapname: 'asked1', description: ELICITED };
     const done = await callTool(asking, 'pve_create_snapshot', { ...args, confirm: true });
     expect(done.isError, JSON.stringify(done)).toBeFalsy();
     expect(seen.questions!.length).toBeGreaterThan(0);
+    // The person asked is told what they do not see, and why.
+    expect(seen.questions!.at(-1)).toContain(
+      'Hidden from you: description (the policy marks it sensitive).',
+    );
     expect(await sentToProxmox()).toContain(ELICITED);
     expect(await placesOf(ELICITED)).toEqual([]);
   });
@@ -294,7 +325,9 @@ describe('a marker in every sensitive field', () => {
         confirm: true,
       });
       expect(refused.isError).toBe(true);
-      expect(JSON.stringify(refused)).toMatch(/an approver would see \W{1,2}\[redacted\]/);
+      expect(JSON.stringify(refused)).toMatch(
+        /an approver would not see \(shown \W{1,2}\[redacted\]/,
+      );
       expect(refused.structuredContent?.approval_id).toBeUndefined();
       expect(await sentToProxmox()).not.toContain(marker);
       expect(await placesOf(marker)).toEqual([]);

@@ -159,11 +159,11 @@ describe('redactArgs', () => {
     ],
     [
       'built-in names whatever their case',
-      { CIPassword: 'x', SSHKeys: 'k', Token: 't', SECRET: 's', Api_Key: 'a', apiKey: 'b' },
+      { CIPassword: 'x', OTP: 'k', Token: 't', SECRET: 's', Api_Key: 'a', apiKey: 'b' },
       [],
       {
         CIPassword: '[redacted]',
-        SSHKeys: '[redacted]',
+        OTP: '[redacted]',
         Token: '[redacted]',
         SECRET: '[redacted]',
         Api_Key: '[redacted]',
@@ -176,7 +176,7 @@ describe('redactArgs', () => {
       ['MYKEY'],
       { myKey: '[redacted]', other: 1 },
     ],
-    ['a non-string sensitive value', { sshkeys: ['k1', 'k2'] }, [], { sshkeys: '[redacted]' }],
+    ['a non-string sensitive value', { password: ['k1', 'k2'] }, [], { password: '[redacted]' }],
     [
       'names inside object arguments too (config, params)',
       { config: { cipassword: 'x', memory: 1 }, params: { Password: 'y' } },

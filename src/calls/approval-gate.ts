@@ -5,7 +5,7 @@
 //      does not say `"approval": "web"`: ask the user in the conversation;
 //   3. otherwise open a pending approval and tell the agent where a person approves it.
 
-import { type HiddenField, hiddenInWords } from '../approvals/hidden';
+import { type HiddenField, hiddenInWords } from '../audit/hidden-fields';
 import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
 import { approvalTitle } from '../approval-title';
@@ -43,7 +43,7 @@ export interface ApprovalCall {
   /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
   blastRadius: (() => Promise<BlastRadius | null>) | null;
   /**
-   * Hidden values the person asked would have to read to judge the call (../approvals/hidden.ts):
+   * Hidden values the person asked would have to read to judge the call (../audit/hidden-fields.ts):
    * with one, nobody is asked.
    */
   unreadable: readonly HiddenField[];

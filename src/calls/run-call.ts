@@ -4,7 +4,7 @@
 // the agent sees, logs or stores carries a stack trace or a configured secret.
 
 import type { z } from 'zod';
-import { hiddenFields, unreadableFields } from '../approvals/hidden';
+import { hiddenFields, unreadableFields } from '../audit/hidden-fields';
 import type { Json } from '../approvals/types';
 import {
   canonicalJson,

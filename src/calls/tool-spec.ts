@@ -100,7 +100,7 @@ export interface ToolSpec<
    * a new guest lets in). A person cannot approve what they cannot see: when the policy hides one
    * of them whole (`sensitive`), a value inside one is content the built-in list hides
    * (`params.data`), or one is shown cut, the call is refused instead of asked for
-   * (../approvals/hidden.ts).
+   * (../audit/hidden-fields.ts).
    */
   judgedBy?: readonly string[];
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */

@@ -9,7 +9,7 @@
 // Pure, but for the HMAC (WebCrypto).
 
 import { approvalTitle } from '../approval-title';
-import { hiddenFields } from '../approvals/hidden';
+import { hiddenFields } from '../audit/hidden-fields';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { blastRadiusRows } from '../proxmox/blast-radius-text';
 import { clipEscaped, slackText, teamsText } from './chat-text';

@@ -9,7 +9,7 @@ import type { Approval } from '../approvals/types';
 import { layout } from '../auth/pages';
 import { approvalTitle, relativeTime } from '../approval-title';
 import { blastGuestLabel, blastRadiusRows } from '../proxmox/blast-radius-text';
-import { hiddenFields } from '../approvals/hidden';
+import { hiddenFields } from '../audit/hidden-fields';
 import { argsInWords } from './args-in-words';
 
 /** The decision bar: at the window's foot while the page scrolls above it. */
@@ -73,7 +73,7 @@ ${quorum ? html`<p id="decision-quorum">${quorum}</p>` : ''}
           ? html`<p role="alert">${GRANT_REVOKED}</p>`
           : '';
   // What the arguments hide from the person deciding (a call that hides what it is judged by
-  // never gets this far: ../approvals/hidden.ts).
+  // never gets this far: ../audit/hidden-fields.ts).
   const hidden = hiddenFields(a.args);
   const hiddenBox = hidden.length
     ? html`<div class="box" id="hidden-values"><p><strong>Hidden from you</strong> (shown as <code>[redacted]</code> or cut below):</p>

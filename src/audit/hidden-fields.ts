@@ -13,7 +13,7 @@
 // Pure: the shown arguments in, the fields out, so the approval page and the notifications list
 // what an approval stored without storing more.
 
-import { MAX_ARG_STRING, REDACTED, wasCut } from '../audit/canonical';
+import { MAX_ARG_STRING, REDACTED, wasCut } from './canonical';
 
 export interface HiddenField {
   /** Where, as a policy path below `args.` (`config.cipassword`, `command.2`). */

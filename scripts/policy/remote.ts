@@ -144,25 +144,20 @@ export async function policyRemote(
     const comment = values.comment!.trim();
     // The version in force now: the push is written against it, so that one activated in the
     // meantime (a rollback someone made on /admin) is not silently replaced.
-    let base: number | null = null;
+    let base = 0;
     if (!values.force) {
       const current = await send('');
       if (!current) return 4;
       if (current.status !== 200) return refused(current);
-      base = (current.body as { active: { version: number } | null }).active?.version ?? null;
-      if (base === null && (values.activate || values.shadow)) {
-        out.error(
-          `${url}: no version is active (the deployed policy was refused); push with --force to ${values.activate ? 'activate this one' : 'run this one in shadow'}.`,
-        );
-        return 4;
-      }
+      // 0: no version is active (the deployed policy was refused), and the push says it saw so.
+      base = (current.body as { active: { version: number } | null }).active?.version ?? 0;
     }
     const answer = await send('', {
       policy: text,
       comment: comment.length > 500 ? `${comment.slice(0, 499)}…` : comment,
       ...(values.activate ? { activate: true } : {}),
       ...(values.shadow ? { shadow: true } : {}),
-      ...(values.force ? { force: true } : base !== null ? { base } : {}),
+      ...(values.force ? { force: true } : { base }),
     });
     if (!answer) return 4;
     if (answer.status === 409 && !values.force) {

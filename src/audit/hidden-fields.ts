@@ -1,15 +1,17 @@
 // What a person asked to approve a call cannot read, and whether they may decide without it. The
-// arguments they are shown are the ones the audit trail keeps (../audit/canonical.ts): every value
-// the policy marks `sensitive` and every name on the built-in list is "[redacted]", at any depth
+// arguments they are shown are the ones the audit trail keeps (./canonical.ts): every value the
+// policy marks `sensitive` and every name on the built-in list is "[redacted]", at any depth
 // (`config.cipassword`, `params.data`, an item of a list), and a string over MAX_ARG_STRING is
 // cut. Each such value is one of two kinds:
-//   - not needed to judge the call: a credential, whose value nobody judges (what is approved is
-//     that a password is set, not which one); a value the policy's editors hid by name (they
-//     vouch that it is not what the call is judged by); or any value of an argument the call is
-//     not judged by (ToolSpec.judgedBy). The person is told what is hidden and why, and decides;
-//   - what the call runs, reads or writes: a judged argument hidden whole, a built-in name that
-//     in a judged argument is the content itself (`params.data` is a node's /etc/hosts), or a
-//     judged value shown cut. Nobody is asked: the call is refused, naming the field.
+//   - not needed to judge the call: a credential on the built-in list, whose value nobody judges
+//     (what is approved is that a password is set, not which one), wherever it is; or any value
+//     of an argument the call is not judged by (ToolSpec.judgedBy: a VM's description, a
+//     backup's notes). The person is told what is hidden and why, and decides;
+//   - what the call runs, reads or writes: any other value hidden or cut inside an argument the
+//     call is judged by — the argument whole, a built-in name that there is the content itself
+//     (`params.data` is a node's /etc/hosts), a name the policy hides (`params.site-secret`,
+//     `config.description`: the server cannot tell that a person need not read it). Nobody is
+//     asked: the call is refused, naming the field.
 // Pure: the shown arguments in, the fields out, so the approval page and the notifications list
 // what an approval stored without storing more.
 
@@ -78,14 +80,16 @@ export function unreadableFields(
   judgedBy: readonly string[],
 ): HiddenField[] {
   const out: HiddenField[] = [];
+  const written = 'and it is what the call runs, reads or writes';
   for (const { path, cut } of found(shown)) {
     if (!judgedBy.includes(path[0]!)) continue;
     const field = path.join('.');
     const leaf = leafOf(path);
-    if (cut) out.push({ field, why: `${CUT}, and it is what the call runs, reads or writes` });
-    else if (path.length === 1)
-      out.push({ field, why: `${POLICY_HIDDEN}, and it is what the call runs, reads or writes` });
+    if (cut) out.push({ field, why: `${CUT}, ${written}` });
+    else if (path.length === 1) out.push({ field, why: `${POLICY_HIDDEN}, ${written}` });
     else if (Object.hasOwn(CONTENT, leaf)) out.push({ field, why: CONTENT[leaf]! });
+    else if (!Object.hasOwn(CREDENTIALS, leaf))
+      out.push({ field, why: `${POLICY_HIDDEN}, ${written}` });
   }
   return out;
 }

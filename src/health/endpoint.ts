@@ -55,6 +55,9 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   ];
   const operator = view === 'operator';
   const notices = configNotices(config);
+  // Who asks decides what is shown: no cache keeps one person's answer for another.
+  c.header('Cache-Control', 'private, no-store');
+  c.header('Vary', 'Cookie, Authorization');
   return c.json({
     ok: problems.length === 0,
     version: VERSION,

@@ -249,18 +249,21 @@ export class PolicyStore extends DurableObject {
   }
 
   /**
-   * A refusal unless the change names the version in force as `base` (the one its editor saw) or
-   * is forced, which its event records. A change that names no base is refused too, naming the
-   * version in force: nothing replaces what an editor has not seen without saying so.
+   * A refusal unless the change names the version in force as `base` (the one its editor saw; 0
+   * when none was) or is forced, which its event records. A change that names no base is refused
+   * too, naming the version in force: nothing replaces what an editor has not seen without saying
+   * so.
    */
   private notAgainstActive(base: number | undefined, forced: boolean): Refusal | null {
     if (forced) return null;
     const active = this.t.state('active');
-    if (base === active) return null;
+    if (base === (active ?? 0)) return null;
     const refused = (problem: string): Refusal => ({ ok: false, status: 409, problems: [problem] });
     if (active === null)
       return refused(
-        'no version is active (the deployed policy was refused): nothing was changed; force the change to put one in force (recorded as forced)',
+        base === undefined
+          ? 'no version is active (the deployed policy was refused) and the change names no base: nothing was changed; send base 0 once you have seen that none is, or force the change (recorded as forced)'
+          : `no version is active (the deployed policy was refused), not version ${base}: nothing was changed; reload, compare, and try again`,
       );
     if (base === undefined)
       return refused(

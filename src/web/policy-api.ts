@@ -343,19 +343,19 @@ interface Against {
 }
 
 /**
- * `base` (the version that was active when the change was written) or `force: true` (recorded on
- * the change as forced). The store refuses an activation or a shadow change that gives neither,
- * or whose base is no longer active, with a 409 naming the version in force: a CI push that
- * silently undid a rollback made on /admin in the meantime is what `base` is for. The console's
- * forms always carry `base`.
+ * `base` (the version that was active when the change was written, 0 when none was) or
+ * `force: true` (recorded on the change as forced). The store refuses an activation or a shadow
+ * change that gives neither, or whose base is no longer active, with a 409 naming the version in
+ * force (or saying none is): a CI push that silently undid a rollback made on /admin in the
+ * meantime is what `base` is for. The console's forms always carry `base`.
  */
 function againstOf(body: Record<string, unknown>): Against | string {
   const { base, force } = body;
   if (force !== undefined && force !== true) return 'force, when given, must be true.';
   if (base !== undefined) {
     if (force === true) return 'Send base or force, not both.';
-    if (typeof base !== 'number' || !Number.isSafeInteger(base) || base < 1)
-      return 'base is the version that was active when you wrote the change (a whole number).';
+    if (typeof base !== 'number' || !Number.isSafeInteger(base) || base < 0)
+      return 'base is the version that was active when you wrote the change (a whole number; 0 when none was).';
     return { base };
   }
   return force === true ? { forced: true } : {};

@@ -155,7 +155,7 @@ ${v.disagreements.map(
 }
 ${
   v.editor
-    ? html`<form method="post" action="/admin/policy/shadow/stop" class="inline">${hidden}${o.active ? html`<input type="hidden" name="base" value="${o.active.version}">` : ''}${commentField('shadow-stop-comment')}<button type="submit">Stop the shadow</button></form>`
+    ? html`<form method="post" action="/admin/policy/shadow/stop" class="inline">${hidden}<input type="hidden" name="base" value="${o.active?.version ?? 0}">${commentField('shadow-stop-comment')}<button type="submit">Stop the shadow</button></form>`
     : ''
 }`
     : html`<p>No version runs in shadow.</p>`;
@@ -191,7 +191,7 @@ ${deploy}
 <section aria-labelledby="active-h" class="panel"><h2 id="active-h">In force now</h2>${active}</section>
 <section aria-labelledby="shadow-h" class="panel"><h2 id="shadow-h">Running in shadow</h2>${shadow}</section>
 <section aria-labelledby="draft-h" class="panel"><h2 id="draft-h">Your draft</h2>
-<form method="post" action="/admin/policy/draft">${hidden}${o.active ? html`<input type="hidden" name="base" value="${o.active.version}">` : ''}
+<form method="post" action="/admin/policy/draft">${hidden}<input type="hidden" name="base" value="${o.active?.version ?? 0}">
 <label for="draft-text">Draft policy (JSON)</label>
 <textarea id="draft-text" name="policy" spellcheck="false">${d.text}</textarea>
 <div class="row">
@@ -250,8 +250,8 @@ export function versionPage(v: VersionView) {
 <p>${versionLine(x)}</p>
 ${
   v.editor && !v.active
-    ? html`<form method="post" action="/admin/policy/version/${x.version}/activate" class="inline">${hidden}${v.activeVersion !== null ? html`<input type="hidden" name="base" value="${v.activeVersion}">` : ''}${commentField('activate-comment')}<button type="submit" class="primary">Activate version ${x.version}</button></form>
-${v.shadow ? '' : html`<form method="post" action="/admin/policy/version/${x.version}/shadow" class="inline">${hidden}${v.activeVersion !== null ? html`<input type="hidden" name="base" value="${v.activeVersion}">` : ''}${commentField('shadow-comment')}<button type="submit">Run version ${x.version} in shadow</button></form>`}`
+    ? html`<form method="post" action="/admin/policy/version/${x.version}/activate" class="inline">${hidden}<input type="hidden" name="base" value="${v.activeVersion ?? 0}">${commentField('activate-comment')}<button type="submit" class="primary">Activate version ${x.version}</button></form>
+${v.shadow ? '' : html`<form method="post" action="/admin/policy/version/${x.version}/shadow" class="inline">${hidden}<input type="hidden" name="base" value="${v.activeVersion ?? 0}">${commentField('shadow-comment')}<button type="submit">Run version ${x.version} in shadow</button></form>`}`
     : ''
 }
 ${

@@ -1,7 +1,8 @@
 // The raw API's secret parameters (a PBS storage's password and encryption key, a Ceph keyring,
 // an ACME account's HMAC key...) and a parameter the policy names sensitive (`params.<name>`)
 // never show: not in the preview, not on the approval page an approver opens, not in the audit
-// trail or its export — while the parameters that are not secret do.
+// trail or its export — while the parameters that are not secret do. A call carrying the
+// policy's own is never put to an approver: they could not read part of what it writes.
 //   pve_api_request: require_approval, sensitive ["params.site-secret"]; admin@example.com is an admin.
 
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -58,7 +59,16 @@ describe('secret parameters of pve_api_request', () => {
       'site-secret': '[redacted]',
     });
 
-    const pending = await call(client, 'pve_api_request', { ...ARGS, confirm: true });
+    // The policy's own hidden parameter is part of what the call writes: nobody is asked.
+    const refused = await call(client, 'pve_api_request', { ...ARGS, confirm: true });
+    expect(refused.isError, text(refused)).toBe(true);
+    expect(text(refused)).toContain('would be judged by what params.site-secret holds');
+    expect(refused.structuredContent!.approval_id).toBeUndefined();
+    expectNoSecret('refusal', JSON.stringify(refused));
+    expect(await sim.requests()).toEqual([]);
+
+    const { 'site-secret': _own, ...params } = ARGS.params;
+    const pending = await call(client, 'pve_api_request', { ...ARGS, params, confirm: true });
     const id = pending.structuredContent!.approval_id as string;
     expect(id, text(pending)).toBeTruthy();
     expect(await sim.writes()).toEqual([]);
@@ -75,15 +85,27 @@ describe('secret parameters of pve_api_request', () => {
 
     const records = await auditRecords(
       (r) => r.tool === 'pve_api_request' && r.user_id === 'olga@example.com',
-      2,
+      3,
     );
-    expect(records).toHaveLength(2);
+    expect(records).toHaveLength(3);
     for (const r of records) {
       expectNoSecret('audit record', JSON.stringify(r));
-      expect(r.args).toMatchObject({
-        params: { ...PLAIN, password: '[redacted]', 'site-secret': '[redacted]' },
-      });
+      expect(r.args).toMatchObject({ params: { ...PLAIN, password: '[redacted]' } });
     }
+    expect(
+      records.filter((r) => (r.args.params as Record<string, unknown>)['site-secret']),
+    ).toEqual([
+      expect.objectContaining({
+        args: expect.objectContaining({
+          params: expect.objectContaining({ 'site-secret': '[redacted]' }),
+        }),
+      }),
+      expect.objectContaining({
+        args: expect.objectContaining({
+          params: expect.objectContaining({ 'site-secret': '[redacted]' }),
+        }),
+      }),
+    ]);
 
     const admin = new Browser();
     await openAsDevUser(admin, 'http://localhost/admin', 'admin@example.com', 'ops');

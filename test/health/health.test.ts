@@ -211,6 +211,9 @@ describe('GET /health on a public hostname', () => {
         const res = await workerFetch(`${origin}/health`, { headers });
         const body = (await res.json()) as HealthBody;
         expect(body.view, `${origin} ${JSON.stringify(headers)}`).toBe('public');
+        // Each asker's own answer: nothing in between keeps it for another.
+        expect(res.headers.get('cache-control')).toBe('private, no-store');
+        expect(res.headers.get('vary')).toMatch(/Cookie, Authorization/);
         expect(body).not.toHaveProperty('problems');
       }
   });

@@ -97,3 +97,49 @@ describe('/admin while the policy is invalid', () => {
     expect(html).not.toContain('my-pin-4321');
   });
 });
+
+// Last in this file: it puts a valid version in force.
+describe('the policy API while no version is active', () => {
+  const API = `${ORIGIN}/admin/api/policy`;
+  const post = (path: string, body: unknown) =>
+    workerFetch(`${API}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: ORIGIN },
+      body: JSON.stringify(body),
+    });
+  const valid = { version: '1', default: 'deny', tools: { pve_list_vms: {} } };
+
+  it('refuses an activation that names no base, saying none is active; base 0 puts one in force', async () => {
+    const overview = (await (await workerFetch(API)).json()) as { active: unknown };
+    expect(overview.active).toBeNull();
+    const bare = await post('', { policy: valid, comment: 'no base', activate: true });
+    expect(bare.status).toBe(409);
+    expect(await bare.text()).toMatch(
+      /no version is active \(the deployed policy was refused\) and the change names no base: nothing was changed; send base 0/,
+    );
+    const stale = await post('', {
+      policy: valid,
+      comment: 'an old page',
+      activate: true,
+      base: 3,
+    });
+    expect(stale.status).toBe(409);
+    expect(await stale.text()).toMatch(
+      /no version is active .*, not version 3: nothing was changed/,
+    );
+    const none = (await (await workerFetch(API)).json()) as {
+      active: unknown;
+      versions: unknown[];
+    };
+    expect(none).toMatchObject({ active: null, versions: [] });
+    const added = await post('', {
+      policy: valid,
+      comment: 'seen that none is',
+      activate: true,
+      base: 0,
+    });
+    expect(added.status).toBe(201);
+    const after = (await (await workerFetch(API)).json()) as { active: { version: number } };
+    expect(after.active.version).toBe(((await added.json()) as { version: number }).version);
+  });
+});

@@ -69,12 +69,10 @@ const CASES: Case[] = [
   },
   {
     tool: 'pve_set_vm_config',
-    fields: ['config.cipassword', 'config.description'],
-    args: {
-      node: 'pve1',
-      vmid: 101,
-      config: { cipassword: mark('configCipassword'), description: mark('configDescription') },
-    },
+    // The policy's config.description is part of what the change writes: a call with it is
+    // refused unasked (below).
+    fields: ['config.cipassword'],
+    args: { node: 'pve1', vmid: 101, config: { cipassword: mark('configCipassword') } },
   },
   {
     tool: 'pve_create_snapshot',
@@ -88,7 +86,8 @@ const CASES: Case[] = [
   },
   {
     tool: 'pve_api_request',
-    fields: ['params.password', 'params.site-secret'],
+    // The policy's params.site-secret likewise (below).
+    fields: ['params.password'],
     args: {
       method: 'POST',
       path: '/storage',
@@ -99,7 +98,6 @@ const CASES: Case[] = [
         datastore: 'store1',
         username: 'backup@pbs',
         password: mark('rawPassword'),
-        'site-secret': mark('rawSiteSecret'),
       },
     },
   },
@@ -270,31 +268,38 @@ describe('a marker in every sensitive field', () => {
     }
   });
 
-  it('tells the page and every receiver which values are hidden, and why', async () => {
-    const id = approvals.get('pve_set_vm_config')!;
-    const hidden = [
-      {
-        field: 'config.cipassword',
-        why: "the guest's cloud-init password: you approve that one is set, not which",
-      },
-      { field: 'config.description', why: 'the policy marks it sensitive' },
-    ];
-    const page = seen.pages!.find((html) => html.includes(`/approvals/${id}"`))!;
-    expect(page).toContain('id="hidden-values"');
-    for (const h of hidden) expect(page).toContain(`<li><code>${h.field}</code>: `);
-    const log = (await (await fetch(`${inject('receiverUrl')}/_log`)).json()) as Received[];
-    const asked = log.filter(
-      (r) => r.headers['x-approval-event'] === 'approval.requested' && r.body.includes(id),
-    );
-    expect(asked).toHaveLength(3);
-    for (const r of asked) {
-      const body = JSON.parse(r.body) as { type?: string; hidden?: unknown };
-      if (body.type === 'approval.requested') expect(body.hidden).toEqual(hidden);
-      else
-        for (const h of hidden)
-          expect(r.body, r.path).toContain(`Hidden from approvers: ${h.field} (`);
-    }
-  });
+  it.each([
+    [
+      'pve_set_vm_config',
+      [
+        {
+          field: 'config.cipassword',
+          why: "the guest's cloud-init password: you approve that one is set, not which",
+        },
+      ],
+    ],
+    ['pve_create_qemu_vm', [{ field: 'description', why: 'the policy marks it sensitive' }]],
+  ])(
+    '%s: tells the page and every receiver which values are hidden, and why',
+    async (tool, hidden) => {
+      const id = approvals.get(tool)!;
+      const page = seen.pages!.find((html) => html.includes(`/approvals/${id}"`))!;
+      expect(page).toContain('id="hidden-values"');
+      for (const h of hidden) expect(page).toContain(`<li><code>${h.field}</code>: `);
+      const log = (await (await fetch(`${inject('receiverUrl')}/_log`)).json()) as Received[];
+      const asked = log.filter(
+        (r) => r.headers['x-approval-event'] === 'approval.requested' && r.body.includes(id),
+      );
+      expect(asked).toHaveLength(3);
+      for (const r of asked) {
+        const body = JSON.parse(r.body) as { type?: string; hidden?: unknown };
+        if (body.type === 'approval.requested') expect(body.hidden).toEqual(hidden);
+        else
+          for (const h of hidden)
+            expect(r.body, r.path).toContain(`Hidden from approvers: ${h.field} (`);
+      }
+    },
+  );
 
   it('asked in the conversation, the question does not carry it either', async () => {
     const args = { node: 'pve1', vmid: 101, snapname: 'asked1', description: ELICITED };
@@ -311,19 +316,29 @@ describe('a marker in every sensitive field', () => {
 
   // What an approver must read to judge a call (a command, its stdin, a file's path), hidden by
   // the policy: nobody is asked to approve "[redacted]", so the call is refused and goes nowhere.
-  it.each([
-    ['the command', { command: ['echo', mark('execCommand')] }],
-    ['stdin', { command: ['cat'], input_data: STDIN }],
+  it.each<[string, string, Record<string, unknown>]>([
+    ['the command', 'pve_guest_exec', { vmid: 100, command: ['echo', mark('execCommand')] }],
+    ['stdin', 'pve_guest_exec', { vmid: 100, command: ['cat'], input_data: STDIN }],
+    [
+      "the policy's config.description",
+      'pve_set_vm_config',
+      { vmid: 101, config: { description: mark('configDescription') } },
+    ],
+    [
+      "the policy's params.site-secret",
+      'pve_api_request',
+      {
+        method: 'POST',
+        path: '/storage',
+        params: { storage: 'redactdir', type: 'dir', 'site-secret': mark('rawSiteSecret') },
+      },
+    ],
   ])(
-    'exec with %s hidden is refused before anyone is asked: the marker is nowhere at all',
-    async (_what, args) => {
+    'a call with %s hidden is refused before anyone is asked: the marker is nowhere at all',
+    async (_what, tool, args) => {
       const marker = /Zq7[A-Za-z0-9]+Xw/.exec(JSON.stringify(args))![0];
-      const refused = await callTool(agent, 'pve_guest_exec', {
-        node: 'pve1',
-        vmid: 100,
-        ...args,
-        confirm: true,
-      });
+      const node = tool === 'pve_api_request' ? {} : { node: 'pve1' };
+      const refused = await callTool(agent, tool, { ...node, ...args, confirm: true });
       expect(refused.isError).toBe(true);
       expect(JSON.stringify(refused)).toMatch(
         /an approver would not see \(shown \W{1,2}\[redacted\]/,

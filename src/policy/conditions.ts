@@ -20,6 +20,12 @@
 // sum over a value that is not a number (a term below 0, for a sum) cannot judge it: the rule
 // refuses the call (a deny_if fires; a require is not met) instead of letting it through.
 //
+// A rule may carry `when`, a test of its own (path, op, value, aggregate): it then applies only to
+// a call `when` fires on as a deny_if would (src/policy/evaluate.ts), so one rule can be for one
+// program of an argv (`when: args.command.0 regex ps$`) or one kind of call. A `when` that needs
+// a lost value throws UnknownReached, whatever the rule itself would say: whether the rule is for
+// the call is not known.
+//
 // A replayed call may hold values its record lost (./unknown.ts). A rule that reaches one throws
 // UnknownReached, unless what is known already decides it: a `*` deny_if that fires on a known
 // value, a require that a known value fails, `exists` on a value that was there but not kept.

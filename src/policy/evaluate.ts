@@ -190,6 +190,13 @@ function firstMatch(
     const refusal = atRule(rule, () => {
       const applies = whetherApplies(cond, identity);
       if (applies === false) return null;
+      // A rule with `when` is for the calls it fires on as a deny_if ("when the program is ps").
+      const { when } = cond;
+      if (
+        when &&
+        judgeCondition(when, 'deny_if', call, identity, toolArgs, policy.regexes.get(when)) === null
+      )
+        return null;
       const judged = judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond));
       // Whom the rule is for matters only when it would refuse.
       if (judged !== null && applies instanceof UnknownReached) throw applies;
@@ -206,6 +213,14 @@ function firstMatch(
 }
 
 function describe(cond: Condition, kind: 'deny_if' | 'require', refusal: Refusal): string {
+  const text = plainDescription(cond, kind, refusal);
+  const { when } = cond;
+  return when
+    ? `${text.slice(0, -1)} (the rule is for calls where ${when.path} ${when.op} ${JSON.stringify(when.value)}).`
+    : text;
+}
+
+function plainDescription(cond: Condition, kind: 'deny_if' | 'require', refusal: Refusal): string {
   const value = JSON.stringify(cond.value);
   const what = cond.aggregate ? `the ${cond.aggregate} of ${cond.path}` : cond.path;
   switch (refusal) {

@@ -213,6 +213,8 @@ function checkRules(
     array(rules[kind])?.forEach((cond, i) => {
       const c = record(cond);
       if (c) checkCondition(c, `${at}/${kind}/${i}`, args, errors, regexes);
+      const when = record(c?.when);
+      if (when) checkCondition(when, `${at}/${kind}/${i}/when`, args, errors, regexes);
       if (c) checkScopePrincipals(c, `${at}/${kind}/${i}`, errors);
     });
   }
@@ -353,8 +355,11 @@ function pairRegexes(
 ): void {
   for (const kind of ['deny_if', 'require'] as const) {
     parsed[kind]?.forEach((cond, i) => {
-      const re = regexes.get(array(raw?.[kind])?.[i]);
+      const rawCond = array(raw?.[kind])?.[i];
+      const re = regexes.get(rawCond);
       if (re) out.set(cond, re);
+      const whenRe = regexes.get(record(rawCond)?.when);
+      if (whenRe && cond.when) out.set(cond.when, whenRe);
     });
   }
 }

@@ -36,13 +36,25 @@ const scalar = z.union([z.string().max(1000), z.number(), z.boolean()]);
 
 export const AGGREGATES = ['sum', 'count'] as const;
 
-export const conditionSchema = z.strictObject({
+const comparison = {
   path: z.string().min(1).max(200),
   op: z.enum(OPERATORS),
   value: z.union([scalar, z.array(scalar).max(1000)]),
   /** Over a `*` path: compare the sum of its values, or the count of those present, as one number. */
   aggregate: z.enum(AGGREGATES).optional(),
+};
+
+/**
+ * What a rule's `when` tests: a path, an operator and a value, as a condition has them. The rule
+ * applies only to a call this would fire on as a `deny_if` (`args.command.0` is `ps`).
+ */
+export const guardSchema = z.strictObject(comparison);
+
+export const conditionSchema = z.strictObject({
+  ...comparison,
   reason: z.string().max(500).optional(),
+  /** The rule applies only when this holds (../policy/conditions.ts, judgeCondition). */
+  when: guardSchema.optional(),
   ...principalFilter,
 });
 export type Condition = z.output<typeof conditionSchema>;

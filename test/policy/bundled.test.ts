@@ -133,7 +133,12 @@ describe('the bundled policy.json', () => {
     [
       'a command in a guest',
       'pve_guest_exec',
-      { node: 'pve1', vmid: 100, command: ['systemctl', 'status', 'nginx.service'], confirm: true },
+      {
+        node: 'pve1',
+        vmid: 100,
+        command: ['systemctl', 'is-active', 'nginx.service'],
+        confirm: true,
+      },
       /A command runs inside the guest as root \(SYSTEM on Windows\)/,
     ],
     [
@@ -297,6 +302,33 @@ describe('the bundled policy.json', () => {
       decision: 'deny',
       rule: '/tools/pve_guest_file_read/deny_if/1',
     });
+    expect(await sim.requests()).toEqual([]);
+  });
+
+  // The forms a review found passing: they print environments, unit files or every command
+  // line, look where file reads never do, or never end. Refused by a rule, nobody asked.
+  it.each([
+    [['systemctl', 'show', '--property=Environment', 'nginx.service']],
+    [['systemctl', 'cat', 'nginx.service']],
+    [['ps', '-ewwo', 'pid,args']],
+    [['ls', '-la', '/root/.ssh']],
+    [['stat', '/etc/shadow']],
+    [['journalctl', '-f']],
+    [['systemctl', 'link', '/etc/systemd/system/evil.service/.']],
+  ])('refuses %j without asking anyone, sending nothing', async (command) => {
+    await sim.clearLog();
+    const r = await call(client, 'pve_guest_exec', {
+      node: 'pve1',
+      vmid: 100,
+      command,
+      confirm: true,
+    });
+    expect(r.isError, text(r)).toBe(true);
+    expect(r.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: expect.stringMatching(/^\/tools\/pve_guest_exec\/(deny_if|require)\/\d+$/),
+    });
+    expect(r.structuredContent).not.toHaveProperty('approval_id');
     expect(await sim.requests()).toEqual([]);
   });
 

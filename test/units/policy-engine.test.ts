@@ -286,6 +286,95 @@ describe('operators', () => {
     });
   });
 
+  it('applies a rule with `when` only to the calls its test fires on, and says so when it refuses', () => {
+    const p = policy({
+      tools: {
+        [CREATE]: {
+          deny_if: [
+            {
+              path: 'args.cores',
+              op: 'gt',
+              value: 2,
+              when: { path: 'args.memory', op: 'lt', value: 2048 },
+            },
+          ],
+          require: [
+            {
+              path: 'args.net0.bridge',
+              op: 'eq',
+              value: 'vmbr1',
+              when: { path: 'user.groups', op: 'contains', value: 'lab' },
+            },
+          ],
+        },
+      },
+    });
+    // The deny_if is for small VMs only.
+    expect(decide(p, CREATE, { memory: 1024, cores: 4 })).toEqual({
+      kind: 'deny',
+      rule: `/tools/${CREATE}/deny_if/0`,
+      reason:
+        'Denied by policy: args.cores gt 2 (the rule is for calls where args.memory lt 2048).',
+    });
+    expect(decide(p, CREATE, { memory: 4096, cores: 4 }).kind).toBe('allow');
+    // Without what `when` tests, the rule is not for the call (as a deny_if would not fire).
+    expect(decide(p, CREATE, { cores: 4 }).kind).toBe('allow');
+    // The require binds the lab group alone.
+    const lab = who('bob', ['lab']);
+    expect(decide(p, CREATE, { net0: { bridge: 'vmbr0' } }, lab)).toMatchObject({
+      rule: `/tools/${CREATE}/require/0`,
+    });
+    expect(decide(p, CREATE, { net0: { bridge: 'vmbr1' } }, lab).kind).toBe('allow');
+    expect(decide(p, CREATE, { net0: { bridge: 'vmbr0' } }, who('carol', [])).kind).toBe('allow');
+  });
+
+  it('checks a `when` as it checks a condition, naming its pointer', () => {
+    const result = loadPolicy(
+      {
+        version: '1',
+        tools: {
+          [CREATE]: {
+            deny_if: [
+              {
+                path: 'args.cores',
+                op: 'gt',
+                value: 2,
+                when: { path: 'args.nope', op: 'eq', value: 1 },
+              },
+              {
+                path: 'args.cores',
+                op: 'gt',
+                value: 2,
+                when: { path: 'args.name', op: 'regex', value: '(' },
+              },
+              {
+                path: 'args.cores',
+                op: 'gt',
+                value: 2,
+                when: {
+                  path: 'args.cores',
+                  op: 'gt',
+                  value: 1,
+                  when: { path: 'args.cores', op: 'gt', value: 0 },
+                },
+              },
+            ],
+          },
+        },
+      },
+      TOOL_CATALOG,
+    );
+    expect(result.ok).toBe(false);
+    const pointers = result.ok ? [] : result.errors.map((e) => e.pointer);
+    expect(pointers).toEqual(
+      expect.arrayContaining([
+        `/tools/${CREATE}/deny_if/0/when/path`,
+        `/tools/${CREATE}/deny_if/1/when/value`,
+        `/tools/${CREATE}/deny_if/2/when`,
+      ]),
+    );
+  });
+
   it("applies all_tools rules after the tool's own", () => {
     const p = policy({
       default: 'allow',

@@ -98,9 +98,10 @@ export interface ToolSpec<
    * Arguments a person must read to judge the call: what it runs, writes or reads (exec's
    * command and stdin, a file's path, a raw request's path and parameters, a config, the SSH keys
    * a new guest lets in). A person cannot approve what they cannot see: when the policy hides one
-   * of them whole (`sensitive`), a value inside one is content the built-in list hides
-   * (`params.data`), or one is shown cut, the call is refused instead of asked for
-   * (../audit/hidden-fields.ts).
+   * of them whole (`sensitive`) or a value inside one, a value inside one is content the built-in
+   * list hides (`params.data`), or one is shown cut, the call is refused instead of asked for
+   * (../audit/hidden-fields.ts); only a built-in credential inside one (`config.cipassword`) is
+   * listed as hidden to the person asked.
    */
   judgedBy?: readonly string[];
   /** The exact upstream parameters this call would send, when known before running (shown to approvers). */

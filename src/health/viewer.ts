@@ -4,9 +4,9 @@
 // comes either with a web session (signed in on /admin) or with a bearer token that this server
 // issued, for this server, carrying a policy scope (`policy:read` or `policy:edit`): the token
 // `npm run doctor -- <url> --token ...` is given. An MCP client's token is never enough, even an
-// administrator's: a tool scope is what an AI client holds, and the map is not for it. Where is a
-// request from is not asked: a Host header is the caller's to write, and behind a tunnel or a
-// proxy on the same machine every connection comes from loopback. With AUTH_MODE=none every
+// administrator's: a tool scope is what an AI client holds, and the map is not for it. Where a
+// request comes from does not count: a Host header is the caller's to write, and behind a tunnel
+// or a proxy on the same machine every connection comes from loopback. With AUTH_MODE=none every
 // caller may already run every tool (loopback only, ../guard.ts): the details tell them nothing
 // more.
 

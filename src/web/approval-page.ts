@@ -1,7 +1,8 @@
 // The approval page, read as a decision: what is asked in words ("Destroy VM 104 (win11-lab) on
 // pve2?"), who asked through which client and when it expires, warnings, what the call would
 // hit (the blast radius read when it was asked), its arguments in words, what they hide from the
-// viewer and why, the exact Proxmox request, and Approve / Deny when the viewer may decide. Plain HTML, escaped, no JavaScript.
+// viewer and why, the exact Proxmox request, and Approve / Deny when the viewer may decide. Plain
+// HTML, escaped, no JavaScript.
 
 import { html } from 'hono/html';
 import { approvalState, GRANT_REVOKED } from '../approvals/rules';

@@ -2,11 +2,14 @@
 // configuration (deploy/*.toml by default, or the files given) and on the repository's
 // wrangler.toml, without a Cloudflare account. Fails (exit 1) on any wrangler warning or error, on
 // a binding written in a file that wrangler does not bind, on a binding or migration that
-// wrangler.toml has and a file lacks, and on build settings (minify, [alias]) that differ from
-// wrangler.toml's. See scripts/deploy-check/rules.ts.
+// wrangler.toml has and a file lacks, on build settings (minify, [alias]) that differ from
+// wrangler.toml's (scripts/deploy-check/rules.ts), and on a `<...>` placeholder or an example host
+// left in a configuration to deploy; a shipped template under deploy/ holds them only where the
+// deploy guide says to fill in, and its "ok" says how many are left
+// (scripts/deploy-check/placeholders.ts).
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { experimental_readRawConfig } from 'wrangler';
@@ -18,6 +21,11 @@ import {
   type CheckedConfig,
   type Finding,
 } from './deploy-check/rules.ts';
+import {
+  placeholderFindings,
+  placeholdersIn,
+  SHIPPED_TEMPLATES,
+} from './deploy-check/placeholders.ts';
 import { parseDryRun } from './deploy-check/wrangler-output.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -88,9 +96,18 @@ const [reference, ...checked] = await mapLimited([REFERENCE, ...files], CONCURRE
 const referenceConfig = reference && 'raw' in reference ? reference : null;
 let failed = 0;
 const report = (file: string, result: CheckedConfig | Finding, isReference: boolean): void => {
+  // A shipped template is checked as one; any other file (a copy of one) as ready to deploy.
+  const template = path.dirname(file) === deployDir && SHIPPED_TEMPLATES.has(path.basename(file));
+  const text = 'raw' in result ? readFileSync(file, 'utf8') : '';
   const findings =
     'raw' in result
-      ? checkConfig(result, isReference || !referenceConfig ? null : referenceOf(referenceConfig))
+      ? [
+          ...checkConfig(
+            result,
+            isReference || !referenceConfig ? null : referenceOf(referenceConfig),
+          ),
+          ...placeholderFindings(text, template),
+        ]
       : [result];
   const name = path.relative(process.cwd(), file) || file;
   if (findings.length === 0) {
@@ -100,7 +117,11 @@ const report = (file: string, result: CheckedConfig | Finding, isReference: bool
             .filter(([, t]) => t !== 'Environment Variable')
             .map(([n]) => n)
         : [];
-    console.log(`ok    ${name} (bindings: ${bound.join(', ')})`);
+    const left = template ? placeholdersIn(text).length : 0;
+    const note = template
+      ? `; a template: ${left} values to fill in in a copy before it deploys`
+      : '';
+    console.log(`ok    ${name} (bindings: ${bound.join(', ')}${note})`);
     return;
   }
   failed++;

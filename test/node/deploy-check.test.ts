@@ -1,8 +1,9 @@
 // `npm run deploy:check`: every example under deploy/ passes wrangler's dry run cleanly, and the
 // mistake the README once invited — a top-level key appended after the last [table] — fails,
 // naming the key, the table it fell into and the fix; so does a configuration that bundles the
-// Worker otherwise than wrangler.toml (minify, [alias]). The parsing of wrangler's output is
-// checked on its own with wrangler's real wording (4.86's, which 4.164 keeps).
+// Worker otherwise than wrangler.toml (minify, [alias]), and a copy of a template with a `<...>`
+// or an example host left in. The parsing of wrangler's output is checked on its own with
+// wrangler's real wording (4.86's, which 4.164 keeps).
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -10,6 +11,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnNpmSync } from '../../scripts/processes.ts';
 import { checkConfig, referenceOf, type CheckedConfig } from '../../scripts/deploy-check/rules.ts';
+import {
+  placeholderFindings,
+  placeholdersIn,
+  SHIPPED_TEMPLATES,
+} from '../../scripts/deploy-check/placeholders.ts';
 import { parseDryRun } from '../../scripts/deploy-check/wrangler-output.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -31,6 +37,22 @@ const MISPLACED_OUTPUT = [
   '',
   '--dry-run: exiting now.',
 ].join('\n');
+
+const KV_ID = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+
+/** A template as a person fills it in: every <...> and example host replaced by their own. */
+function filledIn(template: string): string {
+  return template
+    .replace(/<[^<>"'\n]+>/g, KV_ID)
+    .replace(/\b([a-z0-9-]+)\.example\.com\b/g, '$1.acme-ops.net');
+}
+
+/** A shipped template, copied out of the repository: its paths point back into it. */
+function copied(name: string, text: string): string {
+  const file = path.join(tmp, name);
+  writeFileSync(file, text.replaceAll('"../src/', `"${path.join(root, 'src')}/`));
+  return file;
+}
 
 function deployCheck(...files: string[]): { status: number | null; output: string } {
   const run = spawnNpmSync(['run', '-s', 'deploy:check', '--', ...files], {
@@ -132,6 +154,69 @@ describe('wrangler dry-run output', () => {
   });
 });
 
+describe('values left to fill in', () => {
+  const template = (name: string): string => readFileSync(path.join(root, 'deploy', name), 'utf8');
+
+  it.each([...SHIPPED_TEMPLATES])(
+    '%s holds placeholders only in the keys the guide says to fill in',
+    (name) => {
+      expect(placeholderFindings(template(name), true)).toEqual([]);
+      expect(placeholdersIn(template(name)).map((p) => p.key)).toEqual(
+        expect.arrayContaining(['routes', 'vars.PUBLIC_URL', 'kv_namespaces.id']),
+      );
+    },
+  );
+
+  it('passes a filled-in copy, and names each key and line left unfilled in one', () => {
+    const text = template('access-hostname.toml');
+    const filled = filledIn(text);
+    expect(placeholderFindings(filled, false)).toEqual([]);
+    const kvLine = text.split('\n').indexOf('id = "<OAUTH_KV namespace id>"') + 1;
+    const oneLeft = filled.replace(`id = "${KV_ID}"`, 'id = "<OAUTH_KV namespace id>"');
+    expect(placeholderFindings(oneLeft, false)).toEqual([
+      {
+        problem: `line ${kvLine}: kv_namespaces.id still holds the placeholder <OAUTH_KV namespace id>`,
+        fix: expect.stringMatching(/^Fill in your own value \(docs\/deploy\.md/),
+      },
+    ]);
+    // The copy as it comes: every value the guide names, in file order.
+    expect(
+      placeholderFindings(text, false).map((f) =>
+        /^line \d+: (\S+) still holds (.*)$/.exec(f.problem)!.slice(1).join(' '),
+      ),
+    ).toEqual([
+      'routes the example host mcp.example.com',
+      'vars.PUBLIC_URL the example host mcp.example.com',
+      'vars.PVE_BASE_URL the example host pve-api.example.com',
+      'vars.CF_ACCESS_CLIENT_ID the placeholder <service token client id>',
+      'vars.OIDC_ISSUER the placeholder <team>',
+      'vars.OIDC_ISSUER the placeholder <client id>',
+      'vars.OIDC_CLIENT_ID the placeholder <client id>',
+      'kv_namespaces.id the placeholder <OAUTH_KV namespace id>',
+    ]);
+  });
+
+  it('reads keys as wrangler does (tables, quoted keys), and skips comments but not a # in a string', () => {
+    const text = [
+      '# Replace <this> in mcp.example.com',
+      '"name" = "x" # <not this>',
+      '[vars]',
+      'PUBLIC_URL = "https://mcp.example.org/#<frag>"',
+      '[[d1_databases]]',
+      'database_id = "<id>"',
+    ].join('\n');
+    expect(placeholdersIn(text).map((p) => `${p.line} ${p.key} ${p.text}`)).toEqual([
+      '4 vars.PUBLIC_URL mcp.example.org',
+      '4 vars.PUBLIC_URL <frag>',
+      '6 d1_databases.database_id <id>',
+    ]);
+    // In a template, a placeholder where the guide says nothing is a finding too.
+    expect(placeholderFindings(text, true).map((f) => f.problem)).toEqual([
+      'line 6: d1_databases.database_id holds <id>, which the deploy guide does not say to fill in',
+    ]);
+  });
+});
+
 describe('npm run deploy:check', () => {
   // Running it over every configuration is CI's own deploy:check step (.ci/run), not a test here:
   // five wrangler dry runs would cost the suite a minute and prove nothing more. What the step
@@ -148,6 +233,23 @@ describe('npm run deploy:check', () => {
       /^npm run deploy:check \|\| status=1$/m,
     );
   });
+
+  it('fails a copied template with one value left to fill in, naming it, and passes it filled in', () => {
+    const filled = filledIn(readFileSync(path.join(root, 'deploy/access-hostname.toml'), 'utf8'));
+    const ready = copied('production.toml', filled);
+    const left = copied(
+      'half-done.toml',
+      filled.replace('https://pve-api.acme-ops.net', 'https://pve-api.example.com'),
+    );
+    const { status, output } = deployCheck(ready, left);
+    expect(status, output).toBe(1);
+    expect(output).toMatch(/^ok {4}\S*production\.toml \(bindings: /m);
+    expect(output).toMatch(/^FAIL {2}\S*half-done\.toml$/m);
+    expect(output).toMatch(
+      /- line \d+: vars\.PVE_BASE_URL still holds the example host pve-api\.example\.com\n {4}fix: Use your own hostname/,
+    );
+    expect(output).toContain('deploy:check: 1 of 3 configurations have problems.');
+  }, 120_000);
 
   it('fails on a configuration with a top-level key placed after a table, saying where it went and how to fix it', () => {
     // What the README once said to do: append the vpc_services line at the end of the file.

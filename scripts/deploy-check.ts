@@ -118,9 +118,7 @@ const report = (file: string, result: CheckedConfig | Finding, isReference: bool
             .map(([n]) => n)
         : [];
     const left = template ? placeholdersIn(text).length : 0;
-    const note = template
-      ? `; a template: ${left} values to fill in in a copy before it deploys`
-      : '';
+    const note = template ? `; a template: a copy needs ${left} values filled in to deploy` : '';
     console.log(`ok    ${name} (bindings: ${bound.join(', ')}${note})`);
     return;
   }

@@ -6,7 +6,7 @@
 // another process takes it first.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -163,22 +163,37 @@ describe('mcp-remote against npm start', () => {
     expect(listed.structuredContent.total).toBeGreaterThanOrEqual(12);
   }, 90_000);
 
-  it('gives header-only clients (the Inspector CLI) a token through npm run token', async () => {
-    const token = spawnNpmSync(['run', '-s', 'token', '--', 'inspector@example.com', 'ops'], {
-      cwd: root,
-      env: { ...process.env, PORT: String(port) },
-    });
-    expect(token.status).toBe(0);
-    const client = new Client({ name: 'header-only', version: '1' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${token.stdout.trim()}` } },
-      }),
-    );
+  it('gives header-only clients (the Inspector CLI) a token through npm run token, one grant a person', async () => {
+    const token = () =>
+      spawnNpmSync(['run', '-s', 'token', '--', 'inspector@example.com', 'ops'], {
+        cwd: root,
+        // The server's state directory: the script keeps its client there, as npm start does.
+        env: { ...process.env, PORT: String(port), PERSIST_TO: server.stateDir },
+      });
+    const connect = async (bearer: string): Promise<Client> => {
+      const client = new Client({ name: 'header-only', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${bearer}` } },
+        }),
+      );
+      return client;
+    };
+    const first = token();
+    expect(first.status, first.stderr).toBe(0);
+    const second = token();
+    expect(second.status, second.stderr).toBe(0);
+    const client = await connect(second.stdout.trim());
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(
       expect.arrayContaining(['pve_list_vms', 'pve_create_qemu_vm', 'pve_get_vm_status']),
     );
     await client.close();
+    // The second run signed the person in again through the same client: the first grant is gone.
+    await expect(connect(first.stdout.trim())).rejects.toThrow(/invalid_token/);
+    const saved = JSON.parse(
+      readFileSync(path.join(server.stateDir, 'dev-token-clients.json'), 'utf8'),
+    ) as Record<string, string>;
+    expect(Object.keys(saved)).toEqual([`http://localhost:${port}`]);
   }, 60_000);
 });

@@ -6,10 +6,9 @@
 // Project policy-lifecycle: IDP=dev, ALLOWED_GROUPS=ops, ADMIN_USERS=admin@example.com,
 // POLICY_EDITORS=editor@example.com,group:policy-editors; POLICY = DEPLOYED.
 
-import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Browser, connectSignedIn, signIn } from '../auth/helpers/oauth';
+import { Browser, codeFlowTokens, connectSignedIn, registerClient } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { auditRecords, auditStub } from '../worker/helpers/audit';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
@@ -17,7 +16,6 @@ import { sim } from '../worker/helpers/sim';
 import { DEPLOYED } from './deployed';
 
 const API = `${ORIGIN}/admin/api/policy`;
-const REDIRECT = 'http://127.0.0.1:33418/oauth/callback';
 
 interface Tokens {
   access: string;
@@ -27,52 +25,10 @@ interface Tokens {
 
 /** A token for `user` from a client of its own, granted exactly `scopes` at consent. */
 async function tokenWith(user: string, scopes: string[]): Promise<Tokens> {
-  const reg = await workerFetch(`${ORIGIN}/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      client_name: `${user} script`,
-      redirect_uris: [REDIRECT],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-    }),
-  });
-  const { client_id: clientId } = (await reg.json()) as { client_id: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const challenge = Buffer.from(
-    await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)),
-  ).toString('base64url');
-  const url = new URL(`${ORIGIN}/authorize`);
-  for (const [k, v] of Object.entries({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    state: 's',
-    resource: ORIGIN,
-    scope: scopes.join(' '),
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }))
-    url.searchParams.set(k, v);
-  const login = await signIn(url, { user, groups: 'ops', scopes });
-  const code = new URL(login.location!).searchParams.get('code')!;
-  const res = await workerFetch(`${ORIGIN}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: ORIGIN,
-    }),
-  });
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as { access_token: string; refresh_token: string; scope: string };
+  const clientId = await registerClient(`${user} script`, ['authorization_code', 'refresh_token']);
+  const body = await codeFlowTokens(clientId, { user, groups: 'ops' }, scopes);
   expect(body.scope.split(' ').sort()).toEqual([...scopes].sort());
-  return { access: body.access_token, refresh: body.refresh_token, clientId };
+  return { access: body.access_token, refresh: body.refresh_token!, clientId };
 }
 
 /** The same grant's token, refreshed down to `scope` (RFC 6749 §6). */

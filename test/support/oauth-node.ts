@@ -9,29 +9,38 @@ import { FormBrowser, signInWithDevIdp } from './form-browser.ts';
 
 const CALLBACK = 'http://127.0.0.1:9/callback'; // never visited: the code is read from the redirect
 
-/**
- * An access token for `user`, from a freshly registered client signed in through the dev IdP;
- * `scope` is asked for, and granted, when given (`pve:read pve:guest`; `policy:edit` for the policy
- * API's writes); without it, what the consent page ticks (read, operate, provision).
- */
-export async function devAccessToken(
-  serverUrl: string,
-  user: string,
-  groups = '',
-  scope = '',
-): Promise<string> {
+/** Registers a public client (PKCE, no secret) named `name`, as `npm run token` and tests do. */
+export async function registerDevClient(serverUrl: string, name = 'Node client'): Promise<string> {
   const reg = await fetch(`${serverUrl}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      client_name: 'Node client',
+      client_name: name,
       redirect_uris: [CALLBACK],
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code'],
       response_types: ['code'],
     }),
   });
-  const { client_id: clientId } = (await reg.json()) as { client_id: string };
+  if (!reg.ok) throw new Error(`client registration failed: ${reg.status}`);
+  return ((await reg.json()) as { client_id: string }).client_id;
+}
+
+/**
+ * An access token for `user` through the dev IdP, from the client `clientId` (one registered by
+ * registerDevClient: signing in again through it replaces the person's earlier grant to it) or
+ * from a freshly registered one; `scope` is asked for, and granted, when given (`pve:read
+ * pve:guest`; `policy:edit` for the policy API's writes); without it, what the consent page ticks
+ * (read, operate, provision).
+ */
+export async function devAccessToken(
+  serverUrl: string,
+  user: string,
+  groups = '',
+  scope = '',
+  clientId?: string,
+): Promise<string> {
+  clientId ??= await registerDevClient(serverUrl);
   const verifier = randomBytes(32).toString('base64url');
   const params = new URLSearchParams({
     response_type: 'code',

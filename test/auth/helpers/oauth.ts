@@ -2,6 +2,7 @@
 // client's own OAuth support (DCR, PKCE, token exchange, refresh) with a test OAuthClientProvider,
 // and a small cookie-keeping "browser" that submits the consent and sign-in forms.
 
+import { createHash, randomBytes } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -100,6 +101,73 @@ export class Browser extends FormBrowser {
       WORKER_ORIGINS.has(new URL(url).origin) ? workerFetch(url, init) : fetch(url, init),
     );
   }
+}
+
+/** Registers a public client (PKCE, no secret) called `name` on the Worker; its client_id. */
+export async function registerClient(
+  name: string,
+  grantTypes: readonly string[] = ['authorization_code'],
+): Promise<string> {
+  const reg = await workerFetch(`${ORIGIN}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: name,
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: grantTypes,
+      response_types: ['code'],
+    }),
+  });
+  return ((await reg.json()) as { client_id: string }).client_id;
+}
+
+export interface CodeTokens {
+  access_token: string;
+  refresh_token?: string;
+  scope: string;
+}
+
+/**
+ * Tokens for `login` through `clientId`, as a client gets them: authorization request with PKCE
+ * (asking for `scopes` when given, which are then ticked at consent), the dev sign-in, the code
+ * exchange. Fails the test when the exchange does.
+ */
+export async function codeFlowTokens(
+  clientId: string,
+  login: Login,
+  scopes?: readonly string[],
+): Promise<CodeTokens> {
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const url = new URL(`${ORIGIN}/authorize`);
+  for (const [k, v] of Object.entries({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    state: randomBytes(8).toString('hex'),
+    resource: ORIGIN,
+    ...(scopes ? { scope: scopes.join(' ') } : {}),
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }))
+    url.searchParams.set(k, v);
+  const signedIn = await signIn(url, scopes ? { ...login, scopes: [...scopes] } : login);
+  const code = new URL(signedIn.location!).searchParams.get('code')!;
+  const res = await workerFetch(`${ORIGIN}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: ORIGIN,
+    }),
+  });
+  if (res.status !== 200) throw new Error(`code exchange: ${res.status} ${await res.text()}`);
+  return (await res.json()) as CodeTokens;
 }
 
 /** Consent, then sign in with the dev IdP; returns where the browser was finally sent. */

@@ -65,10 +65,13 @@ const CUT = `longer than ${MAX_ARG_STRING.toLocaleString('en-US')} characters: s
 
 /** Every value the shown arguments hide or cut, with why; the order is the arguments'. */
 export function hiddenFields(shown: Readonly<Record<string, unknown>>): HiddenField[] {
-  return found(shown).map(({ path, cut }) => ({
-    field: path.join('.'),
-    why: cut ? CUT : (CREDENTIALS[leafOf(path)] ?? CONTENT[leafOf(path)] ?? POLICY_HIDDEN),
-  }));
+  return found(shown).map(({ path, cut }) => {
+    const leaf = leafOf(path);
+    return {
+      field: path.join('.'),
+      why: cut ? CUT : (CREDENTIALS[leaf] ?? CONTENT[leaf] ?? POLICY_HIDDEN),
+    };
+  });
 }
 
 /**

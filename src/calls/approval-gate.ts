@@ -5,7 +5,12 @@
 //      does not say `"approval": "web"`: ask the user in the conversation;
 //   3. otherwise open a pending approval and tell the agent where a person approves it.
 
-import { type HiddenField, hiddenInWords } from '../audit/hidden-fields';
+import {
+  type HiddenField,
+  hiddenFields,
+  hiddenInWords,
+  unreadableFields,
+} from '../audit/hidden-fields';
 import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
 import { approvalTitle } from '../approval-title';
@@ -43,12 +48,11 @@ export interface ApprovalCall {
   /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
   blastRadius: (() => Promise<BlastRadius | null>) | null;
   /**
-   * Hidden values the person asked would have to read to judge the call (../audit/hidden-fields.ts):
-   * with one, nobody is asked.
+   * The arguments a person must read to judge the call (ToolSpec.judgedBy): when shownArgs hides
+   * or cuts a value in one, nobody is asked (../audit/hidden-fields.ts). Judged only when a
+   * person would be asked, not on every call.
    */
-  unreadable: readonly HiddenField[];
-  /** Every value the person asked is shown hidden or cut, with why: told beside the call. */
-  hidden: readonly HiddenField[];
+  judgedBy: readonly string[];
 }
 
 export interface ApprovalDeps {
@@ -86,7 +90,9 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           : { kind: 'approved', approvalId: call.approvalId };
       }
       // Nobody is asked to approve what they would see as "[redacted]" or cut short.
-      if (call.unreadable.length) return { kind: 'refused', reason: unreadableReason(call) };
+      const unreadable = unreadableFields(call.shownArgs, call.judgedBy);
+      if (unreadable.length)
+        return { kind: 'refused', reason: unreadableReason(call.tool, unreadable) };
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
       const radius = call.blastRadius ? await call.blastRadius().catch(() => null) : null;
@@ -130,8 +136,14 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
   };
 }
 
-function unreadableReason(call: ApprovalCall): string {
-  return `${call.tool} would be judged by what ${call.unreadable.map((f) => f.field).join(', ')} holds, which an approver would not see (shown "[redacted]" or cut): ${hiddenInWords(call.unreadable)}. Nobody was asked and nothing was sent. Send the call without it where it is optional, in smaller parts where it is cut, or have the policy's editors take it off the tool's "sensitive" list so that approvers see it.`;
+function unreadableReason(tool: string, unreadable: readonly HiddenField[]): string {
+  return `${tool} would be judged by what ${unreadable.map((f) => f.field).join(', ')} holds, which an approver would not see (shown "[redacted]" or cut): ${hiddenInWords(unreadable)}. Nobody was asked and nothing was sent. Send the call without it where it is optional, in smaller parts where it is cut, or have the policy's editors take it off the tool's "sensitive" list so that approvers see it.`;
+}
+
+/** What the question tells the person they cannot see, and why (no line when nothing is hidden). */
+function hiddenLines(shownArgs: Record<string, Json>): string[] {
+  const hidden = hiddenFields(shownArgs);
+  return hidden.length ? [`Hidden from you: ${hiddenInWords(hidden)}.`] : [];
 }
 
 async function askInConversation(
@@ -158,7 +170,7 @@ async function askInConversation(
       `${required.reason}`,
       `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
       ...lines,
-      ...(call.hidden.length ? [`Hidden from you: ${hiddenInWords(call.hidden)}.`] : []),
+      ...hiddenLines(call.shownArgs),
       ...(radius ? blastRadiusLines(radius, now) : []),
       'Approve this exact call?',
     ].join('\n'),

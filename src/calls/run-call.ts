@@ -4,7 +4,6 @@
 // the agent sees, logs or stores carries a stack trace or a configured secret.
 
 import type { z } from 'zod';
-import { hiddenFields, unreadableFields } from '../audit/hidden-fields';
 import type { Json } from '../approvals/types';
 import {
   canonicalJson,
@@ -232,8 +231,7 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
       argsHmac: facts.argsHmac,
       identity: resolved.identity,
       blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, call.scope!.ctx) : null,
-      unreadable: unreadableFields(facts.args, tool.judgedBy ?? []),
-      hidden: hiddenFields(facts.args),
+      judgedBy: tool.judgedBy ?? [],
     },
     {
       store: approvals.store,

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import crossSpawn from 'cross-spawn';
+import open from 'open';
 
 export const IS_WINDOWS = process.platform === 'win32';
 
@@ -120,4 +121,20 @@ export async function treeGone(child: ChildProcess, graceMs = 10_000): Promise<v
   const deadline = Date.now() + graceMs;
   while (treeAlive(child) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   if (treeAlive(child)) stopTree(child, true);
+}
+
+/**
+ * Opens `url` in the person's default browser (the `open` package: `open` on macOS, `start` on
+ * Windows, xdg-open or WSL's on Linux). False when no browser could be started, e.g. on a server
+ * without a desktop: the caller has printed the URL for the person to open themselves.
+ */
+export async function openInBrowser(url: string): Promise<boolean> {
+  try {
+    // Resolves once the launcher has started, rejects when it could not be.
+    const launcher = await open(url);
+    launcher.on('error', () => {});
+    return true;
+  } catch {
+    return false;
+  }
 }

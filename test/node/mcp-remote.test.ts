@@ -6,14 +6,14 @@
 // another process takes it first.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort } from '../../scripts/dev-stack.ts';
-import { spawnNpmSync } from '../../scripts/processes.ts';
+import { spawnNpm, spawnNpmSync } from '../../scripts/processes.ts';
 import { FormBrowser, signInWithDevIdp } from '../support/form-browser.ts';
 import { startNpm, type NpmStart } from '../support/npm-start.ts';
 
@@ -99,6 +99,17 @@ afterAll(async () => {
   rmSync(state, { recursive: true, force: true });
 });
 
+/** An MCP client of npm start's server that only takes a bearer token (as the Inspector CLI). */
+async function connect(bearer: string): Promise<Client> {
+  const client = new Client({ name: 'header-only', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${bearer}` } },
+    }),
+  );
+  return client;
+}
+
 describe('mcp-remote against npm start', () => {
   it('signs in through the consent and dev login pages, then lists and calls the tools', async () => {
     const { remote, callbackPort, authUrl } = await startMcpRemote();
@@ -170,15 +181,6 @@ describe('mcp-remote against npm start', () => {
         // The server's state directory: the script keeps its client there, as npm start does.
         env: { ...process.env, PORT: String(port), PERSIST_TO: server.stateDir },
       });
-    const connect = async (bearer: string): Promise<Client> => {
-      const client = new Client({ name: 'header-only', version: '1' });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`http://localhost:${port}/mcp`), {
-          requestInit: { headers: { authorization: `Bearer ${bearer}` } },
-        }),
-      );
-      return client;
-    };
     const first = token();
     expect(first.status, first.stderr).toBe(0);
     const second = token();
@@ -192,8 +194,107 @@ describe('mcp-remote against npm start', () => {
     // The second run signed the person in again through the same client: the first grant is gone.
     await expect(connect(first.stdout.trim())).rejects.toThrow(/invalid_token/);
     const saved = JSON.parse(
-      readFileSync(path.join(server.stateDir, 'dev-token-clients.json'), 'utf8'),
-    ) as Record<string, string>;
+      readFileSync(path.join(server.stateDir, 'token-clients.json'), 'utf8'),
+    ) as Record<string, { client_id: string }>;
     expect(Object.keys(saved)).toEqual([`http://localhost:${port}`]);
   }, 60_000);
+
+  /**
+   * `npm run token -- --url <server>` as a person runs it against a deployed server: it prints
+   * the sign-in address (here `--no-browser`), the person signs in and consents in the browser
+   * (the form browser, ticking what it is told), and the token comes out on stdout.
+   */
+  async function browserToken(
+    user: string,
+    tick: string[],
+    more: string[] = [],
+  ): Promise<{ token: string; stderr: string }> {
+    const child = spawnNpm(
+      [
+        'run',
+        '-s',
+        'token',
+        '--',
+        '--url',
+        `http://localhost:${port}/mcp`,
+        '--no-browser',
+        ...more,
+      ],
+      { cwd: root, env: { ...process.env, PERSIST_TO: server.stateDir } },
+    );
+    processes.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    const authUrl = await waitFor('the sign-in address', () => {
+      const url = /^\s+(http:\/\/localhost:\d+\/authorize\?\S+)$/m.exec(stderr)?.[1];
+      if (url) return url;
+      if (child.exitCode !== null) throw new Error(`npm run token exited: ${stderr}`);
+      return undefined;
+    });
+    const result = await signInWithDevIdp(new FormBrowser((u, i) => fetch(u, i)), authUrl, {
+      user,
+      scopes: tick,
+    });
+    const landing = await fetch(result.location!); // the browser lands on the script's listener
+    expect(landing.status).toBe(200);
+    expect(await landing.text()).toMatch(/^Signed in\./);
+    expect(await exited, stderr).toBe(0);
+    return { token: stdout.trim(), stderr };
+  }
+
+  it('signs a person in through the browser for npm run doctor, one grant a person, a forgotten client registered anew', async () => {
+    const saved = (): Record<string, { client_id: string }> =>
+      JSON.parse(readFileSync(path.join(server.stateDir, 'token-clients.json'), 'utf8'));
+    const origin = `http://localhost:${port}`;
+
+    const first = await browserToken('lead@example.com', ['pve:read', 'policy:read']);
+    expect(first.stderr).toMatch(
+      /Signed in; granted: (pve:read policy:read|policy:read pve:read)\./,
+    );
+    // The doctor with that token: /health's operator view (policy:read of an administrator),
+    // tools/list and a read-only call.
+    const doctor = spawnNpmSync(['run', '-s', 'doctor', '--', origin, '--token', first.token], {
+      cwd: root,
+      env: process.env,
+    });
+    expect(doctor.stdout).toMatch(/^PASS {2}health .*operator view/m);
+    expect(doctor.stdout).toMatch(/^PASS {2}sign-in +bearer token from --token/m);
+    expect(doctor.stdout).toMatch(/^PASS {2}read-only call /m);
+    expect(doctor.status, doctor.stdout).toBe(0);
+
+    // Again for the same person: the same client, and the first grant is gone with its token.
+    const clientId = saved()[origin]!.client_id;
+    const second = await browserToken('lead@example.com', ['pve:read']);
+    expect(saved()[origin]!.client_id).toBe(clientId);
+    await expect(connect(first.token)).rejects.toThrow(/invalid_token/);
+    await (await connect(second.token)).close();
+
+    // A client the server does not know (its state was reset): registered anew, and it works.
+    writeFileSync(
+      path.join(server.stateDir, 'token-clients.json'),
+      JSON.stringify({ [origin]: { client_id: 'forgotten-client' } }),
+    );
+    // --json: the token answer with the client id and refresh token, for a job that refreshes.
+    const third = await browserToken('lead@example.com', ['pve:read'], ['--json']);
+    const answer = JSON.parse(third.token) as Record<string, unknown>;
+    expect(Object.keys(answer).sort()).toEqual(
+      ['access_token', 'client_id', 'expires_in', 'refresh_token', 'scope', 'token_type'].sort(),
+    );
+    expect(answer.client_id).toBe(saved()[origin]!.client_id);
+    expect(answer.client_id).not.toBe('forgotten-client');
+    expect(answer.client_id).not.toBe(clientId);
+    await (await connect(answer.access_token as string)).close();
+    const refreshed = await fetch(`${origin}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: answer.client_id as string,
+        refresh_token: answer.refresh_token as string,
+      }),
+    });
+    expect(refreshed.status).toBe(200);
+  }, 90_000);
 });

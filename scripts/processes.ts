@@ -125,8 +125,9 @@ export async function treeGone(child: ChildProcess, graceMs = 10_000): Promise<v
 
 /**
  * Opens `url` in the person's default browser (the `open` package: `open` on macOS, `start` on
- * Windows, xdg-open or WSL's on Linux). False when no browser could be started, e.g. on a server
- * without a desktop: the caller has printed the URL for the person to open themselves.
+ * Windows, xdg-open or WSL's on Linux). False when the launcher could not be started; true says
+ * only that it started (on Linux, open's own xdg-open starts even where no browser is), so the
+ * caller prints the URL too, for the person to open themselves.
  */
 export async function openInBrowser(url: string): Promise<boolean> {
   try {

@@ -122,7 +122,9 @@ try {
     console.error(`${err.message}\n${USAGE}`);
     process.exit(2);
   }
-  const where = values.url ?? process.env.MCP_URL ?? `http://localhost:${process.env.PORT ?? 8787}`;
+  // The origin only: a URL given with user:password@ does not come back out.
+  const given = values.url ?? process.env.MCP_URL ?? `http://localhost:${process.env.PORT ?? 8787}`;
+  const where = URL.canParse(given) ? new URL(given).origin : 'the server';
   console.error(`Could not get a token from ${where}: ${err instanceof Error ? err.message : err}`);
   process.exit(1);
 }

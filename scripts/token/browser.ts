@@ -57,17 +57,21 @@ async function listenForRedirect(
       res.writeHead(404).end();
       return;
     }
+    // A request without this sign-in's state is not its redirect (another program, or a page
+    // that found the port): refused, and the sign-in goes on waiting for the real one.
+    if (url.searchParams.get('state') !== state) {
+      res
+        .writeHead(400, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('Not this sign-in.\n');
+      return;
+    }
     const error = url.searchParams.get('error');
     const code = url.searchParams.get('code');
-    // A redirect carrying another state is not this sign-in's (a page that found the port).
-    const ours = url.searchParams.get('state') === state;
-    const outcome: Callback = !ours
-      ? { error: 'the redirect carried another state; start again' }
-      : error
-        ? { error: [error, url.searchParams.get('error_description')].filter(Boolean).join(': ') }
-        : code
-          ? { code }
-          : { error: 'the redirect carried no code' };
+    const outcome: Callback = error
+      ? { error: [error, url.searchParams.get('error_description')].filter(Boolean).join(': ') }
+      : code
+        ? { code }
+        : { error: 'the redirect carried no code' };
     res
       .writeHead(outcome.code ? 200 : 400, { 'content-type': 'text/plain; charset=utf-8' })
       .end(
@@ -128,6 +132,13 @@ export async function signInWithBrowser(o: BrowserSignIn): Promise<SignedIn> {
         verifier = v;
       },
       codeVerifier: () => verifier,
+      // What the SDK asks to forget when the server refuses them (then it starts over, and this
+      // run ends: its one code is spent).
+      invalidateCredentials: (what) => {
+        if (what === 'all' || what === 'client') o.clients.set(o.server, undefined);
+        if (what === 'all' || what === 'tokens') tokens = undefined;
+        if (what === 'all' || what === 'verifier') verifier = '';
+      },
     };
 
     if ((await auth(provider, { serverUrl: mcpUrl, scope: o.scope })) !== 'REDIRECT')
@@ -152,6 +163,8 @@ export async function signInWithBrowser(o: BrowserSignIn): Promise<SignedIn> {
     if (!tokens || !clientId) throw new Error('the server issued no token');
     return { tokens, clientId };
   } finally {
+    // The browser may keep its connection open: close it too, so the script ends at once.
     server.close();
+    server.closeAllConnections();
   }
 }

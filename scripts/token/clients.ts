@@ -4,7 +4,7 @@
 // (the OAuth library revokes a person's older grants to one client), so /admin shows one grant per
 // person and client, not one per run.
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** What is kept per server: the client id and, once used, the authorization server it belongs to. */
@@ -36,7 +36,10 @@ export class SavedClients {
     if (client) all[server] = { client_id: client.client_id, issuer: client.issuer };
     else delete all[server];
     mkdirSync(path.dirname(this.file), { recursive: true });
-    writeFileSync(this.file, `${JSON.stringify(all, null, 2)}\n`);
+    // Written whole, then renamed over the old file: a run beside this one reads one or the other.
+    const next = `${this.file}.${process.pid}`;
+    writeFileSync(next, `${JSON.stringify(all, null, 2)}\n`);
+    renameSync(next, this.file);
   }
 
   private all(): Record<string, SavedClient> {
@@ -52,7 +55,8 @@ export class SavedClients {
 /**
  * Whether the server still knows `clientId` (its state may have been reset since): a refresh
  * request with a made-up token answers `invalid_client` for a client it does not know and
- * `invalid_grant` for one it does, and changes nothing either way.
+ * `invalid_grant` for one it does (a malformed token, refused before any grant is read), and
+ * changes nothing either way; the server logs it as a refused token request.
  */
 export async function clientKnown(tokenEndpoint: string, clientId: string): Promise<boolean> {
   const res = await fetch(tokenEndpoint, {

@@ -1,5 +1,5 @@
 // Signing the same person in again through the same client replaces their grant to it: what
-// `npm run token` does on each run (scripts/dev-token.ts keeps one client per server), so /admin
+// `npm run token` does on each run (scripts/token.ts keeps one client per server), so /admin
 // shows one grant for the person, and the token of the earlier sign-in stops working.
 // ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops; IDP=dev (any signed-in person is an admin).
 

@@ -8,19 +8,6 @@ import SHIPPED from './policy.json' with { type: 'json' };
 /** Test policies: each workerd project runs the Worker under one POLICY (or the bundled file). */
 const POLICIES = {
   open: { version: '1', default: 'allow' },
-  limits: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_create_qemu_vm: {
-        limits: [{ counter: 'pve_create_qemu_vm_rate', window: 'minute', max: 5, scope: 'grant' }],
-      },
-      pve_list_vms: {
-        limits: [{ counter: 'list_per_session', window: 'hour', max: 3, scope: 'session' }],
-      },
-    },
-  },
-  createOnly: { version: '1', default: 'deny', tools: { pve_create_qemu_vm: {} } },
   broken: {
     version: '1',
     default: 'maybe',
@@ -126,17 +113,6 @@ const POLICIES = {
       },
     },
   },
-  audited: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
-      pve_create_qemu_vm: {
-        deny_if: [{ path: 'args.memory', op: 'gt', value: 8192 }],
-        sensitive: ['description'],
-      },
-    },
-  },
   // No `default` (so deny), a require on an argument calls may leave out, vmid bounds the
   // server-chosen vmid must meet, a grant-scoped limit (its counter object can be hung), and a
   // tool that needs approval (so can its approvals object).
@@ -154,31 +130,6 @@ const POLICIES = {
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 1000, scope: 'grant' }] },
       pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
       pve_get_task_status: {},
-    },
-  },
-  // Written for plgonzalezrx8/proxmox-mcp's tool names and arguments, as a PolicyLayer user would.
-  plg: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_list_vms: {},
-      pve_get_vm_status: {},
-      pve_start_vm: {},
-      pve_stop_vm: { action: 'deny', reason: 'Agents never hard-stop guests here.' },
-      pve_shutdown_vm: {
-        deny_if: [
-          {
-            path: 'args.vmid',
-            op: 'in',
-            value: [100, 101],
-            reason: 'Production guests are shut down by people.',
-          },
-        ],
-      },
-      pve_create_snapshot: {
-        limits: [{ counter: 'snapshots', window: 'hour', max: 2, scope: 'user' }],
-        require: [{ path: 'args.snapname', op: 'regex', value: '^agent_' }],
-      },
     },
   },
   // Both MCP eras on one /mcp: a session-scoped limit (per grant for a 2026 client), a grant
@@ -206,58 +157,6 @@ const POLICIES = {
             reason: 'Clients that may provision do not start guests.',
           },
         ],
-      },
-    },
-  },
-  // Clones pinned to one pool and one bridge; NIC changes kept on it; the raw API opened for
-  // reading a VM's status and RRD data only.
-  pinned: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_clone_vm: {
-        require: [
-          {
-            path: 'args.pool',
-            op: 'eq',
-            value: 'lab',
-            reason: 'Agent clones go into the lab pool: pass pool: "lab".',
-          },
-          {
-            path: 'args.net0.bridge',
-            op: 'eq',
-            value: 'vmbr1',
-            reason:
-              'Agent clones get their NIC on the lab bridge: pass net0, e.g. "virtio,bridge=vmbr1".',
-          },
-        ],
-      },
-      pve_set_vm_config: {
-        deny_if: [
-          {
-            path: 'args.config.*.bridge',
-            op: 'neq',
-            value: 'vmbr1',
-            reason: 'NICs set by agents stay on the lab bridge vmbr1.',
-          },
-        ],
-      },
-      pve_api_request: {
-        require: [
-          {
-            path: 'args.method',
-            op: 'eq',
-            value: 'GET',
-            reason: 'The raw API is open for reading only.',
-          },
-          {
-            path: 'args.path',
-            op: 'regex',
-            value: '^/nodes/[a-z0-9-]+/qemu/[0-9]+/(rrddata|status/current)$',
-            reason: 'The raw API is open for VM status and RRD data only.',
-          },
-        ],
-        deny_if: [{ path: 'args.params.timeframe', op: 'eq', value: 'decade' }],
       },
     },
   },
@@ -338,6 +237,7 @@ function workersProject(
     inject: (key: 'fakeIdpUrl' | 'receiverUrl') => string,
   ) => Record<string, string> = () => ({}),
   setups: string[] = [],
+  exclude: string[] = [],
 ): TestProjectInlineConfiguration {
   // The pool starts a Worker (a Miniflare of its own) for each test file and calls this for each
   // start: each gets a fresh simulator tenant (simulator/tenant.ts), so a project's files run side
@@ -369,6 +269,7 @@ function workersProject(
     test: {
       name,
       include,
+      exclude,
       globalSetup: ['./test/global-setup.ts', ...setups],
       testTimeout: 30_000,
       hookTimeout: 30_000,
@@ -397,17 +298,23 @@ export default defineConfig({
     // The per-call JSON log lines are asserted where they matter; elsewhere they are noise.
     onConsoleLog: (log) => !log.includes('"msg":"tool_call"'),
     projects: [
-      workersProject('workers', ['test/worker/**/*.test.ts'], POLICIES.open),
-      workersProject('policy-limits', ['test/policy/limits.test.ts'], POLICIES.limits),
+      // Without sign-in (AUTH_MODE=none), deploying the shipped policy.json as a deployment
+      // without POLICY does: each file puts the policy it needs in force through the policy API
+      // (test/worker/helpers/policy.ts).
       workersProject(
-        'policy-default-deny',
-        ['test/policy/default-deny.test.ts'],
-        POLICIES.createOnly,
+        'workers',
+        [
+          'test/worker/**/*.test.ts',
+          'test/policy/**/*.test.ts',
+          'test/audit/**/*.test.ts',
+          'test/idp/**/*.test.ts',
+        ],
+        null,
+        () => ({}),
+        [],
+        ['test/policy/broken.test.ts'],
       ),
-      workersProject('policy-bundled', ['test/policy/bundled.test.ts'], null),
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
-      workersProject('policy-plg', ['test/policy/plg-names.test.ts'], POLICIES.plg),
-      workersProject('policy-pinned', ['test/policy/pinned.test.ts'], POLICIES.pinned),
       // Its own setup adds the outbound probe: a loopback trap for the OAuth library's fetches.
       workersProject(
         'auth-dev',
@@ -442,7 +349,6 @@ export default defineConfig({
           ALLOWED_GROUPS: 'ops',
         }),
       ),
-      workersProject('audit', ['test/audit/**/*.test.ts'], POLICIES.audited),
       // Approval notifications through the queue to a local receiver (its own global setup).
       workersProject(
         'notify',
@@ -532,8 +438,6 @@ export default defineConfig({
           PVE_BASE_URL: 'http://pve.example.com:8006/api2/json',
         }),
       ),
-      // The identity provider modules themselves, against the fake IdP.
-      workersProject('idp', ['test/idp/**/*.test.ts'], POLICIES.open),
       workersProject('auth-oidc', ['test/auth-oidc/**/*.test.ts'], POLICIES.open, oidcSignIn),
       // /health's views and Proxmox probe, and the Worker on public hostnames, with a real IdP.
       workersProject('health', ['test/health/**/*.test.ts'], POLICIES.open, (inject) => ({

@@ -4,6 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text, TRANSPORTS } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { usePolicy } from '../worker/helpers/policy';
+
+const CREATE_ONLY_POLICY = { version: '1', default: 'deny', tools: { pve_create_qemu_vm: {} } };
+
+usePolicy(CREATE_ONLY_POLICY);
 
 describe.each(TRANSPORTS)('default deny, only pve_create_qemu_vm listed (%s)', (kind) => {
   let client: Client;

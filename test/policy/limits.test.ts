@@ -10,6 +10,22 @@ import type { AppEnv } from '../../src/env';
 import { ANONYMOUS } from '../../src/identity';
 import { call, connect, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { usePolicy } from '../worker/helpers/policy';
+
+const LIMITS_POLICY = {
+  version: '1',
+  default: 'deny',
+  tools: {
+    pve_create_qemu_vm: {
+      limits: [{ counter: 'pve_create_qemu_vm_rate', window: 'minute', max: 5, scope: 'grant' }],
+    },
+    pve_list_vms: {
+      limits: [{ counter: 'list_per_session', window: 'hour', max: 3, scope: 'session' }],
+    },
+  },
+};
+
+usePolicy(LIMITS_POLICY);
 
 const CREATE_RULE = '/tools/pve_create_qemu_vm/limits/0';
 const clients: Client[] = [];

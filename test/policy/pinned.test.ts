@@ -7,6 +7,60 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, text } from '../worker/helpers/mcp';
 import { simSession } from '../worker/helpers/session';
 import { sim } from '../worker/helpers/sim';
+import { usePolicy } from '../worker/helpers/policy';
+
+const PINNED_POLICY = {
+  version: '1',
+  default: 'deny',
+  tools: {
+    pve_clone_vm: {
+      require: [
+        {
+          path: 'args.pool',
+          op: 'eq',
+          value: 'lab',
+          reason: 'Agent clones go into the lab pool: pass pool: "lab".',
+        },
+        {
+          path: 'args.net0.bridge',
+          op: 'eq',
+          value: 'vmbr1',
+          reason:
+            'Agent clones get their NIC on the lab bridge: pass net0, e.g. "virtio,bridge=vmbr1".',
+        },
+      ],
+    },
+    pve_set_vm_config: {
+      deny_if: [
+        {
+          path: 'args.config.*.bridge',
+          op: 'neq',
+          value: 'vmbr1',
+          reason: 'NICs set by agents stay on the lab bridge vmbr1.',
+        },
+      ],
+    },
+    pve_api_request: {
+      require: [
+        {
+          path: 'args.method',
+          op: 'eq',
+          value: 'GET',
+          reason: 'The raw API is open for reading only.',
+        },
+        {
+          path: 'args.path',
+          op: 'regex',
+          value: '^/nodes/[a-z0-9-]+/qemu/[0-9]+/(rrddata|status/current)$',
+          reason: 'The raw API is open for VM status and RRD data only.',
+        },
+      ],
+      deny_if: [{ path: 'args.params.timeframe', op: 'eq', value: 'decade' }],
+    },
+  },
+};
+
+usePolicy(PINNED_POLICY);
 
 describe('a policy pinning clones to the lab pool and bridge', () => {
   const session = simSession();

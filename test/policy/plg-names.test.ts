@@ -7,6 +7,34 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { usePolicy } from '../worker/helpers/policy';
+
+const PLG_POLICY = {
+  version: '1',
+  default: 'deny',
+  tools: {
+    pve_list_vms: {},
+    pve_get_vm_status: {},
+    pve_start_vm: {},
+    pve_stop_vm: { action: 'deny', reason: 'Agents never hard-stop guests here.' },
+    pve_shutdown_vm: {
+      deny_if: [
+        {
+          path: 'args.vmid',
+          op: 'in',
+          value: [100, 101],
+          reason: 'Production guests are shut down by people.',
+        },
+      ],
+    },
+    pve_create_snapshot: {
+      limits: [{ counter: 'snapshots', window: 'hour', max: 2, scope: 'user' }],
+      require: [{ path: 'args.snapname', op: 'regex', value: '^agent_' }],
+    },
+  },
+};
+
+usePolicy(PLG_POLICY);
 
 describe('a policy written for plgonzalezrx8/proxmox-mcp', () => {
   let client: Client;

@@ -16,6 +16,9 @@ import {
 import { auditLimits } from '../../src/config/parse';
 import { MAX_ARGS_BYTES } from '../../src/audit/audit-row';
 import type { AuditQuery, AuditRecord } from '../../src/audit/record';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const ns = (env as unknown as { AUDIT: DurableObjectNamespace<AuditLog> }).AUDIT;
 const T0 = Date.parse('2026-11-30T12:00:00Z');

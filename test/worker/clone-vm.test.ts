@@ -10,6 +10,9 @@ import { auditRecords } from './helpers/audit';
 import { call, text } from './helpers/mcp';
 import { simSession } from './helpers/session';
 import { sim, type SimFault } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const KEY =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@example.com';

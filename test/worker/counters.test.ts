@@ -15,6 +15,9 @@ import { checkPolicyText } from '../../src/policy/text';
 import { TOOL_CATALOG } from '../../src/tools';
 import type { AppEnv } from '../../src/env';
 import { SCOPES } from '../../src/scopes';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const ns = (env as unknown as AppEnv).POLICY_COUNTERS;
 const T0 = Date.parse('2026-11-30T12:00:10Z');

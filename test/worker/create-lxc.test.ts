@@ -8,6 +8,9 @@ import { auditRecords } from './helpers/audit';
 import { call, text } from './helpers/mcp';
 import { simSession } from './helpers/session';
 import { sim } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const TEMPLATE = 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst';
 const KEY =

@@ -3,6 +3,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text, TRANSPORTS } from './helpers/mcp';
 import { sim } from './helpers/sim';
 import { ISO } from './helpers/fixtures';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const FULL = {
   node: 'pve1',

@@ -8,6 +8,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, text } from './helpers/mcp';
 import { simSession } from './helpers/session';
 import { sim } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const session = simSession();
 const client = (): Client => session.client;

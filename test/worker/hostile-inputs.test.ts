@@ -18,6 +18,9 @@ import {
   type MemberRow,
 } from './helpers/hostile-cases';
 import { sim } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const ok = { node: 'pve1', confirm: true };
 const huge = 'a'.repeat(100_000);

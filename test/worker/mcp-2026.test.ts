@@ -6,6 +6,9 @@ import type { Client } from '@modelcontextprotocol/client';
 import { connect2026 } from './helpers/mcp-2026';
 import { connect, ORIGIN, workerFetch } from './helpers/mcp';
 import { sim } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 describe('a 2026-07-28 client', () => {
   let client: Client;

@@ -4,6 +4,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { ORIGIN, workerFetch } from './helpers/mcp';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const API = `${ORIGIN}/admin/api/policy`;
 const DRAFT = { version: '1', default: 'allow' };

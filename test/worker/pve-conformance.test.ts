@@ -8,6 +8,9 @@ import { checkRequest, decodeFormLikePve } from '../support/pve-schema-check';
 import { call, connect } from './helpers/mcp';
 import { ISO } from './helpers/fixtures';
 import { sim } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const endpoints = inject('pveEndpoints');
 const KEYS = [

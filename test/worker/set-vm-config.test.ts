@@ -9,6 +9,9 @@ import { auditRecords } from './helpers/audit';
 import { call, text } from './helpers/mcp';
 import { simSession } from './helpers/session';
 import { sim } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const PASSWORD = 'n3w-cloud-pw';
 

@@ -2,7 +2,8 @@
 // HMAC was named for what it is: its stored state, seeded as that version left it, still works
 // after the upgrade. The keys the audit object held are taken over (so argument HMACs and
 // pending approvals stay comparable), and the audit and approvals tables keep their rows under
-// the column's new name.
+// the column's new name. Under the shipped policy.json (which allows the reads it calls): a
+// policy set through the API would write to the audit object before the old state is seeded.
 
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';

@@ -5,6 +5,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, inject, vi } fro
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text } from './helpers/mcp';
 import { sim, type SimFault } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const PVE_JSON = 'application/json;charset=UTF-8';
 const ACCESS_LOGIN =

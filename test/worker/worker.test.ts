@@ -6,6 +6,9 @@ import { forgetProbes } from '../../src/health/proxmox-probe';
 import { chunkedBody } from '../support/chunked-body';
 import { call, connect, ORIGIN, text, TRANSPORTS, workerFetch } from './helpers/mcp';
 import { sim } from './helpers/sim';
+import { OPEN_POLICY, usePolicy } from './helpers/policy';
+
+usePolicy(OPEN_POLICY);
 
 const INIT = {
   jsonrpc: '2.0',

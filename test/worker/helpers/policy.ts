@@ -1,0 +1,79 @@
+// A test's policy as a fixture: put in force through the policy API (/admin/api/policy, the path
+// the /admin console and `npm run policy -- push` take), so the Worker and its Durable Objects
+// read it from the policy store as they read any activated version, and put back afterwards.
+// For the projects without sign-in (AUTH_MODE=none), where the one local person is an editor and
+// a change carries our own Origin, as the console's page does.
+//
+// Each test file runs against a Worker of its own with storage of its own, so a policy set in a
+// file's beforeAll governs that file only. Set it before the file's first tool call: an isolate
+// that has already read the policy keeps it for up to the policy source's FRESH_MS before it asks
+// the store again (src/policy-store/source.ts), and a Durable Object's isolate is not told of a
+// change made through the Worker's.
+
+import { afterAll, beforeAll } from 'vitest';
+import { ORIGIN, workerFetch } from './mcp';
+
+const API = `${ORIGIN}/admin/api/policy`;
+
+interface Overview {
+  active: { version: number } | null;
+}
+
+async function activeVersion(): Promise<number | null> {
+  const res = await workerFetch(API);
+  if (res.status !== 200) throw new Error(`GET ${API}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as Overview).active?.version ?? null;
+}
+
+async function change(path: string, body: object): Promise<Response> {
+  return workerFetch(`${API}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: ORIGIN },
+    body: JSON.stringify({ comment: 'test fixture', ...body }),
+  });
+}
+
+/**
+ * Puts `policy` in force (a new version, activated): answers its version and a function that
+ * puts the version active before back. The store is read first, so that it has taken in the deployed policy
+ * (POLICY, or policy.json) before this version: one it met only afterwards would win as a
+ * redeploy.
+ */
+export async function setPolicy(
+  policy: object,
+): Promise<{ version: number; restore: () => Promise<void> }> {
+  const before = await activeVersion();
+  // Written against the version in force, as the console writes a change (0: none was).
+  const res = await change('', { policy, activate: true, base: before ?? 0 });
+  if (res.status !== 201) throw new Error(`the test policy was refused: ${await res.text()}`);
+  const { version } = (await res.json()) as { version: number };
+  const restore = async (): Promise<void> => {
+    if (before === null || (await activeVersion()) !== version) return;
+    const back = await change(`/${before}/activate`, { base: version });
+    if (back.status !== 200) throw new Error(`the policy was not put back: ${await back.text()}`);
+  };
+  return { version, restore };
+}
+
+/**
+ * `policy` in force for the rest of this file (from beforeAll), put back after it. Its `version`
+ * (the store's number for it) is known once the file's tests run.
+ */
+export function usePolicy(policy: object): { readonly version: number } {
+  let set: { version: number; restore: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    set = await setPolicy(policy);
+  });
+  afterAll(async () => {
+    await set?.restore();
+  });
+  return {
+    get version() {
+      if (!set) throw new Error('the test policy is set in beforeAll: read its version in a test');
+      return set.version;
+    },
+  };
+}
+
+/** Every tool allowed with no rule: the worker tests' policy, where the tools themselves are under test. */
+export const OPEN_POLICY = { version: '1', default: 'allow' } as const;

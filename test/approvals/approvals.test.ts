@@ -15,7 +15,7 @@ import { Browser, connectSignedIn, type ElicitAnswer } from '../auth/helpers/oau
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
-import { decide } from './decide';
+import { decide, postDecision } from './decide';
 import { auditRecords } from '../worker/helpers/audit';
 
 const CREATE = {
@@ -36,6 +36,30 @@ async function dumpTable(ns: DurableObjectNamespace, name: string, table: string
   return runInDurableObject(ns.get(ns.idFromName(name)), (_i, state) =>
     JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray()),
   );
+}
+
+/**
+ * The asker's own approval, decided by a post made by hand (their page offers no form), with the
+ * CSRF token of a page they may decide (`other` asks for a listing the approvers decide): the
+ * decision route refuses it by itself, and the approval still waits.
+ */
+async function expectOwnPostRefused(id: string, asker: string, other: string): Promise<void> {
+  const { client } = await connectSignedIn('http', { user: other, groups: 'ops' });
+  const theirs = (await call(client, 'pve_list_vms', { limit: 1 })).structuredContent!
+    .approval_id as string;
+  await client.close();
+  const forged = await postDecision(id, asker, 'approve', 'ops,approvers', theirs);
+  expect(forged.status).toBe(403);
+  expect(forged.html).toMatch(/the policy requires someone else to approve it/);
+  expect(await approvalStatus(id)).toBe('pending');
+}
+
+/** An approval's status as the approvals object stores it. */
+async function approvalStatus(id: string): Promise<string | undefined> {
+  const stored = JSON.parse(
+    await dumpTable((env as unknown as AppEnv).APPROVALS, 'approvals', 'approvals'),
+  ) as { id: string; status: string }[];
+  return stored.find((a) => a.id === id)?.status;
 }
 
 describe('approval in the conversation (elicitation)', () => {
@@ -274,6 +298,7 @@ describe('approval out of band', () => {
     const self = await decide(id, 'eve@example.com', 'approve', 'ops,approvers');
     expect(self.html).toMatch(/the policy requires someone else to approve it/);
     expect(self.html).not.toMatch(/name="decision" value="approve"/);
+    await expectOwnPostRefused(id, 'eve@example.com', 'walt@example.com');
 
     const outsider = await decide(id, 'admin@example.com', 'approve');
     expect(outsider.html).toMatch(/Only group:approvers may approve calls to pve_list_vms/);
@@ -311,10 +336,7 @@ describe('approval out of band', () => {
       /You asked for this call, and the policy requires someone else to approve it/,
     );
     expect(again.html).not.toMatch(/name="decision" value="approve"/);
-    const stored = JSON.parse(
-      await dumpTable((env as unknown as AppEnv).APPROVALS, 'approvals', 'approvals'),
-    ) as { id: string; status: string }[];
-    expect(stored.find((a) => a.id === id)?.status).toBe('pending');
+    await expectOwnPostRefused(id, 'Vera@Example.COM', 'wren@example.com');
     const refused = await call(client, 'pve_list_vms', { limit: 2, approval_id: id });
     expect(text(refused)).toMatch(/has not been approved yet/);
     await client.close();

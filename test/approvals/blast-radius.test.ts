@@ -134,7 +134,8 @@ describe('the blast radius of a rollback of an HA-managed, replicated VM with an
     });
     const started = Date.now();
     const preview = await call(client, 'pve_rollback_snapshot', ROLLBACK);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Answered, not held by the HA read that never answers (a bound a busy machine cannot fail).
+    expect(Date.now() - started).toBeLessThan(15_000);
     const b = (preview.structuredContent as { blast_radius: Radius }).blast_radius;
     expect(b.ha).toBeUndefined();
     expect(b.replication).toBeUndefined();

@@ -7,7 +7,7 @@ import { Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { call } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
-import { decide as decideAs } from './decide';
+import { decide as decideAs, postDecision } from './decide';
 
 const DELETE = { node: 'pve2', vmid: 104, confirm: true };
 
@@ -30,6 +30,11 @@ describe('two leads must approve a delete', () => {
     const { client, id } = await ask('lee@example.com', 'ops,leads');
     const own = await decide(id, 'lee@example.com', 'approve');
     expect(own.html).toMatch(/You asked for this call; 2 other people must approve it\./);
+    // Nor by posting the decision by hand, with the CSRF token of another delete Lee may decide.
+    const spare = await ask('max@example.com');
+    await spare.client.close();
+    const forgedOwn = await postDecision(id, 'lee@example.com', 'approve', 'ops,leads', spare.id);
+    expect(forgedOwn.status).toBe(403);
 
     // The page reads as the decision it asks for.
     const page = await openAsDevUser(
@@ -63,6 +68,21 @@ describe('two leads must approve a delete', () => {
     const again = await decide(id, 'LEAD1@example.com', 'approve');
     expect(again.html).toMatch(
       /You have approved it already; it needs 1 more approval from other people\./,
+    );
+    const forgedTwice = await postDecision(
+      id,
+      'LEAD1@example.com',
+      'approve',
+      'ops,leads',
+      spare.id,
+    );
+    expect(forgedTwice.status).toBe(403);
+    // Still one of two (Lee's and the second post counted for nothing): the retry is refused.
+    expect((await decide(id, 'lead1@example.com', 'approve')).html).toMatch(
+      /Approvals: <strong>1 of 2<\/strong> — by lead1@example.com/,
+    );
+    expect((await call(client, 'pve_delete_vm', { ...DELETE, approval_id: id })).isError).toBe(
+      true,
     );
     // Someone who is not a lead cannot count either.
     const outsider = await decide(id, 'ops-person@example.com', 'approve', 'ops');

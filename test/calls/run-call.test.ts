@@ -324,7 +324,9 @@ describe('runCall', () => {
       );
       const waited = performance.now() - started;
       expect(waited).toBeGreaterThanOrEqual(STORE_DEADLINE_MS - 50);
-      expect(waited).toBeLessThan(STORE_DEADLINE_MS + 2_000);
+      // Refused at the deadline, not held by the store that never answers (a bound a busy
+      // machine cannot fail: without the deadline the call would wait for good).
+      expect(waited).toBeLessThan(STORE_DEADLINE_MS + 10_000);
       expect(r.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
       expect(text(r)).toMatch(reason);
       expect(await sim.requests()).toEqual([]);

@@ -24,11 +24,14 @@ describe('a policy that fails closed', () => {
       'pve_list_vms',
       'pve_stop_vm',
     ]);
+    await sim.clearLog();
     const start = await call(client, 'pve_start_vm', { node: 'pve1', vmid: 100, confirm: true });
     expect(start.structuredContent!.policy).toMatchObject({
       decision: 'deny',
       rule: '(default deny)',
     });
+    // Refused before anything reached Proxmox, not even the preview's read.
+    expect(await sim.requests()).toEqual([]);
   });
 
   it('a require on an argument the call leaves out denies it, naming the rule, and writes nothing', async () => {

@@ -268,6 +268,22 @@ const FAULTS: [string, SimFault][] = [
   ],
 ];
 
+/** Every line the Worker writes to the console, at any level, until `restore()`. */
+function watchConsole(): { logs: string[]; restore(): void } {
+  const logs: string[] = [];
+  const spies = (['log', 'warn', 'error', 'info', 'debug'] as const).map((level) =>
+    vi
+      .spyOn(globalThis.console, level)
+      .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' '))),
+  );
+  return {
+    logs,
+    restore: () => {
+      for (const spy of spies) spy.mockRestore();
+    },
+  };
+}
+
 describe('secrets echoed by upstream', () => {
   let client: Client;
   beforeAll(async () => {
@@ -286,20 +302,16 @@ describe('secrets echoed by upstream', () => {
   });
 
   it.each(FAULTS)('%s reaches no result, log line or audit record', async (_label, fault) => {
-    const logs: string[] = [];
-    const spies = (['log', 'warn', 'error'] as const).map((level) =>
-      vi
-        .spyOn(console, level)
-        .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' '))),
-    );
+    const watched = watchConsole();
     let result;
     try {
       await sim.fault({ ...fault, times: 2 });
       result = await call(client, 'pve_list_vms', { limit: 1 });
     } finally {
-      for (const spy of spies) spy.mockRestore();
+      watched.restore();
       await sim.clearFaults(); // a refusal that is not retried leaves its second copy queued
     }
+    const { logs } = watched;
     expect(result.isError).toBe(true);
     const shown = JSON.stringify(result);
     const line = logs.find((l) => l.includes('"msg":"tool_call"'));
@@ -327,10 +339,7 @@ describe('secrets echoed by upstream', () => {
       ...wrapAt(urlSafe(HEADERS), 40).split('\r\n'),
     ];
     const log = lines.map((t, i) => ({ n: i + 1, t }));
-    const logs: string[] = [];
-    const spy = vi
-      .spyOn(console, 'log')
-      .mockImplementation((...args: unknown[]) => void logs.push(args.map(String).join(' ')));
+    const watched = watchConsole();
     let result;
     try {
       await sim.fault({
@@ -349,15 +358,23 @@ describe('secrets echoed by upstream', () => {
       });
       result = await call(client, 'pve_get_task_status', { node: 'pve1', upid, log_lines: 50 });
     } finally {
-      spy.mockRestore();
+      watched.restore();
       await sim.clearFaults();
     }
     expect(result.isError, text(result)).toBeFalsy();
     expect((result.structuredContent!.log as string[]).length).toBe(lines.length);
+    const { logs } = watched;
     const line = logs.find((l) => l.includes('"msg":"tool_call"'))!;
     const stored = JSON.stringify(
       await recordOf((JSON.parse(line) as { request_id: string }).request_id),
     );
+    // Every line written to the console while the call ran (log, warn and error alike).
+    for (const logged of logs) {
+      for (const secret of [TOKEN_SECRET, ACCESS_SECRET]) {
+        expect(logged).not.toContain(secret.slice(0, 12));
+        expect(reveals(logged, secret), logged).toBe(false);
+      }
+    }
     for (const shown of [
       JSON.stringify(result.structuredContent),
       JSON.stringify(result.content),

@@ -159,7 +159,8 @@ describe('store deadlines', () => {
     try {
       const started = Date.now();
       const result = await call(client, 'pve_list_vms', { limit: 1 });
-      expect(Date.now() - started).toBeLessThan(STORE_DEADLINE_MS);
+      // Not held by the hung audit object: waiting for it would take its whole deadline.
+      expect(Date.now() - started).toBeLessThan(AUDIT_DEADLINE_MS - 2_000);
       expect(result.isError, text(result)).toBeFalsy();
       expect(text(result)).toMatch(/guests match/);
       // Once the append's own deadline passes, the loss is counted where /admin shows it.

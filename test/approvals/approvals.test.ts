@@ -11,12 +11,16 @@ import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Approvals } from '../../src/approvals/approvals-store';
 import type { StoredAuditRecord } from '../../src/audit/record';
 import type { AppEnv } from '../../src/env';
-import { Browser, connectSignedIn, type ElicitAnswer } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn, type ElicitAnswer } from '../auth/helpers/oauth';
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { decide, postDecision } from './decide';
 import { auditRecords } from '../worker/helpers/audit';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const CREATE = {
   node: 'pve1',

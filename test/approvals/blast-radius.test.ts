@@ -4,10 +4,14 @@
 // does not give in time, or refuses, is named as unreadable (with why) and the rest still shows.
 
 import { describe, expect, it } from 'vitest';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { call } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const ROLLBACK = { node: 'pve2', vmid: 120, snapname: 'before_samba_update' };
 

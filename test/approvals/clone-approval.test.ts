@@ -7,10 +7,14 @@
 
 import { describe, expect, it } from 'vitest';
 import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const PASSWORD = 'cl0ud-init-pw';
 const CLONE = {

@@ -4,12 +4,16 @@
 // before anyone is asked: an approver would see "[redacted]" and approve what they cannot read.
 
 import { describe, expect, it } from 'vitest';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { decide } from './decide';
 import { auditRecords } from '../worker/helpers/audit';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const EXEC = {
   node: 'pve1',

@@ -11,10 +11,14 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Approvals } from '../../src/approvals/approvals-store';
 import type { AppEnv } from '../../src/env';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const EVIL_KEY =
   'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl evil@attacker';

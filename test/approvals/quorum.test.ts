@@ -3,11 +3,15 @@
 // one denial ends it; after the second lead's yes the call goes through, once.
 
 import { describe, expect, it } from 'vitest';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { call } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { decide as decideAs, postDecision } from './decide';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const DELETE = { node: 'pve2', vmid: 104, confirm: true };
 

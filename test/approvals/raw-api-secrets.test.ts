@@ -6,11 +6,15 @@
 //   pve_api_request: require_approval, sensitive ["params.site-secret"]; admin@example.com is an admin.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const SECRETS = {
   password: 'pbs-Passw0rd-91',

@@ -2,7 +2,7 @@
 // asks first (the question changes nothing), then revokes it and cancels the approvals it was
 // waiting for; an approval whose grant went another way (expired, revoked elsewhere) shows as
 // "grant revoked" on /admin and on its page, and approving it is refused.
-// Policy (approvals project): pve_create_qemu_vm needs a person's approval; ADMIN_USERS=admin@example.com.
+// Policy (./policy.ts): pve_create_qemu_vm needs a person's approval; ADMIN_USERS=admin@example.com.
 
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { GRANT_REVOKED } from '../../src/approvals/rules';
 import { runtimeOf } from '../../src/compose/runtime';
 import type { AppEnv } from '../../src/env';
 import {
+  asEditor,
   Browser,
   connectSignedIn,
   formField,
@@ -19,6 +20,10 @@ import {
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, ORIGIN } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { APPROVALS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(APPROVALS_POLICY, asEditor());
 
 const runtime = () => runtimeOf(env as unknown as AppEnv);
 const kv = (env as unknown as AppEnv).OAUTH_KV;

@@ -1,16 +1,18 @@
 // /admin as an operator reads it: each call with the guest it was about and its (redacted)
 // argument values, counters against their limits ("1 / 3 per hour"), and the policy folded to
-// one line with its fingerprint. Policy (auth-dev project): pve_list_vms 3/hour per user and
-// 2/hour per grant; pve_create_qemu_vm allowed. IDP=dev with no ADMIN_USERS: anyone is an admin.
+// one line with its fingerprint. Policy (./policy.ts): pve_list_vms 3/hour per user and 2/hour
+// per grant; pve_create_qemu_vm allowed. Read by the administrator, admin@example.com.
 
-import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/encoding';
-import type { AppEnv } from '../../src/env';
 import { openAsDevUser } from '../support/form-browser';
 import { auditRecords } from '../worker/helpers/audit';
 import { call, text } from '../worker/helpers/mcp';
-import { Browser, connectSignedIn, ORIGIN, TestOAuthClient } from './helpers/oauth';
+import { asEditor, Browser, connectSignedIn, ORIGIN, TestOAuthClient } from './helpers/oauth';
+import { PER_USER_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+const policy = usePolicy(PER_USER_POLICY, asEditor());
 
 const DESCRIPTION = `Build box for the ${'very '.repeat(30)}long project`;
 
@@ -43,7 +45,7 @@ beforeAll(async () => {
   ({ html } = await openAsDevUser(
     new Browser(),
     `${ORIGIN}/admin?user=carol@example.com`,
-    'carol@example.com',
+    'admin@example.com',
     'ops',
   ));
 });
@@ -90,12 +92,13 @@ describe('the counters on /admin', () => {
 });
 
 describe('the policy on /admin', () => {
-  it('is folded behind one line: its source, valid, its SHA-256 and size', async () => {
-    const policy = (env as unknown as AppEnv).POLICY!;
-    const sha = (await sha256Hex(policy)).slice(0, 12);
+  it('is folded behind one line: its version, valid, its SHA-256 and size', async () => {
+    // The text as the policy API stored it (the object, indented by two).
+    const text = JSON.stringify(PER_USER_POLICY, null, 2);
+    const sha = (await sha256Hex(text)).slice(0, 12);
     expect(html).toContain('<details class="policy" id="policy-text">');
     expect(html).toContain(
-      `<summary><strong>version 1</strong> · valid · <span title="SHA-256 of the text as given">sha256 <code>${sha}</code></span> · ${policy.length} bytes</summary>`,
+      `<summary><strong>version ${policy.version}</strong> · valid · <span title="SHA-256 of the text as given">sha256 <code>${sha}</code></span> · ${text.length} bytes</summary>`,
     );
   });
 });

@@ -12,6 +12,7 @@ import type { ProxmoxMcp } from '../../src/mcp/legacy/agent';
 import { mcpApi } from '../../src/mcp/route';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
 import {
+  asEditor,
   Browser,
   connectSignedIn,
   connectWith,
@@ -22,6 +23,10 @@ import {
   TestOAuthClient,
 } from './helpers/oauth';
 import { scopeBoxes } from '../support/form-browser';
+import { PER_USER_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(PER_USER_POLICY, asEditor());
 
 const INIT = {
   jsonrpc: '2.0',

@@ -1,7 +1,7 @@
 // Signing the same person in again through the same client replaces their grant to it: what
 // `npm run token` does on each run (scripts/token.ts keeps one client per server), so /admin
 // shows one grant for the person, and the token of the earlier sign-in stops working.
-// ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops; IDP=dev (any signed-in person is an admin).
+// ALLOWED_USERS=alice@example.com; /admin read by the administrator, admin@example.com.
 
 import { describe, expect, it } from 'vitest';
 import { openAsDevUser } from '../support/form-browser';
@@ -44,7 +44,7 @@ describe('one client, one person, signed in twice', () => {
     expect(second).not.toBe(first);
 
     const admin = new Browser();
-    const page = await openAsDevUser(admin, `${ORIGIN}/admin`, 'alice@example.com', 'ops');
+    const page = await openAsDevUser(admin, `${ORIGIN}/admin`, 'admin@example.com', 'ops');
     expect(page.status).toBe(200);
     const rows = page.html.split('<tr>').filter((r) => r.includes(`${CLIENT_NAME}<`));
     expect(rows).toHaveLength(1);

@@ -2,13 +2,14 @@
 // type localhost), and an administrator can cut someone off: after revoking a grant on /admin,
 // its tokens get 401 and its MCP sessions are dead. Also: a consent post that is not a form is
 // a 400, not a 500, and one too large is a 413 even without a Content-Length.
-// ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops; IDP=dev (any signed-in person is an admin).
+// ALLOWED_USERS=alice@example.com; the administrator is admin@example.com.
 
 import { describe, expect, it } from 'vitest';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { call, text, workerFetch } from '../worker/helpers/mcp';
 import { openAsDevUser } from '../support/form-browser';
 import {
+  asEditor,
   Browser,
   connectSignedIn,
   formField,
@@ -18,6 +19,10 @@ import {
   startAuthorization,
   TestOAuthClient,
 } from './helpers/oauth';
+import { PER_USER_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(PER_USER_POLICY, asEditor());
 
 const MCP_HEADERS = {
   'content-type': 'application/json',

@@ -1,14 +1,18 @@
 // A 2026-07-28 client has no session for revocation to end: its token is what stops working. After
 // a grant is revoked on /admin, or once its token has expired, the next call gets the OAuth
 // library's 401, and nothing reaches Proxmox or counts against the person's rate limits.
-// Policy (auth-dev project): pve_list_vms 3/hour per person and 2/hour per grant.
+// Policy (./policy.ts): pve_list_vms 3/hour per person and 2/hour per grant.
 
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { AppEnv } from '../../src/env';
 import { rawCall, revokeOnAdmin, tokenFor } from '../eras/helpers';
 import { sim } from '../worker/helpers/sim';
-import { ORIGIN_IP } from './helpers/oauth';
+import { asEditor, ORIGIN_IP } from './helpers/oauth';
+import { PER_USER_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(PER_USER_POLICY, asEditor());
 
 const listed = (r: Awaited<ReturnType<typeof rawCall>>) =>
   r.status === 200 && r.result !== undefined && !r.result.isError;

@@ -14,12 +14,16 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Browser, signIn, TestOAuthClient } from '../auth/helpers/oauth';
+import { asEditor, Browser, signIn, TestOAuthClient } from '../auth/helpers/oauth';
 import { connect2026 } from '../worker/helpers/mcp-2026';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
 import { rawCall, signedInToken } from './helpers';
+import { ERAS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(ERAS_POLICY, asEditor());
 
 const STOP = { node: 'pve1', vmid: 101, confirm: true };
 

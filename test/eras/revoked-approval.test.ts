@@ -1,7 +1,7 @@
 // A revoked grant's 2026-07-28 token asks nobody for anything: a call that needed a person's
 // approval before the revocation creates none after it, and the one it asked for before is
 // cancelled with the grant (see also test/auth/revoked-2026.test.ts).
-// Policy (eras project): pve_stop_vm needs a person's approval.
+// Policy (./policy.ts): pve_stop_vm needs a person's approval.
 
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +9,11 @@ import { runtimeOf } from '../../src/compose/runtime';
 import type { AppEnv } from '../../src/env';
 import { sim } from '../worker/helpers/sim';
 import { ENVELOPE, rawCall, revokeOnAdmin, tokenFor } from './helpers';
+import { ERAS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+import { asEditor } from '../auth/helpers/oauth';
+
+usePolicy(ERAS_POLICY, asEditor());
 
 /** A client that cannot be asked in the conversation: it gets the approval page's link. */
 const NO_ELICITATION = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': {} };

@@ -13,12 +13,16 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Browser, signIn, TestOAuthClient } from '../auth/helpers/oauth';
+import { asEditor, Browser, signIn, TestOAuthClient } from '../auth/helpers/oauth';
 import { scopeBoxes, tickedScopes } from '../support/form-browser';
 import { auditRecords } from '../worker/helpers/audit';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { rawCall } from './helpers';
+import { ERAS_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(ERAS_POLICY, asEditor());
 
 const READ_TOOLS = ['pve_list_vms', 'pve_get_vm_status'];
 const START = { node: 'pve2', vmid: 104, confirm: true };

@@ -6,9 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decide } from '../approvals/decide';
-import { connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, connectSignedIn } from '../auth/helpers/oauth';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { GUEST_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(GUEST_POLICY, asEditor());
 
 let agent: Client;
 beforeAll(async () => {

@@ -6,9 +6,13 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, connectSignedIn } from '../auth/helpers/oauth';
 import { call, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { GUEST_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(GUEST_POLICY, asEditor());
 
 const VM = { node: 'pve1', vmid: 100 };
 let dev: Client;

@@ -170,6 +170,23 @@ export async function codeFlowTokens(
   return (await res.json()) as CodeTokens;
 }
 
+/**
+ * A policy editor's bearer header, for usePolicy (../../worker/helpers/policy.ts) in a signed-in
+ * project: `login` (a POLICY_EDITORS person) signed in once, through a client of its own, with
+ * the scope `policy:edit`, as a CI job pushing policies is.
+ */
+export function asEditor(
+  login: Login = { user: 'editor@example.com', groups: 'ops' },
+): () => Promise<Record<string, string>> {
+  let token: Promise<string> | undefined;
+  return async () => {
+    token ??= registerClient('policy fixture').then(
+      async (clientId) => (await codeFlowTokens(clientId, login, ['policy:edit'])).access_token,
+    );
+    return { authorization: `Bearer ${await token}` };
+  };
+}
+
 /** Consent, then sign in with the dev IdP; returns where the browser was finally sent. */
 export function signIn(
   authorizationUrl: URL,

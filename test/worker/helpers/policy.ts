@@ -1,8 +1,9 @@
 // A test's policy as a fixture: put in force through the policy API (/admin/api/policy, the path
 // the /admin console and `npm run policy -- push` take), so the Worker and its Durable Objects
 // read it from the policy store as they read any activated version, and put back afterwards.
-// For the projects without sign-in (AUTH_MODE=none), where the one local person is an editor and
-// a change carries our own Origin, as the console's page does.
+// Without sign-in (AUTH_MODE=none) the one local person is an editor and a change carries our
+// own Origin, as the console's page does; with sign-in, `as` gives the headers of a policy
+// editor's token (test/auth/helpers/oauth.ts asEditor).
 //
 // Each test file runs against a Worker of its own with storage of its own, so a policy set in a
 // file's beforeAll governs that file only. Set it before the file's first tool call: an isolate
@@ -19,16 +20,21 @@ interface Overview {
   active: { version: number } | null;
 }
 
-async function activeVersion(): Promise<number | null> {
-  const res = await workerFetch(API);
+/** Who changes the policy: the headers their requests carry (none without sign-in). */
+export type Credentials = () => Promise<Record<string, string>>;
+
+const LOCAL: Credentials = async () => ({});
+
+async function activeVersion(as: Credentials): Promise<number | null> {
+  const res = await workerFetch(API, { headers: await as() });
   if (res.status !== 200) throw new Error(`GET ${API}: ${res.status} ${await res.text()}`);
   return ((await res.json()) as Overview).active?.version ?? null;
 }
 
-async function change(path: string, body: object): Promise<Response> {
+async function change(as: Credentials, path: string, body: object): Promise<Response> {
   return workerFetch(`${API}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', origin: ORIGIN },
+    headers: { 'content-type': 'application/json', origin: ORIGIN, ...(await as()) },
     body: JSON.stringify({ comment: 'test fixture', ...body }),
   });
 }
@@ -41,15 +47,16 @@ async function change(path: string, body: object): Promise<Response> {
  */
 export async function setPolicy(
   policy: object,
+  as: Credentials = LOCAL,
 ): Promise<{ version: number; restore: () => Promise<void> }> {
-  const before = await activeVersion();
+  const before = await activeVersion(as);
   // Written against the version in force, as the console writes a change (0: none was).
-  const res = await change('', { policy, activate: true, base: before ?? 0 });
+  const res = await change(as, '', { policy, activate: true, base: before ?? 0 });
   if (res.status !== 201) throw new Error(`the test policy was refused: ${await res.text()}`);
   const { version } = (await res.json()) as { version: number };
   const restore = async (): Promise<void> => {
-    if (before === null || (await activeVersion()) !== version) return;
-    const back = await change(`/${before}/activate`, { base: version });
+    if (before === null || (await activeVersion(as)) !== version) return;
+    const back = await change(as, `/${before}/activate`, { base: version });
     if (back.status !== 200) throw new Error(`the policy was not put back: ${await back.text()}`);
   };
   return { version, restore };
@@ -59,10 +66,10 @@ export async function setPolicy(
  * `policy` in force for the rest of this file (from beforeAll), put back after it. Its `version`
  * (the store's number for it) is known once the file's tests run.
  */
-export function usePolicy(policy: object): { readonly version: number } {
+export function usePolicy(policy: object, as: Credentials = LOCAL): { readonly version: number } {
   let set: { version: number; restore: () => Promise<void> } | undefined;
   beforeAll(async () => {
-    set = await setPolicy(policy);
+    set = await setPolicy(policy, as);
   });
   afterAll(async () => {
     await set?.restore();

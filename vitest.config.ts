@@ -14,25 +14,6 @@ const POLICIES = {
       pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] },
     },
   },
-  // No `default` (so deny), a require on an argument calls may leave out, vmid bounds the
-  // server-chosen vmid must meet, a grant-scoped limit (its counter object can be hung), and a
-  // tool that needs approval (so can its approvals object).
-  failClosed: {
-    version: '1',
-    tools: {
-      pve_create_qemu_vm: {
-        deny_if: [
-          { path: 'args.vmid', op: 'lt', value: 1000, reason: 'Agent VMs take ids from 1000 up.' },
-          { path: 'args.vmid', op: 'gt', value: 5000, reason: 'Agent VMs take ids up to 5000.' },
-        ],
-        require: [{ path: 'args.pool', op: 'eq', value: 'lab' }],
-        sensitive: ['description'],
-      },
-      pve_list_vms: { limits: [{ counter: 'lists', window: 'hour', max: 1000, scope: 'grant' }] },
-      pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
-      pve_get_task_status: {},
-    },
-  },
   notify: {
     version: '1',
     default: 'deny',
@@ -160,7 +141,9 @@ export default defineConfig({
     projects: [
       // Without sign-in (AUTH_MODE=none), deploying the shipped policy.json as a deployment
       // without POLICY does: each file puts the policy it needs in force through the policy API
-      // (test/worker/helpers/policy.ts).
+      // (test/worker/helpers/policy.ts). Proxmox behind Cloudflare Access, as with the
+      // access-hostname topology: a service token is configured (its secret must never come back
+      // out, test/fail-closed/secrets.test.ts).
       workersProject(
         'workers',
         [
@@ -168,9 +151,13 @@ export default defineConfig({
           'test/policy/**/*.test.ts',
           'test/audit/**/*.test.ts',
           'test/idp/**/*.test.ts',
+          'test/fail-closed/**/*.test.ts',
         ],
         null,
-        () => ({}),
+        () => ({
+          CF_ACCESS_CLIENT_ID: 'access-client.access',
+          CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
+        }),
         [],
         ['test/policy/broken.test.ts'],
       ),
@@ -257,12 +244,6 @@ export default defineConfig({
         }),
         ['./test/notify/global-setup.ts'],
       ),
-      // Fail-closed corners, with a Cloudflare Access service token configured (its secret must
-      // never come back out) and a short Proxmox timeout.
-      workersProject('fail-closed', ['test/fail-closed/**/*.test.ts'], POLICIES.failClosed, () => ({
-        CF_ACCESS_CLIENT_ID: 'access-client.access',
-        CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
-      })),
       // Plain http to a Proxmox that is not on this machine: refused before any request.
       workersProject(
         'insecure-upstream',

@@ -4,7 +4,7 @@
 // reserved and given back (or kept), the audit record's fields (and a record the store cannot
 // take), a store that hangs — and a 2026-07-28 client asked in its next request, as a value.
 
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, inject, it } from 'vitest';
 import { hmacHex, importKey } from '../../src/audit/arg-hash';
 import { canonicalJson } from '../../src/audit/canonical';
 import type { Conversation } from '../../src/calls/conversation';
@@ -55,9 +55,16 @@ describe('runCall', () => {
     const r = result(await call(t, 'pve_list_vms', { limit: 2 }));
     expect(r.isError, text(r)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ total: 13 });
-    expect((await sim.requests()).map((q) => `${q.method} ${q.path}`)).toEqual([
+    const requests = await sim.requests();
+    expect(requests.map((q) => `${q.method} ${q.path}`)).toEqual([
       'GET /api2/json/cluster/resources',
     ]);
+    // With the API token, and no Cloudflare Access headers: none are configured here.
+    expect(requests[0]!.headers.authorization).toBe(
+      `PVEAPIToken=${inject('simulatorTokenId')}=<redacted>`,
+    );
+    expect(requests[0]!.headers['cf-access-client-id']).toBeUndefined();
+    expect(requests[0]!.headers['cf-access-client-secret']).toBeUndefined();
     expect(t.audit).toHaveLength(1);
     expect(t.audit[0]).toMatchObject({
       tool: 'pve_list_vms',

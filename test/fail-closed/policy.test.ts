@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { usePolicy } from '../worker/helpers/policy';
+import { FAIL_CLOSED_POLICY } from './policy-fixture';
+
+usePolicy(FAIL_CLOSED_POLICY);
 
 const JSON_TYPE = 'application/json;charset=UTF-8';
 

@@ -16,6 +16,10 @@ import type { AppEnv } from '../../src/env';
 import { call, connect, text } from '../worker/helpers/mcp';
 import { sim, type SimFault } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
+import { usePolicy } from '../worker/helpers/policy';
+import { FAIL_CLOSED_POLICY } from './policy-fixture';
+
+usePolicy(FAIL_CLOSED_POLICY);
 
 const TOKEN_ID = inject('simulatorTokenId');
 const TOKEN_SECRET = inject('simulatorTokenSecret');

@@ -17,6 +17,10 @@ import type { AppEnv } from '../../src/env';
 import { STORE_DEADLINE_MS } from '../../src/stores/deadline';
 import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { usePolicy } from '../worker/helpers/policy';
+import { FAIL_CLOSED_POLICY } from './policy-fixture';
+
+usePolicy(FAIL_CLOSED_POLICY);
 
 const appEnv = env as unknown as AppEnv;
 const HANG_MS = STORE_DEADLINE_MS + 1_500;

@@ -8,6 +8,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { MAX_BODY_BYTES } from '../../src/proxmox/response';
 import { call, connect, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
+import { usePolicy } from '../worker/helpers/policy';
+import { FAIL_CLOSED_POLICY } from './policy-fixture';
+
+usePolicy(FAIL_CLOSED_POLICY);
 
 const TOTAL = 48 * 1024 * 1024;
 

@@ -359,13 +359,6 @@ describe('Proxmox errors become clear tool errors', () => {
     },
   );
 
-  it('sends the token and no Access headers when none are configured', async () => {
-    await call(client, 'pve_list_vms', {});
-    const [req] = await sim.requests();
-    expect(req!.headers.authorization).toBe(`PVEAPIToken=${inject('simulatorTokenId')}=<redacted>`);
-    expect(req!.headers['cf-access-client-id']).toBeUndefined();
-  });
-
   it('logs one JSON line per tool call, without secrets', async () => {
     const spy = vi.spyOn(console, 'log');
     try {

@@ -55,16 +55,9 @@ describe('runCall', () => {
     const r = result(await call(t, 'pve_list_vms', { limit: 2 }));
     expect(r.isError, text(r)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ total: 13 });
-    const requests = await sim.requests();
-    expect(requests.map((q) => `${q.method} ${q.path}`)).toEqual([
+    expect((await sim.requests()).map((q) => `${q.method} ${q.path}`)).toEqual([
       'GET /api2/json/cluster/resources',
     ]);
-    // With the API token, and no Cloudflare Access headers: none are configured here.
-    expect(requests[0]!.headers.authorization).toBe(
-      `PVEAPIToken=${inject('simulatorTokenId')}=<redacted>`,
-    );
-    expect(requests[0]!.headers['cf-access-client-id']).toBeUndefined();
-    expect(requests[0]!.headers['cf-access-client-secret']).toBeUndefined();
     expect(t.audit).toHaveLength(1);
     expect(t.audit[0]).toMatchObject({
       tool: 'pve_list_vms',
@@ -72,6 +65,17 @@ describe('runCall', () => {
       outcome: 'ok',
       upstream_status: 200,
     });
+  });
+
+  it('sends the API token and no Cloudflare Access headers when none are configured', async () => {
+    const t = testHost({ policy: policy({ pve_list_vms: {} }) });
+    await call(t, 'pve_list_vms', {});
+    const [request] = await sim.requests();
+    expect(request!.headers.authorization).toBe(
+      `PVEAPIToken=${inject('simulatorTokenId')}=<redacted>`,
+    );
+    expect(request!.headers['cf-access-client-id']).toBeUndefined();
+    expect(request!.headers['cf-access-client-secret']).toBeUndefined();
   });
 
   it('refuses a call a rule denies, naming the rule, and sends nothing', async () => {

@@ -1,22 +1,27 @@
 // PVE_BASE_URL with plain http to a host that is not this machine: the API token would cross the
 // network unencrypted, so nothing is sent; /health says why and every call fails with the reason.
+// The Worker as deployed with that setting (workerFetchWith), its clients speaking 2026-07-28.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
+import type { Client } from '@modelcontextprotocol/client';
+import { ORIGIN, workerFetchWith } from '../worker/helpers/mcp';
+import { connect2026 } from '../worker/helpers/mcp-2026';
+import { sim } from '../worker/helpers/sim';
 
 const WHY =
   'PVE_BASE_URL must use https: (plain http is only allowed for a loopback address or through the PVE service binding), got http://pve.example.com:8006: the API token would cross the network unencrypted';
 
+const insecure = workerFetchWith({ PVE_BASE_URL: 'http://pve.example.com:8006/api2/json' });
+
 describe('PVE_BASE_URL over plain http to another host', () => {
   let client: Client;
   beforeAll(async () => {
-    client = await connect('http');
+    client = await connect2026({ fetch: insecure });
   });
   afterAll(() => client.close());
 
   it('/health is not ok and says why', async () => {
-    const res = await workerFetch(`${ORIGIN}/health`);
+    const res = await insecure(`${ORIGIN}/health`);
     const body = (await res.json()) as {
       ok: boolean;
       proxmox: { configured: boolean };
@@ -28,9 +33,13 @@ describe('PVE_BASE_URL over plain http to another host', () => {
   });
 
   it('every call fails with that reason, before any request', async () => {
-    const result = await call(client, 'pve_list_vms', {});
+    await sim.clearLog();
+    const result = await client.callTool({ name: 'pve_list_vms', arguments: {} });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent!.error).toMatchObject({ kind: 'config' });
-    expect(text(result)).toBe(`This server's Proxmox connection is not configured: ${WHY}.`);
+    expect(result.structuredContent).toMatchObject({ error: { kind: 'config' } });
+    expect(result.content).toEqual([
+      { type: 'text', text: `This server's Proxmox connection is not configured: ${WHY}.` },
+    ]);
+    expect(await sim.requests()).toEqual([]);
   });
 });

@@ -11,11 +11,15 @@ import { beforeEach, describe, expect, inject, it, onTestFinished, vi } from 'vi
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Approvals } from '../../src/approvals/approvals-store';
 import type { AppEnv } from '../../src/env';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { workerFetch } from '../worker/helpers/mcp';
 import { NOTIFY_SECRET } from './secret';
 import type { Received } from './global-setup';
+import { NOTIFY_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(NOTIFY_POLICY, asEditor());
 
 const STOP = { node: 'pve1', vmid: 100, confirm: true };
 

@@ -1,15 +1,37 @@
 // A broken POLICY never fails open: every call is denied saying why, and /health reports it.
+// The Worker as deployed with that POLICY (workerFetchWith), its clients speaking 2026-07-28;
+// the policy store of this file never takes it in, so no version is active.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { call, connect, ORIGIN, text, workerFetch } from '../worker/helpers/mcp';
+import type { Client } from '@modelcontextprotocol/client';
+import { ORIGIN, text, workerFetchWith } from '../worker/helpers/mcp';
+import { connect2026 } from '../worker/helpers/mcp-2026';
 import { sim } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
+
+/** A POLICY that fails its checks: no such default, no such window, a negative max. */
+const BROKEN_POLICY = {
+  version: '1',
+  default: 'maybe',
+  tools: {
+    pve_list_vms: { limits: [{ counter: 'x', window: 'week', max: -1, scope: 'grant' }] },
+  },
+};
+
+const workerFetch = workerFetchWith({ POLICY: JSON.stringify(BROKEN_POLICY) });
+
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }) as Promise<
+    Parameters<typeof text>[0] & {
+      isError?: boolean;
+      structuredContent?: Record<string, unknown>;
+    }
+  >;
 
 describe('an invalid POLICY', () => {
   let client: Client;
   beforeAll(async () => {
-    client = await connect('http');
+    client = await connect2026({ fetch: workerFetch });
   });
   afterAll(() => client.close());
 
@@ -49,7 +71,7 @@ describe('an invalid POLICY', () => {
 describe('the audit trail while the policy is invalid', () => {
   // Its `sensitive` lists cannot be trusted, so every value is treated as one.
   it('keeps no argument value at all: the list of sensitive arguments is unknown', async () => {
-    const client = await connect('http');
+    const client = await connect2026({ fetch: workerFetch });
     const logs: string[] = [];
     const spy = vi
       .spyOn(console, 'log')

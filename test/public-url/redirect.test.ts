@@ -3,12 +3,14 @@
 // Worker answers on (workers.dev) is redirected there, path and query kept. Nothing else is:
 // not a POST (a redirect would turn it into a GET and drop the form), not the MCP endpoints or
 // metadata, which clients fetch on the hostname they were given.
-// PUBLIC_URL=https://mcp.example.test; sign-in through the fake OpenID Connect provider.
+// The Worker as deployed with PUBLIC_URL=https://mcp.example.test (workerFetchWith); sign-in
+// through the fake OpenID Connect provider.
 
 import { describe, expect, inject, it } from 'vitest';
-import { workerFetch } from '../worker/helpers/mcp';
+import { workerFetchWith } from '../worker/helpers/mcp';
 
 const PUBLIC = 'https://mcp.example.test';
+const workerFetch = workerFetchWith({ PUBLIC_URL: PUBLIC });
 const OTHER = 'https://proxmox-mcp.acme.workers.dev';
 const REDIRECT = 'http://127.0.0.1:33418/oauth/callback';
 

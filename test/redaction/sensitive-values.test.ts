@@ -18,12 +18,16 @@ import { BUILT_IN_SENSITIVE } from '../../src/audit/canonical';
 import type { AppEnv } from '../../src/env';
 import { TOOLS } from '../../src/tools';
 import { decide } from '../approvals/decide';
-import { Browser, connectSignedIn } from '../auth/helpers/oauth';
+import { asEditor, Browser, connectSignedIn } from '../auth/helpers/oauth';
 import { openAsDevUser } from '../support/form-browser';
 import { auditStub } from '../worker/helpers/audit';
 import { ORIGIN } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import type { Received } from '../notify/global-setup';
+import { REDACTION_POLICY } from './policy';
+import { usePolicy } from '../worker/helpers/policy';
+
+usePolicy(REDACTION_POLICY, asEditor());
 
 const KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
 

@@ -2,7 +2,7 @@
 // under test through its own fetch handler: stateless requests, server/discover, input_required.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { ORIGIN, workerFetch } from './mcp';
+import { ORIGIN, type WorkerFetch, workerFetch } from './mcp';
 
 export interface Connect2026 {
   /** A bearer token (signed in elsewhere); none with AUTH_MODE=none. */
@@ -13,6 +13,8 @@ export interface Connect2026 {
     content?: Record<string, string | number | boolean | string[]>;
   };
   origin?: string;
+  /** Into the Worker another way (./mcp.ts workerFetchWith); workerFetch by default. */
+  fetch?: WorkerFetch;
 }
 
 export async function connect2026(options: Connect2026 = {}): Promise<Client> {
@@ -30,7 +32,7 @@ export async function connect2026(options: Connect2026 = {}): Promise<Client> {
     );
   }
   const transport = new StreamableHTTPClientTransport(new URL(`${options.origin ?? ORIGIN}/mcp`), {
-    fetch: workerFetch,
+    fetch: options.fetch ?? workerFetch,
     ...(options.token ? { authProvider: { token: async () => options.token! } } : {}),
   });
   await client.connect(transport);

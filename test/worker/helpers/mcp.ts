@@ -1,12 +1,15 @@
 // MCP SDK clients connected to the Worker under test through its own fetch handler
 // (exports.default.fetch), over streamable HTTP (/mcp) or legacy SSE (/sse).
 
-import { exports } from 'cloudflare:workers';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env, exports } from 'cloudflare:workers';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import type { AppEnv } from '../../../src/env';
+import worker from '../../../src/index';
 
 export type TransportKind = 'http' | 'sse';
 export const TRANSPORTS: TransportKind[] = ['http', 'sse'];
@@ -16,6 +19,24 @@ export const ORIGIN = 'http://localhost';
 /** fetch that lands in the Worker's default export, as a request from a local client would. */
 export function workerFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   return exports.default.fetch(new Request(input, init));
+}
+
+export type WorkerFetch = typeof workerFetch;
+
+/**
+ * fetch into the Worker as deployed with other settings: the project's bindings with `vars` over
+ * them (the Worker builds its configuration from the env it is given). Only what runs in the
+ * Worker itself sees them: a Durable Object reads its own env, the project's, so an MCP client
+ * here speaks 2026-07-28 (stateless, no session object; ./mcp-2026.ts takes this fetch).
+ */
+export function workerFetchWith(vars: Record<string, string>): WorkerFetch {
+  const settings = { ...env, ...vars } as unknown as AppEnv;
+  return async (input, init) => {
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request(input, init), settings, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  };
 }
 
 export async function connect(kind: TransportKind = 'http'): Promise<Client> {

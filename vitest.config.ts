@@ -77,8 +77,8 @@ export default defineConfig({
     onConsoleLog: (log) => !log.includes('"msg":"tool_call"'),
     projects: [
       // Without sign-in (AUTH_MODE=none), deploying the shipped policy.json as a deployment
-      // without POLICY does: each file puts the policy it needs in force through the policy API
-      // (test/worker/helpers/policy.ts). Proxmox behind Cloudflare Access, as with the
+      // without POLICY does: a file that needs another policy puts it in force through the
+      // policy API (test/worker/helpers/policy.ts). Proxmox behind Cloudflare Access, as with the
       // access-hostname topology: a service token is configured (its secret must never come back
       // out, test/fail-closed/secrets.test.ts).
       workersProject(

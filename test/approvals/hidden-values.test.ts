@@ -3,7 +3,7 @@
 // policy's editors hid), or — when it is what the call writes — the call is refused before anyone
 // is asked, naming the field, and nothing reaches Proxmox.
 //   pve_set_vm_config: require_approval; pve_api_request: require_approval, sensitive
-//   ["params.site-secret"]; admin@example.com is an admin (POLICIES.approvals).
+//   ["params.site-secret"]; admin@example.com is an admin (./policy.ts).
 
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';

@@ -2,7 +2,8 @@
 // own OAuth support: DCR, consent, sign-in, PKCE code exchange, tools/call over /mcp and /sse,
 // refresh; and the refusals: no token, a token for another resource, a user outside the
 // allow-list, a denied consent, a forged form, someone else's session.
-// ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops; pve_list_vms: 3/hour per user, 2/hour per grant.
+// ALLOWED_USERS=alice@example.com, ALLOWED_GROUPS=ops,dev; pve_list_vms: 3/hour per user, 2/hour per
+// grant (./policy.ts).
 
 import { createExecutionContext, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';

@@ -13,7 +13,13 @@ import type { AppEnv } from '../../src/env';
 import worker from '../../src/index';
 import { notifyTargets } from '../../src/notify/targets';
 import { FormBrowser, openAsDevUser } from '../support/form-browser';
+import { asEditor } from '../auth/helpers/oauth';
 import { ORIGIN } from '../worker/helpers/mcp';
+import { usePolicy } from '../worker/helpers/policy';
+import { NOTIFY_POLICY } from './policy';
+
+// The notification tests' policy, whose rules name some of the receivers.
+usePolicy(NOTIFY_POLICY, asEditor());
 
 /** A browser on a Worker with the settings `e`, each request in its own execution context. */
 function browserOn(e: AppEnv): FormBrowser {

@@ -3,7 +3,7 @@
 // replay shows a reader only the calls they may read on /admin/audit (an administrator all, an
 // editor who is not one their own), so a draft's rules cannot read other people's arguments.
 //
-// Project policy-lifecycle: IDP=dev, ALLOWED_GROUPS=ops, ADMIN_USERS=admin@example.com,
+// Project signed-in: IDP=dev, ALLOWED_GROUPS=ops,dev, ADMIN_USERS=admin@example.com,
 // POLICY_EDITORS=editor@example.com,group:policy-editors; POLICY = DEPLOYED.
 
 import { beforeAll, describe, expect, it } from 'vitest';

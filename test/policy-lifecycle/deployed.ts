@@ -1,4 +1,5 @@
-// The POLICY the policy-lifecycle project deploys (vitest.config.ts imports it too): lists and
+// The POLICY the signed-in project deploys (vitest.config.ts imports it), which the lifecycle
+// tests read as version 1 (the project's other files put their own in force): lists and
 // starts are open, a stop needs a person's approval, deleting is refused, the rest is denied.
 
 export const DEPLOYED = {

@@ -5,7 +5,7 @@
 // refuses calls. "Another isolate" is a Runtime of its own (buildRuntime): the per-isolate state
 // (the cached policy) is all it has, exactly as a second isolate would.
 //
-// Project policy-lifecycle: IDP=dev, ALLOWED_GROUPS=ops, ADMIN_USERS=admin@example.com,
+// Project signed-in: IDP=dev, ALLOWED_GROUPS=ops,dev, ADMIN_USERS=admin@example.com,
 // POLICY_EDITORS=editor@example.com,group:policy-editors; POLICY = DEPLOYED below.
 
 import { runInDurableObject } from 'cloudflare:test';

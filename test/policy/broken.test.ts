@@ -1,6 +1,7 @@
 // A broken POLICY never fails open: every call is denied saying why, and /health reports it.
 // The Worker as deployed with that POLICY (workerFetchWith), its clients speaking 2026-07-28;
-// the policy store of this file never takes it in, so no version is active.
+// the policy store of this file never takes it in, so no version is active. (A 2025 session's
+// object reads the project's own settings; both eras hand every call to src/calls/run-call.ts.)
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';

@@ -7,7 +7,7 @@
 // asked, so its marker is nowhere at all.
 //
 // Project redaction: IDP=dev, ADMIN_USERS=admin@example.com, json/slack/teams receivers
-// (../notify/global-setup.ts); POLICY = POLICIES.redaction in vitest.config.ts.
+// (../notify/global-setup.ts); its policy, ./policy.ts, put in force by an editor.
 
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';

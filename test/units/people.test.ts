@@ -131,6 +131,20 @@ describe('every place that names people uses the same rule', () => {
     expect(admit(ALICE, [], ['ops'], false).admitted).toBe(false);
   });
 
+  it('with the development sign-in and nobody named, everyone is an administrator and an editor; naming one ends that', () => {
+    const dev = { AUTH_MODE: 'oauth', IDP: 'dev' } as AppEnv;
+    expect(isAdmin(configOf(dev), ALICE)).toBe(true);
+    expect(isEditor(configOf(dev), ALICE)).toBe(true);
+    // An identity provider of a real team: nobody, until named.
+    const oidc = { AUTH_MODE: 'oauth', IDP: 'oidc' } as AppEnv;
+    expect(isAdmin(configOf(oidc), ALICE)).toBe(false);
+    expect(isEditor(configOf(oidc), ALICE)).toBe(false);
+    // Someone else named: Alice is neither.
+    const named = { ...dev, ADMIN_USERS: 'bob@example.com' } as AppEnv;
+    expect(isAdmin(configOf(named), ALICE)).toBe(false);
+    expect(isEditor(configOf(named), ALICE)).toBe(false);
+  });
+
   it('a scope: entry names no person: editors and administrators are people, whatever token they hold', () => {
     const holder = { ...ALICE, scopes: ['policy:edit', 'pve:read'] };
     expect(isEditor(configOf({ POLICY_EDITORS: 'scope:policy:edit' } as AppEnv), holder)).toBe(

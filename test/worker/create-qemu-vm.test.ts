@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { call, connect, text, TRANSPORTS } from './helpers/mcp';
+import { call, connect, text, TRANSPORTS, workerFetchWith } from './helpers/mcp';
+import { connect2026 } from './helpers/mcp-2026';
 import { sim } from './helpers/sim';
 import { ISO } from './helpers/fixtures';
 import { OPEN_POLICY, usePolicy } from './helpers/policy';
@@ -236,17 +237,17 @@ describe('concurrent creates without a vmid', () => {
 
 describe('wait is bounded by timeout_s', () => {
   it('never runs past it, even when a status poll hangs', async () => {
-    const client = await connect('http');
+    // A Proxmox deadline of 30 s (PVE_TIMEOUT_MS, through a 2026-07-28 client: a 2025 session's
+    // object reads the project's own 2 s): a poll not cut to the 1 s left would be held 30 s,
+    // far past the bound below, which a busy machine cannot reach otherwise.
+    const client = await connect2026({ fetch: workerFetchWith({ PVE_TIMEOUT_MS: '30000' }) });
     try {
       await sim.fault({ method: 'GET', path: '/tasks/.*/status$', hang: true, times: 10 });
       const started = Date.now();
-      const result = await call(client, 'pve_create_qemu_vm', {
-        node: 'pve1',
-        vmid: 7300,
-        confirm: true,
-        wait: true,
-        timeout_s: 1,
-      });
+      const result = (await client.callTool({
+        name: 'pve_create_qemu_vm',
+        arguments: { node: 'pve1', vmid: 7300, confirm: true, wait: true, timeout_s: 1 },
+      })) as Awaited<ReturnType<typeof call>>;
       const took = Date.now() - started;
       expect(result.isError, text(result)).toBeFalsy();
       expect(result.structuredContent!.task).toEqual({
@@ -255,8 +256,6 @@ describe('wait is bounded by timeout_s', () => {
         succeeded: null,
       });
       expect(text(result)).toMatch(/did not come back within 1 s/);
-      // Answered, not held by the poll that never comes back (the fault holds it for good): a
-      // bound far from the 1 s asked for, so that a busy machine cannot fail it.
       expect(took).toBeLessThan(10_000);
     } finally {
       await sim.reset();

@@ -18,6 +18,7 @@ const API = `${ORIGIN}/admin/api/policy`;
 
 interface Overview {
   active: { version: number } | null;
+  versions: unknown[];
 }
 
 /** Who changes the policy: the headers their requests carry (none without sign-in). */
@@ -25,10 +26,14 @@ export type Credentials = () => Promise<Record<string, string>>;
 
 const LOCAL: Credentials = async () => ({});
 
-async function activeVersion(as: Credentials): Promise<number | null> {
+async function overview(as: Credentials): Promise<Overview> {
   const res = await workerFetch(API, { headers: await as() });
   if (res.status !== 200) throw new Error(`GET ${API}: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as Overview).active?.version ?? null;
+  return (await res.json()) as Overview;
+}
+
+async function activeVersion(as: Credentials): Promise<number | null> {
+  return (await overview(as)).active?.version ?? null;
 }
 
 async function change(as: Credentials, path: string, body: object): Promise<Response> {
@@ -69,6 +74,14 @@ export async function setPolicy(
 export function usePolicy(policy: object, as: Credentials = LOCAL): { readonly version: number } {
   let set: { version: number; restore: () => Promise<void> } | undefined;
   beforeAll(async () => {
+    // A file's storage is its own (vitest's isolate, the default): the store holds the deployed
+    // version at most. More means files share storage, where one file's policy would govern
+    // another's calls.
+    const { versions } = await overview(as);
+    if (versions.length > 1)
+      throw new Error(
+        `the policy store already holds ${versions.length} versions: do test files share storage (isolate: false)?`,
+      );
     set = await setPolicy(policy, as);
   });
   afterAll(async () => {

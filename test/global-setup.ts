@@ -1,11 +1,13 @@
-// Starts a real HTTP Proxmox simulator and a fake identity provider (OIDC issuer and GitHub) for
-// the workerd tests, and hands their addresses, the simulator's tokens and the real PVE 9 schema
-// of the endpoints we call to them (via vitest's provide/inject).
+// Starts a real HTTP Proxmox simulator (in a process of its own: ./support/simulator-process.ts)
+// and a fake identity provider (OIDC issuer and GitHub) for the workerd tests, and hands their
+// addresses, the simulator's tokens and the real PVE 9 schema of the endpoints we call to them
+// (via vitest's provide/inject).
 
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { SIMULATOR_TOKENS, startSimulator } from '../simulator/server.ts';
+import { SIMULATOR_TOKENS } from '../simulator/server.ts';
 import { startFakeIdp } from './support/fake-idp.ts';
+import { startSimulatorProcess } from './support/simulator-process.ts';
 import { findSchemaFile, loadEndpoints, requireInCi } from './support/pve-schema-load.ts';
 
 /** Every endpoint the Worker may call; requests it sends are checked against these. */
@@ -61,7 +63,7 @@ export const ENDPOINTS_USED = [
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // Each server closed again if the setup fails after starting it (vitest then runs no teardown).
   const started = await Promise.allSettled([
-    startSimulator({ authFailDelayMs: 200, taskDurationMs: 300 }),
+    startSimulatorProcess({ authFailDelayMs: 200, taskDurationMs: 300 }),
     startFakeIdp(),
   ]);
   const close = () =>
@@ -70,7 +72,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const [sim, idp] = started.map((s) => {
       if (s.status === 'rejected') throw s.reason;
       return s.value;
-    }) as [Awaited<ReturnType<typeof startSimulator>>, Awaited<ReturnType<typeof startFakeIdp>>];
+    }) as [
+      Awaited<ReturnType<typeof startSimulatorProcess>>,
+      Awaited<ReturnType<typeof startFakeIdp>>,
+    ];
     project.provide('fakeIdpUrl', idp.url);
     project.provide('simulatorUrl', sim.url);
     project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);

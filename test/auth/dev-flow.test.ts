@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { AppEnv } from '../../src/env';
 import type { ProxmoxMcp } from '../../src/mcp/legacy/agent';
 import { mcpApi } from '../../src/mcp/route';
-import { call, text, workerFetch } from '../worker/helpers/mcp';
+import { call, INIT, MCP_HEADERS, text, workerFetch } from '../worker/helpers/mcp';
 import {
   asEditor,
   Browser,
@@ -28,21 +28,6 @@ import { PER_USER_POLICY } from './policy';
 import { usePolicy } from '../worker/helpers/policy';
 
 usePolicy(PER_USER_POLICY, asEditor());
-
-const INIT = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  },
-};
-const MCP_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-};
 
 describe('without a token', () => {
   it.each(['/mcp', '/sse'])('%s answers 401 with the resource metadata URL', async (path) => {

@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { openAsDevUser } from '../support/form-browser';
-import { workerFetch } from '../worker/helpers/mcp';
+import { INIT, MCP_HEADERS, workerFetch } from '../worker/helpers/mcp';
 import { Browser, codeFlowTokens, grantRow, ORIGIN, registerClient } from './helpers/oauth';
 
 const CLIENT_NAME = 'npm run token';
@@ -14,21 +14,8 @@ const CLIENT_NAME = 'npm run token';
 const initialize = async (token: string): Promise<number> => {
   const res = await workerFetch(`${ORIGIN}/mcp`, {
     method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'one-grant test', version: '1' },
-      },
-    }),
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+    body: JSON.stringify(INIT),
   });
   await res.body?.cancel();
   return res.status;

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { call, text, workerFetch } from '../worker/helpers/mcp';
+import { call, INIT, MCP_HEADERS, text, workerFetch } from '../worker/helpers/mcp';
 import { openAsDevUser } from '../support/form-browser';
 import {
   asEditor,
@@ -23,11 +23,6 @@ import { PER_USER_POLICY } from './policy';
 import { usePolicy } from '../worker/helpers/policy';
 
 usePolicy(PER_USER_POLICY, asEditor());
-
-const MCP_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-};
 
 describe('sign-in on every local origin', () => {
   it.each([ORIGIN, ORIGIN_IP, ORIGIN])('signs in and calls a tool through %s', async (origin) => {
@@ -131,20 +126,10 @@ describe('revoking a grant on /admin', () => {
     expect((await admin.get(`${ORIGIN}/admin/grants/revoke?${query}`)).status).toBe(404);
 
     // The revoked grant's token: 401, on a new session and on the old one.
-    const init = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'raw', version: '1' },
-      },
-    };
     const fresh = await workerFetch(`${ORIGIN}/mcp`, {
       method: 'POST',
       headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
-      body: JSON.stringify(init),
+      body: JSON.stringify(INIT),
     });
     expect(fresh.status).toBe(401);
     const old = await workerFetch(`${ORIGIN}/mcp`, {

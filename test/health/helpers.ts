@@ -4,10 +4,10 @@
 
 import { FormBrowser, signInUpstream } from '../support/form-browser';
 import { fake, type FakeLogin } from '../idp/helpers';
+import { exchangeCode, REDIRECT } from '../auth/helpers/oauth';
 import { workerFetch } from '../worker/helpers/mcp';
 
 export const PUBLIC_ORIGIN = 'https://mcp.example.test';
-const REDIRECT = 'http://127.0.0.1:33418/oauth/callback';
 
 export interface HealthBody {
   ok: boolean;
@@ -80,18 +80,5 @@ export async function accessToken(
     throw new Error(
       `sign-in gave no code: ${result.status} ${result.finalHtml?.slice(0, 300) ?? ''}`,
     );
-  const token = await workerFetch(`${origin}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: origin,
-    }),
-  });
-  if (!token.ok) throw new Error(`token exchange failed: ${token.status} ${await token.text()}`);
-  return ((await token.json()) as { access_token: string }).access_token;
+  return (await exchangeCode(origin, clientId, code, verifier)).access_token;
 }

@@ -4,26 +4,20 @@
 import { describe, expect, it } from 'vitest';
 import { forgetProbes } from '../../src/health/proxmox-probe';
 import { chunkedBody } from '../support/chunked-body';
-import { call, connect, ORIGIN, text, TRANSPORTS, workerFetch } from './helpers/mcp';
+import {
+  call,
+  connect,
+  INIT,
+  MCP_HEADERS,
+  ORIGIN,
+  text,
+  TRANSPORTS,
+  workerFetch,
+} from './helpers/mcp';
 import { sim } from './helpers/sim';
 import { OPEN_POLICY, usePolicy } from './helpers/policy';
 
 usePolicy(OPEN_POLICY);
-
-const INIT = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  },
-};
-const MCP_HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-};
 
 describe('GET /health', () => {
   it('answers 200 with ok and version, having asked Proxmox only GET /version', async () => {

@@ -154,7 +154,20 @@ export async function codeFlowTokens(
     url.searchParams.set(k, v);
   const signedIn = await signIn(url, scopes ? { ...login, scopes: [...scopes] } : login);
   const code = new URL(signedIn.location!).searchParams.get('code')!;
-  const res = await workerFetch(`${ORIGIN}/token`, {
+  return exchangeCode(ORIGIN, clientId, code, verifier);
+}
+
+/**
+ * A public client's code exchange (PKCE, the resource named) at the Worker on `origin`, for a
+ * code sent to REDIRECT. Fails the test when the exchange does.
+ */
+export async function exchangeCode(
+  origin: string,
+  clientId: string,
+  code: string,
+  verifier: string,
+): Promise<CodeTokens> {
+  const res = await workerFetch(`${origin}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
@@ -163,7 +176,7 @@ export async function codeFlowTokens(
       redirect_uri: REDIRECT,
       client_id: clientId,
       code_verifier: verifier,
-      resource: ORIGIN,
+      resource: origin,
     }),
   });
   if (res.status !== 200) throw new Error(`code exchange: ${res.status} ${await res.text()}`);

@@ -23,6 +23,24 @@ export function workerFetch(input: string | URL | Request, init?: RequestInit): 
 
 export type WorkerFetch = typeof workerFetch;
 
+/** A raw 2025-06-18 initialize, for tests that speak MCP over plain HTTP. */
+export const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+};
+
+/** The headers a streamable HTTP POST to /mcp carries. */
+export const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
 /**
  * fetch into the Worker as deployed with other settings: the project's bindings with `vars` over
  * them (the Worker builds its configuration from the env it is given). Only what runs in the

@@ -87,7 +87,6 @@ export default defineConfig({
           'test/worker/**/*.test.ts',
           'test/policy/**/*.test.ts',
           'test/audit/**/*.test.ts',
-          'test/idp/**/*.test.ts',
           'test/fail-closed/**/*.test.ts',
           'test/insecure-upstream/**/*.test.ts',
         ],
@@ -220,15 +219,19 @@ export default defineConfig({
         test: {
           name: 'units',
           environment: 'node',
+          isolate: false,
           include: ['test/units/**/*.test.ts'],
         },
       },
-      // The call seam on its own (test/calls/): in Node, no workerd, against the simulator.
+      // The call seam on its own (test/calls/) and the sign-in clients of the identity providers
+      // (test/idp/): in Node, no workerd, against the simulator and the fake IdP. One file at a
+      // time: the fake IdP's next sign-in and faults are one queue for all.
       {
         test: {
           name: 'calls',
           environment: 'node',
-          include: ['test/calls/**/*.test.ts'],
+          fileParallelism: false,
+          include: ['test/calls/**/*.test.ts', 'test/idp/**/*.test.ts'],
           globalSetup: ['./test/global-setup.ts'],
           testTimeout: 30_000,
         },
@@ -237,6 +240,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
+          isolate: false,
           include: ['test/node/**/*.test.ts'],
           testTimeout: 30_000,
         },

@@ -1,4 +1,4 @@
-// The GitHub sign-in, run in workerd against the fake IdP's GitHub face: identity, the primary
+// The GitHub sign-in, run in Node against the fake IdP's GitHub face: identity, the primary
 // verified email, org membership and teams as groups, and one IdpError per refusal.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { IdpError, type UpstreamIdp } from '../../src/auth/idp';

@@ -1,4 +1,4 @@
-// The OpenID Connect sign-in, run in workerd against the fake IdP: identity from verified claims,
+// The OpenID Connect sign-in, run in Node against the fake IdP: identity from verified claims,
 // client authentication, caching, key rotation, and one IdpError per failed check.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { IdpError, type UpstreamIdp } from '../../src/auth/idp';

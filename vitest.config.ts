@@ -18,9 +18,10 @@ function workersProject(
   ) => Record<string, string> = () => ({}),
   setups: string[] = [],
 ): TestProjectInlineConfiguration {
-  // The pool starts a Worker (a Miniflare of its own) for each test file and calls this for each
-  // start: each gets a fresh simulator tenant (simulator/tenant.ts), so a project's files run side
-  // by side without sharing a cluster, a request log or a fault queue.
+  // The pool starts a Worker (a Miniflare of its own) for each of the project's workers and calls
+  // this for each start: each gets a simulator tenant of its own (simulator/tenant.ts), so the
+  // files running side by side share no cluster, request log or fault queue; the files one Worker
+  // runs one after another each begin from the seeded cluster (test/worker/helpers/each-file.ts).
   let starts = 0;
   return {
     plugins: [
@@ -48,6 +49,13 @@ function workersProject(
     test: {
       name,
       include,
+      // A project's files share Workers: each Worker (one workerd) runs file after file, keeping
+      // its modules and its storage, instead of a workerd started and the Worker's modules loaded
+      // again for every file (seconds of CPU each). So a file puts in force what it needs (its
+      // policy through the policy API) and reads back only what it made; one about a fresh
+      // deployment or the whole of a store says so (test/worker/helpers/fresh.ts).
+      isolate: false,
+      setupFiles: ['./test/worker/helpers/each-file.ts'],
       globalSetup: ['./test/global-setup.ts', ...setups],
       testTimeout: 30_000,
       hookTimeout: 30_000,

@@ -142,7 +142,7 @@ export class PolicyStore extends DurableObject {
     const version = this.t.insert(input, sha, now);
     let event = this.event(now, input.author, 'add', version, input.comment, forced);
     if (input.activate) {
-      this.activateVersion(version);
+      this.activateVersion(version, now);
       event = this.event(now, input.author, 'activate', version, input.comment, forced);
     } else if (input.shadow) {
       this.startShadow(version, now);
@@ -166,7 +166,7 @@ export class PolicyStore extends DurableObject {
     if (moved) return moved;
     if (this.t.state('active') === version)
       return { ok: false, status: 409, problems: [`version ${version} is already active`] };
-    this.activateVersion(version);
+    this.activateVersion(version, now);
     return {
       ok: true,
       value: { event: this.event(now, actor, 'activate', version, comment, forced) },
@@ -194,7 +194,7 @@ export class PolicyStore extends DurableObject {
       if (current === null)
         return { ok: false, status: 409, problems: ['no version runs in shadow'] };
       this.t.setState('shadow', null);
-      this.t.bump();
+      this.t.bump(now);
       return {
         ok: true,
         value: { event: this.event(now, actor, 'shadow_stop', current, comment, forced) },
@@ -241,7 +241,7 @@ export class PolicyStore extends DurableObject {
     if (version === null) {
       const comment = active === null && this.t.isEmpty() ? 'first start' : 'from deploy';
       version = this.t.insert({ text, author: 'deploy', comment }, sha, now);
-      this.activateVersion(version);
+      this.activateVersion(version, now);
       this.event(now, 'deploy', 'deploy', version, comment);
     }
     this.t.saveDeploy(sha, now, { version }, CATALOG_MARK);
@@ -276,11 +276,11 @@ export class PolicyStore extends DurableObject {
     );
   }
 
-  private activateVersion(version: number): void {
+  private activateVersion(version: number, now: number): void {
     this.t.setState('active', version);
     // The shadow of the version now active would agree with it always: it stops.
     if (this.t.state('shadow') === version) this.t.setState('shadow', null);
-    this.t.bump();
+    this.t.bump(now);
   }
 
   private startShadow(version: number, now: number): void {
@@ -289,7 +289,7 @@ export class PolicyStore extends DurableObject {
     this.t.setState('shadow', version);
     this.t.setState('shadow_since', now);
     this.t.setState('shadow_count', 0);
-    this.t.bump();
+    this.t.bump(now);
   }
 
   /**

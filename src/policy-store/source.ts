@@ -5,7 +5,9 @@
 // (plus one store round trip), and no isolate goes back to an older generation (answers are
 // taken in generation order only). A store that does not answer within its deadline leaves an
 // isolate whose last confirmation is older than MAX_AGE_MS without a policy: calls are refused,
-// with the reason, until it answers again (fail closed).
+// with the reason, until it answers again (fail closed). A change made through this isolate is
+// asked for at once by every source on it (the Worker's and its Durable Objects' where they share
+// the isolate), not after FRESH_MS.
 
 import { errorText, logLine } from '../log';
 import type { Clock } from '../clock';
@@ -36,7 +38,7 @@ export interface PolicySource {
   active(waitUntil?: (work: Promise<unknown>) => void): Promise<ActivePolicy>;
   /** Why the store refused the deployed policy, as of the last check (null: it did not). */
   deployRefused(): string[] | null;
-  /** After a change made through this isolate: its next call asks the store first. */
+  /** After a change made through this isolate: every source on it asks the store first. */
   forget(): void;
 }
 
@@ -44,7 +46,14 @@ interface Held {
   generation: number;
   active: ActivePolicy;
   confirmedAt: number;
+  /** The isolate's count of changes when the check that confirmed it was asked. */
+  changes: number;
 }
+
+// Changes made through this isolate (forget): a confirmation asked before the latest confirms
+// nothing, whichever source on the isolate holds it. A count, not a time: sources may run on
+// clocks of their own.
+let changesHere = 0;
 
 export function storedPolicySource(options: {
   store: () => PolicyHeadPort;
@@ -58,8 +67,6 @@ export function storedPolicySource(options: {
   // One hash of the deployed text for every check, also for checks that start together: they
   // then go on in the order they started (two digests could finish in either order).
   let deployedSha: Promise<string> | undefined;
-  // When this isolate last made a change: an answer to a check asked before it confirms nothing.
-  let forgottenAt = -Infinity;
   // When the last background check began: one at a time is enough. Its promise is never shared:
   // workerd does not let one request wait on I/O another request started (it would hang).
   let backgroundSince = -Infinity;
@@ -69,6 +76,7 @@ export function storedPolicySource(options: {
 
   const check = async (): Promise<Held> => {
     const asked = clock.now();
+    const changes = changesHere;
     // The deployed policy goes as its hash (its text only when the store asks for it); the
     // versions' texts come only when the generation is new to this isolate.
     deployedSha ??= sha256Hex(deployed.text);
@@ -89,7 +97,8 @@ export function storedPolicySource(options: {
     const next: Held = {
       generation: head.generation,
       active: held?.generation === head.generation ? held.active : resolve(head),
-      confirmedAt: asked <= forgottenAt ? -Infinity : asked,
+      confirmedAt: asked,
+      changes,
     };
     held = next;
     return next;
@@ -98,12 +107,11 @@ export function storedPolicySource(options: {
   return {
     deployRefused: () => deployRefused,
     forget: () => {
-      forgottenAt = clock.now();
-      if (held) held = { ...held, confirmedAt: -Infinity };
+      changesHere++;
     },
     async active(waitUntil) {
       const now = clock.now();
-      const age = held ? now - held.confirmedAt : Infinity;
+      const age = held && held.changes === changesHere ? now - held.confirmedAt : Infinity;
       if (held && age < FRESH_MS) return held.active;
       if (held && age < MAX_AGE_MS) {
         if (waitUntil && now - backgroundSince > STORE_DEADLINE_MS) {

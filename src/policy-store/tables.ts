@@ -61,9 +61,14 @@ export class PolicyTables {
       );
   }
 
-  /** One more activation or shadow change: isolates compare this number. */
-  bump(): void {
-    this.setState('generation', (this.state('generation') ?? 0) + 1);
+  /**
+   * One more activation or shadow change: isolates compare this number. A store's first is the
+   * time it is made (ms), so a store emptied and begun again (its storage deleted) counts on from
+   * above any number an isolate holds from before, never meeting one of them again.
+   */
+  bump(now: number): void {
+    const generation = this.state('generation');
+    this.setState('generation', generation === null ? now : generation + 1);
   }
 
   meta(version: number | null): PolicyVersionMeta | null {

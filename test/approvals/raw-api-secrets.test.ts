@@ -13,7 +13,9 @@ import { sim } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
 import { APPROVALS_POLICY } from './policy';
 import { usePolicy } from '../worker/helpers/policy';
+import { freshDeployment } from '../worker/helpers/fresh';
 
+freshDeployment();
 usePolicy(APPROVALS_POLICY, asEditor());
 
 const SECRETS = {

@@ -14,6 +14,7 @@ import type { AppEnv } from '../../src/env';
 import { call, connect, ORIGIN, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { usePolicy } from '../worker/helpers/policy';
+import { freshDeployment } from '../worker/helpers/fresh';
 
 const AUDITED_POLICY = {
   version: '1',
@@ -27,6 +28,7 @@ const AUDITED_POLICY = {
   },
 };
 
+freshDeployment();
 const policy = usePolicy(AUDITED_POLICY);
 
 const ns = (env as unknown as AppEnv).AUDIT;

@@ -11,7 +11,9 @@ import { call, text } from '../worker/helpers/mcp';
 import { asEditor, Browser, connectSignedIn, ORIGIN, TestOAuthClient } from './helpers/oauth';
 import { PER_USER_POLICY } from './policy';
 import { usePolicy } from '../worker/helpers/policy';
+import { freshDeployment } from '../worker/helpers/fresh';
 
+freshDeployment();
 const policy = usePolicy(PER_USER_POLICY, asEditor());
 
 const DESCRIPTION = `Build box for the ${'very '.repeat(30)}long project`;

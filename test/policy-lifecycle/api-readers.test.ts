@@ -14,6 +14,9 @@ import { auditRecords, auditStub } from '../worker/helpers/audit';
 import { ORIGIN, workerFetch } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { DEPLOYED } from './deployed';
+import { freshDeployment } from '../worker/helpers/fresh';
+
+freshDeployment();
 
 const API = `${ORIGIN}/admin/api/policy`;
 

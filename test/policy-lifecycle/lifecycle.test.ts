@@ -29,6 +29,10 @@ import { auditRecords } from '../worker/helpers/audit';
 import { sim } from '../worker/helpers/sim';
 import { DEPLOYED } from './deployed';
 import { SCOPES } from '../../src/scopes';
+import { freshDeployment } from '../worker/helpers/fresh';
+
+const fileStarted = Date.now();
+freshDeployment();
 
 const appEnv = env as unknown as AppEnv;
 const ORIGIN = 'http://localhost';
@@ -132,6 +136,18 @@ describe('versions', () => {
     });
     expect(body.versions.map((v) => v.version)).toEqual([1]);
     expect(body.shadow).toBeNull();
+    // The store counts activations from the time it was made: one emptied and begun again counts
+    // from above any generation an isolate holds from before.
+    const generation = await runInDurableObject(
+      appEnv.POLICY_STORE.get(
+        appEnv.POLICY_STORE.idFromName(POLICY_STORE_OBJECT),
+      ) as unknown as DurableObjectStub<PolicyStore>,
+      (_store: PolicyStore, state) =>
+        state.storage.sql
+          .exec<{ value: number }>("SELECT value FROM policy_state WHERE key = 'generation'")
+          .one().value,
+    );
+    expect(generation).toBeGreaterThanOrEqual(fileStarted);
     const health = await json<{ policy: Record<string, unknown> }>(
       await admin.json(`${ORIGIN}/health`, 'GET'),
     );

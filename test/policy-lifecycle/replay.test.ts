@@ -11,7 +11,9 @@ import { openAsDevUser } from '../support/form-browser';
 import { auditRecords } from '../worker/helpers/audit';
 import { sim } from '../worker/helpers/sim';
 import { DEPLOYED } from './deployed';
+import { freshDeployment } from '../worker/helpers/fresh';
 
+freshDeployment();
 const ORIGIN = 'http://localhost';
 const REPLAY = `${ORIGIN}/admin/api/policy/replay`;
 

@@ -9,6 +9,7 @@ import { ORIGIN, text, workerFetchWith } from '../worker/helpers/mcp';
 import { connect2026 } from '../worker/helpers/mcp-2026';
 import { sim } from '../worker/helpers/sim';
 import { auditRecords } from '../worker/helpers/audit';
+import { freshDeployment } from '../worker/helpers/fresh';
 
 /** A POLICY that fails its checks: no such default, no such window, a negative max. */
 const BROKEN_POLICY = {
@@ -20,6 +21,8 @@ const BROKEN_POLICY = {
 };
 
 const workerFetch = workerFetchWith({ POLICY: JSON.stringify(BROKEN_POLICY) });
+
+freshDeployment();
 
 const call = (client: Client, name: string, args: Record<string, unknown>) =>
   client.callTool({ name, arguments: args }) as Promise<

@@ -11,6 +11,7 @@ import { ANONYMOUS } from '../../src/identity';
 import { call, connect, text } from '../worker/helpers/mcp';
 import { sim } from '../worker/helpers/sim';
 import { usePolicy } from '../worker/helpers/policy';
+import { freshDeployment } from '../worker/helpers/fresh';
 
 const LIMITS_POLICY = {
   version: '1',
@@ -25,6 +26,7 @@ const LIMITS_POLICY = {
   },
 };
 
+freshDeployment();
 usePolicy(LIMITS_POLICY);
 
 const CREATE_RULE = '/tools/pve_create_qemu_vm/limits/0';

@@ -1,7 +1,8 @@
 // The per-isolate policy cache (src/policy-store/source.ts) on a clock the test moves, over a
 // store port that answers what the test says: what is served without asking, what is checked in
 // the background, when a call must wait, that an older answer never replaces a newer one, that a
-// change made here is asked for at once, and that a store that cannot answer fails closed.
+// change made here (through any source on the isolate) is asked for at once, and that a store that
+// cannot answer fails closed.
 // (The real store and isolates: test/policy-lifecycle/lifecycle.test.ts.)
 
 import { describe, expect, it } from 'vitest';
@@ -164,5 +165,18 @@ describe('the per-isolate policy cache', () => {
     t.fake.state.text = OPEN;
     expect((await t.active()).version).toBe(2);
     expect(t.fake.asked.length).toBe(asked + 1);
+  });
+
+  it('after a change made through another source on this isolate, asks the store too', async () => {
+    const here = setup();
+    const there = setup();
+    await here.active();
+    await there.active();
+    here.fake.state.generation = 2;
+    here.fake.state.text = OPEN;
+    const asked = here.fake.asked.length;
+    there.source.forget(); // the change went through the other one (another object's Runtime)
+    expect((await here.active()).version).toBe(2); // within FRESH_MS, yet asked
+    expect(here.fake.asked.length).toBe(asked + 1);
   });
 });

@@ -7,7 +7,7 @@
 
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Approvals } from '../../src/approvals/approvals-store';
 import { hmacHex, importKey } from '../../src/audit/arg-hash';
 import type { AuditLog } from '../../src/audit/audit-log';
@@ -15,7 +15,8 @@ import { canonicalJson } from '../../src/audit/canonical';
 import type { AppEnv } from '../../src/env';
 import type { ServerKeys } from '../../src/keys/server-keys';
 import { auditRecords } from './helpers/audit';
-import { call, connect } from './helpers/mcp';
+import { workerFetchWith } from './helpers/mcp';
+import { connect2026 } from './helpers/mcp-2026';
 
 const appEnv = env as unknown as AppEnv;
 const LEGACY_KEY = btoa(String.fromCharCode(...new Uint8Array(32).map((_, i) => 200 - i)));
@@ -43,48 +44,72 @@ const columns = (sql: SqlStorage, table: string): string[] =>
     .map((c) => c.name);
 
 describe('an upgrade from the version that kept keys in the audit object', () => {
-  it('takes over its argument-HMAC key: a new call is hashed under the key the old version made', async () => {
-    // The old version's audit object, with the key it made on its first call.
-    await runInDurableObject(
-      appEnv.AUDIT.get(appEnv.AUDIT.idFromName('audit')) as unknown as DurableObjectStub<AuditLog>,
-      (_instance: AuditLog, state) => {
-        state.storage.sql.exec(
-          'CREATE TABLE audit_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)',
-        );
-        state.storage.sql.exec(
-          'INSERT INTO audit_keys (name, value) VALUES (?, ?)',
-          'args_hmac',
-          LEGACY_KEY,
-        );
-      },
+  const keys = appEnv.SERVER_KEYS.get(
+    appEnv.SERVER_KEYS.idFromName('keys'),
+  ) as unknown as DurableObjectStub<ServerKeys>;
+  const audit = appEnv.AUDIT.get(
+    appEnv.AUDIT.idFromName('audit'),
+  ) as unknown as DurableObjectStub<AuditLog>;
+  type KeyRow = { name: string; value: string };
+  const keyRows = (): Promise<KeyRow[]> =>
+    runInDurableObject(keys, (_i: ServerKeys, state) =>
+      state.storage.sql.exec<KeyRow>('SELECT name, value FROM server_keys').toArray(),
     );
-    const keys = appEnv.SERVER_KEYS.get(
-      appEnv.SERVER_KEYS.idFromName('keys'),
-    ) as unknown as DurableObjectStub<ServerKeys>;
-    // The keys object is new: nothing of its own yet.
-    expect(
-      await runInDurableObject(keys, (_i: ServerKeys, state) =>
-        state.storage.sql.exec('SELECT name FROM server_keys').toArray(),
-      ),
-    ).toEqual([]);
+  // The project's files share this Worker's objects: the keys the files before made are put
+  // back afterwards, and the old version's key taken away, so the files after find the keys
+  // their isolates hold.
+  let before: KeyRow[] = [];
+  beforeAll(async () => {
+    before = await keyRows();
+  });
+  afterAll(async () => {
+    await runInDurableObject(keys, (_i: ServerKeys, state) => {
+      state.storage.sql.exec('DELETE FROM server_keys');
+      for (const row of before)
+        state.storage.sql.exec(
+          'INSERT INTO server_keys (name, value) VALUES (?, ?)',
+          row.name,
+          row.value,
+        );
+    });
+    // Emptied, not dropped: the audit object, once it has seen the table, reads it on.
+    await runInDurableObject(audit, (_i: AuditLog, state) => {
+      state.storage.sql.exec('DELETE FROM audit_keys');
+    });
+  });
 
-    const client = await connect('http');
+  it('takes over its argument-HMAC key: a new call is hashed under the key the old version made', async () => {
+    // The old version's audit object, with the key it made on its first call; the keys object
+    // is new: nothing of its own yet.
+    await runInDurableObject(audit, (_instance: AuditLog, state) => {
+      state.storage.sql.exec(
+        'CREATE TABLE IF NOT EXISTS audit_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)',
+      );
+      state.storage.sql.exec(
+        'INSERT OR REPLACE INTO audit_keys (name, value) VALUES (?, ?)',
+        'args_hmac',
+        LEGACY_KEY,
+      );
+    });
+    await runInDurableObject(keys, (_i: ServerKeys, state) => {
+      state.storage.sql.exec('DELETE FROM server_keys');
+    });
+    expect(await keyRows()).toEqual([]);
+
+    // The new version's first isolate: a Runtime of its own (workerFetchWith builds one for the
+    // env it is given), which has read no key yet.
+    const client = await connect2026({ fetch: workerFetchWith({}) });
     const args = { node: 'pve1', vmid: 100 };
-    const result = await call(client, 'pve_get_vm_status', args);
+    const result = await client.callTool({ name: 'pve_get_vm_status', arguments: args });
     expect(result.isError).toBeFalsy();
     await client.close();
 
-    const [record] = await auditRecords((r) => r.tool === 'pve_get_vm_status');
+    const record = (await auditRecords((r) => r.tool === 'pve_get_vm_status')).at(-1);
     const shown = canonicalJson({ ...args, vm_type: 'qemu', guest_ips: false });
     expect(record!.args_hmac).toBe(await hmacHex(await importKey(LEGACY_KEY), shown));
     // Taken over for good: the keys object holds it now, and a key the old version never made
     // is made once, then kept.
-    const held = await runInDurableObject(keys, (_i: ServerKeys, state) =>
-      state.storage.sql
-        .exec<{ name: string; value: string }>('SELECT name, value FROM server_keys')
-        .toArray(),
-    );
-    expect(held).toContainEqual({ name: 'args_hmac', value: LEGACY_KEY });
+    expect(await keyRows()).toContainEqual({ name: 'args_hmac', value: LEGACY_KEY });
     const state1 = await runInDurableObject(keys, (i: ServerKeys) => i.key('request_state'));
     const state2 = await runInDurableObject(keys, (i: ServerKeys) => i.key('request_state'));
     expect(state1).toMatch(/^[A-Za-z0-9+/]{43}=$/);

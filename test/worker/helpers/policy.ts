@@ -5,11 +5,12 @@
 // own Origin, as the console's page does; with sign-in, `as` gives the headers of a policy
 // editor's token (test/auth/helpers/oauth.ts asEditor).
 //
-// Each test file runs against a Worker of its own with storage of its own, so a policy set in a
-// file's beforeAll governs that file only. Set it before the file's first tool call: an isolate
-// that has already read the policy keeps it for up to the policy source's FRESH_MS before it asks
-// the store again (src/policy-store/source.ts), and a Durable Object's isolate is not told of a
-// change made through the Worker's.
+// A project's files run one after another on each of its Workers, sharing its storage
+// (vitest.config.ts), so a policy set in a file's beforeAll and put back in its afterAll governs
+// that file only. Set it before the file's first tool call. The Worker and its Durable Objects
+// share one isolate here, and a change made through it makes every policy source on it ask the
+// store again at its next call (src/policy-store/source.ts); across isolates (in production) a
+// change takes up to the source's MAX_AGE_MS.
 
 import { afterAll, beforeAll } from 'vitest';
 import { ORIGIN, workerFetch } from './mcp';
@@ -74,14 +75,6 @@ export async function setPolicy(
 export function usePolicy(policy: object, as: Credentials = LOCAL): { readonly version: number } {
   let set: { version: number; restore: () => Promise<void> } | undefined;
   beforeAll(async () => {
-    // A file's storage is its own (vitest's isolate, the default): the store holds the deployed
-    // version at most. More means files share storage, where one file's policy would govern
-    // another's calls.
-    const { versions } = await overview(as);
-    if (versions.length > 1)
-      throw new Error(
-        `the policy store already holds ${versions.length} versions: do test files share storage (isolate: false)?`,
-      );
     set = await setPolicy(policy, as);
   });
   afterAll(async () => {

@@ -54,9 +54,10 @@ describe('upstream bodies over the cap', () => {
       }
       expect(streamed).toBeDefined();
       expect(streamed!.complete).toBe(false);
-      // Cut off near the cap (plus what sat in socket buffers), far from the 48 MiB on offer.
+      // Cut off near the cap (plus what sat in socket buffers: kernel and workerd buffers on a
+      // busy machine have held over 8 MiB), far from the 48 MiB on offer.
       expect(streamed!.bytes).toBeLessThan(
-        chunked ? MAX_BODY_BYTES + 8 * 1024 * 1024 : MAX_BODY_BYTES,
+        chunked ? MAX_BODY_BYTES + 16 * 1024 * 1024 : MAX_BODY_BYTES,
       );
 
       const after = await call(client, 'pve_list_vms', { limit: 1 });

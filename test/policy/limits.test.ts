@@ -77,11 +77,14 @@ describe('rate limits in the seed policy (max 5 per minute per grant)', () => {
     const rows = await counters
       .get(counters.idFromName(counterObjectName('grant', ANONYMOUS)))
       .list(Date.now());
-    expect(rows.map((r) => [r.key, r.count])).toEqual([
+    // (The grant's object is shared with the files before: a slot another file's hung counter
+    // object gave back late may sit beside it.)
+    const create = rows.filter((r) => r.key.startsWith('pve_create_qemu_vm/'));
+    expect(create.map((r) => [r.key, r.count])).toEqual([
       ['pve_create_qemu_vm/pve_create_qemu_vm_rate', 2],
     ]);
     // Counted in the minute the test set the clock to (a real minute ago it would be another).
-    expect(rows.map((r) => r.windowStart)).toEqual([Math.floor(Date.now() / 60_000) * 60_000]);
+    expect(create.map((r) => r.windowStart)).toEqual([Math.floor(Date.now() / 60_000) * 60_000]);
   });
 
   it('lets exactly the 3 slots left of 5 be taken by 20 concurrent confirmed creates from 3 sessions', async () => {

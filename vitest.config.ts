@@ -33,7 +33,7 @@ function workersProject(
           miniflare: {
             bindings: {
               PVE_BASE_URL: `${simulator}/api2/json`,
-              // Where test/worker/helpers/sim.ts finds this file's tenant (the Worker ignores it).
+              // Where test/worker/helpers/sim.ts finds this Worker's tenant (the Worker ignores it).
               TEST_SIMULATOR_URL: simulator,
               PVE_TOKEN_ID: inject('simulatorTokenId'),
               PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),

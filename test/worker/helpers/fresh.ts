@@ -7,7 +7,7 @@
 // policy version every source on the isolate holds is then forgotten, as after a change made here,
 // so the first call asks the emptied store, which takes in the deployed policy as version 1.
 
-import { reset, runInDurableObject } from 'cloudflare:test';
+import { listDurableObjectIds, reset, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll } from 'vitest';
 import { runtimeOf } from '../../../src/compose/runtime';
@@ -27,6 +27,20 @@ export function freshDeployment(): void {
     const held = await runInDurableObject(keys(), (_i: ServerKeys, state) =>
       state.storage.sql.exec<KeyRow>('SELECT name, value FROM server_keys').toArray(),
     );
+    // reset() empties the objects workerd has loaded; one evicted while idle keeps its storage on
+    // disk (a per-person counter from a file run seconds before did). Every object made so far
+    // is loaded first.
+    const namespaces = [
+      appEnv.MCP_OBJECT,
+      appEnv.POLICY_COUNTERS,
+      appEnv.APPROVALS,
+      appEnv.AUDIT,
+      appEnv.SERVER_KEYS,
+      appEnv.POLICY_STORE,
+    ] as unknown as DurableObjectNamespace[];
+    for (const ns of namespaces)
+      for (const id of await listDurableObjectIds(ns))
+        await runInDurableObject(ns.get(id), () => {});
     await reset();
     await runInDurableObject(keys(), (_i: ServerKeys, state) => {
       for (const row of held)

@@ -27,9 +27,9 @@ export function freshDeployment(): void {
     const held = await runInDurableObject(keys(), (_i: ServerKeys, state) =>
       state.storage.sql.exec<KeyRow>('SELECT name, value FROM server_keys').toArray(),
     );
-    // reset() empties the objects workerd has loaded; one evicted while idle keeps its storage on
-    // disk (a per-person counter from a file run seconds before did). Every object made so far
-    // is loaded first.
+    // Every object made so far is loaded first: after reset() alone, a per-person counter from a
+    // file run seconds before was seen to keep its count (an object evicted while idle, as it
+    // seems, which reset() does not reach).
     const namespaces = [
       appEnv.MCP_OBJECT,
       appEnv.POLICY_COUNTERS,

@@ -1,8 +1,28 @@
 import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
-import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
-import { NOTIFY_SECRET } from './test/notify/secret.ts';
-import { DEPLOYED as LIFECYCLE_POLICY } from './test/policy-lifecycle/deployed.ts';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { NOTIFY_SECRET } from './test/support/notify-secret.ts';
+import { DEPLOYED as LIFECYCLE_POLICY } from './test/support/policies/deployed.ts';
+
+/**
+ * A test file lives under the path of what it tests (test/policy/ for src/policy/, test/scripts/
+ * for scripts/, test/simulator/ for simulator/; helpers in test/support/), and says where it runs
+ * by the word before `.test.ts`: the name of its project (`limits.worker.test.ts`,
+ * `consent.browser.test.ts`). A file with none runs in plain Node: `x.test.ts` for pure code of
+ * src/, typed as Worker code, and `x.node.test.ts` for what uses Node's own modules.
+ * test/layers.node.test.ts holds every file to one project and every folder to a real path.
+ */
+const NAMED_PROJECTS = [
+  'worker',
+  'signed-in',
+  'notify',
+  'redaction',
+  'oidc',
+  'github',
+  'browser',
+  'serial',
+] as const;
+const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
 
 /**
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
@@ -11,7 +31,6 @@ import { DEPLOYED as LIFECYCLE_POLICY } from './test/policy-lifecycle/deployed.t
  */
 function workersProject(
   name: string,
-  include: string[],
   policy: object | null,
   extra: (
     inject: (key: 'fakeIdpUrl' | 'receiverUrl') => string,
@@ -21,7 +40,7 @@ function workersProject(
   // The pool starts a Worker (a Miniflare of its own) for each of the project's workers and calls
   // this for each start: each gets a simulator tenant of its own (simulator/tenant.ts), so the
   // files running side by side share no cluster, request log or fault queue; the files one Worker
-  // runs one after another each begin from the seeded cluster (test/worker/helpers/each-file.ts).
+  // runs one after another each begin from the seeded cluster (test/support/worker/each-file.ts).
   let starts = 0;
   return {
     plugins: [
@@ -33,7 +52,7 @@ function workersProject(
           miniflare: {
             bindings: {
               PVE_BASE_URL: `${simulator}/api2/json`,
-              // Where test/worker/helpers/sim.ts finds this Worker's tenant (the Worker ignores it).
+              // Where test/support/worker/sim.ts finds this Worker's tenant (the Worker ignores it).
               TEST_SIMULATOR_URL: simulator,
               PVE_TOKEN_ID: inject('simulatorTokenId'),
               PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
@@ -48,15 +67,15 @@ function workersProject(
     ],
     test: {
       name,
-      include,
+      include: [filesOf(name)],
       // A project's files share Workers: each Worker (one workerd) runs file after file, keeping
       // its modules and its storage, instead of a workerd started and the Worker's modules loaded
       // again for every file (seconds of CPU each). So a file puts in force what it needs (its
       // policy through the policy API) and reads back only what it made; one about a fresh
-      // deployment or the whole of a store says so (test/worker/helpers/fresh.ts).
+      // deployment or the whole of a store says so (test/support/worker/fresh.ts).
       isolate: false,
-      setupFiles: ['./test/worker/helpers/each-file.ts'],
-      globalSetup: ['./test/global-setup.ts', ...setups],
+      setupFiles: ['./test/support/worker/each-file.ts'],
+      globalSetup: ['./test/support/setup/servers.ts', ...setups],
       testTimeout: 30_000,
       hookTimeout: 30_000,
     },
@@ -86,24 +105,13 @@ export default defineConfig({
     projects: [
       // Without sign-in (AUTH_MODE=none), deploying the shipped policy.json as a deployment
       // without POLICY does: a file that needs another policy puts it in force through the
-      // policy API (test/worker/helpers/policy.ts). Proxmox behind Cloudflare Access, as with the
+      // policy API (test/support/worker/policy.ts). Proxmox behind Cloudflare Access, as with the
       // access-hostname topology: a service token is configured (its secret must never come back
-      // out, test/fail-closed/secrets.test.ts).
-      workersProject(
-        'workers',
-        [
-          'test/worker/**/*.test.ts',
-          'test/policy/**/*.test.ts',
-          'test/audit/**/*.test.ts',
-          'test/fail-closed/**/*.test.ts',
-          'test/insecure-upstream/**/*.test.ts',
-        ],
-        null,
-        () => ({
-          CF_ACCESS_CLIENT_ID: 'access-client.access',
-          CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
-        }),
-      ),
+      // out, test/secrets/fail-closed.worker.test.ts).
+      workersProject('worker', null, () => ({
+        CF_ACCESS_CLIENT_ID: 'access-client.access',
+        CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
+      })),
       // Signed in through the development identity provider (OAuth): the sign-in itself, approvals
       // (page, conversation, quorums), commands inside guests, both MCP eras, and the policy's
       // versions, editors, shadow and replay, which need the deployed POLICY as version 1 (the
@@ -111,14 +119,6 @@ export default defineConfig({
       // probe: a loopback trap for the OAuth library's fetches.
       workersProject(
         'signed-in',
-        [
-          'test/auth/**/*.test.ts',
-          'test/approvals/**/*.test.ts',
-          'test/approvals-web/**/*.test.ts',
-          'test/guest/**/*.test.ts',
-          'test/eras/**/*.test.ts',
-          'test/policy-lifecycle/**/*.test.ts',
-        ],
         LIFECYCLE_POLICY,
         () => ({
           AUTH_MODE: 'oauth',
@@ -128,12 +128,11 @@ export default defineConfig({
           ADMIN_USERS: 'admin@example.com',
           POLICY_EDITORS: 'editor@example.com,group:policy-editors',
         }),
-        ['./test/auth/global-setup.ts'],
+        ['./test/support/setup/outbound-probe.ts'],
       ),
       // Approval notifications through the queue to a local receiver (its own global setup).
       workersProject(
         'notify',
-        ['test/notify/**/*.test.ts'],
         null,
         (inject) => ({
           AUTH_MODE: 'oauth',
@@ -164,12 +163,11 @@ export default defineConfig({
             },
           ]),
         }),
-        ['./test/notify/global-setup.ts'],
+        ['./test/support/setup/receivers.ts'],
       ),
       // A sensitive value followed everywhere (the notify receivers' global setup).
       workersProject(
         'redaction',
-        ['test/redaction/**/*.test.ts'],
         null,
         (inject) => ({
           AUTH_MODE: 'oauth',
@@ -186,22 +184,17 @@ export default defineConfig({
             })),
           ),
         }),
-        ['./test/notify/global-setup.ts'],
+        ['./test/support/setup/receivers.ts'],
       ),
       // Signed in through an OpenID Connect provider (the fake IdP): the sign-in itself, /health's
       // views and Proxmox probe, the Worker on public hostnames, and with PUBLIC_URL set (the
-      // pages a person opens live on that origin only; test/public-url/). The shipped
+      // pages a person opens live on that origin only; test/app/public-url.oidc.test.ts). The shipped
       // policy.json, which lets the reads these call through.
-      workersProject(
-        'oidc',
-        ['test/auth-oidc/**/*.test.ts', 'test/health/**/*.test.ts', 'test/public-url/**/*.test.ts'],
-        null,
-        (inject) => ({
-          ...oidcSignIn(inject),
-          ADMIN_USERS: 'lead@corp.example',
-        }),
-      ),
-      workersProject('auth-github', ['test/auth-github/**/*.test.ts'], null, (inject) => ({
+      workersProject('oidc', null, (inject) => ({
+        ...oidcSignIn(inject),
+        ADMIN_USERS: 'lead@corp.example',
+      })),
+      workersProject('github', null, (inject) => ({
         AUTH_MODE: 'oauth',
         IDP: 'github',
         GITHUB_CLIENT_ID: 'mcp-test-client',
@@ -215,41 +208,35 @@ export default defineConfig({
         test: {
           name: 'browser',
           environment: 'node',
-          include: ['test/browser/**/*.test.ts'],
-          globalSetup: ['./test/browser/global-setup.ts'],
+          include: [filesOf('browser')],
+          globalSetup: ['./test/support/setup/browser.ts'],
           testTimeout: 60_000,
           hookTimeout: 90_000,
         },
       },
-      // Pure functions of src/ (parsers, the policy engine, the scrubber, export formats): in Node,
-      // with no Worker to start, so each file costs no workerd start of its own.
+      // The call seam on its own (calls/run-call) and the sign-in clients of the identity
+      // providers (auth/idp-*): in Node, no workerd, against the simulator and the fake IdP. One
+      // file at a time: the fake IdP's next sign-in and faults are one queue for all.
       {
         test: {
-          name: 'units',
-          environment: 'node',
-          isolate: false,
-          include: ['test/units/**/*.test.ts'],
-        },
-      },
-      // The call seam on its own (test/calls/) and the sign-in clients of the identity providers
-      // (test/idp/): in Node, no workerd, against the simulator and the fake IdP. One file at a
-      // time: the fake IdP's next sign-in and faults are one queue for all.
-      {
-        test: {
-          name: 'calls',
+          name: 'serial',
           environment: 'node',
           fileParallelism: false,
-          include: ['test/calls/**/*.test.ts', 'test/idp/**/*.test.ts'],
-          globalSetup: ['./test/global-setup.ts'],
+          include: [filesOf('serial')],
+          globalSetup: ['./test/support/setup/servers.ts'],
           testTimeout: 30_000,
         },
       },
+      // Everything else runs in plain Node, with no Worker to start: pure functions of src/
+      // (`x.test.ts`, typed as Worker code), and scripts, the simulator, the bundle and the import
+      // graph (`x.node.test.ts`, which use Node's own modules). Files share the module cache.
       {
         test: {
           name: 'node',
           environment: 'node',
           isolate: false,
-          include: ['test/node/**/*.test.ts'],
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...NAMED_PROJECTS.map(filesOf)],
           testTimeout: 30_000,
         },
       },

@@ -1,7 +1,7 @@
 // Connecting with the MCP TypeScript SDK 1.x (@modelcontextprotocol/sdk), which speaks the 2025
 // revisions (a session: initialize, then Mcp-Session-Id). Lists the tools and calls one.
 //   MCP_URL=http://localhost:8787/mcp TOKEN=$(npm run -s token) node --import tsx examples/sdk-v1.ts
-// (TOKEN left out with AUTH_MODE=none). test/node/start.test.ts runs it.
+// (TOKEN left out with AUTH_MODE=none). test/scripts/start.node.test.ts runs it.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

@@ -2,7 +2,7 @@
 // session, each request carries its version and capabilities in `_meta`. Without the pin the
 // 2.x client talks 2025-11-25 to this server (`mode: 'auto'` probes server/discover first).
 //   MCP_URL=http://localhost:8787/mcp TOKEN=$(npm run -s token) node --import tsx examples/sdk-v2.ts
-// (TOKEN left out with AUTH_MODE=none). test/node/start.test.ts runs it.
+// (TOKEN left out with AUTH_MODE=none). test/scripts/start.node.test.ts runs it.
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 

@@ -5,7 +5,7 @@
 // failures expected, each with its reason). Prints the suite's own report; exits 1 when either
 // run differs from its baseline (a new failure, or a listed one that now passes). The suite needs
 // Node 22, which npm scripts run on every machine (README, "Which Node"): it runs under this
-// process's own Node. test/node/conformance.test.ts runs the
+// process's own Node. test/mcp/conformance.node.test.ts runs the
 // same, keeping each run's report (CONFORMANCE_OUT=<dir>: one folder per version, left there).
 // `-- 2026-07-28` (or `2025-11-25`) runs one version only.
 

@@ -25,7 +25,7 @@ const PROXMOX = [
   'CF_ACCESS_CLIENT_SECRET',
 ] as const;
 
-/** Every other text setting of the Worker (src/env.ts; test/node/start-dev-vars.test.ts checks). */
+/** Every other text setting of the Worker (src/env.ts; test/scripts/start-dev-vars.node.test.ts checks). */
 const OTHERS = [
   'APPROVAL_WEBHOOKS',
   'APPROVAL_WEBHOOK_TIMEOUT_MS',

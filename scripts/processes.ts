@@ -2,7 +2,7 @@
 // npm through cross-spawn (on Windows npm is npm.cmd, which Node will not start without a shell),
 // a package's own command as its JS entry under this Node (no .bin/ shim, no shell), and a child
 // stopped together with everything it started: its process group on macOS and Linux, its process
-// tree (taskkill /T) on Windows, where process groups do not exist. test/node/layers.test.ts
+// tree (taskkill /T) on Windows, where process groups do not exist. test/layers.node.test.ts
 // keeps every script and test to these.
 
 import {

@@ -27,7 +27,7 @@ export interface Reference {
 }
 
 /**
- * How wrangler bundles the Worker. The bundle-size budget (test/node/bundle-size.test.ts) is
+ * How wrangler bundles the Worker. The bundle-size budget (test/bundle-stubs/bundle-size.node.test.ts) is
  * measured with wrangler.toml's: a deploy configuration without them ships a larger Worker,
  * with code in it that nothing tested.
  */

@@ -15,7 +15,7 @@
 // paths (refresh, revocation, lookups, jwks_uri from a document); patching node_modules is lost on
 // upgrade; a request-scoped flag would also cover our own handlers, which run inside the library.
 // The cost: a library release that stopped sending that User-Agent would slip past the guard,
-// so test/auth/cimd-private-hosts.test.ts drives the real library at a loopback trap and fails
+// so test/app/cimd-private-hosts.signed-in.test.ts drives the real library at a loopback trap and fails
 // if it gets a single connection.
 
 import { logLine } from '../log';

@@ -1,7 +1,7 @@
 // The tools as MCP lists them, whichever era asks: each tool's definition (JSON Schemas of its
 // input, with approval_id added where the policy may ask for an approval, and of its output),
 // and the ones a policy lets a caller see. Built once per set of tools; every tool definition
-// costs each conversation context (tools/list has a budget: test/worker/worker.test.ts), so:
+// costs each conversation context (tools/list has a budget: test/app/app.worker.test.ts), so:
 // - an output schema names each member of the result and its type, one level deep: what is
 //   inside a member is told by the result's text, and a client checks the result all the same;
 //   the members every result may carry (a failure's `error`, a refusal's `policy`, an approval's

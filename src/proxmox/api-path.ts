@@ -36,7 +36,7 @@ export const API_PARAM_RE = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
  * `toString`, ...: anything `in Object.prototype`). A lookup by such a name finds the member, and
  * zod's records drop a `__proto__` key without a word, so these names are refused wherever one
  * becomes a parameter name (an API parameter, a config key). No PVE 9.1 parameter has one
- * (test/node/api-param-names.test.ts), so refusing them loses nothing.
+ * (test/proxmox/api-path.node.test.ts), so refusing them loses nothing.
  */
 export function isObjectMemberName(name: string): boolean {
   return name in Object.prototype;

@@ -1,7 +1,7 @@
 // Guest config keys as a tool may set them: for each guest kind, the keys Proxmox defines that we
 // accept (each with its value rule) and the ones we refuse (each with the reason). A value is
 // parsed to its canonical form: property strings key by key, as for create. The tables are in
-// config-key-tables.ts; test/node/config-keys.test.ts checks them against the real PVE schema.
+// config-key-tables.ts; test/proxmox/config-keys.node.test.ts checks them against the real PVE schema.
 
 import { own } from '../own';
 import type { PropertyValue } from './option-rules';

@@ -183,7 +183,7 @@ function buildServer(exchange: Exchange): Server {
 /**
  * server/discover names the 2025 versions this URL serves too (through initialize, in a session):
  * the SDK lists only the modern ones it serves itself. Its answer is extended, not replaced, so
- * capabilities and instructions stay the SDK's own; test/worker/mcp-2026.test.ts pins the list.
+ * capabilities and instructions stay the SDK's own; test/mcp/modern/handler.worker.test.ts pins the list.
  */
 function listLegacyVersions(server: Server): void {
   const discovering = server as unknown as { _ondiscover(): { supportedVersions: string[] } };

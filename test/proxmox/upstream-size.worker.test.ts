@@ -1,0 +1,67 @@
+// An upstream answer too large to hold (a runaway or hostile endpoint behind the tunnel) is cut
+// off at the client's byte cap, whether it declares its length or streams chunked without one:
+// the call fails with a clear message, the read stops early (the simulator sees the connection
+// close long before its body ends), and the next call works.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { MAX_BODY_BYTES } from '../../src/proxmox/response';
+import { call, connect, text } from '../support/worker/mcp';
+import { sim } from '../support/worker/sim';
+import { usePolicy } from '../support/worker/policy';
+import { FAIL_CLOSED_POLICY } from '../support/policies/fail-closed';
+
+usePolicy(FAIL_CLOSED_POLICY);
+
+const TOTAL = 48 * 1024 * 1024;
+
+describe('upstream bodies over the cap', () => {
+  let client: Client;
+  beforeAll(async () => {
+    await sim.reset();
+    client = await connect('http');
+  });
+  afterAll(() => client.close());
+
+  it.each([
+    [
+      'streamed chunked, no Content-Length',
+      true,
+      /^The answer to GET \/cluster\/resources is larger than 16777216 bytes, over the 16 MiB this server reads; it was not read\. Narrow the request/,
+    ],
+    [
+      'with a Content-Length over the cap',
+      false,
+      /^The answer to GET \/cluster\/resources is 50331648 bytes, over the 16 MiB/,
+    ],
+  ])(
+    '%s: refused, read stopped early, the next call unaffected',
+    async (_label, chunked, message) => {
+      await sim.clearLog();
+      await sim.fault({ method: 'GET', path: '^/cluster/resources$', streamBytes: TOTAL, chunked });
+      const result = await call(client, 'pve_list_vms', { limit: 1 });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(message);
+      expect(text(result)).not.toMatch(/at \w+ \(|node_modules|\.ts:\d+/);
+
+      // The simulator finishes its bookkeeping when the socket closes.
+      let streamed: { bytes: number; complete: boolean } | undefined;
+      for (let i = 0; i < 100 && !streamed; i++) {
+        streamed = (await sim.requests()).find((r) =>
+          r.path.endsWith('/cluster/resources'),
+        )?.streamed;
+        if (!streamed) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(streamed).toBeDefined();
+      expect(streamed!.complete).toBe(false);
+      // Cut off near the cap (plus what sat in socket buffers: kernel and workerd buffers on a
+      // busy machine have held over 8 MiB), far from the 48 MiB on offer.
+      expect(streamed!.bytes).toBeLessThan(
+        chunked ? MAX_BODY_BYTES + 16 * 1024 * 1024 : MAX_BODY_BYTES,
+      );
+
+      const after = await call(client, 'pve_list_vms', { limit: 1 });
+      expect(after.isError).toBeFalsy();
+    },
+  );
+});

@@ -1,0 +1,92 @@
+// The doctor's reading of /health and its verdict, without a server: what a deployed URL's public
+// view yields (failing checks named, details withheld, the way to get them), what is skipped
+// without a token, and the exit codes.
+
+import { describe, expect, it } from 'vitest';
+import { healthResults, type Health } from '../../../scripts/doctor/health-checks.ts';
+import { signInResult } from '../../../scripts/doctor/mcp-checks.ts';
+import { fail, formatResult, pass, skip, summary } from '../../../scripts/doctor/report.ts';
+
+const PUBLIC_HEALTH: Health = {
+  ok: false,
+  version: '0.1.0',
+  view: 'public',
+  auth_mode: 'oauth',
+  idp: 'oidc',
+  public_url: { configured: true, matches_request: true },
+  oauth_kv: true,
+  proxmox: { configured: true, reachable: false },
+  audit: 'on',
+  policy: { origin: 'policy.json', valid: true },
+  failing: ['proxmox'],
+};
+
+describe('the doctor on a public /health', () => {
+  it('fails the checks /health names, says details are withheld and how to see them', () => {
+    const results = healthResults(PUBLIC_HEALTH);
+    expect(results.filter((r) => r.outcome === 'FAIL')).toEqual([
+      {
+        name: 'proxmox',
+        outcome: 'FAIL',
+        detail:
+          '/health reports a problem here (its details are for an administrator: the public view).',
+        fix: expect.stringMatching(
+          /--token with a token of an ADMIN_USERS \/ ADMIN_GROUPS member that carries policy:read .*or open \/health in a browser signed in on \/admin/,
+        ),
+      },
+    ]);
+    expect(results.map((r) => r.name)).toEqual([
+      'health',
+      'sign_in',
+      'public_url',
+      'oauth_kv',
+      'proxmox',
+      'policy',
+      'audit',
+    ]);
+  });
+
+  it('fails an audit trail that is off', () => {
+    const audit = healthResults({
+      ...PUBLIC_HEALTH,
+      failing: [],
+      ok: true,
+      proxmox: { configured: true, reachable: true },
+      audit: 'off',
+    }).find((r) => r.name === 'audit');
+    expect(audit).toMatchObject({
+      outcome: 'FAIL',
+      fix: expect.stringMatching(/Remove AUDIT_ENABLED/),
+    });
+  });
+
+  it('skips the signed-in checks without a token for a real identity provider', async () => {
+    const { result, token } = await signInResult(
+      'https://mcp.example.com',
+      PUBLIC_HEALTH,
+      undefined,
+    );
+    expect(token).toBeUndefined();
+    expect(result).toMatchObject({ outcome: 'SKIP', fix: expect.stringMatching(/--token/) });
+  });
+});
+
+describe('the verdict', () => {
+  it.each([
+    [[pass('a', 'x'), pass('b', 'y')], '2 passed, 0 failed', 0],
+    [[pass('a', 'x'), skip('b', 'y', 'z')], '1 passed, 0 failed, 1 skipped', 2],
+    [[fail('a', 'x', 'y'), skip('b', 'y', 'z')], '0 passed, 1 failed, 1 skipped', 1],
+  ])('counts %j', (results, line, exitCode) => {
+    expect(summary(results)).toEqual({ line, exitCode });
+  });
+
+  it('prints each check on one line, with its fix when it fails', () => {
+    expect(
+      formatResult(
+        fail('policy', 'policy (POLICY) is invalid:\n/default: bad\n/tools: worse', 'Correct it.'),
+      ),
+    ).toBe(
+      'FAIL  policy                 policy (POLICY) is invalid: /default: bad; /tools: worse Fix: Correct it.',
+    );
+  });
+});

@@ -1,0 +1,469 @@
+// `npm run policy -- check|explain`: validates a policy file and explains a decision offline.
+// The checker runs in-process (scripts/policy/cli.ts, the function the script calls); the last
+// tests run the npm script itself, for its exit statuses and its two output streams.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { policyCli } from '../../../scripts/policy/cli';
+import { spawnNpmSync } from '../../../scripts/processes.ts';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'policy-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The checker's report and errors, as the script would print them, and its exit status. */
+function run(...args: string[]): { status: number | null; out: string } {
+  const lines: string[] = [];
+  const cwd = process.cwd();
+  process.chdir(root);
+  try {
+    const status = policyCli(args, {
+      log: (line) => lines.push(line),
+      error: (line) => lines.push(line),
+    });
+    return { status, out: lines.join('\n') };
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
+/** `npm run -s policy -- ...`: the script as a person runs it. */
+function npmRun(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnNpmSync(['run', '-s', 'policy', '--', ...args], {
+    cwd: root,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function file(name: string, doc: unknown): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, typeof doc === 'string' ? doc : JSON.stringify(doc));
+  return p;
+}
+
+describe('npm run policy -- check', () => {
+  it('accepts the bundled policy.json', () => {
+    const r = run('check', 'policy.json');
+    expect(r.status).toBe(0);
+    expect(r.out).toMatch(/policy\.json: valid \(default deny/);
+  });
+
+  it('lists every error with its JSON pointer and exits 1', () => {
+    const r = run(
+      'check',
+      file('bad.json', {
+        version: '1',
+        default: 'deny',
+        tools: {
+          pve_list_vm: {},
+          pve_create_qemu_vm: {
+            deny_if: [{ path: 'args.ram', op: 'gt', value: 1 }],
+            limits: [{ counter: 'c', window: 'week', max: 1, scope: 'grant' }],
+          },
+        },
+      }),
+    );
+    expect(r.status).toBe(1);
+    expect(r.out).toContain('invalid policy (3 errors)');
+    expect(r.out).toContain('/tools/pve_list_vm: unknown tool "pve_list_vm"');
+    expect(r.out).toContain('/tools/pve_create_qemu_vm/deny_if/0/path: unknown argument "ram"');
+    expect(r.out).toContain('/tools/pve_create_qemu_vm/limits/0/window:');
+  });
+
+  it('warns when the policy has no default (it then denies every unlisted tool)', () => {
+    const r = run('check', file('nodefault.json', { version: '1', tools: { pve_list_vms: {} } }));
+    expect(r.status).toBe(0);
+    expect(r.out).toContain(
+      'warning: /default: no "default": every tool not listed under "tools" is denied',
+    );
+    expect(r.out).toMatch(/valid \(default deny/);
+  });
+
+  it('says when the file is not JSON', () => {
+    const r = run('check', file('nojson.json', '{ version: 1'));
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/nojson\.json: .*JSON/);
+  });
+});
+
+describe('npm run policy -- explain', () => {
+  it.each<[string, object, number, RegExp]>([
+    ['an allowed list', { tool: 'pve_list_vms' }, 0, /"kind": "allow"/],
+    [
+      'a tool the policy does not list (default deny)',
+      { tool: 'pve_shutdown_node' },
+      3,
+      /"rule": "\(default deny\)"/,
+    ],
+    [
+      'a memory cap on a property of the call',
+      { tool: 'pve_create_qemu_vm', args: { node: 'pve1', memory: 65536 } },
+      3,
+      /"rule": "\/tools\/pve_create_qemu_vm\/deny_if\/0"/,
+    ],
+    [
+      'a disk cap inside the scsi0 property string',
+      { tool: 'pve_create_qemu_vm', args: { node: 'pve1', scsi0: 'local-lvm:4096' } },
+      3,
+      /deny_if\/3"[\s\S]*512 GiB/,
+    ],
+    [
+      'a full counter, with the retry time',
+      {
+        tool: 'pve_create_qemu_vm',
+        args: { node: 'pve1', confirm: true },
+        counters: { pve_create_qemu_vm_rate: 30 },
+        now: '2026-11-30T12:00:45Z',
+      },
+      3,
+      /"kind": "limited"[\s\S]*"retry_after_s": 15/,
+    ],
+    [
+      'a counter below its max',
+      {
+        tool: 'pve_create_qemu_vm',
+        args: { node: 'pve1' },
+        counters: { pve_create_qemu_vm_rate: 29 },
+      },
+      0,
+      /"kind": "allow"/,
+    ],
+    [
+      'a start (limited per person)',
+      { tool: 'pve_start_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      0,
+      /"kind": "allow"[\s\S]*"counter": "power_actions"/,
+    ],
+    [
+      'a hard stop, which needs a person',
+      { tool: 'pve_stop_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      3,
+      /"kind": "approval_required"[\s\S]*"rule": "\/tools\/pve_stop_vm\/action"/,
+    ],
+    [
+      'a rollback, which needs a person',
+      {
+        tool: 'pve_rollback_snapshot',
+        args: { node: 'pve1', vmid: 104, snapname: 'before', confirm: true },
+      },
+      3,
+      /approval_required/,
+    ],
+    [
+      'a snapshot read',
+      { tool: 'pve_list_snapshots', args: { node: 'pve1', vmid: 104 } },
+      0,
+      /"kind": "allow"/,
+    ],
+    [
+      'a clean shutdown (limited per person)',
+      { tool: 'pve_shutdown_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      0,
+      /"kind": "allow"[\s\S]*"counter": "power_actions"/,
+    ],
+    [
+      'a reboot (the same power-action counter)',
+      { tool: 'pve_reboot_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      0,
+      /"counter": "power_actions"/,
+    ],
+    [
+      'a suspend',
+      { tool: 'pve_suspend_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      0,
+      /"counter": "power_actions"/,
+    ],
+    [
+      'a resume',
+      { tool: 'pve_resume_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      0,
+      /"counter": "power_actions"/,
+    ],
+    [
+      'a power action over its hourly limit',
+      {
+        tool: 'pve_reboot_vm',
+        args: { node: 'pve1', vmid: 104, confirm: true },
+        counters: { power_actions: 60 },
+      },
+      3,
+      /"kind": "limited"/,
+    ],
+    [
+      'a snapshot (limited per person)',
+      {
+        tool: 'pve_create_snapshot',
+        args: { node: 'pve1', vmid: 104, snapname: 'pre', confirm: true },
+      },
+      0,
+      /"counter": "snapshots"/,
+    ],
+    [
+      'a snapshot deletion, which needs a person',
+      {
+        tool: 'pve_delete_snapshot',
+        args: { node: 'pve1', vmid: 104, snapname: 'pre', confirm: true },
+      },
+      3,
+      /approval_required[\s\S]*"rule": "\/tools\/pve_delete_snapshot\/action"/,
+    ],
+    [
+      'a task read',
+      {
+        tool: 'pve_get_task_status',
+        args: { node: 'pve1', upid: 'UPID:pve1:0000A1B2:0001C3D4:6790ABCD:qmstart:104:root@pam:' },
+      },
+      0,
+      /"kind": "allow"/,
+    ],
+    [
+      'a migration, which needs a person',
+      { tool: 'pve_migrate_vm', args: { node: 'pve1', vmid: 104, target: 'pve2', confirm: true } },
+      3,
+      /approval_required[\s\S]*"rule": "\/tools\/pve_migrate_vm\/action"/,
+    ],
+    [
+      'a raw API call (denied by the bundled policy)',
+      { tool: 'pve_api_request', args: { method: 'GET', path: '/version' } },
+      3,
+      /"kind": "deny"[\s\S]*"rule": "\/tools\/pve_api_request\/action"/,
+    ],
+  ])('explains %s', (_label, callJson, status, out) => {
+    const r = run('explain', 'policy.json', JSON.stringify(callJson));
+    expect(r.out).toMatch(out);
+    expect(r.status).toBe(status);
+  });
+
+  it('explains a require on an argument the call leaves out as a denial, and notes what the server fills in', () => {
+    const policy = file('require.json', {
+      version: '1',
+      tools: {
+        pve_create_qemu_vm: {
+          require: [{ path: 'args.pool', op: 'eq', value: 'agents' }],
+          deny_if: [{ path: 'args.vmid', op: 'lt', value: 1000 }],
+        },
+      },
+    });
+    const absent = run(
+      'explain',
+      policy,
+      JSON.stringify({ tool: 'pve_create_qemu_vm', args: { node: 'pve1' } }),
+    );
+    expect(absent.status).toBe(3);
+    expect(absent.out).toContain('"rule": "/tools/pve_create_qemu_vm/require/0"');
+    expect(absent.out).toContain(
+      'args.pool is required (it must satisfy eq \\"agents\\") and this call has none',
+    );
+    expect(absent.out).toMatch(/note: without "vmid", the server fills it in/);
+    const small = run(
+      'explain',
+      policy,
+      JSON.stringify({
+        tool: 'pve_create_qemu_vm',
+        args: { node: 'pve1', pool: 'agents', vmid: 200 },
+      }),
+    );
+    expect(small.out).toContain('"rule": "/tools/pve_create_qemu_vm/deny_if/0"');
+    expect(small.out).not.toMatch(/note:/);
+  });
+
+  it('says how a session-scoped limit counts for 2026 clients, which have no session', () => {
+    const policy = file('session.json', {
+      version: '1',
+      default: 'deny',
+      tools: {
+        pve_list_vms: { limits: [{ counter: 'l', window: 'hour', max: 5, scope: 'session' }] },
+      },
+    });
+    const r = run('explain', policy, JSON.stringify({ tool: 'pve_list_vms' }));
+    expect(r.status).toBe(0);
+    expect(r.out).toMatch(
+      /note: a session-scoped limit counts per MCP session for 2025 clients; a 2026-07-28 client has no session, so for it the limit counts per OAuth grant/,
+    );
+  });
+
+  it('explains a policy pinning clones to one pool and one bridge, rule by rule', () => {
+    const policy = file('pinned.json', {
+      version: '1',
+      default: 'deny',
+      tools: {
+        pve_clone_vm: {
+          require: [
+            {
+              path: 'args.pool',
+              op: 'eq',
+              value: 'lab',
+              reason: 'Agent clones go into the lab pool.',
+            },
+            {
+              path: 'args.net0.bridge',
+              op: 'eq',
+              value: 'vmbr1',
+              reason: 'Agent clones get their NIC on vmbr1: pass net0.',
+            },
+          ],
+        },
+        pve_set_vm_config: {
+          deny_if: [{ path: 'args.config.*.bridge', op: 'neq', value: 'vmbr1' }],
+        },
+      },
+    });
+    const clone = (args: object) =>
+      run(
+        'explain',
+        policy,
+        JSON.stringify({
+          tool: 'pve_clone_vm',
+          args: { node: 'pve1', source_vmid: 9000, ...args },
+        }),
+      );
+    const noPool = clone({});
+    expect(noPool.status).toBe(3);
+    expect(noPool.out).toContain('"rule": "/tools/pve_clone_vm/require/0"');
+    expect(noPool.out).toMatch(/note: without "newid", the server fills it in/);
+    const noNic = clone({ pool: 'lab' });
+    expect(noNic.out).toContain('"rule": "/tools/pve_clone_vm/require/1"');
+    expect(noNic.out).toContain('pass net0');
+    expect(clone({ pool: 'lab', net0: 'virtio,bridge=vmbr0' }).out).toContain(
+      '"rule": "/tools/pve_clone_vm/require/1"',
+    );
+    const ok = clone({ pool: 'lab', net0: 'virtio,bridge=vmbr1', newid: 5000 });
+    expect(ok.out).toMatch(/"kind": "allow"/);
+    expect(ok.status).toBe(0);
+    const nic = run(
+      'explain',
+      policy,
+      JSON.stringify({
+        tool: 'pve_set_vm_config',
+        args: { node: 'pve1', vmid: 100, config: { memory: 1024, net1: 'virtio,bridge=vmbr0' } },
+      }),
+    );
+    expect(nic.out).toContain('"rule": "/tools/pve_set_vm_config/deny_if/0"');
+    // A NIC without a bridge is user-mode networking: not on vmbr1, so the rule fires.
+    const bare = run(
+      'explain',
+      policy,
+      JSON.stringify({
+        tool: 'pve_set_vm_config',
+        args: { node: 'pve1', vmid: 100, config: { net1: 'virtio' } },
+      }),
+    );
+    expect(bare.status).toBe(3);
+    expect(bare.out).toContain('"rule": "/tools/pve_set_vm_config/deny_if/0"');
+    expect(bare.out).toMatch(/this call leaves it out/);
+    expect(nic.status).toBe(3);
+  });
+
+  it.each<[string, object, number, RegExp]>([
+    [
+      'a big clone',
+      { tool: 'pve_clone_vm', args: { node: 'pve1', source_vmid: 9000, memory: 65536 } },
+      3,
+      /"rule": "\/tools\/pve_clone_vm\/deny_if\/0"/,
+    ],
+    [
+      'a privileged container',
+      {
+        tool: 'pve_create_lxc',
+        args: {
+          node: 'pve1',
+          ostemplate: 'local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst',
+          unprivileged: false,
+        },
+      },
+      3,
+      /agents create unprivileged containers only/,
+    ],
+    [
+      'destroying a guest',
+      { tool: 'pve_delete_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      3,
+      /"kind": "approval_required"/,
+    ],
+    [
+      'the raw API',
+      { tool: 'pve_api_request', args: { method: 'GET', path: '/version' } },
+      3,
+      /"rule": "\/tools\/pve_api_request\/action"/,
+    ],
+    [
+      'turning protection off',
+      { tool: 'pve_set_vm_config', args: { node: 'pve1', vmid: 102, config: { protection: 0 } } },
+      3,
+      /Only a person turns protection off/,
+    ],
+    [
+      'a big disk in any config slot',
+      {
+        tool: 'pve_set_vm_config',
+        args: { node: 'pve1', vmid: 100, config: { sata2: 'local-lvm:2048' } },
+      },
+      3,
+      /"rule": "\/tools\/pve_set_vm_config\/deny_if\/5"/,
+    ],
+    [
+      'a modest resize',
+      {
+        tool: 'pve_resize_disk',
+        args: { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+10G', confirm: true },
+      },
+      0,
+      /"kind": "allow"[\s\S]*"counter": "resizes"/,
+    ],
+  ])('explains %s under the bundled policy', (_label, callJson, status, out) => {
+    const r = run('explain', 'policy.json', JSON.stringify(callJson));
+    expect(r.out).toMatch(out);
+    expect(r.status).toBe(status);
+  });
+
+  it('refuses arguments the tool itself would refuse', () => {
+    const r = run(
+      'explain',
+      'policy.json',
+      JSON.stringify({ tool: 'pve_create_qemu_vm', args: { node: '../x' } }),
+    );
+    expect(r.status).toBe(1);
+    expect(r.out).toMatch(/- node: must be a Proxmox node name/);
+  });
+});
+
+describe('npm run policy (the script)', () => {
+  it('prints the report on stdout and exits 0 for a valid policy or an allowed call', () => {
+    const check = npmRun('check', 'policy.json');
+    expect(check.status).toBe(0);
+    expect(check.stdout).toMatch(/^policy\.json: valid \(default deny/);
+    const allowed = npmRun('explain', 'policy.json', '{"tool":"pve_list_vms"}');
+    expect(allowed.status).toBe(0);
+    expect(JSON.parse(allowed.stdout)).toMatchObject({ kind: 'allow' });
+  });
+
+  it('exits 3 for a refused call, 1 for an invalid policy (errors on stderr), 2 for a usage error', () => {
+    const refused = npmRun(
+      'explain',
+      'policy.json',
+      '{"tool":"pve_api_request","args":{"method":"GET","path":"/version"}}',
+    );
+    expect(refused.status).toBe(3);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ kind: 'deny' });
+    const invalid = npmRun('check', file('script-bad.json', { version: '2' }));
+    expect(invalid.status).toBe(1);
+    expect(invalid.stdout).toBe('');
+    expect(invalid.stderr).toMatch(/invalid policy/);
+    const usage = npmRun('lint', 'policy.json');
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/^usage: npm run policy -- check/);
+  });
+
+  it('refuses a call that is not JSON, or not an object naming a tool, as a usage error', () => {
+    const notJson = npmRun('explain', 'policy.json', '{tool:');
+    expect(notJson.status).toBe(2);
+    expect(notJson.stderr).toMatch(/^the call is not JSON/);
+    expect(notJson.stderr).not.toMatch(/at JSON\.parse|\.ts:\d+/);
+    expect(run('explain', 'policy.json', '[1]')).toEqual({
+      status: 2,
+      out: 'the call must be a JSON object with a "tool" name, e.g. {"tool":"pve_list_vms"}',
+    });
+  });
+});

@@ -1,0 +1,18 @@
+// Values the global setup hands to tests (vitest provide/inject).
+import type { BrowserChoice } from './setup/browser';
+import type { EndpointDef } from './pve-endpoint';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    simulatorUrl: string;
+    simulatorTokenId: string;
+    simulatorTokenSecret: string;
+    pveEndpoints: EndpointDef[] | null;
+    /** http://127.0.0.1:PORT of the fake IdP (test/support/fake-idp.ts), no trailing slash. */
+    fakeIdpUrl: string;
+    /** http://127.0.0.1:PORT of the notification receiver (test/support/setup/receivers.ts). */
+    receiverUrl: string;
+    /** The browser the browser tests launch; null when none was found (test/support/setup/browser.ts). */
+    browser: BrowserChoice | null;
+  }
+}

@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { NOTIFY_SECRET } from './test/support/notify-secret.ts';
-import { DEPLOYED as LIFECYCLE_POLICY } from './test/support/policies/deployed.ts';
+import { startSimulatorProcess, TEST_TIMINGS } from './test/support/simulator-process.ts';
 
 /**
  * A test file lives under the path of what it tests (test/policy/ for src/policy/, test/scripts/
@@ -26,39 +27,45 @@ const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
 
 /**
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
- * against a real HTTP Proxmox simulator that the global setup starts for it; `setups` adds the
- * project's own global setups.
+ * against a real HTTP Proxmox simulator that the global setup starts for it. `policyFile` is
+ * the file whose text the deployment's POLICY variable holds (none: the shipped policy.json, as a
+ * deployment without POLICY); `setups` adds the project's own global setups.
  */
 function workersProject(
   name: string,
-  policy: object | null,
+  policyFile: string | null,
   extra: (
     inject: (key: 'fakeIdpUrl' | 'receiverUrl') => string,
   ) => Record<string, string> = () => ({}),
   setups: string[] = [],
 ): TestProjectInlineConfiguration {
-  // The pool starts a Worker (a Miniflare of its own) for each of the project's workers and calls
-  // this for each start: each gets a simulator tenant of its own (simulator/tenant.ts), so the
-  // files running side by side share no cluster, request log or fault queue; the files one Worker
-  // runs one after another each begin from the seeded cluster (test/support/worker/each-file.ts).
-  let starts = 0;
   return {
     plugins: [
-      cloudflareTest(({ inject }) => {
-        const simulator = `${inject('simulatorUrl')}/t/${name}-${++starts}`;
+      // The pool starts a Worker (a Miniflare of its own) for each of the project's workers and
+      // calls this for each start: each Worker gets a Proxmox simulator of its own, a process
+      // started here that ends with vitest's. So the files running side by side share no cluster,
+      // request log or fault queue, and no busy neighbour (nor vitest's own busy main process)
+      // delays one's Proxmox answers; the files one Worker runs one after another each begin from
+      // the seeded cluster (test/support/worker/each-file.ts).
+      cloudflareTest(async ({ inject }) => {
+        const { url: simulator } = await startSimulatorProcess({
+          ...TEST_TIMINGS,
+          endsWithThisProcess: true,
+        });
         return {
           main: './src/index.ts',
           wrangler: { configPath: './wrangler.toml' },
           miniflare: {
             bindings: {
               PVE_BASE_URL: `${simulator}/api2/json`,
-              // Where test/support/worker/sim.ts finds this Worker's tenant (the Worker ignores it).
+              // Where test/support/worker/sim.ts finds this Worker's simulator (the Worker
+              // ignores it).
               TEST_SIMULATOR_URL: simulator,
               PVE_TOKEN_ID: inject('simulatorTokenId'),
               PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
               AUTH_MODE: 'none',
               PVE_TIMEOUT_MS: '2000',
-              ...(policy ? { POLICY: JSON.stringify(policy) } : {}),
+              ...(policyFile ? { POLICY: readFileSync(policyFile, 'utf8') } : {}),
               ...extra(inject),
             },
           },
@@ -114,12 +121,14 @@ export default defineConfig({
       })),
       // Signed in through the development identity provider (OAuth): the sign-in itself, approvals
       // (page, conversation, quorums), commands inside guests, both MCP eras, and the policy's
-      // versions, editors, shadow and replay, which need the deployed POLICY as version 1 (the
-      // other files put theirs in force as a policy editor). Its own setup adds the outbound
-      // probe: a loopback trap for the OAuth library's fetches.
+      // versions, editors, shadow and replay. A deployment with POLICY set, as the other projects
+      // are deployments without it: the policy store's tests read that text as version 1 (a
+      // Durable Object reads the project's settings, so a file cannot deploy its own); the other
+      // files put theirs in force as a policy editor. Its own setup adds the outbound probe: a
+      // loopback trap for the OAuth library's fetches.
       workersProject(
         'signed-in',
-        LIFECYCLE_POLICY,
+        './test/support/policies/deployed.json',
         () => ({
           AUTH_MODE: 'oauth',
           IDP: 'dev',
@@ -188,8 +197,8 @@ export default defineConfig({
       ),
       // Signed in through an OpenID Connect provider (the fake IdP): the sign-in itself, /health's
       // views and Proxmox probe, the Worker on public hostnames, and with PUBLIC_URL set (the
-      // pages a person opens live on that origin only; test/app/public-url.oidc.test.ts). The shipped
-      // policy.json, which lets the reads these call through.
+      // pages a person opens live on that origin only; test/app/public-url.oidc.test.ts). The
+      // shipped policy.json, which lets the reads these call through.
       workersProject('oidc', null, (inject) => ({
         ...oidcSignIn(inject),
         ADMIN_USERS: 'lead@corp.example',
@@ -223,7 +232,7 @@ export default defineConfig({
           environment: 'node',
           fileParallelism: false,
           include: [filesOf('serial')],
-          globalSetup: ['./test/support/setup/servers.ts'],
+          globalSetup: ['./test/support/setup/servers.ts', './test/support/setup/simulator.ts'],
           testTimeout: 30_000,
         },
       },

@@ -1,5 +1,7 @@
 // CLI entry: `npm run simulator`. Env: SIM_PORT (8006), SIM_HOST (127.0.0.1),
-// SIM_AUTH_DELAY_MS (3000), SIM_TASK_MS (1500). Prints one line, stops on SIGINT/SIGTERM.
+// SIM_AUTH_DELAY_MS (3000), SIM_TASK_MS (1500). Prints one line, stops on SIGINT/SIGTERM, and with
+// SIM_STOP_WITH_STDIN=1 also when its standard input ends: a program that starts it with a pipe
+// there and never stops it (its own exit closes the pipe) does not leave it running.
 import { SIMULATOR_TOKENS, startSimulator, type SimulatorOptions } from './server.ts';
 
 function numberFromEnv(name: string): number | undefined {
@@ -33,6 +35,11 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  if (process.env.SIM_STOP_WITH_STDIN === '1') {
+    process.stdin.once('end', stop);
+    process.stdin.once('error', stop);
+    process.stdin.resume();
+  }
 }
 
 main().catch((err: unknown) => {

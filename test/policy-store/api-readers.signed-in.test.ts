@@ -4,7 +4,8 @@
 // editor who is not one their own), so a draft's rules cannot read other people's arguments.
 //
 // Project signed-in: IDP=dev, ALLOWED_GROUPS=ops,dev, ADMIN_USERS=admin@example.com,
-// POLICY_EDITORS=editor@example.com,group:policy-editors; POLICY = DEPLOYED.
+// POLICY_EDITORS=editor@example.com,group:policy-editors; POLICY = the text of
+// test/support/policies/deployed.json.
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -6,7 +6,8 @@
 // (the cached policy) is all it has, exactly as a second isolate would.
 //
 // Project signed-in: IDP=dev, ALLOWED_GROUPS=ops,dev, ADMIN_USERS=admin@example.com,
-// POLICY_EDITORS=editor@example.com,group:policy-editors; POLICY = DEPLOYED below.
+// POLICY_EDITORS=editor@example.com,group:policy-editors; POLICY = the text of
+// test/support/policies/deployed.json.
 
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -27,7 +28,7 @@ import { Browser, connectSignedIn } from '../support/worker/oauth';
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { auditRecords } from '../support/worker/audit';
 import { sim } from '../support/worker/sim';
-import { DEPLOYED } from '../support/policies/deployed';
+import { DEPLOYED, DEPLOYED_TEXT } from '../support/policies/deployed';
 import { SCOPES } from '../../src/scopes';
 import { freshDeployment } from '../support/worker/fresh';
 
@@ -131,7 +132,7 @@ describe('versions', () => {
       version: 1,
       author: 'deploy',
       comment: 'first start',
-      sha256: await sha256Hex(JSON.stringify(DEPLOYED)),
+      sha256: await sha256Hex(DEPLOYED_TEXT),
       policy: DEPLOYED,
     });
     expect(body.versions.map((v) => v.version)).toEqual([1]);
@@ -427,7 +428,7 @@ describe('deploys', () => {
       policy: changed,
     });
     // An isolate still running the previous deploy does not take it back.
-    const old = buildRuntime({ ...appEnv, POLICY: JSON.stringify(DEPLOYED) });
+    const old = buildRuntime({ ...appEnv, POLICY: DEPLOYED_TEXT });
     expect((await old.policy.active()).version).toBe(top + 1);
     // A deploy whose POLICY fails the checks is not stored; /health says so.
     const broken = buildRuntime({ ...appEnv, POLICY: '{"version":"1","default":"sometimes"}' });

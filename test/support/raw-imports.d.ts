@@ -3,3 +3,9 @@ declare module '*.md?raw' {
   const text: string;
   export default text;
 }
+
+// A JSON file imported as its text, as a deployment's POLICY variable holds it.
+declare module '*.json?raw' {
+  const text: string;
+  export default text;
+}

@@ -16,10 +16,20 @@ export interface SimulatorProcess {
   close(): Promise<void>;
 }
 
+/** The simulator's timings for tests: a refused token answers in 200 ms, a task runs 300 ms. */
+export const TEST_TIMINGS = { authFailDelayMs: 200, taskDurationMs: 300 } as const;
+
 export async function startSimulatorProcess(options: {
   authFailDelayMs: number;
   taskDurationMs: number;
+  /**
+   * Started by a caller with no teardown of its own (vitest.config.ts's per-Worker options): the
+   * simulator stops when this process ends (its standard input, a pipe from here, closes), and
+   * does not keep this process running meanwhile.
+   */
+  endsWithThisProcess?: boolean;
 }): Promise<SimulatorProcess> {
+  const tied = options.endsWithThisProcess === true;
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(root, 'simulator/main.ts')],
@@ -31,8 +41,9 @@ export async function startSimulatorProcess(options: {
         SIM_HOST: '127.0.0.1',
         SIM_AUTH_DELAY_MS: String(options.authFailDelayMs),
         SIM_TASK_MS: String(options.taskDurationMs),
+        ...(tied ? { SIM_STOP_WITH_STDIN: '1' } : {}),
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [tied ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       ...OWN_GROUP,
     },
   );
@@ -60,5 +71,11 @@ export async function startSimulatorProcess(options: {
     await endTree(child);
     throw err;
   });
+  if (tied) {
+    // Nothing of the child holds this process open: not the child, not its three pipes.
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr])
+      (stream as unknown as { unref?: () => void } | null)?.unref?.();
+  }
   return { url, close: () => endTree(child) };
 }

@@ -1,13 +1,12 @@
-// Starts a real HTTP Proxmox simulator (in a process of its own: ./support/simulator-process.ts)
-// and a fake identity provider (OIDC issuer and GitHub) for the workerd tests, and hands their
-// addresses, the simulator's tokens and the real PVE 9 schema of the endpoints we call to them
-// (via vitest's provide/inject).
+// Starts a fake identity provider (OIDC issuer and GitHub) for a project's tests, and hands them
+// its address, the Proxmox simulator's tokens and the real PVE 9 schema of the endpoints we call
+// (via vitest's provide/inject). The simulators themselves: one per Worker for the workerd
+// projects (vitest.config.ts), one shared by a Node project's files (./simulator.ts).
 
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { SIMULATOR_TOKENS } from '../../../simulator/server.ts';
 import { startFakeIdp } from '../fake-idp.ts';
-import { startSimulatorProcess } from '../simulator-process.ts';
 import { findSchemaFile, loadEndpoints, requireInCi } from '../pve-schema-load.ts';
 
 /** Every endpoint the Worker may call; requests it sends are checked against these. */
@@ -61,23 +60,11 @@ export const ENDPOINTS_USED = [
 ];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // Each server closed again if the setup fails after starting it (vitest then runs no teardown).
-  const started = await Promise.allSettled([
-    startSimulatorProcess({ authFailDelayMs: 200, taskDurationMs: 300 }),
-    startFakeIdp(),
-  ]);
-  const close = () =>
-    Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
+  // The server closed again if the setup fails after starting it (vitest then runs no teardown).
+  const idp = await startFakeIdp();
+  const close = () => idp.close();
   try {
-    const [sim, idp] = started.map((s) => {
-      if (s.status === 'rejected') throw s.reason;
-      return s.value;
-    }) as [
-      Awaited<ReturnType<typeof startSimulatorProcess>>,
-      Awaited<ReturnType<typeof startFakeIdp>>,
-    ];
     project.provide('fakeIdpUrl', idp.url);
-    project.provide('simulatorUrl', sim.url);
     project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
     project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
     const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../../..'));

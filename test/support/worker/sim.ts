@@ -37,8 +37,9 @@ export interface SimFault {
 }
 
 /**
- * The simulator tenant of this file: a workerd test file's Worker has its own (TEST_SIMULATOR_URL,
- * set per file by vitest.config.ts); a Node file (calls/run-call.serial.test.ts) talks to the default tenant.
+ * The simulator of this file: a workerd test file's Worker has its own (TEST_SIMULATOR_URL, set
+ * per Worker by vitest.config.ts); a Node file (calls/run-call.serial.test.ts) talks to its
+ * project's (test/support/setup/simulator.ts).
  */
 const base = (): string => process.env.TEST_SIMULATOR_URL ?? inject('simulatorUrl');
 

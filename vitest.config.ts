@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { NOTIFY_SECRET } from './test/support/notify-secret.ts';
-import { startSimulatorProcess, TEST_TIMINGS } from './test/support/simulator-process.ts';
+import { simulatorPerWorker } from './test/support/simulator-process.ts';
 
 /**
  * A test file lives under the path of what it tests (test/policy/ for src/policy/, test/scripts/
@@ -27,9 +27,9 @@ const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
 
 /**
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
- * against a real HTTP Proxmox simulator that the global setup starts for it. `policyFile` is
- * the file whose text the deployment's POLICY variable holds (none: the shipped policy.json, as a
- * deployment without POLICY); `setups` adds the project's own global setups.
+ * against a real HTTP Proxmox simulator of each Worker's own. `policyFile` is the file whose text
+ * the deployment's POLICY variable holds (none: the shipped policy.json, as a deployment without
+ * POLICY); `setups` adds the project's own global setups.
  */
 function workersProject(
   name: string,
@@ -41,17 +41,16 @@ function workersProject(
 ): TestProjectInlineConfiguration {
   return {
     plugins: [
-      // The pool starts a Worker (a Miniflare of its own) for each of the project's workers and
-      // calls this for each start: each Worker gets a Proxmox simulator of its own, a process
-      // started here that ends with vitest's. So the files running side by side share no cluster,
-      // request log or fault queue, and no busy neighbour (nor vitest's own busy main process)
-      // delays one's Proxmox answers; the files one Worker runs one after another each begin from
-      // the seeded cluster (test/support/worker/each-file.ts).
-      cloudflareTest(async ({ inject }) => {
-        const { url: simulator } = await startSimulatorProcess({
-          ...TEST_TIMINGS,
-          endsWithThisProcess: true,
-        });
+      // The pool starts a Worker (a Miniflare of its own) for each of the project's workers, and
+      // each Worker gets a Proxmox simulator of its own, a process started with it and stopped
+      // with it. So the files running side by side share no cluster, request log or fault queue,
+      // and no busy neighbour (nor vitest's own busy main process) delays one's Proxmox answers;
+      // the files one Worker runs one after another each begin from the seeded cluster
+      // (test/support/worker/each-file.ts).
+      cloudflareTest(() => {
+        throw new Error("this project's pool is simulatorPerWorker's (below)");
+      }),
+      simulatorPerWorker(({ inject }, simulator) => {
         return {
           main: './src/index.ts',
           wrangler: { configPath: './wrangler.toml' },
@@ -65,7 +64,9 @@ function workersProject(
               PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
               AUTH_MODE: 'none',
               PVE_TIMEOUT_MS: '2000',
-              ...(policyFile ? { POLICY: readFileSync(policyFile, 'utf8') } : {}),
+              ...(policyFile
+                ? { POLICY: readFileSync(new URL(policyFile, import.meta.url), 'utf8') }
+                : {}),
               ...extra(inject),
             },
           },

@@ -6,6 +6,7 @@
 // core imports no I/O, and calls/ no MCP era.
 
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -345,15 +346,25 @@ const TEST = path.join(ROOT, 'test');
 /** Code roots besides src/ that have tests of their own, each under test/<root>/. */
 const OTHER_ROOTS = ['scripts', 'simulator'];
 
-/** Every folder under `dir`, as paths relative to it. */
+/** Every folder under `dir`, as paths relative to it (hidden ones left out). */
 function foldersUnder(dir: string, under = ''): string[] {
   return readdirSync(path.join(dir, under), { withFileTypes: true })
-    .filter((e) => e.isDirectory())
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
     .flatMap((e) => {
       const rel = path.join(under, e.name);
       return [rel, ...foldersUnder(dir, rel)];
     });
 }
+
+/** The files directly in `folder` of test/ (hidden ones left out), as paths relative to test/. */
+function filesIn(folder: string): string[] {
+  return readdirSync(path.join(TEST, folder), { withFileTypes: true })
+    .filter((e) => e.isFile() && !e.name.startsWith('.'))
+    .map((e) => path.join(folder, e.name));
+}
+
+const inSupport = (rel: string): boolean =>
+  rel === 'support' || rel.startsWith(`support${path.sep}`);
 
 /** The code folder a folder of test/ stands for: src/<same path>, or scripts/… and simulator/…. */
 function mirrored(testFolder: string): string {
@@ -361,10 +372,14 @@ function mirrored(testFolder: string): string {
   return OTHER_ROOTS.includes(first!) ? path.join(ROOT, testFolder) : path.join(SRC, testFolder);
 }
 
+/** The project a test file's name gives: the word before `.test.ts`, `node` when there is none. */
+const projectNamed = (file: string): string =>
+  /\.([^.]+)\.test\.ts$/.exec(path.basename(file))?.[1] ?? 'node';
+
 describe('the layout of test/', () => {
   it('has a folder for a folder of src/ (or of scripts/, simulator/) only, besides support/', () => {
     const unmatched = foldersUnder(TEST)
-      .filter((f) => f !== 'support' && !f.startsWith(`support${path.sep}`))
+      .filter((f) => !inSupport(f))
       .filter((f) => {
         const code = mirrored(f);
         return !existsSync(code) || !statSync(code).isDirectory();
@@ -373,15 +388,41 @@ describe('the layout of test/', () => {
   });
 
   it('keeps helpers in test/support/ only: elsewhere, test files alone', () => {
-    const stray = [
-      '',
-      ...foldersUnder(TEST).filter((f) => f !== 'support' && !f.startsWith(`support${path.sep}`)),
-    ].flatMap((f) =>
-      readdirSync(path.join(TEST, f), { withFileTypes: true })
-        .filter((e) => e.isFile() && !e.name.endsWith('.test.ts'))
-        .map((e) => path.join(f, e.name)),
-    );
+    const stray = ['', ...foldersUnder(TEST).filter((f) => !inSupport(f))]
+      .flatMap(filesIn)
+      .filter((f) => !f.endsWith('.test.ts'));
     expect(stray).toEqual([]);
+  });
+
+  it('has in test/support/ only the tests of its own helpers, each beside its helper', () => {
+    const tests = ['support', ...foldersUnder(TEST).filter(inSupport)]
+      .flatMap(filesIn)
+      .filter((f) => f.endsWith('.test.ts'));
+    expect(tests.length).toBeGreaterThan(0);
+    const alone = tests.filter(
+      (f) => !existsSync(path.join(TEST, f.replace(/(\.[^.]+)?\.test\.ts$/, '.ts'))),
+    );
+    expect(alone).toEqual([]);
+  });
+
+  it('gives a file without a project word no Node module: Node code says so (`x.node.test.ts`)', () => {
+    const builtins = new Set(builtinModules);
+    const nodeImports = (text: string): string[] =>
+      [...text.matchAll(/^\s*(?:import|export)\s[^'"]*?['"]([^'"]+)['"]/gm)]
+        .map((m) => m[1]!)
+        .filter((spec) => spec.startsWith('node:') || builtins.has(spec.split('/')[0]!));
+    expect(nodeImports("import { readFileSync } from 'node:fs';\nimport os from 'os';")).toEqual([
+      'node:fs',
+      'os',
+    ]);
+    const plain = files(TEST).filter((f) => !/\.[^.]+\.test\.ts$/.test(path.basename(f)));
+    expect(plain.filter((f) => f.endsWith('.test.ts')).length).toBeGreaterThan(10);
+    const offenders = plain
+      .filter((f) => f.endsWith('.test.ts'))
+      .flatMap((f) =>
+        nodeImports(readFileSync(f, 'utf8')).map((spec) => `${path.relative(TEST, f)}: ${spec}`),
+      );
+    expect(offenders).toEqual([]);
   });
 
   it('runs every test file in exactly the project its name gives', async () => {
@@ -398,9 +439,9 @@ describe('the layout of test/', () => {
         .filter((f) => f.endsWith('.test.ts'))
         .map((f) => path.relative(TEST, f));
       const wrong = all.flatMap((file) => {
-        // `limits.worker.test.ts` runs in the project `worker`; `x.test.ts` and `x.node.test.ts`
-        // in plain Node (`node`).
-        const named = /\.([a-z-]+)\.test\.ts$/.exec(path.basename(file))?.[1] ?? 'node';
+        // `limits.worker.test.ts` runs in the project `worker`; `x.test.ts` in plain Node
+        // (`node`), as `x.node.test.ts` does.
+        const named = projectNamed(file);
         const ran = runs.get(file) ?? [];
         if (!projects.has(named)) return [`${file}: no project is named ${named}`];
         return ran.length === 1 && ran[0] === named ? [] : [`${file}: run by [${ran}]`];

@@ -1,6 +1,6 @@
 // The call seam on its own (src/calls/run-call.ts), in Node, composed by the Worker's own
-// composeHost from a Runtime over in-memory objects (./host.ts), against the real Proxmox
-// simulator: an allowed call, a denial with its rule, an approval asked and spent, a limit
+// composeHost from a Runtime over in-memory objects (test/support/call-host.ts), against the real
+// Proxmox simulator: an allowed call, a denial with its rule, an approval asked and spent, a limit
 // reserved and given back (or kept), the audit record's fields (and a record the store cannot
 // take), a store that hangs — and a 2026-07-28 client asked in its next request, as a value.
 

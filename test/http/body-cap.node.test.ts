@@ -5,7 +5,6 @@
 // simulator in this busy process for a restart and answers what is in flight "503 Your worker
 // restarted mid-request"; never the server's own session check.)
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -15,40 +14,24 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startStack, type Stack } from '../../scripts/dev-stack.ts';
 import { devAccessToken } from '../support/oauth-node.ts';
+import { type SimulatorProcess, startSimulatorProcess } from '../support/simulator-process.ts';
 
 let stack: Stack;
 let dir: string;
 let token: string;
 let client: Client;
 let session: string;
-let simulator: ChildProcess;
-
 /** The simulator in a process of its own, as a real Proxmox is: this one is busy uploading. */
-async function startSimulatorProcess(): Promise<string> {
-  const root = path.resolve(import.meta.dirname, '../..');
-  simulator = spawn(process.execPath, ['--import', 'tsx', 'simulator/main.ts'], {
-    cwd: root,
-    env: { ...process.env, SIM_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    simulator.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /listening on (http:\/\/\S+) /.exec(out)?.[1];
-      if (url) resolve(url);
-    });
-    simulator.once('exit', (code) => reject(new Error(`the simulator exited (${code})`)));
-  });
-}
+let simulator: SimulatorProcess | undefined;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'body-cap-'));
+  simulator = await startSimulatorProcess({ authFailDelayMs: 3000, taskDurationMs: 1500 });
   stack = await startStack({
     port: 0,
     inspectorPort: 0,
     simPort: 0,
-    simulatorUrl: await startSimulatorProcess(),
+    simulatorUrl: simulator.url,
     stdio: 'ignore',
     persistTo: path.join(dir, 'state'),
     vars: { AUTH_MODE: 'oauth', IDP: 'dev' },
@@ -65,7 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await client?.close();
   await stack?.stop();
-  simulator?.kill('SIGTERM');
+  await simulator?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -2,7 +2,6 @@
 // real tool catalog: what it promises ("anyone may run systemctl status nginx or df -h;
 // systemctl restart nginx only a member of ops; apt nobody") is what it does.
 
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../src/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
@@ -10,8 +9,8 @@ import { loadPolicy } from '../../src/policy/load';
 import { policyView } from '../../src/policy/view';
 import { TOOL_CATALOG } from '../../src/tools';
 import { SCOPES } from '../../src/scopes';
+import readme from '../../README.md?raw';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const section = readme.slice(readme.indexOf('### Commands and files inside guests'));
 const example = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!) as {
   tools: Record<string, unknown>;

@@ -1,7 +1,7 @@
 // `npm start` with AUTH_MODE=none end to end: the simulator and `wrangler dev` come up, an MCP SDK
 // client lists every tool and calls two of them over /mcp and /sse, a second `npm start` on its port
 // and state directory stops at once saying so, and stopping it stops workerd too.
-// (The default, OAuth with the dev sign-in, is exercised through mcp-remote in mcp-remote.test.ts.)
+// (The default, OAuth with the dev sign-in, is exercised through mcp-remote in mcp-remote.node.test.ts.)
 
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';

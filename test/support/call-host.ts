@@ -166,8 +166,11 @@ export function testHost(options: HostOptions): TestHost {
     return counterStores.get(name)!;
   };
   const key = btoa(String.fromCharCode(...new Uint8Array(32).map((_, i) => i + 1)));
+  const simulator = inject('simulatorUrl');
+  if (!simulator)
+    throw new Error('no simulator: the project needs test/support/setup/simulator.ts');
   const env = {
-    PVE_BASE_URL: `${inject('simulatorUrl')}/api2/json`,
+    PVE_BASE_URL: `${simulator}/api2/json`,
     PVE_TOKEN_ID: inject('simulatorTokenId'),
     PVE_TOKEN_SECRET: inject('simulatorTokenSecret'),
     PVE_TIMEOUT_MS: '2000',

@@ -1,6 +1,6 @@
 // Commands in a guest, as argvs, by group with the reason the group is refused: each is a program
 // that starts other programs, writes files or changes the guest, or such a form of a diagnostic
-// the shipped policy allows. The shipped policy must refuse every one (guest-exec-policy.test.ts),
+// the shipped policy allows. The shipped policy must refuse every one (test/policy/guest-exec.test.ts),
 // and ask a person to approve each of the diagnostics it documents. Drawn largely from GTFOBins
 // (https://gtfobins.github.io) and LOLBAS (https://lolbas-project.github.io): the point is that
 // no list like this is ever complete, which is why the policy allows instead of denying.

@@ -1,4 +1,4 @@
-// The fake IdP as the sign-in clients under test meet it (in Node, in the calls project): its
+// The fake IdP as the sign-in clients under test meet it (in Node, in the serial project): its
 // control API, and a sign-in driven the way a browser would (prepare → authorizeUrl → the IdP's
 // immediate 302 → our callback URL → finish). The wire types are restated here rather than
 // imported from test/support/fake-idp.ts, which the Worker's typecheck (tsconfig.json) leaves out.

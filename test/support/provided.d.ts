@@ -4,7 +4,8 @@ import type { EndpointDef } from './pve-endpoint';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    simulatorUrl: string;
+    /** A Node project's shared simulator (./setup/simulator.ts); a workerd file's is its own. */
+    simulatorUrl?: string;
     simulatorTokenId: string;
     simulatorTokenSecret: string;
     pveEndpoints: EndpointDef[] | null;

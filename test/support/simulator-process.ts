@@ -1,11 +1,19 @@
 // The Proxmox simulator in a process of its own (simulator/main.ts, as `npm run simulator` runs
-// it), for the tests' global setups: vitest's main process also runs the reporters, the fake
-// identity provider and the receivers, and a busy main process must not delay Proxmox's answers
-// past the Worker's 2 s deadline. A free port picked by the simulator itself (SIM_PORT=0), read
-// back from its ready line; stopped with its whole tree.
+// it): vitest's main process also runs the reporters, the fake identity provider and the
+// receivers, and a busy main process must not delay Proxmox's answers past the Worker's 2 s
+// deadline. A free port picked by the simulator itself (SIM_PORT=0), read back from its ready
+// line. Stopped by `close()` with its whole tree, and in any case when this process ends: its
+// standard input is a pipe from here (SIM_STOP_WITH_STDIN), which closes with this process
+// however it ends.
+//
+// Two kinds of caller: a global setup (test/support/setup/simulator.ts), which closes it in its
+// teardown, and `simulatorPerWorker` below, which gives each Worker the workerd pool starts a
+// simulator of its own, closed when that Worker stops.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { cloudflarePool } from '@cloudflare/vitest-plugin';
+import type { Plugin } from 'vitest/config';
 import { endTree, OWN_GROUP } from '../../scripts/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -23,13 +31,11 @@ export async function startSimulatorProcess(options: {
   authFailDelayMs: number;
   taskDurationMs: number;
   /**
-   * Started by a caller with no teardown of its own (vitest.config.ts's per-Worker options): the
-   * simulator stops when this process ends (its standard input, a pipe from here, closes), and
-   * does not keep this process running meanwhile.
+   * Whether the simulator, while it runs, keeps this process from ending (the default). A
+   * per-Worker simulator does not: vitest's main process may end while one is being closed.
    */
-  endsWithThisProcess?: boolean;
+  holdsThisProcess?: boolean;
 }): Promise<SimulatorProcess> {
-  const tied = options.endsWithThisProcess === true;
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(root, 'simulator/main.ts')],
@@ -41,13 +47,14 @@ export async function startSimulatorProcess(options: {
         SIM_HOST: '127.0.0.1',
         SIM_AUTH_DELAY_MS: String(options.authFailDelayMs),
         SIM_TASK_MS: String(options.taskDurationMs),
-        ...(tied ? { SIM_STOP_WITH_STDIN: '1' } : {}),
+        SIM_STOP_WITH_STDIN: '1',
       },
-      stdio: [tied ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
       ...OWN_GROUP,
     },
   );
   let output = '';
+  let ready = false;
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`simulator not ready in 30 s: ${output}`)),
@@ -55,14 +62,22 @@ export async function startSimulatorProcess(options: {
     );
     const seen = (chunk: Buffer): void => {
       output += chunk.toString();
-      const ready = READY.exec(output);
-      if (ready) {
-        clearTimeout(timer);
-        resolve(ready[1]!);
-      }
+      const line = READY.exec(output);
+      if (!line) return;
+      clearTimeout(timer);
+      ready = true;
+      // From here on its output is only drained; what it prints on an error still shows.
+      output = '';
+      resolve(line[1]!);
     };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
+    child.stdout!.on('data', (chunk: Buffer) => (ready ? undefined : seen(chunk)));
+    child.stderr!.on('data', (chunk: Buffer) =>
+      ready ? process.stderr.write(chunk) : seen(chunk),
+    );
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`simulator exited (${code}) before it was ready: ${output}`));
@@ -71,11 +86,64 @@ export async function startSimulatorProcess(options: {
     await endTree(child);
     throw err;
   });
-  if (tied) {
-    // Nothing of the child holds this process open: not the child, not its three pipes.
+  let closing = false;
+  child.once('exit', (code, signal) => {
+    if (!closing)
+      process.stderr.write(`simulator at ${url} ended on its own (${signal ?? code})\n`);
+  });
+  if (options.holdsThisProcess === false) {
     child.unref();
     for (const stream of [child.stdin, child.stdout, child.stderr])
       (stream as unknown as { unref?: () => void } | null)?.unref?.();
   }
-  return { url, close: () => endTree(child) };
+  return {
+    url,
+    close: () => {
+      closing = true;
+      return endTree(child);
+    },
+  };
+}
+
+/** A project's options function as the workerd pool takes it: `inject` in, its options out. */
+type OptionsOf = Extract<Parameters<typeof cloudflarePool>[0], (...args: never[]) => unknown>;
+type PoolContext = Parameters<OptionsOf>[0];
+type WorkersPoolOptions = Awaited<ReturnType<OptionsOf>>;
+
+/**
+ * The workerd pool (@cloudflare/vitest-plugin's), with a Proxmox simulator of its own for each
+ * Worker it starts: started as the Worker starts, its address handed to `options`, and stopped
+ * when the Worker stops. The pool starts a Worker per pool worker and again when the queue moves
+ * on from another project, so the simulators follow the Workers, never more than run at once.
+ * Goes after `cloudflareTest(...)` in a project's plugins, and takes the place of its pool.
+ */
+export function simulatorPerWorker(
+  options: (ctx: PoolContext, simulatorUrl: string) => WorkersPoolOptions,
+): Plugin {
+  return {
+    name: 'simulator-per-worker',
+    configureVitest({ project }) {
+      project.config.poolRunner = {
+        name: 'cloudflare-pool',
+        createPoolWorker(poolOptions) {
+          let simulator: SimulatorProcess | undefined;
+          const worker = cloudflarePool(async (ctx) => {
+            simulator = await startSimulatorProcess({ ...TEST_TIMINGS, holdsThisProcess: false });
+            return options(ctx, simulator.url);
+          }).createPoolWorker(poolOptions);
+          const stop = worker.stop.bind(worker);
+          worker.stop = async () => {
+            try {
+              await stop();
+            } finally {
+              const ending = simulator;
+              simulator = undefined;
+              await ending?.close();
+            }
+          };
+          return worker;
+        },
+      };
+    },
+  };
 }

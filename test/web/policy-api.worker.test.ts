@@ -1,4 +1,4 @@
-// The policy API with AUTH_MODE=none (the workers project): the one local person may read and
+// The policy API with AUTH_MODE=none (the worker project): the one local person may read and
 // change it, but a change must carry this server's own Origin, as its own page's would: the door
 // lets allowed CORS origins' pages through, and they must not rewrite the policy.
 

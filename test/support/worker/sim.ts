@@ -41,7 +41,11 @@ export interface SimFault {
  * per Worker by vitest.config.ts); a Node file (calls/run-call.serial.test.ts) talks to its
  * project's (test/support/setup/simulator.ts).
  */
-const base = (): string => process.env.TEST_SIMULATOR_URL ?? inject('simulatorUrl');
+function base(): string {
+  const url = process.env.TEST_SIMULATOR_URL ?? inject('simulatorUrl');
+  if (!url) throw new Error('no simulator: neither TEST_SIMULATOR_URL nor a simulator setup');
+  return url;
+}
 
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${base()}/_sim${path}`, {

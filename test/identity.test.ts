@@ -3,17 +3,17 @@
 // policy principals all answer the same for the same entry and person.
 
 import { describe, expect, it } from 'vitest';
-import { isRequester, mayDecide, mayView } from '../../src/approvals/rules';
-import type { Approval } from '../../src/approvals/types';
-import { admit } from '../../src/auth/admission';
-import type { AppEnv } from '../../src/env';
-import { matchesPerson, matchesPrincipal, type Identity } from '../../src/identity';
-import { evaluatePolicy } from '../../src/policy/evaluate';
-import { loadPolicy } from '../../src/policy/load';
-import { TOOL_CATALOG } from '../../src/tools';
-import { configOf } from '../../src/config';
-import { isAdmin, isEditor } from '../../src/web/admins';
-import { SCOPES } from '../../src/scopes';
+import { isRequester, mayDecide, mayView } from '../src/approvals/rules';
+import type { Approval } from '../src/approvals/types';
+import { admit } from '../src/auth/admission';
+import type { AppEnv } from '../src/env';
+import { matchesPerson, matchesPrincipal, type Identity } from '../src/identity';
+import { evaluatePolicy } from '../src/policy/evaluate';
+import { loadPolicy } from '../src/policy/load';
+import { TOOL_CATALOG } from '../src/tools';
+import { configOf } from '../src/config';
+import { isAdmin, isEditor } from '../src/web/admins';
+import { SCOPES } from '../src/scopes';
 
 function person(userId: string, email?: string, groups: string[] = [], login?: string): Identity {
   return {

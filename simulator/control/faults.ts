@@ -108,7 +108,8 @@ export function parseFaultSpec(input: unknown): Parsed {
   return { ok: true, spec };
 }
 
-const MAX_STREAM_BYTES = 64 * 1024 * 1024;
+/** Streams are written lazily, a piece at a time: the cap only bounds how long one can run. */
+const MAX_STREAM_BYTES = 512 * 1024 * 1024;
 
 function isStatus(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 999;

@@ -262,7 +262,7 @@ describe('tenants, nodes and reset', () => {
     });
     expect([big.status, await big.text()]).toEqual([
       400,
-      expect.stringContaining("'streamBytes' must be an integer from 16 to 67108864"),
+      expect.stringContaining("'streamBytes' must be an integer from 16 to 536870912"),
     ]);
   });
 });

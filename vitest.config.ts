@@ -29,15 +29,20 @@ const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
  * against a real HTTP Proxmox simulator of each Worker's own. `policyFile` is the file whose text
  * the deployment's POLICY variable holds (none: the shipped policy.json, as a deployment without
- * POLICY); `setups` adds the project's own global setups.
+ * POLICY); `vars` the project's settings over the defaults here.
  */
 function workersProject(
   name: string,
   policyFile: string | null,
-  extra: (
+  vars: (
     inject: (key: 'fakeIdpUrl' | 'receiverUrl') => string,
   ) => Record<string, string> = () => ({}),
-  setups: string[] = [],
+  more: {
+    /** The project's own global setups. */
+    setups?: string[];
+    /** Its files share the fake IdP's one queue of next sign-ins and faults: one at a time. */
+    oneFileAtATime?: boolean;
+  } = {},
 ): TestProjectInlineConfiguration {
   return {
     plugins: [
@@ -67,7 +72,7 @@ function workersProject(
               ...(policyFile
                 ? { POLICY: readFileSync(new URL(policyFile, import.meta.url), 'utf8') }
                 : {}),
-              ...extra(inject),
+              ...vars(inject),
             },
           },
         };
@@ -83,7 +88,8 @@ function workersProject(
       // deployment or the whole of a store says so (test/support/worker/fresh.ts).
       isolate: false,
       setupFiles: ['./test/support/worker/each-file.ts'],
-      globalSetup: ['./test/support/setup/servers.ts', ...setups],
+      globalSetup: ['./test/support/setup/servers.ts', ...(more.setups ?? [])],
+      ...(more.oneFileAtATime ? { fileParallelism: false } : {}),
       testTimeout: 30_000,
       hookTimeout: 30_000,
     },
@@ -138,7 +144,7 @@ export default defineConfig({
           ADMIN_USERS: 'admin@example.com',
           POLICY_EDITORS: 'editor@example.com,group:policy-editors',
         }),
-        ['./test/support/setup/outbound-probe.ts'],
+        { setups: ['./test/support/setup/outbound-probe.ts'] },
       ),
       // Approval notifications through the queue to a local receiver (its own global setup).
       workersProject(
@@ -173,7 +179,7 @@ export default defineConfig({
             },
           ]),
         }),
-        ['./test/support/setup/receivers.ts'],
+        { setups: ['./test/support/setup/receivers.ts'] },
       ),
       // A sensitive value followed everywhere (the notify receivers' global setup).
       workersProject(
@@ -194,26 +200,33 @@ export default defineConfig({
             })),
           ),
         }),
-        ['./test/support/setup/receivers.ts'],
+        { setups: ['./test/support/setup/receivers.ts'] },
       ),
       // Signed in through an OpenID Connect provider (the fake IdP): the sign-in itself, /health's
       // views and Proxmox probe, the Worker on public hostnames, and with PUBLIC_URL set (the
       // pages a person opens live on that origin only; test/app/public-url.oidc.test.ts). The
       // shipped policy.json, which lets the reads these call through.
-      workersProject('oidc', null, (inject) => ({
-        ...oidcSignIn(inject),
-        ADMIN_USERS: 'lead@corp.example',
-      })),
-      workersProject('github', null, (inject) => ({
-        AUTH_MODE: 'oauth',
-        IDP: 'github',
-        GITHUB_CLIENT_ID: 'mcp-test-client',
-        GITHUB_CLIENT_SECRET: 'mcp-test-secret',
-        GITHUB_ORG: 'acme',
-        GITHUB_URL: `${inject('fakeIdpUrl')}/github`,
-        GITHUB_API_URL: `${inject('fakeIdpUrl')}/github-api`,
-        ALLOWED_GROUPS: 'acme/ops',
-      })),
+      workersProject(
+        'oidc',
+        null,
+        (inject) => ({ ...oidcSignIn(inject), ADMIN_USERS: 'lead@corp.example' }),
+        { oneFileAtATime: true },
+      ),
+      workersProject(
+        'github',
+        null,
+        (inject) => ({
+          AUTH_MODE: 'oauth',
+          IDP: 'github',
+          GITHUB_CLIENT_ID: 'mcp-test-client',
+          GITHUB_CLIENT_SECRET: 'mcp-test-secret',
+          GITHUB_ORG: 'acme',
+          GITHUB_URL: `${inject('fakeIdpUrl')}/github`,
+          GITHUB_API_URL: `${inject('fakeIdpUrl')}/github-api`,
+          ALLOWED_GROUPS: 'acme/ops',
+        }),
+        { oneFileAtATime: true },
+      ),
       {
         test: {
           name: 'browser',

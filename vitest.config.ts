@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { NOTIFY_SECRET } from './test/support/notify-secret.ts';
-import { simulatorPerWorker } from './test/support/simulator-process.ts';
+import { serversPerWorker } from './test/support/per-worker.ts';
 
 /**
  * A test file lives under the path of what it tests (test/policy/ for src/policy/, test/scripts/
@@ -29,33 +29,29 @@ const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
  * against a real HTTP Proxmox simulator of each Worker's own. `policyFile` is the file whose text
  * the deployment's POLICY variable holds (none: the shipped policy.json, as a deployment without
- * POLICY); `vars` the project's settings over the defaults here.
+ * POLICY); `vars` the project's settings over the defaults here (`address` names its Worker's
+ * fake IdP, or the project's webhook receiver); `setups` the project's own global setups.
  */
 function workersProject(
   name: string,
   policyFile: string | null,
   vars: (
-    inject: (key: 'fakeIdpUrl' | 'receiverUrl') => string,
+    address: (of: 'fakeIdpUrl' | 'receiverUrl') => string,
   ) => Record<string, string> = () => ({}),
-  more: {
-    /** The project's own global setups. */
-    setups?: string[];
-    /** Its files share the fake IdP's one queue of next sign-ins and faults: one at a time. */
-    oneFileAtATime?: boolean;
-  } = {},
+  setups: string[] = [],
 ): TestProjectInlineConfiguration {
   return {
     plugins: [
       // The pool starts a Worker (a Miniflare of its own) for each of the project's workers, and
-      // each Worker gets a Proxmox simulator of its own, a process started with it and stopped
-      // with it. So the files running side by side share no cluster, request log or fault queue,
-      // and no busy neighbour (nor vitest's own busy main process) delays one's Proxmox answers;
-      // the files one Worker runs one after another each begin from the seeded cluster
-      // (test/support/worker/each-file.ts).
+      // each Worker gets a Proxmox simulator (a process) and a fake IdP of its own, started and
+      // stopped with it. So the files running side by side share no cluster, request log, fault
+      // queue or next sign-in, and no busy neighbour (nor vitest's own busy main process) delays
+      // one's Proxmox answers; the files one Worker runs one after another each begin from the
+      // seeded cluster (test/support/worker/each-file.ts).
       cloudflareTest(() => {
-        throw new Error("this project's pool is simulatorPerWorker's (below)");
+        throw new Error("this project's pool is serversPerWorker's (below)");
       }),
-      simulatorPerWorker(({ inject }, simulator) => {
+      serversPerWorker(({ inject }, { simulatorUrl: simulator, fakeIdpUrl }) => {
         return {
           main: './src/index.ts',
           wrangler: { configPath: './wrangler.toml' },
@@ -72,7 +68,9 @@ function workersProject(
               ...(policyFile
                 ? { POLICY: readFileSync(new URL(policyFile, import.meta.url), 'utf8') }
                 : {}),
-              ...vars(inject),
+              // Where test/support/idp-clients.ts finds this Worker's fake IdP.
+              TEST_FAKE_IDP_URL: fakeIdpUrl,
+              ...vars((of) => (of === 'fakeIdpUrl' ? fakeIdpUrl : inject(of))),
             },
           },
         };
@@ -88,8 +86,7 @@ function workersProject(
       // deployment or the whole of a store says so (test/support/worker/fresh.ts).
       isolate: false,
       setupFiles: ['./test/support/worker/each-file.ts'],
-      globalSetup: ['./test/support/setup/servers.ts', ...(more.setups ?? [])],
-      ...(more.oneFileAtATime ? { fileParallelism: false } : {}),
+      globalSetup: ['./test/support/setup/pve.ts', ...setups],
       testTimeout: 30_000,
       hookTimeout: 30_000,
     },
@@ -97,11 +94,11 @@ function workersProject(
 }
 
 /** Sign-in through the fake OpenID Connect provider; pve-admins are admitted. */
-function oidcSignIn(inject: (key: 'fakeIdpUrl') => string): Record<string, string> {
+function oidcSignIn(address: (of: 'fakeIdpUrl') => string): Record<string, string> {
   return {
     AUTH_MODE: 'oauth',
     IDP: 'oidc',
-    OIDC_ISSUER: `${inject('fakeIdpUrl')}/oidc`,
+    OIDC_ISSUER: `${address('fakeIdpUrl')}/oidc`,
     OIDC_CLIENT_ID: 'mcp-test-client',
     OIDC_CLIENT_SECRET: 'mcp-test-secret',
     ALLOWED_GROUPS: 'pve-admins',
@@ -144,13 +141,13 @@ export default defineConfig({
           ADMIN_USERS: 'admin@example.com',
           POLICY_EDITORS: 'editor@example.com,group:policy-editors',
         }),
-        { setups: ['./test/support/setup/outbound-probe.ts'] },
+        ['./test/support/setup/outbound-probe.ts'],
       ),
       // Approval notifications through the queue to a local receiver (its own global setup).
       workersProject(
         'notify',
         null,
-        (inject) => ({
+        (address) => ({
           AUTH_MODE: 'oauth',
           IDP: 'dev',
           ALLOWED_GROUPS: 'ops',
@@ -161,31 +158,31 @@ export default defineConfig({
           APPROVAL_WEBHOOKS: JSON.stringify([
             {
               name: 'json',
-              url: `${inject('receiverUrl')}/json`,
+              url: `${address('receiverUrl')}/json`,
               format: 'json',
               secret: NOTIFY_SECRET,
             },
-            { name: 'slack', url: `${inject('receiverUrl')}/slack`, format: 'slack' },
-            { name: 'teams', url: `${inject('receiverUrl')}/teams`, format: 'teams' },
+            { name: 'slack', url: `${address('receiverUrl')}/slack`, format: 'slack' },
+            { name: 'teams', url: `${address('receiverUrl')}/teams`, format: 'teams' },
             {
               name: 'flaky',
-              url: `${inject('receiverUrl')}/flaky`,
+              url: `${address('receiverUrl')}/flaky`,
               events: ['approval.requested'],
             },
             {
               name: 'hang',
-              url: `${inject('receiverUrl')}/hang`,
+              url: `${address('receiverUrl')}/hang`,
               events: ['approval.requested'],
             },
           ]),
         }),
-        { setups: ['./test/support/setup/receivers.ts'] },
+        ['./test/support/setup/receivers.ts'],
       ),
       // A sensitive value followed everywhere (the notify receivers' global setup).
       workersProject(
         'redaction',
         null,
-        (inject) => ({
+        (address) => ({
           AUTH_MODE: 'oauth',
           IDP: 'dev',
           ALLOWED_GROUPS: 'ops',
@@ -195,38 +192,31 @@ export default defineConfig({
           APPROVAL_WEBHOOKS: JSON.stringify(
             ['json', 'slack', 'teams'].map((format) => ({
               name: format,
-              url: `${inject('receiverUrl')}/${format}`,
+              url: `${address('receiverUrl')}/${format}`,
               format,
             })),
           ),
         }),
-        { setups: ['./test/support/setup/receivers.ts'] },
+        ['./test/support/setup/receivers.ts'],
       ),
       // Signed in through an OpenID Connect provider (the fake IdP): the sign-in itself, /health's
       // views and Proxmox probe, the Worker on public hostnames, and with PUBLIC_URL set (the
       // pages a person opens live on that origin only; test/app/public-url.oidc.test.ts). The
       // shipped policy.json, which lets the reads these call through.
-      workersProject(
-        'oidc',
-        null,
-        (inject) => ({ ...oidcSignIn(inject), ADMIN_USERS: 'lead@corp.example' }),
-        { oneFileAtATime: true },
-      ),
-      workersProject(
-        'github',
-        null,
-        (inject) => ({
-          AUTH_MODE: 'oauth',
-          IDP: 'github',
-          GITHUB_CLIENT_ID: 'mcp-test-client',
-          GITHUB_CLIENT_SECRET: 'mcp-test-secret',
-          GITHUB_ORG: 'acme',
-          GITHUB_URL: `${inject('fakeIdpUrl')}/github`,
-          GITHUB_API_URL: `${inject('fakeIdpUrl')}/github-api`,
-          ALLOWED_GROUPS: 'acme/ops',
-        }),
-        { oneFileAtATime: true },
-      ),
+      workersProject('oidc', null, (address) => ({
+        ...oidcSignIn(address),
+        ADMIN_USERS: 'lead@corp.example',
+      })),
+      workersProject('github', null, (address) => ({
+        AUTH_MODE: 'oauth',
+        IDP: 'github',
+        GITHUB_CLIENT_ID: 'mcp-test-client',
+        GITHUB_CLIENT_SECRET: 'mcp-test-secret',
+        GITHUB_ORG: 'acme',
+        GITHUB_URL: `${address('fakeIdpUrl')}/github`,
+        GITHUB_API_URL: `${address('fakeIdpUrl')}/github-api`,
+        ALLOWED_GROUPS: 'acme/ops',
+      })),
       {
         test: {
           name: 'browser',
@@ -246,7 +236,7 @@ export default defineConfig({
           environment: 'node',
           fileParallelism: false,
           include: [filesOf('serial')],
-          globalSetup: ['./test/support/setup/servers.ts', './test/support/setup/simulator.ts'],
+          globalSetup: ['./test/support/setup/pve.ts', './test/support/setup/servers.ts'],
           testTimeout: 30_000,
         },
       },

@@ -6,7 +6,8 @@
 // The Worker as deployed with PUBLIC_URL=https://mcp.example.test (workerFetchWith); sign-in
 // through the fake OpenID Connect provider.
 
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fakeUrl } from '../support/idp-clients';
 import { workerFetchWith } from '../support/worker/mcp';
 
 const PUBLIC = 'https://mcp.example.test';
@@ -67,7 +68,7 @@ describe('PUBLIC_URL for the pages a person opens', () => {
   it('serves the page on PUBLIC_URL itself (no redirect loop): /login goes on to the identity provider', async () => {
     const res = await workerFetch(`${PUBLIC}/login?next=%2Fadmin`, { redirect: 'manual' });
     expect(res.status).toBe(302);
-    expect(res.headers.get('location')!.startsWith(`${inject('fakeIdpUrl')}/oidc/`)).toBe(true);
+    expect(res.headers.get('location')!.startsWith(`${fakeUrl()}/oidc/`)).toBe(true);
   });
 
   it.each(['/authorize', '/approvals/AAAAAAAAAAAAAAAAAAAAAA'])(

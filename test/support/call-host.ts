@@ -167,8 +167,7 @@ export function testHost(options: HostOptions): TestHost {
   };
   const key = btoa(String.fromCharCode(...new Uint8Array(32).map((_, i) => i + 1)));
   const simulator = inject('simulatorUrl');
-  if (!simulator)
-    throw new Error('no simulator: the project needs test/support/setup/simulator.ts');
+  if (!simulator) throw new Error('no simulator: the project needs test/support/setup/servers.ts');
   const env = {
     PVE_BASE_URL: `${simulator}/api2/json`,
     PVE_TOKEN_ID: inject('simulatorTokenId'),

@@ -1,6 +1,6 @@
-// The fake IdP as the sign-in clients under test meet it (in Node, in the serial project): its
-// control API, and a sign-in driven the way a browser would (prepare → authorizeUrl → the IdP's
-// immediate 302 → our callback URL → finish). The wire types are restated here rather than
+// The fake IdP as the sign-in clients under test meet it (in Node, in the serial project, and in
+// workerd, where each Worker has its own): its control API, and a sign-in driven the way a
+// browser would (prepare → authorizeUrl → the IdP's immediate 302 → our callback URL → finish). The wire types are restated here rather than
 // imported from test/support/fake-idp.ts, which the Worker's typecheck (tsconfig.json) leaves out.
 import { expect, inject } from 'vitest';
 import type { UpstreamIdentity, UpstreamIdp } from '../../src/auth/idp';
@@ -9,7 +9,12 @@ export const CALLBACK = 'https://mcp.example.com/oauth/callback';
 /** The client the fake IdP always knows. */
 export const CLIENT = { id: 'mcp-test-client', secret: 'mcp-test-secret' } as const;
 
-export const fakeUrl = (): string => inject('fakeIdpUrl');
+/** The fake IdP of this file: its Worker's own (TEST_FAKE_IDP_URL), or its Node project's. */
+export function fakeUrl(): string {
+  const url = process.env.TEST_FAKE_IDP_URL ?? inject('fakeIdpUrl');
+  if (!url) throw new Error('no fake IdP: neither TEST_FAKE_IDP_URL nor a servers setup');
+  return url;
+}
 
 export type Fault = 'badSignature' | 'wrongAudience' | 'expired' | 'wrongNonce' | 'wrongIssuer';
 

@@ -4,13 +4,13 @@ import type { EndpointDef } from './pve-endpoint';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** A Node project's shared simulator (./setup/simulator.ts); a workerd file's is its own. */
+    /** A Node project's shared simulator (./setup/servers.ts); a workerd file's is its own. */
     simulatorUrl?: string;
     simulatorTokenId: string;
     simulatorTokenSecret: string;
     pveEndpoints: EndpointDef[] | null;
-    /** http://127.0.0.1:PORT of the fake IdP (test/support/fake-idp.ts), no trailing slash. */
-    fakeIdpUrl: string;
+    /** A Node project's shared fake IdP (./fake-idp.ts, ./setup/servers.ts); no trailing slash. */
+    fakeIdpUrl?: string;
     /** http://127.0.0.1:PORT of the notification receiver (test/support/setup/receivers.ts). */
     receiverUrl: string;
     /** The browser the browser tests launch; null when none was found (test/support/setup/browser.ts). */

@@ -6,14 +6,12 @@
 // standard input is a pipe from here (SIM_STOP_WITH_STDIN), which closes with this process
 // however it ends.
 //
-// Two kinds of caller: a global setup (test/support/setup/simulator.ts), which closes it in its
-// teardown, and `simulatorPerWorker` below, which gives each Worker the workerd pool starts a
+// Two kinds of caller: a global setup (test/support/setup/servers.ts), which closes it in its
+// teardown, and test/support/per-worker.ts, which gives each Worker the workerd pool starts a
 // simulator of its own, closed when that Worker stops.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { cloudflarePool } from '@cloudflare/vitest-plugin';
-import type { Plugin } from 'vitest/config';
 import { endTree, OWN_GROUP } from '../../scripts/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -101,49 +99,6 @@ export async function startSimulatorProcess(options: {
     close: () => {
       closing = true;
       return endTree(child);
-    },
-  };
-}
-
-/** A project's options function as the workerd pool takes it: `inject` in, its options out. */
-type OptionsOf = Extract<Parameters<typeof cloudflarePool>[0], (...args: never[]) => unknown>;
-type PoolContext = Parameters<OptionsOf>[0];
-type WorkersPoolOptions = Awaited<ReturnType<OptionsOf>>;
-
-/**
- * The workerd pool (@cloudflare/vitest-plugin's), with a Proxmox simulator of its own for each
- * Worker it starts: started as the Worker starts, its address handed to `options`, and stopped
- * when the Worker stops. The pool starts a Worker per pool worker and again when the queue moves
- * on from another project, so the simulators follow the Workers, never more than run at once.
- * Goes after `cloudflareTest(...)` in a project's plugins, and takes the place of its pool.
- */
-export function simulatorPerWorker(
-  options: (ctx: PoolContext, simulatorUrl: string) => WorkersPoolOptions,
-): Plugin {
-  return {
-    name: 'simulator-per-worker',
-    configureVitest({ project }) {
-      project.config.poolRunner = {
-        name: 'cloudflare-pool',
-        createPoolWorker(poolOptions) {
-          let simulator: SimulatorProcess | undefined;
-          const worker = cloudflarePool(async (ctx) => {
-            simulator = await startSimulatorProcess({ ...TEST_TIMINGS, holdsThisProcess: false });
-            return options(ctx, simulator.url);
-          }).createPoolWorker(poolOptions);
-          const stop = worker.stop.bind(worker);
-          worker.stop = async () => {
-            try {
-              await stop();
-            } finally {
-              const ending = simulator;
-              simulator = undefined;
-              await ending?.close();
-            }
-          };
-          return worker;
-        },
-      };
     },
   };
 }

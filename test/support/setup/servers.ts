@@ -1,82 +1,23 @@
-// Starts a fake identity provider (OIDC issuer and GitHub) for a project's tests, and hands them
-// its address, the Proxmox simulator's tokens and the real PVE 9 schema of the endpoints we call
-// (via vitest's provide/inject). The simulators themselves: one per Worker for the workerd
-// projects (vitest.config.ts), one shared by a Node project's files (./simulator.ts).
+// A Proxmox simulator (a process of its own) and a fake identity provider, shared by a Node
+// project's files, which take turns (the fake IdP's next sign-in is one queue): their addresses
+// as `simulatorUrl` and `fakeIdpUrl`. A workerd project's Workers each start their own instead
+// (test/support/per-worker.ts).
 
-import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { SIMULATOR_TOKENS } from '../../../simulator/server.ts';
 import { startFakeIdp } from '../fake-idp.ts';
-import { findSchemaFile, loadEndpoints, requireInCi } from '../pve-schema-load.ts';
-
-/** Every endpoint the Worker may call; requests it sends are checked against these. */
-const GUEST_KINDS = ['qemu', 'lxc'];
-const forEachKind = (template: string): string[] =>
-  GUEST_KINDS.map((kind) => template.replace('{kind}', kind));
-
-export const ENDPOINTS_USED = [
-  'GET /version',
-  'GET /cluster/status',
-  'GET /cluster/resources',
-  'GET /cluster/nextid',
-  'GET /cluster/ha/resources',
-  'GET /access/permissions',
-  'GET /cluster/replication',
-  'GET /nodes',
-  'GET /nodes/{node}/status',
-  'GET /storage',
-  'GET /nodes/{node}/storage',
-  'GET /nodes/{node}/storage/{storage}/content',
-  'POST /nodes/{node}/qemu',
-  'GET /nodes/{node}/tasks/{upid}/status',
-  'GET /nodes/{node}/tasks/{upid}/log',
-  'GET /nodes/{node}/qemu/{vmid}/agent/network-get-interfaces',
-  'POST /nodes/{node}/qemu/{vmid}/agent/exec',
-  'GET /nodes/{node}/qemu/{vmid}/agent/exec-status',
-  'GET /nodes/{node}/qemu/{vmid}/agent/file-read',
-  'GET /nodes/{node}/qemu/{vmid}/agent/info',
-  'GET /nodes/{node}/qemu/{vmid}/agent/get-osinfo',
-  'GET /nodes/{node}/qemu/{vmid}/agent/get-fsinfo',
-  'POST /nodes/{node}/vzdump',
-  'DELETE /nodes/{node}/storage/{storage}/content/{volume}',
-  'GET /nodes/{node}/lxc/{vmid}/interfaces',
-  ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/status/current'),
-  ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/config'),
-  ...['start', 'shutdown', 'stop', 'reboot', 'suspend', 'resume'].flatMap((a) =>
-    forEachKind(`POST /nodes/{node}/{kind}/{vmid}/status/${a}`),
-  ),
-  ...forEachKind('GET /nodes/{node}/{kind}/{vmid}/snapshot'),
-  ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/snapshot'),
-  ...forEachKind('DELETE /nodes/{node}/{kind}/{vmid}/snapshot/{snapname}'),
-  ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/snapshot/{snapname}/rollback'),
-  'POST /nodes/{node}/qemu/{vmid}/clone',
-  'POST /nodes/{node}/qemu/{vmid}/config',
-  'PUT /nodes/{node}/lxc/{vmid}/config',
-  'POST /nodes/{node}/lxc',
-  'GET /nodes/{node}/qemu/{vmid}/migrate',
-  ...forEachKind('PUT /nodes/{node}/{kind}/{vmid}/resize'),
-  ...forEachKind('POST /nodes/{node}/{kind}/{vmid}/migrate'),
-  ...forEachKind('DELETE /nodes/{node}/{kind}/{vmid}'),
-];
+import { startSimulatorProcess, TEST_TIMINGS } from '../simulator-process.ts';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // The server closed again if the setup fails after starting it (vitest then runs no teardown).
-  const idp = await startFakeIdp();
-  const close = () => idp.close();
-  try {
-    project.provide('fakeIdpUrl', idp.url);
-    project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
-    project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
-    const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../../..'));
-    requireInCi(
-      schemaFile,
-      'The PVE 9.1.3 API schema (checked against every request the Worker sends)',
-    );
-    project.provide('pveEndpoints', schemaFile ? loadEndpoints(schemaFile, ENDPOINTS_USED) : null);
-  } catch (err) {
+  const started = await Promise.allSettled([startSimulatorProcess(TEST_TIMINGS), startFakeIdp()]);
+  const close = () =>
+    Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
+  const [sim, idp] = started;
+  if (sim.status === 'rejected' || idp.status === 'rejected') {
     await close().catch(() => {}); // the setup's own error is the one to see
-    throw err;
+    throw sim.status === 'rejected' ? sim.reason : (idp as PromiseRejectedResult).reason;
   }
+  project.provide('simulatorUrl', sim.value.url);
+  project.provide('fakeIdpUrl', idp.value.url);
   return async () => {
     await close();
   };

@@ -39,7 +39,7 @@ export interface SimFault {
 /**
  * The simulator of this file: a workerd test file's Worker has its own (TEST_SIMULATOR_URL, set
  * per Worker by vitest.config.ts); a Node file (calls/run-call.serial.test.ts) talks to its
- * project's (test/support/setup/simulator.ts).
+ * project's (test/support/setup/servers.ts).
  */
 function base(): string {
   const url = process.env.TEST_SIMULATOR_URL ?? inject('simulatorUrl');

@@ -178,6 +178,38 @@ describe('the layers of src/', () => {
     ]);
   });
 
+  it('send every write to Proxmox from the write kernel (writes/request.ts), worded in writes/ once', () => {
+    // A call of the client's write methods: `pve.post(`, `ctx.pve().write<`, `pve?.put(`,
+    // `client['delete'](`. (A client renamed first would slip past: the names are a convention
+    // this holds to, as the client is named `pve` everywhere in src/.)
+    const sends =
+      /\b(?:pve|pve\(\)|client)\s*(?:\?\.|\.)\s*(?:write|post|put|delete)\s*[<(]|\b(?:pve|pve\(\)|client)\s*(?:\?\.)?\[\s*['"`](?:write|post|put|delete)['"`]\s*\]/g;
+    const sample = [
+      'await pve.post(path, s, p);',
+      'ctx.pve().write<S>(m, path, s, p);',
+      'pve?.put(path, s, p);',
+      "client['delete'](path);",
+      'pve.get(path, s);',
+      'kv.delete(key);',
+    ].join('\n');
+    expect(sample.match(sends)).toHaveLength(4);
+    const where = (pattern: RegExp): string[] =>
+      files(SRC).flatMap((file) => {
+        const text = readFileSync(file, 'utf8');
+        return [...text.matchAll(pattern)].map(
+          (m) => `${relative(file)}:${text.slice(0, m.index).split('\n').length}`,
+        );
+      });
+    const kernel = path.join('writes', 'request.ts');
+    expect(where(sends).map((at) => at.slice(0, at.lastIndexOf(':')))).toEqual([kernel]);
+    // What a preview says and the step that carries the call out: in writes/preview.ts only.
+    const preview = path.join('writes', 'preview.ts');
+    for (const wording of [/Preview only:/g, /confirm: true to/g])
+      expect(new Set(where(wording).map((at) => at.slice(0, at.lastIndexOf(':'))))).toEqual(
+        new Set([preview]),
+      );
+  });
+
   it('keep calls/ free of any MCP era', () => {
     for (const file of files(path.join(SRC, 'calls'))) {
       expect(readFileSync(file, 'utf8'), file).not.toMatch(/@modelcontextprotocol\/|agents\/mcp/);

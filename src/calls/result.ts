@@ -2,6 +2,7 @@
 // schema, written out here so that nothing in calls/ depends on one SDK era's types), or a
 // suspended call waiting for the person's answer in the next request (2026-07-28).
 
+import { z } from 'zod';
 import type { ApprovalQuestion, CallBinding } from './conversation';
 
 export interface CallResult {
@@ -14,3 +15,16 @@ export interface CallResult {
 export type CallOutcome =
   | { kind: 'result'; result: CallResult }
   | { kind: 'input_required'; question: ApprovalQuestion; binding: CallBinding };
+
+/**
+ * Members every output schema carries, so an error or a policy refusal still matches it. Their
+ * shapes ({kind, message, fields?, upstream_status?} and {decision, rule, reason,
+ * retry_after_s?}) are told once, in the server's instructions.
+ */
+export const outputExtras = {
+  error: z.looseObject({}).optional(),
+  policy: z.looseObject({}).optional(),
+  approval_id: z.string().optional(),
+  approval_url: z.string().optional(),
+  expires_at: z.string().optional(),
+};

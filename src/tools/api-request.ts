@@ -4,12 +4,13 @@
 // writes preview unless confirm. Paths are syntactically clean; parameters flat scalars.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../calls/tool-spec';
+import { defineTool } from '../calls/tool-spec';
 import { API_PARAM_RE, checkApiParamName, checkApiPath } from '../proxmox/api-path';
-import { PveError, writeMayHaveHappened } from '../proxmox/errors';
-import { confirm, outputExtras } from './common';
+import { confirm } from './common';
+import { outputExtras } from '../calls/result';
 import { formParams, keysChecked } from './input-formats';
-import { describeParams, shownParams } from './shown-params';
+import { NOTHING_SENT, nextStep } from '../writes/preview';
+import { requestLine, requestRows, requestView, sendWrite } from '../writes/request';
 
 /** Answers larger than this are not returned whole (they would flood the conversation). */
 const MAX_ANSWER = 64 * 1024;
@@ -66,38 +67,29 @@ export const apiRequest = defineTool({
   },
   dryRun: (args) => args.method !== 'GET' && !args.confirm,
   policyFields: { params: ['*'] },
-  describeCall: (args) => ({
-    request: `${args.method} ${args.path}`,
-    ...shownParams(formParams(args.params ?? {})),
-  }),
+  describeCall: (args) =>
+    requestRows({ method: args.method, path: args.path, params: formParams(args.params ?? {}) }),
   async run(args, ctx) {
     const params = formParams(args.params ?? {});
-    const request = { method: args.method, path: args.path, params: shownParams(params) };
-    const line = `${args.method} ${args.path}${Object.keys(params).length ? ` with ${describeParams(params)}` : ''}`;
+    const request = requestView({ method: args.method, path: args.path, params });
+    const line = requestLine(request);
     if (args.method !== 'GET' && !args.confirm) {
-      const nextStep =
-        'Call pve_api_request again with the same arguments and confirm: true to send it.';
+      const next = nextStep('pve_api_request', 'send it');
       return {
-        structured: { mode: 'preview' as const, request, next_step: nextStep },
-        text: `Preview only: nothing was sent to Proxmox.\nWould send ${line}.\n${nextStep}`,
+        structured: { mode: 'preview' as const, request, next_step: next },
+        text: `${NOTHING_SENT}\nWould send ${line}.\n${next}`,
       };
     }
     const pve = ctx.pve();
-    let data: unknown;
-    try {
-      data =
-        args.method === 'GET'
-          ? await pve.get(args.path, z.unknown(), params)
-          : await pve.write(args.method, args.path, z.unknown(), params);
-    } catch (err) {
-      if (args.method !== 'GET' && err instanceof PveError && writeMayHaveHappened(err)) {
-        throw new ToolFailure(
-          'indeterminate',
-          `${err.message} ${line} may or may not have been carried out: check before sending it again.`,
-        );
-      }
-      throw err;
-    }
+    const data: unknown =
+      args.method === 'GET'
+        ? await pve.get(args.path, z.unknown(), params)
+        : await sendWrite(
+            pve,
+            { method: args.method, path: args.path, params },
+            z.unknown(),
+            `${line} may or may not have been carried out: check before sending it again.`,
+          );
     let json = JSON.stringify(data ?? null);
     // Scrubbed before it is cut: a cut through a secret would leave its first part behind.
     if (json.length > MAX_ANSWER) json = pve.scrub.text(json);

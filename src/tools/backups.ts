@@ -11,7 +11,6 @@ import { defineTool, ToolFailure, type BaseToolContext } from '../calls/tool-spe
 import { ageInWords, readBlastRadius } from '../proxmox/blast-radius';
 import { parseBackupVolume, type BackupVolume } from '../proxmox/backup-volume';
 import type { PveClient } from '../proxmox/client';
-import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { guestDisks } from '../proxmox/guest-disks';
 import {
   anyList,
@@ -22,21 +21,21 @@ import {
   snapshotItem,
   upidString,
 } from '../proxmox/schemas';
+import { confirm, nodeName, storageId, vmid, waitArgs } from './common';
+import { outputExtras } from '../calls/result';
+import { requestOutput, taskOutput } from '../writes/output';
+import { sendWithFreshId } from '../writes/fresh-vmid';
+import { guestLabel, guestPath } from '../proxmox/guest-state';
+import { NOTHING_SENT, nextStep } from '../writes/preview';
 import {
-  confirm,
-  nodeName,
-  outputExtras,
-  requestOutput,
-  storageId,
-  taskOutput,
-  vmid,
-  waitArgs,
-} from './common';
-import { sendWithFreshId } from './fresh-vmid';
-import { guestLabel, guestPath } from './guests';
-import { describeParams, shownParams } from './shown-params';
+  requestLine,
+  requestRows,
+  requestView,
+  sendWrite,
+  type WriteRequest,
+} from '../writes/request';
 import { readContent, type Volume } from './storage';
-import { waitForTask } from './task-wait';
+import { waitForTask } from '../writes/task-wait';
 
 const output = z.object({
   mode: z.enum(['preview', 'started', 'done']).optional(),
@@ -82,34 +81,17 @@ async function findGuest(pve: PveClient, id: number): Promise<GuestEntry | null>
 
 const backupStorage = z.object({ storage: z.string(), type: z.string().optional() });
 
-interface Sent {
-  method: 'POST' | 'DELETE';
-  path: string;
-  params: Record<string, string>;
-}
-
-function requestView(r: Sent) {
-  return { method: r.method, path: r.path, params: shownParams(r.params) };
-}
-
-function shown(r: Sent): string {
-  return `${r.method} ${r.path}${Object.keys(r.params).length ? ` with ${describeParams(r.params)}` : ''}`;
-}
+type Sent = WriteRequest & { method: 'POST' | 'DELETE' };
 
 /** Sends a request that starts a task; a lost answer is reported as maybe done. */
 async function startTask(pve: PveClient, r: Sent, doing: string): Promise<string> {
-  try {
-    return r.method === 'DELETE'
-      ? ((await pve.delete(r.path, upidString.nullable(), r.params)) ?? '')
-      : await pve.post(r.path, upidString, r.params);
-  } catch (err) {
-    if (err instanceof PveError && writeMayHaveHappened(err))
-      throw new ToolFailure(
-        'indeterminate',
-        `${err.message} The request to ${doing} may or may not have reached Proxmox: check its tasks (pve_get_task_status) or pve_list_backups before trying again.`,
-      );
-    throw err;
-  }
+  const upid = await sendWrite(
+    pve,
+    r,
+    r.method === 'DELETE' ? upidString.nullable() : upidString,
+    `The request to ${doing} may or may not have reached Proxmox: check its tasks (pve_get_task_status) or pve_list_backups before trying again.`,
+  );
+  return upid ?? '';
 }
 
 async function finish(
@@ -150,7 +132,7 @@ function previewResult(r: Sent, note: string, next: string, details?: Record<str
       ...(details ? { details } : {}),
       next_step: next,
     },
-    text: `Preview only: nothing was sent to Proxmox.\n${note}\nWould send ${shown(r)}.\n${next}`,
+    text: `${NOTHING_SENT}\n${note}\nWould send ${requestLine(r)}.\n${next}`,
   };
 }
 
@@ -252,12 +234,7 @@ export const createBackup = defineTool({
             ? 'it keeps running (a snapshot backup)'
             : 'it is not running';
     const note = `Backs up ${who} (${guest.status ?? 'state unknown'}) on ${args.node} to ${args.storage}${pbs ? ' (Proxmox Backup Server)' : ''} in ${args.mode} mode: ${effect}.${args.protected ? ' The backup is protected.' : ''} Older backups are kept (no pruning).`;
-    if (!args.confirm)
-      return previewResult(
-        r,
-        note,
-        'Call pve_create_backup again with the same arguments and confirm: true to back it up.',
-      );
+    if (!args.confirm) return previewResult(r, note, nextStep('pve_create_backup', 'back it up'));
     const upid = await startTask(pve, r, `back up ${who}`);
     return finish(pve, r, upid, args, `${who}: backup to ${args.storage} started.`, note);
   },
@@ -325,10 +302,7 @@ export const restoreBackup = defineTool({
           { lossy: 'restore over it' },
         )
       : null,
-  describeCall: (args) => {
-    const r = restoreRequest(args, args.vmid ?? 0, args.force);
-    return { request: `${r.method} ${r.path}`, ...shownParams(r.params) };
-  },
+  describeCall: (args) => requestRows(restoreRequest(args, args.vmid ?? 0, args.force)),
   async run(args, ctx) {
     const pve = ctx.pve();
     const b = backupOf(args.volume);
@@ -384,7 +358,7 @@ export const restoreBackup = defineTool({
       return previewResult(
         r,
         note,
-        `Call pve_restore_backup again with the same arguments${given ? '' : ` and vmid: ${target}`} and confirm: true to restore it.`,
+        nextStep('pve_restore_backup', 'restore it', given ? '' : ` and vmid: ${target}`),
         details,
       );
     const sent = await sendWithFreshId({
@@ -470,12 +444,9 @@ export const deleteBackup = defineTool({
     const note = `Deletes ${b.volid} (made ${madeAgo(found, now)}${found.notes ? `, "${found.notes}"` : ''}) for good. ${remain}`;
     const r: Sent = { method: 'DELETE', path: deletePath(args.node, b), params: {} };
     if (!args.confirm)
-      return previewResult(
-        r,
-        note,
-        'Call pve_delete_backup again with the same arguments and confirm: true to delete it.',
-        { remaining: siblings.map((v) => v.volid) },
-      );
+      return previewResult(r, note, nextStep('pve_delete_backup', 'delete it'), {
+        remaining: siblings.map((v) => v.volid),
+      });
     const upid = await startTask(pve, r, `delete ${b.volid}`);
     return finish(pve, r, upid, args, `${b.volid}: deletion started.`, note);
   },

@@ -16,7 +16,7 @@ import { parseAddressList } from '../proxmox/net-address';
 import { checkedText } from '../proxmox/option-rules';
 import { parseNet } from '../proxmox/qemu-options';
 import { confirm, nodeName, storageId, vmid, waitArgs } from './common';
-import type { PlanStep } from './plan';
+import type { PlanStep } from '../writes/plan';
 import {
   description,
   dnsName,

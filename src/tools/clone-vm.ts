@@ -13,8 +13,9 @@ import { NET_FORMAT, fieldsOf, parseNet } from '../proxmox/qemu-options';
 import { propertyValue } from '../property-value';
 import { guestConfig, nextId } from '../proxmox/schemas';
 import { cloneInput, cloneSteps, setsCloudInit, type CloneArgs } from './clone-input';
-import { outputExtras } from './common';
-import { guestPath, readGuestState, type GuestState } from './guests';
+import { outputExtras } from '../calls/result';
+import { NOTHING_SENT, nextStep } from '../writes/preview';
+import { guestPath, readGuestState, type GuestState } from '../proxmox/guest-state';
 import {
   completed,
   describePlan,
@@ -23,7 +24,7 @@ import {
   stepOutput,
   stepView,
   summarize,
-} from './plan';
+} from '../writes/plan';
 
 const output = z.object({
   mode: z.enum(['preview', 'created', 'failed']).optional(),
@@ -210,8 +211,7 @@ export const cloneVm = defineTool({
     const node = args.target ?? args.node;
     if (!args.confirm) {
       const steps = cloneSteps(full, newid, resizeDisk);
-      const nextStep =
-        'Call pve_clone_vm again with the same arguments and confirm: true to run these requests.';
+      const next = nextStep('pve_clone_vm', 'run these requests');
       const idNote = given
         ? ''
         : ` (${newid} is the next free id now; it is chosen again when you confirm)`;
@@ -223,9 +223,9 @@ export const cloneVm = defineTool({
           vmid_source: idSource,
           steps: steps.map(stepView),
           note: verdict.note,
-          next_step: nextStep,
+          next_step: next,
         },
-        text: `Preview only: nothing was sent to Proxmox.\nThe new VM: ${newid}${idNote}. ${verdict.note}\nWould send, in order, each after the one before has ended:\n${planLines(steps).join('\n')}\n${nextStep}`,
+        text: `${NOTHING_SENT}\nThe new VM: ${newid}${idNote}. ${verdict.note}\nWould send, in order, each after the one before has ended:\n${planLines(steps).join('\n')}\n${next}`,
       };
     }
     const { vmid: made, outcomes } = await runPlan({

@@ -11,7 +11,8 @@ import {
   parseEach,
   versionInfo,
 } from '../proxmox/schemas';
-import { nodeName, outputExtras, round2, toGib, toMib } from './common';
+import { nodeName, round2, toGib, toMib } from './common';
+import { outputExtras } from '../calls/result';
 
 const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint: false }) as const;
 

@@ -30,7 +30,6 @@ export const tagName = z
 export const vmid = z.number().int().min(VMID_MIN).max(VMID_MAX);
 
 export const vmType = z.enum(['qemu', 'lxc']).default('qemu');
-export type VmType = z.output<typeof vmType>;
 
 /** Which guest a guest tool acts on: PLG's `node`, `vmid` and `vm_type`. */
 export const guestTarget = {
@@ -57,30 +56,6 @@ export const confirm = z.boolean().default(false);
 export const waitArgs = {
   wait: z.boolean().default(false),
   timeout_s: z.number().int().min(1).max(120).default(60),
-};
-
-/** The request a write sent (or would send), as results show it: method, path, its parameters. */
-export const requestOutput = z
-  .object({ method: z.string(), path: z.string(), params: z.record(z.string(), z.string()) })
-  .partial();
-
-/**
- * A task's state, when the call waited for it: {status, exitstatus, succeeded}. Said in words
- * rather than typed member by member: this schema is repeated in every write tool's definition.
- */
-export const taskOutput = z.looseObject({}).describe('{status, exitstatus, succeeded}');
-
-/**
- * Members every output schema carries, so an error or a policy refusal still matches it. Their
- * shapes ({kind, message, fields?, upstream_status?} and {decision, rule, reason,
- * retry_after_s?}) are told once, in the server's instructions.
- */
-export const outputExtras = {
-  error: z.looseObject({}).optional(),
-  policy: z.looseObject({}).optional(),
-  approval_id: z.string().optional(),
-  approval_url: z.string().optional(),
-  expires_at: z.string().optional(),
 };
 
 const MIB = 1024 * 1024;

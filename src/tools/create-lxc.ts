@@ -1,6 +1,6 @@
 // pve_create_lxc: a container from an OS template (POST /nodes/{node}/lxc), PLG's arguments
 // validated to pve-container's formats; unprivileged unless the caller says otherwise (a
-// privileged container's root is root on the host). The flow is guest-create.ts's.
+// privileged container's root is root on the host). The flow is ../writes/guest-create.ts's.
 
 import { z } from 'zod';
 import { checkPassword, parseSshKeys } from '../proxmox/cloud-init';
@@ -14,7 +14,7 @@ import {
 } from '../proxmox/lxc-options';
 import { checkedText, fieldsOf } from '../proxmox/option-rules';
 import { confirm, nodeName, storageId, waitArgs } from './common';
-import { defineCreateTool } from './guest-create';
+import { defineCreateTool } from '../writes/guest-create';
 import {
   dnsName,
   formParams,

@@ -1,5 +1,6 @@
 // pve_create_qemu_vm: previews by default; with confirm=true sends one POST /nodes/{node}/qemu
-// (see guest-create.ts for the vmid and the task), its arguments as create-input.ts checks them.
+// (see ../writes/guest-create.ts for the vmid and the task), its arguments as create-input.ts
+// checks them.
 
 import {
   AGENT_FORMAT,
@@ -12,7 +13,7 @@ import {
   fieldsOf,
 } from '../proxmox/qemu-options';
 import { createInput, createParams } from './create-input';
-import { defineCreateTool } from './guest-create';
+import { defineCreateTool } from '../writes/guest-create';
 
 export const createQemuVm = defineCreateTool({
   name: 'pve_create_qemu_vm',

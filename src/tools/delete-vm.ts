@@ -7,8 +7,8 @@ import { readGuestBindings } from '../proxmox/blast-radius';
 import { guestDisks } from '../proxmox/guest-disks';
 import { guestConfig } from '../proxmox/schemas';
 import { confirm, guestTarget, waitArgs } from './common';
-import { defineGuestAction } from './guest-action';
-import { guestLabel, guestPath } from './guests';
+import { defineGuestAction } from '../writes/guest-action';
+import { guestLabel, guestPath } from '../proxmox/guest-state';
 import { formParams } from './input-formats';
 
 const input = z.strictObject({

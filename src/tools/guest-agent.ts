@@ -13,8 +13,17 @@ import { readBlastRadius } from '../proxmox/blast-radius';
 import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { numeric, boolish } from '../proxmox/schemas';
-import { confirm, nodeName, outputExtras, vmid } from './common';
-import { describeState, guestLabel, guestPath, readGuestState, type GuestRef } from './guests';
+import { confirm, nodeName, vmid } from './common';
+import { outputExtras } from '../calls/result';
+import { NOTHING_RUN, nextStep } from '../writes/preview';
+import { sendWrite } from '../writes/request';
+import {
+  describeState,
+  guestLabel,
+  guestPath,
+  readGuestState,
+  type GuestRef,
+} from '../proxmox/guest-state';
 
 /** Output kept of each stream, and of a file read: enough to judge, small enough for a context. */
 export const MAX_OUTPUT_BYTES = 16_384;
@@ -228,10 +237,10 @@ export const guestExec = defineTool({
     const who = await agentReady(pve, g);
     const shown = args.command.map((p) => JSON.stringify(p)).join(' ');
     if (!args.confirm) {
-      const next = 'Call pve_guest_exec again with the same arguments and confirm: true to run it.';
+      const next = nextStep('pve_guest_exec', 'run it');
       return {
         structured: { mode: 'preview' as const, command: args.command, next_step: next },
-        text: `Preview only: nothing was run.\nWould run in ${who} on ${args.node}, as the guest agent's user (root on Linux, SYSTEM on Windows), no shell: ${shown}${args.input_data !== undefined ? ` with ${new TextEncoder().encode(args.input_data).length} bytes on stdin` : ''}; waiting up to ${args.timeout_s} s for it to exit.\n${next}`,
+        text: `${NOTHING_RUN}\nWould run in ${who} on ${args.node}, as the guest agent's user (root on Linux, SYSTEM on Windows), no shell: ${shown}${args.input_data !== undefined ? ` with ${new TextEncoder().encode(args.input_data).length} bytes on stdin` : ''}; waiting up to ${args.timeout_s} s for it to exit.\n${next}`,
       };
     }
     const form = {
@@ -241,17 +250,22 @@ export const guestExec = defineTool({
     };
     let pid: number;
     try {
-      pid = (await pve.post(guestPath(g, 'agent', 'exec'), z.object({ pid: numeric }), form)).pid;
+      const exec = { method: 'POST' as const, path: guestPath(g, 'agent', 'exec'), params: form };
+      pid = (
+        await sendWrite(
+          pve,
+          exec,
+          z.object({ pid: numeric }),
+          `The command may or may not have started in ${who}: check inside the guest before running it again.`,
+          // A lost answer, or the agent timing out after it was handed the command (QMP "got
+          // timeout"): it may have started.
+          (err) =>
+            (err.status === 500 && /timeout/i.test(err.message)) ||
+            (writeMayHaveHappened(err) && err.status !== 500),
+        )
+      ).pid;
     } catch (err) {
-      // A lost answer, or the agent timing out after it was handed the command (QMP "got
-      // timeout"): it may have started.
-      const late = err instanceof PveError && err.status === 500 && /timeout/i.test(err.message);
-      if (err instanceof PveError && (late || (writeMayHaveHappened(err) && err.status !== 500)))
-        throw new ToolFailure(
-          'indeterminate',
-          `${err.message} The command may or may not have started in ${who}: check inside the guest before running it again.`,
-        );
-      agentFailure(err, who);
+      agentFailure(err, who); // a ToolFailure (indeterminate) too goes on as it is
     }
     let status: z.output<typeof execStatus>;
     try {

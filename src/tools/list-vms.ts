@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import { defineTool, ToolFailure } from '../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../proxmox/schemas';
-import { nodeName, outputExtras, tagName } from './common';
+import { nodeName, tagName } from './common';
+import { outputExtras } from '../calls/result';
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;

@@ -8,8 +8,8 @@ import { own } from '../own';
 import { STORAGE_ID_RE } from '../proxmox/formats';
 import { migratePrecondition } from '../proxmox/schemas';
 import { confirm, guestTarget, nodeName, waitArgs } from './common';
-import { defineGuestAction, type Verdict } from './guest-action';
-import { guestLabel, guestPath, type GuestState } from './guests';
+import { defineGuestAction, type Verdict } from '../writes/guest-action';
+import { guestLabel, guestPath, type GuestState } from '../proxmox/guest-state';
 import { formParams } from './input-formats';
 
 /** `storage-pair-list`: one target storage, or SOURCE:TARGET pairs. */

@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../calls/tool-spec';
 import { confirm, guestTarget, waitArgs } from './common';
-import { defineGuestAction, type Verdict } from './guest-action';
-import { guestLabel, guestPath, type GuestRef, type GuestState } from './guests';
+import { defineGuestAction, type Verdict } from '../writes/guest-action';
+import { guestLabel, guestPath, type GuestRef, type GuestState } from '../proxmox/guest-state';
 
 const baseInput = z.strictObject({ ...guestTarget, confirm, ...waitArgs });
 

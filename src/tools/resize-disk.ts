@@ -8,8 +8,8 @@ import { RESIZE_FIELDS, describeBytes, parseResizeSize, resizedBytes } from '../
 import { DISK_KEY_RE, guestDisks } from '../proxmox/guest-disks';
 import { guestConfig } from '../proxmox/schemas';
 import { confirm, guestTarget, waitArgs } from './common';
-import { defineGuestAction } from './guest-action';
-import { guestLabel, guestPath } from './guests';
+import { defineGuestAction } from '../writes/guest-action';
+import { guestLabel, guestPath } from '../proxmox/guest-state';
 import { propertyString } from './input-formats';
 
 const input = z.strictObject({

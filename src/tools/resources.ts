@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { defineTool } from '../calls/tool-spec';
 import { anyList, parseEach, resourceItem, type ResourceItem } from '../proxmox/schemas';
-import { outputExtras, round2, toGib, toMib } from './common';
+import { round2, toGib, toMib } from './common';
+import { outputExtras } from '../calls/result';
 import { decodeCursor, pageAfter } from './paging';
 
 const NAME = 'pve_list_resources';

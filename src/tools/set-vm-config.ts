@@ -12,8 +12,8 @@ import { guestDisks } from '../proxmox/guest-disks';
 import { guestConfig } from '../proxmox/schemas';
 import { confirm, guestTarget, waitArgs } from './common';
 import { configArg, configKey, forKind, type ConfigChange } from './config-input';
-import { defineGuestAction, type Verdict } from './guest-action';
-import { guestLabel, guestPath } from './guests';
+import { defineGuestAction, type Verdict } from '../writes/guest-action';
+import { guestLabel, guestPath } from '../proxmox/guest-state';
 
 const input = z.strictObject({
   ...guestTarget,

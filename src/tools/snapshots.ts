@@ -5,9 +5,10 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../calls/tool-spec';
 import { anyList, parseEach, snapshotItem } from '../proxmox/schemas';
-import { confirm, guestTarget, isoSeconds, outputExtras, snapshotName, waitArgs } from './common';
-import { defineGuestAction, type Verdict } from './guest-action';
-import { guestLabel, guestPath, type GuestRef } from './guests';
+import { confirm, guestTarget, isoSeconds, snapshotName, waitArgs } from './common';
+import { outputExtras } from '../calls/result';
+import { defineGuestAction, type Verdict } from '../writes/guest-action';
+import { guestLabel, guestPath, type GuestRef } from '../proxmox/guest-state';
 
 const snapshot = z.object({
   name: z.string(),

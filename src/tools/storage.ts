@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { defineTool, type BaseToolContext } from '../calls/tool-spec';
 import { anyList, boolish, numeric, parseEach } from '../proxmox/schemas';
-import { isoSeconds, nodeName, outputExtras, round2, storageId, toGib, vmid } from './common';
+import { isoSeconds, nodeName, round2, storageId, toGib, vmid } from './common';
+import { outputExtras } from '../calls/result';
 import { decodeCursor, pageAfter } from './paging';
 
 const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint: false }) as const;

@@ -6,8 +6,9 @@ import { z } from 'zod';
 import { defineTool, ToolFailure } from '../calls/tool-spec';
 import { taskLogLines, taskStatus } from '../proxmox/schemas';
 import { parseUpid, taskSucceeded } from '../proxmox/upid';
-import { isoSeconds, nodeName, outputExtras, waitArgs } from './common';
-import { waitForTask } from './task-wait';
+import { isoSeconds, nodeName, waitArgs } from './common';
+import { outputExtras } from '../calls/result';
+import { waitForTask } from '../writes/task-wait';
 
 const NAME = 'pve_get_task_status';
 const UPID_SHAPE = /^UPID:[^\s]{1,300}$/;

@@ -6,8 +6,9 @@ import { z } from 'zod';
 import { defineTool } from '../calls/tool-spec';
 import { viewConfig } from '../proxmox/config-view';
 import { guestConfig } from '../proxmox/schemas';
-import { guestTarget, outputExtras, snapshotName } from './common';
-import { guestLabel, guestPath } from './guests';
+import { guestTarget, snapshotName } from './common';
+import { outputExtras } from '../calls/result';
+import { guestLabel, guestPath } from '../proxmox/guest-state';
 
 export const getVmConfig = defineTool({
   name: 'pve_get_vm_config',

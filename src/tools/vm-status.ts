@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { defineTool, type ToolContext } from '../calls/tool-spec';
 import { PveError } from '../proxmox/errors';
 import { agentInterfaces, lxcInterfaces } from '../proxmox/schemas';
-import { guestTarget, outputExtras, round2, toGib, toMib } from './common';
+import { guestTarget, round2, toGib, toMib } from './common';
+import { outputExtras } from '../calls/result';
 import {
   describeState,
   guestLabel,
@@ -14,7 +15,7 @@ import {
   readGuestState,
   type GuestRef,
   type GuestState,
-} from './guests';
+} from '../proxmox/guest-state';
 
 const iface = z.object({
   name: z.string(),

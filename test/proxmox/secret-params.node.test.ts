@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUILT_IN_SENSITIVE } from '../../src/audit/canonical';
 import { SECRET_PARAMS } from '../../src/proxmox/secret-params';
-import { shownParams } from '../../src/tools/shown-params';
+import { shownParams } from '../../src/writes/shown-params';
 import { findSchemaFile, requireInCi } from '../support/pve-schema-load.ts';
 
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));

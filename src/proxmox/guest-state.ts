@@ -2,10 +2,12 @@
 // still encoded, so no value can change the path), its kind in words, and its current state,
 // which every write reads first to preview, to refuse early and to name what it acts on.
 
-import { guestStatus, type GuestStatus } from '../proxmox/schemas';
-import type { PveClient } from '../proxmox/client';
-import type { VmType } from './common';
+import { guestStatus, type GuestStatus } from './schemas';
+import type { PveClient } from './client';
 import { guestName } from '../guest-name';
+
+/** A guest's kind, as Proxmox's paths name it. */
+export type VmType = 'qemu' | 'lxc';
 
 export interface GuestRef {
   node: string;

@@ -11,27 +11,23 @@ import { defineTool, ToolFailure, type ToolContext, type ToolSpec } from '../cal
 import { readBlastRadius, type BlastOptions } from '../proxmox/blast-radius';
 import { blastRadiusLines } from '../proxmox/blast-radius-text';
 import type { PveClient } from '../proxmox/client';
-import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
-import { outputExtras, requestOutput, taskOutput } from './common';
-import { describeParams, shownParams } from './shown-params';
+import { outputExtras } from '../calls/result';
+import { requestOutput, taskOutput } from './output';
+import { NOTHING_SENT, nextStep } from './preview';
+import { requestLine, requestRows, requestView, sendWrite, type WriteRequest } from './request';
 import {
   describeState,
   guestLabel,
   readGuestState,
   type GuestRef,
   type GuestState,
-} from './guests';
+} from '../proxmox/guest-state';
 import { waitForTask } from './task-wait';
 import type { Scope } from '../scopes';
 
 /** The one request an action sends. */
-export interface ActionRequest {
-  method: 'POST' | 'PUT' | 'DELETE';
-  /** Below /api2/json, every segment encoded. */
-  path: string;
-  /** The exact form (POST, PUT) or query (DELETE) parameters. */
-  params: Record<string, string>;
+export interface ActionRequest extends WriteRequest {
   /** Proxmox applies it at once and answers null (a container's config), instead of starting a task. */
   sync?: boolean;
 }
@@ -115,10 +111,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
     dryRun: (args) => !(args as Args).confirm,
     ...(spec.policyFields ? { policyFields: spec.policyFields } : {}),
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
-    describeCall: (args) => {
-      const req = spec.request(args);
-      return { request: `${req.method} ${req.path}`, ...shownParams(req.params) };
-    },
+    describeCall: (args) => requestRows(spec.request(args)),
     blastRadius: (args, ctx) => radiusOf(spec, args as Args, ctx.pve()),
     run: (raw, ctx) => runAction(spec, raw as Args, ctx),
   });
@@ -139,7 +132,7 @@ async function runAction<I extends z.ZodObject>(
   if (!verdict.ok)
     throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
   const sent = spec.request(raw);
-  const req = { method: sent.method, path: sent.path, params: shownParams(sent.params) };
+  const req = requestView(sent);
   const guest = { name: state.name, status: describeState(state), lock: state.lock };
   const details = verdict.ok === true && verdict.details ? { details: verdict.details } : {};
   if (verdict.ok === 'unchanged') {
@@ -149,8 +142,7 @@ async function runAction<I extends z.ZodObject>(
     };
   }
   if (!args.confirm) {
-    const shown = `${req.method} ${req.path}${Object.keys(req.params).length ? ` with ${describeParams(sent.params)}` : ''}`;
-    const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to ${spec.doing(raw)}.`;
+    const next = nextStep(spec.name, spec.doing(raw));
     const radius = await radiusOf(spec, args, pve);
     return {
       structured: {
@@ -160,18 +152,23 @@ async function runAction<I extends z.ZodObject>(
         note: verdict.note,
         ...details,
         blast_radius: radius as unknown as Record<string, unknown>,
-        next_step: nextStep,
+        next_step: next,
       },
       text: [
-        'Preview only: nothing was sent to Proxmox.',
+        NOTHING_SENT,
         `${label} on ${args.node} is ${describeState(state)}. ${verdict.note}`,
-        `Would send ${shown}.`,
+        `Would send ${requestLine(sent)}.`,
         ...blastRadiusLines(radius, ctx.clock.now()),
-        nextStep,
+        next,
       ].join('\n'),
     };
   }
-  const upid = await send(pve, sent, label, spec.doing(raw));
+  const upid = await sendWrite(
+    pve,
+    sent,
+    sent.sync ? z.unknown().transform(() => null) : upidString,
+    `The request to ${spec.doing(raw)} ${label} may or may not have reached Proxmox: check the guest (pve_get_vm_status) or its tasks before trying again.`,
+  );
   const reported = { guest, request: req, note: verdict.note, ...details };
   if (upid === null) {
     return {
@@ -205,25 +202,4 @@ function radiusOf<I extends z.ZodObject>(
     { node: args.node, vmid: args.vmid, vm_type: args.vm_type },
     spec.warns?.(args) ?? {},
   );
-}
-
-/** The task's UPID, or null for a request Proxmox applies at once. */
-async function send(
-  pve: PveClient,
-  req: ActionRequest,
-  label: string,
-  doing: string,
-): Promise<string | null> {
-  const answer = req.sync ? z.unknown().transform(() => null) : upidString;
-  try {
-    return await pve.write(req.method, req.path, answer, req.params);
-  } catch (err) {
-    if (err instanceof PveError && writeMayHaveHappened(err)) {
-      throw new ToolFailure(
-        'indeterminate',
-        `${err.message} The request to ${doing} ${label} may or may not have reached Proxmox: check the guest (pve_get_vm_status) or its tasks before trying again.`,
-      );
-    }
-    throw err;
-  }
 }

@@ -10,18 +10,15 @@ import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
 import { sendWithFreshId } from './fresh-vmid';
-import { describeParams, shownParams } from './shown-params';
+import { requestLine, requestView, sendRequest, type WriteRequest } from './request';
+import { shownParams } from './shown-params';
 import { waitForTask } from './task-wait';
 
-export interface PlanStep {
+export interface PlanStep extends WriteRequest {
   /** What it does, for lists and failures: "setting cloud-init on VM 106". */
   doing: string;
   /** What holds once it succeeded: "VM 106 was cloned from VM 9000". */
   done: string;
-  method: 'POST' | 'PUT' | 'DELETE';
-  /** Below /api2/json, every segment encoded. */
-  path: string;
-  params: Record<string, string>;
   /** Proxmox answers with a task id; the task's end is waited for before the next step. */
   task: boolean;
 }
@@ -49,7 +46,7 @@ export const stepOutput = z.object({
 
 export function stepView(o: StepOutcome | PlanStep): z.input<typeof stepOutput> {
   const step = 'step' in o ? o.step : o;
-  const request = { method: step.method, path: step.path, params: shownParams(step.params) };
+  const request = requestView(step);
   if (!('step' in o)) return { doing: step.doing, request };
   return {
     doing: step.doing,
@@ -62,10 +59,9 @@ export function stepView(o: StepOutcome | PlanStep): z.input<typeof stepOutput> 
 
 /** The numbered list of requests a preview shows. */
 export function planLines(steps: readonly PlanStep[]): string[] {
-  return steps.map((s, i) => {
-    const params = describeParams(s.params);
-    return `${i + 1}. ${s.method} ${s.path}${params ? ` with ${params}` : ''}: ${s.doing}${s.task ? ' (a task, waited for)' : ''}`;
-  });
+  return steps.map(
+    (s, i) => `${i + 1}. ${requestLine(s)}: ${s.doing}${s.task ? ' (a task, waited for)' : ''}`,
+  );
 }
 
 /**
@@ -169,9 +165,9 @@ export async function runPlan(run: PlanRun): Promise<{ vmid: number; outcomes: S
   return { vmid, outcomes };
 }
 
-async function send(pve: PveClient, step: PlanStep): Promise<string | null> {
+function send(pve: PveClient, step: PlanStep): Promise<string | null> {
   const schema = step.task ? upidString.nullable() : z.unknown().transform(() => null);
-  return pve.write(step.method, step.path, schema, step.params);
+  return sendRequest(pve, step, schema);
 }
 
 /** Whether the plan did all it was asked to (the last task may still be running). */

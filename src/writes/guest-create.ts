@@ -5,9 +5,13 @@
 
 import { z } from 'zod';
 import { defineTool, type ToolSpec } from '../calls/tool-spec';
+import type { PveClient } from '../proxmox/client';
 import { nextId, upidString } from '../proxmox/schemas';
-import { outputExtras, taskOutput } from './common';
+import { outputExtras } from '../calls/result';
+import { taskOutput } from './output';
 import { sendWithFreshId } from './fresh-vmid';
+import { NOTHING_SENT, nextStep } from './preview';
+import { sendRequest } from './request';
 import { shownParams } from './shown-params';
 import { waitForTask, type TaskOutcome } from './task-wait';
 
@@ -105,7 +109,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
         const idNote = given
           ? ''
           : ` (${vmid} is the next free id now; the id is chosen again when you confirm)`;
-        const nextStep = `Call ${spec.name} again with the same arguments and confirm: true to create it.`;
+        const next = nextStep(spec.name, 'create it');
         return {
           structured: {
             mode: 'preview' as const,
@@ -113,9 +117,9 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
             vmid,
             vmid_source: given ? ('given' as const) : ('next_free' as const),
             params: sent,
-            next_step: nextStep,
+            next_step: next,
           },
-          text: `Preview only: nothing was sent to Proxmox.\nWould POST ${path(args.node)}${idNote} with:\n${lines.join('\n')}\n${nextStep}`,
+          text: `${NOTHING_SENT}\nWould POST ${path(args.node)}${idNote} with:\n${lines.join('\n')}\n${next}`,
         };
       }
       const created = await sendWithFreshId({
@@ -123,7 +127,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
         vmid,
         given,
         idArg: 'vmid',
-        send: (id) => pve.post(path(args.node), upidString, { vmid: id, ...params }),
+        send: (id) => sendCreate(pve, path(args.node), id, params),
         recheck: (id) => ctx.recheck({ ...args, vmid: id }),
         lost: (id) =>
           `The create request for ${what} ${id} may or may not have reached Proxmox: check with pve_list_vms whether ${what} ${id} exists before trying again.`,
@@ -146,6 +150,16 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
       };
     },
   });
+}
+
+/** The POST that creates the guest under `vmid`; Proxmox answers with the creation task. */
+function sendCreate(
+  pve: PveClient,
+  path: string,
+  vmid: number,
+  params: Record<string, string>,
+): Promise<string> {
+  return sendRequest(pve, { method: 'POST', path, params: { vmid, ...params } }, upidString);
 }
 
 function createdText(

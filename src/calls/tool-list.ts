@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { own } from '../own';
 import { isListed } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
+import { outputExtras } from './result';
 import type { ToolSpec } from './tool-spec';
 
 /** A tool's entry in tools/list (MCP's Tool, written out so no SDK era's type is needed here). */
@@ -121,15 +122,7 @@ function leanInput(node: Record<string, unknown>): Record<string, unknown> {
  * Members every result may carry, described once in the server's instructions, and those that
  * repeat the result's text (the next step, a note): a model reads them there.
  */
-const COMMON_MEMBERS = new Set([
-  'error',
-  'policy',
-  'approval_id',
-  'approval_url',
-  'expires_at',
-  'next_step',
-  'note',
-]);
+const COMMON_MEMBERS = new Set([...Object.keys(outputExtras), 'next_step', 'note']);
 
 /**
  * An output schema as listed: each member with its type, nothing inside objects or arrays of

@@ -42,6 +42,8 @@ import {
   parseCpu,
   parseDrive,
   parseNet,
+  QEMU_OSTYPES,
+  QEMU_SCSI_HARDWARE,
 } from './qemu-options';
 import type { PropertyFormat } from './property-string';
 
@@ -110,22 +112,8 @@ export const QEMU_TABLE: KeyTable = {
     memory: int(16, MAX_MEMORY_MIB),
     name: dnsName(253),
     numa: bool,
-    ostype: oneOf(
-      'other',
-      'wxp',
-      'w2k',
-      'w2k3',
-      'w2k8',
-      'wvista',
-      'win7',
-      'win8',
-      'win10',
-      'win11',
-      'l24',
-      'l26',
-      'solaris',
-    ),
-    scsihw: oneOf('lsi', 'lsi53c810', 'virtio-scsi-pci', 'virtio-scsi-single', 'megasas', 'pvscsi'),
+    ostype: oneOf(...QEMU_OSTYPES),
+    scsihw: oneOf(...QEMU_SCSI_HARDWARE),
     shares: int(0, 50_000),
     sockets: int(1, 16),
     tablet: bool,

@@ -147,3 +147,30 @@ export function parseCpu(text: string): OptionResult {
     p.cputype === undefined ? 'a CPU model is required first, e.g. host or x86-64-v2-AES' : null,
   );
 }
+
+/** A VM's `ostype`, as qemu-server takes it. */
+export const QEMU_OSTYPES = [
+  'other',
+  'wxp',
+  'w2k',
+  'w2k3',
+  'w2k8',
+  'wvista',
+  'win7',
+  'win8',
+  'win10',
+  'win11',
+  'l24',
+  'l26',
+  'solaris',
+] as const;
+
+/** A VM's SCSI controller (`scsihw`), as qemu-server takes it. */
+export const QEMU_SCSI_HARDWARE = [
+  'lsi',
+  'lsi53c810',
+  'virtio-scsi-pci',
+  'virtio-scsi-single',
+  'megasas',
+  'pvscsi',
+] as const;

@@ -12,6 +12,8 @@ import {
   parseDrive,
   parseNet,
   type PropertyValue,
+  QEMU_OSTYPES,
+  QEMU_SCSI_HARDWARE,
 } from '../proxmox/qemu-options';
 import { confirm, nodeName, waitArgs } from './common';
 import {
@@ -24,30 +26,6 @@ import {
   propertyString,
   tags,
 } from './input-formats';
-
-const OSTYPES = [
-  'other',
-  'wxp',
-  'w2k',
-  'w2k3',
-  'w2k8',
-  'wvista',
-  'win7',
-  'win8',
-  'win10',
-  'win11',
-  'l24',
-  'l26',
-  'solaris',
-] as const;
-const SCSIHW = [
-  'lsi',
-  'lsi53c810',
-  'virtio-scsi-pci',
-  'virtio-scsi-single',
-  'megasas',
-  'pvscsi',
-] as const;
 
 export const createInput = z.strictObject({
   node: nodeName.describe('Node, e.g. pve1.'),
@@ -65,9 +43,9 @@ export const createInput = z.strictObject({
   ide2: propertyString(parseCdrom, 'local:iso/debian-12.iso,media=cdrom')
     .optional()
     .describe('CD-ROM: an ISO (local:iso/NAME.iso) or none.'),
-  ostype: z.enum(OSTYPES).optional().describe('e.g. l26 (Linux), win11.'),
+  ostype: z.enum(QEMU_OSTYPES).optional().describe('e.g. l26 (Linux), win11.'),
   cpu: propertyString(parseCpu, 'host').optional().describe('e.g. host, x86-64-v2-AES.'),
-  scsihw: z.enum(SCSIHW).optional().describe('SCSI controller.'),
+  scsihw: z.enum(QEMU_SCSI_HARDWARE).optional().describe('SCSI controller.'),
   boot: propertyString(parseBoot, 'order=scsi0;ide2;net0')
     .optional()
     .describe('e.g. order=scsi0;ide2;net0.'),

@@ -8,8 +8,7 @@
 
 import { cloudflarePool } from '@cloudflare/vitest-plugin';
 import type { Plugin } from 'vitest/config';
-import { type FakeIdp, startFakeIdp } from './fake-idp.ts';
-import { type SimulatorProcess, startSimulatorProcess, TEST_TIMINGS } from './simulator-process.ts';
+import { startServers, type TestServers } from './servers.ts';
 
 /** A project's options function as the workerd pool takes it: `inject` in, its options out. */
 type OptionsOf = Extract<Parameters<typeof cloudflarePool>[0], (...args: never[]) => unknown>;
@@ -35,33 +34,22 @@ export function serversPerWorker(
       project.config.poolRunner = {
         name: 'cloudflare-pool',
         createPoolWorker(poolOptions) {
-          let simulator: SimulatorProcess | undefined;
-          let idp: FakeIdp | undefined;
-          const close = async (): Promise<void> => {
-            const ending = [simulator, idp];
-            simulator = undefined;
-            idp = undefined;
-            await Promise.all(ending.map((server) => server?.close()));
-          };
+          let servers: TestServers | undefined;
           const worker = cloudflarePool(async (ctx) => {
-            const [sim, fake] = await Promise.allSettled([
-              startSimulatorProcess({ ...TEST_TIMINGS, holdsThisProcess: false }),
-              startFakeIdp(),
-            ]);
-            if (sim.status === 'fulfilled') simulator = sim.value;
-            if (fake.status === 'fulfilled') idp = fake.value;
-            if (!simulator || !idp) {
-              await close(); // what did start; the failure to start is the error to see
-              throw sim.status === 'rejected' ? sim.reason : (fake as PromiseRejectedResult).reason;
-            }
-            return options(ctx, { simulatorUrl: simulator.url, fakeIdpUrl: idp.url });
+            servers = await startServers(false);
+            return options(ctx, {
+              simulatorUrl: servers.simulator.url,
+              fakeIdpUrl: servers.idp.url,
+            });
           }).createPoolWorker(poolOptions);
           const stop = worker.stop.bind(worker);
           worker.stop = async () => {
             try {
               await stop();
             } finally {
-              await close();
+              const ending = servers;
+              servers = undefined;
+              await ending?.close();
             }
           };
           return worker;

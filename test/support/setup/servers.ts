@@ -4,21 +4,11 @@
 // (test/support/per-worker.ts).
 
 import type { TestProject } from 'vitest/node';
-import { startFakeIdp } from '../fake-idp.ts';
-import { startSimulatorProcess, TEST_TIMINGS } from '../simulator-process.ts';
+import { startServers } from '../servers.ts';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const started = await Promise.allSettled([startSimulatorProcess(TEST_TIMINGS), startFakeIdp()]);
-  const close = () =>
-    Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
-  const [sim, idp] = started;
-  if (sim.status === 'rejected' || idp.status === 'rejected') {
-    await close().catch(() => {}); // the setup's own error is the one to see
-    throw sim.status === 'rejected' ? sim.reason : (idp as PromiseRejectedResult).reason;
-  }
-  project.provide('simulatorUrl', sim.value.url);
-  project.provide('fakeIdpUrl', idp.value.url);
-  return async () => {
-    await close();
-  };
+  const servers = await startServers(true);
+  project.provide('simulatorUrl', servers.simulator.url);
+  project.provide('fakeIdpUrl', servers.idp.url);
+  return () => servers.close();
 }

@@ -9,7 +9,7 @@
 
 import { listDurableObjectIds, reset, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
-import { beforeAll } from 'vitest';
+import { beforeAll, expect } from 'vitest';
 import { runtimeOf } from '../../../src/compose/runtime';
 import type { AppEnv } from '../../../src/env';
 import { SERVER_KEYS_OBJECT } from '../../../src/keys/names';
@@ -30,14 +30,14 @@ export function freshDeployment(): void {
     // Every object made so far is loaded first: after reset() alone, a per-person counter from a
     // file run seconds before was seen to keep its count (an object evicted while idle, as it
     // seems, which reset() does not reach).
-    const namespaces = [
-      appEnv.MCP_OBJECT,
-      appEnv.POLICY_COUNTERS,
-      appEnv.APPROVALS,
-      appEnv.AUDIT,
-      appEnv.SERVER_KEYS,
-      appEnv.POLICY_STORE,
-    ] as unknown as DurableObjectNamespace[];
+    // Every Durable Object binding the Worker has, so that one added later is not missed.
+    const namespaces = Object.values(env).filter(
+      (binding): binding is DurableObjectNamespace =>
+        typeof binding === 'object' &&
+        binding !== null &&
+        Object.getPrototypeOf(binding)?.constructor?.name === 'DurableObjectNamespace',
+    );
+    expect(namespaces.length).toBeGreaterThanOrEqual(6);
     for (const ns of namespaces)
       for (const id of await listDurableObjectIds(ns))
         await runInDurableObject(ns.get(id), () => {});

@@ -9,6 +9,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { defineTool } from '../src/calls/tool-spec';
+import { TOOLS } from '../src/tools';
+import { madeByKernel } from '../src/writes/kernel';
 
 const SRC = path.resolve(import.meta.dirname, '../src');
 
@@ -202,12 +205,38 @@ describe('the layers of src/', () => {
       });
     const kernel = path.join('writes', 'request.ts');
     expect(where(sends).map((at) => at.slice(0, at.lastIndexOf(':')))).toEqual([kernel]);
+    // Its one sender is the kernel's plan runner, which only the kernel starts (a name not
+    // after a dot: the MCP SDK's own extra.sendRequest is another thing).
+    const named = (name: string) =>
+      new Set(
+        where(new RegExp(`(?<![.\\w])${name}\\b`, 'g')).map((at) =>
+          at.slice(0, at.lastIndexOf(':')),
+        ),
+      );
+    expect(named('sendRequest')).toEqual(new Set([kernel, path.join('writes', 'plan.ts')]));
+    expect(named('runPlan')).toEqual(
+      new Set([path.join('writes', 'plan.ts'), path.join('writes', 'kernel.ts')]),
+    );
     // What a preview says and the step that carries the call out: in writes/preview.ts only.
     const preview = path.join('writes', 'preview.ts');
     for (const wording of [/Preview only:/g, /confirm: true to/g])
       expect(new Set(where(wording).map((at) => at.slice(0, at.lastIndexOf(':'))))).toEqual(
         new Set([preview]),
       );
+  });
+
+  it('make every tool that can change something with the write kernel (plan, preview, send)', () => {
+    const writers = TOOLS.filter((t) => !t.annotations.readOnlyHint);
+    expect(writers.filter((t) => !madeByKernel(t)).map((t) => t.name)).toEqual([]);
+    expect(TOOLS.filter((t) => t.annotations.readOnlyHint && madeByKernel(t))).toEqual([]);
+    // Every tool that takes confirm is one of them; a tool defined beside the kernel is not.
+    expect(writers.map((t) => t.name).sort()).toEqual(
+      TOOLS.filter((t) => 'confirm' in t.input.shape)
+        .map((t) => t.name)
+        .sort(),
+    );
+    const beside = defineTool({ ...writers[0]!, run: writers[0]!.run });
+    expect(madeByKernel(beside)).toBe(false);
   });
 
   it('keep calls/ free of any MCP era', () => {

@@ -41,8 +41,8 @@ export interface ApprovalCall {
   approvalId: string | undefined;
   /** Canonical arguments with sensitive values redacted: what a person is shown. */
   shownArgs: Record<string, Json>;
-  /** The exact Proxmox parameters, when the tool can tell before running. */
-  upstream: Record<string, string> | null;
+  /** Reads the exact requests the call would send (null: the tool cannot tell before running). */
+  upstream: () => Promise<Record<string, string> | null>;
   argsHmac: string;
   identity: Identity;
   /** Reads what the call would hit, for the person asked (null: the tool touches no one guest). */
@@ -95,14 +95,19 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
         return { kind: 'refused', reason: unreadableReason(call.tool, unreadable) };
       // Named approvers, or a policy that wants approvals on the web page only: never in the
       // conversation, where the client (or the agent behind it) relays the question.
-      const radius = call.blastRadius ? await call.blastRadius().catch(() => null) : null;
+      const [radius, upstream] = await Promise.all([
+        call.blastRadius ? call.blastRadius().catch(() => null) : null,
+        // A plan that cannot be read now (Proxmox down, a call it would refuse): the arguments.
+        call.upstream().catch(() => null),
+      ]);
+      const seen = { radius, upstream };
       if (deps.conversation && !required.approvers && !required.webOnly)
-        return askInConversation(call, required, deps.conversation, radius, deps.now());
+        return askInConversation(call, required, deps.conversation, seen, deps.now());
       const approval = await deps.store().create(
         {
           tool: call.tool,
           args: call.shownArgs,
-          upstream: call.upstream,
+          upstream,
           args_hmac: call.argsHmac,
           grant_id: call.identity.grantId,
           user_id: call.identity.userId,
@@ -150,12 +155,12 @@ async function askInConversation(
   call: ApprovalCall,
   required: Extract<Decision, { kind: 'approval_required' }>,
   conversation: Conversation,
-  radius: BlastRadius | null,
+  { radius, upstream }: { radius: BlastRadius | null; upstream: Record<string, string> | null },
   now: number,
 ): Promise<ApprovalOutcome> {
   const who = call.identity.email ?? call.identity.login ?? call.identity.userId;
   const params =
-    call.upstream ??
+    upstream ??
     Object.fromEntries(
       Object.entries(call.shownArgs).map(([k, v]) => [
         k,
@@ -168,7 +173,7 @@ async function askInConversation(
       // The call in words, naming the guest once ("Destroy VM 104 (win11-lab) on pve2?").
       `${approvalTitle(call.tool, call.shownArgs as Record<string, unknown>, radius?.guest.name)}?`,
       `${required.reason}`,
-      `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${call.upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
+      `${who} (client ${call.identity.clientId}) asks to run ${call.tool}${upstream ? ', sending Proxmox these parameters' : ' with these arguments'}:`,
       ...lines,
       ...hiddenLines(call.shownArgs),
       ...(radius ? blastRadiusLines(radius, now) : []),

@@ -216,12 +216,14 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
   const { tool, host, facts } = call;
   const { args } = resolved;
   const approvals = host.approvals();
-  const params = tool.describeCall?.(args);
-  const upstream = !params
-    ? null
-    : call.sensitive
+  const ctx = { ...call.scope!.ctx, filled: resolved.filled };
+  const upstream = async () => {
+    const params = await tool.describeCall?.(args, ctx);
+    if (!params) return null;
+    return call.sensitive
       ? redactUpstream(params, call.sensitive, args)
       : (redactAll(params) as Record<string, string>);
+  };
   return approvalPort(
     {
       tool: tool.name,
@@ -230,7 +232,7 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
       upstream,
       argsHmac: facts.argsHmac,
       identity: resolved.identity,
-      blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, call.scope!.ctx) : null,
+      blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, ctx) : null,
       judgedBy: tool.judgedBy ?? [],
     },
     {

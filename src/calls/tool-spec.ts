@@ -104,8 +104,15 @@ export interface ToolSpec<
    * listed as hidden to the person asked.
    */
   judgedBy?: readonly string[];
-  /** The exact upstream parameters this call would send, when known before running (shown to approvers). */
-  describeCall?(args: z.output<I>): Record<string, string> | null;
+  /**
+   * The exact requests this call would send, one row per request and parameter, for the person
+   * asked to approve it (null: not known before running). Write tools have it from their plan
+   * (../writes/kernel.ts), which may read Proxmox.
+   */
+  describeCall?(
+    args: z.output<I>,
+    ctx: BaseToolContext & { readonly filled: readonly string[] },
+  ): Promise<Record<string, string> | null>;
   /**
    * What the call would hit (the guest's state, HA, replication, backups...), read for the
    * person asked to approve it. Never throws: a fact it cannot read is named as unreadable.

@@ -4,13 +4,14 @@
 // writes preview unless confirm. Paths are syntactically clean; parameters flat scalars.
 
 import { z } from 'zod';
-import { defineTool } from '../calls/tool-spec';
 import { API_PARAM_RE, checkApiParamName, checkApiPath } from '../proxmox/api-path';
 import { confirm } from './common';
 import { outputExtras } from '../calls/result';
 import { formParams, keysChecked } from './input-formats';
-import { NOTHING_SENT, nextStep } from '../writes/preview';
-import { requestLine, requestRows, requestView, sendWrite } from '../writes/request';
+import type { PveClient } from '../proxmox/client';
+import { defineWriteTool } from '../writes/kernel';
+import { stepRequest } from '../writes/plan';
+import { requestLine, requestRows, requestView } from '../writes/request';
 
 /** Answers larger than this are not returned whole (they would flood the conversation). */
 const MAX_ANSWER = 64 * 1024;
@@ -50,7 +51,8 @@ const output = z.object({
   ...outputExtras,
 });
 
-export const apiRequest = defineTool({
+/** Writes are previewed unless confirmed and sent by the kernel; a GET is read at once. */
+export const apiRequest = defineWriteTool({
   name: 'pve_api_request',
   scope: 'pve:raw',
   judgedBy: ['path', 'params'],
@@ -65,47 +67,66 @@ export const apiRequest = defineTool({
     idempotentHint: false,
     openWorldHint: false,
   },
-  dryRun: (args) => args.method !== 'GET' && !args.confirm,
   policyFields: { params: ['*'] },
-  describeCall: (args) =>
-    requestRows({ method: args.method, path: args.path, params: formParams(args.params ?? {}) }),
-  async run(args, ctx) {
+  read: {
+    is: (args) => args.method === 'GET',
+    describe: (args) => requestRows(asRead(args)),
+    async run(args, ctx) {
+      const pve = ctx.pve();
+      const request = asRead(args);
+      const data = await pve.get(args.path, z.unknown(), request.params);
+      return answered(requestView(request), data, pve);
+    },
+  },
+  async plan(args) {
+    const { method } = args;
+    // A read is never planned: the kernel runs a GET with `read`.
+    if (method === 'GET') throw new Error('a GET is not a write');
     const params = formParams(args.params ?? {});
-    const request = requestView({ method: args.method, path: args.path, params });
-    const line = requestLine(request);
-    if (args.method !== 'GET' && !args.confirm) {
-      const next = nextStep('pve_api_request', 'send it');
-      return {
-        structured: { mode: 'preview' as const, request, next_step: next },
-        text: `${NOTHING_SENT}\nWould send ${line}.\n${next}`,
-      };
-    }
-    const pve = ctx.pve();
-    const data: unknown =
-      args.method === 'GET'
-        ? await pve.get(args.path, z.unknown(), params)
-        : await sendWrite(
-            pve,
-            { method: args.method, path: args.path, params },
-            z.unknown(),
-            `${line} may or may not have been carried out: check before sending it again.`,
-          );
-    let json = JSON.stringify(data ?? null);
-    // Scrubbed before it is cut: a cut through a secret would leave its first part behind.
-    if (json.length > MAX_ANSWER) json = pve.scrub.text(json);
-    const task =
-      typeof data === 'string' && data.startsWith('UPID:')
-        ? ` It started task ${data}: follow it with pve_get_task_status.`
-        : '';
-    if (json.length > MAX_ANSWER) {
-      return {
-        structured: { mode: 'sent' as const, request, truncated: true },
-        text: `${line} answered ${json.length} characters; the first ${MAX_ANSWER}:\n${json.slice(0, MAX_ANSWER)}`,
-      };
-    }
+    const line = requestLine(requestView({ method, path: args.path, params }));
     return {
-      structured: { mode: 'sent' as const, request, data: data ?? null },
-      text: `${line} answered:${task}\n${json}`,
+      steps: [{ method, path: args.path, params, doing: 'send it', answer: z.unknown() }],
+      lead: [],
+      requestsAs: 'request',
+      next: { doing: 'send it' },
+      lost: () => `${line} may or may not have been carried out: check before sending it again.`,
+      facts: null,
     };
   },
+  report: (_args, _plan, sent, ctx) => {
+    const o = sent.outcomes[0]!;
+    return answered(stepRequest(o.step), o.data, ctx.pve());
+  },
 });
+
+const asRead = (args: z.output<typeof input>) => ({
+  method: 'GET',
+  path: args.path,
+  params: formParams(args.params ?? {}),
+});
+
+/** What Proxmox answered, whole when it is small enough, scrubbed of secrets before it is cut. */
+function answered(
+  request: { method: string; path: string; params: Record<string, string> },
+  data: unknown,
+  pve: PveClient,
+) {
+  const line = requestLine(request);
+  let json = JSON.stringify(data ?? null);
+  // Scrubbed before it is cut: a cut through a secret would leave its first part behind.
+  if (json.length > MAX_ANSWER) json = pve.scrub.text(json);
+  const task =
+    typeof data === 'string' && data.startsWith('UPID:')
+      ? ` It started task ${data}: follow it with pve_get_task_status.`
+      : '';
+  if (json.length > MAX_ANSWER) {
+    return {
+      structured: { mode: 'sent' as const, request, truncated: true },
+      text: `${line} answered ${json.length} characters; the first ${MAX_ANSWER}:\n${json.slice(0, MAX_ANSWER)}`,
+    };
+  }
+  return {
+    structured: { mode: 'sent' as const, request, data: data ?? null },
+    text: `${line} answered:${task}\n${json}`,
+  };
+}

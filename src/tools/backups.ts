@@ -7,35 +7,20 @@
 // replaces; the backups that remain after a delete); with confirm the one request is sent.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure, type BaseToolContext } from '../calls/tool-spec';
+import { ToolFailure, type BaseToolContext } from '../calls/tool-spec';
 import { ageInWords, readBlastRadius } from '../proxmox/blast-radius';
 import { parseBackupVolume, type BackupVolume } from '../proxmox/backup-volume';
 import type { PveClient } from '../proxmox/client';
 import { guestDisks } from '../proxmox/guest-disks';
-import {
-  anyList,
-  guestConfig,
-  nextId,
-  numeric,
-  parseEach,
-  snapshotItem,
-  upidString,
-} from '../proxmox/schemas';
+import { anyList, guestConfig, nextId, numeric, parseEach, snapshotItem } from '../proxmox/schemas';
 import { confirm, nodeName, storageId, vmid, waitArgs } from './common';
 import { outputExtras } from '../calls/result';
+import { defineWriteTool, type WritePlan } from '../writes/kernel';
 import { requestOutput, taskOutput } from '../writes/output';
-import { sendWithFreshId } from '../writes/fresh-vmid';
+import { type PlanSent, stepRequest, type WriteStep } from '../writes/plan';
 import { guestLabel, guestPath } from '../proxmox/guest-state';
-import { NOTHING_SENT, nextStep } from '../writes/preview';
-import {
-  requestLine,
-  requestRows,
-  requestView,
-  sendWrite,
-  type WriteRequest,
-} from '../writes/request';
+import type { WriteRequest } from '../writes/request';
 import { readContent, type Volume } from './storage';
-import { waitForTask } from '../writes/task-wait';
 
 const output = z.object({
   mode: z.enum(['preview', 'started', 'done']).optional(),
@@ -81,64 +66,59 @@ async function findGuest(pve: PveClient, id: number): Promise<GuestEntry | null>
 
 const backupStorage = z.object({ storage: z.string(), type: z.string().optional() });
 
-type Sent = WriteRequest & { method: 'POST' | 'DELETE' };
-
-/** Sends a request that starts a task; a lost answer is reported as maybe done. */
-async function startTask(pve: PveClient, r: Sent, doing: string): Promise<string> {
-  const upid = await sendWrite(
-    pve,
-    r,
-    r.method === 'DELETE' ? upidString.nullable() : upidString,
-    `The request to ${doing} may or may not have reached Proxmox: check its tasks (pve_get_task_status) or pve_list_backups before trying again.`,
-  );
-  return upid ?? '';
+/** What the result of each backup tool says: what it does, and how its result begins. */
+interface Said {
+  note: string;
+  /** The result's first sentence, for the id the request used. */
+  head(vmid: number | undefined): string;
 }
 
-async function finish(
-  pve: PveClient,
-  r: Sent,
-  upid: string,
-  args: { wait: boolean; timeout_s: number },
-  head: string,
+/** A backup tool's one request, and what its preview and result say about it. */
+function backupPlan(
+  step: WriteStep,
   note: string,
-) {
-  if (!upid)
-    return {
-      structured: { mode: 'done' as const, request: requestView(r), note },
-      text: `${head} Done.`,
-    };
-  const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
+  head: Said['head'],
+  next: { doing: string; also?: string },
+  details?: Record<string, unknown>,
+): WritePlan<Said> {
   return {
-    structured: {
-      mode: 'started' as const,
-      request: requestView(r),
-      note,
-      upid,
-      ...(task ? { task: task.state } : {}),
-    },
-    text: task
-      ? `${head} Task ${upid}: ${task.summary}`
-      : `${head} Task ${upid} started. Use wait: true to wait for it, or follow it with pve_get_task_status.`,
-    isError: task?.state.succeeded === false,
+    steps: [step],
+    lead: [note],
+    shown: { note, ...(details ? { details } : {}) },
+    requestsAs: 'request',
+    next,
+    lost: () =>
+      `The request to ${step.doing} may or may not have reached Proxmox: check its tasks (pve_get_task_status) or pve_list_backups before trying again.`,
+    facts: { note, head },
   };
 }
 
-function previewResult(r: Sent, note: string, next: string, details?: Record<string, unknown>) {
+/** Done at once, or its task started (and how it ended, when waited for). */
+function finish(plan: WritePlan<Said>, sent: PlanSent) {
+  const note = plan.facts.note;
+  const head = plan.facts.head(sent.vmid);
+  const o = sent.outcomes[0]!;
+  const request = stepRequest(o.step);
+  if (!o.upid)
+    return { structured: { mode: 'done' as const, request, note }, text: `${head} Done.` };
   return {
     structured: {
-      mode: 'preview' as const,
-      request: requestView(r),
+      mode: 'started' as const,
+      request,
       note,
-      ...(details ? { details } : {}),
-      next_step: next,
+      upid: o.upid,
+      ...(o.task ? { task: o.task.state } : {}),
     },
-    text: `${NOTHING_SENT}\n${note}\nWould send ${requestLine(r)}.\n${next}`,
+    text: o.task
+      ? `${head} Task ${o.upid}: ${o.task.summary}`
+      : `${head} Task ${o.upid} started. Use wait: true to wait for it, or follow it with pve_get_task_status.`,
+    isError: o.task?.state.succeeded === false,
   };
 }
 
 const NOTES_MAX = 1024;
 
-export const createBackup = defineTool({
+export const createBackup = defineWriteTool({
   name: 'pve_create_backup',
   scope: 'pve:operate',
   description:
@@ -175,8 +155,7 @@ export const createBackup = defineTool({
     idempotentHint: false,
     openWorldHint: false,
   },
-  dryRun: (args) => !args.confirm,
-  async run(args, ctx) {
+  async plan(args, ctx) {
     const pve = ctx.pve();
     const guest = await findGuest(pve, args.vmid);
     if (!guest)
@@ -219,10 +198,12 @@ export const createBackup = defineTool({
       // Never prune older backups on the way (vzdump's default): deleting one needs its own call.
       remove: '0',
     };
-    const r: Sent = {
+    const step: WriteStep = {
       method: 'POST',
       path: `/nodes/${encodeURIComponent(args.node)}/vzdump`,
       params,
+      doing: `back up ${who}`,
+      answer: 'task',
     };
     const running = guest.status === 'running';
     const effect =
@@ -234,10 +215,10 @@ export const createBackup = defineTool({
             ? 'it keeps running (a snapshot backup)'
             : 'it is not running';
     const note = `Backs up ${who} (${guest.status ?? 'state unknown'}) on ${args.node} to ${args.storage}${pbs ? ' (Proxmox Backup Server)' : ''} in ${args.mode} mode: ${effect}.${args.protected ? ' The backup is protected.' : ''} Older backups are kept (no pruning).`;
-    if (!args.confirm) return previewResult(r, note, nextStep('pve_create_backup', 'back it up'));
-    const upid = await startTask(pve, r, `back up ${who}`);
-    return finish(pve, r, upid, args, `${who}: backup to ${args.storage} started.`, note);
+    const head = () => `${who}: backup to ${args.storage} started.`;
+    return backupPlan(step, note, head, { doing: 'back it up' });
   },
+  report: (_args, plan, sent) => finish(plan, sent),
 });
 
 /** The backup as the storage lists it, or a refusal naming what is there. */
@@ -259,7 +240,7 @@ async function listedBackup(
 const madeAgo = (v: Volume, now: number) =>
   v.created ? `${ageInWords(Math.max(0, now - Date.parse(v.created)))} ago` : 'at an unknown time';
 
-export const restoreBackup = defineTool({
+export const restoreBackup = defineWriteTool({
   name: 'pve_restore_backup',
   scope: 'pve:provision',
   description:
@@ -284,7 +265,6 @@ export const restoreBackup = defineTool({
     idempotentHint: false,
     openWorldHint: false,
   },
-  dryRun: (args) => !args.confirm,
   fills: ['vmid'],
   async resolve(args, ctx) {
     if (args.vmid !== undefined) return { args, filled: [] };
@@ -302,8 +282,7 @@ export const restoreBackup = defineTool({
           { lossy: 'restore over it' },
         )
       : null,
-  describeCall: (args) => requestRows(restoreRequest(args, args.vmid ?? 0, args.force)),
-  async run(args, ctx) {
+  async plan(args, ctx) {
     const pve = ctx.pve();
     const b = backupOf(args.volume);
     const target = args.vmid ?? (await pve.get('/cluster/nextid', nextId));
@@ -352,34 +331,28 @@ export const restoreBackup = defineTool({
       lost = ` No guest ${target} exists: it is restored as a new one (force is not sent).`;
     }
     const replaces = existing !== null;
-    const r = restoreRequest(args, target, replaces);
-    const note = `Restores ${b.volid} (${b.kind === 'qemu' ? 'VM' : 'container'} ${b.vmid}, made ${madeAgo(found, now)}${found.notes ? `, "${found.notes}"` : ''}) as ${into} on ${args.node}${args.storage ? `, its disks on ${args.storage}` : ''}${replaces ? '' : ', with new MAC addresses'}${args.start ? ', then starts it' : ''}.${lost}`;
-    if (!args.confirm)
-      return previewResult(
-        r,
-        note,
-        nextStep('pve_restore_backup', 'restore it', given ? '' : ` and vmid: ${target}`),
-        details,
-      );
-    const sent = await sendWithFreshId({
-      pve,
-      vmid: target,
-      given,
-      idArg: 'vmid',
-      send: (id) => startTask(pve, restoreRequest(args, id, replaces), `restore ${b.volid}`),
-      recheck: (id) => ctx.recheck({ ...args, vmid: id }),
-      lost: (id) => `The restore of ${b.volid} as ${what} ${id} may or may not have started.`,
+    const step = (id: number): WriteStep => ({
+      ...restoreRequest(args, id, replaces),
+      doing: `restore ${b.volid}`,
+      answer: 'task',
     });
-    const done = restoreRequest(args, sent.vmid, replaces);
-    return finish(
-      pve,
-      done,
-      sent.result,
-      args,
-      `${b.volid}: restore as ${what} ${sent.vmid} started.`,
+    const note = `Restores ${b.volid} (${b.kind === 'qemu' ? 'VM' : 'container'} ${b.vmid}, made ${madeAgo(found, now)}${found.notes ? `, "${found.notes}"` : ''}) as ${into} on ${args.node}${args.storage ? `, its disks on ${args.storage}` : ''}${replaces ? '' : ', with new MAC addresses'}${args.start ? ', then starts it' : ''}.${lost}`;
+    const plan = backupPlan(
+      step(target),
       note,
+      (id = target) => `${b.volid}: restore as ${what} ${id} started.`,
+      { doing: 'restore it', also: given ? '' : ` and vmid: ${target}` },
+      details,
     );
+    if (given) return plan;
+    return {
+      ...plan,
+      freshId: { vmid: target, idArg: 'vmid', rebuild: (id) => [step(id)] },
+      lost: (id = target) =>
+        `The restore of ${b.volid} as ${what} ${id} may or may not have reached Proxmox: check with pve_list_vms whether ${what} ${id} exists before trying again.`,
+    };
   },
+  report: (_args, plan, sent) => finish(plan, sent),
 });
 
 /**
@@ -391,7 +364,7 @@ function restoreRequest(
   args: { node: string; volume: string; storage?: string; force: boolean; start: boolean },
   target: number,
   replaces: boolean,
-): Sent {
+): WriteRequest {
   const b = backupOf(args.volume);
   const common = {
     vmid: String(target),
@@ -409,7 +382,7 @@ function restoreRequest(
   };
 }
 
-export const deleteBackup = defineTool({
+export const deleteBackup = defineWriteTool({
   name: 'pve_delete_backup',
   scope: 'pve:operate',
   description:
@@ -423,10 +396,7 @@ export const deleteBackup = defineTool({
     idempotentHint: false,
     openWorldHint: false,
   },
-  dryRun: (args) => !args.confirm,
-  describeCall: (args) => ({ request: `DELETE ${deletePath(args.node, backupOf(args.volume))}` }),
-  async run(args, ctx) {
-    const pve = ctx.pve();
+  async plan(args, ctx) {
     const b = backupOf(args.volume);
     const { found, siblings } = await listedBackup(ctx, args.node, b);
     const now = ctx.clock.now();
@@ -442,14 +412,22 @@ export const deleteBackup = defineTool({
       ? `${siblings.length} other backup${siblings.length === 1 ? '' : 's'} of ${b.vmid} remain on ${b.storage}${newest ? `, the newest made ${madeAgo(newest, now)} (${newest.volid})` : ''}.`
       : `It is the only backup of ${b.vmid} on ${b.storage}: none remains there.`;
     const note = `Deletes ${b.volid} (made ${madeAgo(found, now)}${found.notes ? `, "${found.notes}"` : ''}) for good. ${remain}`;
-    const r: Sent = { method: 'DELETE', path: deletePath(args.node, b), params: {} };
-    if (!args.confirm)
-      return previewResult(r, note, nextStep('pve_delete_backup', 'delete it'), {
-        remaining: siblings.map((v) => v.volid),
-      });
-    const upid = await startTask(pve, r, `delete ${b.volid}`);
-    return finish(pve, r, upid, args, `${b.volid}: deletion started.`, note);
+    const step: WriteStep = {
+      method: 'DELETE',
+      path: deletePath(args.node, b),
+      params: {},
+      doing: `delete ${b.volid}`,
+      answer: 'task?',
+    };
+    return backupPlan(
+      step,
+      note,
+      () => `${b.volid}: deletion started.`,
+      { doing: 'delete it' },
+      { remaining: siblings.map((v) => v.volid) },
+    );
   },
+  report: (_args, plan, sent) => finish(plan, sent),
 });
 
 function deletePath(node: string, b: BackupVolume): string {

@@ -16,7 +16,7 @@ import { parseAddressList } from '../proxmox/net-address';
 import { checkedText } from '../proxmox/option-rules';
 import { parseNet } from '../proxmox/qemu-options';
 import { confirm, nodeName, storageId, vmid, waitArgs } from './common';
-import type { PlanStep } from '../writes/plan';
+import type { WriteStep } from '../writes/plan';
 import {
   description,
   dnsName,
@@ -101,7 +101,7 @@ function configParams(args: CloneArgs): Record<string, string> {
 }
 
 /** The requests, in order, for the new VM `newid`; `disk` is the one to grow (when resizing). */
-export function cloneSteps(args: CloneArgs, newid: number, disk: string | undefined): PlanStep[] {
+export function cloneSteps(args: CloneArgs, newid: number, disk: string | undefined): WriteStep[] {
   const src = `/nodes/${encodeURIComponent(args.node)}/qemu/${args.source_vmid}`;
   const at = `/nodes/${encodeURIComponent(args.target ?? args.node)}/qemu/${newid}`;
   const vm = `VM ${newid}`;
@@ -114,14 +114,14 @@ export function cloneSteps(args: CloneArgs, newid: number, disk: string | undefi
     pool: args.pool,
     description: args.description,
   });
-  const steps: PlanStep[] = [
+  const steps: WriteStep[] = [
     {
       doing: `cloning VM ${args.source_vmid} to ${vm}`,
       done: `${vm} was cloned from VM ${args.source_vmid}${args.target && args.target !== args.node ? ` onto ${args.target}` : ''}`,
       method: 'POST',
       path: `${src}/clone`,
       params: clone,
-      task: true,
+      answer: 'task?',
     },
   ];
   const config = configParams(args);
@@ -133,7 +133,7 @@ export function cloneSteps(args: CloneArgs, newid: number, disk: string | undefi
       method: 'POST',
       path: `${at}/config`,
       params: config,
-      task: true,
+      answer: 'task?',
     });
   }
   if (args.resize && disk) {
@@ -145,7 +145,7 @@ export function cloneSteps(args: CloneArgs, newid: number, disk: string | undefi
       method: 'PUT',
       path: `${at}/resize`,
       params: { disk, size },
-      task: true,
+      answer: 'task?',
     });
   }
   if (args.start)
@@ -155,7 +155,7 @@ export function cloneSteps(args: CloneArgs, newid: number, disk: string | undefi
       method: 'POST',
       path: `${at}/status/start`,
       params: {},
-      task: true,
+      answer: 'task?',
     });
   return steps;
 }

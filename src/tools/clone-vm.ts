@@ -5,7 +5,7 @@
 // preview lists every request in order; the run reports what exists and what did not happen.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure, type ToolContext } from '../calls/tool-spec';
+import { ToolFailure, type BaseToolContext } from '../calls/tool-spec';
 import { IPCONFIG_FORMAT } from '../proxmox/cloud-init';
 import { RESIZE_FIELDS, describeBytes, resizedBytes } from '../proxmox/disk-size';
 import { bootDisk, guestDisks, hasCloudInitDrive } from '../proxmox/guest-disks';
@@ -14,17 +14,9 @@ import { propertyValue } from '../property-value';
 import { guestConfig, nextId } from '../proxmox/schemas';
 import { cloneInput, cloneSteps, setsCloudInit, type CloneArgs } from './clone-input';
 import { outputExtras } from '../calls/result';
-import { NOTHING_SENT, nextStep } from '../writes/preview';
+import { defineWriteTool } from '../writes/kernel';
 import { guestPath, readGuestState, type GuestState } from '../proxmox/guest-state';
-import {
-  completed,
-  describePlan,
-  planLines,
-  runPlan,
-  stepOutput,
-  stepView,
-  summarize,
-} from '../writes/plan';
+import { completed, stepOutput, stepView, summarize } from '../writes/plan';
 
 const output = z.object({
   mode: z.enum(['preview', 'created', 'failed']).optional(),
@@ -41,7 +33,7 @@ const output = z.object({
 
 type Source = { state: GuestState; config: Record<string, string | number> };
 
-async function readSource(ctx: Pick<ToolContext, 'pve'>, args: CloneArgs): Promise<Source> {
+async function readSource(ctx: Pick<BaseToolContext, 'pve'>, args: CloneArgs): Promise<Source> {
   const g = { node: args.node, vmid: args.source_vmid, vm_type: 'qemu' as const };
   const [state, config] = await Promise.all([
     readGuestState(ctx.pve(), g),
@@ -145,7 +137,7 @@ function inheritedFrom(
   };
 }
 
-export const cloneVm = defineTool({
+export const cloneVm = defineWriteTool({
   name: 'pve_clone_vm',
   scope: 'pve:provision',
   // Whose keys get into the clone: an approver who cannot read them cannot judge the call.
@@ -162,7 +154,6 @@ export const cloneVm = defineTool({
     idempotentHint: false,
     openWorldHint: false,
   },
-  dryRun: (args) => !args.confirm,
   policyFields: {
     ipconfig0: fieldsOf(IPCONFIG_FORMAT),
     net0: fieldsOf(NET_FORMAT),
@@ -196,9 +187,7 @@ export const cloneVm = defineTool({
     }
     return { args: out, filled, inherited: inheritedFrom(config, out) };
   },
-  describeCall: (args) => describePlan(cloneSteps(args, args.newid ?? 0, args.resize_disk)),
-  async run(args, ctx) {
-    const pve = ctx.pve();
+  async plan(args, ctx) {
     const src = await readSource(ctx, args);
     const resizeDisk = args.resize_disk ?? (args.resize ? bootDisk(src.config)?.key : undefined);
     const full = { ...args, resize_disk: resizeDisk };
@@ -206,45 +195,28 @@ export const cloneVm = defineTool({
     if (!verdict.ok)
       throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
     const given = !ctx.filled.includes('newid');
-    const newid = args.newid ?? (await pve.get('/cluster/nextid', nextId));
-    const idSource = given ? ('given' as const) : ('next_free' as const);
+    const newid = args.newid ?? (await ctx.pve().get('/cluster/nextid', nextId));
+    const source = given ? ('given' as const) : ('next_free' as const);
     const node = args.target ?? args.node;
-    if (!args.confirm) {
-      const steps = cloneSteps(full, newid, resizeDisk);
-      const next = nextStep('pve_clone_vm', 'run these requests');
-      const idNote = given
-        ? ''
-        : ` (${newid} is the next free id now; it is chosen again when you confirm)`;
-      return {
-        structured: {
-          mode: 'preview' as const,
-          node,
-          vmid: newid,
-          vmid_source: idSource,
-          steps: steps.map(stepView),
-          note: verdict.note,
-          next_step: next,
-        },
-        text: `${NOTHING_SENT}\nThe new VM: ${newid}${idNote}. ${verdict.note}\nWould send, in order, each after the one before has ended:\n${planLines(steps).join('\n')}\n${next}`,
-      };
-    }
-    const { vmid: made, outcomes } = await runPlan({
-      pve,
-      build: (id) => cloneSteps(full, id, resizeDisk),
-      vmid: newid,
-      ...(given
-        ? {}
-        : {
-            freshId: {
-              idArg: 'newid',
-              recheck: (id: number) => ctx.recheck({ ...args, newid: id }),
-              lost: (id: number) =>
-                `The clone request for VM ${id} may or may not have reached Proxmox: check with pve_list_vms whether VM ${id} exists before trying again.`,
-            },
-          }),
-      deadline: ctx.clock.now() + args.timeout_s * 1000,
-      waitLast: args.wait,
-    });
+    const idNote = given
+      ? ''
+      : ` (${newid} is the next free id now; it is chosen again when you confirm)`;
+    const build = (id: number) => cloneSteps(full, id, resizeDisk);
+    return {
+      steps: build(newid),
+      lead: [`The new VM: ${newid}${idNote}. ${verdict.note}`],
+      shown: { node, vmid: newid, vmid_source: source, note: verdict.note },
+      requestsAs: 'steps',
+      next: { doing: 'run these requests' },
+      ...(given ? {} : { freshId: { vmid: newid, idArg: 'newid', rebuild: build } }),
+      lost: (id = newid) =>
+        `The clone request for VM ${id} may or may not have reached Proxmox: check with pve_list_vms whether VM ${id} exists before trying again.`,
+      facts: { node, source, newid },
+    };
+  },
+  report(_args, plan, sent) {
+    const { outcomes } = sent;
+    const made = sent.vmid ?? plan.facts.newid;
     const exists = outcomes[0]!.status === 'done';
     const ok = completed(outcomes);
     const after = ok
@@ -255,9 +227,9 @@ export const cloneVm = defineTool({
     return {
       structured: {
         mode: exists ? ('created' as const) : ('failed' as const),
-        node,
+        node: plan.facts.node,
         vmid: made,
-        vmid_source: idSource,
+        vmid_source: plan.facts.source,
         completed: ok,
         steps: outcomes.map(stepView),
         ...(outcomes[0]!.upid ? { upid: outcomes[0]!.upid } : {}),

@@ -15,8 +15,8 @@ import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { numeric, boolish } from '../proxmox/schemas';
 import { confirm, nodeName, vmid } from './common';
 import { outputExtras } from '../calls/result';
-import { NOTHING_RUN, nextStep } from '../writes/preview';
-import { sendWrite } from '../writes/request';
+import { defineWriteTool } from '../writes/kernel';
+import { NOTHING_RUN } from '../writes/preview';
 import {
   describeState,
   guestLabel,
@@ -167,15 +167,17 @@ async function agentReady(pve: PveClient, g: GuestRef): Promise<string> {
 }
 
 /** PVE's words when the agent does not answer (500 "QEMU guest agent is not running"). */
+function agentRefusal(err: PveError, who: string): ToolFailure | null {
+  return err.status === 500 ? new ToolFailure('conflict', `${err.message} (${who}).`) : null;
+}
+
 function agentFailure(err: unknown, who: string): never {
-  if (err instanceof PveError && err.status === 500)
-    throw new ToolFailure('conflict', `${err.message} (${who}).`);
-  throw err;
+  throw (err instanceof PveError && agentRefusal(err, who)) || err;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const guestExec = defineTool({
+export const guestExec = defineWriteTool({
   name: 'pve_guest_exec',
   scope: 'pve:guest',
   description:
@@ -223,53 +225,58 @@ export const guestExec = defineTool({
     openWorldHint: false,
   },
   policyFields: { command: ['#'] },
-  dryRun: (args) => !args.confirm,
-  describeCall: (args) => ({
-    request: `POST ${guestPath({ ...args, vm_type: 'qemu' }, 'agent', 'exec')}`,
-    ...Object.fromEntries(args.command.map((part, i) => [`command.${i}`, part])),
-    ...(args.input_data !== undefined ? { 'input-data': args.input_data } : {}),
-  }),
   blastRadius: (args, ctx) =>
     readBlastRadius(ctx.pve(), { node: args.node, vmid: args.vmid, vm_type: 'qemu' }),
-  async run(args, ctx) {
-    const pve = ctx.pve();
+  async plan(args, ctx) {
     const g = { ...args, vm_type: 'qemu' as const };
-    const who = await agentReady(pve, g);
+    const who = await agentReady(ctx.pve(), g);
     const shown = args.command.map((p) => JSON.stringify(p)).join(' ');
-    if (!args.confirm) {
-      const next = nextStep('pve_guest_exec', 'run it');
-      return {
-        structured: { mode: 'preview' as const, command: args.command, next_step: next },
-        text: `${NOTHING_RUN}\nWould run in ${who} on ${args.node}, as the guest agent's user (root on Linux, SYSTEM on Windows), no shell: ${shown}${args.input_data !== undefined ? ` with ${new TextEncoder().encode(args.input_data).length} bytes on stdin` : ''}; waiting up to ${args.timeout_s} s for it to exit.\n${next}`,
-      };
-    }
-    const form = {
-      command: args.command,
-      // Proxmox base64-encodes this string as bytes: each UTF-8 byte goes as one character.
-      ...(args.input_data !== undefined ? { 'input-data': agentBytes(args.input_data) } : {}),
+    const stdin = args.input_data;
+    return {
+      steps: [
+        {
+          method: 'POST',
+          path: guestPath(g, 'agent', 'exec'),
+          params: {
+            command: args.command,
+            // Proxmox base64-encodes this string as bytes: each UTF-8 byte goes as one character.
+            ...(stdin !== undefined ? { 'input-data': agentBytes(stdin) } : {}),
+          },
+          // An approver reads the command and its stdin as text.
+          view: {
+            ...Object.fromEntries(args.command.map((part, i) => [`command.${i}`, part])),
+            ...(stdin !== undefined ? { 'input-data': stdin } : {}),
+          },
+          doing: 'run it',
+          answer: z.object({ pid: numeric }),
+        },
+      ],
+      lead: [
+        `Would run in ${who} on ${args.node}, as the guest agent's user (root on Linux, SYSTEM on Windows), no shell: ${shown}${stdin !== undefined ? ` with ${new TextEncoder().encode(stdin).length} bytes on stdin` : ''}; waiting up to ${args.timeout_s} s for it to exit.`,
+      ],
+      nothingYet: NOTHING_RUN,
+      shown: { command: args.command },
+      requestsAs: 'none',
+      next: { doing: 'run it' },
+      lost: () =>
+        `The command may or may not have started in ${who}: check inside the guest before running it again.`,
+      // A lost answer, or the agent timing out after it was handed the command (QMP "got
+      // timeout"): it may have started.
+      mayHaveHappened: (err) =>
+        (err.status === 500 && /timeout/i.test(err.message)) ||
+        (writeMayHaveHappened(err) && err.status !== 500),
+      // Any other 500 is PVE's word that the agent does not answer.
+      explain: (err) => agentRefusal(err, who),
+      facts: { who, shown },
     };
-    let pid: number;
-    try {
-      const exec = { method: 'POST' as const, path: guestPath(g, 'agent', 'exec'), params: form };
-      pid = (
-        await sendWrite(
-          pve,
-          exec,
-          z.object({ pid: numeric }),
-          `The command may or may not have started in ${who}: check inside the guest before running it again.`,
-          // A lost answer, or the agent timing out after it was handed the command (QMP "got
-          // timeout"): it may have started.
-          (err) =>
-            (err.status === 500 && /timeout/i.test(err.message)) ||
-            (writeMayHaveHappened(err) && err.status !== 500),
-        )
-      ).pid;
-    } catch (err) {
-      agentFailure(err, who); // a ToolFailure (indeterminate) too goes on as it is
-    }
+  },
+  async report(args, plan, sent, ctx) {
+    const { who, shown } = plan.facts;
+    const { pid } = sent.outcomes[0]!.data as { pid: number };
+    const g = { ...args, vm_type: 'qemu' as const };
     let status: z.output<typeof execStatus>;
     try {
-      status = await waitForExit(pve, g, pid, args.timeout_s * 1000, ctx);
+      status = await waitForExit(ctx.pve(), g, pid, args.timeout_s * 1000, ctx);
     } catch (err) {
       throw new ToolFailure(
         'indeterminate',
@@ -282,36 +289,47 @@ export const guestExec = defineTool({
         text: `${who}: ${shown} started (pid ${pid}) and was still running after ${args.timeout_s} s. The guest agent keeps it running; this tool does not stop it.`,
       };
     }
-    const out = capped(status['out-data'], status['out-truncated'], 'stdout');
-    const errs = capped(status['err-data'], status['err-truncated'], 'stderr');
-    const notes = [...out.notes, ...errs.notes];
-    const code = status.exitcode ?? null;
-    const ended =
-      code !== null
-        ? `exited with code ${code}`
-        : `was ended by signal ${status.signal ?? 'unknown'}`;
-    return {
-      structured: {
-        mode: 'exited' as const,
-        command: args.command,
-        pid,
-        exitcode: code,
-        signal: status.signal ?? null,
-        stdout: out.text,
-        stderr: errs.text,
-        ...(notes.length ? { notes } : {}),
-      },
-      text: [
-        `${who}: ${shown} ${ended}.`,
-        out.text ? `stdout:\n${out.text}` : 'stdout: (empty)',
-        errs.text ? `stderr:\n${errs.text}` : null,
-        ...notes.map((n) => `Note: ${n}.`),
-      ]
-        .filter(Boolean)
-        .join('\n'),
-    };
+    return exited(who, shown, args.command, pid, status);
   },
 });
+
+/** A command that exited: its code (or signal) and what it wrote, cut where it is long. */
+function exited(
+  who: string,
+  shown: string,
+  command: string[],
+  pid: number,
+  status: z.output<typeof execStatus>,
+) {
+  const out = capped(status['out-data'], status['out-truncated'], 'stdout');
+  const errs = capped(status['err-data'], status['err-truncated'], 'stderr');
+  const notes = [...out.notes, ...errs.notes];
+  const code = status.exitcode ?? null;
+  const ended =
+    code !== null
+      ? `exited with code ${code}`
+      : `was ended by signal ${status.signal ?? 'unknown'}`;
+  return {
+    structured: {
+      mode: 'exited' as const,
+      command,
+      pid,
+      exitcode: code,
+      signal: status.signal ?? null,
+      stdout: out.text,
+      stderr: errs.text,
+      ...(notes.length ? { notes } : {}),
+    },
+    text: [
+      `${who}: ${shown} ${ended}.`,
+      out.text ? `stdout:\n${out.text}` : 'stdout: (empty)',
+      errs.text ? `stderr:\n${errs.text}` : null,
+      ...notes.map((n) => `Note: ${n}.`),
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  };
+}
 
 async function waitForExit(
   pve: PveClient,

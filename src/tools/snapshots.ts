@@ -3,7 +3,7 @@
 // is now: a name that exists (or does not), and what a rollback or a delete will lose.
 
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../calls/tool-spec';
+import { type BaseToolContext, defineTool } from '../calls/tool-spec';
 import { anyList, parseEach, snapshotItem } from '../proxmox/schemas';
 import { confirm, guestTarget, isoSeconds, snapshotName, waitArgs } from './common';
 import { outputExtras } from '../calls/result';
@@ -21,7 +21,7 @@ type Snapshot = z.output<typeof snapshot>;
 
 /** The guest's snapshots (without the `current` pseudo-entry) and the one the live state follows. */
 async function readSnapshots(
-  ctx: ToolContext | Pick<ToolContext, 'pve'>,
+  ctx: Pick<BaseToolContext, 'pve'>,
   g: GuestRef,
 ): Promise<{ snapshots: Snapshot[]; current: string | null }> {
   const items = await ctx.pve().get(guestPath(g, 'snapshot'), anyList);
@@ -101,7 +101,7 @@ const rollbackInput = namedInput.extend({
 });
 
 async function findSnapshot(
-  ctx: ToolContext,
+  ctx: BaseToolContext,
   g: GuestRef,
   name: string,
 ): Promise<{ found: Snapshot | undefined; all: Snapshot[]; current: string | null }> {

@@ -13,9 +13,8 @@ const MAX_VMID_ATTEMPTS = 5;
 
 export interface FreshIdWrite<T> {
   pve: PveClient;
+  /** The id the server chose (an id the caller gave is never replaced: it is sent as a plain step). */
   vmid: number;
-  /** The caller gave the id: a taken one is then an error, not a reason to take the next. */
-  given: boolean;
   /** The argument that names the id (vmid, newid), for messages. */
   idArg: string;
   send(vmid: number): Promise<T>;
@@ -38,7 +37,7 @@ export async function sendWithFreshId<T>(
         throw new ToolFailure('indeterminate', `${err.message} ${w.lost(vmid)}`);
       // PVE checks the id before it writes anything, so "already exists" means nothing was
       // created: asking again with a new id is a new request, not a repeated write.
-      if (w.given || !vmidTaken(err, vmid)) throw err;
+      if (!vmidTaken(err, vmid)) throw err;
       tried.push(vmid);
       if (tried.length >= MAX_VMID_ATTEMPTS) {
         throw new ToolFailure(

@@ -7,15 +7,15 @@
 // have been carried out: the result says so, and the call keeps its rate-limit slot.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure, type ToolContext, type ToolSpec } from '../calls/tool-spec';
+import { ToolFailure, type ToolSpec } from '../calls/tool-spec';
 import { readBlastRadius, type BlastOptions } from '../proxmox/blast-radius';
 import { blastRadiusLines } from '../proxmox/blast-radius-text';
 import type { PveClient } from '../proxmox/client';
-import { upidString } from '../proxmox/schemas';
 import { outputExtras } from '../calls/result';
 import { requestOutput, taskOutput } from './output';
-import { NOTHING_SENT, nextStep } from './preview';
-import { requestLine, requestRows, requestView, sendWrite, type WriteRequest } from './request';
+import { defineWriteTool, type NothingToSend, type PlanContext, type WritePlan } from './kernel';
+import { type PlanSent, stepRequest } from './plan';
+import type { WriteRequest } from './request';
 import {
   describeState,
   guestLabel,
@@ -23,7 +23,6 @@ import {
   type GuestRef,
   type GuestState,
 } from '../proxmox/guest-state';
-import { waitForTask } from './task-wait';
 import type { Scope } from '../scopes';
 
 /** The one request an action sends. */
@@ -67,7 +66,7 @@ export interface GuestActionSpec<I extends z.ZodObject> {
   request(args: z.output<I>): ActionRequest;
   /** Checks that need no read (arguments valid together); throws a ToolFailure. */
   precheck?(args: z.output<I>): void;
-  judge(args: z.output<I>, state: GuestState, ctx: ToolContext): Verdict | Promise<Verdict>;
+  judge(args: z.output<I>, state: GuestState, ctx: PlanContext): Verdict | Promise<Verdict>;
   /** What the task does, for texts: "start", "create snapshot pre_upgrade". */
   doing(args: z.output<I>): string;
   /**
@@ -95,7 +94,7 @@ const output = z.object({
 
 export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I>): ToolSpec {
   type Args = z.output<I> & ActionArgs;
-  return defineTool({
+  return defineWriteTool<I, typeof output, Seen>({
     name: spec.name,
     scope: spec.scope,
     description: spec.description,
@@ -108,21 +107,28 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
       idempotentHint: spec.idempotent,
       openWorldHint: false,
     },
-    dryRun: (args) => !(args as Args).confirm,
     ...(spec.policyFields ? { policyFields: spec.policyFields } : {}),
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
-    describeCall: (args) => requestRows(spec.request(args)),
     blastRadius: (args, ctx) => radiusOf(spec, args as Args, ctx.pve()),
-    run: (raw, ctx) => runAction(spec, raw as Args, ctx),
-  });
+    plan: (args, ctx) => planAction(spec, args as Args, ctx),
+    report: (args, plan, sent) => reportAction(spec, args as Args, plan, sent),
+  }) as unknown as ToolSpec;
 }
 
-/** Reads the guest, judges the action, and previews, sends or reports it unchanged. */
-async function runAction<I extends z.ZodObject>(
+/** What the plan saw of the guest, for the result. */
+interface Seen {
+  label: string;
+  guest: { name: string | null; status: string; lock: string | null };
+  note: string;
+  details?: Record<string, unknown>;
+}
+
+/** Reads the guest and judges the action: its one request, or nothing to send. */
+async function planAction<I extends z.ZodObject>(
   spec: GuestActionSpec<I>,
   args: z.output<I> & ActionArgs,
-  ctx: ToolContext,
-) {
+  ctx: PlanContext,
+): Promise<WritePlan<Seen> | NothingToSend> {
   const raw = args as z.output<I>;
   spec.precheck?.(raw);
   const pve = ctx.pve();
@@ -131,64 +137,67 @@ async function runAction<I extends z.ZodObject>(
   const verdict = await spec.judge(raw, state, ctx);
   if (!verdict.ok)
     throw new ToolFailure('conflict', `${verdict.reason} Nothing was sent to Proxmox.`);
-  const sent = spec.request(raw);
-  const req = requestView(sent);
   const guest = { name: state.name, status: describeState(state), lock: state.lock };
-  const details = verdict.ok === true && verdict.details ? { details: verdict.details } : {};
   if (verdict.ok === 'unchanged') {
     return {
-      structured: { mode: 'unchanged' as const, guest, note: verdict.note },
-      text: `${label} on ${args.node}: ${verdict.note} Nothing to do; nothing was sent to Proxmox.`,
-    };
-  }
-  if (!args.confirm) {
-    const next = nextStep(spec.name, spec.doing(raw));
-    const radius = await radiusOf(spec, args, pve);
-    return {
-      structured: {
-        mode: 'preview' as const,
-        guest,
-        request: req,
-        note: verdict.note,
-        ...details,
-        blast_radius: radius as unknown as Record<string, unknown>,
-        next_step: next,
+      unchanged: {
+        structured: { mode: 'unchanged', guest, note: verdict.note },
+        text: `${label} on ${args.node}: ${verdict.note} Nothing to do; nothing was sent to Proxmox.`,
       },
-      text: [
-        NOTHING_SENT,
-        `${label} on ${args.node} is ${describeState(state)}. ${verdict.note}`,
-        `Would send ${requestLine(sent)}.`,
-        ...blastRadiusLines(radius, ctx.clock.now()),
-        next,
-      ].join('\n'),
     };
   }
-  const upid = await sendWrite(
-    pve,
-    sent,
-    sent.sync ? z.unknown().transform(() => null) : upidString,
-    `The request to ${spec.doing(raw)} ${label} may or may not have reached Proxmox: check the guest (pve_get_vm_status) or its tasks before trying again.`,
-  );
-  const reported = { guest, request: req, note: verdict.note, ...details };
-  if (upid === null) {
+  const details = verdict.details ? { details: verdict.details } : {};
+  const doing = spec.doing(raw);
+  const { sync, ...request } = spec.request(raw);
+  // What the call would hit is read for a preview only: a confirmed call's approver reads it.
+  const radius = args.confirm ? null : await radiusOf(spec, args, pve);
+  return {
+    steps: [{ ...request, doing, answer: sync ? 'applied' : 'task' }],
+    lead: [`${label} on ${args.node} is ${describeState(state)}. ${verdict.note}`],
+    after: radius ? blastRadiusLines(radius, ctx.clock.now()) : [],
+    shown: {
+      guest,
+      note: verdict.note,
+      ...details,
+      ...(radius ? { blast_radius: radius as unknown as Record<string, unknown> } : {}),
+    },
+    requestsAs: 'request',
+    next: { doing },
+    lost: () =>
+      `The request to ${doing} ${label} may or may not have reached Proxmox: check the guest (pve_get_vm_status) or its tasks before trying again.`,
+    facts: { label, guest, note: verdict.note, ...details },
+  };
+}
+
+/** The action's result: applied at once, or its task started (and how it ended, when waited for). */
+function reportAction<I extends z.ZodObject>(
+  spec: GuestActionSpec<I>,
+  args: z.output<I> & ActionArgs,
+  plan: WritePlan<Seen>,
+  sent: PlanSent,
+) {
+  const { label, ...seen } = plan.facts;
+  const doing = spec.doing(args as z.output<I>);
+  const o = sent.outcomes[0]!;
+  const reported = { ...seen, request: stepRequest(o.step) };
+  if (!o.upid) {
     return {
       structured: { mode: 'applied' as const, ...reported },
-      text: `${label} on ${args.node}: done (${spec.doing(raw)}); Proxmox applied it at once.`,
+      text: `${label} on ${args.node}: done (${doing}); Proxmox applied it at once.`,
     };
   }
-  const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
-  const head = `${label} on ${args.node}: ${spec.doing(raw)} started, task ${upid}.`;
+  const head = `${label} on ${args.node}: ${doing} started, task ${o.upid}.`;
   return {
     structured: {
       mode: 'started' as const,
       ...reported,
-      upid,
-      ...(task ? { task: task.state } : {}),
+      upid: o.upid,
+      ...(o.task ? { task: o.task.state } : {}),
     },
-    text: task
-      ? `${head} ${task.summary}`
+    text: o.task
+      ? `${head} ${o.task.summary}`
       : `${head} Use wait: true to wait for it, or follow it with pve_get_task_status.`,
-    isError: task?.state.succeeded === false,
+    isError: o.task?.state.succeeded === false,
   };
 }
 

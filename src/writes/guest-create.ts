@@ -4,16 +4,13 @@
 // another creation took a chosen one meanwhile), and optionally the wait for the creation task.
 
 import { z } from 'zod';
-import { defineTool, type ToolSpec } from '../calls/tool-spec';
-import type { PveClient } from '../proxmox/client';
-import { nextId, upidString } from '../proxmox/schemas';
+import type { ToolSpec } from '../calls/tool-spec';
+import { nextId } from '../proxmox/schemas';
 import { outputExtras } from '../calls/result';
+import { defineWriteTool } from './kernel';
 import { taskOutput } from './output';
-import { sendWithFreshId } from './fresh-vmid';
-import { NOTHING_SENT, nextStep } from './preview';
-import { sendRequest } from './request';
-import { shownParams } from './shown-params';
-import { waitForTask, type TaskOutcome } from './task-wait';
+import { stepRequest, type WriteStep } from './plan';
+import type { TaskOutcome } from './task-wait';
 
 /** The arguments every create tool has. */
 interface CreateArgs {
@@ -61,8 +58,7 @@ const output = z.object({
 export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): ToolSpec {
   type Args = z.output<I> & CreateArgs;
   const what = spec.kind === 'qemu' ? 'VM' : 'container';
-  const path = (node: string) => `/nodes/${encodeURIComponent(node)}/${spec.kind}`;
-  return defineTool({
+  return defineWriteTool<I, typeof output, Made>({
     name: spec.name,
     // Every new guest, VM or container, is provisioning.
     scope: 'pve:provision',
@@ -76,7 +72,6 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
       idempotentHint: false,
       openWorldHint: false,
     },
-    dryRun: (args) => !(args as Args).confirm,
     policyFields: spec.policyFields,
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
     // The policy and the approver see the vmid that will be used, not "whatever is free".
@@ -88,78 +83,61 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
         filled: ['vmid'],
       };
     },
-    describeCall: (raw) => {
+    async plan(raw, ctx) {
       const args = raw as Args;
+      const given = !ctx.filled.includes('vmid');
+      const vmid = args.vmid ?? (await ctx.pve().get('/cluster/nextid', nextId));
+      const step = (id: number): WriteStep => ({
+        method: 'POST',
+        path: `/nodes/${encodeURIComponent(args.node)}/${spec.kind}`,
+        params: { vmid: String(id), ...spec.params(raw) },
+        doing: `create ${what} ${id}`,
+        answer: 'task',
+      });
+      const source = given ? ('given' as const) : ('next_free' as const);
       return {
-        node: args.node,
-        vmid: args.vmid === undefined ? '(next free id)' : String(args.vmid),
-        ...shownParams(spec.params(raw)),
+        steps: [step(vmid)],
+        lead: [],
+        shown: { node: args.node, vmid, vmid_source: source },
+        requestsAs: 'params',
+        idNote: given
+          ? ''
+          : ` (${vmid} is the next free id now; the id is chosen again when you confirm)`,
+        next: { doing: 'create it' },
+        ...(given ? {} : { freshId: { vmid, idArg: 'vmid', rebuild: (id) => [step(id)] } }),
+        lost: (id = vmid) =>
+          `The create request for ${what} ${id} may or may not have reached Proxmox: check with pve_list_vms whether ${what} ${id} exists before trying again.`,
+        facts: { vmid, source, name: spec.guestName(raw) },
       };
     },
-    async run(raw, ctx) {
+    report(raw, plan, sent) {
       const args = raw as Args;
-      const pve = ctx.pve();
-      const params = spec.params(raw);
-      const given = !ctx.filled.includes('vmid');
-      const vmid = args.vmid ?? (await pve.get('/cluster/nextid', nextId));
-      const name = spec.guestName(raw);
-      if (!args.confirm) {
-        const sent = shownParams({ vmid: String(vmid), ...params });
-        const lines = Object.entries(sent).map(([k, v]) => `  ${k}=${v}`);
-        const idNote = given
-          ? ''
-          : ` (${vmid} is the next free id now; the id is chosen again when you confirm)`;
-        const next = nextStep(spec.name, 'create it');
-        return {
-          structured: {
-            mode: 'preview' as const,
-            node: args.node,
-            vmid,
-            vmid_source: given ? ('given' as const) : ('next_free' as const),
-            params: sent,
-            next_step: next,
-          },
-          text: `${NOTHING_SENT}\nWould POST ${path(args.node)}${idNote} with:\n${lines.join('\n')}\n${next}`,
-        };
-      }
-      const created = await sendWithFreshId({
-        pve,
-        vmid,
-        given,
-        idArg: 'vmid',
-        send: (id) => sendCreate(pve, path(args.node), id, params),
-        recheck: (id) => ctx.recheck({ ...args, vmid: id }),
-        lost: (id) =>
-          `The create request for ${what} ${id} may or may not have reached Proxmox: check with pve_list_vms whether ${what} ${id} exists before trying again.`,
-      });
-      const upid = created.result;
-      const task = args.wait ? await waitForTask(pve, upid, args.timeout_s * 1000) : undefined;
+      const made = sent.vmid ?? plan.facts.vmid;
+      const o = sent.outcomes[0]!;
       return {
         structured: {
           mode: 'created' as const,
           node: args.node,
-          vmid: created.vmid,
-          vmid_source: given ? ('given' as const) : ('next_free' as const),
-          params: shownParams({ vmid: String(created.vmid), ...params }),
-          upid,
-          attempts: created.attempts,
-          ...(task ? { task: task.state } : {}),
+          vmid: made,
+          vmid_source: plan.facts.source,
+          params: stepRequest(o.step).params,
+          upid: o.upid ?? '',
+          attempts: sent.attempts,
+          ...(o.task ? { task: o.task.state } : {}),
         },
-        text: createdText(what, created.vmid, name, args.node, upid, task),
-        isError: task?.state.succeeded === false,
+        text: createdText(what, made, plan.facts.name, args.node, o.upid ?? '', o.task),
+        isError: o.task?.state.succeeded === false,
       };
     },
-  });
+  }) as unknown as ToolSpec;
 }
 
-/** The POST that creates the guest under `vmid`; Proxmox answers with the creation task. */
-function sendCreate(
-  pve: PveClient,
-  path: string,
-  vmid: number,
-  params: Record<string, string>,
-): Promise<string> {
-  return sendRequest(pve, { method: 'POST', path, params: { vmid, ...params } }, upidString);
+/** What the plan chose, for the result. */
+interface Made {
+  vmid: number;
+  source: 'given' | 'next_free';
+  /** Its name, for texts. */
+  name: string | undefined;
 }
 
 function createdText(

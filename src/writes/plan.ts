@@ -1,36 +1,75 @@
-// A plan of Proxmox writes run in order, for tools that do several things in one call (clone,
-// then set cloud-init, grow the disk, start). Each step is one request; a step that starts a
-// task is waited for before the next. The preview lists every step; a run stops at the first
-// step that fails (or whose outcome is unknown), and its outcome says, step by step, what was
-// done, what failed and why, and what was not done: never a silent half.
+// A write's steps and how they are sent. Every write tool's call is a plan of one or more steps,
+// each one request, sent in order; a step that starts a task is waited for before the next. A
+// plan stops at the first step that fails (or whose outcome is unknown), and its outcome says,
+// step by step, what was done, what failed and why, and what was not done: never a silent half.
+// The first step may create a guest under an id the server chose (./fresh-vmid.ts); a first
+// step whose answer was lost ends the call `indeterminate`: it is never sent again.
 
 import { z } from 'zod';
 import { ToolFailure } from '../calls/tool-spec';
-import type { PveClient } from '../proxmox/client';
+import type { FormParams, PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
 import { sendWithFreshId } from './fresh-vmid';
 import { requestLine, requestView, sendRequest, type WriteRequest } from './request';
 import { shownParams } from './shown-params';
-import { waitForTask } from './task-wait';
+import { type TaskOutcome, waitForTask } from './task-wait';
 
-export interface PlanStep extends WriteRequest {
-  /** What it does, for lists and failures: "setting cloud-init on VM 106". */
+/**
+ * What Proxmox answers a step with: `task`, a task id; `task?`, a task id or null (done at
+ * once); `applied`, nothing to wait for (a container's config); a schema: data, read with it.
+ */
+export type Answer = 'task' | 'task?' | 'applied' | z.ZodType;
+
+/** One request of a plan. */
+export interface WriteStep extends Omit<WriteRequest, 'params'> {
+  params: FormParams;
+  /**
+   * The parameters as people read them, where they differ from those sent (a command's stdin as
+   * text, which goes out as bytes); otherwise the parameters sent, secrets redacted.
+   */
+  view?: Record<string, string>;
+  /** What it does, for texts: "start", "setting cloud-init on VM 106". */
   doing: string;
-  /** What holds once it succeeded: "VM 106 was cloned from VM 9000". */
-  done: string;
-  /** Proxmox answers with a task id; the task's end is waited for before the next step. */
-  task: boolean;
+  /** For a plan of several: what holds once it succeeded ("VM 106 was cloned from VM 9000"). */
+  done?: string;
+  answer: Answer;
 }
 
 /** `started`: the last task, not waited for; `running`: still running when the time was up. */
 export type StepStatus = 'done' | 'started' | 'running' | 'failed' | 'unknown' | 'not_run';
 
 export interface StepOutcome {
-  step: PlanStep;
+  step: WriteStep;
   status: StepStatus;
   upid?: string;
+  /** The task's end, when it was waited for. */
+  task?: TaskOutcome;
+  /** What Proxmox answered a step read with a schema. */
+  data?: unknown;
   message?: string;
+}
+
+/** The request of a step as people are shown it. */
+export function stepRequest(step: WriteStep): {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+} {
+  return step.view
+    ? { method: step.method, path: step.path, params: step.view }
+    : requestView({ method: step.method, path: step.path, params: plainParams(step.params) });
+}
+
+/** A step's parameters as text (lists as their items, numbered). */
+function plainParams(params: FormParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const [i, item] of v.entries()) out[`${k}.${i}`] = item;
+    else out[k] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
+  }
+  return out;
 }
 
 /** A step as results show it (secrets redacted). */
@@ -44,9 +83,9 @@ export const stepOutput = z.object({
   message: z.string().optional(),
 });
 
-export function stepView(o: StepOutcome | PlanStep): z.input<typeof stepOutput> {
+export function stepView(o: StepOutcome | WriteStep): z.input<typeof stepOutput> {
   const step = 'step' in o ? o.step : o;
-  const request = requestView(step);
+  const request = stepRequest(step);
   if (!('step' in o)) return { doing: step.doing, request };
   return {
     doing: step.doing,
@@ -57,116 +96,180 @@ export function stepView(o: StepOutcome | PlanStep): z.input<typeof stepOutput> 
   };
 }
 
-/** The numbered list of requests a preview shows. */
-export function planLines(steps: readonly PlanStep[]): string[] {
-  return steps.map(
-    (s, i) => `${i + 1}. ${requestLine(s)}: ${s.doing}${s.task ? ' (a task, waited for)' : ''}`,
-  );
+const isTask = (step: WriteStep) => step.answer === 'task' || step.answer === 'task?';
+
+/** The requests as a preview writes them: one in a sentence, or numbered in order. */
+export function planLines(steps: readonly WriteStep[], numbered = steps.length > 1): string[] {
+  if (!numbered) return [`Would send ${requestLine(stepRequest(steps[0]!))}.`];
+  return [
+    'Would send, in order, each after the one before has ended:',
+    ...steps.map(
+      (s, i) =>
+        `${i + 1}. ${requestLine(stepRequest(s))}: ${s.doing}${isTask(s) ? ' (a task, waited for)' : ''}`,
+    ),
+  ];
 }
 
 /**
  * The exact requests for approvers, one row per request and per parameter (secrets redacted):
- * `1.request`, `1.newid`, ... (never a bare number as a key: objects list those first).
+ * one request as `request`, `vmid`, ...; numbered as `1.request`, `1.newid`, ... (never a bare
+ * number as a key: objects list those first).
  */
-export function describePlan(steps: readonly PlanStep[]): Record<string, string> {
+export function describePlan(
+  steps: readonly WriteStep[],
+  numbered = steps.length > 1,
+): Record<string, string> {
+  const rows = steps.map((s) => {
+    const r = stepRequest(s);
+    return { request: `${r.method} ${r.path}`, ...shownParams(r.params) };
+  });
+  if (!numbered) return rows[0]!;
   const out: Record<string, string> = {};
-  steps.forEach((s, i) => {
-    out[`${i + 1}.request`] = `${s.method} ${s.path}`;
-    for (const [k, v] of Object.entries(shownParams(s.params))) out[`${i + 1}.${k}`] = v;
+  rows.forEach((row, i) => {
+    for (const [k, v] of Object.entries(row)) out[`${i + 1}.${k}`] = v;
   });
   return out;
 }
 
+/** How a plan is sent. */
 export interface PlanRun {
   pve: PveClient;
-  /** The steps for a guest id (built again if the server had to take another id). */
-  build(vmid: number): PlanStep[];
-  vmid: number;
-  /** The first step creates the guest under an id the server chose: take the next on a clash. */
-  freshId?: { idArg: string; recheck(vmid: number): void; lost(vmid: number): string };
-  /** When waiting must end (epoch ms). */
-  deadline: number;
+  steps: readonly WriteStep[];
+  /** The first step creates a guest under an id the server chose: on a clash, take the next. */
+  freshId?: {
+    vmid: number;
+    idArg: string;
+    /** The steps for another id. */
+    rebuild(vmid: number): readonly WriteStep[];
+    recheck(vmid: number): void;
+  };
+  /** What a lost answer to the first step may mean, and what to check. */
+  lost(vmid: number | undefined): string;
+  /** Whether a failure of the first step may have happened after Proxmox took it. */
+  mayHaveHappened?: (err: PveError) => boolean;
+  /** Proxmox's refusal of the first step in the tool's words (null: as Proxmox said it). */
+  explain?: (err: PveError) => ToolFailure | null;
+  /** How long to wait for the tasks, from the first step on (ms). */
+  timeoutMs: number;
   /** Wait for the last step's task too. */
   waitLast: boolean;
 }
 
-/** Runs the plan; a first step that fails is thrown (nothing happened), later ones are reported. */
-export async function runPlan(run: PlanRun): Promise<{ vmid: number; outcomes: StepOutcome[] }> {
-  const { pve } = run;
-  let vmid = run.vmid;
-  let steps = run.build(vmid);
-  const outcomes: StepOutcome[] = [];
-  for (let i = 0; i < steps.length; i++) {
-    const step = steps[i]!;
-    let answer: string | null;
-    try {
-      if (i === 0 && run.freshId) {
-        const fresh = run.freshId;
-        const sent = await sendWithFreshId({
-          pve,
-          vmid,
-          given: false,
-          idArg: fresh.idArg,
-          send: (id) => send(pve, run.build(id)[0]!),
-          recheck: fresh.recheck,
-          lost: fresh.lost,
-        });
-        vmid = sent.vmid;
-        steps = run.build(vmid);
-        answer = sent.result;
-      } else {
-        answer = await send(pve, step);
-      }
-    } catch (err) {
-      if (i === 0 && !(err instanceof PveError && writeMayHaveHappened(err))) throw err;
-      if (i === 0)
-        throw new ToolFailure(
-          'indeterminate',
-          `${(err as PveError).message} The request for ${step.doing} may or may not have reached Proxmox: check before trying again.`,
-        );
-      const lost = err instanceof PveError && writeMayHaveHappened(err);
-      const message = err instanceof PveError ? err.message : 'unexpected error';
-      outcomes.push({
-        step: steps[i]!,
-        status: lost ? 'unknown' : 'failed',
-        message: lost ? `${message} It may or may not have happened.` : message,
-      });
-      break;
-    }
-    const current = steps[i]!;
-    const last = i === steps.length - 1;
-    if (!current.task || answer === null) {
-      outcomes.push({ step: current, status: 'done' });
-      continue;
-    }
-    if (last && !run.waitLast) {
-      outcomes.push({ step: current, status: 'started', upid: answer });
-      continue;
-    }
-    const task = await waitForTask(pve, answer, Math.max(1, run.deadline - pve.clock.now()));
-    const state = task.state;
-    const status: StepStatus =
-      state.succeeded === true
-        ? 'done'
-        : state.succeeded === false
-          ? 'failed'
-          : state.status === 'running'
-            ? 'running'
-            : 'unknown';
-    outcomes.push({
-      step: current,
-      status,
-      upid: answer,
-      ...(status === 'done' ? {} : { message: task.summary }),
-    });
-    if (status !== 'done') break;
-  }
-  for (const step of steps.slice(outcomes.length)) outcomes.push({ step, status: 'not_run' });
-  return { vmid, outcomes };
+export interface PlanSent {
+  /** The id the first step used, when the server chose it. */
+  vmid?: number;
+  /** POSTs of the first step (more than 1 when a chosen id was taken meanwhile). */
+  attempts: number;
+  outcomes: StepOutcome[];
 }
 
-function send(pve: PveClient, step: PlanStep): Promise<string | null> {
-  const schema = step.task ? upidString.nullable() : z.unknown().transform(() => null);
+/** Sends the plan; a first step that fails is thrown (nothing happened), later ones are reported. */
+export async function runPlan(run: PlanRun): Promise<PlanSent> {
+  const { pve } = run;
+  const deadline = pve.clock.now() + run.timeoutMs;
+  let steps = run.steps;
+  let sent: { vmid?: number; answer: unknown; attempts: number };
+  try {
+    sent = await sendFirst(run, (s) => (steps = s));
+  } catch (err) {
+    const lost = run.mayHaveHappened ?? writeMayHaveHappened;
+    if (!(err instanceof PveError)) throw err;
+    if (lost(err))
+      throw new ToolFailure('indeterminate', `${err.message} ${run.lost(run.freshId?.vmid)}`);
+    throw run.explain?.(err) ?? err;
+  }
+  const outcomes: StepOutcome[] = [];
+  let answer: unknown = sent.answer;
+  for (let i = 0; i < steps.length; i++) {
+    if (i > 0) {
+      try {
+        answer = await send(pve, steps[i]!);
+      } catch (err) {
+        outcomes.push(failed(steps[i]!, err));
+        break;
+      }
+    }
+    const outcome = await settleStep(run, steps[i]!, answer, i === steps.length - 1, deadline);
+    outcomes.push(outcome);
+    if (outcome.status !== 'done' && outcome.status !== 'started') break;
+  }
+  for (const step of steps.slice(outcomes.length)) outcomes.push({ step, status: 'not_run' });
+  return {
+    ...(sent.vmid === undefined ? {} : { vmid: sent.vmid }),
+    attempts: sent.attempts,
+    outcomes,
+  };
+}
+
+/** The first step, under a fresh id when the server chose it (`use` gets the steps for it). */
+async function sendFirst(
+  run: PlanRun,
+  use: (steps: readonly WriteStep[]) => void,
+): Promise<{ vmid?: number; answer: unknown; attempts: number }> {
+  const fresh = run.freshId;
+  if (!fresh) return { answer: await send(run.pve, run.steps[0]!), attempts: 1 };
+  const sent = await sendWithFreshId({
+    pve: run.pve,
+    vmid: fresh.vmid,
+    idArg: fresh.idArg,
+    send: (id) => send(run.pve, (id === fresh.vmid ? run.steps : fresh.rebuild(id))[0]!),
+    recheck: fresh.recheck,
+    lost: run.lost,
+  });
+  if (sent.vmid !== fresh.vmid) use(fresh.rebuild(sent.vmid));
+  return { vmid: sent.vmid, answer: sent.result, attempts: sent.attempts };
+}
+
+/** What became of a step Proxmox took: done at once, its task started, or waited for. */
+async function settleStep(
+  run: PlanRun,
+  step: WriteStep,
+  answer: unknown,
+  last: boolean,
+  deadline: number,
+): Promise<StepOutcome> {
+  if (!isTask(step) || answer === null) {
+    return step.answer instanceof z.ZodType
+      ? { step, status: 'done', data: answer }
+      : { step, status: 'done' };
+  }
+  const upid = answer as string;
+  if (last && !run.waitLast) return { step, status: 'started', upid };
+  // One step waits timeout_s from its answer; the steps of a plan share one deadline.
+  const ms = run.steps.length === 1 ? run.timeoutMs : Math.max(1, deadline - run.pve.clock.now());
+  const task = await waitForTask(run.pve, upid, ms);
+  const state = task.state;
+  const status: StepStatus =
+    state.succeeded === true
+      ? 'done'
+      : state.succeeded === false
+        ? 'failed'
+        : state.status === 'running'
+          ? 'running'
+          : 'unknown';
+  return { step, status, upid, task, ...(status === 'done' ? {} : { message: task.summary }) };
+}
+
+/** A later step that failed: what Proxmox said, or that it may have happened. */
+function failed(step: WriteStep, err: unknown): StepOutcome {
+  const lost = err instanceof PveError && writeMayHaveHappened(err);
+  const message = err instanceof PveError ? err.message : 'unexpected error';
+  return {
+    step,
+    status: lost ? 'unknown' : 'failed',
+    message: lost ? `${message} It may or may not have happened.` : message,
+  };
+}
+
+function send(pve: PveClient, step: WriteStep): Promise<unknown> {
+  const schema =
+    step.answer === 'task'
+      ? upidString
+      : step.answer === 'task?'
+        ? upidString.nullable()
+        : step.answer === 'applied'
+          ? z.unknown().transform(() => null)
+          : step.answer;
   return sendRequest(pve, step, schema);
 }
 
@@ -182,7 +285,7 @@ export function completed(outcomes: readonly StepOutcome[]): boolean {
 /** "VM 106 was cloned from VM 9000; setting cloud-init on VM 106 failed: ... Not done: starting VM 106." */
 export function summarize(outcomes: readonly StepOutcome[]): string {
   const parts: string[] = [];
-  const done = outcomes.filter((o) => o.status === 'done').map((o) => o.step.done);
+  const done = outcomes.filter((o) => o.status === 'done').map((o) => o.step.done ?? o.step.doing);
   if (done.length) parts.push(`${done.join('; ')}.`);
   for (const o of outcomes) {
     if (o.status === 'started') parts.push(`${capital(o.step.doing)}: started, task ${o.upid}.`);

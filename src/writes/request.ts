@@ -1,13 +1,10 @@
 // A write as the kernel handles it: one request to Proxmox, shown the same way in a preview, to
 // an approver and in the result (secrets redacted), and sent from here only: `sendRequest` is the
-// one call of the client's write methods in src/ (test/layers.node.test.ts holds it so). A
-// request whose answer was lost may or may not have been carried out: it is never sent again,
-// and `sendWrite` ends the call `indeterminate`, saying what to check.
+// one call of the client's write methods in src/ (test/layers.node.test.ts holds it so), and
+// ./plan.ts its one caller.
 
 import type { z } from 'zod';
-import { ToolFailure } from '../calls/tool-spec';
 import type { FormParams, PveClient } from '../proxmox/client';
-import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { describeParams, shownParams } from './shown-params';
 
 /** One request that changes something in Proxmox. */
@@ -44,25 +41,4 @@ export function sendRequest<S extends z.ZodType>(
   answer: S,
 ): Promise<z.output<S>> {
   return pve.write(r.method, r.path, answer, r.params);
-}
-
-/**
- * Sends one write, as sendRequest. A failure that may have happened after Proxmox took the
- * request (by default: a lost answer, writeMayHaveHappened) ends the call `indeterminate`, with
- * Proxmox's error followed by `lost`: what may have happened, and what to check.
- */
-export async function sendWrite<S extends z.ZodType>(
-  pve: PveClient,
-  r: { method: WriteRequest['method']; path: string; params: FormParams },
-  answer: S,
-  lost: string,
-  mayHaveHappened: (err: PveError) => boolean = writeMayHaveHappened,
-): Promise<z.output<S>> {
-  try {
-    return await sendRequest(pve, r, answer);
-  } catch (err) {
-    if (err instanceof PveError && mayHaveHappened(err))
-      throw new ToolFailure('indeterminate', `${err.message} ${lost}`);
-    throw err;
-  }
 }

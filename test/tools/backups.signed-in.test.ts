@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decide } from '../support/worker/decide';
-import { asEditor, connectSignedIn } from '../support/worker/oauth';
+import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
+import { openAsDevUser } from '../support/form-browser';
 import { call, text } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
 import { GUEST_POLICY } from '../support/policies/guest';
@@ -43,6 +44,21 @@ async function approved(tool: string, args: Record<string, unknown>) {
   const { approval_id: id } = pending.structuredContent as { approval_id: string };
   expect((await decide(id, 'lee@example.com', 'approve', 'dev,leads')).html).toContain('Approved.');
   return call(agent, tool, { ...args, approval_id: id });
+}
+
+/** The requests an approval's page shows its approver, a row each and one per parameter. */
+async function approverRows(id: string): Promise<string[]> {
+  const opened = await openAsDevUser(
+    new Browser(),
+    `http://localhost/approvals/${id}`,
+    'lee@example.com',
+    'dev,leads',
+  );
+  return [
+    ...opened.html.matchAll(
+      /<th scope="row"><code>([^<]+)<\/code><\/th><td><code class="uri">([^<]*)<\/code>/g,
+    ),
+  ].map((m) => `${m[1]} ${m[2]}`);
 }
 
 describe('backups', () => {
@@ -196,6 +212,37 @@ describe('backups', () => {
       `vmid=104&force=1&archive=${encodeURIComponent(pbs!.volid)}`,
     ]);
     expect((await sim.guest(104)).config.name).toBe('web01');
+  });
+
+  it('shows the approver of a restore with force where no guest is the request that goes out: a new guest, without force', async () => {
+    const [newest] = await backups('pve1', 'local', 100);
+    const volid = encodeURIComponent(newest!.volid);
+    const args = { node: 'pve1', volume: newest!.volid, vmid: 3300, force: true };
+    const preview = await call(agent, 'pve_restore_backup', args);
+    expect(text(preview)).toContain('No guest 3300 exists: it is restored as a new one');
+    const shown = `POST /nodes/pve1/qemu with vmid=3300, unique=1, archive=${newest!.volid}`;
+    expect(text(preview)).toContain(`Would send ${shown}.`);
+    await sim.clearLog();
+    const pending = await call(agent, 'pve_restore_backup', { ...args, confirm: true });
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    expect(await approverRows(id)).toEqual([
+      'request POST /nodes/pve1/qemu',
+      'vmid 3300',
+      'unique 1',
+      `archive ${newest!.volid}`,
+    ]);
+    expect((await decide(id, 'lee@example.com', 'approve', 'dev,leads')).html).toContain(
+      'Approved.',
+    );
+    const done = await call(agent, 'pve_restore_backup', {
+      ...args,
+      confirm: true,
+      approval_id: id,
+    });
+    expect(done.isError, text(done)).toBeFalsy();
+    expect((await sim.writes()).map((w) => `${w.method} ${w.path} ${w.body}`)).toEqual([
+      `POST /api2/json/nodes/pve1/qemu vmid=3300&unique=1&archive=${volid}`,
+    ]);
   });
 
   it('never deletes a protected backup, and says what remains before deleting another', async () => {

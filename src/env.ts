@@ -21,7 +21,7 @@ import type {
 } from './audit/record';
 import type { CounterRow, ReserveItem } from './counters/window-counters';
 import type { LimitedDecision } from './policy/evaluate';
-import type { NotifyMessage } from './notify/messages';
+import type { NotifyMessage } from './notify/event-formats';
 import type {
   NewVersion,
   PolicyEvent,

@@ -6,7 +6,7 @@ import { env as startupEnv } from 'cloudflare:workers';
 import { app } from './app/app';
 import { runtimeOf } from './compose/runtime';
 import { handleNotifications } from './notify/deliver';
-import type { NotifyMessage } from './notify/messages';
+import type { NotifyMessage } from './notify/event-formats';
 import type { Approvals } from './approvals/approvals-store';
 import type { AuditLog } from './audit/audit-log';
 import type { PolicyCounters } from './counters/policy-counters';

@@ -6,7 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { devAccessToken } from '../../test/support/oauth-node.ts';
-import { POLICY_READ_SCOPE, SCOPES } from '../../src/scopes.ts';
+import { POLICY_READ_SCOPE, SCOPES } from '../../src/core/scopes.ts';
 import { errorText, type Health } from './health-checks.ts';
 import { fail, notApplicable, pass, skip, type CheckResult } from './report.ts';
 

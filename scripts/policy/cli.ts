@@ -12,12 +12,12 @@
 
 import { readFileSync } from 'node:fs';
 import { describeIssues } from '../../src/calls/issues.ts';
-import type { Identity } from '../../src/identity.ts';
+import type { Identity } from '../../src/core/identity.ts';
 import { evaluatePolicy, readingKey } from '../../src/policy/evaluate.ts';
 import { type CompiledPolicy, formatErrors } from '../../src/policy/load.ts';
 import { checkPolicyText } from '../../src/policy/text.ts';
 import { policyView } from '../../src/policy/view.ts';
-import { SCOPES } from '../../src/scopes.ts';
+import { SCOPES } from '../../src/core/scopes.ts';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools/index.ts';
 
 /** Where the checker writes: its report, and its errors and warnings. */

@@ -8,19 +8,19 @@
 
 import { errorText, logLine } from '../log';
 import { Hono, type Context, type MiddlewareHandler, type Next } from 'hono';
-import { authRoutes } from '../auth/routes';
+import { authRoutes } from '../auth/authorize';
 import { publicOrigin } from '../auth/config';
 import { CALLBACK_PATH } from '../auth/idp';
 import { DEV_LOGIN_PATH } from '../auth/idp-dev';
 import { type AppBindings, cameThroughProvider, providerEnv, runtimeOf } from '../compose/runtime';
-import { crossOriginViolation, loopbackViolation, withCors } from '../guard';
+import { crossOriginViolation, loopbackViolation, withCors } from '../net/loopback-guard';
 import { health } from '../health/endpoint';
 import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
 import { MAX_POLICY_BYTES } from '../policy/text';
 import { bodyCap } from '../http/body-cap';
 import { readMcpBody } from '../http/mcp-body';
-import { ANONYMOUS } from '../identity';
-import { DEFAULT_SCOPES } from '../scopes';
+import { ANONYMOUS } from '../core/identity';
+import { DEFAULT_SCOPES } from '../core/scopes';
 import { mcpApi } from '../mcp/route';
 import { webRoutes } from '../web/routes';
 import { providerFor } from './oauth';

@@ -10,7 +10,7 @@ import {
   type TokenExchangeCallbackOptions,
 } from '@cloudflare/workers-oauth-provider';
 import type { AppEnv } from '../env';
-import { POLICY_SCOPES, SCOPES } from '../scopes';
+import { POLICY_SCOPES, SCOPES } from '../core/scopes';
 import { mcpApi } from '../mcp/route';
 import { installOutboundGuard } from './outbound-guard';
 
@@ -42,7 +42,7 @@ export function providerFor(origin: string, pages: PagesHandler): OAuthProvider<
       tokenEndpoint: `${origin}/token`,
       clientRegistrationEndpoint: `${origin}/register`,
       resourceMetadata: { resource: origin, resource_name: 'Proxmox VE MCP server' },
-      // The scopes a person may grant a client (../scopes.ts): published in both metadata
+      // The scopes a person may grant a client (../core/scopes.ts): published in both metadata
       // documents and named in the 401 challenge, so a client asks for them; the consent page
       // then ticks only those that are safe by default, and the person chooses.
       requiredScopes: [...SCOPES],

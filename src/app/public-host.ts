@@ -2,10 +2,10 @@
 // (client metadata documents, a client's jwks_uri) must pass, in every environment: on
 // Cloudflare's edge global_fetch_strictly_public also stops them, but workerd elsewhere
 // (wrangler dev, self-hosted) would fetch loopback, cloud metadata (169.254.169.254) or the LAN.
-// The classification is ../host-class.ts (shared with approval receivers); this rule refuses
+// The classification is ../net/host-class.ts (shared with approval receivers); this rule refuses
 // every special-purpose address and special-use name it finds there, with why.
 
-import { classifyHost } from '../host-class';
+import { classifyHost } from '../net/host-class';
 
 export type HostCheck =
   | { ok: true; host: string }

@@ -21,7 +21,7 @@ import { errorText, logLine } from '../log';
 import { withDeadline } from '../stores/deadline';
 import { type Clock, systemClock } from '../clock';
 import { DurableObject } from 'cloudflare:workers';
-import type { ApprovalSnapshot, NotifyMessage } from '../notify/messages';
+import type { ApprovalSnapshot, NotifyMessage } from '../notify/event-formats';
 import type { NotifyEvent } from '../notify/targets';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { mayConsume, mayDecide, meetsTerms, NO_SUCH_APPROVAL, type DecideCheck } from './rules';

@@ -1,6 +1,6 @@
 // Who may decide an approval, and whether an approval may be spent on a call. Pure.
 
-import { matchesAnyPrincipal, matchesPerson } from '../identity';
+import { matchesAnyPrincipal, matchesPerson } from '../core/identity';
 import type { Approval, ApprovalStatus, ConsumeCall, ConsumeRefusal, Decider } from './types';
 
 export type DecideCheck = { ok: true } | { ok: false; reason: string };
@@ -9,7 +9,7 @@ export const NO_SUCH_APPROVAL = 'No such approval.';
 
 /**
  * Whether this person asked for the call: by every identifier the request carries, under the one
- * rule for naming a person (identity.ts): the same user id, or the same verified email whatever
+ * rule for naming a person (../core/identity.ts): the same user id, or the same verified email whatever
  * its case. One person signed in under another id (another IdP, another spelling the IdP keeps
  * apart) is still the person who asked.
  */

@@ -3,7 +3,7 @@
 // Pure functions: no storage, no clock.
 
 import { SECRET_PARAMS } from '../proxmox/secret-params';
-import { isPropertyValue } from '../property-value';
+import { isPropertyValue } from '../core/property-value';
 
 /** Replaces the value of a sensitive argument. */
 export const REDACTED = '[redacted]';

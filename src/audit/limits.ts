@@ -2,7 +2,7 @@
 // (AUDIT_RETENTION_DAYS, AUDIT_MAX_ROWS): read by the configuration (for /health and /admin) and
 // by the objects that write it (the AuditLog prunes to them; the policy store audits its changes).
 
-import { intSetting } from '../settings';
+import { intSetting } from '../core/settings';
 
 /** Audit retention and row cap (the AuditLog object prunes to them). */
 export function auditLimits(

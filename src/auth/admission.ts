@@ -1,8 +1,8 @@
 // Who may get a grant at all: ALLOWED_USERS (user ids or verified emails, matched by the one
-// person rule in ../identity.ts; `*` for anyone who can sign in) and ALLOWED_GROUPS. Fails closed: with both empty nobody is admitted, except with
+// person rule in ../core/identity.ts; `*` for anyone who can sign in) and ALLOWED_GROUPS. Fails closed: with both empty nobody is admitted, except with
 // the local dev IdP. Pure.
 
-import { matchesPerson } from '../identity';
+import { matchesPerson } from '../core/identity';
 import type { UpstreamIdentity } from './idp';
 
 export type Admission = { admitted: true } | { admitted: false; reason: string };

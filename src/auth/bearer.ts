@@ -5,7 +5,7 @@
 
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
 import type { Config } from '../config';
-import { identityOfToken, type Identity } from '../identity';
+import { identityOfToken, type Identity } from '../core/identity';
 import { publicOrigin, stillAdmitted } from './config';
 
 /** The token of an `Authorization: Bearer` header, or null. */

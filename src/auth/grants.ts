@@ -25,7 +25,7 @@ export interface GrantRow {
   grantId: string;
   clientId: string;
   clientName: string;
-  /** What the person granted at consent (../scopes.ts, and policy:edit). */
+  /** What the person granted at consent (../core/scopes.ts, and policy:edit). */
   scopes: string[];
   createdAt: number;
   expiresAt: number | null;

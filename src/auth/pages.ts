@@ -3,7 +3,7 @@
 // URI) was chosen by whoever registered the client, so it is attacker-controlled.
 
 import type { ConsentDescription } from '@cloudflare/workers-oauth-provider';
-import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../scopes';
+import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../core/scopes';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 

@@ -7,7 +7,7 @@
 
 import { errorText, logLine } from '../log';
 import type { Stores } from '../compose/runtime';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 
 /** Sessions already checked in this isolate, by Durable Object name → owning grant and scopes. */
 const owners = new Map<string, string>();

@@ -7,7 +7,7 @@ import { logLine } from '../log';
 import type { AuthConfig } from './config';
 import { admit } from './admission';
 import type { UpstreamData } from './idp';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import { randomToken, sha256Hex } from '../encoding';
 import { createSession, readCookie } from './web-session';
 

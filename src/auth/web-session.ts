@@ -3,7 +3,7 @@
 // identity and a CSRF token as the value. Eight hours, then sign in again.
 
 import { randomToken, sha256Hex } from '../encoding';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 
 export const SESSION_COOKIE = '__Host-pve-mcp-session';
 const SESSION_TTL_S = 8 * 3600;

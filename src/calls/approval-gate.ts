@@ -13,8 +13,8 @@ import {
 } from '../audit/hidden-fields';
 import type { ApprovalStore, Json } from '../approvals/types';
 import { CONSUME_MESSAGES } from '../approvals/rules';
-import { approvalTitle } from '../approval-title';
-import type { Identity } from '../identity';
+import { approvalTitle } from '../core/approval-title';
+import type { Identity } from '../core/identity';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { blastRadiusLines } from '../proxmox/blast-radius-text';
 import type { Decision } from '../policy/evaluate';

@@ -2,7 +2,7 @@
 // upstream exchanges the seam logs.
 
 import type { Clock } from '../clock';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import type { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';

@@ -4,7 +4,7 @@
 // "[APPROVAL REQUIRED]"), and the texts of failures the seam itself reports.
 
 import type { Decision } from '../policy/evaluate';
-import { SCOPE_INFO, type Scope } from '../scopes';
+import { SCOPE_INFO, type Scope } from '../core/scopes';
 import type { CallResult } from './result';
 
 export type Refusal = Exclude<Decision, { kind: 'allow' }>;

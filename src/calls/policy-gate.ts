@@ -5,7 +5,7 @@
 
 import { errorText, logLine } from '../log';
 import { reserveLimits, type CounterBackend } from '../counters/reserve';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import { evaluatePolicy, type Decision } from '../policy/evaluate';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';

@@ -14,9 +14,9 @@ import {
   redactUpstream,
 } from '../audit/canonical';
 import { INHERITED_KEY } from '../audit/record';
-import type { Identity } from '../identity';
-import { own } from '../own';
-import { isPropertyValue } from '../property-value';
+import type { Identity } from '../core/identity';
+import { own } from '../core/own';
+import { isPropertyValue } from '../core/property-value';
 import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';

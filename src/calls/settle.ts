@@ -8,7 +8,7 @@ import { PveError } from '../proxmox/errors';
 import { ELICITED } from './approval-gate';
 import type { AskNext } from './conversation';
 import type { CallHost, CallScope } from './host';
-import { logToolCall, type ToolCallLog } from './log';
+import { logToolCall, type ToolCallLog } from './call-log';
 import { FAILURES } from './messages';
 import type { CallOutcome, CallResult } from './result';
 import { ToolFailure } from './tool-spec';

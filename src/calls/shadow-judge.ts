@@ -9,7 +9,7 @@
 // that value back a character at a time. A shadow rule that needs such a value is `unknown`.
 
 import type { z } from 'zod';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import { evaluatePolicy } from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';
 import type { ShadowDisagreement } from '../policy/shadow';

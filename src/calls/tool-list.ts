@@ -10,7 +10,7 @@
 //   idempotentHint false).
 
 import { z } from 'zod';
-import { own } from '../own';
+import { own } from '../core/own';
 import { isListed } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { outputExtras } from './result';

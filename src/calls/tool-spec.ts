@@ -3,10 +3,10 @@
 
 import type { z } from 'zod';
 import type { Clock } from '../clock';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import type { PveClient } from '../proxmox/client';
-import type { Scope } from '../scopes';
+import type { Scope } from '../core/scopes';
 
 export interface ToolAnnotations {
   title: string;
@@ -75,7 +75,7 @@ export interface ToolSpec<
   input: I;
   output: O;
   annotations: ToolAnnotations;
-  /** The OAuth scope a token needs for this tool (../scopes.ts): outside it, nothing is sent. */
+  /** The OAuth scope a token needs for this tool (../core/scopes.ts): outside it, nothing is sent. */
   scope: Scope;
   /** True when this call only reads or previews: rate limits then take no slot. */
   dryRun?(args: z.output<I>): boolean;

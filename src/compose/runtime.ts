@@ -21,7 +21,7 @@ import type {
   SessionObject,
 } from '../env';
 import { deployedPolicy } from '../policy/source';
-import { type PolicySource, storedPolicySource } from '../policy-store/source';
+import { type PolicySource, storedPolicySource } from '../policy-store/isolate-cache';
 import { POLICY_STORE_OBJECT } from '../policy-store/names';
 import { PveClient } from '../proxmox/client';
 import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/names';

@@ -1,7 +1,7 @@
 // Who this server is to an MCP client, in both eras: name, version, and the instructions that
 // tell an agent the conventions every tool follows (said once here, not repeated per tool).
 
-import { SERVER_NAME, VERSION } from '../version';
+import { SERVER_NAME, VERSION } from '../core/version';
 
 export const SERVER_INFO = { name: SERVER_NAME, title: 'Proxmox VE', version: VERSION };
 

@@ -5,7 +5,7 @@
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
 import { notifyTargets, type NotifyTarget } from '../notify/targets';
-import { intSetting } from '../settings';
+import { intSetting } from '../core/settings';
 import { listSetting } from './lists';
 import { signInSettings, type SignInSettings } from './sign-in';
 import {

@@ -2,9 +2,9 @@
 // typed value or a problem saying what to fix. Pure; never echoes a secret.
 
 import type { AppEnv } from '../env';
-import { intSetting } from '../settings';
+import { intSetting } from '../core/settings';
 export { auditEnabled, auditLimits } from '../audit/limits';
-import { isLoopbackHostname } from '../guard';
+import { isLoopbackHostname } from '../net/loopback-guard';
 import type { PveClientConfig } from '../proxmox/client';
 
 export type AuthMode = 'none' | 'oauth';

@@ -3,7 +3,7 @@
 // key. Each object reserves its part atomically; if a later part is full or fails, the parts
 // already taken are given back. Any store error is reported, and the caller denies.
 
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import type { AppliedLimit, Decision, LimitedDecision } from '../policy/evaluate';
 import type { Scope } from '../policy/schema';
 import type { ReserveItem } from './window-counters';

@@ -4,7 +4,7 @@
 
 import { authConfig, publicOrigin } from '../auth/config';
 import type { Config } from '../config';
-import { isLoopbackHostname } from '../guard';
+import { isLoopbackHostname } from '../net/loopback-guard';
 
 export type HealthCheck =
   | 'auth_mode'

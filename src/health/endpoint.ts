@@ -16,7 +16,7 @@ import { healthView } from './viewer';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import type { Config } from '../config';
-import { VERSION } from '../version';
+import { VERSION } from '../core/version';
 
 export async function health(c: Context<AppBindings>): Promise<Response> {
   const runtime = c.var.runtime;

@@ -7,7 +7,7 @@
 // administrator's: a tool scope is what an AI client holds, and the map is not for it. Where a
 // request comes from does not count: a Host header is the caller's to write, and behind a tunnel
 // or a proxy on the same machine every connection comes from loopback. With AUTH_MODE=none every
-// caller may already run every tool (loopback only, ../guard.ts): the details tell them nothing
+// caller may already run every tool (loopback only, ../net/loopback-guard.ts): the details tell them nothing
 // more.
 
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
@@ -15,7 +15,7 @@ import { bearerIdentity, bearerToken } from '../auth/bearer';
 import { stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
 import type { Config } from '../config';
-import { POLICY_SCOPES } from '../scopes';
+import { POLICY_SCOPES } from '../core/scopes';
 import { isAdmin } from '../web/admins';
 
 export type HealthView = 'operator' | 'public';

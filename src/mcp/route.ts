@@ -5,7 +5,7 @@
 // the 2025 session's McpAgent, after checking the session belongs to this grant.
 
 import { insufficientScope, type OAuthResourceAuth } from '@cloudflare/workers-oauth-provider';
-import { DEFAULT_SCOPES, isScope } from '../scopes';
+import { DEFAULT_SCOPES, isScope } from '../core/scopes';
 import { isLegacyRequest } from '@modelcontextprotocol/server';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { noteGrantUse } from '../auth/grants';
@@ -13,7 +13,7 @@ import { sessionObjectName, sessionOwnership } from '../auth/sessions';
 import { runtimeOf } from '../compose/runtime';
 import type { AppEnv } from '../env';
 import { parsedBodyOf } from '../http/mcp-body';
-import { identityFromProps, identityOfToken } from '../identity';
+import { identityFromProps, identityOfToken } from '../core/identity';
 import { ProxmoxMcp } from './legacy/agent';
 import { serveModern } from './modern/handler';
 

@@ -1,5 +1,5 @@
 // The one escaping helper of each chat format, through which every text of a Slack message or a
-// Teams card goes (./messages.ts): what an agent, a requester or Proxmox wrote is shown as text,
+// Teams card goes (./event-formats.ts): what an agent, a requester or Proxmox wrote is shown as text,
 // never as a mention, a link or formatting. Neither format has an escape for its formatting
 // characters, so those become look-alikes; the approval page shows the exact text. Pure.
 

@@ -5,7 +5,7 @@
 // and logged. The call that asked for the approval never waits for any of it.
 
 import { errorText, logLine } from '../log';
-import { bodyFor, type NotifyMessage, signature } from './messages';
+import { bodyFor, type NotifyMessage, signature } from './event-formats';
 import type { NotifyTarget } from './targets';
 
 /** Attempts per delivery (the queue's own max_retries is higher, so this count decides). */

@@ -11,11 +11,11 @@
 //   - a cloud metadata service (169.254.169.254, fd00:ec2::254, metadata.google.internal ...) or
 //     an address no receiver can have (0.0.0.0, documentation, multicast, NAT64): never. Metadata
 //     hands out the instance's credentials; no opt-in is worth that.
-// The address is judged as written (../host-class.ts, after WHATWG URL parsing, which reads
+// The address is judged as written (../net/host-class.ts, after WHATWG URL parsing, which reads
 // 2130706433 and 0x7f.1 as 127.0.0.1); a public name that resolves to a private address is not
 // caught here, and deliveries never follow a redirect (./deliver.ts). Pure.
 
-import { classifyHost } from '../host-class';
+import { classifyHost } from '../net/host-class';
 
 export interface ReceiverRules {
   /** The server answers loopback requests only (IDP=dev or AUTH_MODE=none). */

@@ -30,7 +30,7 @@
 // UnknownReached, unless what is known already decides it: a `*` deny_if that fires on a known
 // value, a require that a known value fails, `exists` on a value that was there but not kept.
 
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import type { Condition } from './schema';
 import { lostList, UnknownReached, UnknownValue } from './unknown';
 

@@ -4,8 +4,8 @@
 // rule judges a field the call leaves out (missing, or absent) is said in conditions.ts. A
 // replayed call that lacks what a rule needs (./unknown.ts) throws UnknownReached naming the rule.
 
-import type { Identity } from '../identity';
-import { own } from '../own';
+import type { Identity } from '../core/identity';
+import { own } from '../core/own';
 import { judgeCondition, type CallView, type Refusal, type ToolArgs } from './conditions';
 import type { CompiledPolicy } from './load';
 import { appliesTo, whetherApplies } from './principals';

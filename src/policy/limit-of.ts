@@ -2,7 +2,7 @@
 // `<tool>/<counter>` (or `*/<counter>` for all_tools) in the object of its scope, and a tool's
 // (or all_tools') counter name is unique per scope (load.ts refuses duplicates). Pure.
 
-import { own } from '../own';
+import { own } from '../core/own';
 import type { Limit, PolicyDocument, Scope } from './schema';
 
 /** The limit behind counter `key` of `scope`, or undefined when the policy has none (any more). */

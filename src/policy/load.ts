@@ -5,7 +5,7 @@
 import { LIST_ITEMS, USER_FIELDS } from './conditions';
 import type { z } from 'zod';
 import { policySchema, type Condition, type PolicyDocument } from './schema';
-import { isScope, SCOPES as TOKEN_SCOPES } from '../scopes';
+import { isScope, SCOPES as TOKEN_SCOPES } from '../core/scopes';
 
 export interface PolicyError {
   pointer: string;

@@ -3,7 +3,7 @@
 // is judged by the entries naming people where they decide, and throws UnknownReached where a
 // `group:` or `scope:` entry would.
 
-import { matchesRulePrincipal, type Identity } from '../identity';
+import { matchesRulePrincipal, type Identity } from '../core/identity';
 import { lostList, UnknownReached, type UnknownValue } from './unknown';
 
 type Whom = { principals?: string[]; except?: string[] };

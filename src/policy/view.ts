@@ -3,7 +3,7 @@
 // object argument (pve_set_vm_config's config) too: args.config.net0.bridge. Only a value our
 // parsers made counts as one (isPropertyValue), never an object the caller sent.
 
-import { isPropertyValue } from '../property-value';
+import { isPropertyValue } from '../core/property-value';
 
 export function policyView(args: unknown): Record<string, unknown> {
   if (!args || typeof args !== 'object') return {};

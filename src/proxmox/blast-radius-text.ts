@@ -3,7 +3,7 @@
 // and for a fact that could not be read, that it could not and why. Pure.
 
 import { ageInWords, type BlastRadius } from './blast-radius';
-import { guestName } from '../guest-name';
+import { guestName } from '../core/guest-name';
 
 export interface FactRow {
   /** Stable key (the JSON field): status, ha, replication, newest_backup, ... */

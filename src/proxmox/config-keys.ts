@@ -3,7 +3,7 @@
 // parsed to its canonical form: property strings key by key, as for create. The tables are in
 // config-key-tables.ts; test/proxmox/config-keys.node.test.ts checks them against the real PVE schema.
 
-import { own } from '../own';
+import { own } from '../core/own';
 import type { PropertyValue } from './option-rules';
 import { LXC_TABLE, QEMU_TABLE } from './config-key-tables';
 

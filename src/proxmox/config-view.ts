@@ -2,7 +2,7 @@
 // an unknown key is shown, never refused, since this describes what Proxmox holds rather than
 // checking what we send), and secret values replaced. Pure.
 
-import { own } from '../own';
+import { own } from '../core/own';
 
 /** Config keys whose values are secrets (PVE masks cipassword itself; we never rely on that). */
 const SECRET_KEYS = /^(cipassword|password|.*secret.*|.*token.*)$/i;

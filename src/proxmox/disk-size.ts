@@ -2,7 +2,7 @@
 // bytes for comparing, GiB for people and policy rules. Proxmox only grows disks, so a resize
 // is judged against the size the config records before anything is sent.
 
-import { propertyValue, type PropertyValue } from '../property-value';
+import { propertyValue, type PropertyValue } from '../core/property-value';
 
 const UNIT: Readonly<Record<string, number>> = {
   '': 1,

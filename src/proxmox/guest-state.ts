@@ -4,7 +4,7 @@
 
 import { guestStatus, type GuestStatus } from './schemas';
 import type { PveClient } from './client';
-import { guestName } from '../guest-name';
+import { guestName } from '../core/guest-name';
 
 /** A guest's kind, as Proxmox's paths name it. */
 export type VmType = 'qemu' | 'lxc';

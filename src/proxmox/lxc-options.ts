@@ -4,7 +4,7 @@
 // to send and typed fields for checks and policy (as for QEMU options).
 
 import { BRIDGE_RE, MAC_RE, STORAGE_ID_RE, quote } from './formats';
-import { propertyValue } from '../property-value';
+import { propertyValue } from '../core/property-value';
 import { checkIPv4, checkIPv6, ipv4Setting, ipv6Setting } from './net-address';
 import { bool, int, matching, num, oneOf, parseWith, type OptionResult } from './option-rules';
 import type { KeyRule, PropertyFormat } from './property-string';

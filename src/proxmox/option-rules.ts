@@ -2,8 +2,8 @@
 // the parsed value every option yields (its canonical text and typed fields), and the one parse
 // step they share.
 
-import { own } from '../own';
-import { propertyValue, type FieldValue, type PropertyValue } from '../property-value';
+import { own } from '../core/own';
+import { propertyValue, type FieldValue, type PropertyValue } from '../core/property-value';
 import { URLENCODED_RE, quote } from './formats';
 import {
   parsePropertyString,
@@ -13,7 +13,7 @@ import {
   type PropertyFormat,
 } from './property-string';
 
-export type { FieldValue, PropertyValue } from '../property-value';
+export type { FieldValue, PropertyValue } from '../core/property-value';
 export type OptionResult = { ok: true; value: PropertyValue } | { ok: false; error: string };
 
 export const bool: KeyRule = { type: 'boolean' };

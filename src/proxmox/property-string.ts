@@ -4,7 +4,7 @@
 // separators or control characters, so a parsed-then-printed string cannot carry a key the
 // format does not know.
 
-import { own } from '../own';
+import { own } from '../core/own';
 import { CONTROL_CHAR_RE, quote } from './formats';
 
 export type KeyRule =

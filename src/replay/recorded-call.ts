@@ -8,7 +8,7 @@
 import type { z } from 'zod';
 import { NOT_STORED_TOO_DEEP, REDACTED, wasCut } from '../audit/canonical';
 import { INHERITED_KEY } from '../audit/record';
-import { own } from '../own';
+import { own } from '../core/own';
 import { SCRUBBED } from '../secrets/scrub';
 import { UnknownReached, UnknownValue } from '../policy/unknown';
 import { policyView } from '../policy/view';

@@ -17,7 +17,7 @@
 import type { z } from 'zod';
 import type { AuditDecision, StoredAuditRecord } from '../audit/record';
 import { UNDECIDED_RULES } from '../policy/undecided';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import type { CallView } from '../policy/conditions';
 import { evaluatePolicy, limitsFor, type AppliedLimit, type Decision } from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';

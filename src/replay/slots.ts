@@ -1,12 +1,12 @@
 // Rate-limit slots for a replay, in memory, counted where the live store counts them: per scope
 // object (counterObjectName; a session's own, or for a client without sessions the grant's, as
-// compose/host.ts keeps them) and readingKey. A slot is sure when the candidate allows the call
+// compose/call-host.ts keeps them) and readingKey. A slot is sure when the candidate allows the call
 // and it is no preview; it is only maybe taken when the record cannot tell (the call's decision,
 // or whether it was a preview, is unknown). A call only maybe slots would refuse is unknown too:
 // which calls those earlier unknowns let through is exactly what the replay cannot say.
 
 import { counterObjectName } from '../counters/reserve';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import {
   checkLimits,
   readingKey,

@@ -20,7 +20,7 @@ import { requestOutput, taskOutput } from '../writes/output';
 import { type PlanSent, stepRequest, type WriteStep } from '../writes/plan';
 import { guestLabel, guestPath } from '../proxmox/guest-state';
 import type { WriteRequest } from '../writes/request';
-import { readContent, type Volume } from './storage';
+import { readContent, type Volume } from './read/storage';
 
 const output = z.object({
   mode: z.enum(['preview', 'started', 'done']).optional(),

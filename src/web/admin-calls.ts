@@ -7,7 +7,7 @@
 import { html } from 'hono/html';
 import { cutString } from '../audit/canonical';
 import type { StoredAuditRecord } from '../audit/record';
-import { own } from '../own';
+import { own } from '../core/own';
 
 /** The arguments that name the guest a call is about, shown in their own column. */
 const GUEST_ARGS = ['node', 'vmid', 'source_vmid', 'newid', 'target'] as const;

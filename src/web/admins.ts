@@ -2,7 +2,7 @@
 // nobody is, except where there is only one local person anyway (AUTH_MODE=none, or IDP=dev).
 
 import type { Config } from '../config';
-import { matchesAnyPrincipal, matchesPerson, type Identity } from '../identity';
+import { matchesAnyPrincipal, matchesPerson, type Identity } from '../core/identity';
 
 export function isAdmin(config: Config, identity: Identity): boolean {
   const { users, groups } = config.admins;

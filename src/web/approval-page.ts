@@ -8,7 +8,7 @@ import { html } from 'hono/html';
 import { approvalState, GRANT_REVOKED } from '../approvals/rules';
 import type { Approval } from '../approvals/types';
 import { layout } from '../auth/pages';
-import { approvalTitle, relativeTime } from '../approval-title';
+import { approvalTitle, relativeTime } from '../core/approval-title';
 import { blastGuestLabel, blastRadiusRows } from '../proxmox/blast-radius-text';
 import { hiddenFields } from '../audit/hidden-fields';
 import { argsInWords } from './args-in-words';

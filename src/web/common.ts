@@ -8,7 +8,7 @@ import { messagePage } from '../auth/pages';
 import { readForm } from '../http/form';
 import { htmlResponse } from '../http/html';
 import type { AppBindings } from '../compose/runtime';
-import { ANONYMOUS, type Identity } from '../identity';
+import { ANONYMOUS, type Identity } from '../core/identity';
 import { readSession } from '../auth/web-session';
 import { isAdmin } from './admins';
 

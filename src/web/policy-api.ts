@@ -16,11 +16,11 @@
 
 import { Hono, type Context } from 'hono';
 import { bearerIdentity, bearerToken } from '../auth/bearer';
-import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../scopes';
+import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../core/scopes';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
 import { type AppBindings, oauthHelpers, type PolicyStorePort } from '../compose/runtime';
-import { ANONYMOUS, type Identity } from '../identity';
+import { ANONYMOUS, type Identity } from '../core/identity';
 import { formatErrors } from '../policy/load';
 import { type CheckedPolicy, checkPolicyText } from '../policy/text';
 import type { PolicyEvent, StoreAnswer } from '../policy-store/types';

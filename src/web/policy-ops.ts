@@ -13,7 +13,7 @@ import type { Context } from 'hono';
 import type { Config } from '../config';
 import type { StoredAuditRecord } from '../audit/record';
 import type { AppBindings, Runtime } from '../compose/runtime';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import type { CompiledPolicy } from '../policy/load';
 import type { ShadowDisagreement } from '../policy/shadow';
 import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';

@@ -10,7 +10,7 @@ import type { Decider } from '../approvals/types';
 import { authConfig, publicOrigin } from '../auth/config';
 import type { Config } from '../config';
 import { type AppBindings, oauthHelpers } from '../compose/runtime';
-import type { Identity } from '../identity';
+import type { Identity } from '../core/identity';
 import { approvalPage } from './approval-page';
 import { adminRoutes } from './admin-routes';
 import { policyApi } from './policy-api';

@@ -23,7 +23,7 @@ import {
   type GuestRef,
   type GuestState,
 } from '../proxmox/guest-state';
-import type { Scope } from '../scopes';
+import type { Scope } from '../core/scopes';
 
 /** The one request an action sends. */
 export interface ActionRequest extends WriteRequest {
@@ -50,7 +50,7 @@ export interface ActionArgs extends GuestRef {
 
 export interface GuestActionSpec<I extends z.ZodObject> {
   name: string;
-  /** The OAuth scope the action needs (../scopes.ts). */
+  /** The OAuth scope the action needs (../core/scopes.ts). */
   scope: Scope;
   title: string;
   description: string;

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, redactArgs, redactUpstream, sha256Hex } from '../../src/audit/canonical';
-import { propertyValue } from '../../src/property-value';
+import { propertyValue } from '../../src/core/property-value';
 import { CSV_COLUMNS, csvCell, toCsv, toJsonLines } from '../../src/audit/export';
 import type { StoredAuditRecord } from '../../src/audit/record';
 

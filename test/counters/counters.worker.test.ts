@@ -4,7 +4,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { passGate } from '../../src/calls/policy-gate';
 import { reserveLimits, type CounterBackend } from '../../src/counters/reserve';
 import { WindowCounters, type ReserveItem } from '../../src/counters/window-counters';
@@ -14,7 +14,7 @@ import type { ActivePolicy } from '../../src/policy/source';
 import { checkPolicyText } from '../../src/policy/text';
 import { TOOL_CATALOG } from '../../src/tools';
 import type { AppEnv } from '../../src/env';
-import { SCOPES } from '../../src/scopes';
+import { SCOPES } from '../../src/core/scopes';
 import { OPEN_POLICY, usePolicy } from '../support/worker/policy';
 
 usePolicy(OPEN_POLICY);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { counterObjectName } from '../../src/counters/reserve';
 import type { AppEnv } from '../../src/env';
-import { ANONYMOUS } from '../../src/identity';
+import { ANONYMOUS } from '../../src/core/identity';
 import { call, connect, text } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
 import { usePolicy } from '../support/worker/policy';

@@ -6,7 +6,7 @@ import { call, connect, ORIGIN, text, workerFetch } from '../support/worker/mcp'
 import { sim } from '../support/worker/sim';
 import bundled from '../../policy.json';
 import { sha256Hex } from '../../src/encoding';
-import { DEFAULT_SCOPES } from '../../src/scopes';
+import { DEFAULT_SCOPES } from '../../src/core/scopes';
 import { TOOLS } from '../../src/tools';
 import performanceDoc from '../../docs/performance.md?raw';
 import readme from '../../README.md?raw';

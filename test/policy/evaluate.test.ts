@@ -2,12 +2,12 @@
 // operator, principal filter, scope and window edge. `now` is always passed in.
 
 import { describe, expect, it } from 'vitest';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { evaluatePolicy, isListed, readingKey, type Decision } from '../../src/policy/evaluate';
 import { loadPolicy, type CompiledPolicy } from '../../src/policy/load';
 import { retryAfterSeconds, windowEnd, windowStart } from '../../src/policy/windows';
 import { TOOL_CATALOG } from '../../src/tools';
-import { SCOPES } from '../../src/scopes';
+import { SCOPES } from '../../src/core/scopes';
 
 const CREATE = 'pve_create_qemu_vm';
 const LIST = 'pve_list_vms';

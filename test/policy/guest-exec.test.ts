@@ -5,11 +5,11 @@
 
 import { describe, expect, it } from 'vitest';
 import shipped from '../../policy.json';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { evaluatePolicy, type Decision } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { policyView } from '../../src/policy/view';
-import { SCOPES } from '../../src/scopes';
+import { SCOPES } from '../../src/core/scopes';
 import { TOOL_CATALOG } from '../../src/tools';
 import { ALLOWED, type FormGroup, REFUSED } from '../support/guest-exec-forms';
 

@@ -4,12 +4,12 @@
 // thing carrying it lacks (a NIC without a bridge) is judged, and sums and counts over a `*`.
 
 import { describe, expect, it } from 'vitest';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy, type CompiledPolicy, type ToolCatalog } from '../../src/policy/load';
 import { policyView } from '../../src/policy/view';
-import { propertyValue, type FieldValue } from '../../src/property-value';
-import { SCOPES } from '../../src/scopes';
+import { propertyValue, type FieldValue } from '../../src/core/property-value';
+import { SCOPES } from '../../src/core/scopes';
 
 const CATALOG: ToolCatalog = {
   t: {

@@ -2,11 +2,11 @@
 // for that many people, on the web page only (never in the conversation of the one who asked).
 
 import { describe, expect, it } from 'vitest';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { TOOL_CATALOG } from '../../src/tools';
-import { SCOPES } from '../../src/scopes';
+import { SCOPES } from '../../src/core/scopes';
 
 const WHO: Identity = {
   userId: 'u',

@@ -3,12 +3,12 @@
 // systemctl restart nginx only a member of ops; apt nobody") is what it does.
 
 import { describe, expect, it } from 'vitest';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy } from '../../src/policy/load';
 import { policyView } from '../../src/policy/view';
 import { TOOL_CATALOG } from '../../src/tools';
-import { SCOPES } from '../../src/scopes';
+import { SCOPES } from '../../src/core/scopes';
 import readme from '../../README.md?raw';
 
 const section = readme.slice(readme.indexOf('### Commands and files inside guests'));

@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { NOT_STORED_TOO_DEEP, REDACTED, redactAll, redactArgs } from '../../src/audit/canonical';
 import { INHERITED_KEY } from '../../src/audit/record';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { evaluatePolicy } from '../../src/policy/evaluate';
 import { loadPolicy, type CompiledPolicy } from '../../src/policy/load';
 import { UnknownReached, UnknownValue, unknownList } from '../../src/policy/unknown';
-import { isPropertyValue } from '../../src/property-value';
+import { isPropertyValue } from '../../src/core/property-value';
 import {
   replayPolicy,
   type ReplayChange,
@@ -19,7 +19,7 @@ import {
 } from '../../src/replay/replay';
 import { EARLIER_CALLS } from '../../src/replay/slots';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools';
-import { SCOPES } from '../../src/scopes';
+import { SCOPES } from '../../src/core/scopes';
 
 const CREATE = 'pve_create_qemu_vm';
 const LIST = 'pve_list_vms';

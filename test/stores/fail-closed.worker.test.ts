@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { AuditLog } from '../../src/audit/audit-log';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../../src/audit/names';
-import { AUDIT_DEADLINE_MS } from '../../src/compose/host';
+import { AUDIT_DEADLINE_MS } from '../../src/compose/call-host';
 import type { PolicyCounters } from '../../src/counters/policy-counters';
 import type { AppEnv } from '../../src/env';
 import { STORE_DEADLINE_MS } from '../../src/stores/deadline';

@@ -13,13 +13,13 @@ import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../../src/audit/names';
 import type { AuditRecord } from '../../src/audit/record';
 import type { CallHost } from '../../src/calls/host';
 import type { Clock } from '../../src/clock';
-import { composeHost } from '../../src/compose/host';
+import { composeHost } from '../../src/compose/call-host';
 import { buildRuntime, type Runtime } from '../../src/compose/runtime';
 import { WindowCounters } from '../../src/counters/window-counters';
 import type { AppEnv } from '../../src/env';
-import type { Identity } from '../../src/identity';
+import type { Identity } from '../../src/core/identity';
 import { sha256Hex } from '../../src/encoding';
-import { SCOPES } from '../../src/scopes';
+import { SCOPES } from '../../src/core/scopes';
 
 /** A clock the test moves; each reading also moves it a little, so timings are not all zero. */
 export class TestClock implements Clock {

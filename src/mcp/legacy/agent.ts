@@ -7,12 +7,12 @@ import { McpAgent } from 'agents/mcp';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { recordGrantSession } from '../../auth/grants';
-import { composeHost, TOOL_SET } from '../../compose/host';
+import { composeHost, TOOL_SET } from '../../compose/call-host';
 import { type Runtime, runtimeOf } from '../../compose/runtime';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import { WindowCounters } from '../../counters/window-counters';
 import type { AppEnv, SessionObject } from '../../env';
-import { identityFromProps } from '../../identity';
+import { identityFromProps } from '../../core/identity';
 import { sameScopes } from '../../auth/sessions';
 import { installTools } from './tools';
 

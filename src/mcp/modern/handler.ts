@@ -28,10 +28,10 @@ import type { CallHost } from '../../calls/host';
 import { scopeMessage } from '../../calls/messages';
 import { missingScope } from '../../calls/scope-gate';
 import { runCall } from '../../calls/run-call';
-import { composeHost, TOOL_SET } from '../../compose/host';
+import { composeHost, TOOL_SET } from '../../compose/call-host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import type { Runtime } from '../../compose/runtime';
-import type { Identity } from '../../identity';
+import type { Identity } from '../../core/identity';
 import { SUPPORTED_PROTOCOL_VERSIONS as LEGACY_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 
 /** How long a person has to answer before the question must be asked again. */

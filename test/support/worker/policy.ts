@@ -9,7 +9,7 @@
 // (vitest.config.ts), so a policy set in a file's beforeAll and put back in its afterAll governs
 // that file only. Set it before the file's first tool call. The Worker and its Durable Objects
 // share one isolate here, and a change made through it makes every policy source on it ask the
-// store again at its next call (src/policy-store/source.ts); across isolates (in production) a
+// store again at its next call (src/policy-store/isolate-cache.ts); across isolates (in production) a
 // change takes up to the source's MAX_AGE_MS.
 
 import { afterAll, beforeAll } from 'vitest';

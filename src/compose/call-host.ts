@@ -1,0 +1,118 @@
+// The composition root of a tool call: from the Runtime (./runtime.ts) and the era adapter's
+// few parts (session id, where session-scoped limits count, who calls), the one CallHost that
+// runCall uses. Everything a call touches is wired here, from the Runtime's ports.
+
+import { errorText, logLine } from '../log';
+import type { AuditRecord } from '../audit/record';
+import { makeScope } from '../calls/context';
+import type { CallHost } from '../calls/host';
+import { toolSet } from '../calls/tool-list';
+import { ToolFailure } from '../calls/tool-spec';
+import { type CounterBackend, type CounterTarget, counterObjectName } from '../counters/reserve';
+import type { Identity } from '../core/identity';
+import { TOOLS } from '../tools';
+import { REDACTED } from '../audit/canonical';
+import { chainScrubbers, hiddenValuesScrubber } from '../secrets/scrub';
+import type { Runtime } from './runtime';
+
+/** The tools, validated and described once per isolate. */
+export const TOOL_SET = toolSet(TOOLS);
+
+/** Audit records are written after the answer: they may take longer than a call's stores. */
+export const AUDIT_DEADLINE_MS = 10_000;
+
+export interface EraParts {
+  /** The MCP session, or `stateless`. */
+  sessionId: string;
+  /**
+   * Where `session`-scoped limits count: the session's own storage (2025 sessions), or, for a
+   * client without sessions (2026-07-28), the grant: never looser than a session would be.
+   */
+  sessionCounters: CounterTarget | 'per-grant';
+  identity(): Identity | null;
+  /** The public origin, for approval page links. */
+  publicOrigin(): string;
+  waitUntil(work: Promise<unknown>): void;
+}
+
+export function composeHost(runtime: Runtime, era: EraParts): CallHost {
+  const { config, stores } = runtime;
+  return {
+    clock: runtime.clock,
+    scope: (requestId) => {
+      const identity = era.identity();
+      // No identity means the call did not come through our auth layer: fail closed.
+      if (!identity)
+        throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
+      return makeScope(runtime.pveClient, runtime.clock, identity, requestId);
+    },
+    sessionId: () => era.sessionId,
+    policy: () => runtime.policy.active(era.waitUntil),
+    shadowDisagreement: (d) =>
+      era.waitUntil(
+        stores
+          .policies()
+          .recordDisagreement(d)
+          .catch((err: unknown) => {
+            logLine('error', 'shadow_disagreement_lost', {
+              request_id: d.request_id,
+              error: errorText(err, 200),
+            });
+          }),
+      ),
+    counters: () => counterBackend(runtime, era),
+    approvals: () => ({
+      store: () => stores.approvals(),
+      url: (id) => `${era.publicOrigin()}/approvals/${id}`,
+      origin: () => era.publicOrigin(),
+      ttlMs: config.approvals.ttlMs,
+    }),
+    audit: (record) => recordAudit(runtime, record, era.waitUntil),
+    scrubber: (hidden) =>
+      hidden?.length
+        ? chainScrubbers(runtime.scrubber, hiddenValuesScrubber(hidden, REDACTED))
+        : runtime.scrubber,
+    hmacArgs: runtime.hmacArgs,
+  };
+}
+
+function counterBackend(runtime: Runtime, era: EraParts): CounterBackend {
+  const objectTarget = (name: string, keyPrefix = ''): CounterTarget => {
+    const port = runtime.stores.counters(name, era.waitUntil);
+    const keyed = <T extends { key: string }>(items: T[]): T[] =>
+      keyPrefix ? items.map((i) => ({ ...i, key: `${keyPrefix}${i.key}` })) : items;
+    return {
+      reserve: (items, now) => port.reserve(keyed(items), now),
+      release: (items) => port.release(keyed(items)),
+    };
+  };
+  return {
+    target: (scope, identity) => {
+      if (scope !== 'session') return objectTarget(counterObjectName(scope, identity));
+      if (era.sessionCounters !== 'per-grant') return era.sessionCounters;
+      // Session counters kept in the grant's object, apart from its grant counters of the same name.
+      return objectTarget(counterObjectName('grant', identity), 'session|');
+    },
+  };
+}
+
+function recordAudit(
+  runtime: Runtime,
+  record: AuditRecord,
+  waitUntil: (work: Promise<unknown>) => void,
+): void {
+  if (!runtime.config.audit.enabled) return;
+  const write = async (): Promise<void> => {
+    try {
+      await runtime.stores.audit('records', AUDIT_DEADLINE_MS).append(record);
+    } catch (err) {
+      // Never fail the call for its record; count the loss where the admin page shows it.
+      logLine('error', 'audit_lost', { request_id: record.request_id, error: errorText(err, 200) });
+      await runtime.stores
+        .audit('lost', AUDIT_DEADLINE_MS)
+        .recordLost(1)
+        .catch(() => undefined);
+    }
+  };
+  waitUntil(write());
+}

@@ -1,0 +1,191 @@
+// Cluster-wide reads: the Proxmox version, the cluster's quorum and members, the nodes with
+// their load, and one node's metrics. Each is one GET; figures come back in MiB/GiB and seconds.
+
+import { z } from 'zod';
+import { defineTool } from '../../calls/tool-spec';
+import {
+  anyList,
+  clusterStatusItem,
+  nodeListItem,
+  nodeStatus,
+  parseEach,
+  versionInfo,
+} from '../../proxmox/schemas';
+import { nodeName, round2, toGib, toMib } from '../common';
+import { outputExtras } from '../../calls/result';
+
+const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint: false }) as const;
+
+export const getVersion = defineTool({
+  name: 'pve_get_version',
+  scope: 'pve:read',
+  description: 'Proxmox VE version of the API answering.',
+  input: z.strictObject({}),
+  output: z.object({
+    version: z.string().optional(),
+    release: z.string().nullable().optional(),
+    repoid: z.string().nullable().optional(),
+    ...outputExtras,
+  }),
+  annotations: readOnly('Proxmox VE version'),
+  async run(_args, ctx) {
+    const v = await ctx.pve().get('/version', versionInfo);
+    return {
+      structured: { version: v.version, release: v.release ?? null, repoid: v.repoid ?? null },
+      text: `Proxmox VE ${v.version}${v.repoid ? ` (${v.repoid})` : ''}.`,
+    };
+  },
+});
+
+const member = z.object({
+  name: z.string(),
+  online: z.boolean(),
+  ip: z.string().nullable(),
+  nodeid: z.number().nullable(),
+  local: z.boolean(),
+  level: z.string().nullable(),
+});
+
+export const getClusterStatus = defineTool({
+  name: 'pve_get_cluster_status',
+  scope: 'pve:read',
+  description: 'Cluster name, quorum, and which nodes are online or offline.',
+  input: z.strictObject({}),
+  output: z.object({
+    cluster: z
+      .object({ name: z.string(), quorate: z.boolean(), nodes: z.number().nullable() })
+      .nullable()
+      .optional(),
+    nodes: z.array(member).optional(),
+    ...outputExtras,
+  }),
+  annotations: readOnly('Cluster status'),
+  async run(_args, ctx) {
+    const items = parseEach(clusterStatusItem, await ctx.pve().get('/cluster/status', anyList));
+    const c = items.find((i) => i.type === 'cluster');
+    const cluster = c
+      ? { name: c.name ?? '', quorate: c.quorate ?? false, nodes: c.nodes ?? null }
+      : null;
+    const nodes = items
+      .filter((i) => i.type === 'node')
+      .map((n) => ({
+        name: n.name ?? '',
+        online: n.online ?? false,
+        ip: n.ip ?? null,
+        nodeid: n.nodeid ?? null,
+        local: n.local ?? false,
+        level: n.level || null,
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    const offline = nodes.filter((n) => !n.online).map((n) => n.name);
+    const head = cluster
+      ? `Cluster ${cluster.name}: ${cluster.quorate ? 'quorate' : 'NOT quorate (writes are blocked)'}`
+      : 'A single node, not in a cluster';
+    return {
+      structured: { cluster, nodes },
+      text: `${head}; ${nodes.length - offline.length} of ${nodes.length} nodes online${offline.length ? ` (offline: ${offline.join(', ')})` : ''}.`,
+    };
+  },
+});
+
+const nodeRow = z.object({
+  node: z.string(),
+  status: z.string().nullable(),
+  cpu_percent: z.number().nullable(),
+  cpus: z.number().nullable(),
+  mem_mib: z.number().nullable(),
+  maxmem_mib: z.number().nullable(),
+  uptime_s: z.number().nullable(),
+});
+
+export const listNodes = defineTool({
+  name: 'pve_list_nodes',
+  scope: 'pve:read',
+  description: 'The cluster nodes with status, CPU, memory and uptime.',
+  input: z.strictObject({}),
+  output: z.object({ nodes: z.array(nodeRow).optional(), ...outputExtras }),
+  annotations: readOnly('List nodes'),
+  async run(_args, ctx) {
+    const nodes = parseEach(nodeListItem, await ctx.pve().get('/nodes', anyList))
+      .map((n) => ({
+        node: n.node,
+        status: n.status ?? null,
+        cpu_percent: n.cpu === undefined ? null : round2(n.cpu * 100),
+        cpus: n.maxcpu ?? null,
+        mem_mib: toMib(n.mem),
+        maxmem_mib: toMib(n.maxmem),
+        uptime_s: n.uptime ?? null,
+      }))
+      .sort((a, b) => a.node.localeCompare(b.node));
+    const lines = nodes.map(
+      (n) =>
+        `${n.node} ${n.status ?? '?'}${n.cpu_percent !== null ? `, CPU ${n.cpu_percent}% of ${n.cpus}` : ''}${n.maxmem_mib ? `, memory ${n.mem_mib}/${n.maxmem_mib} MiB` : ''}`,
+    );
+    return {
+      structured: { nodes },
+      text: `${nodes.length} node${nodes.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
+    };
+  },
+});
+
+const usage = z
+  .object({
+    total_gib: z.number().nullable(),
+    used_gib: z.number().nullable(),
+    free_gib: z.number().nullable(),
+  })
+  .nullable();
+
+export const getNodeMetrics = defineTool({
+  name: 'pve_get_node_metrics',
+  scope: 'pve:read',
+  description: "One node's CPU, load, memory, swap, root disk, uptime and versions.",
+  input: z.strictObject({ node: nodeName.describe('Node, e.g. pve1.') }),
+  output: z.object({
+    node: z.string().optional(),
+    cpu_percent: z.number().nullable().optional(),
+    iowait_percent: z.number().nullable().optional(),
+    loadavg: z.array(z.number()).optional(),
+    memory: usage.optional(),
+    swap: usage.optional(),
+    rootfs: usage.optional(),
+    uptime_s: z.number().nullable().optional(),
+    cpu_model: z.string().nullable().optional(),
+    cpus: z.number().nullable().optional(),
+    kernel: z.string().nullable().optional(),
+    pve_version: z.string().nullable().optional(),
+    ...outputExtras,
+  }),
+  annotations: readOnly('Node metrics'),
+  async run(args, ctx) {
+    const s = await ctx.pve().get(`/nodes/${encodeURIComponent(args.node)}/status`, nodeStatus);
+    const gib = (
+      u: { total?: number; used?: number; free?: number; avail?: number } | undefined,
+    ) =>
+      u
+        ? { total_gib: toGib(u.total), used_gib: toGib(u.used), free_gib: toGib(u.free ?? u.avail) }
+        : null;
+    const structured = {
+      node: args.node,
+      cpu_percent: s.cpu === undefined ? null : round2(s.cpu * 100),
+      iowait_percent: s.wait === undefined ? null : round2(s.wait * 100),
+      loadavg: s.loadavg ?? [],
+      memory: gib(s.memory),
+      swap: gib(s.swap),
+      rootfs: gib(s.rootfs),
+      uptime_s: s.uptime ?? null,
+      cpu_model: s.cpuinfo?.model ?? null,
+      cpus: s.cpuinfo?.cpus ?? null,
+      kernel: s.kversion ?? null,
+      pve_version: s.pveversion ?? null,
+    };
+    const m = structured.memory;
+    return {
+      structured,
+      text:
+        `${args.node}: CPU ${structured.cpu_percent ?? '?'}%${structured.cpus ? ` of ${structured.cpus}` : ''}, load ${structured.loadavg.join(' ') || '?'}` +
+        `${m ? `, memory ${m.used_gib}/${m.total_gib} GiB` : ''}${structured.rootfs ? `, root disk ${structured.rootfs.used_gib}/${structured.rootfs.total_gib} GiB` : ''}` +
+        `${structured.uptime_s !== null ? `, up ${Math.floor(structured.uptime_s / 86_400)} days` : ''}.`,
+    };
+  },
+});

@@ -1,0 +1,171 @@
+// pve_list_vms: every QEMU VM and LXC container in the cluster from one
+// GET /cluster/resources?type=vm, filtered, sorted by vmid and paged with an opaque cursor.
+
+import { z } from 'zod';
+import { defineTool, ToolFailure } from '../../calls/tool-spec';
+import { clusterResources, resourceItem, type ResourceItem } from '../../proxmox/schemas';
+import { nodeName, tagName } from '../common';
+import { outputExtras } from '../../calls/result';
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
+
+const input = z.strictObject({
+  node: nodeName.optional().describe('Only guests on this node.'),
+  type: z.enum(['qemu', 'lxc']).optional().describe('qemu (VMs) or lxc (containers).'),
+  status: z
+    .enum(['running', 'stopped', 'unknown'])
+    .optional()
+    .describe('Guest status; unknown means its node is offline.'),
+  tag: tagName.optional().describe('Only guests carrying this tag (case-insensitive).'),
+  name: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe('Case-insensitive substring of the guest name.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(100)
+    .describe('Page size, 1–1000 (default 100).'),
+  cursor: z.string().max(64).optional().describe('next_cursor from the previous page.'),
+});
+
+const guest = z.object({
+  vmid: z.number(),
+  name: z.string().nullable(),
+  type: z.enum(['qemu', 'lxc']),
+  node: z.string().nullable(),
+  status: z.string().nullable(),
+  tags: z.array(z.string()),
+  cpus: z.number().nullable(),
+  maxmem_mib: z.number().nullable(),
+  mem_mib: z.number().nullable(),
+  maxdisk_gib: z.number().nullable(),
+  uptime_s: z.number().nullable(),
+  template: z.boolean(),
+});
+type Guest = z.output<typeof guest>;
+
+const output = z.object({
+  guests: z.array(guest).optional(),
+  total: z.number().optional().describe('Guests matching the filters, across all pages.'),
+  next_cursor: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('Pass as cursor for the next page; null on the last.'),
+  ...outputExtras,
+});
+
+export const listVms = defineTool({
+  name: 'pve_list_vms',
+  scope: 'pve:read',
+  description: 'List QEMU VMs and LXC containers from cluster resources',
+  input,
+  output,
+  annotations: {
+    title: 'List VMs and containers',
+    readOnlyHint: true,
+    openWorldHint: false,
+  },
+  async run(args, ctx) {
+    const after = args.cursor === undefined ? 0 : decodeCursor(args.cursor);
+    const items = await ctx.pve().get('/cluster/resources', clusterResources, { type: 'vm' });
+    const all = items
+      .flatMap(toGuest)
+      .filter(matches(args))
+      .sort((a, b) => a.vmid - b.vmid);
+    const rest = all.filter((g) => g.vmid > after);
+    const page = rest.slice(0, args.limit);
+    const last = page.at(-1);
+    const next = rest.length > page.length && last ? encodeCursor(last.vmid) : null;
+    return {
+      structured: { guests: page, total: all.length, next_cursor: next },
+      text: summarise(page, all.length, rest.length - page.length, next),
+    };
+  },
+});
+
+function toGuest(raw: unknown): Guest[] {
+  const parsed = resourceItem.safeParse(raw);
+  if (!parsed.success) return [];
+  const r: ResourceItem = parsed.data;
+  if ((r.type !== 'qemu' && r.type !== 'lxc') || r.vmid === undefined || !Number.isInteger(r.vmid))
+    return [];
+  return [
+    {
+      vmid: r.vmid,
+      name: r.name ?? null,
+      type: r.type,
+      node: r.node ?? null,
+      status: r.status ?? null,
+      tags: splitTags(r.tags),
+      cpus: r.maxcpu ?? null,
+      maxmem_mib: r.maxmem === undefined ? null : round(r.maxmem / MIB),
+      mem_mib: r.mem === undefined ? null : round(r.mem / MIB),
+      maxdisk_gib: r.maxdisk === undefined ? null : round(r.maxdisk / GIB),
+      uptime_s: r.uptime ?? null,
+      template: r.template ?? false,
+    },
+  ];
+}
+
+/** PVE separates tags with `;` (also accepts `,` and spaces on input). */
+function splitTags(tags: string | undefined): string[] {
+  return tags ? tags.split(/[;, ]+/).filter(Boolean) : [];
+}
+
+function matches(args: z.output<typeof input>): (g: Guest) => boolean {
+  const name = args.name?.toLowerCase();
+  const tag = args.tag?.toLowerCase();
+  return (g) =>
+    (args.node === undefined || g.node === args.node) &&
+    (args.type === undefined || g.type === args.type) &&
+    (args.status === undefined || g.status === args.status) &&
+    (tag === undefined || g.tags.some((t) => t.toLowerCase() === tag)) &&
+    (name === undefined || (g.name ?? '').toLowerCase().includes(name));
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+// Keyset pagination on vmid: stable while guests come and go between pages.
+function encodeCursor(vmid: number): string {
+  return btoa(`after:${vmid}`).replace(/=+$/, '');
+}
+
+function decodeCursor(cursor: string): number {
+  let text = '';
+  try {
+    text = atob(cursor);
+  } catch {
+    // fall through to the error below
+  }
+  const m = /^after:(\d{1,10})$/.exec(text);
+  if (!m) {
+    throw new ToolFailure('invalid_arguments', 'Invalid arguments for pve_list_vms', [
+      {
+        field: 'cursor',
+        message: 'not a cursor from this tool; pass next_cursor exactly as returned, or omit it',
+      },
+    ]);
+  }
+  return Number(m[1]);
+}
+
+function summarise(page: Guest[], total: number, remaining: number, next: string | null): string {
+  if (total === 0) return 'No guests match.';
+  const lines = page.map(
+    (g) =>
+      `${g.vmid} ${g.type} ${g.name ?? '(no name)'} ${g.status ?? '?'} on ${g.node ?? '?'}` +
+      `${g.cpus !== null ? `, ${g.cpus} cpu` : ''}${g.maxmem_mib !== null ? `, ${g.maxmem_mib} MiB` : ''}` +
+      `${g.tags.length ? `, tags ${g.tags.join(';')}` : ''}${g.template ? ', template' : ''}`,
+  );
+  const more = next ? `\n${remaining} more: call again with cursor "${next}".` : '';
+  return `${total} guest${total === 1 ? '' : 's'} match; showing ${page.length}:\n${lines.join('\n')}${more}`;
+}

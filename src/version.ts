@@ -1,4 +1,0 @@
-import pkg from '../package.json';
-
-export const VERSION: string = pkg.version;
-export const SERVER_NAME = 'proxmox-mcp';

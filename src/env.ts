@@ -10,6 +10,7 @@ import type {
   ConsumeCall,
   ConsumeRefusal,
   Decider,
+  Spent,
 } from './approvals/types';
 import type { DecideCheck } from './approvals/rules';
 import type {
@@ -55,7 +56,7 @@ export interface ApprovalsObject extends Rpc.DurableObjectBranded {
     decider: Decider,
     now: number,
   ): Promise<DecideCheck>;
-  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | null;
+  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | Spent;
   restore(id: string): void;
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
   pending(now: number): Approval[];

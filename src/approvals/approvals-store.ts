@@ -25,7 +25,14 @@ import type { ApprovalSnapshot, NotifyMessage } from '../notify/event-formats';
 import type { NotifyEvent } from '../notify/targets';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { mayConsume, mayDecide, meetsTerms, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
-import type { Approval, ApprovalRequest, ConsumeCall, ConsumeRefusal, Decider } from './types';
+import type {
+  Approval,
+  ApprovalRequest,
+  ConsumeCall,
+  ConsumeRefusal,
+  Decider,
+  Spent,
+} from './types';
 
 /** As long as the audit trail keeps the calls that name them (its default retention). */
 const KEEP_AFTER_EXPIRY_MS = 90 * 86_400_000;
@@ -205,16 +212,17 @@ export class Approvals extends DurableObject<ApprovalsEnv> {
     return { ok: true };
   }
 
-  /** Spends an approval on a call: null when it was valid (and is now used), else why not. */
-  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | null {
-    const refusal = mayConsume(this.get(id), call, now);
+  /** Spends an approval on a call: the requests it approved when it was valid (and is now used), else why not. */
+  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | Spent {
+    const approval = this.get(id);
+    const refusal = mayConsume(approval, call, now);
     if (refusal) return refusal;
     this.sql.exec(
       `UPDATE approvals SET status = 'used', used_at = ? WHERE id = ? AND status = 'approved'`,
       now,
       id,
     );
-    return null;
+    return { upstream: approval!.upstream };
   }
 
   /** Gives a spent approval back (the call it was spent on was refused or failed before Proxmox). */

@@ -87,11 +87,19 @@ export type ConsumeRefusal =
   | 'other_grant'
   | 'rule_changed';
 
+/**
+ * An approval spent on a call: the requests its approver was shown (null: the tool could not
+ * tell before running). The call may send those only (../writes/kernel.ts checks).
+ */
+export interface Spent {
+  upstream: Record<string, string> | null;
+}
+
 /** The approvals Durable Object, as callers use it (its RPC stub, typed plainly). */
 export interface ApprovalStore {
   create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
   restore(id: string): Promise<void>;
-  consume(id: string, call: ConsumeCall, now: number): Promise<ConsumeRefusal | null>;
+  consume(id: string, call: ConsumeCall, now: number): Promise<ConsumeRefusal | Spent>;
   /** Records a one-time token (a 2026 answer's nonce); false when it was already used. */
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
 }

@@ -3,41 +3,31 @@
 // injection, because user-controlled text (tool arguments, emails, PVE error kinds) ends up in
 // cells that Excel, LibreOffice and Google Sheets would otherwise evaluate.
 
+import { COLUMNS } from './audit-row';
 import type { StoredAuditRecord } from './record';
 
+/** The arguments' columns, which the export puts after who, what and how it ended. */
+const ARGUMENTS = ['arg_keys', 'args_hmac', 'args'] as const;
+
+/** Added after the others, so that a reader going by position keeps working. */
+const LATER = ['user_scopes'] as const;
+
+type Column = (typeof COLUMNS)[number];
+const movedOn = new Set<Column>([...ARGUMENTS, ...LATER]);
+
 /**
- * The fixed column order of both formats. `time` (CSV only) is `ts` as ISO 8601 UTC, for people
- * reading the sheet; `arg_keys` and `args` are JSON text in their cell.
+ * The fixed column order of both formats: the stored columns (./audit-row.ts) after `id`, with
+ * the arguments and the later columns at the end. `time` (CSV only) is `ts` as ISO 8601 UTC,
+ * for people reading the sheet; `arg_keys` and `args` are JSON text in their cell.
  */
-export const CSV_COLUMNS = [
+export const CSV_COLUMNS: readonly (Column | 'id' | 'time')[] = [
   'id',
   'ts',
   'time',
-  'request_id',
-  'user_id',
-  'user_email',
-  'client_id',
-  'grant_id',
-  'session',
-  'tool',
-  'decision',
-  'rule',
-  'outcome',
-  'error_kind',
-  'upstream_status',
-  'latency_ms',
-  'vmid',
-  'upid',
-  'approval_id',
-  'approval_channel',
-  'policy_version',
-  'user_groups',
-  'arg_keys',
-  'args_hmac',
-  'args',
-  // Added after the others, so that a reader going by position keeps working.
-  'user_scopes',
-] as const;
+  ...COLUMNS.filter((c) => c !== 'ts' && !movedOn.has(c)),
+  ...ARGUMENTS,
+  ...LATER,
+];
 
 const RECORD_FIELDS = CSV_COLUMNS.filter((c): c is Exclude<typeof c, 'time'> => c !== 'time');
 

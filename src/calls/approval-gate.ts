@@ -21,7 +21,8 @@ import type { Decision } from '../policy/evaluate';
 import type { ApprovalQuestion, AskNext, Conversation } from './conversation';
 
 export type ApprovalOutcome =
-  | { kind: 'approved'; approvalId: string }
+  /** `upstream`: the requests the person approved, which are all the call may send. */
+  | { kind: 'approved'; approvalId: string; upstream: Record<string, string> | null }
   | { kind: 'refused'; reason: string }
   | { kind: 'pending'; approval_id: string; approval_url: string; expires_at: string }
   /** A stateless client: the person is asked with the answer to this request (input_required). */
@@ -73,7 +74,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
     },
     async resolve(required) {
       if (call.approvalId !== undefined) {
-        const refusal = await deps.store().consume(
+        const spent = await deps.store().consume(
           call.approvalId,
           {
             tool: call.tool,
@@ -85,22 +86,21 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           },
           deps.now(),
         );
-        return refusal
-          ? { kind: 'refused', reason: CONSUME_MESSAGES[refusal] }
-          : { kind: 'approved', approvalId: call.approvalId };
+        return typeof spent === 'string'
+          ? { kind: 'refused', reason: CONSUME_MESSAGES[spent] }
+          : { kind: 'approved', approvalId: call.approvalId, upstream: spent.upstream };
       }
       // Nobody is asked to approve what they would see as "[redacted]" or cut short.
       const unreadable = unreadableFields(call.shownArgs, call.judgedBy);
       if (unreadable.length)
         return { kind: 'refused', reason: unreadableReason(call.tool, unreadable) };
-      // Named approvers, or a policy that wants approvals on the web page only: never in the
-      // conversation, where the client (or the agent behind it) relays the question.
       const [radius, upstream] = await Promise.all([
         call.blastRadius ? call.blastRadius().catch(() => null) : null,
-        // A plan that cannot be read now (Proxmox down, a call it would refuse): the arguments.
-        call.upstream().catch(() => null),
+        readRequests(call),
       ]);
       const seen = { radius, upstream };
+      // Named approvers, or a policy that wants approvals on the web page only: never in the
+      // conversation, where the client (or the agent behind it) relays the question.
       if (deps.conversation && !required.approvers && !required.webOnly)
         return askInConversation(call, required, deps.conversation, seen, deps.now());
       const approval = await deps.store().create(
@@ -139,6 +139,15 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
       };
     },
   };
+}
+
+/**
+ * The requests the call would send, read now. A plan that cannot be read (Proxmox down, a call
+ * its tool would refuse) shows the person the arguments instead; the approved call then sends
+ * nothing (../writes/kernel.ts sends only the requests a person approved).
+ */
+function readRequests(call: ApprovalCall): Promise<Record<string, string> | null> {
+  return call.upstream().catch(() => null);
 }
 
 function unreadableReason(tool: string, unreadable: readonly HiddenField[]): string {
@@ -202,7 +211,7 @@ async function askInConversation(
   if (answer.refusal) return { kind: 'refused', reason: answer.refusal };
   // The client relays the question; the audit trail records that the approval came this way.
   if (answer.action === 'accept' && answer.content?.approve === true)
-    return { kind: 'approved', approvalId: ELICITED };
+    return { kind: 'approved', approvalId: ELICITED, upstream };
   const how = answer.action === 'cancel' ? 'cancelled the approval request' : 'declined the call';
   return { kind: 'refused', reason: `${who} ${how}.` };
 }

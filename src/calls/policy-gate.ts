@@ -15,7 +15,13 @@ import type { AskNext } from './conversation';
 import { type PendingApproval, REASONS, type Refusal } from './messages';
 
 export type GateResult =
-  | { ok: true; release: (() => Promise<void>) | null; approvalId: string | null }
+  | {
+      ok: true;
+      release: (() => Promise<void>) | null;
+      approvalId: string | null;
+      /** What the approval spent on it covers: the requests a person saw, under which rule. */
+      approved: Approved | null;
+    }
   | { ok: false; refusal: Refusal; pending?: PendingApproval }
   /** Nothing ran: the person is asked, and answers with the next request (2026-07-28). */
   | { ok: false; suspended: AskNext };
@@ -39,10 +45,17 @@ export interface GateInput {
   decidedBy?: (active: ActivePolicy) => void;
 }
 
+/** A person's approval of a call: the requests they were shown (null: none could be read). */
+export interface Approved {
+  rule: string;
+  upstream: Record<string, string> | null;
+}
+
 /** The policy's decision once any approval it wanted is spent, and that approval's id. */
 interface Decided {
   decision: Decision;
   approvalId: string | null;
+  approved: Approved | null;
 }
 
 const deny = (rule: string, reason: string): Refused => ({
@@ -67,7 +80,7 @@ export async function passGate(
   }
   const decided = await decide(active, input, approvals);
   if ('ok' in decided) return decided;
-  const { decision, approvalId } = decided;
+  const { decision, approvalId, approved } = decided;
   // A spent approval is given back when the call is refused after all (limits, store errors).
   const giveBack = async (): Promise<void> => {
     if (approvalId && approvals) await approvals.restore(approvalId).catch(() => undefined);
@@ -76,12 +89,13 @@ export async function passGate(
     await giveBack();
     return { ok: false, refusal: decision };
   }
-  if (input.dryRun || decision.limits.length === 0) return { ok: true, release: null, approvalId };
+  if (input.dryRun || decision.limits.length === 0)
+    return { ok: true, release: null, approvalId, approved };
   try {
     const reservation = await reserveLimits(decision.limits, input.identity, counters, input.now);
     if (!reservation.ok) await giveBack();
     return reservation.ok
-      ? { ok: true, release: reservation.release, approvalId }
+      ? { ok: true, release: reservation.release, approvalId, approved }
       : { ok: false, refusal: reservation.decision as Refusal };
   } catch (err) {
     await giveBack();
@@ -108,7 +122,7 @@ async function decide(
       input.now,
     );
   }
-  if (decision.kind !== 'approval_required') return { decision, approvalId: null };
+  if (decision.kind !== 'approval_required') return { decision, approvalId: null, approved: null };
   if (!approvals) {
     return { ok: false, refusal: { ...decision, reason: REASONS.noApprovals(decision.reason) } };
   }
@@ -125,7 +139,9 @@ async function decide(
     const { kind: _pending, ...pending } = outcome;
     return { ok: false, refusal: decision, pending };
   }
-  return afterApproval(active, input, approvals, outcome.approvalId);
+  const after = await afterApproval(active, input, approvals, outcome.approvalId);
+  if ('ok' in after) return after;
+  return { ...after, approved: { rule: decision.rule, upstream: outcome.upstream } };
 }
 
 /** Approved: the rest of the policy (limits) still applies, as the policy in force now says. */
@@ -134,7 +150,7 @@ async function afterApproval(
   input: GateInput,
   approvals: ApprovalPort,
   approvalId: string,
-): Promise<Decided | Refused> {
+): Promise<Omit<Decided, 'approved'> | Refused> {
   let deciding: ActivePolicy = active;
   if (input.current) {
     deciding = await input.current();

@@ -217,13 +217,7 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
   const { args } = resolved;
   const approvals = host.approvals();
   const ctx = { ...call.scope!.ctx, filled: resolved.filled };
-  const upstream = async () => {
-    const params = await tool.describeCall?.(args, ctx);
-    if (!params) return null;
-    return call.sensitive
-      ? redactUpstream(params, call.sensitive, args)
-      : (redactAll(params) as Record<string, string>);
-  };
+  const upstream = async () => shownRequests(call, args, await tool.describeCall?.(args, ctx));
   return approvalPort(
     {
       tool: tool.name,
@@ -244,6 +238,18 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
       now: () => host.clock.now(),
     },
   );
+}
+
+/** Requests as an approver is shown them: redacted as the call's arguments are. */
+function shownRequests(
+  call: Call,
+  args: Record<string, unknown>,
+  rows: Record<string, string> | null | undefined,
+): Record<string, string> | null {
+  if (!rows) return null;
+  return call.sensitive
+    ? redactUpstream(rows, call.sensitive, args)
+    : (redactAll(rows) as Record<string, string>);
 }
 
 /** The policy (with approvals and rate limits), and the shadow version beside it. */
@@ -318,6 +324,11 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
         allowed.approvalId !== null,
         host.clock.now(),
       ),
+    checkApproved: (requests) => {
+      const { approved } = allowed;
+      if (approved && !sameRows(approved.upstream, shownRequests(call, args, requests)))
+        throw new PolicyRefusal(approved.rule, REASONS.requestsChangedSinceApproval);
+    },
   };
   try {
     const success = await tool.run(args, ctx);
@@ -391,6 +402,18 @@ function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
     out[key] = isPropertyValue(value) ? value.text : value;
   }
   return out;
+}
+
+/** Whether two sets of request rows are the same, row for row. */
+function sameRows(
+  a: Readonly<Record<string, string>> | null,
+  b: Readonly<Record<string, string>> | null,
+): boolean {
+  if (a === null || b === null) return a === b;
+  const keys = Object.keys(a);
+  return (
+    keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && b[k] === a[k])
+  );
 }
 
 function pick(args: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {

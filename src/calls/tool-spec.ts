@@ -34,6 +34,11 @@ export interface ToolContext extends BaseToolContext {
    * a new request goes out; throws a PolicyRefusal when it would not allow them.
    */
   recheck(args: Record<string, unknown>): void;
+  /**
+   * With a person's approval: throws a PolicyRefusal unless these are the requests (as
+   * describeCall's rows) the person was shown. An approval covers what its approver saw.
+   */
+  checkApproved(requests: Record<string, string> | null): void;
 }
 
 /** The policy refused arguments a tool was about to use (see ToolContext.recheck). */

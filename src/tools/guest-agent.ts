@@ -171,6 +171,7 @@ function agentRefusal(err: PveError, who: string): ToolFailure | null {
   return err.status === 500 ? new ToolFailure('conflict', `${err.message} (${who}).`) : null;
 }
 
+/** A failed read of the agent: its refusal in our words, or the error as it came. */
 function agentFailure(err: unknown, who: string): never {
   throw (err instanceof PveError && agentRefusal(err, who)) || err;
 }

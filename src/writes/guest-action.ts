@@ -112,7 +112,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
     blastRadius: (args, ctx) => radiusOf(spec, args as Args, ctx.pve()),
     plan: (args, ctx) => planAction(spec, args as Args, ctx),
     report: (args, plan, sent) => reportAction(spec, args as Args, plan, sent),
-  }) as unknown as ToolSpec;
+  });
 }
 
 /** What the plan saw of the guest, for the result. */

@@ -129,7 +129,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
         isError: o.task?.state.succeeded === false,
       };
     },
-  }) as unknown as ToolSpec;
+  });
 }
 
 /** What the plan chose, for the result. */

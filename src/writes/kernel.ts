@@ -121,6 +121,8 @@ export function defineWriteTool<I extends z.ZodObject, O extends z.ZodObject, F>
       if ('unchanged' in plan) return plan.unchanged as ToolSuccess<z.input<O>>;
       const w = args as WriteArgs;
       if (!w.confirm) return preview(spec.name, plan) as ToolSuccess<z.input<O>>;
+      // With an approval, only the requests the person was shown go out.
+      ctx.checkApproved(describePlan(plan.steps, plan.requestsAs === 'steps'));
       const fresh = plan.freshId;
       const sent = await runPlan({
         pve: ctx.pve(),
@@ -137,12 +139,13 @@ export function defineWriteTool<I extends z.ZodObject, O extends z.ZodObject, F>
         ...(plan.mayHaveHappened ? { mayHaveHappened: plan.mayHaveHappened } : {}),
         ...(plan.explain ? { explain: plan.explain } : {}),
         timeoutMs: (w.timeout_s ?? 0) * 1000,
+        sharedDeadline: plan.requestsAs === 'steps',
         waitLast: w.wait ?? false,
       });
       return report(args, plan, sent, ctx);
     },
   });
-  WRITE_TOOLS.add(made as unknown as ToolSpec);
+  WRITE_TOOLS.add(made);
   return made;
 }
 

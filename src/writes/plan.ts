@@ -11,15 +11,16 @@ import type { FormParams, PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
 import { upidString } from '../proxmox/schemas';
 import { sendWithFreshId } from './fresh-vmid';
-import { requestLine, requestView, sendRequest, type WriteRequest } from './request';
-import { shownParams } from './shown-params';
+import { SECRET_PARAMS } from '../proxmox/secret-params';
+import { requestLine, sendRequest, type WriteRequest } from './request';
+import { SECRET_SHOWN, shownParams } from './shown-params';
 import { type TaskOutcome, waitForTask } from './task-wait';
 
 /**
  * What Proxmox answers a step with: `task`, a task id; `task?`, a task id or null (done at
  * once); `applied`, nothing to wait for (a container's config); a schema: data, read with it.
  */
-export type Answer = 'task' | 'task?' | 'applied' | z.ZodType;
+type Answer = 'task' | 'task?' | 'applied' | z.ZodType;
 
 /** One request of a plan. */
 export interface WriteStep extends Omit<WriteRequest, 'params'> {
@@ -37,7 +38,7 @@ export interface WriteStep extends Omit<WriteRequest, 'params'> {
 }
 
 /** `started`: the last task, not waited for; `running`: still running when the time was up. */
-export type StepStatus = 'done' | 'started' | 'running' | 'failed' | 'unknown' | 'not_run';
+type StepStatus = 'done' | 'started' | 'running' | 'failed' | 'unknown' | 'not_run';
 
 export interface StepOutcome {
   step: WriteStep;
@@ -50,29 +51,29 @@ export interface StepOutcome {
   message?: string;
 }
 
-/** The request of a step as people are shown it. */
+/** The request of a step as people are shown it, secrets redacted. */
 export function stepRequest(step: WriteStep): {
   method: string;
   path: string;
   params: Record<string, string>;
 } {
-  return step.view
-    ? { method: step.method, path: step.path, params: step.view }
-    : requestView({ method: step.method, path: step.path, params: plainParams(step.params) });
+  const params = shownParams(step.view ?? plainParams(step.params));
+  return { method: step.method, path: step.path, params };
 }
 
-/** A step's parameters as text (lists as their items, numbered). */
+/** A step's parameters as text: a list as its items (`command.0`, ...), a secret redacted. */
 function plainParams(params: FormParams): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(params)) {
     if (v === undefined) continue;
-    if (Array.isArray(v)) for (const [i, item] of v.entries()) out[`${k}.${i}`] = item;
+    if (SECRET_PARAMS.has(k)) out[k] = SECRET_SHOWN;
+    else if (Array.isArray(v)) for (const [i, item] of v.entries()) out[`${k}.${i}`] = item;
     else out[k] = typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
   }
   return out;
 }
 
-/** A step as results show it (secrets redacted). */
+/** A step as results show it (its request as stepRequest shows it). */
 export const stepOutput = z.object({
   doing: z.string(),
   request: z
@@ -132,7 +133,7 @@ export function describePlan(
 }
 
 /** How a plan is sent. */
-export interface PlanRun {
+interface PlanRun {
   pve: PveClient;
   steps: readonly WriteStep[];
   /** The first step creates a guest under an id the server chose: on a clash, take the next. */
@@ -149,8 +150,10 @@ export interface PlanRun {
   mayHaveHappened?: (err: PveError) => boolean;
   /** Proxmox's refusal of the first step in the tool's words (null: as Proxmox said it). */
   explain?: (err: PveError) => ToolFailure | null;
-  /** How long to wait for the tasks, from the first step on (ms). */
+  /** How long to wait: for one step's task, from its answer on; for `steps`, all in all (ms). */
   timeoutMs: number;
+  /** The steps share one deadline, counted from before the first was sent (a clone's plan). */
+  sharedDeadline?: boolean;
   /** Wait for the last step's task too. */
   waitLast: boolean;
 }
@@ -168,16 +171,7 @@ export async function runPlan(run: PlanRun): Promise<PlanSent> {
   const { pve } = run;
   const deadline = pve.clock.now() + run.timeoutMs;
   let steps = run.steps;
-  let sent: { vmid?: number; answer: unknown; attempts: number };
-  try {
-    sent = await sendFirst(run, (s) => (steps = s));
-  } catch (err) {
-    const lost = run.mayHaveHappened ?? writeMayHaveHappened;
-    if (!(err instanceof PveError)) throw err;
-    if (lost(err))
-      throw new ToolFailure('indeterminate', `${err.message} ${run.lost(run.freshId?.vmid)}`);
-    throw run.explain?.(err) ?? err;
-  }
+  const sent = await sendFirst(run, (s) => (steps = s));
   const outcomes: StepOutcome[] = [];
   let answer: unknown = sent.answer;
   for (let i = 0; i < steps.length; i++) {
@@ -207,7 +201,17 @@ async function sendFirst(
   use: (steps: readonly WriteStep[]) => void,
 ): Promise<{ vmid?: number; answer: unknown; attempts: number }> {
   const fresh = run.freshId;
-  if (!fresh) return { answer: await send(run.pve, run.steps[0]!), attempts: 1 };
+  if (!fresh) {
+    try {
+      return { answer: await send(run.pve, run.steps[0]!), attempts: 1 };
+    } catch (err) {
+      if (!(err instanceof PveError)) throw err;
+      if ((run.mayHaveHappened ?? writeMayHaveHappened)(err))
+        throw new ToolFailure('indeterminate', `${err.message} ${run.lost(undefined)}`);
+      throw run.explain?.(err) ?? err;
+    }
+  }
+  // Its sends' lost answers end the call there; a failed read of the next id is that read's.
   const sent = await sendWithFreshId({
     pve: run.pve,
     vmid: fresh.vmid,
@@ -235,8 +239,7 @@ async function settleStep(
   }
   const upid = answer as string;
   if (last && !run.waitLast) return { step, status: 'started', upid };
-  // One step waits timeout_s from its answer; the steps of a plan share one deadline.
-  const ms = run.steps.length === 1 ? run.timeoutMs : Math.max(1, deadline - run.pve.clock.now());
+  const ms = run.sharedDeadline ? Math.max(1, deadline - run.pve.clock.now()) : run.timeoutMs;
   const task = await waitForTask(run.pve, upid, ms);
   const state = task.state;
   const status: StepStatus =

@@ -174,7 +174,7 @@ describe('an upgrade from the version that kept keys in the audit object', () =>
     expect(outcome.before).toMatchObject({ id: 'old-approval-0001', args_hmac: OLD_HMAC });
     // Another call's arguments (their hash differs) cannot spend it; the same arguments can.
     expect(outcome.wrong).toBe('other_call');
-    expect(outcome.spent).toBeNull();
+    expect(outcome.spent).toEqual({ upstream: null });
     expect(outcome.after).toMatchObject({ status: 'used' });
   });
 });

@@ -8,7 +8,12 @@
 
 import { inject } from 'vitest';
 import { mayConsume } from '../../src/approvals/rules';
-import type { Approval, ApprovalRequest, ApprovalStore } from '../../src/approvals/types';
+import type {
+  Approval,
+  ApprovalRequest,
+  ApprovalStore,
+  ConsumeCall,
+} from '../../src/approvals/types';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../../src/audit/names';
 import type { AuditRecord } from '../../src/audit/record';
 import type { CallHost } from '../../src/calls/host';
@@ -73,15 +78,12 @@ export class MemoryApprovals implements ApprovalStore {
     this.rows.set(id, approval);
     return approval;
   }
-  async consume(
-    id: string,
-    call: { tool: string; args_hmac: string; grant_id: string },
-    now: number,
-  ) {
+  async consume(id: string, call: ConsumeCall, now: number) {
     const approval = this.rows.get(id) ?? null;
     const refusal = mayConsume(approval, call, now);
-    if (!refusal && approval) Object.assign(approval, { status: 'used', used_at: now });
-    return refusal;
+    if (refusal) return refusal;
+    Object.assign(approval!, { status: 'used', used_at: now });
+    return { upstream: approval!.upstream };
   }
   async restore(id: string): Promise<void> {
     const approval = this.rows.get(id);

@@ -245,6 +245,29 @@ describe('backups', () => {
     ]);
   });
 
+  it('spends no approval of a restore as a new guest once a guest has appeared at its id: the requests would differ', async () => {
+    const [newest] = await backups('pve1', 'local', 100);
+    const args = { node: 'pve1', volume: newest!.volid, vmid: 3301, force: true, confirm: true };
+    const pending = await call(agent, 'pve_restore_backup', args);
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    expect(await approverRows(id)).toContain('unique 1');
+    expect((await decide(id, 'lee@example.com', 'approve', 'dev,leads')).html).toContain(
+      'Approved.',
+    );
+    // Someone makes a VM 3301 in Proxmox meanwhile: the same arguments would now replace it.
+    const made = await sim.api('POST', '/nodes/pve1/qemu', { vmid: '3301', name: 'appeared' });
+    expect(made.status).toBe(200);
+    await expect.poll(async () => (await sim.guest(3301)).config.name).toBe('appeared');
+    await sim.clearLog();
+    const refused = await call(agent, 'pve_restore_backup', { ...args, approval_id: id });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain(
+      'What this call would send to Proxmox now is not what was approved',
+    );
+    expect(await sim.writes()).toEqual([]);
+    expect((await sim.guest(3301)).config.name).toBe('appeared');
+  });
+
   it('never deletes a protected backup, and says what remains before deleting another', async () => {
     const local = await backups('pve1', 'local', 100);
     const kept = local.find((b) => b.protected)!;

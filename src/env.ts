@@ -1,134 +1,41 @@
 // The configuration contract: every binding and variable the Worker reads (each works with
 // `wrangler dev --var NAME:VALUE`). ./config/ parses the variables, once, into a checked
 // configuration; ./compose/ turns the bindings into the Runtime's ports. The Durable Object
-// bindings are typed by what their objects answer (small interfaces, which the classes
-// implement), not by the classes: this file imports no code, so nothing can import it in a circle.
+// bindings are typed by what their objects answer: the small interface each class implements,
+// written beside it in a module of types (this file imports no code, so nothing can import it
+// in a circle).
 
-import type {
-  Approval,
-  ApprovalRequest,
-  ConsumeCall,
-  ConsumeRefusal,
-  Decider,
-  Spent,
-} from './approvals/types';
-import type { DecideCheck } from './approvals/rules';
-import type {
-  AuditPage,
-  AuditQuery,
-  AuditRecord,
-  AuditStats,
-  StoredAuditRecord,
-} from './audit/record';
-import type { CounterRow, ReserveItem } from './counters/window-counters';
-import type { LimitedDecision } from './policy/evaluate';
+import type { ApprovalsObject } from './approvals/types';
+import type { AuditObject } from './audit/record';
+import type { CountersObject } from './counters/policy-counters';
+import type { KeysObject } from './keys/names';
 import type { NotifyMessage } from './notify/event-formats';
-import type {
-  NewVersion,
-  PolicyEvent,
-  PolicyHead,
-  PolicyOverview,
-  PolicyVersion,
-  ShadowDisagreement,
-  StoreAnswer,
-} from './policy-store/types';
+import type { PolicyStoreObject } from './policy-store/types';
+import type { Bound } from './stores/stubs';
 
-/** One 2025 MCP session (McpAgent, mcp/legacy/agent.ts): whose it is, and its end on a revocation. */
-export interface SessionObject extends Rpc.DurableObjectBranded {
+/**
+ * One 2025 MCP session (McpAgent, mcp/legacy/agent.ts): whose it is, and its end on a
+ * revocation. Written here, not beside its class: the MCP folder reads this module (its agent
+ * is typed by AppEnv), so a module of types there would import back.
+ */
+export interface SessionObject {
   owner(): Promise<{ userId: string; grantId: string; scopes: readonly string[] } | null>;
   endSession(): Promise<void>;
 }
 
-/** The rate-limit counters of one scope key (counters/policy-counters.ts). */
-export interface CountersObject extends Rpc.DurableObjectBranded {
-  reserve(items: ReserveItem[], now: number): LimitedDecision | null;
-  release(items: Pick<ReserveItem, 'key' | 'windowStart'>[]): void;
-  list(now: number): CounterRow[];
-}
-
-/** Pending and decided approvals, and one-time tokens (approvals/approvals-store.ts). */
-export interface ApprovalsObject extends Rpc.DurableObjectBranded {
-  create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
-  get(id: string): Approval | null;
-  decide(
-    id: string,
-    decision: 'approve' | 'deny',
-    decider: Decider,
-    now: number,
-  ): Promise<DecideCheck>;
-  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | Spent;
-  restore(id: string): void;
-  spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
-  pending(now: number): Approval[];
-  countUndelivered(target: string): void;
-  undelivered(): Record<string, number>;
-  /** Marks a revoked grant's pending approvals `revoked`; how many. */
-  cancelForGrant(grantId: string, by: string, now: number): Promise<number>;
-}
-
-/** The audit trail, or the count of records that could not be written (audit/audit-log.ts). */
-export interface AuditObject extends Rpc.DurableObjectBranded {
-  append(record: AuditRecord): Promise<void>;
-  query(q: AuditQuery): AuditPage;
-  get(id: number): StoredAuditRecord | null;
-  prune(now: number): { deleted: number };
-  stats(): AuditStats;
-  recordLost(n: number): void;
-  /** The key of an older deployment that kept its server keys here, if it had made one (for ServerKeys to take over). */
-  legacyServerKey(name: string): string | null;
-}
-
-/** The server's own secret keys, each made once (keys/server-keys.ts). */
-export interface KeysObject extends Rpc.DurableObjectBranded {
-  key(name: 'args_hmac' | 'request_state'): Promise<string>;
-}
-
-/** The policy's versions, the active and the shadow one, and their history (policy-store/policy-store.ts). */
-export interface PolicyStoreObject extends Rpc.DurableObjectBranded {
-  head(
-    deployed: { sha256: string; text?: string },
-    known: number | null,
-    now: number,
-  ): Promise<PolicyHead>;
-  overview(): PolicyOverview;
-  get(version: number): PolicyVersion | null;
-  add(
-    input: NewVersion,
-    now: number,
-  ): Promise<StoreAnswer<{ version: number; event: PolicyEvent }>>;
-  activate(
-    version: number,
-    actor: string,
-    comment: string,
-    now: number,
-    base?: number,
-    forced?: boolean,
-  ): StoreAnswer<{ event: PolicyEvent }>;
-  shadow(
-    version: number | null,
-    actor: string,
-    comment: string,
-    now: number,
-    base?: number,
-    forced?: boolean,
-  ): StoreAnswer<{ event: PolicyEvent }>;
-  recordDisagreement(d: ShadowDisagreement): void;
-  disagreements(version: number, limit: number): ShadowDisagreement[];
-}
-
 export interface AppEnv {
   /** One object per 2025 MCP session (McpAgent). */
-  MCP_OBJECT: DurableObjectNamespace<SessionObject>;
+  MCP_OBJECT: Bound<SessionObject>;
   /** Rate-limit counters of the grant, user and global scopes (one object per scope key). */
-  POLICY_COUNTERS: DurableObjectNamespace<CountersObject>;
+  POLICY_COUNTERS: Bound<CountersObject>;
   /** Pending and decided human approvals (one object). */
-  APPROVALS: DurableObjectNamespace<ApprovalsObject>;
+  APPROVALS: Bound<ApprovalsObject>;
   /** The audit trail (one object for records, one for the count of lost records). */
-  AUDIT: DurableObjectNamespace<AuditObject>;
+  AUDIT: Bound<AuditObject>;
   /** The server's own keys: the argument HMAC's, the 2026 request state's (one object). */
-  SERVER_KEYS: DurableObjectNamespace<KeysObject>;
+  SERVER_KEYS: Bound<KeysObject>;
   /** The policy's versions and which one is active (one object). */
-  POLICY_STORE: DurableObjectNamespace<PolicyStoreObject>;
+  POLICY_STORE: Bound<PolicyStoreObject>;
   /** Approval events to announce (APPROVAL_WEBHOOKS), delivered by this Worker's queue consumer. */
   NOTIFY_QUEUE?: Queue<NotifyMessage>;
   /**

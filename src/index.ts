@@ -7,21 +7,7 @@ import { app } from './app/app';
 import { runtimeOf } from './compose/runtime';
 import { handleNotifications } from './notify/deliver';
 import type { NotifyMessage } from './notify/event-formats';
-import type { Approvals } from './approvals/approvals-store';
-import type { AuditLog } from './audit/audit-log';
-import type { PolicyCounters } from './counters/policy-counters';
-import type {
-  AppEnv,
-  ApprovalsObject,
-  AuditObject,
-  CountersObject,
-  KeysObject,
-  PolicyStoreObject,
-  SessionObject,
-} from './env';
-import type { ServerKeys } from './keys/server-keys';
-import type { PolicyStore } from './policy-store/policy-store';
-import type { ProxmoxMcp } from './mcp/legacy/agent';
+import type { AppEnv } from './env';
 
 export { ProxmoxMcp } from './mcp/legacy/agent';
 export { PolicyCounters } from './counters/policy-counters';
@@ -45,20 +31,6 @@ if (config.authMode !== 'none' && config.signIn.idpKind === 'dev') {
     'IDP=dev: the local development sign-in believes any name typed into it. Only loopback requests are served.',
   );
 }
-
-/**
- * Checked when this compiles: each Durable Object class answers what env.ts types its binding
- * with. Done here, in the entry, where both are in view, so that neither imports the other.
- */
-type Answers<Class extends Interface, Interface> = [Class, Interface];
-export type DurableObjectsAnswer = [
-  Answers<PolicyCounters, CountersObject>,
-  Answers<Approvals, ApprovalsObject>,
-  Answers<AuditLog, AuditObject>,
-  Answers<ServerKeys, KeysObject>,
-  Answers<PolicyStore, PolicyStoreObject>,
-  Answers<ProxmoxMcp, SessionObject>,
-];
 
 export default {
   fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {

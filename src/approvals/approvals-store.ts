@@ -27,6 +27,7 @@ import type { BlastRadius } from '../proxmox/blast-radius';
 import { mayConsume, mayDecide, meetsTerms, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
 import type {
   Approval,
+  ApprovalsObject,
   ApprovalRequest,
   ConsumeCall,
   ConsumeRefusal,
@@ -48,7 +49,7 @@ interface ApprovalsEnv {
   NOTIFY_QUEUE?: Queue<NotifyMessage>;
 }
 
-export class Approvals extends DurableObject<ApprovalsEnv> {
+export class Approvals extends DurableObject<ApprovalsEnv> implements ApprovalsObject {
   /** The time (its alarms, record times); the system clock. */
   private readonly clock: Clock = systemClock;
   private readonly notifications: Queue<NotifyMessage> | undefined;

@@ -1,9 +1,16 @@
 // Who may decide an approval, and whether an approval may be spent on a call. Pure.
 
 import { matchesAnyPrincipal, matchesPerson } from '../core/identity';
-import type { Approval, ApprovalStatus, ConsumeCall, ConsumeRefusal, Decider } from './types';
+import type {
+  Approval,
+  ApprovalStatus,
+  ConsumeCall,
+  ConsumeRefusal,
+  DecideCheck,
+  Decider,
+} from './types';
 
-export type DecideCheck = { ok: true } | { ok: false; reason: string };
+export type { DecideCheck };
 
 export const NO_SUCH_APPROVAL = 'No such approval.';
 

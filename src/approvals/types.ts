@@ -2,6 +2,7 @@
 // of the canonical arguments and the grant that asked; it is single-use and expires.
 
 import type { BlastRadius } from '../proxmox/blast-radius';
+import type { RpcOf } from '../stores/stubs';
 
 /** JSON data (what RPC to the Durable Object can carry). */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -95,11 +96,28 @@ export interface Spent {
   upstream: Record<string, string> | null;
 }
 
-/** The approvals Durable Object, as callers use it (its RPC stub, typed plainly). */
-export interface ApprovalStore {
+/** The approvals Durable Object as a call's approval gate uses it (its RPC stub). */
+export type ApprovalStore = RpcOf<ApprovalsObject, 'create' | 'restore' | 'consume' | 'spendOnce'>;
+
+/** Whether a person may decide an approval: yes, or why not. */
+export type DecideCheck = { ok: true } | { ok: false; reason: string };
+
+/** Pending and decided approvals, and one-time tokens (./approvals-store.ts, which implements it). */
+export interface ApprovalsObject {
   create(request: ApprovalRequest, now: number, ttlMs: number): Promise<Approval | null>;
-  restore(id: string): Promise<void>;
-  consume(id: string, call: ConsumeCall, now: number): Promise<ConsumeRefusal | Spent>;
-  /** Records a one-time token (a 2026 answer's nonce); false when it was already used. */
+  get(id: string): Approval | null;
+  decide(
+    id: string,
+    decision: 'approve' | 'deny',
+    decider: Decider,
+    now: number,
+  ): Promise<DecideCheck>;
+  consume(id: string, call: ConsumeCall, now: number): ConsumeRefusal | Spent;
+  restore(id: string): void;
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
+  pending(now: number): Approval[];
+  countUndelivered(target: string): void;
+  undelivered(): Record<string, number>;
+  /** Marks a revoked grant's pending approvals `revoked`; how many. */
+  cancelForGrant(grantId: string, by: string, now: number): Promise<number>;
 }

@@ -16,7 +16,14 @@ import {
   type Row,
 } from './audit-row';
 import type { RpcOf } from '../stores/stubs';
-import type { AuditPage, AuditQuery, AuditRecord, AuditStats, StoredAuditRecord } from './record';
+import type {
+  AuditObject,
+  AuditPage,
+  AuditQuery,
+  AuditRecord,
+  AuditStats,
+  StoredAuditRecord,
+} from './record';
 
 export interface AuditEnv {
   /** Days a record is kept: 1–3650, default 90. */
@@ -62,7 +69,7 @@ const MAX_PAGE = 1_000;
  * 100,000 rows, 10,000 per statement. Durable Object storage holds 10 GB: at the default cap,
  * rows must average under 10 KB (`stats().db_bytes` shows the size).
  */
-export class AuditLog extends DurableObject<AuditEnv> {
+export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
   /** The time (its alarms, record times); the system clock. */
   private readonly clock: Clock = systemClock;
 

@@ -92,3 +92,15 @@ export interface AuditStats {
   /** Invalid AUDIT_RETENTION_DAYS / AUDIT_MAX_ROWS values, replaced by their defaults. */
   config_problems: string[];
 }
+
+/** The audit trail, or the count of records that could not be written (./audit-log.ts, which implements it). */
+export interface AuditObject {
+  append(record: AuditRecord): Promise<void>;
+  query(q: AuditQuery): AuditPage;
+  get(id: number): StoredAuditRecord | null;
+  prune(now: number): { deleted: number };
+  stats(): AuditStats;
+  recordLost(n: number): void;
+  /** The key of an older deployment that kept its server keys here, if it had made one (for ServerKeys to take over). */
+  legacyServerKey(name: string): string | null;
+}

@@ -16,7 +16,7 @@ import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime
 import { refusedOutright } from '../policy/evaluate';
 import { TOOLS } from '../tools';
 import { admit } from './admission';
-import { authConfig, publicOrigin, type AuthConfig } from './config';
+import { type AuthConfig, publicOrigin, signInOr503 } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ScopeOffer } from './pages';
@@ -37,19 +37,9 @@ function oauthOf(c: Ctx): OAuthHelpers {
   return helpers;
 }
 
-async function configOr503(c: Ctx): Promise<AuthConfig | Response> {
-  const { config } = c.var.runtime;
-  const cfg = authConfig(config, publicOrigin(config, c.req.raw), c.var.runtime.clock);
-  if ('error' in cfg) {
-    logLine('error', 'auth_misconfigured', { error: cfg.error });
-    // The details are for the operator (logs, /health on loopback), not for whoever visits.
-    return page(
-      503,
-      'Sign-in is not configured',
-      'This server cannot sign anyone in until its administrator finishes the set-up.',
-    );
-  }
-  return cfg;
+function configOr503(c: Ctx): Promise<AuthConfig | Response> {
+  const { config, clock } = c.var.runtime;
+  return signInOr503(config, c.req.raw, clock);
 }
 
 authRoutes.get('/authorize', async (c) => {

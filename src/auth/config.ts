@@ -4,11 +4,14 @@
 
 import { type Clock, systemClock } from '../clock';
 import type { Config } from '../config';
+import { htmlResponse } from '../http/html';
+import { logLine } from '../log';
 import { admit } from './admission';
 import type { UpstreamIdp } from './idp';
 import { devIdp } from './idp-dev';
 import { githubConfigProblem, githubIdp } from './idp-github';
 import { oidcConfigProblem, oidcIdp } from './idp-oidc';
+import { messagePage } from './pages';
 
 export interface AuthConfig {
   idp: UpstreamIdp;
@@ -16,12 +19,56 @@ export interface AuthConfig {
   allowedGroups: string[];
 }
 
-/** `clock`: the Runtime's (the OpenID Connect discovery cache's time). */
-export function authConfig(
+type Built = AuthConfig | { error: string };
+
+/** Each configuration's sign-in, per clock and origin: built and checked once. */
+const built = new WeakMap<Config, WeakMap<Clock, Map<string, Built>>>();
+
+/**
+ * The sign-in for this origin (the dev sign-in's pages live on it), built and checked once per
+ * configuration. `clock`: the Runtime's (the OpenID Connect discovery cache's time).
+ */
+export function authConfig(config: Config, origin: string, clock: Clock = systemClock): Built {
+  const byClock = kept(built, config, () => new WeakMap<Clock, Map<string, Built>>());
+  const byOrigin = kept(byClock, clock, () => new Map<string, Built>());
+  return kept(byOrigin, origin, () => buildSignIn(config, origin, clock));
+}
+
+/** The value kept under `key`, made and kept the first time. */
+function kept<K, V>(
+  map: { get(key: K): V | undefined; set(key: K, value: V): unknown },
+  key: K,
+  make: () => V,
+): V {
+  const found = map.get(key);
+  if (found !== undefined) return found;
+  const made = make();
+  map.set(key, made);
+  return made;
+}
+
+/**
+ * The sign-in for a request, or the page that says it cannot sign anyone in: the details go to
+ * the operator (the log, /health on loopback), not to whoever visits.
+ */
+export async function signInOr503(
   config: Config,
-  origin: string,
-  clock: Clock = systemClock,
-): AuthConfig | { error: string } {
+  request: Request,
+  clock: Clock,
+): Promise<AuthConfig | Response> {
+  const signIn = authConfig(config, publicOrigin(config, request), clock);
+  if (!('error' in signIn)) return signIn;
+  logLine('error', 'auth_misconfigured', { error: signIn.error });
+  return htmlResponse(
+    await messagePage(
+      'Sign-in is not configured',
+      'This server cannot sign anyone in until its administrator finishes the set-up.',
+    ),
+    503,
+  );
+}
+
+function buildSignIn(config: Config, origin: string, clock: Clock): Built {
   const { idp: settings, allowedUsers, allowedGroups } = config.signIn;
   if ('error' in settings) return settings;
   let idp: UpstreamIdp;
@@ -62,12 +109,6 @@ export function stillAdmitted(
 /** The public origin: PUBLIC_URL when set, else the request's own. */
 export function publicOrigin(config: Config, request: Request): string {
   const configured = config.signIn.publicUrl;
-  if (configured) {
-    try {
-      return new URL(configured).origin;
-    } catch {
-      // fall through: a malformed PUBLIC_URL is reported by /health
-    }
-  }
-  return new URL(request.url).origin;
+  // A PUBLIC_URL that is not a URL is reported by /health.
+  return configured instanceof URL ? configured.origin : new URL(request.url).origin;
 }

@@ -11,15 +11,12 @@ import { type ArgsHmacer, argsHmacer } from '../audit/arg-hash';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
 import { type Clock, systemClock } from '../clock';
 import { type Config, configOf } from '../config';
-import type {
-  AppEnv,
-  ApprovalsObject,
-  AuditObject,
-  CountersObject,
-  KeysObject,
-  PolicyStoreObject,
-  SessionObject,
-} from '../env';
+import type { ApprovalsObject } from '../approvals/types';
+import type { AuditObject } from '../audit/record';
+import type { CountersObject } from '../counters/policy-counters';
+import type { AppEnv, SessionObject } from '../env';
+import type { KeysObject } from '../keys/names';
+import type { PolicyStoreObject } from '../policy-store/types';
 import { deployedPolicy } from '../policy/source';
 import { type PolicySource, storedPolicySource } from '../policy-store/isolate-cache';
 import { POLICY_STORE_OBJECT } from '../policy-store/names';
@@ -27,7 +24,7 @@ import { PveClient } from '../proxmox/client';
 import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/names';
 import { type Scrubber, scrubberFor } from '../secrets/scrub';
 import { STORE_DEADLINE_MS, withDeadline } from '../stores/deadline';
-import { objectPort, type RpcOf } from '../stores/stubs';
+import { type Bound, objectPort, type RpcOf } from '../stores/stubs';
 import { TOOL_CATALOG } from '../tools';
 
 export type { PolicySource };
@@ -176,7 +173,7 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
 }
 
 function countersPort(
-  ns: DurableObjectNamespace<CountersObject>,
+  ns: Bound<CountersObject>,
   name: string,
   waitUntil?: (work: Promise<unknown>) => void,
 ): CountersPort {

@@ -44,7 +44,11 @@ export interface SignInSettings {
   allowedUsers: string[];
   allowedGroups: string[];
   /** PUBLIC_URL as set (trimmed), or null; /health says when it is not a usable origin. */
-  publicUrl: string | null;
+  /**
+   * PUBLIC_URL, parsed: its URL, `invalid` when it is not one (the request's own origin is used
+   * then, and /health says so), or null when it is not set.
+   */
+  publicUrl: URL | 'invalid' | null;
 }
 
 export function signInSettings(env: AppEnv): SignInSettings {
@@ -61,7 +65,7 @@ export function signInSettings(env: AppEnv): SignInSettings {
     idpKind,
     allowedUsers: listSetting(env.ALLOWED_USERS),
     allowedGroups: listSetting(env.ALLOWED_GROUPS),
-    publicUrl: env.PUBLIC_URL?.trim() || null,
+    publicUrl: publicUrlOf(env.PUBLIC_URL),
   };
 }
 
@@ -98,5 +102,15 @@ function idpSettings(env: AppEnv, kind: IdpKind): IdpSettings | { error: string 
       };
       return problems.length ? { error: problems.join('; ') } : { kind, github };
     }
+  }
+}
+
+function publicUrlOf(raw: string | undefined): URL | 'invalid' | null {
+  const text = raw?.trim();
+  if (!text) return null;
+  try {
+    return new URL(text);
+  } catch {
+    return 'invalid';
   }
 }

@@ -125,13 +125,12 @@ export function publicUrlState(config: Config, request: Request): PublicUrlState
 }
 
 /** PUBLIC_URL names the resource and issuer: a client on another origin cannot use its tokens. */
-function publicUrlProblem(raw: string | null, requestOrigin: string): HealthProblem | null {
-  const text = raw?.trim();
-  if (!text) return null;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
+function publicUrlProblem(
+  url: URL | 'invalid' | null,
+  requestOrigin: string,
+): HealthProblem | null {
+  if (url === null) return null;
+  if (url === 'invalid') {
     return {
       check: 'public_url',
       message: "PUBLIC_URL is not a URL; the request's own origin is used instead.",

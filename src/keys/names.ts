@@ -8,3 +8,8 @@ export const SERVER_KEY_NAMES = ['args_hmac', 'request_state'] as const;
 export type ServerKeyName = (typeof SERVER_KEY_NAMES)[number];
 
 export const SERVER_KEYS_OBJECT = 'keys';
+
+/** The server's own secret keys, each made once (./server-keys.ts, which implements it). */
+export interface KeysObject {
+  key(name: ServerKeyName): Promise<string>;
+}

@@ -10,15 +10,16 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import { AUDIT_OBJECT } from '../audit/names';
-import type { AuditObject, KeysObject } from '../env';
-import { SERVER_KEY_NAMES, type ServerKeyName } from './names';
+import type { AuditObject } from '../audit/record';
+import type { Bound } from '../stores/stubs';
+import { type KeysObject, SERVER_KEY_NAMES, type ServerKeyName } from './names';
 
 const NAMES: readonly string[] = SERVER_KEY_NAMES;
 
 export class ServerKeys extends DurableObject implements KeysObject {
-  private readonly audit: DurableObjectNamespace<AuditObject> | undefined;
+  private readonly audit: Bound<AuditObject> | undefined;
 
-  constructor(ctx: DurableObjectState, env: { AUDIT?: DurableObjectNamespace<AuditObject> }) {
+  constructor(ctx: DurableObjectState, env: { AUDIT?: Bound<AuditObject> }) {
     super(ctx, env);
     this.audit = env.AUDIT;
     ctx.storage.sql.exec(

@@ -19,7 +19,8 @@
 import { DurableObject } from 'cloudflare:workers';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
 import { auditEnabled } from '../audit/limits';
-import type { AuditRecord } from '../audit/record';
+import type { AuditObject } from '../audit/record';
+import type { Bound } from '../stores/stubs';
 import { sha256Hex } from '../encoding';
 import { formatErrors } from '../policy/load';
 import { checkPolicyText } from '../policy/text';
@@ -27,7 +28,9 @@ import { TOOL_CATALOG } from '../tools';
 import { policyEventRecord } from './audit-event';
 import { PolicyTables } from './tables';
 import type {
+  ChangeBy,
   NewVersion,
+  PolicyStoreObject,
   PolicyEvent,
   PolicyHead,
   PolicyOverview,
@@ -36,23 +39,17 @@ import type {
   StoreAnswer,
 } from './types';
 
-/** The audit object as this one writes to it (typed here: the env module imports this folder's types). */
-interface AuditWriter extends Rpc.DurableObjectBranded {
-  append(record: AuditRecord): Promise<void>;
-  recordLost(n: number): void;
-}
-
 interface StoreEnv {
   AUDIT_ENABLED?: string;
-  AUDIT?: DurableObjectNamespace<AuditWriter>;
+  AUDIT?: Bound<AuditObject>;
 }
 
 type Refusal = { ok: false; status: 400 | 404 | 409; problems: string[] };
 
-export class PolicyStore extends DurableObject {
+export class PolicyStore extends DurableObject implements PolicyStoreObject {
   private readonly t: PolicyTables;
   /** Where each change is recorded: this object writes its own audit records (none when off). */
-  private readonly audit: DurableObjectNamespace<AuditWriter> | null;
+  private readonly audit: Bound<AuditObject> | null;
 
   constructor(ctx: DurableObjectState, env: StoreEnv) {
     super(ctx, env as never);
@@ -152,14 +149,8 @@ export class PolicyStore extends DurableObject {
   }
 
   /** Makes a stored version the active one (a rollback is the activation of an older one). */
-  activate(
-    version: number,
-    actor: string,
-    comment: string,
-    now: number,
-    base?: number,
-    forced = false,
-  ): StoreAnswer<{ event: PolicyEvent }> {
+  activate(version: number, by: ChangeBy): StoreAnswer<{ event: PolicyEvent }> {
+    const { actor, comment, now, base, forced = false } = by;
     if (!this.t.meta(version))
       return { ok: false, status: 404, problems: [`no version ${version}`] };
     const moved = this.notAgainstActive(base, forced);
@@ -179,14 +170,8 @@ export class PolicyStore extends DurableObject {
    * against what is in force, and one started against a version since replaced measures nothing
    * its editor looked at.
    */
-  shadow(
-    version: number | null,
-    actor: string,
-    comment: string,
-    now: number,
-    base?: number,
-    forced = false,
-  ): StoreAnswer<{ event: PolicyEvent }> {
+  shadow(version: number | null, by: ChangeBy): StoreAnswer<{ event: PolicyEvent }> {
+    const { actor, comment, now, base, forced = false } = by;
     const moved = this.notAgainstActive(base, forced);
     if (moved) return moved;
     if (version === null) {

@@ -53,7 +53,9 @@ export interface PolicyEvent {
   forced?: boolean;
 }
 
-export type { ShadowDisagreement } from '../policy/shadow';
+import type { ShadowDisagreement } from '../policy/shadow';
+
+export type { ShadowDisagreement };
 
 export interface PolicyOverview {
   generation: number;
@@ -83,6 +85,37 @@ export interface NewVersion {
   forced?: boolean;
 }
 
+/**
+ * Who changes which version is active or in shadow, why, and when; and the active version they
+ * saw (`base`: another activated since refuses the change, 409) or `forced`, on purpose.
+ */
+export interface ChangeBy {
+  actor: string;
+  comment: string;
+  now: number;
+  base?: number;
+  forced?: boolean;
+}
+
 export type StoreAnswer<T> =
   | { ok: true; value: T }
   | { ok: false; status: 400 | 404 | 409; problems: string[] };
+
+/** The policy's versions, the active and the shadow one, and their history (./policy-store.ts, which implements it). */
+export interface PolicyStoreObject {
+  head(
+    deployed: { sha256: string; text?: string },
+    known: number | null,
+    now: number,
+  ): Promise<PolicyHead>;
+  overview(): PolicyOverview;
+  get(version: number): PolicyVersion | null;
+  add(
+    input: NewVersion,
+    now: number,
+  ): Promise<StoreAnswer<{ version: number; event: PolicyEvent }>>;
+  activate(version: number, by: ChangeBy): StoreAnswer<{ event: PolicyEvent }>;
+  shadow(version: number | null, by: ChangeBy): StoreAnswer<{ event: PolicyEvent }>;
+  recordDisagreement(d: ShadowDisagreement): void;
+  disagreements(version: number, limit: number): ShadowDisagreement[];
+}

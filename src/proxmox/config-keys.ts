@@ -102,6 +102,12 @@ export function acceptedKeys(kind: GuestKind): string[] {
   });
 }
 
+/** The fields of an accepted property-string key (net0 → model, bridge, ...), or none. */
+export function keyFields(kind: GuestKind, key: string): readonly string[] {
+  const found = lookupKey(kind, key);
+  return found.kind === 'accepted' && found.rule.kind === 'property' ? found.rule.fields : [];
+}
+
 /**
  * What policy rules may reach inside `config` (args.config.memory, args.config.net0.bridge): each
  * accepted key of either kind, and each field of its property string.
@@ -111,9 +117,7 @@ export function configPolicyFields(): string[] {
   for (const kind of ['qemu', 'lxc'] as const) {
     for (const key of acceptedKeys(kind)) {
       out.add(key);
-      const found = lookupKey(kind, key);
-      if (found.kind === 'accepted' && found.rule.kind === 'property')
-        for (const f of found.rule.fields) out.add(`${key}.${f}`);
+      for (const f of keyFields(kind, key)) out.add(`${key}.${f}`);
     }
   }
   return [...out];

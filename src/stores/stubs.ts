@@ -6,6 +6,9 @@
 
 import { STORE_DEADLINE_MS, timedStub } from './deadline';
 
+/** A Durable Object binding whose objects answer `T` (the interface its class implements). */
+export type Bound<T> = DurableObjectNamespace<T & Rpc.DurableObjectBranded>;
+
 /** The methods `K` of `T` as an RPC stub offers them. */
 export type RpcOf<T, K extends keyof T> = {
   [P in K]: T[P] extends (...args: infer A) => infer R
@@ -14,8 +17,8 @@ export type RpcOf<T, K extends keyof T> = {
 };
 
 /** The object named `name` of `ns`, as its methods `K`, each call with a deadline. */
-export function objectPort<T extends Rpc.DurableObjectBranded, K extends keyof T>(
-  ns: DurableObjectNamespace<T>,
+export function objectPort<T, K extends keyof T>(
+  ns: Bound<T>,
   name: string,
   what: string,
   ms = STORE_DEADLINE_MS,

@@ -60,13 +60,9 @@ export const apiRequest = defineWriteTool({
     'Raw Proxmox API request (method, path below /api2/json, params); its own policy rules usually deny it: prefer the other tools. Writes require confirm=true.',
   input,
   output,
-  annotations: {
-    title: 'Raw Proxmox API request',
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  title: 'Raw Proxmox API request',
+  destructive: true,
+  idempotent: false,
   policyFields: { params: ['*'] },
   read: {
     is: (args) => args.method === 'GET',

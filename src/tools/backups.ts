@@ -148,13 +148,9 @@ export const createBackup = defineWriteTool({
     ...waitArgs,
   }),
   output,
-  annotations: {
-    title: 'Back up a guest',
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  title: 'Back up a guest',
+  destructive: false,
+  idempotent: false,
   async plan(args, ctx) {
     const pve = ctx.pve();
     const guest = await findGuest(pve, args.vmid);
@@ -258,13 +254,9 @@ export const restoreBackup = defineWriteTool({
     ...waitArgs,
   }),
   output,
-  annotations: {
-    title: 'Restore a backup',
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  title: 'Restore a backup',
+  destructive: true,
+  idempotent: false,
   fills: ['vmid'],
   async resolve(args, ctx) {
     if (args.vmid !== undefined) return { args, filled: [] };
@@ -389,13 +381,9 @@ export const deleteBackup = defineWriteTool({
     'Delete one backup for good (never a protected one). Requires confirm=true; the preview says which remain.',
   input: z.strictObject({ node: nodeName, volume: backupVolume, confirm, ...waitArgs }),
   output,
-  annotations: {
-    title: 'Delete a backup',
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  title: 'Delete a backup',
+  destructive: true,
+  idempotent: false,
   async plan(args, ctx) {
     const b = backupOf(args.volume);
     const { found, siblings } = await listedBackup(ctx, args.node, b);

@@ -218,13 +218,9 @@ export const guestExec = defineWriteTool({
     next_step: z.string().optional(),
     ...outputExtras,
   }),
-  annotations: {
-    title: 'Run a command in a VM',
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  title: 'Run a command in a VM',
+  destructive: true,
+  idempotent: false,
   policyFields: { command: ['#'] },
   blastRadius: (args, ctx) =>
     readBlastRadius(ctx.pve(), { node: args.node, vmid: args.vmid, vm_type: 'qemu' }),

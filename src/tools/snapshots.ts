@@ -8,7 +8,7 @@ import { anyList, parseEach, snapshotItem } from '../proxmox/schemas';
 import { confirm, guestTarget, isoSeconds, snapshotName, waitArgs } from './common';
 import { outputExtras } from '../calls/result';
 import { defineGuestAction, type Verdict } from '../writes/guest-action';
-import { guestLabel, guestPath, type GuestRef } from '../proxmox/guest-state';
+import { guestLabel, guestPath, type GuestRef, type GuestState } from '../proxmox/guest-state';
 
 const snapshot = z.object({
   name: z.string(),
@@ -114,6 +114,26 @@ function missing(g: GuestRef, name: string, all: Snapshot[]): Verdict {
   return { ok: false, reason: `${guestLabel(g)} has no snapshot named ${name} (${known}).` };
 }
 
+/**
+ * The snapshot a change names, with the guest's others; or why Proxmox would refuse `what` (a
+ * change of "this", "a rollback"): no such snapshot, or the guest locked.
+ */
+async function snapshotToChange(
+  ctx: BaseToolContext,
+  args: GuestRef & { snapname: string },
+  state: GuestState,
+  what: string,
+): Promise<{ found: Snapshot; all: Snapshot[] } | Verdict> {
+  const { found, all } = await findSnapshot(ctx, args, args.snapname);
+  if (!found) return missing(args, args.snapname, all);
+  if (state.lock)
+    return {
+      ok: false,
+      reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses ${what} until that ends.`,
+    };
+  return { found, all };
+}
+
 export const createSnapshot = defineGuestAction({
   name: 'pve_create_snapshot',
   scope: 'pve:operate',
@@ -174,13 +194,9 @@ export const deleteSnapshot = defineGuestAction({
     params: {},
   }),
   async judge(args, state, ctx) {
-    const { found, all } = await findSnapshot(ctx, args, args.snapname);
-    if (!found) return missing(args, args.snapname, all);
-    if (state.lock)
-      return {
-        ok: false,
-        reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses this until that ends.`,
-      };
+    const named = await snapshotToChange(ctx, args, state, 'this');
+    if ('ok' in named) return named;
+    const { found, all } = named;
     const children = all.filter((s) => s.parent === found.name).map((s) => s.name);
     const reparent = children.length
       ? ` ${children.join(', ')} will follow ${found.parent ?? 'nothing'} instead.`
@@ -209,13 +225,9 @@ export const rollbackSnapshot = defineGuestAction({
       args.start === undefined ? ({} as Record<string, string>) : { start: args.start ? '1' : '0' },
   }),
   async judge(args, state, ctx) {
-    const { found, all } = await findSnapshot(ctx, args, args.snapname);
-    if (!found) return missing(args, args.snapname, all);
-    if (state.lock)
-      return {
-        ok: false,
-        reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses a rollback until that ends.`,
-      };
+    const named = await snapshotToChange(ctx, args, state, 'a rollback');
+    if ('ok' in named) return named;
+    const { found } = named;
     const running =
       state.status === 'running'
         ? ` It is running now and will be stopped first${found.vmstate ? ', then resumed from the saved RAM' : ''}.`

@@ -19,22 +19,22 @@ import { bearerIdentity, bearerToken } from '../auth/bearer';
 import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../core/scopes';
 import { publicOrigin, stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
-import { type AppBindings, oauthHelpers, type PolicyStorePort } from '../compose/runtime';
+import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../core/identity';
 import { formatErrors } from '../policy/load';
 import { type CheckedPolicy, checkPolicyText } from '../policy/text';
-import type { PolicyEvent, StoreAnswer } from '../policy-store/types';
 import { TOOL_CATALOG } from '../tools';
 import { isAdmin, isEditor } from './admins';
 import {
-  afterChange,
   type CallsSeen,
   callsSeen,
+  changePolicy,
   COMMENT_RULE,
   commentOf,
   DEFAULT_REPLAY_LIMIT,
   MAX_REPLAY_LIMIT,
   OWN_CALLS_NOTE,
+  type PolicyChange,
   personName,
   policyText,
   replayDraft,
@@ -262,58 +262,39 @@ policyApi.post('/', async (c) => {
     return refuse(c, 400, 'invalid_request', 'shadow must be true or false.');
   const against = againstOf(body);
   if (typeof against === 'string') return refuse(c, 400, 'invalid_request', against);
-  const runtime = c.var.runtime;
-  const answer = await runtime.stores.policies().add(
-    {
-      text,
-      comment,
-      author: personName(me.identity),
-      activate: body.activate === true,
-      shadow: body.shadow === true,
-      ...against,
-    },
-    runtime.clock.now(),
+  const answer = await changePolicy(
+    c,
+    me.identity,
+    { kind: 'store', text, activate: body.activate === true, shadow: body.shadow === true },
+    { comment, ...against },
   );
   if (!answer.ok)
     return c.json(
       { error: 'invalid_policy', message: 'The policy was not stored.', problems: answer.problems },
       answer.status,
     );
-  afterChange(c);
   return c.json({ version: answer.value.version, action: answer.value.event.action }, 201);
 });
 
 policyApi.post('/:version{[0-9]+}/activate', (c) => {
   const version = Number(c.req.param('version'));
-  return switchVersion(c, { active: version }, (store, actor, comment, now, against) =>
-    store.activate(version, actor, comment, now, against.base, against.forced),
-  );
+  return switchVersion(c, { active: version }, { kind: 'activate', version });
 });
 
 policyApi.post('/:version{[0-9]+}/shadow', (c) => {
   const version = Number(c.req.param('version'));
-  return switchVersion(c, { shadow: version }, (store, actor, comment, now, against) =>
-    store.shadow(version, actor, comment, now, against.base, against.forced),
-  );
+  return switchVersion(c, { shadow: version }, { kind: 'shadow', version });
 });
 
 policyApi.post('/shadow/stop', (c) =>
-  switchVersion(c, { shadow: null }, (store, actor, comment, now, against) =>
-    store.shadow(null, actor, comment, now, against.base, against.forced),
-  ),
+  switchVersion(c, { shadow: null }, { kind: 'shadow', version: null }),
 );
 
 /** An editor's change of which stored version is active or in shadow, with its comment. */
 async function switchVersion(
   c: Ctx,
   done: Record<string, number | null>,
-  change: (
-    store: PolicyStorePort,
-    actor: string,
-    comment: string,
-    now: number,
-    against: Against,
-  ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
+  change: PolicyChange,
 ): Promise<Response> {
   const me = await caller(c, true);
   if (me instanceof Response) return me;
@@ -323,16 +304,8 @@ async function switchVersion(
   if (comment === null) return refuse(c, 400, 'invalid_request', COMMENT_RULE);
   const against = againstOf(body);
   if (typeof against === 'string') return refuse(c, 400, 'invalid_request', against);
-  const runtime = c.var.runtime;
-  const answer = await change(
-    runtime.stores.policies(),
-    personName(me.identity),
-    comment,
-    runtime.clock.now(),
-    against,
-  );
+  const answer = await changePolicy(c, me.identity, change, { comment, ...against });
   if (!answer.ok) return refuse(c, answer.status, 'refused', answer.problems.join('; '));
-  afterChange(c);
   return c.json(done);
 }
 

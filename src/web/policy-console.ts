@@ -7,23 +7,24 @@
 // one activated since, or a form without it, is refused with a 409 naming the version in force.
 
 import { type Context, Hono } from 'hono';
-import type { AppBindings, PolicyStorePort } from '../compose/runtime';
+import type { AppBindings } from '../compose/runtime';
 import { locateProblems } from '../policy/locate';
 import { checkPolicyText } from '../policy/text';
-import type { PolicyVersion, StoreAnswer, PolicyEvent } from '../policy-store/types';
+import type { PolicyVersion } from '../policy-store/types';
 import { TOOL_CATALOG } from '../tools';
 import { isAdmin, isEditor } from './admins';
 import { checkPost, html, page, viewer, type Viewer } from './common';
 import { consolePage, type DraftState, versionPage } from './policy-console-page';
 import {
-  afterChange,
   type CallsSeen,
   callsSeen,
+  changePolicy,
   COMMENT_RULE,
   commentOf,
   DEFAULT_REPLAY_LIMIT,
   MAX_REPLAY_LIMIT,
   personName,
+  type PolicyChange,
   replayDraft,
   SHADOW_READ_MAX,
   shadowDisagreements,
@@ -162,16 +163,16 @@ policyConsole.post('/draft', async (c) => {
       error:
         'Nothing was stored: tick the box that says the draft replaces the active version for every agent, then Save and activate.',
     });
-  const answer = await runtime.stores.policies().add(
+  const answer = await changePolicy(
+    c,
+    me.identity,
     {
+      kind: 'store',
       text: draft.text ?? '',
-      comment,
-      author: personName(me.identity),
       activate: action === 'activate',
       shadow: action === 'shadow',
-      base: formBase(form.base),
     },
-    runtime.clock.now(),
+    { comment, base: formBase(form.base) },
   );
   if (!answer.ok)
     return render(
@@ -180,7 +181,6 @@ policyConsole.post('/draft', async (c) => {
       { ...draft, problems: answer.problems.map((text) => ({ text, line: null, column: null })) },
       { status: answer.status },
     );
-  afterChange(c);
   return done(
     c,
     action === 'save' ? 'stored' : (action as 'activate' | 'shadow'),
@@ -221,35 +221,21 @@ policyConsole.get('/version/:version{[0-9]+}', async (c) => {
 
 policyConsole.post('/version/:version{[0-9]+}/activate', (c) => {
   const version = Number(c.req.param('version'));
-  return change(c, 'activate', version, (store, actor, comment, now, base) =>
-    store.activate(version, actor, comment, now, base),
-  );
+  return change(c, 'activate', { kind: 'activate', version });
 });
 
 policyConsole.post('/version/:version{[0-9]+}/shadow', (c) => {
   const version = Number(c.req.param('version'));
-  return change(c, 'shadow', version, (store, actor, comment, now, base) =>
-    store.shadow(version, actor, comment, now, base),
-  );
+  return change(c, 'shadow', { kind: 'shadow', version });
 });
 
-policyConsole.post('/shadow/stop', (c) =>
-  change(c, 'stopped', null, (store, actor, comment, now, base) =>
-    store.shadow(null, actor, comment, now, base),
-  ),
-);
+policyConsole.post('/shadow/stop', (c) => change(c, 'stopped', { kind: 'shadow', version: null }));
 
+/** An editor's change of which stored version is active or in shadow, from a version's page. */
 async function change(
   c: Ctx,
   notice: Notice,
-  version: number | null,
-  act: (
-    store: PolicyStorePort,
-    actor: string,
-    comment: string,
-    now: number,
-    base: number | undefined,
-  ) => Promise<StoreAnswer<{ event: PolicyEvent }>>,
+  what: Exclude<PolicyChange, { kind: 'store' }>,
 ): Promise<Response> {
   const me = await person(c);
   if (me instanceof Response) return me;
@@ -258,18 +244,10 @@ async function change(
   if (!me.editor) return notEditor(c, me);
   const comment = commentOf(form.comment);
   if (comment === null) return render(c, me, {}, { status: 400, error: COMMENT_RULE });
-  const runtime = c.var.runtime;
-  const answer = await act(
-    runtime.stores.policies(),
-    personName(me.identity),
-    comment,
-    runtime.clock.now(),
-    formBase(form.base),
-  );
+  const answer = await changePolicy(c, me.identity, what, { comment, base: formBase(form.base) });
   if (!answer.ok)
     return render(c, me, {}, { status: answer.status, error: answer.problems.join('; ') });
-  afterChange(c);
-  return done(c, notice, version);
+  return done(c, notice, what.version);
 }
 
 /** What the page says after a change: one of these, never text taken from the URL. */

@@ -17,6 +17,7 @@ import type { Identity } from '../core/identity';
 import type { CompiledPolicy } from '../policy/load';
 import type { ShadowDisagreement } from '../policy/shadow';
 import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
+import type { ChangeBy, PolicyEvent, StoreAnswer } from '../policy-store/types';
 import { type ReplayReport, type ReplayTool, replayPolicy } from '../replay/replay';
 import { TOOLS } from '../tools';
 import { isAdmin } from './admins';
@@ -138,11 +139,41 @@ async function recordedCalls(
 }
 
 /**
- * After a change (which the store has recorded in the audit trail): this isolate asks the store
- * again before its next call.
+ * A change an editor makes: a new version (stored, and perhaps made active or put in shadow), or
+ * which stored version is active or in shadow (null: stop the shadow).
  */
-export function afterChange(c: Context<AppBindings>): void {
-  c.var.runtime.policy.forget();
+export type PolicyChange =
+  | { kind: 'store'; text: string; activate: boolean; shadow: boolean }
+  | { kind: 'activate'; version: number }
+  | { kind: 'shadow'; version: number | null };
+
+/** Why (the editor's comment), and the active version the editor saw (`base`), or `forced`. */
+export type ChangeReason = Pick<ChangeBy, 'comment' | 'base' | 'forced'>;
+
+/**
+ * The one way the console and the API change the policy: the store checks the change and
+ * records it (its history, the audit trail); this isolate then asks the store again before its
+ * next call. Answers the version the change is about.
+ */
+export async function changePolicy(
+  c: Context<AppBindings>,
+  editor: Identity,
+  change: PolicyChange,
+  why: ChangeReason,
+): Promise<StoreAnswer<{ version: number | null; event: PolicyEvent }>> {
+  const { runtime } = c.var;
+  const store = runtime.stores.policies();
+  const by: ChangeBy = { actor: personName(editor), now: runtime.clock.now(), ...why };
+  let answer: StoreAnswer<{ version?: number; event: PolicyEvent }>;
+  if (change.kind === 'store') {
+    const { kind: _store, ...stored } = change;
+    answer = await store.add({ ...stored, ...why, author: by.actor }, by.now);
+  } else if (change.kind === 'activate') answer = await store.activate(change.version, by);
+  else answer = await store.shadow(change.version, by);
+  if (!answer.ok) return answer;
+  runtime.policy.forget();
+  const version = change.kind === 'store' ? (answer.value.version ?? null) : change.version;
+  return { ok: true, value: { version, event: answer.value.event } };
 }
 
 /** `since`: a duration back from now (7d, 24h, 30m), an ISO 8601 time, or epoch ms; default 7 days. */

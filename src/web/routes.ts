@@ -7,7 +7,7 @@ import { logLine } from '../log';
 import { Hono } from 'hono';
 import { GRANT_REVOKED, mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
 import type { Decider } from '../approvals/types';
-import { authConfig, publicOrigin } from '../auth/config';
+import { publicOrigin, signInOr503 } from '../auth/config';
 import type { Config } from '../config';
 import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import type { Identity } from '../core/identity';
@@ -28,16 +28,8 @@ webRoutes.get('/login', async (c) => {
   const next = safeNext(c.req.query('next'));
   const { config, stores } = c.var.runtime;
   if (config.authMode === 'none') return c.redirect(next, 302);
-  const cfg = authConfig(config, publicOrigin(config, c.req.raw), c.var.runtime.clock);
-  if ('error' in cfg) {
-    logLine('error', 'auth_misconfigured', { error: cfg.error });
-    return page(
-      c,
-      503,
-      'Sign-in is not configured',
-      'This server cannot sign anyone in until its administrator finishes the set-up.',
-    );
-  }
+  const cfg = await signInOr503(config, c.req.raw, c.var.runtime.clock);
+  if (cfg instanceof Response) return cfg;
   return beginWebLogin(stores.kv, cfg, next, `${publicOrigin(config, c.req.raw)}${CALLBACK_PATH}`);
 });
 

@@ -65,13 +65,9 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
     description: spec.description,
     input: spec.input,
     output,
-    annotations: {
-      title: spec.title,
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: false,
-      openWorldHint: false,
-    },
+    title: spec.title,
+    destructive: false,
+    idempotent: false,
     policyFields: spec.policyFields,
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
     // The policy and the approver see the vmid that will be used, not "whatever is free".

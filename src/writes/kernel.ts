@@ -77,7 +77,13 @@ interface WriteArgs {
 }
 
 export interface WriteToolSpec<I extends z.ZodObject, O extends z.ZodObject, F>
-  extends Omit<ToolSpec<I, O>, 'run' | 'describeCall' | 'dryRun'> {
+  extends Omit<ToolSpec<I, O>, 'run' | 'describeCall' | 'dryRun' | 'annotations'> {
+  /** The tool's title for people (its annotations: it writes, and only to Proxmox). */
+  title: string;
+  /** It may lose data or state (a hard stop, a restore over a guest, a raw request). */
+  destructive: boolean;
+  /** Repeating it has no further effect (a second stop finds the guest stopped). */
+  idempotent: boolean;
   /** Reads what the call acts on and judges it: the steps, or why nothing is to be sent. */
   plan(args: z.output<I>, ctx: PlanContext): Promise<WritePlan<F> | NothingToSend>;
   /** The result once the steps were sent. */
@@ -106,9 +112,16 @@ export function madeByKernel(tool: ToolSpec): boolean {
 export function defineWriteTool<I extends z.ZodObject, O extends z.ZodObject, F>(
   spec: WriteToolSpec<I, O, F>,
 ): ToolSpec<I, O> {
-  const { plan: planOf, report, read, ...tool } = spec;
+  const { plan: planOf, report, read, title, destructive, idempotent, ...tool } = spec;
   const made = defineTool<I, O>({
     ...tool,
+    annotations: {
+      title,
+      readOnlyHint: false,
+      destructiveHint: destructive,
+      idempotentHint: idempotent,
+      openWorldHint: false,
+    },
     dryRun: (args) => !read?.is(args) && !(args as WriteArgs).confirm,
     async describeCall(args, ctx) {
       if (read?.is(args)) return read.describe(args);

@@ -147,13 +147,9 @@ export const cloneVm = defineWriteTool({
     'grow the boot disk (resize) and start it. Requires confirm=true; otherwise a preview of every request in order.',
   input: cloneInput,
   output,
-  annotations: {
-    title: 'Clone a VM',
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: false,
-  },
+  title: 'Clone a VM',
+  destructive: false,
+  idempotent: false,
   policyFields: {
     ipconfig0: fieldsOf(IPCONFIG_FORMAT),
     net0: fieldsOf(NET_FORMAT),

@@ -4,15 +4,9 @@
 
 import { z } from 'zod';
 import { checkPassword, parseSshKeys } from '../../proxmox/cloud-init';
-import {
-  LXC_NET_FORMAT,
-  MOUNT_DERIVED_FIELDS,
-  ROOTFS_FORMAT,
-  checkOstemplate,
-  parseLxcNet,
-  parseRootfs,
-} from '../../proxmox/lxc-options';
-import { checkedText, fieldsOf } from '../../proxmox/option-rules';
+import { checkOstemplate, parseLxcNet, parseRootfs } from '../../proxmox/lxc-options';
+import { keyFields } from '../../proxmox/config-keys';
+import { checkedText } from '../../proxmox/option-rules';
 import { confirm, nodeName, storageId, waitArgs } from '../common';
 import { defineCreateTool } from '../../writes/guest-create';
 import {
@@ -87,10 +81,8 @@ export const createLxc = defineCreateTool({
     'Create an LXC container from a template (ostemplate, see pve_list_storage_content content=vztmpl). ' +
     'Unprivileged by default. Requires confirm=true; otherwise a preview of the exact parameters and vmid.',
   input,
-  policyFields: {
-    net0: fieldsOf(LXC_NET_FORMAT),
-    rootfs: fieldsOf(ROOTFS_FORMAT, MOUNT_DERIVED_FIELDS),
-  },
+  // The fields of each property-string argument, as the config key table has them.
+  policyFields: { net0: keyFields('lxc', 'net0'), rootfs: keyFields('lxc', 'rootfs') },
   params,
   guestName: (args) => args.hostname,
 });

@@ -2,16 +2,7 @@
 // (see ../../writes/guest-create.ts for the vmid and the task), its arguments as create-input.ts
 // checks them.
 
-import {
-  AGENT_FORMAT,
-  BOOT_FORMAT,
-  CPU_FORMAT,
-  DRIVE_DERIVED_FIELDS,
-  IDE_FORMAT,
-  NET_FORMAT,
-  SCSI_FORMAT,
-  fieldsOf,
-} from '../../proxmox/qemu-options';
+import { keyFields } from '../../proxmox/config-keys';
 import { createInput, createParams } from './create-input';
 import { defineCreateTool } from '../../writes/guest-create';
 
@@ -25,14 +16,10 @@ export const createQemuVm = defineCreateTool({
     '(the next free one when left out). Disks STORAGE:SIZE_GiB (scsi0=local-lvm:32), NICs ' +
     'net0=virtio,bridge=vmbr0, an installer ISO on ide2 (local:iso/NAME.iso).',
   input: createInput,
-  policyFields: {
-    net0: fieldsOf(NET_FORMAT),
-    scsi0: fieldsOf(SCSI_FORMAT, DRIVE_DERIVED_FIELDS),
-    ide2: fieldsOf(IDE_FORMAT, DRIVE_DERIVED_FIELDS),
-    cpu: fieldsOf(CPU_FORMAT),
-    boot: fieldsOf(BOOT_FORMAT),
-    agent: fieldsOf(AGENT_FORMAT),
-  },
+  // The fields of each property-string argument, as the config key table has them.
+  policyFields: Object.fromEntries(
+    ['net0', 'scsi0', 'ide2', 'cpu', 'boot', 'agent'].map((key) => [key, keyFields('qemu', key)]),
+  ),
   params: createParams,
   guestName: (args) => args.name,
 });

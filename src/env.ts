@@ -2,12 +2,12 @@
 // `wrangler dev --var NAME:VALUE`). ./config/ parses the variables, once, into a checked
 // configuration; ./compose/ turns the bindings into the Runtime's ports. The Durable Object
 // bindings are typed by what their objects answer: the small interface each class implements,
-// written beside it in a module of types (this file imports no code, so nothing can import it
-// in a circle).
+// written beside it in a module of types. This file imports types only, from modules that do not
+// import it back (test/layers.node.test.ts holds every import circle out).
 
 import type { ApprovalsObject } from './approvals/types';
 import type { AuditObject } from './audit/record';
-import type { CountersObject } from './counters/policy-counters';
+import type { CountersObject } from './counters/types';
 import type { KeysObject } from './keys/names';
 import type { NotifyMessage } from './notify/event-formats';
 import type { PolicyStoreObject } from './policy-store/types';

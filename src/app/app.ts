@@ -18,6 +18,9 @@ import { health } from '../health/endpoint';
 import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
 import { MAX_POLICY_BYTES } from '../policy/text';
 import { bodyCap } from '../http/body-cap';
+import { htmlResponse } from '../http/html';
+import { Refusal } from '../http/refusal';
+import { messagePage } from '../auth/pages';
 import { readMcpBody } from '../http/mcp-body';
 import { ANONYMOUS } from '../core/identity';
 import { DEFAULT_SCOPES } from '../core/scopes';
@@ -234,9 +237,18 @@ function notFound(c: Ctx): Response {
 }
 app.notFound(notFound);
 app.onError((err, c) => {
+  if (err instanceof Refusal) return refusalResponse(c, err);
   logUnhandled(err);
   return refuse(c, 500, 'internal', 'Internal error.');
 });
+
+/** A refusal a route threw, in the form its caller reads (../http/refusal.ts). */
+async function refusalResponse(c: Ctx, { answer }: Refusal): Promise<Response> {
+  if (answer.format === 'redirect') return c.redirect(answer.location, answer.status);
+  if (answer.format === 'json')
+    return c.json({ error: answer.error, message: answer.message, ...answer.more }, answer.status);
+  return htmlResponse(await messagePage(answer.title, answer.message), answer.status);
+}
 
 function refuse(c: Ctx, status: 400 | 403 | 500, error: string, message: string): Response {
   return c.json({ error, message }, status);

@@ -90,7 +90,8 @@ export type ConsumeRefusal =
 
 /**
  * An approval spent on a call: the requests its approver was shown (null: the tool could not
- * tell before running). The call may send those only (../writes/kernel.ts checks).
+ * tell before running, or its plan could not be read then). The call may send those only
+ * (../writes/kernel.ts checks).
  */
 export interface Spent {
   upstream: Record<string, string> | null;

@@ -9,24 +9,25 @@ import type { StoredAuditRecord } from './record';
 /** The arguments' columns, which the export puts after who, what and how it ended. */
 const ARGUMENTS = ['arg_keys', 'args_hmac', 'args'] as const;
 
-/** Added after the others, so that a reader going by position keeps working. */
-const LATER = ['user_scopes'] as const;
-
 type Column = (typeof COLUMNS)[number];
-const movedOn = new Set<Column>([...ARGUMENTS, ...LATER]);
+const isArgument = (c: Column): boolean => (ARGUMENTS as readonly Column[]).includes(c);
+/** The stored columns without the arguments; the first `EXPORTED_BEFORE` of them come first. */
+const OTHERS = COLUMNS.filter((c) => c !== 'ts' && !isArgument(c));
+const EXPORTED_BEFORE = OTHERS.indexOf('user_groups') + 1;
 
 /**
- * The fixed column order of both formats: the stored columns (./audit-row.ts) after `id`, with
- * the arguments and the later columns at the end. `time` (CSV only) is `ts` as ISO 8601 UTC,
+ * The fixed column order of both formats: `id`, then the stored columns (./audit-row.ts) with
+ * the arguments after `user_groups`. `user_scopes` and any column added since come after them,
+ * so that a reader going by position keeps working. `time` (CSV only) is `ts` as ISO 8601 UTC,
  * for people reading the sheet; `arg_keys` and `args` are JSON text in their cell.
  */
 export const CSV_COLUMNS: readonly (Column | 'id' | 'time')[] = [
   'id',
   'ts',
   'time',
-  ...COLUMNS.filter((c) => c !== 'ts' && !movedOn.has(c)),
+  ...OTHERS.slice(0, EXPORTED_BEFORE),
   ...ARGUMENTS,
-  ...LATER,
+  ...OTHERS.slice(EXPORTED_BEFORE),
 ];
 
 const RECORD_FIELDS = CSV_COLUMNS.filter((c): c is Exclude<typeof c, 'time'> => c !== 'time');

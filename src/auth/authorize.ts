@@ -16,7 +16,7 @@ import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime
 import { refusedOutright } from '../policy/evaluate';
 import { TOOLS } from '../tools';
 import { admit } from './admission';
-import { type AuthConfig, publicOrigin, signInOr503 } from './config';
+import { type AuthConfig, publicOrigin, signInFor } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
 import { consentPage, devLoginPage, messagePage, type ScopeOffer } from './pages';
@@ -37,14 +37,13 @@ function oauthOf(c: Ctx): OAuthHelpers {
   return helpers;
 }
 
-function configOr503(c: Ctx): Promise<AuthConfig | Response> {
+function signIn(c: Ctx): AuthConfig {
   const { config, clock } = c.var.runtime;
-  return signInOr503(config, c.req.raw, clock);
+  return signInFor(config, c.req.raw, clock);
 }
 
 authRoutes.get('/authorize', async (c) => {
-  const cfg = await configOr503(c);
-  if (cfg instanceof Response) return cfg;
+  signIn(c); // nobody is offered consent where nobody could then sign in
   const oauth = oauthOf(c);
   return handleAuthErrors(c, async () => {
     const request = await oauth.parseAuthRequest(c.req.raw);
@@ -58,8 +57,7 @@ authRoutes.get('/authorize', async (c) => {
 });
 
 authRoutes.post('/authorize', async (c) => {
-  const cfg = await configOr503(c);
-  if (cfg instanceof Response) return cfg;
+  const cfg = signIn(c);
   const oauth = oauthOf(c);
   const form = await readForm(c.req.raw);
   if (!form)
@@ -96,15 +94,13 @@ authRoutes.post('/authorize', async (c) => {
 });
 
 authRoutes.get(DEV_LOGIN_PATH, async (c) => {
-  const cfg = await configOr503(c);
-  if (cfg instanceof Response) return cfg;
+  const cfg = signIn(c);
   if (cfg.idp.kind !== 'dev') return c.notFound();
   return htmlResponse(await devLoginPage(c.req.query('state') ?? '', CALLBACK_PATH), 200);
 });
 
 authRoutes.get(CALLBACK_PATH, async (c) => {
-  const cfg = await configOr503(c);
-  if (cfg instanceof Response) return cfg;
+  const cfg = signIn(c);
   const oauth = oauthOf(c);
   const url = new URL(c.req.url);
   if (cfg.idp.kind === 'dev') {

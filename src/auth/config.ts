@@ -4,14 +4,13 @@
 
 import { type Clock, systemClock } from '../clock';
 import type { Config } from '../config';
-import { htmlResponse } from '../http/html';
+import { Refusal } from '../http/refusal';
 import { logLine } from '../log';
 import { admit } from './admission';
 import type { UpstreamIdp } from './idp';
 import { devIdp } from './idp-dev';
 import { githubConfigProblem, githubIdp } from './idp-github';
 import { oidcConfigProblem, oidcIdp } from './idp-oidc';
-import { messagePage } from './pages';
 
 export interface AuthConfig {
   idp: UpstreamIdp;
@@ -31,7 +30,9 @@ const built = new WeakMap<Config, WeakMap<Clock, Map<string, Built>>>();
 export function authConfig(config: Config, origin: string, clock: Clock = systemClock): Built {
   const byClock = kept(built, config, () => new WeakMap<Clock, Map<string, Built>>());
   const byOrigin = kept(byClock, clock, () => new Map<string, Built>());
-  return kept(byOrigin, origin, () => buildSignIn(config, origin, clock));
+  // Only the dev sign-in depends on the origin: one provider for any other, whatever the Host.
+  const key = config.signIn.idpKind === 'dev' ? origin : '';
+  return kept(byOrigin, key, () => buildSignIn(config, origin, clock));
 }
 
 /** The value kept under `key`, made and kept the first time. */
@@ -48,23 +49,18 @@ function kept<K, V>(
 }
 
 /**
- * The sign-in for a request, or the page that says it cannot sign anyone in: the details go to
- * the operator (the log, /health on loopback), not to whoever visits.
+ * The sign-in for a request; without one, the page that says it cannot sign anyone in is thrown
+ * (a Refusal): the details go to the operator (the log, /health on loopback), not to whoever
+ * visits.
  */
-export async function signInOr503(
-  config: Config,
-  request: Request,
-  clock: Clock,
-): Promise<AuthConfig | Response> {
+export function signInFor(config: Config, request: Request, clock: Clock): AuthConfig {
   const signIn = authConfig(config, publicOrigin(config, request), clock);
   if (!('error' in signIn)) return signIn;
   logLine('error', 'auth_misconfigured', { error: signIn.error });
-  return htmlResponse(
-    await messagePage(
-      'Sign-in is not configured',
-      'This server cannot sign anyone in until its administrator finishes the set-up.',
-    ),
+  throw Refusal.page(
     503,
+    'Sign-in is not configured',
+    'This server cannot sign anyone in until its administrator finishes the set-up.',
   );
 }
 

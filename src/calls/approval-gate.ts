@@ -12,6 +12,8 @@ import {
   unreadableFields,
 } from '../audit/hidden-fields';
 import type { ApprovalStore, Json } from '../approvals/types';
+import { canonicalJson } from '../audit/canonical';
+import { sha256Hex } from '../encoding';
 import { CONSUME_MESSAGES } from '../approvals/rules';
 import { approvalTitle } from '../core/approval-title';
 import type { Identity } from '../core/identity';
@@ -42,7 +44,10 @@ export interface ApprovalCall {
   approvalId: string | undefined;
   /** Canonical arguments with sensitive values redacted: what a person is shown. */
   shownArgs: Record<string, Json>;
-  /** Reads the exact requests the call would send (null: the tool cannot tell before running). */
+  /**
+   * Reads the requests the call would send, as an approver's rows (redacted as the arguments
+   * are); null when the tool cannot tell before running, or its plan cannot be read now.
+   */
   upstream: () => Promise<Record<string, string> | null>;
   argsHmac: string;
   identity: Identity;
@@ -86,9 +91,10 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           },
           deps.now(),
         );
-        return typeof spent === 'string'
-          ? { kind: 'refused', reason: CONSUME_MESSAGES[spent] }
-          : { kind: 'approved', approvalId: call.approvalId, upstream: spent.upstream };
+        if (typeof spent === 'string') return { kind: 'refused', reason: CONSUME_MESSAGES[spent] };
+        // An approvals object of an older release answers null: no requests approved, so the
+        // kernel sends none (and the approval is given back, since nothing went out).
+        return { kind: 'approved', approvalId: call.approvalId, upstream: spent?.upstream ?? null };
       }
       // Nobody is asked to approve what they would see as "[redacted]" or cut short.
       const unreadable = unreadableFields(call.shownArgs, call.judgedBy);
@@ -200,6 +206,7 @@ async function askInConversation(
       tool: call.tool,
       argsHmac: call.argsHmac,
       grantId: call.identity.grantId,
+      requests: await sha256Hex(canonicalJson(upstream)),
     });
   } catch (err) {
     return {

@@ -25,6 +25,8 @@ export interface CallBinding {
   tool: string;
   argsHmac: string;
   grantId: string;
+  /** A digest of the requests the question shows (../writes/kernel.ts sends only those). */
+  requests: string;
 }
 
 /**

@@ -13,7 +13,7 @@ import { type Clock, systemClock } from '../clock';
 import { type Config, configOf } from '../config';
 import type { ApprovalsObject } from '../approvals/types';
 import type { AuditObject } from '../audit/record';
-import type { CountersObject } from '../counters/policy-counters';
+import type { CountersObject } from '../counters/types';
 import type { AppEnv, SessionObject } from '../env';
 import type { KeysObject } from '../keys/names';
 import type { PolicyStoreObject } from '../policy-store/types';

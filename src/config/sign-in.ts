@@ -43,7 +43,6 @@ export interface SignInSettings {
   idpKind: IdpKind | null;
   allowedUsers: string[];
   allowedGroups: string[];
-  /** PUBLIC_URL as set (trimmed), or null; /health says when it is not a usable origin. */
   /**
    * PUBLIC_URL, parsed: its URL, `invalid` when it is not one (the request's own origin is used
    * then, and /health says so), or null when it is not set.

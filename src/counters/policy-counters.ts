@@ -3,14 +3,8 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import type { LimitedDecision } from '../policy/evaluate';
+import type { CountersObject } from './types';
 import { WindowCounters, type CounterRow, type ReserveItem } from './window-counters';
-
-/** The rate-limit counters of one scope key (the class below). */
-export interface CountersObject {
-  reserve(items: ReserveItem[], now: number): LimitedDecision | null;
-  release(items: Pick<ReserveItem, 'key' | 'windowStart'>[]): void;
-  list(now: number): CounterRow[];
-}
 
 export class PolicyCounters extends DurableObject implements CountersObject {
   private counters!: WindowCounters;

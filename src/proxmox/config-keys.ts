@@ -102,10 +102,11 @@ export function acceptedKeys(kind: GuestKind): string[] {
   });
 }
 
-/** The fields of an accepted property-string key (net0 → model, bridge, ...), or none. */
+/** The fields of an accepted property-string key (net0 → model, bridge, ...); throws for any other. */
 export function keyFields(kind: GuestKind, key: string): readonly string[] {
   const found = lookupKey(kind, key);
-  return found.kind === 'accepted' && found.rule.kind === 'property' ? found.rule.fields : [];
+  if (found.kind === 'accepted' && found.rule.kind === 'property') return found.rule.fields;
+  throw new Error(`${key} is not a property-string key of the ${kind} config table`);
 }
 
 /**
@@ -117,7 +118,9 @@ export function configPolicyFields(): string[] {
   for (const kind of ['qemu', 'lxc'] as const) {
     for (const key of acceptedKeys(kind)) {
       out.add(key);
-      for (const f of keyFields(kind, key)) out.add(`${key}.${f}`);
+      const found = lookupKey(kind, key);
+      if (found.kind === 'accepted' && found.rule.kind === 'property')
+        for (const f of found.rule.fields) out.add(`${key}.${f}`);
     }
   }
   return [...out];

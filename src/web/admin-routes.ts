@@ -72,7 +72,6 @@ function queryString(
 
 adminRoutes.get('/', async (c) => {
   const v = await adminViewer(c);
-  if (v instanceof Response) return v;
   const f = filters(c, 50);
   const runtime = c.var.runtime;
   const { stores } = runtime;
@@ -176,8 +175,7 @@ function revokedNotice(
 }
 
 adminRoutes.get('/audit', async (c) => {
-  const v = await adminViewer(c);
-  if (v instanceof Response) return v;
+  await adminViewer(c);
   const f = filters(c, 100);
   const format = c.req.query('format') === 'csv' ? 'csv' : 'jsonl';
   let result: AuditPage;

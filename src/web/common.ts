@@ -7,6 +7,7 @@ import { publicOrigin, stillAdmitted } from '../auth/config';
 import { messagePage } from '../auth/pages';
 import { readForm } from '../http/form';
 import { htmlResponse } from '../http/html';
+import { Refusal } from '../http/refusal';
 import type { AppBindings } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../core/identity';
 import { readSession } from '../auth/web-session';
@@ -19,14 +20,13 @@ export interface Viewer {
   csrf: string;
 }
 
-/** The person looking at the page, or the response that sends them to sign in. */
-export async function viewer(c: Ctx): Promise<Viewer | Response> {
+/** The person looking at the page; anyone else is sent to sign in, or refused. */
+export async function viewer(c: Ctx): Promise<Viewer> {
   const { config, stores } = c.var.runtime;
   if (config.authMode === 'none') return { identity: ANONYMOUS, csrf: 'local' };
   const session = await readSession(stores.kv, c.req.raw);
   if (session && !stillAdmitted(config, session.identity)) {
-    return page(
-      c,
+    throw Refusal.page(
       403,
       'Not allowed',
       `${session.identity.email ?? session.identity.userId} is no longer allowed to use this server.`,
@@ -35,18 +35,20 @@ export async function viewer(c: Ctx): Promise<Viewer | Response> {
   if (session) return session;
   if (c.req.method === 'GET') {
     const url = new URL(c.req.url);
-    return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 302);
+    throw Refusal.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`);
   }
-  return page(c, 401, 'Sign in first', 'Your session has ended. Open the page again to sign in.');
+  throw Refusal.page(
+    401,
+    'Sign in first',
+    'Your session has ended. Open the page again to sign in.',
+  );
 }
 
-/** The administrator looking at an admin page, or the response for anyone else (sign in, 403). */
-export async function adminViewer(c: Ctx): Promise<Viewer | Response> {
+/** The administrator looking at an admin page; anyone else is sent to sign in, or refused. */
+export async function adminViewer(c: Ctx): Promise<Viewer> {
   const v = await viewer(c);
-  if (v instanceof Response) return v;
   if (!isAdmin(c.var.runtime.config, v.identity)) {
-    return page(
-      c,
+    throw Refusal.page(
       403,
       'Administrators only',
       `${v.identity.email ?? v.identity.userId} is not an administrator of this server (ADMIN_USERS / ADMIN_GROUPS).`,
@@ -56,16 +58,16 @@ export async function adminViewer(c: Ctx): Promise<Viewer | Response> {
 }
 
 /** A form post must come from our own pages: same origin, and the session's CSRF token. */
-export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, string> | Response> {
+export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, string>> {
   const origin = c.req.header('origin');
   if (origin && origin !== publicOrigin(c.var.runtime.config, c.req.raw))
-    return page(c, 403, 'Refused', 'This form was not sent from this site.');
+    throw Refusal.page(403, 'Refused', 'This form was not sent from this site.');
   const data = await readForm(c.req.raw);
-  if (!data) return page(c, 400, 'Refused', 'This form could not be read. Send it from its page.');
+  if (!data)
+    throw Refusal.page(400, 'Refused', 'This form could not be read. Send it from its page.');
   const form = Object.fromEntries([...data.entries()].map(([k, val]) => [k, String(val)]));
   if (form.csrf !== v.csrf)
-    return page(
-      c,
+    throw Refusal.page(
       403,
       'Refused',
       'This form is stale or was not sent from this site. Reload the page.',

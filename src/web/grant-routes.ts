@@ -3,11 +3,12 @@
 // (POST, the session's CSRF token, confirm=yes) revokes, through auth/grants.ts.
 
 import type { OAuthHelpers } from '@cloudflare/workers-oauth-provider';
+import { Refusal } from '../http/refusal';
 import { Hono, type Context } from 'hono';
 import { findGrant, type GrantRow, revokeGrant } from '../auth/grants';
 import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import { logLine } from '../log';
-import { adminViewer, checkPost, html, page, type Viewer } from './common';
+import { adminViewer, checkPost, html, type Viewer } from './common';
 import { revokePage } from './revoke-page';
 
 type Ctx = Context<AppBindings>;
@@ -18,11 +19,10 @@ export const grantRoutes = new Hono<AppBindings>();
 async function grantNamed(
   c: Ctx,
   form: Record<string, string | undefined>,
-): Promise<{ oauth: OAuthHelpers; grant: GrantRow } | Response> {
+): Promise<{ oauth: OAuthHelpers; grant: GrantRow }> {
   const oauth = oauthHelpers(c.env);
   if (!oauth)
-    return page(
-      c,
+    throw Refusal.page(
       400,
       'Nothing to revoke',
       'Sign-in is off (AUTH_MODE=none): there are no grants.',
@@ -30,11 +30,10 @@ async function grantNamed(
   const user = form.user ?? '';
   const grantId = form.grant ?? '';
   if (!user || !/^[A-Za-z0-9_-]{1,128}$/.test(grantId))
-    return page(c, 400, 'Nothing to revoke', 'The form names no grant.');
+    throw Refusal.page(400, 'Nothing to revoke', 'The form names no grant.');
   const grant = await findGrant(c.var.runtime.stores, oauth, user, grantId);
   if (!grant)
-    return page(
-      c,
+    throw Refusal.page(
       404,
       'No such grant',
       'This grant does not exist: it may have been revoked already.',
@@ -55,19 +54,14 @@ async function askToRevoke(c: Ctx, v: Viewer, grant: GrantRow): Promise<Response
 
 grantRoutes.get('/revoke', async (c) => {
   const v = await adminViewer(c);
-  if (v instanceof Response) return v;
   const named = await grantNamed(c, { user: c.req.query('user'), grant: c.req.query('grant') });
-  if (named instanceof Response) return named;
   return askToRevoke(c, v, named.grant);
 });
 
 grantRoutes.post('/revoke', async (c) => {
   const v = await adminViewer(c);
-  if (v instanceof Response) return v;
   const form = await checkPost(c, v);
-  if (form instanceof Response) return form;
   const named = await grantNamed(c, form);
-  if (named instanceof Response) return named;
   // Only the question's own form says confirm=yes; any other post is asked the question first.
   if (form.confirm !== 'yes') return askToRevoke(c, v, named.grant);
   const { userId: user, grantId: grant } = named.grant;

@@ -24,6 +24,7 @@ import { ANONYMOUS, type Identity } from '../core/identity';
 import { formatErrors } from '../policy/load';
 import { type CheckedPolicy, checkPolicyText } from '../policy/text';
 import { TOOL_CATALOG } from '../tools';
+import { Refusal } from '../http/refusal';
 import { isAdmin, isEditor } from './admins';
 import {
   type CallsSeen,
@@ -55,20 +56,19 @@ interface Caller {
 export const policyApi = new Hono<AppBindings>();
 
 /** The caller, or the JSON refusal: 401 without a sign-in, 403 for a person who may not. */
-async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
+async function caller(c: Ctx, write: boolean): Promise<Caller> {
   const { config, stores } = c.var.runtime;
   const request = c.req.raw;
   let identity: Identity;
   if (bearerToken(request)) {
     const bearer = await bearerIdentity(config, oauthHelpers(c.env), request);
     if (!bearer)
-      return refuse(c, 401, 'invalid_token', 'The access token is not valid for this server.');
+      throw Refusal.json(401, 'invalid_token', 'The access token is not valid for this server.');
     // An MCP client's token is for the tools, never for the policy that governs them: not even
     // to read it, since a replay judges drafts over recorded calls.
     const needed = write ? [POLICY_EDIT_SCOPE] : [POLICY_READ_SCOPE, POLICY_EDIT_SCOPE];
     if (!needed.some((scope) => bearer.scope.includes(scope)))
-      return refuse(
-        c,
+      throw Refusal.json(
         403,
         'insufficient_scope',
         write
@@ -80,8 +80,7 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
     // The cookie (or, with AUTH_MODE=none, the loopback door) goes along with any page's
     // request, another site's or an allowed CORS origin's: a change must come from our own page.
     if (write && c.req.header('origin') !== publicOrigin(config, request))
-      return refuse(
-        c,
+      throw Refusal.json(
         403,
         'cross_origin',
         'A change sent with the session cookie must come from this server’s own page (Origin).',
@@ -90,8 +89,7 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
     else {
       const session = await readSession(stores.kv, request);
       if (!session || !stillAdmitted(config, session.identity))
-        return refuse(
-          c,
+        throw Refusal.json(
           401,
           'unauthorized',
           'Sign in on /admin, or send an access token of this server (npm run token).',
@@ -101,15 +99,13 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
   }
   const editor = isEditor(config, identity);
   if (write && !editor)
-    return refuse(
-      c,
+    throw Refusal.json(
       403,
       'forbidden',
       `${personName(identity)} may not change the policy (POLICY_EDITORS).`,
     );
   if (!editor && !isAdmin(config, identity))
-    return refuse(
-      c,
+    throw Refusal.json(
       403,
       'forbidden',
       `${personName(identity)} is neither an administrator nor a policy editor of this server.`,
@@ -125,7 +121,6 @@ async function caller(c: Ctx, write: boolean): Promise<Caller | Response> {
 
 policyApi.get('/', async (c) => {
   const me = await caller(c, false);
-  if (me instanceof Response) return me;
   const runtime = c.var.runtime;
   const store = runtime.stores.policies();
   const overview = await store.overview();
@@ -152,7 +147,6 @@ policyApi.get('/', async (c) => {
 
 policyApi.get('/shadow', async (c) => {
   const me = await caller(c, false);
-  if (me instanceof Response) return me;
   const overview = await c.var.runtime.stores.policies().overview();
   if (!overview.shadow) return c.json({ shadow: null, disagreements: [] });
   const limit = Number(c.req.query('limit') ?? 100);
@@ -185,8 +179,7 @@ async function shadowSummary(
 }
 
 policyApi.get('/:version{[0-9]+}', async (c) => {
-  const me = await caller(c, false);
-  if (me instanceof Response) return me;
+  await caller(c, false);
   const found = await c.var.runtime.stores.policies().get(Number(c.req.param('version')));
   if (!found) return refuse(c, 404, 'not_found', `There is no version ${c.req.param('version')}.`);
   const { text, ...meta } = found;
@@ -194,10 +187,8 @@ policyApi.get('/:version{[0-9]+}', async (c) => {
 });
 
 policyApi.post('/check', async (c) => {
-  const me = await caller(c, false);
-  if (me instanceof Response) return me;
+  await caller(c, false);
   const draft = await draftOf(c);
-  if (draft instanceof Response) return draft;
   const { checked } = draft;
   return c.json(
     checked.ok
@@ -208,9 +199,7 @@ policyApi.post('/check', async (c) => {
 
 policyApi.post('/replay', async (c) => {
   const me = await caller(c, false);
-  if (me instanceof Response) return me;
   const draft = await draftOf(c);
-  if (draft instanceof Response) return draft;
   const { body, checked } = draft;
   if (!checked.ok)
     return c.json(
@@ -248,9 +237,7 @@ policyApi.post('/replay', async (c) => {
 
 policyApi.post('/', async (c) => {
   const me = await caller(c, true);
-  if (me instanceof Response) return me;
   const body = await jsonBody(c);
-  if (body instanceof Response) return body;
   const text = policyText(body.policy);
   const comment = commentOf(body.comment);
   if (text === null)
@@ -297,9 +284,7 @@ async function switchVersion(
   change: PolicyChange,
 ): Promise<Response> {
   const me = await caller(c, true);
-  if (me instanceof Response) return me;
   const body = await jsonBody(c);
-  if (body instanceof Response) return body;
   const comment = commentOf(body.comment);
   if (comment === null) return refuse(c, 400, 'invalid_request', COMMENT_RULE);
   const against = againstOf(body);
@@ -335,13 +320,10 @@ function againstOf(body: Record<string, unknown>): Against | string {
 }
 
 /** The body's `policy`, checked (a check or a replay of a draft). */
-async function draftOf(
-  c: Ctx,
-): Promise<{ body: Record<string, unknown>; checked: CheckedPolicy } | Response> {
+async function draftOf(c: Ctx): Promise<{ body: Record<string, unknown>; checked: CheckedPolicy }> {
   const body = await jsonBody(c);
-  if (body instanceof Response) return body;
   const text = policyText(body.policy);
-  if (text === null) return refuse(c, 400, 'invalid_request', 'Send {"policy": {...}}.');
+  if (text === null) throw Refusal.json(400, 'invalid_request', 'Send {"policy": {...}}.');
   return { body, checked: checkPolicyText(text, TOOL_CATALOG) };
 }
 
@@ -349,17 +331,21 @@ function problems(list: readonly { pointer: string; message: string }[]): string
   return list.length ? formatErrors(list).split('\n') : [];
 }
 
-async function jsonBody(c: Ctx): Promise<Record<string, unknown> | Response> {
+async function jsonBody(c: Ctx): Promise<Record<string, unknown>> {
   if (!/^application\/json\b/i.test(c.req.header('content-type') ?? ''))
-    return refuse(c, 415, 'unsupported_media_type', 'Send JSON (Content-Type: application/json).');
+    throw Refusal.json(
+      415,
+      'unsupported_media_type',
+      'Send JSON (Content-Type: application/json).',
+    );
   let body: unknown;
   try {
     body = await c.req.json();
   } catch {
-    return refuse(c, 400, 'invalid_json', 'The body is not valid JSON.');
+    throw Refusal.json(400, 'invalid_json', 'The body is not valid JSON.');
   }
   if (!body || typeof body !== 'object' || Array.isArray(body))
-    return refuse(c, 400, 'invalid_request', 'The body must be a JSON object.');
+    throw Refusal.json(400, 'invalid_request', 'The body must be a JSON object.');
   return body as Record<string, unknown>;
 }
 

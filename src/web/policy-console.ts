@@ -7,6 +7,7 @@
 // one activated since, or a form without it, is refused with a 409 naming the version in force.
 
 import { type Context, Hono } from 'hono';
+import { Refusal } from '../http/refusal';
 import type { AppBindings } from '../compose/runtime';
 import { locateProblems } from '../policy/locate';
 import { checkPolicyText } from '../policy/text';
@@ -41,14 +42,12 @@ interface Person extends Viewer {
   sees: CallsSeen;
 }
 
-async function person(c: Ctx): Promise<Person | Response> {
+async function person(c: Ctx): Promise<Person> {
   const v = await viewer(c);
-  if (v instanceof Response) return v;
   const { config } = c.var.runtime;
   const editor = isEditor(config, v.identity);
   if (!editor && !isAdmin(config, v.identity))
-    return page(
-      c,
+    throw Refusal.page(
       403,
       'Administrators and policy editors only',
       `${personName(v.identity)} is neither an administrator nor a policy editor of this server.`,
@@ -108,16 +107,13 @@ async function render(
 
 policyConsole.get('/', async (c) => {
   const me = await person(c);
-  if (me instanceof Response) return me;
   const notice = noticeOf(c.req.query('done'), c.req.query('version'));
   return render(c, me, {}, notice ? { notice } : {});
 });
 
 policyConsole.post('/draft', async (c) => {
   const me = await person(c);
-  if (me instanceof Response) return me;
   const form = await checkPost(c, me);
-  if (form instanceof Response) return form;
   const action = form.action ?? 'check';
   const draft: Partial<DraftState> = {
     text: form.policy ?? '',
@@ -190,7 +186,6 @@ policyConsole.post('/draft', async (c) => {
 
 policyConsole.get('/version/:version{[0-9]+}', async (c) => {
   const me = await person(c);
-  if (me instanceof Response) return me;
   const store = c.var.runtime.stores.policies();
   const version = await store.get(Number(c.req.param('version')));
   if (!version) return page(c, 404, 'No such version', 'There is no such version of the policy.');
@@ -238,9 +233,7 @@ async function change(
   what: Exclude<PolicyChange, { kind: 'store' }>,
 ): Promise<Response> {
   const me = await person(c);
-  if (me instanceof Response) return me;
   const form = await checkPost(c, me);
-  if (form instanceof Response) return form;
   if (!me.editor) return notEditor(c, me);
   const comment = commentOf(form.comment);
   if (comment === null) return render(c, me, {}, { status: 400, error: COMMENT_RULE });

@@ -7,7 +7,7 @@ import { logLine } from '../log';
 import { Hono } from 'hono';
 import { GRANT_REVOKED, mayDecide, mayView, NO_SUCH_APPROVAL } from '../approvals/rules';
 import type { Decider } from '../approvals/types';
-import { publicOrigin, signInOr503 } from '../auth/config';
+import { publicOrigin, signInFor } from '../auth/config';
 import type { Config } from '../config';
 import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import type { Identity } from '../core/identity';
@@ -28,16 +28,12 @@ webRoutes.get('/login', async (c) => {
   const next = safeNext(c.req.query('next'));
   const { config, stores } = c.var.runtime;
   if (config.authMode === 'none') return c.redirect(next, 302);
-  const cfg = await signInOr503(config, c.req.raw, c.var.runtime.clock);
-  if (cfg instanceof Response) return cfg;
+  const cfg = signInFor(config, c.req.raw, c.var.runtime.clock);
   return beginWebLogin(stores.kv, cfg, next, `${publicOrigin(config, c.req.raw)}${CALLBACK_PATH}`);
 });
 
 webRoutes.post('/logout', async (c) => {
-  const v = await viewer(c);
-  if (v instanceof Response) return v;
-  const form = await checkPost(c, v);
-  if (form instanceof Response) return form;
+  await checkPost(c, await viewer(c));
   return new Response(null, {
     status: 303,
     headers: { Location: '/', 'Set-Cookie': await endSession(c.var.runtime.stores.kv, c.req.raw) },
@@ -56,7 +52,6 @@ function decider(config: Config, identity: Identity): Decider {
 
 webRoutes.get('/approvals/:id', async (c) => {
   const v = await viewer(c);
-  if (v instanceof Response) return v;
   const { config, stores, clock } = c.var.runtime;
   const approval = await stores.approvals().get(c.req.param('id'));
   if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
@@ -101,9 +96,7 @@ webRoutes.get('/approvals/:id', async (c) => {
 
 webRoutes.post('/approvals/:id', async (c) => {
   const v = await viewer(c);
-  if (v instanceof Response) return v;
   const form = await checkPost(c, v);
-  if (form instanceof Response) return form;
   const decision = form.decision === 'approve' ? 'approve' : 'deny';
   const id = c.req.param('id');
   const { config, stores, clock } = c.var.runtime;

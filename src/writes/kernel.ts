@@ -52,7 +52,10 @@ export interface WritePlan<F = unknown> {
   next: { doing: string; also?: string };
   /** The preview's first line, when not "nothing was sent" (a command: "nothing was run"). */
   nothingYet?: string;
-  /** The first step creates a guest under the id the server chose: on a clash, the next. */
+  /**
+   * The first step creates a guest under the id the server chose: on a clash, the next. Its lost
+   * answer is worded by `lost`; `mayHaveHappened` and `explain` apply to plans without it.
+   */
   freshId?: { vmid: number; idArg: string; rebuild(vmid: number): readonly WriteStep[] };
   /** What a lost answer to the first step may mean, and what to check ("The request to ..."). */
   lost(vmid: number | undefined): string;

@@ -17,7 +17,6 @@ import {
   ProtocolErrorCode,
   Server,
   type AuthInfo,
-  type ClientCapabilities,
   type McpRequestContext,
   type RequestStateCodec,
   type ServerContext,
@@ -32,7 +31,8 @@ import { composeHost, TOOL_SET } from '../../compose/call-host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import type { Runtime } from '../../compose/runtime';
 import type { Identity } from '../../core/identity';
-import { SUPPORTED_PROTOCOL_VERSIONS as LEGACY_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { listLegacyVersions } from './discover-versions';
 
 /** How long a person has to answer before the question must be asked again. */
 const ANSWER_TTL_S = 5 * 60;
@@ -42,10 +42,12 @@ const QUESTION_KEY = 'approve';
 interface QuestionState {
   t: string;
   h: string;
+  /** The digest of the requests the question showed. */
+  r: string;
   n: string;
 }
 
-/** What the router hands each exchange (through the SDK's pass-through authInfo). */
+/** What the router hands each exchange (keyed by the authInfo the SDK passes through). */
 interface Exchange {
   runtime: Runtime;
   identity: Identity;
@@ -53,6 +55,9 @@ interface Exchange {
   waitUntil(work: Promise<unknown>): void;
   codec: RequestStateCodec<QuestionState>;
 }
+
+/** Each request's exchange, by the authInfo object the SDK hands through to its server. */
+const exchanges = new WeakMap<AuthInfo, Exchange>();
 
 const handler = createMcpHandler((rc: McpRequestContext) => buildServer(exchangeOf(rc.authInfo)), {
   legacy: 'reject',
@@ -79,18 +84,25 @@ export async function serveModern(
   };
   const refused = auth ? await outOfScope(message, exchange, auth) : null;
   if (refused) return refused;
-  const authInfo: AuthInfo = {
-    token: '',
-    clientId: identity.clientId,
-    scopes: [],
-    extra: { exchange },
-  };
+  const authInfo: AuthInfo = { token: '', clientId: identity.clientId, scopes: [] };
+  exchanges.set(authInfo, exchange);
   // With the message already parsed (undefined when it was not JSON) the SDK does not read the body.
   return handler.fetch(
     request,
     message === undefined ? { authInfo } : { authInfo, parsedBody: message },
   );
 }
+
+/** A tools/call as far as the scope check reads it (the SDK checks the rest). */
+const toolsCall = z.object({
+  method: z.literal('tools/call'),
+  params: z.object({ name: z.string(), arguments: z.unknown() }),
+});
+
+/** The client's capabilities in a request's envelope, as far as elicitation goes. */
+const envelopeCapabilities = z.object({
+  [CLIENT_CAPABILITIES_META_KEY]: z.object({ elicitation: z.unknown() }).optional(),
+});
 
 /**
  * A tools/call of a tool outside the token's scopes: recorded as refused (log line and audit
@@ -103,11 +115,10 @@ async function outOfScope(
   exchange: Exchange,
   auth: OAuthResourceAuth,
 ): Promise<Response | null> {
-  if (!message || typeof message !== 'object' || Array.isArray(message)) return null;
-  const { method, params } = message as { method?: unknown; params?: unknown };
-  if (method !== 'tools/call' || !params || typeof params !== 'object') return null;
-  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
-  const found = typeof name === 'string' ? TOOL_SET.get(name) : undefined;
+  const call = toolsCall.safeParse(message);
+  if (!call.success) return null;
+  const { name, arguments: args } = call.data.params;
+  const found = TOOL_SET.get(name);
   if (!found) return null;
   const scope = missingScope(found.tool, exchange.identity);
   if (!scope) return null;
@@ -130,7 +141,7 @@ function hostFor(exchange: Exchange): CallHost {
 }
 
 function exchangeOf(authInfo: AuthInfo | undefined): Exchange {
-  const exchange = (authInfo?.extra as { exchange?: Exchange } | undefined)?.exchange;
+  const exchange = authInfo && exchanges.get(authInfo);
   if (!exchange)
     throw new ProtocolError(ProtocolErrorCode.InternalError, 'No caller for this request.');
   return exchange;
@@ -166,7 +177,12 @@ function buildServer(exchange: Exchange): Server {
     );
     if (outcome.kind === 'result') return outcome.result;
     const { binding, question } = outcome;
-    const state: QuestionState = { t: binding.tool, h: binding.argsHmac, n: randomToken(18) };
+    const state: QuestionState = {
+      t: binding.tool,
+      h: binding.argsHmac,
+      r: binding.requests,
+      n: randomToken(18),
+    };
     return inputRequired({
       inputRequests: {
         [QUESTION_KEY]: inputRequired.elicit({
@@ -180,27 +196,10 @@ function buildServer(exchange: Exchange): Server {
   return server;
 }
 
-/**
- * server/discover names the 2025 versions this URL serves too (through initialize, in a session):
- * the SDK lists only the modern ones it serves itself. Its answer is extended, not replaced, so
- * capabilities and instructions stay the SDK's own; test/mcp/modern/handler.worker.test.ts pins the list.
- */
-function listLegacyVersions(server: Server): void {
-  const discovering = server as unknown as { _ondiscover(): { supportedVersions: string[] } };
-  const own = discovering._ondiscover.bind(server);
-  discovering._ondiscover = () => {
-    const answer = own();
-    const legacy = LEGACY_VERSIONS.filter((v) => !answer.supportedVersions.includes(v));
-    return { ...answer, supportedVersions: [...answer.supportedVersions, ...legacy] };
-  };
-}
-
 /** The client declared form elicitation in this request's envelope (an empty object means form). */
 function canElicit(ctx: ServerContext): boolean {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  return elicitsForms(
-    (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined)?.elicitation,
-  );
+  const envelope = envelopeCapabilities.safeParse(ctx.mcpReq.envelope);
+  return envelope.success && elicitsForms(envelope.data[CLIENT_CAPABILITIES_META_KEY]?.elicitation);
 }
 
 /**
@@ -222,6 +221,14 @@ function answersInRequest(ctx: ServerContext, exchange: Exchange): Conversation 
             'The answer sent with this call was given for another call (other tool or arguments). Call again without it to ask anew.',
         };
       }
+      // The same arguments may send other requests once what they act on changed meanwhile.
+      if (state.r !== binding.requests) {
+        return {
+          action: 'decline',
+          refusal:
+            'The answer sent with this call was given for other requests than the call would send now (what it acts on changed since the question). Call again without it to ask anew.',
+        };
+      }
       const now = exchange.runtime.clock.now();
       const fresh = await exchange.runtime.stores
         .approvals()
@@ -234,7 +241,7 @@ function answersInRequest(ctx: ServerContext, exchange: Exchange): Conversation 
         };
       return {
         action: answer.action,
-        ...(answer.content ? { content: answer.content as Record<string, unknown> } : {}),
+        ...(answer.content ? { content: answer.content } : {}),
       };
     },
   };
@@ -259,8 +266,6 @@ function codecFor(runtime: Runtime): Promise<RequestStateCodec<QuestionState>> {
 }
 
 function grantOf(ctx: ServerContext): string {
-  return (
-    (ctx.http?.authInfo?.extra as { exchange?: Exchange } | undefined)?.exchange?.identity
-      .grantId ?? ''
-  );
+  const authInfo = ctx.http?.authInfo;
+  return (authInfo && exchanges.get(authInfo)?.identity.grantId) ?? '';
 }

@@ -14,6 +14,7 @@ const isArgument = (c: Column): boolean => (ARGUMENTS as readonly Column[]).incl
 /** The stored columns without the arguments; the first `EXPORTED_BEFORE` of them come first. */
 const OTHERS = COLUMNS.filter((c) => c !== 'ts' && !isArgument(c));
 const EXPORTED_BEFORE = OTHERS.indexOf('user_groups') + 1;
+if (EXPORTED_BEFORE === 0) throw new Error('audit export: no user_groups column to follow');
 
 /**
  * The fixed column order of both formats: `id`, then the stored columns (./audit-row.ts) with

@@ -20,7 +20,7 @@ export interface AuthConfig {
 
 type Built = AuthConfig | { error: string };
 
-/** Each configuration's sign-in, per clock and origin: built and checked once. */
+/** Each configuration's sign-in, per clock (and per origin for the dev sign-in): built once. */
 const built = new WeakMap<Config, WeakMap<Clock, Map<string, Built>>>();
 
 /**

@@ -92,9 +92,7 @@ export function approvalPort(call: ApprovalCall, deps: ApprovalDeps): ApprovalPo
           deps.now(),
         );
         if (typeof spent === 'string') return { kind: 'refused', reason: CONSUME_MESSAGES[spent] };
-        // An approvals object of an older release answers null: no requests approved, so the
-        // kernel sends none (and the approval is given back, since nothing went out).
-        return { kind: 'approved', approvalId: call.approvalId, upstream: spent?.upstream ?? null };
+        return { kind: 'approved', approvalId: call.approvalId, upstream: spent.upstream };
       }
       // Nobody is asked to approve what they would see as "[redacted]" or cut short.
       const unreadable = unreadableFields(call.shownArgs, call.judgedBy);

@@ -15,7 +15,7 @@ type Ctx = Context<AppBindings>;
 
 export const grantRoutes = new Hono<AppBindings>();
 
-/** The grant a revoke form names, as listed; or the page that says why there is none. */
+/** The grant a revoke form names, as listed; without one, the page that says why is thrown. */
 async function grantNamed(
   c: Ctx,
   form: Record<string, string | undefined>,

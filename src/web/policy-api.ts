@@ -55,7 +55,7 @@ interface Caller {
 
 export const policyApi = new Hono<AppBindings>();
 
-/** The caller, or the JSON refusal: 401 without a sign-in, 403 for a person who may not. */
+/** The caller; anyone else is refused (a Refusal): 401 without a sign-in, 403 for a person who may not. */
 async function caller(c: Ctx, write: boolean): Promise<Caller> {
   const { config, stores } = c.var.runtime;
   const request = c.req.raw;

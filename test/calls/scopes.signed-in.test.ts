@@ -106,6 +106,10 @@ describe('a client granted pve:read only', () => {
     expect(res.challenge).toContain(
       `resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource"`,
     );
+    // A call without `arguments` (MCP lets a client leave them out) is told the same.
+    const bare = await rawCall(token, 'pve_start_vm', undefined, {}, 2);
+    expect(bare.status).toBe(403);
+    expect(bare.challenge).toContain('scope="pve:operate"');
     expect(await sim.requests()).toEqual([]);
     // Recorded like any refusal, with the scopes the token held.
     const [record] = await auditRecords(

@@ -96,12 +96,12 @@ export async function serveModern(
 /** A tools/call as far as the scope check reads it (the SDK checks the rest). */
 const toolsCall = z.object({
   method: z.literal('tools/call'),
-  params: z.object({ name: z.string(), arguments: z.unknown() }),
+  params: z.object({ name: z.string(), arguments: z.unknown().optional() }),
 });
 
 /** The client's capabilities in a request's envelope, as far as elicitation goes. */
 const envelopeCapabilities = z.object({
-  [CLIENT_CAPABILITIES_META_KEY]: z.object({ elicitation: z.unknown() }).optional(),
+  [CLIENT_CAPABILITIES_META_KEY]: z.object({ elicitation: z.unknown().optional() }).optional(),
 });
 
 /**
@@ -204,8 +204,9 @@ function canElicit(ctx: ServerContext): boolean {
 
 /**
  * The person's answer, when this request carries one for this exact call: its state verified by
- * the SDK (signature, expiry, grant), naming this tool and these arguments, and its nonce not
- * spent before. Without an answer the call is suspended and the question goes out.
+ * the SDK (signature, expiry, grant), naming this tool, these arguments and the requests the
+ * question showed, and its nonce not spent before. Without an answer the call is suspended and
+ * the question goes out.
  */
 function answersInRequest(ctx: ServerContext, exchange: Exchange): Conversation {
   return {

@@ -35,13 +35,14 @@ export const ENVELOPE = {
 };
 
 /**
- * One raw 2026-07-28 tools/call; `extra` goes into params (inputResponses, requestState); `to`
- * names another origin or another envelope (e.g. one that declares no elicitation).
+ * One raw 2026-07-28 tools/call (`args` undefined: without `arguments`, which MCP allows);
+ * `extra` goes into params (inputResponses, requestState); `to` names another origin or another
+ * envelope (e.g. one that declares no elicitation).
  */
 export async function rawCall(
   token: string,
   name: string,
-  args: Record<string, unknown>,
+  args: Record<string, unknown> | undefined,
   extra: Record<string, unknown> = {},
   id = 1,
   to: { origin?: string; envelope?: Record<string, unknown> } = {},
@@ -61,7 +62,12 @@ export async function rawCall(
       jsonrpc: '2.0',
       id,
       method: 'tools/call',
-      params: { name, arguments: args, ...extra, _meta: envelope },
+      params: {
+        name,
+        ...(args === undefined ? {} : { arguments: args }),
+        ...extra,
+        _meta: envelope,
+      },
     }),
   });
   const text = await res.text();

@@ -4,6 +4,7 @@
 
 import { type Clock, systemClock } from '../clock';
 import type { Config } from '../config';
+import { kept } from '../core/kept';
 import { Refusal } from '../http/refusal';
 import { logLine } from '../log';
 import { admit } from './admission';
@@ -33,19 +34,6 @@ export function authConfig(config: Config, origin: string, clock: Clock = system
   // Only the dev sign-in depends on the origin: one provider for any other, whatever the Host.
   const key = config.signIn.idpKind === 'dev' ? origin : '';
   return kept(byOrigin, key, () => buildSignIn(config, origin, clock));
-}
-
-/** The value kept under `key`, made and kept the first time. */
-function kept<K, V>(
-  map: { get(key: K): V | undefined; set(key: K, value: V): unknown },
-  key: K,
-  make: () => V,
-): V {
-  const found = map.get(key);
-  if (found !== undefined) return found;
-  const made = make();
-  map.set(key, made);
-  return made;
 }
 
 /**

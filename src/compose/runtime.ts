@@ -11,6 +11,7 @@ import { type ArgsHmacer, argsHmacer } from '../audit/arg-hash';
 import { AUDIT_LOST_OBJECT, AUDIT_OBJECT } from '../audit/names';
 import { type Clock, systemClock } from '../clock';
 import { type Config, configOf } from '../config';
+import { kept } from '../core/kept';
 import type { ApprovalsObject } from '../approvals/types';
 import type { AuditObject } from '../audit/record';
 import type { CountersObject } from '../counters/types';
@@ -92,12 +93,7 @@ export interface AppBindings {
 const built = new WeakMap<object, Runtime>();
 
 export function runtimeOf(env: AppEnv): Runtime {
-  let runtime = built.get(env);
-  if (!runtime) {
-    runtime = buildRuntime(env);
-    built.set(env, runtime);
-  }
-  return runtime;
+  return kept(built, env, () => buildRuntime(env));
 }
 
 const handedToProvider = new WeakSet<object>();

@@ -5,6 +5,7 @@
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
 import { notifyTargets, type NotifyTarget } from '../notify/targets';
+import { kept } from '../core/kept';
 import { intSetting } from '../core/settings';
 import { listSetting } from './lists';
 import { signInSettings, type SignInSettings } from './sign-in';
@@ -53,12 +54,7 @@ export interface Config {
 const parsed = new WeakMap<object, Config>();
 
 export function configOf(env: AppEnv): Config {
-  let config = parsed.get(env);
-  if (!config) {
-    config = parse(env);
-    parsed.set(env, config);
-  }
-  return config;
+  return kept(parsed, env, () => parse(env));
 }
 
 export { listSetting } from './lists';

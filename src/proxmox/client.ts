@@ -93,59 +93,26 @@ export class PveClient {
     }
   }
 
-  /** POST with a URL-encoded, fixed-length body; never retried (the write may have happened). */
-  async post<S extends z.ZodType>(
-    path: string,
-    schema: S,
-    params: FormParams,
-  ): Promise<z.output<S>> {
-    return (
-      await this.exchange('POST', path, path, schema, encodeForm(params), this.config.timeoutMs)
-    ).data;
-  }
-
-  /** PUT with a URL-encoded body, like POST; never retried. */
-  async put<S extends z.ZodType>(
-    path: string,
-    schema: S,
-    params: FormParams,
-  ): Promise<z.output<S>> {
-    return (
-      await this.exchange('PUT', path, path, schema, encodeForm(params), this.config.timeoutMs)
-    ).data;
-  }
-
-  /** DELETE with its parameters in the query string (pveproxy reads them there); never retried. */
-  async delete<S extends z.ZodType>(
-    path: string,
-    schema: S,
-    params: FormParams = {},
-  ): Promise<z.output<S>> {
-    const query = Object.fromEntries(
-      Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : v]),
-    ) as Query;
-    return (
-      await this.exchange(
-        'DELETE',
-        withQuery(path, query),
-        path,
-        schema,
-        undefined,
-        this.config.timeoutMs,
-      )
-    ).data;
-  }
-
-  /** POST, PUT or DELETE, as `method` says (for callers holding a request as data). */
-  write<S extends z.ZodType>(
+  /**
+   * A write: POST or PUT with a URL-encoded, fixed-length body; DELETE with its parameters in the
+   * query string (pveproxy reads them there). Never retried: the write may have happened.
+   */
+  async write<S extends z.ZodType>(
     method: 'POST' | 'PUT' | 'DELETE',
     path: string,
     schema: S,
     params: FormParams,
   ): Promise<z.output<S>> {
-    if (method === 'POST') return this.post(path, schema, params);
-    if (method === 'PUT') return this.put(path, schema, params);
-    return this.delete(path, schema, params);
+    if (method !== 'DELETE')
+      return (
+        await this.exchange(method, path, path, schema, encodeForm(params), this.config.timeoutMs)
+      ).data;
+    const query = Object.fromEntries(
+      Object.entries(params).map(([k, v]) => [k, typeof v === 'boolean' ? (v ? '1' : '0') : v]),
+    ) as Query;
+    const target = withQuery(path, query);
+    return (await this.exchange('DELETE', target, path, schema, undefined, this.config.timeoutMs))
+      .data;
   }
 
   private async exchange<S extends z.ZodType>(

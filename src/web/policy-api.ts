@@ -32,7 +32,6 @@ import {
   changePolicy,
   COMMENT_RULE,
   commentOf,
-  DEFAULT_REPLAY_LIMIT,
   MAX_REPLAY_LIMIT,
   OWN_CALLS_NOTE,
   type PolicyChange,
@@ -41,7 +40,7 @@ import {
   replayDraft,
   SHADOW_READ_MAX,
   shadowDisagreements,
-  sinceOf,
+  replayWindow,
 } from './policy-ops';
 
 type Ctx = Context<AppBindings>;
@@ -211,28 +210,17 @@ policyApi.post('/replay', async (c) => {
       400,
     );
   const runtime = c.var.runtime;
-  const since = sinceOf(body.since, runtime.clock.now());
-  if (since === null)
+  const window = replayWindow(body.since, body.limit, runtime.clock.now());
+  if ('wrong' in window)
     return refuse(
       c,
       400,
       'invalid_request',
-      'since must be a duration (7d, 24h, 30m), an ISO 8601 time or epoch milliseconds.',
+      window.wrong === 'since'
+        ? 'since must be a duration (7d, 24h, 30m), an ISO 8601 time or epoch milliseconds.'
+        : `limit must be a whole number from 1 to ${MAX_REPLAY_LIMIT}.`,
     );
-  const limit = body.limit === undefined ? DEFAULT_REPLAY_LIMIT : body.limit;
-  if (
-    typeof limit !== 'number' ||
-    !Number.isInteger(limit) ||
-    limit < 1 ||
-    limit > MAX_REPLAY_LIMIT
-  )
-    return refuse(
-      c,
-      400,
-      'invalid_request',
-      `limit must be a whole number from 1 to ${MAX_REPLAY_LIMIT}.`,
-    );
-  return c.json(await replayDraft(runtime, checked.policy, since, limit, me.sees));
+  return c.json(await replayDraft(runtime, checked.policy, window.since, window.limit, me.sees));
 });
 
 policyApi.post('/', async (c) => {

@@ -29,7 +29,7 @@ import {
   replayDraft,
   SHADOW_READ_MAX,
   shadowDisagreements,
-  sinceOf,
+  replayWindow,
 } from './policy-ops';
 
 type Ctx = Context<AppBindings>;
@@ -133,9 +133,8 @@ policyConsole.post('/draft', async (c) => {
   const runtime = c.var.runtime;
   if (action === 'check') return render(c, me, { ...draft, valid: true, warnings });
   if (action === 'replay') {
-    const since = sinceOf(draft.since, runtime.clock.now());
-    const limit = Number(draft.limit);
-    if (since === null || !Number.isInteger(limit) || limit < 1 || limit > MAX_REPLAY_LIMIT)
+    const window = replayWindow(draft.since, Number(draft.limit), runtime.clock.now());
+    if ('wrong' in window)
       return render(c, me, draft, {
         status: 400,
         error: `Replay since a duration (7d, 24h, 30m) or an ISO time, at most 1 to ${MAX_REPLAY_LIMIT} calls.`,
@@ -144,7 +143,7 @@ policyConsole.post('/draft', async (c) => {
       ...draft,
       valid: true,
       warnings,
-      replay: await replayDraft(runtime, checked.policy, since, limit, me.sees),
+      replay: await replayDraft(runtime, checked.policy, window.since, window.limit, me.sees),
     });
   }
   if (!['save', 'activate', 'shadow'].includes(action))

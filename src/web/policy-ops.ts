@@ -176,8 +176,22 @@ export async function changePolicy(
   return { ok: true, value: { version, event: answer.value.event } };
 }
 
+/** The calls a replay reads: since when, and how many at most; or which of the two is wrong. */
+export function replayWindow(
+  since: unknown,
+  limit: unknown,
+  now: number,
+): { since: number; limit: number } | { wrong: 'since' | 'limit' } {
+  const from = sinceOf(since, now);
+  if (from === null) return { wrong: 'since' };
+  const most = limit === undefined ? DEFAULT_REPLAY_LIMIT : limit;
+  if (typeof most !== 'number' || !Number.isInteger(most) || most < 1 || most > MAX_REPLAY_LIMIT)
+    return { wrong: 'limit' };
+  return { since: from, limit: most };
+}
+
 /** `since`: a duration back from now (7d, 24h, 30m), an ISO 8601 time, or epoch ms; default 7 days. */
-export function sinceOf(value: unknown, now: number): number | null {
+function sinceOf(value: unknown, now: number): number | null {
   if (value === undefined || value === null || value === '') return now - DEFAULT_SINCE_MS;
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : null;
   if (typeof value !== 'string') return null;

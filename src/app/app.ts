@@ -18,9 +18,8 @@ import { health } from '../health/endpoint';
 import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
 import { MAX_POLICY_BYTES } from '../policy/text';
 import { bodyCap } from '../http/body-cap';
-import { htmlResponse } from '../http/html';
 import { Refusal } from '../http/refusal';
-import { messagePage } from '../auth/pages';
+import { messageResponse } from '../auth/pages';
 import { readMcpBody } from '../http/mcp-body';
 import { ANONYMOUS } from '../core/identity';
 import { DEFAULT_SCOPES } from '../core/scopes';
@@ -247,7 +246,7 @@ async function refusalResponse(c: Ctx, { answer }: Refusal): Promise<Response> {
   if (answer.format === 'redirect') return c.redirect(answer.location, answer.status);
   if (answer.format === 'json')
     return c.json({ error: answer.error, message: answer.message, ...answer.more }, answer.status);
-  return htmlResponse(await messagePage(answer.title, answer.message), answer.status);
+  return messageResponse(answer.status, answer.title, answer.message);
 }
 
 function refuse(c: Ctx, status: 400 | 403 | 500, error: string, message: string): Response {

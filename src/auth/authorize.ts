@@ -19,7 +19,7 @@ import { admit } from './admission';
 import { type AuthConfig, publicOrigin, signInFor } from './config';
 import { DEV_LOGIN_PATH, devIdentity } from './idp-dev';
 import { CALLBACK_PATH, IdpError, type UpstreamData } from './idp';
-import { consentPage, devLoginPage, messagePage, type ScopeOffer } from './pages';
+import { consentPage, devLoginPage, messageResponse, type ScopeOffer } from './pages';
 import { own } from '../core/own';
 import { isScope, POLICY_SCOPES, preTicked, SCOPE_INFO, SCOPES } from '../core/scopes';
 import { finishWebLogin } from './web-login';
@@ -61,7 +61,7 @@ authRoutes.post('/authorize', async (c) => {
   const oauth = oauthOf(c);
   const form = await readForm(c.req.raw);
   if (!form)
-    return page(
+    return messageResponse(
       400,
       'This form could not be read',
       'Send the consent form from its page (application/x-www-form-urlencoded).',
@@ -123,10 +123,10 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
       web = await finishWebLogin(c.var.runtime.stores.kv, cfg, c.req.raw, callbackUrl(c));
     } catch (err) {
       if (!(err instanceof IdpError)) throw err;
-      return page(401, 'Sign-in failed', err.message);
+      return messageResponse(401, 'Sign-in failed', err.message);
     }
     if (web.kind === 'signed_in') return web.response;
-    if (web.kind === 'refused') return page(web.status, web.title, web.message);
+    if (web.kind === 'refused') return messageResponse(web.status, web.title, web.message);
     const { request, data, headers } = await oauth.finishUpstream<UpstreamData>(c.req.raw);
     if (url.searchParams.has('error')) {
       headers.set('Location', authorizationErrorRedirect(request, 'access_denied'));
@@ -138,13 +138,13 @@ authRoutes.get(CALLBACK_PATH, async (c) => {
     } catch (err) {
       if (!(err instanceof IdpError)) throw err;
       logAuth('sign_in_failed', { client: request.clientId, reason: err.message });
-      return page(401, 'Sign-in failed', err.message, undefined, headers);
+      return messageResponse(401, 'Sign-in failed', err.message, undefined, headers);
     }
     const admission = admit(identity, cfg.allowedUsers, cfg.allowedGroups, cfg.idp.kind === 'dev');
     if (!admission.admitted) {
       logAuth('sign_in_refused', { user: identity.userId, client: request.clientId });
       const who = identity.email ?? identity.login ?? identity.userId;
-      return page(
+      return messageResponse(
         403,
         'Not allowed',
         `${who} may not use this server. ${admission.reason}`,
@@ -216,30 +216,20 @@ async function handleAuthErrors(_c: Ctx, run: () => Promise<Response>): Promise<
     if (err instanceof AuthorizationError && err.redirectTo)
       return Response.redirect(err.redirectTo, 302);
     if (err instanceof AuthorizationError)
-      return page(
+      return messageResponse(
         400,
         'This sign-in cannot continue',
         err.description ?? 'The request is invalid.',
         'Start again from your app.',
       );
     if (err instanceof CimdFetchError)
-      return page(
+      return messageResponse(
         400,
         'This app could not be verified',
         'Its client metadata document could not be fetched.',
       );
     throw err;
   }
-}
-
-async function page(
-  status: number,
-  title: string,
-  message: string,
-  detail?: string,
-  headers?: Headers,
-): Promise<Response> {
-  return htmlResponse(await messagePage(title, message, detail), status, headers);
 }
 
 function logAuth(event: string, fields: Record<string, string>): void {

@@ -6,6 +6,7 @@ import type { ConsentDescription } from '@cloudflare/workers-oauth-provider';
 import { POLICY_EDIT_SCOPE, POLICY_READ_SCOPE } from '../core/scopes';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
+import { htmlResponse } from '../http/html';
 
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -159,4 +160,15 @@ export function messagePage(title: string, message: string, detail?: string): Ht
     title,
     html`<h1>${title}</h1><p>${message}</p>${detail ? html`<p><small>${detail}</small></p>` : ''}`,
   );
+}
+
+/** A message page as the response: its status, and headers (a cookie) where given. */
+export async function messageResponse(
+  status: number,
+  title: string,
+  message: string,
+  detail?: string,
+  headers?: Headers,
+): Promise<Response> {
+  return htmlResponse(await messagePage(title, message, detail), status, headers);
 }

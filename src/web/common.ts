@@ -4,7 +4,7 @@
 
 import type { Context } from 'hono';
 import { publicOrigin, stillAdmitted } from '../auth/config';
-import { messagePage } from '../auth/pages';
+import { messageResponse } from '../auth/pages';
 import { readForm } from '../http/form';
 import { htmlResponse } from '../http/html';
 import { Refusal } from '../http/refusal';
@@ -75,13 +75,8 @@ export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, strin
   return form;
 }
 
-export function page(
-  c: Ctx,
-  status: number,
-  title: string,
-  message: string,
-): Response | Promise<Response> {
-  return html(c, messagePage(title, message), status);
+export function page(_c: Ctx, status: number, title: string, message: string): Promise<Response> {
+  return messageResponse(status, title, message);
 }
 
 export async function html(_c: Ctx, body: unknown, status = 200): Promise<Response> {

@@ -170,8 +170,8 @@ export interface PlanSent {
 export async function runPlan(run: PlanRun): Promise<PlanSent> {
   const { pve } = run;
   const deadline = pve.clock.now() + run.timeoutMs;
-  let steps = run.steps;
-  const sent = await sendFirst(run, (s) => (steps = s));
+  const sent = await sendFirst(run);
+  const { steps } = sent;
   const outcomes: StepOutcome[] = [];
   let answer: unknown = sent.answer;
   for (let i = 0; i < steps.length; i++) {
@@ -195,15 +195,14 @@ export async function runPlan(run: PlanRun): Promise<PlanSent> {
   };
 }
 
-/** The first step, under a fresh id when the server chose it (`use` gets the steps for it). */
+/** The first step, under a fresh id when the server chose it; the steps for the id it used. */
 async function sendFirst(
   run: PlanRun,
-  use: (steps: readonly WriteStep[]) => void,
-): Promise<{ vmid?: number; answer: unknown; attempts: number }> {
+): Promise<{ vmid?: number; answer: unknown; attempts: number; steps: readonly WriteStep[] }> {
   const fresh = run.freshId;
   if (!fresh) {
     try {
-      return { answer: await send(run.pve, run.steps[0]!), attempts: 1 };
+      return { answer: await send(run.pve, run.steps[0]!), attempts: 1, steps: run.steps };
     } catch (err) {
       if (!(err instanceof PveError)) throw err;
       if ((run.mayHaveHappened ?? writeMayHaveHappened)(err))
@@ -220,8 +219,8 @@ async function sendFirst(
     recheck: fresh.recheck,
     lost: run.lost,
   });
-  if (sent.vmid !== fresh.vmid) use(fresh.rebuild(sent.vmid));
-  return { vmid: sent.vmid, answer: sent.result, attempts: sent.attempts };
+  const steps = sent.vmid === fresh.vmid ? run.steps : fresh.rebuild(sent.vmid);
+  return { vmid: sent.vmid, answer: sent.result, attempts: sent.attempts, steps };
 }
 
 /** What became of a step Proxmox took: done at once, its task started, or waited for. */

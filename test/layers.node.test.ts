@@ -245,6 +245,17 @@ describe('the layers of src/', () => {
     );
   });
 
+  it('make every other tool with defineReadTool, which writes its read-only annotations', () => {
+    const callers = files(SRC).filter((file) =>
+      /\bdefineTool\s*[<(]/.test(readFileSync(file, 'utf8')),
+    );
+    expect(callers.map((file) => path.relative(SRC, file)).sort()).toEqual([
+      path.join('calls', 'tool-spec.ts'),
+      path.join('writes', 'kernel.ts'),
+    ]);
+    expect(TOOLS.filter((t) => !madeByKernel(t) && !t.annotations.readOnlyHint)).toEqual([]);
+  });
+
   it('keep calls/ free of any MCP era', () => {
     for (const file of files(path.join(SRC, 'calls'))) {
       expect(readFileSync(file, 'utf8'), file).not.toMatch(/@modelcontextprotocol\/|agents\/mcp/);

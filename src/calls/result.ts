@@ -28,3 +28,10 @@ export const outputExtras = {
   approval_url: z.string().optional(),
   expires_at: z.string().optional(),
 };
+
+/** Makers of a row's columns that are null where Proxmox did not say (for core/fields.ts). */
+export const orNull = {
+  text: () => z.string().nullable(),
+  number: () => z.number().nullable(),
+  flag: () => z.boolean().nullable(),
+};

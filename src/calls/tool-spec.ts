@@ -1,7 +1,7 @@
 // What a tool is, independent of any MCP server class: name, schemas, hints and a handler that
 // gets validated arguments and a context. Tools and policy depend on this file only.
 
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Clock } from '../clock';
 import type { Identity } from '../core/identity';
 import type { BlastRadius } from '../proxmox/blast-radius';
@@ -131,6 +131,31 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(
   spec: ToolSpec<I, O>,
 ): ToolSpec<I, O> {
   return spec;
+}
+
+/**
+ * What a read tool declares: a title, not annotations; its scope unless it is pve:read; its
+ * input unless it takes no arguments.
+ */
+export type ReadToolSpec<I extends z.ZodObject, O extends z.ZodObject> = Omit<
+  ToolSpec<I, O>,
+  'annotations' | 'scope' | 'input'
+> & { title: string; scope?: Scope; input?: I };
+
+type NoArguments = z.ZodObject<Record<string, never>, z.core.$strict>;
+
+/** A tool that only reads: its annotations say so (read-only, and no world beyond Proxmox). */
+export function defineReadTool<
+  I extends z.ZodObject = NoArguments,
+  O extends z.ZodObject = z.ZodObject,
+>({
+  title,
+  scope = 'pve:read',
+  input = z.strictObject({}) as z.ZodObject as I,
+  ...spec
+}: ReadToolSpec<I, O>): ToolSpec<I, O> {
+  const annotations = { title, readOnlyHint: true, openWorldHint: false };
+  return { ...spec, input, scope, annotations };
 }
 
 /**

@@ -26,8 +26,9 @@ export interface HostClass {
 
 type Row = readonly [cidr: string, label: string, scope: HostScope];
 
-/** Not publicly routable (IANA special-purpose registry, RFC 6890 and successors). */
-const IPV4_SPECIAL: readonly Row[] = [
+/** Not publicly routable (IANA special-purpose registries, RFC 6890 and successors). */
+const SPECIAL_RANGES: readonly Row[] = [
+  // IPv4.
   ['0.0.0.0/8', 'this network', 'reserved'],
   ['10.0.0.0/8', 'private', 'private'],
   ['100.64.0.0/10', 'carrier-grade NAT', 'private'],
@@ -42,15 +43,10 @@ const IPV4_SPECIAL: readonly Row[] = [
   ['198.51.100.0/24', 'documentation', 'reserved'],
   ['203.0.113.0/24', 'documentation', 'reserved'],
   ['224.0.0.0/3', 'multicast, reserved, broadcast', 'reserved'],
-];
-
-/**
- * Only global unicast (2000::/3) is public: anything outside it is reserved after this table,
- * which names the usual ones. Forms that embed an IPv4 address (compatible, NAT64, 6to4, Teredo
- * in 2001::/32) are reserved rather than decoded; an IPv4-mapped one leads where its IPv4
- * address does, when that is not public (../notify/ lets [::ffff:10.0.0.1] be private).
- */
-const IPV6_SPECIAL: readonly Row[] = [
+  // IPv6: only global unicast (2000::/3) is public; anything outside it is reserved after these,
+  // which name the usual ones. Forms that embed an IPv4 address (compatible, NAT64, 6to4, Teredo
+  // in 2001::/32) are reserved rather than decoded; an IPv4-mapped one leads where its IPv4
+  // address does, when that is not public (../notify/ lets [::ffff:10.0.0.1] be private).
   ['::/128', 'unspecified', 'reserved'],
   ['::1/128', 'loopback', 'loopback'],
   ['::ffff:0:0/96', 'IPv4-mapped', 'reserved'],
@@ -79,8 +75,9 @@ const METADATA_ADDRESSES = [
   '169.254.170.23/32',
   '100.100.100.200/32',
   '168.63.129.16/32',
+  'fd00:ec2::254/128',
+  'fd00:ec2::23/128',
 ] as const;
-const METADATA_ADDRESSES_V6 = ['fd00:ec2::254/128', 'fd00:ec2::23/128'] as const;
 /** Names of metadata services (GCP's, AWS's) as resolvers inside those clouds answer them. */
 const METADATA_NAMES: ReadonlySet<string> = new Set([
   'metadata',
@@ -112,22 +109,20 @@ const SPECIAL_USE_SUFFIXES: readonly (readonly [string, HostScope])[] = [
   ['arpa', 'reserved'],
 ];
 
-const V4 = IPV4_SPECIAL.map(([cidr, label, scope]) => ({
-  ...cidrOf(cidr, parseIpv4),
+const RANGES = SPECIAL_RANGES.map(([cidr, label, scope]) => ({
+  ...cidrOf(cidr),
   cidr,
   label,
   scope,
 }));
-const V6 = IPV6_SPECIAL.map(([cidr, label, scope]) => ({
-  ...cidrOf(cidr, parseIpv6),
-  cidr,
-  label,
-  scope,
-}));
-const V4_METADATA = METADATA_ADDRESSES.map((cidr) => cidrOf(cidr, parseIpv4));
-const V6_METADATA = METADATA_ADDRESSES_V6.map((cidr) => cidrOf(cidr, parseIpv6));
-const V6_GLOBAL_UNICAST = cidrOf('2000::/3', parseIpv6);
-const V6_MAPPED = cidrOf('::ffff:0:0/96', parseIpv6);
+const METADATA = METADATA_ADDRESSES.map(cidrOf);
+/** An IPv4 prefix is two words, an IPv6 one eight: a family's entries are matched alone. */
+const V4 = RANGES.filter((r) => r.bits.length === 2);
+const V6 = RANGES.filter((r) => r.bits.length === 8);
+const V4_METADATA = METADATA.filter((m) => m.bits.length === 2);
+const V6_METADATA = METADATA.filter((m) => m.bits.length === 8);
+const V6_GLOBAL_UNICAST = cidrOf('2000::/3');
+const V6_MAPPED = cidrOf('::ffff:0:0/96');
 
 /** Classifies a hostname as `URL.hostname` gives it (IPv6 in brackets). */
 export function classifyHost(hostname: string): HostClass {
@@ -182,9 +177,9 @@ type Words = readonly number[];
 
 type Prefix = { bits: Words; length: number };
 
-function cidrOf(cidr: string, parse: (text: string) => Words | null): Prefix {
+function cidrOf(cidr: string): Prefix {
   const [address = '', length = ''] = cidr.split('/');
-  const bits = parse(address);
+  const bits = address.includes(':') ? parseIpv6(address) : parseIpv4(address);
   if (!bits) throw new Error(`bad CIDR in the host tables: ${cidr}`);
   return { bits, length: Number(length) };
 }

@@ -97,7 +97,7 @@ export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult 
   // The checks below walk the raw document defensively, so that a shape error elsewhere does
   // not hide an unknown tool or argument name: every error is reported at once.
   const regexes = new Map<unknown, RegExp>();
-  checkSemantics(document, catalog, errors, regexes);
+  checkSemantics(document, catalog, { errors, regexes });
   if (!parsed.success || errors.length) return { ok: false, errors: dedupe(errors) };
   // Re-key compiled regexes by the parsed condition objects the evaluator sees.
   const byCondition = new Map<Condition, RegExp>();
@@ -126,12 +126,17 @@ function warningsFor(raw: Record<string, unknown>): PolicyWarning[] {
   ];
 }
 
-function checkSemantics(
-  document: unknown,
-  catalog: ToolCatalog,
-  errors: PolicyError[],
-  regexes: Map<unknown, RegExp>,
-): void {
+/** What the checks gather: the errors, and each regex condition's compiled regex. */
+interface Found {
+  errors: PolicyError[];
+  regexes: Map<unknown, RegExp>;
+}
+
+/** An object of the document, as read. */
+type JsonObject = Record<string, unknown>;
+
+function checkSemantics(document: unknown, catalog: ToolCatalog, found: Found): void {
+  const { errors } = found;
   const doc = record(document);
   if (!doc) return;
   const known = new Set(Object.keys(catalog));
@@ -141,7 +146,7 @@ function checkSemantics(
       errors.push(unknownTool(`/hide/${i}`, name, known));
   });
   const allTools = record(doc.all_tools);
-  if (allTools) checkRules(allTools, '/all_tools', allArgs, errors, regexes);
+  if (allTools) checkRules(allTools, '/all_tools', allArgs, found);
   for (const [name, raw] of Object.entries(record(doc.tools) ?? {})) {
     const at = `/tools/${escapePointer(name)}`;
     if (!known.has(name)) {
@@ -151,7 +156,7 @@ function checkSemantics(
     const tool = record(raw);
     if (!tool) continue;
     const args = argFields([catalog[name]!]);
-    checkRules(tool, at, args, errors, regexes);
+    checkRules(tool, at, args, found);
     // A quorum the named people cannot reach: fewer people than approvals wanted.
     const people = array(tool.approvers)?.filter(
       (p) => typeof p === 'string' && !p.startsWith('group:'),
@@ -202,19 +207,14 @@ function checkSemantics(
   }
 }
 
-function checkRules(
-  rules: Record<string, unknown>,
-  at: string,
-  args: ArgFields,
-  errors: PolicyError[],
-  regexes: Map<unknown, RegExp>,
-): void {
+function checkRules(rules: JsonObject, at: string, args: ArgFields, found: Found): void {
+  const { errors } = found;
   for (const kind of ['deny_if', 'require'] as const) {
     array(rules[kind])?.forEach((cond, i) => {
       const c = record(cond);
-      if (c) checkCondition(c, `${at}/${kind}/${i}`, args, errors, regexes);
+      if (c) checkCondition(c, `${at}/${kind}/${i}`, args, found);
       const when = record(c?.when);
-      if (when) checkCondition(when, `${at}/${kind}/${i}/when`, args, errors, regexes);
+      if (when) checkCondition(when, `${at}/${kind}/${i}/when`, args, found);
       if (c) checkScopePrincipals(c, `${at}/${kind}/${i}`, errors);
     });
   }
@@ -252,13 +252,8 @@ function checkScopePrincipals(
   }
 }
 
-function checkCondition(
-  cond: Record<string, unknown>,
-  at: string,
-  args: ArgFields,
-  errors: PolicyError[],
-  regexes: Map<unknown, RegExp>,
-): void {
+function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Found): void {
+  const { errors, regexes } = found;
   if (typeof cond.path === 'string') {
     const [root, first, ...rest] = cond.path.split('.');
     if (root === 'args') {

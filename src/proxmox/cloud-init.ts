@@ -2,7 +2,7 @@
 // containers share: each validated to what Proxmox accepts, and put in the form Proxmox wants
 // (sshkeys URL-encoded for a VM, as qemu-server unescapes them before checking them).
 
-import { CONTROL_CHAR_RE, DNS_NAME_RE, quote } from './formats';
+import { CONTROL_CHAR_RE, DNS_NAME_RE, parseSpacedList, quote, type TextResult } from './formats';
 import { checkIPv4, checkIPv6, ipv4Setting, ipv6Setting } from './net-address';
 import { parseWith, type OptionResult } from './option-rules';
 import type { PropertyFormat } from './property-string';
@@ -46,9 +46,7 @@ const KEY_LINE_RE = new RegExp(
 const MAX_KEYS = 32;
 
 /** One or more OpenSSH public keys, one per line; canonical: trimmed lines joined by \n. */
-export function parseSshKeys(
-  text: string,
-): { ok: true; value: string } | { ok: false; error: string } {
+export function parseSshKeys(text: string): TextResult {
   const lines = text
     .split(/\r?\n/)
     .map((l) => l.trim())
@@ -79,15 +77,9 @@ export function encodeSshKeysForVm(keys: string): string {
 }
 
 /** A search domain list: DNS names separated by spaces, commas or semicolons. */
-export function parseSearchDomains(
-  text: string,
-): { ok: true; value: string } | { ok: false; error: string } {
-  const items = text.split(/[\s,;]+/).filter(Boolean);
-  if (items.length === 0 || items.length > 6)
-    return { ok: false, error: 'give 1 to 6 DNS domains separated by spaces' };
-  const bad = items.find((i) => i.length > 253 || !DNS_NAME_RE.test(i));
-  if (bad !== undefined) return { ok: false, error: `${quote(bad)} is not a DNS domain` };
-  return { ok: true, value: items.join(' ') };
+export function parseSearchDomains(text: string): TextResult {
+  const domain = { one: 'a DNS domain', many: 'DNS domains' };
+  return parseSpacedList(text, 6, domain, (i) => i.length <= 253 && DNS_NAME_RE.test(i));
 }
 
 /** A user name cloud-init can create: a Unix login name. */

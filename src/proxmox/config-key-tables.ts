@@ -14,7 +14,7 @@ import {
   parseSshKeys,
 } from './cloud-init';
 import type { ConfigRule, KeyTable } from './config-key-types';
-import { DNS_NAME_RE, checkDescription, parseTagList, quote } from './formats';
+import { DNS_NAME_RE, checkDescription, parseTagList, quote, type TextResult } from './formats';
 import {
   LXC_NET_FORMAT,
   LXC_OSTYPES,
@@ -59,10 +59,7 @@ const prop = (
   parse,
   fields: fieldsOf(format, derived),
 });
-const text = (
-  parse: (v: string) => { ok: true; value: string } | { ok: false; error: string },
-  send?: (v: string) => string,
-): ConfigRule => ({
+const text = (parse: (v: string) => TextResult, send?: (v: string) => string): ConfigRule => ({
   kind: 'text',
   parse,
   ...(send ? { send } : {}),

@@ -1,10 +1,10 @@
 // The shapes of the config key tables (./config-key-tables.ts) and of their lookup
 // (./config-keys.ts), apart from both, so neither imports the other for its types.
 
+import type { TextResult } from './formats';
 import type { OptionResult } from './option-rules';
 
 export type GuestKind = 'qemu' | 'lxc';
-export type Parsed = { ok: true; value: string } | { ok: false; error: string };
 
 /** How one config key's value is checked and what is sent. */
 export type ConfigRule =
@@ -12,7 +12,7 @@ export type ConfigRule =
   | { kind: 'integer'; min: number; max: number }
   | { kind: 'number'; min: number; max: number }
   | { kind: 'enum'; values: readonly string[] }
-  | { kind: 'text'; parse: (v: string) => Parsed; send?: (canonical: string) => string }
+  | { kind: 'text'; parse: (v: string) => TextResult; send?: (canonical: string) => string }
   | { kind: 'property'; parse: (v: string) => OptionResult; fields: readonly string[] };
 
 export interface KeyTable {

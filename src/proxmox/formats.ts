@@ -48,6 +48,26 @@ export function quote(value: string, max = 40): string {
   return JSON.stringify(shown);
 }
 
+export type TextResult = { ok: true; value: string } | { ok: false; error: string };
+
+/**
+ * A list Proxmox keeps space-separated (DNS servers, search domains): items separated by spaces,
+ * commas or semicolons, 1 to `most` of them, each `valid`; written back with single spaces.
+ */
+export function parseSpacedList(
+  text: string,
+  most: number,
+  what: { one: string; many: string },
+  valid: (item: string) => boolean,
+): TextResult {
+  const items = text.split(/[\s,;]+/).filter(Boolean);
+  if (items.length === 0 || items.length > most)
+    return { ok: false, error: `give 1 to ${most} ${what.many} separated by spaces` };
+  const bad = items.find((i) => !valid(i));
+  if (bad !== undefined) return { ok: false, error: `${quote(bad)} is not ${what.one}` };
+  return { ok: true, value: items.join(' ') };
+}
+
 /** `pve-tag-list`: tags separated by `;` (or `,` or spaces), each a `pve-tag`; kept lower-case, once each. */
 export function parseTagList(
   value: string | readonly string[],

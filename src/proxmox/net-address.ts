@@ -2,7 +2,7 @@
 // the IP settings of a NIC: an address with its prefix, or a keyword (dhcp, auto, manual).
 // Predicates return null when the value is valid, else what is allowed.
 
-import { quote } from './formats';
+import { parseSpacedList, quote, type TextResult } from './formats';
 
 const IPV4_OCTET = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
@@ -60,13 +60,6 @@ export function ipv6Setting(keywords: readonly string[]): (v: string) => string 
 }
 
 /** A list of IP addresses (DNS servers), separated by spaces, commas or semicolons. */
-export function parseAddressList(
-  text: string,
-): { ok: true; value: string } | { ok: false; error: string } {
-  const items = text.split(/[\s,;]+/).filter(Boolean);
-  if (items.length === 0 || items.length > 3)
-    return { ok: false, error: 'give 1 to 3 IP addresses separated by spaces' };
-  const bad = items.find((i) => !isIP(i));
-  if (bad !== undefined) return { ok: false, error: `${quote(bad)} is not an IP address` };
-  return { ok: true, value: items.join(' ') };
+export function parseAddressList(text: string): TextResult {
+  return parseSpacedList(text, 3, { one: 'an IP address', many: 'IP addresses' }, isIP);
 }

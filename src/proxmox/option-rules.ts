@@ -4,7 +4,7 @@
 
 import { own } from '../core/own';
 import { propertyValue, type FieldValue, type PropertyValue } from '../core/property-value';
-import { URLENCODED_RE, quote } from './formats';
+import { type TextResult, URLENCODED_RE, quote } from './formats';
 import {
   parsePropertyString,
   printPropertyString,
@@ -73,7 +73,7 @@ export function parseWith(
 
 /** A plain string checked by a predicate (null when valid), as a parser yielding it unchanged. */
 export function checkedText(check: (value: string) => string | null) {
-  return (value: string): { ok: true; value: string } | { ok: false; error: string } => {
+  return (value: string): TextResult => {
     const problem = check(value);
     return problem === null ? { ok: true, value } : { ok: false, error: problem };
   };

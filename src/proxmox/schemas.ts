@@ -3,6 +3,7 @@
 // schema coerces what it needs and ignores the rest.
 
 import { z } from 'zod';
+import { fieldsNamed } from '../core/fields';
 
 const NUMERIC_RE = /^-?\d+(?:\.\d+)?(?:e[+-]?\d+)?$/i;
 
@@ -17,33 +18,22 @@ export const boolish = z
   .union([z.boolean(), z.literal(0), z.literal(1), z.literal('0'), z.literal('1')])
   .transform((v) => v === true || v === 1 || v === '1');
 
-/** The load figures nodes, guests and storages share (CPU as a fraction, bytes, seconds). */
-const usageFields = {
-  cpu: numeric.optional(),
-  maxcpu: numeric.optional(),
-  mem: numeric.optional(),
-  maxmem: numeric.optional(),
-  disk: numeric.optional(),
-  maxdisk: numeric.optional(),
-  uptime: numeric.optional(),
+/** Makers of the fields an answer may leave out, for fieldsNamed. */
+export const maybe = {
+  text: () => z.string().optional(),
+  number: () => numeric.optional(),
+  flag: () => boolish.optional(),
 };
+
+/** The load figures nodes, guests and storages share (CPU as a fraction, bytes, seconds). */
+const usageFields = fieldsNamed('cpu maxcpu mem maxmem disk maxdisk uptime', maybe.number);
 
 /** One `GET /cluster/resources` entry, of any type. */
 export const resourceItem = z.object({
-  id: z.string().optional(),
   type: z.string(),
-  vmid: numeric.optional(),
-  name: z.string().optional(),
-  node: z.string().optional(),
-  storage: z.string().optional(),
-  pool: z.string().optional(),
-  sdn: z.string().optional(),
-  status: z.string().optional(),
-  tags: z.string().optional(),
-  template: boolish.optional(),
-  lock: z.string().optional(),
-  content: z.string().optional(),
-  shared: boolish.optional(),
+  ...fieldsNamed('id name node storage pool sdn status tags lock content', maybe.text),
+  ...fieldsNamed('vmid', maybe.number),
+  ...fieldsNamed('template shared', maybe.flag),
   ...usageFields,
 });
 export type ResourceItem = z.output<typeof resourceItem>;
@@ -87,31 +77,19 @@ export const versionInfo = z.object({
 /** One `GET /cluster/status` entry: the cluster itself, or a node. */
 export const clusterStatusItem = z.object({
   type: z.string(),
-  name: z.string().optional(),
-  id: z.string().optional(),
-  quorate: boolish.optional(),
-  nodes: numeric.optional(),
-  version: numeric.optional(),
-  online: boolish.optional(),
-  ip: z.string().optional(),
-  local: boolish.optional(),
-  nodeid: numeric.optional(),
-  level: z.string().optional(),
+  ...fieldsNamed('name id ip level', maybe.text),
+  ...fieldsNamed('nodes version nodeid', maybe.number),
+  ...fieldsNamed('quorate online local', maybe.flag),
 });
 
 /** One `GET /nodes` entry. */
 export const nodeListItem = z.object({
   node: z.string(),
-  status: z.string().optional(),
-  level: z.string().optional(),
+  ...fieldsNamed('status level', maybe.text),
   ...usageFields,
 });
 
-const usage = z.object({
-  total: numeric.optional(),
-  used: numeric.optional(),
-  free: numeric.optional(),
-});
+const usage = z.object(fieldsNamed('total used free', maybe.number));
 
 /** `GET /nodes/{node}/status`. */
 export const nodeStatus = z.object({
@@ -137,22 +115,9 @@ export const nodeStatus = z.object({
 /** `GET /nodes/{node}/{qemu|lxc}/{vmid}/status/current`. */
 export const guestStatus = z.object({
   status: z.string(),
-  qmpstatus: z.string().optional(),
-  name: z.string().optional(),
-  cpus: numeric.optional(),
-  cpu: numeric.optional(),
-  mem: numeric.optional(),
-  maxmem: numeric.optional(),
-  disk: numeric.optional(),
-  maxdisk: numeric.optional(),
-  uptime: numeric.optional(),
-  lock: z.string().optional(),
-  template: boolish.optional(),
-  agent: boolish.optional(),
-  tags: z.string().optional(),
-  pid: numeric.optional(),
-  netin: numeric.optional(),
-  netout: numeric.optional(),
+  ...fieldsNamed('qmpstatus name lock tags', maybe.text),
+  ...fieldsNamed('cpus cpu mem maxmem disk maxdisk uptime pid netin netout', maybe.number),
+  ...fieldsNamed('template agent', maybe.flag),
 });
 export type GuestStatus = z.output<typeof guestStatus>;
 

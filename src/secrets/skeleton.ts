@@ -147,6 +147,8 @@ function decodePass({ codes, start, end, produced }: Layer): {
   again: boolean;
 } {
   const n = codes.length;
+  /** Whether an escape this pass decoded makes another: then another pass is needed. */
+  let again = false;
   const out = new Uint8Array(n);
   const outProduced = new Uint8Array(n);
   const outStart = new Int32Array(n);
@@ -154,7 +156,6 @@ function decodePass({ codes, start, end, produced }: Layer): {
   const sk = new Uint8Array(n);
   const from = new Int32Array(n);
   const to = new Int32Array(n);
-  let again = false;
   let k = 0;
   let m = 0;
   for (let i = 0; i < n; ) {

@@ -8,7 +8,7 @@
 // (args.command.0 is the program), and the whole argv is kept in the audit trail.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure, type ToolContext } from '../calls/tool-spec';
+import { defineReadTool, ToolFailure, type ToolContext } from '../calls/tool-spec';
 import { readBlastRadius } from '../proxmox/blast-radius';
 import type { PveClient } from '../proxmox/client';
 import { PveError, writeMayHaveHappened } from '../proxmox/errors';
@@ -149,6 +149,13 @@ function capped(text: string | undefined, agentCut: boolean | undefined, name: s
   return { text: kept, notes };
 }
 
+/** The VM an agent tool talks to: the guest agent is QEMU's. */
+const vmOf = (args: { node: string; vmid: number }): GuestRef => ({
+  node: args.node,
+  vmid: args.vmid,
+  vm_type: 'qemu',
+});
+
 /** The VM's state, refused with the reason unless the agent can answer. */
 async function agentReady(pve: PveClient, g: GuestRef): Promise<string> {
   const state = await readGuestState(pve, g);
@@ -222,18 +229,16 @@ export const guestExec = defineWriteTool({
   destructive: true,
   idempotent: false,
   policyFields: { command: ['#'] },
-  blastRadius: (args, ctx) =>
-    readBlastRadius(ctx.pve(), { node: args.node, vmid: args.vmid, vm_type: 'qemu' }),
+  blastRadius: (args, ctx) => readBlastRadius(ctx.pve(), vmOf(args)),
   async plan(args, ctx) {
-    const g = { ...args, vm_type: 'qemu' as const };
-    const who = await agentReady(ctx.pve(), g);
+    const who = await agentReady(ctx.pve(), vmOf(args));
     const shown = args.command.map((p) => JSON.stringify(p)).join(' ');
     const stdin = args.input_data;
     return {
       steps: [
         {
           method: 'POST',
-          path: guestPath(g, 'agent', 'exec'),
+          path: guestPath(vmOf(args), 'agent', 'exec'),
           params: {
             command: args.command,
             // Proxmox base64-encodes this string as bytes: each UTF-8 byte goes as one character.
@@ -270,7 +275,7 @@ export const guestExec = defineWriteTool({
   async report(args, plan, sent, ctx) {
     const { who, shown } = plan.facts;
     const { pid } = sent.outcomes[0]!.data as { pid: number };
-    const g = { ...args, vm_type: 'qemu' as const };
+    const g = vmOf(args);
     let status: z.output<typeof execStatus>;
     try {
       status = await waitForExit(ctx.pve(), g, pid, args.timeout_s * 1000, ctx);
@@ -350,8 +355,9 @@ async function waitForExit(
   }
 }
 
-export const guestFileRead = defineTool({
+export const guestFileRead = defineReadTool({
   name: 'pve_guest_file_read',
+  title: 'Read a file in a VM',
   scope: 'pve:guest',
   description:
     'Read a text file inside a running VM through the QEMU guest agent (the first 64 KiB).',
@@ -363,14 +369,8 @@ export const guestFileRead = defineTool({
     truncated: z.boolean().optional(),
     ...outputExtras,
   }),
-  annotations: {
-    title: 'Read a file in a VM',
-    readOnlyHint: true,
-    openWorldHint: false,
-  },
   async run(args, ctx) {
-    const pve = ctx.pve();
-    const g = { ...args, vm_type: 'qemu' as const };
+    const [pve, g] = [ctx.pve(), vmOf(args)];
     const who = await agentReady(pve, g);
     let read;
     try {
@@ -420,8 +420,9 @@ const fsInfo = z.array(
 );
 const agentInfo = z.object({ version: z.string().optional() });
 
-export const guestInfo = defineTool({
+export const guestInfo = defineReadTool({
   name: 'pve_guest_info',
+  title: 'Guest agent info',
   scope: 'pve:guest',
   description:
     "What the QEMU guest agent of a running VM reports: its version, the guest's OS and its file systems with their use.",
@@ -433,10 +434,8 @@ export const guestInfo = defineTool({
     unreadable: z.record(z.string(), z.string()).optional(),
     ...outputExtras,
   }),
-  annotations: { title: 'Guest agent info', readOnlyHint: true, openWorldHint: false },
   async run(args, ctx) {
-    const pve = ctx.pve();
-    const g = { ...args, vm_type: 'qemu' as const };
+    const [pve, g] = [ctx.pve(), vmOf(args)];
     const who = await agentReady(pve, g);
     // The agent's own info first: when the agent does not answer, that is the answer.
     let info: z.output<typeof agentInfo>;

@@ -11,8 +11,10 @@ import {
   VMID_MIN,
   checkDescription,
   parseTagList,
+  type TextResult,
 } from '../proxmox/formats';
-import type { OptionResult, PropertyValue } from '../proxmox/option-rules';
+import { checkPassword, parseSshKeys } from '../proxmox/cloud-init';
+import { checkedText, type OptionResult, type PropertyValue } from '../proxmox/option-rules';
 import { tagName } from './common';
 
 /** 4 TiB, qemu-server's hotplug ceiling; far above any host we expect. */
@@ -32,10 +34,7 @@ export function propertyString(parse: (text: string) => OptionResult, example: s
 }
 
 /** A string argument checked (and made canonical) by one of Proxmox's format parsers. */
-export function parsedString(
-  parse: (text: string) => { ok: true; value: string } | { ok: false; error: string },
-  max: number,
-) {
+export function parsedString(parse: (text: string) => TextResult, max: number) {
   return z
     .string()
     .max(max)
@@ -101,6 +100,15 @@ export const poolId = z
   });
 
 export const memoryMib = z.number().int().min(16).max(MAX_MEMORY_MIB);
+
+/** CPU cores (per socket for a VM). */
+export const cpuCores = z.number().int().min(1).max(1024);
+
+/** A password set in a new guest (cloud-init's user, a container's root): never shown back. */
+export const guestPassword = parsedString(checkedText(checkPassword), 128);
+
+/** OpenSSH public keys, one per line. */
+export const sshPublicKeys = parsedString(parseSshKeys, 32_768);
 
 type FormValue = string | number | boolean | PropertyValue | undefined;
 

@@ -30,6 +30,13 @@ function mustRun(g: GuestRef, s: GuestState): Verdict | null {
   };
 }
 
+/** Asks a running guest's OS to act: refused unless it runs and no lock holds it. */
+const askGuest = (g: GuestRef, s: GuestState, note: string): Verdict =>
+  mustRun(g, s) ?? locked(g, s) ?? { ok: true, note };
+
+/** The guest is as the action would leave it: nothing is sent. */
+const already = (note: string): Verdict => ({ ok: 'unchanged', note });
+
 interface PowerSpec {
   action: 'start' | 'shutdown' | 'stop' | 'reboot' | 'suspend' | 'resume';
   title: string;
@@ -57,7 +64,7 @@ const POWER: PowerSpec[] = [
       if (s.status === 'running') {
         return paused(s)
           ? { ok: false, reason: `${who} is running but paused: resume it with pve_resume_vm.` }
-          : { ok: 'unchanged', note: 'It is already running.' };
+          : already('It is already running.');
       }
       return (
         locked(g, s, ['suspended']) ?? {
@@ -78,23 +85,17 @@ const POWER: PowerSpec[] = [
     destructive: false,
     idempotent: true,
     judge: (g, s, args) => {
-      if (s.status === 'stopped')
-        return {
-          ok: 'unchanged',
-          note: 'It is already stopped.',
-        };
+      if (s.status === 'stopped') return already('It is already stopped.');
       if (g.vm_type === 'qemu' && paused(s) && !args.force_stop) {
         return {
           ok: false,
           reason: `${guestLabel(g, s.name ?? undefined)} is paused, and a paused VM cannot shut down: resume it first, or pass force_stop: true.`,
         };
       }
-      return (
-        mustRun(g, s) ??
-        locked(g, s) ?? {
-          ok: true,
-          note: 'A clean shutdown: the guest OS is asked (ACPI or the QEMU guest agent) and decides; if it does not stop in time the task fails, unless force_stop stops it then.',
-        }
+      return askGuest(
+        g,
+        s,
+        'A clean shutdown: the guest OS is asked (ACPI or the QEMU guest agent) and decides; if it does not stop in time the task fails, unless force_stop stops it then.',
       );
     },
   },
@@ -106,11 +107,7 @@ const POWER: PowerSpec[] = [
     destructive: true,
     idempotent: true,
     judge: (g, s) => {
-      if (s.status === 'stopped')
-        return {
-          ok: 'unchanged',
-          note: 'It is already stopped.',
-        };
+      if (s.status === 'stopped') return already('It is already stopped.');
       return (
         locked(g, s) ?? {
           ok: true,
@@ -127,11 +124,11 @@ const POWER: PowerSpec[] = [
     destructive: false,
     idempotent: false,
     judge: (g, s) =>
-      mustRun(g, s) ??
-      locked(g, s) ?? {
-        ok: true,
-        note: 'A clean reboot: the guest OS is asked to restart; running programs are ended by it.',
-      },
+      askGuest(
+        g,
+        s,
+        'A clean reboot: the guest OS is asked to restart; running programs are ended by it.',
+      ),
   },
   {
     action: 'suspend',
@@ -143,11 +140,7 @@ const POWER: PowerSpec[] = [
     judge: (g, s) => {
       const notRunning = mustRun(g, s);
       if (notRunning) return notRunning;
-      if (paused(s))
-        return {
-          ok: 'unchanged',
-          note: 'It is already paused.',
-        };
+      if (paused(s)) return already('It is already paused.');
       const note =
         g.vm_type === 'qemu'
           ? 'The VM is paused: its CPUs stop, its memory stays; nothing is lost.'
@@ -172,11 +165,7 @@ const POWER: PowerSpec[] = [
         );
       const notRunning = mustRun(g, s);
       if (notRunning) return notRunning;
-      if (!paused(s))
-        return {
-          ok: 'unchanged',
-          note: 'It is running, not paused.',
-        };
+      if (!paused(s)) return already('It is running, not paused.');
       return locked(g, s) ?? { ok: true, note: 'The VM carries on where it was paused.' };
     },
   },

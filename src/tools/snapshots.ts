@@ -3,7 +3,7 @@
 // is now: a name that exists (or does not), and what a rollback or a delete will lose.
 
 import { z } from 'zod';
-import { type BaseToolContext, defineTool } from '../calls/tool-spec';
+import { type BaseToolContext, defineReadTool } from '../calls/tool-spec';
 import { anyList, parseEach, snapshotItem } from '../proxmox/schemas';
 import { confirm, guestTarget, isoSeconds, snapshotName, waitArgs } from './common';
 import { outputExtras } from '../calls/result';
@@ -44,9 +44,9 @@ async function readSnapshots(
   return { snapshots, current };
 }
 
-export const listSnapshots = defineTool({
+export const listSnapshots = defineReadTool({
   name: 'pve_list_snapshots',
-  scope: 'pve:read',
+  title: 'List snapshots of a guest',
   description:
     'Snapshots of a VM or container: name, parent, time, RAM saved, and which one the current state follows.',
   input: z.strictObject(guestTarget),
@@ -55,11 +55,6 @@ export const listSnapshots = defineTool({
     current_parent: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: {
-    title: 'List snapshots of a guest',
-    readOnlyHint: true,
-    openWorldHint: false,
-  },
   async run(args, ctx) {
     const { snapshots, current } = await readSnapshots(ctx, args);
     const label = guestLabel(args);
@@ -114,26 +109,6 @@ function missing(g: GuestRef, name: string, all: Snapshot[]): Verdict {
   return { ok: false, reason: `${guestLabel(g)} has no snapshot named ${name} (${known}).` };
 }
 
-/**
- * The snapshot a change names, with the guest's others; or why Proxmox would refuse `what` (a
- * change of "this", "a rollback"): no such snapshot, or the guest locked.
- */
-async function snapshotToChange(
-  ctx: BaseToolContext,
-  args: GuestRef & { snapname: string },
-  state: GuestState,
-  what: string,
-): Promise<{ found: Snapshot; all: Snapshot[] } | Verdict> {
-  const { found, all } = await findSnapshot(ctx, args, args.snapname);
-  if (!found) return missing(args, args.snapname, all);
-  if (state.lock)
-    return {
-      ok: false,
-      reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses ${what} until that ends.`,
-    };
-  return { found, all };
-}
-
 export const createSnapshot = defineGuestAction({
   name: 'pve_create_snapshot',
   scope: 'pve:operate',
@@ -178,6 +153,26 @@ export const createSnapshot = defineGuestAction({
   },
   doing: (args) => `create snapshot ${args.snapname}`,
 });
+
+/**
+ * The snapshot a change names, with the guest's others; or why Proxmox would refuse `what` (a
+ * change of "this", "a rollback"): no such snapshot, or the guest locked.
+ */
+async function snapshotToChange(
+  ctx: BaseToolContext,
+  args: GuestRef & { snapname: string },
+  state: GuestState,
+  what: string,
+): Promise<{ found: Snapshot; all: Snapshot[] } | Verdict> {
+  const { found, all } = await findSnapshot(ctx, args, args.snapname);
+  if (!found) return missing(args, args.snapname, all);
+  if (state.lock)
+    return {
+      ok: false,
+      reason: `${guestLabel(args, state.name ?? undefined)} is locked (${state.lock}): Proxmox refuses ${what} until that ends.`,
+    };
+  return { found, all };
+}
 
 export const deleteSnapshot = defineGuestAction({
   name: 'pve_delete_snapshot',

@@ -25,31 +25,27 @@ import { formatErrors } from '../policy/load';
 import { type CheckedPolicy, checkPolicyText } from '../policy/text';
 import { TOOL_CATALOG } from '../tools';
 import { Refusal } from '../http/refusal';
-import { isAdmin, isEditor } from './admins';
 import {
-  type CallsSeen,
-  callsSeen,
   changePolicy,
   COMMENT_RULE,
   commentOf,
   MAX_REPLAY_LIMIT,
+  notAReader,
   OWN_CALLS_NOTE,
   type PolicyChange,
+  type PolicyRights,
   personName,
+  policyRights,
   policyText,
-  replayDraft,
+  replayOver,
   SHADOW_READ_MAX,
   shadowDisagreements,
-  replayWindow,
 } from './policy-ops';
 
 type Ctx = Context<AppBindings>;
 
-interface Caller {
+interface Caller extends PolicyRights {
   identity: Identity;
-  editor: boolean;
-  /** Whose recorded calls replays and the shadow show this caller. */
-  sees: CallsSeen;
 }
 
 export const policyApi = new Hono<AppBindings>();
@@ -96,26 +92,17 @@ async function caller(c: Ctx, write: boolean): Promise<Caller> {
       identity = session.identity;
     }
   }
-  const editor = isEditor(config, identity);
-  if (write && !editor)
+  const rights = policyRights(config, identity);
+  if (write && !rights.editor)
     throw Refusal.json(
       403,
       'forbidden',
       `${personName(identity)} may not change the policy (POLICY_EDITORS).`,
     );
-  if (!editor && !isAdmin(config, identity))
-    throw Refusal.json(
-      403,
-      'forbidden',
-      `${personName(identity)} is neither an administrator nor a policy editor of this server.`,
-    );
+  if (!rights.reader) throw Refusal.json(403, 'forbidden', notAReader(identity));
   // The store takes in the deployed policy on its first check: before anything is read of it.
   await c.var.runtime.policy.active((work) => c.executionCtx.waitUntil(work));
-  return {
-    identity,
-    editor,
-    sees: callsSeen(config, identity),
-  };
+  return { identity, ...rights };
 }
 
 policyApi.get('/', async (c) => {
@@ -209,18 +196,17 @@ policyApi.post('/replay', async (c) => {
       },
       400,
     );
-  const runtime = c.var.runtime;
-  const window = replayWindow(body.since, body.limit, runtime.clock.now());
-  if ('wrong' in window)
+  const replay = await replayOver(c.var.runtime, checked.policy, body, me.sees);
+  if ('wrong' in replay)
     return refuse(
       c,
       400,
       'invalid_request',
-      window.wrong === 'since'
+      replay.wrong === 'since'
         ? 'since must be a duration (7d, 24h, 30m), an ISO 8601 time or epoch milliseconds.'
         : `limit must be a whole number from 1 to ${MAX_REPLAY_LIMIT}.`,
     );
-  return c.json(await replayDraft(runtime, checked.policy, window.since, window.limit, me.sees));
+  return c.json(replay);
 });
 
 policyApi.post('/', async (c) => {

@@ -13,48 +13,38 @@ import { locateProblems } from '../policy/locate';
 import { checkPolicyText } from '../policy/text';
 import type { PolicyVersion } from '../policy-store/types';
 import { TOOL_CATALOG } from '../tools';
-import { isAdmin, isEditor } from './admins';
 import { checkPost, html, page, viewer, type Viewer } from './common';
 import { consolePage, type DraftState, versionPage } from './policy-console-page';
 import {
-  type CallsSeen,
-  callsSeen,
   changePolicy,
   COMMENT_RULE,
   commentOf,
   DEFAULT_REPLAY_LIMIT,
   MAX_REPLAY_LIMIT,
+  notAReader,
   personName,
   type PolicyChange,
-  replayDraft,
+  type PolicyRights,
+  policyRights,
+  replayOver,
   SHADOW_READ_MAX,
   shadowDisagreements,
-  replayWindow,
 } from './policy-ops';
 
 type Ctx = Context<AppBindings>;
 
 export const policyConsole = new Hono<AppBindings>();
 
-interface Person extends Viewer {
-  editor: boolean;
-  /** Whose recorded calls replays and the shadow show (./policy-ops.ts). */
-  sees: CallsSeen;
-}
+interface Person extends Viewer, PolicyRights {}
 
 async function person(c: Ctx): Promise<Person> {
   const v = await viewer(c);
-  const { config } = c.var.runtime;
-  const editor = isEditor(config, v.identity);
-  if (!editor && !isAdmin(config, v.identity))
-    throw Refusal.page(
-      403,
-      'Administrators and policy editors only',
-      `${personName(v.identity)} is neither an administrator nor a policy editor of this server.`,
-    );
+  const rights = policyRights(c.var.runtime.config, v.identity);
+  if (!rights.reader)
+    throw Refusal.page(403, 'Administrators and policy editors only', notAReader(v.identity));
   // The store takes in the deployed policy on its first check: before anything is read of it.
   await c.var.runtime.policy.active((work) => c.executionCtx.waitUntil(work));
-  return { ...v, editor, sees: callsSeen(config, v.identity) };
+  return { ...v, ...rights };
 }
 
 /** The console with a draft (the active text unless one was submitted) and what became of it. */
@@ -133,18 +123,14 @@ policyConsole.post('/draft', async (c) => {
   const runtime = c.var.runtime;
   if (action === 'check') return render(c, me, { ...draft, valid: true, warnings });
   if (action === 'replay') {
-    const window = replayWindow(draft.since, Number(draft.limit), runtime.clock.now());
-    if ('wrong' in window)
+    const window = { since: draft.since, limit: Number(draft.limit) };
+    const replay = await replayOver(runtime, checked.policy, window, me.sees);
+    if ('wrong' in replay)
       return render(c, me, draft, {
         status: 400,
         error: `Replay since a duration (7d, 24h, 30m) or an ISO time, at most 1 to ${MAX_REPLAY_LIMIT} calls.`,
       });
-    return render(c, me, {
-      ...draft,
-      valid: true,
-      warnings,
-      replay: await replayDraft(runtime, checked.policy, window.since, window.limit, me.sees),
-    });
+    return render(c, me, { ...draft, valid: true, warnings, replay });
   }
   if (!['save', 'activate', 'shadow'].includes(action))
     return render(c, me, draft, { status: 400, error: 'Unknown action.' });

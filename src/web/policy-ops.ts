@@ -20,7 +20,7 @@ import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
 import type { ChangeBy, PolicyEvent, StoreAnswer } from '../policy-store/types';
 import { type ReplayReport, type ReplayTool, replayPolicy } from '../replay/replay';
 import { TOOLS } from '../tools';
-import { isAdmin } from './admins';
+import { isAdmin, isEditor } from './admins';
 
 /** Replay over the last 7 days by default, at most this many calls. */
 const DEFAULT_SINCE_MS = 7 * 86_400_000;
@@ -36,10 +36,28 @@ const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
 /** Whose recorded calls a reader sees in replays and the shadow: everyone's, or their own. */
 export type CallsSeen = { all: true } | { all: false; own: Identity };
 
-/** An administrator reads every call on /admin/audit; anyone else only their own. */
-export function callsSeen(config: Config, identity: Identity): CallsSeen {
-  return isAdmin(config, identity) ? { all: true } : { all: false, own: identity };
+/** What a person may do with the policy: read it (administrators and policy editors), change it. */
+export interface PolicyRights {
+  reader: boolean;
+  editor: boolean;
+  /** Whose recorded calls replays and the shadow show them. */
+  sees: CallsSeen;
 }
+
+/** An administrator reads every call on /admin/audit; anyone else only their own. */
+export function policyRights(config: Config, identity: Identity): PolicyRights {
+  const admin = isAdmin(config, identity);
+  const editor = isEditor(config, identity);
+  return {
+    reader: admin || editor,
+    editor,
+    sees: admin ? { all: true } : { all: false, own: identity },
+  };
+}
+
+/** Why a person who is neither may not read the policy. */
+export const notAReader = (identity: Identity): string =>
+  `${personName(identity)} is neither an administrator nor a policy editor of this server.`;
 
 /** What an answer says of the calls it covers, for a reader who sees only their own. */
 export const OWN_CALLS_NOTE =
@@ -57,7 +75,7 @@ export type ReplayAnswer = ReplayReport & {
  * A draft replayed over the calls recorded since `since` (at most `limit`, the newest) that the
  * reader may see: another person's call never enters a replay for someone who may not read it.
  */
-export async function replayDraft(
+async function replayDraft(
   runtime: Runtime,
   draft: CompiledPolicy,
   since: number,
@@ -176,8 +194,22 @@ export async function changePolicy(
   return { ok: true, value: { version, event: answer.value.event } };
 }
 
+/**
+ * A draft replayed over the calls since `since` (default 7 days back), at most `limit` (default
+ * DEFAULT_REPLAY_LIMIT); or which of the two is wrong, and nothing is read.
+ */
+export async function replayOver(
+  runtime: Runtime,
+  draft: CompiledPolicy,
+  window: { since?: unknown; limit?: unknown },
+  sees: CallsSeen,
+): Promise<ReplayAnswer | { wrong: 'since' | 'limit' }> {
+  const w = replayWindow(window.since, window.limit, runtime.clock.now());
+  return 'wrong' in w ? w : replayDraft(runtime, draft, w.since, w.limit, sees);
+}
+
 /** The calls a replay reads: since when, and how many at most; or which of the two is wrong. */
-export function replayWindow(
+function replayWindow(
   since: unknown,
   limit: unknown,
   now: number,

@@ -5,28 +5,56 @@
 import { z } from 'zod';
 import {
   CIUSER_RE,
-  checkPassword,
   parseIpconfig,
   parseSearchDomains,
-  parseSshKeys,
   encodeSshKeysForVm,
 } from '../../proxmox/cloud-init';
 import { parseResizeSize } from '../../proxmox/disk-size';
 import { parseAddressList } from '../../proxmox/net-address';
-import { checkedText } from '../../proxmox/option-rules';
 import { parseNet } from '../../proxmox/qemu-options';
 import { confirm, nodeName, storageId, vmid, waitArgs } from '../common';
 import type { WriteStep } from '../../writes/plan';
 import {
+  cpuCores,
   description,
   dnsName,
   formParams,
+  guestPassword,
   memoryMib,
   optionalVmid,
   parsedString,
   poolId,
   propertyString,
+  sshPublicKeys,
 } from '../input-formats';
+
+/** The cloud-init options a clone may set (its source then needs a cloud-init drive). */
+const cloudInitArgs = {
+  ciuser: z
+    .string()
+    .regex(CIUSER_RE, { error: 'must be a user name: lower-case letters, digits, "_", "-"' })
+    .optional()
+    .describe('Cloud-init user.'),
+  cipassword: guestPassword.optional().describe('Never shown back.'),
+  sshkeys: sshPublicKeys.optional().describe('Public keys, one per line.'),
+  ipconfig0: propertyString(parseIpconfig, 'ip=10.0.0.5/24,gw=10.0.0.1 or ip=dhcp')
+    .optional()
+    .describe('ip=dhcp or ip=10.0.0.5/24,gw=10.0.0.1.'),
+  nameserver: parsedString(parseAddressList, 200).optional().describe('DNS servers, e.g. 1.1.1.1.'),
+  searchdomain: parsedString(parseSearchDomains, 600).optional(),
+};
+
+/** Growing one disk of the clone, the boot disk unless named. */
+const resizeArgs = {
+  resize: propertyString(parseResizeSize, '+10G')
+    .optional()
+    .describe('Grow the boot disk: +10G or 40G.'),
+  resize_disk: z
+    .string()
+    .regex(/^(?:ide|sata|scsi|virtio)\d{1,2}$/, { error: 'must be a disk slot such as scsi0' })
+    .optional()
+    .describe('Default: the boot disk.'),
+};
 
 export const cloneInput = z.strictObject({
   node: nodeName,
@@ -38,47 +66,20 @@ export const cloneInput = z.strictObject({
   storage: storageId.optional().describe('For a full copy.'),
   pool: poolId.optional().describe('Resource pool, e.g. lab.'),
   description: description.optional(),
-  ciuser: z
-    .string()
-    .regex(CIUSER_RE, { error: 'must be a user name: lower-case letters, digits, "_", "-"' })
-    .optional()
-    .describe('Cloud-init user.'),
-  cipassword: parsedString(checkedText(checkPassword), 128)
-    .optional()
-    .describe('Never shown back.'),
-  sshkeys: parsedString(parseSshKeys, 32_768).optional().describe('Public keys, one per line.'),
-  ipconfig0: propertyString(parseIpconfig, 'ip=10.0.0.5/24,gw=10.0.0.1 or ip=dhcp')
-    .optional()
-    .describe('ip=dhcp or ip=10.0.0.5/24,gw=10.0.0.1.'),
-  nameserver: parsedString(parseAddressList, 200).optional().describe('DNS servers, e.g. 1.1.1.1.'),
-  searchdomain: parsedString(parseSearchDomains, 600).optional(),
-  cores: z.number().int().min(1).max(1024).optional(),
+  ...cloudInitArgs,
+  cores: cpuCores.optional(),
   memory: memoryMib.optional().describe('MiB.'),
   net0: propertyString(parseNet, 'virtio,bridge=vmbr0')
     .optional()
     .describe("Replaces the source's net0."),
-  resize: propertyString(parseResizeSize, '+10G')
-    .optional()
-    .describe('Grow the boot disk: +10G or 40G.'),
-  resize_disk: z
-    .string()
-    .regex(/^(?:ide|sata|scsi|virtio)\d{1,2}$/, { error: 'must be a disk slot such as scsi0' })
-    .optional()
-    .describe('Default: the boot disk.'),
+  ...resizeArgs,
   start: z.boolean().optional().describe('Start it at the end.'),
   confirm,
   ...waitArgs,
 });
 export type CloneArgs = z.output<typeof cloneInput>;
 
-const CLOUD_INIT = [
-  'ciuser',
-  'cipassword',
-  'sshkeys',
-  'ipconfig0',
-  'nameserver',
-  'searchdomain',
-] as const;
+const CLOUD_INIT = Object.keys(cloudInitArgs) as (keyof typeof cloudInitArgs)[];
 
 /** Whether the call sets any cloud-init option (the source then needs a cloud-init drive). */
 export function setsCloudInit(args: CloneArgs): boolean {

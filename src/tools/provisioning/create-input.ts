@@ -17,6 +17,7 @@ import {
 } from '../../proxmox/qemu-options';
 import { confirm, nodeName, waitArgs } from '../common';
 import {
+  cpuCores,
   description,
   dnsName,
   formParams,
@@ -32,7 +33,7 @@ export const createInput = z.strictObject({
   vmid: optionalVmid.describe('Omitted: the next free id.'),
   name: dnsName.optional().describe('A DNS name, e.g. web-01.'),
   memory: memoryMib.optional().describe('MiB (default 512).'),
-  cores: z.number().int().min(1).max(1024).optional().describe('Per socket (default 1).'),
+  cores: cpuCores.optional().describe('Per socket (default 1).'),
   sockets: z.number().int().min(1).max(16).optional().describe('CPU sockets (default 1).'),
   net0: propertyString(parseNet, 'virtio,bridge=vmbr0')
     .optional()

@@ -3,20 +3,23 @@
 // privileged container's root is root on the host). The flow is ../../writes/guest-create.ts's.
 
 import { z } from 'zod';
-import { checkPassword, parseSshKeys } from '../../proxmox/cloud-init';
 import { checkOstemplate, parseLxcNet, parseRootfs } from '../../proxmox/lxc-options';
 import { keyFields } from '../../proxmox/config-keys';
 import { checkedText } from '../../proxmox/option-rules';
 import { confirm, nodeName, storageId, waitArgs } from '../common';
 import { defineCreateTool } from '../../writes/guest-create';
+// In the order the arguments use them.
 import {
-  dnsName,
-  formParams,
-  memoryMib,
   optionalVmid,
   parsedString,
-  poolId,
+  dnsName,
+  memoryMib,
+  cpuCores,
   propertyString,
+  guestPassword,
+  sshPublicKeys,
+  poolId,
+  formParams,
 } from '../input-formats';
 
 const input = z.strictObject({
@@ -30,19 +33,15 @@ const input = z.strictObject({
     .describe('Storage for the root file system when rootfs is not given.'),
   hostname: dnsName.optional(),
   memory: memoryMib.optional().describe('Memory in MiB (default 512).'),
-  cores: z.number().int().min(1).max(1024).optional(),
+  cores: cpuCores.optional(),
   net0: propertyString(parseLxcNet, 'name=eth0,bridge=vmbr0,ip=dhcp')
     .optional()
     .describe('NIC, e.g. name=eth0,bridge=vmbr0,ip=dhcp.'),
   rootfs: propertyString(parseRootfs, 'local-lvm:8')
     .optional()
     .describe('Root disk STORAGE:SIZE_GiB, e.g. local-lvm:8.'),
-  password: parsedString(checkedText(checkPassword), 128)
-    .optional()
-    .describe("root's password (never shown back)."),
-  ssh_public_keys: parsedString(parseSshKeys, 32_768)
-    .optional()
-    .describe('OpenSSH public keys for root, one per line.'),
+  password: guestPassword.optional().describe("root's password (never shown back)."),
+  ssh_public_keys: sshPublicKeys.optional().describe('OpenSSH public keys for root, one per line.'),
   unprivileged: z
     .boolean()
     .default(true)

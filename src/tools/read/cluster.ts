@@ -2,7 +2,7 @@
 // their load, and one node's metrics. Each is one GET; figures come back in MiB/GiB and seconds.
 
 import { z } from 'zod';
-import { defineTool } from '../../calls/tool-spec';
+import { defineReadTool } from '../../calls/tool-spec';
 import {
   anyList,
   clusterStatusItem,
@@ -12,22 +12,19 @@ import {
   versionInfo,
 } from '../../proxmox/schemas';
 import { nodeName, round2, toGib, toMib } from '../common';
-import { outputExtras } from '../../calls/result';
+import { orNull, outputExtras } from '../../calls/result';
+import { fieldsNamed } from '../../core/fields';
 
-const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint: false }) as const;
-
-export const getVersion = defineTool({
+export const getVersion = defineReadTool({
   name: 'pve_get_version',
-  scope: 'pve:read',
+  title: 'Proxmox VE version',
   description: 'Proxmox VE version of the API answering.',
-  input: z.strictObject({}),
   output: z.object({
     version: z.string().optional(),
     release: z.string().nullable().optional(),
     repoid: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: readOnly('Proxmox VE version'),
   async run(_args, ctx) {
     const v = await ctx.pve().get('/version', versionInfo);
     return {
@@ -46,11 +43,10 @@ const member = z.object({
   level: z.string().nullable(),
 });
 
-export const getClusterStatus = defineTool({
+export const getClusterStatus = defineReadTool({
   name: 'pve_get_cluster_status',
-  scope: 'pve:read',
+  title: 'Cluster status',
   description: 'Cluster name, quorum, and which nodes are online or offline.',
-  input: z.strictObject({}),
   output: z.object({
     cluster: z
       .object({ name: z.string(), quorate: z.boolean(), nodes: z.number().nullable() })
@@ -59,7 +55,6 @@ export const getClusterStatus = defineTool({
     nodes: z.array(member).optional(),
     ...outputExtras,
   }),
-  annotations: readOnly('Cluster status'),
   async run(_args, ctx) {
     const items = parseEach(clusterStatusItem, await ctx.pve().get('/cluster/status', anyList));
     const c = items.find((i) => i.type === 'cluster');
@@ -91,20 +86,14 @@ export const getClusterStatus = defineTool({
 const nodeRow = z.object({
   node: z.string(),
   status: z.string().nullable(),
-  cpu_percent: z.number().nullable(),
-  cpus: z.number().nullable(),
-  mem_mib: z.number().nullable(),
-  maxmem_mib: z.number().nullable(),
-  uptime_s: z.number().nullable(),
+  ...fieldsNamed('cpu_percent cpus mem_mib maxmem_mib uptime_s', orNull.number),
 });
 
-export const listNodes = defineTool({
+export const listNodes = defineReadTool({
   name: 'pve_list_nodes',
-  scope: 'pve:read',
+  title: 'List nodes',
   description: 'The cluster nodes with status, CPU, memory and uptime.',
-  input: z.strictObject({}),
   output: z.object({ nodes: z.array(nodeRow).optional(), ...outputExtras }),
-  annotations: readOnly('List nodes'),
   async run(_args, ctx) {
     const nodes = parseEach(nodeListItem, await ctx.pve().get('/nodes', anyList))
       .map((n) => ({
@@ -136,9 +125,9 @@ const usage = z
   })
   .nullable();
 
-export const getNodeMetrics = defineTool({
+export const getNodeMetrics = defineReadTool({
   name: 'pve_get_node_metrics',
-  scope: 'pve:read',
+  title: 'Node metrics',
   description: "One node's CPU, load, memory, swap, root disk, uptime and versions.",
   input: z.strictObject({ node: nodeName.describe('Node, e.g. pve1.') }),
   output: z.object({
@@ -156,7 +145,6 @@ export const getNodeMetrics = defineTool({
     pve_version: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: readOnly('Node metrics'),
   async run(args, ctx) {
     const s = await ctx.pve().get(`/nodes/${encodeURIComponent(args.node)}/status`, nodeStatus);
     const gib = (

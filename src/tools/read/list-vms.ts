@@ -2,13 +2,14 @@
 // GET /cluster/resources?type=vm, filtered, sorted by vmid and paged with an opaque cursor.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../../calls/tool-spec';
+import { defineReadTool } from '../../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../../proxmox/schemas';
-import { nodeName, tagName } from '../common';
-import { outputExtras } from '../../calls/result';
+import { nodeName, tagName, toGib, toMib } from '../common';
+import { notOurCursor } from './paging';
 
-const MIB = 1024 * 1024;
-const GIB = 1024 * MIB;
+const NAME = 'pve_list_vms';
+import { orNull, outputExtras } from '../../calls/result';
+import { fieldsNamed } from '../../core/fields';
 
 const input = z.strictObject({
   node: nodeName.optional().describe('Only guests on this node.'),
@@ -41,11 +42,7 @@ const guest = z.object({
   node: z.string().nullable(),
   status: z.string().nullable(),
   tags: z.array(z.string()),
-  cpus: z.number().nullable(),
-  maxmem_mib: z.number().nullable(),
-  mem_mib: z.number().nullable(),
-  maxdisk_gib: z.number().nullable(),
-  uptime_s: z.number().nullable(),
+  ...fieldsNamed('cpus maxmem_mib mem_mib maxdisk_gib uptime_s', orNull.number),
   template: z.boolean(),
 });
 type Guest = z.output<typeof guest>;
@@ -61,17 +58,12 @@ const output = z.object({
   ...outputExtras,
 });
 
-export const listVms = defineTool({
-  name: 'pve_list_vms',
-  scope: 'pve:read',
+export const listVms = defineReadTool({
+  name: NAME,
+  title: 'List VMs and containers',
   description: 'List QEMU VMs and LXC containers from cluster resources',
   input,
   output,
-  annotations: {
-    title: 'List VMs and containers',
-    readOnlyHint: true,
-    openWorldHint: false,
-  },
   async run(args, ctx) {
     const after = args.cursor === undefined ? 0 : decodeCursor(args.cursor);
     const items = await ctx.pve().get('/cluster/resources', clusterResources, { type: 'vm' });
@@ -105,9 +97,9 @@ function toGuest(raw: unknown): Guest[] {
       status: r.status ?? null,
       tags: splitTags(r.tags),
       cpus: r.maxcpu ?? null,
-      maxmem_mib: r.maxmem === undefined ? null : round(r.maxmem / MIB),
-      mem_mib: r.mem === undefined ? null : round(r.mem / MIB),
-      maxdisk_gib: r.maxdisk === undefined ? null : round(r.maxdisk / GIB),
+      maxmem_mib: toMib(r.maxmem),
+      mem_mib: toMib(r.mem),
+      maxdisk_gib: toGib(r.maxdisk),
       uptime_s: r.uptime ?? null,
       template: r.template ?? false,
     },
@@ -130,10 +122,6 @@ function matches(args: z.output<typeof input>): (g: Guest) => boolean {
     (name === undefined || (g.name ?? '').toLowerCase().includes(name));
 }
 
-function round(n: number): number {
-  return Math.round(n * 100) / 100;
-}
-
 // Keyset pagination on vmid: stable while guests come and go between pages.
 function encodeCursor(vmid: number): string {
   return btoa(`after:${vmid}`).replace(/=+$/, '');
@@ -147,14 +135,7 @@ function decodeCursor(cursor: string): number {
     // fall through to the error below
   }
   const m = /^after:(\d{1,10})$/.exec(text);
-  if (!m) {
-    throw new ToolFailure('invalid_arguments', 'Invalid arguments for pve_list_vms', [
-      {
-        field: 'cursor',
-        message: 'not a cursor from this tool; pass next_cursor exactly as returned, or omit it',
-      },
-    ]);
-  }
+  if (!m) throw notOurCursor(NAME);
   return Number(m[1]);
 }
 

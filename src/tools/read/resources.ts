@@ -3,11 +3,12 @@
 // pve_list_vms. PVE's `type` filter has no `pool`: pools are picked out of the full list.
 
 import { z } from 'zod';
-import { defineTool } from '../../calls/tool-spec';
+import { defineReadTool } from '../../calls/tool-spec';
 import { anyList, parseEach, resourceItem, type ResourceItem } from '../../proxmox/schemas';
 import { round2, toGib, toMib } from '../common';
-import { outputExtras } from '../../calls/result';
-import { decodeCursor, pageAfter } from './paging';
+import { orNull } from '../../calls/result';
+import { fieldsNamed } from '../../core/fields';
+import { decodeCursor, pageAfter, pageArgs, pagedOutput } from './paging';
 
 const NAME = 'pve_list_resources';
 const TYPES = ['vm', 'storage', 'node', 'sdn', 'pool'] as const;
@@ -17,23 +18,14 @@ const input = z.strictObject({
     .enum(TYPES)
     .optional()
     .describe('vm (VMs and containers), storage, node, sdn or pool; all when left out.'),
-  limit: z.number().int().min(1).max(1000).default(100).describe('Page size, 1–1000.'),
-  cursor: z.string().max(200).optional().describe('next_cursor from the previous page.'),
+  ...pageArgs(200),
 });
 
 const item = z.object({
   id: z.string(),
   type: z.string(),
-  node: z.string().nullable(),
-  name: z.string().nullable(),
-  status: z.string().nullable(),
-  vmid: z.number().nullable(),
-  cpu_percent: z.number().nullable(),
-  cpus: z.number().nullable(),
-  mem_mib: z.number().nullable(),
-  maxmem_mib: z.number().nullable(),
-  disk_gib: z.number().nullable(),
-  maxdisk_gib: z.number().nullable(),
+  ...fieldsNamed('node name status', orNull.text),
+  ...fieldsNamed('vmid cpu_percent cpus mem_mib maxmem_mib disk_gib maxdisk_gib', orNull.number),
   content: z.string().nullable(),
   shared: z.boolean().nullable(),
 });
@@ -61,23 +53,13 @@ function toItem(r: ResourceItem): Item[] {
   ];
 }
 
-export const listResources = defineTool({
+export const listResources = defineReadTool({
   name: NAME,
-  scope: 'pve:read',
+  title: 'List cluster resources',
   description:
     'List cluster resources (guests, storages, nodes, SDN, pools), optionally of one resource_type; paged.',
   input,
-  output: z.object({
-    resources: z.array(item).optional(),
-    total: z.number().optional(),
-    next_cursor: z.string().nullable().optional(),
-    ...outputExtras,
-  }),
-  annotations: {
-    title: 'List cluster resources',
-    readOnlyHint: true,
-    openWorldHint: false,
-  },
+  output: pagedOutput('resources', item),
   async run(args, ctx) {
     const after = decodeCursor(NAME, args.cursor);
     const type = args.resource_type;

@@ -3,13 +3,13 @@
 // template or import image by its volume id instead of guessing one.
 
 import { z } from 'zod';
-import { defineTool, type BaseToolContext } from '../../calls/tool-spec';
-import { anyList, boolish, numeric, parseEach } from '../../proxmox/schemas';
+import { defineReadTool, type BaseToolContext } from '../../calls/tool-spec';
+import { fieldsNamed } from '../../core/fields';
+import { anyList, maybe, parseEach } from '../../proxmox/schemas';
 import { isoSeconds, nodeName, round2, storageId, toGib, vmid } from '../common';
-import { outputExtras } from '../../calls/result';
-import { decodeCursor, pageAfter } from './paging';
+import { orNull, outputExtras } from '../../calls/result';
+import { decodeCursor, pageAfter, pageArgs, pagedOutput } from './paging';
 
-const readOnly = (title: string) => ({ title, readOnlyHint: true, openWorldHint: false }) as const;
 const list = (text: string | undefined): string[] =>
   text
     ? text
@@ -20,42 +20,29 @@ const list = (text: string | undefined): string[] =>
 
 const storageRaw = z.object({
   storage: z.string(),
-  type: z.string().optional(),
-  content: z.string().optional(),
-  shared: boolish.optional(),
-  active: boolish.optional(),
-  enabled: boolish.optional(),
-  disable: boolish.optional(),
-  nodes: z.string().optional(),
-  total: numeric.optional(),
-  used: numeric.optional(),
-  avail: numeric.optional(),
+  ...fieldsNamed('type content nodes', maybe.text),
+  ...fieldsNamed('shared active enabled disable', maybe.flag),
+  ...fieldsNamed('total used avail', maybe.number),
 });
 
 const storageRow = z.object({
   storage: z.string(),
   type: z.string().nullable(),
   content: z.array(z.string()),
-  shared: z.boolean().nullable(),
-  enabled: z.boolean().nullable(),
-  active: z.boolean().nullable(),
+  ...fieldsNamed('shared enabled active', orNull.flag),
   nodes: z.array(z.string()).nullable(),
-  total_gib: z.number().nullable(),
-  used_gib: z.number().nullable(),
-  avail_gib: z.number().nullable(),
-  used_percent: z.number().nullable(),
+  ...fieldsNamed('total_gib used_gib avail_gib used_percent', orNull.number),
 });
 
-export const listStorage = defineTool({
+export const listStorage = defineReadTool({
   name: 'pve_list_storage',
-  scope: 'pve:read',
+  title: 'List storages',
   description:
     "Storages and what each holds (images, iso, vztmpl, backup...); with node, that node's storages and their usage.",
   input: z.strictObject({
     node: nodeName.optional().describe('A node, for its storages with usage.'),
   }),
   output: z.object({ storages: z.array(storageRow).optional(), ...outputExtras }),
-  annotations: readOnly('List storages'),
   async run(args, ctx) {
     const path = args.node ? `/nodes/${encodeURIComponent(args.node)}/storage` : '/storage';
     const storages = parseEach(storageRaw, await ctx.pve().get(path, anyList))
@@ -86,20 +73,15 @@ export const listStorage = defineTool({
 
 const contentRaw = z.object({
   volid: z.string(),
-  content: z.string().optional(),
-  format: z.string().optional(),
-  size: numeric.optional(),
-  ctime: numeric.optional(),
-  vmid: numeric.optional(),
-  notes: z.string().optional(),
-  protected: boolish.optional(),
+  ...fieldsNamed('content format notes', maybe.text),
+  ...fieldsNamed('size ctime vmid', maybe.number),
+  protected: maybe.flag(),
   verification: z.object({ state: z.string() }).partial().optional(),
 });
 
 const volume = z.object({
   volid: z.string(),
-  content: z.string().nullable(),
-  format: z.string().nullable(),
+  ...fieldsNamed('content format', orNull.text),
   size_gib: z.number().nullable(),
   created: z.string().nullable(),
   vmid: z.number().nullable(),
@@ -136,14 +118,13 @@ const storageTarget = {
   vmid: vmid.optional().describe('Only volumes of this guest.'),
 };
 
-export const listBackups = defineTool({
+export const listBackups = defineReadTool({
   name: 'pve_list_backups',
-  scope: 'pve:read',
+  title: 'List backups',
   description:
     'List the backups on a storage (newest first; on a Proxmox Backup Server with their verification), optionally of one guest.',
   input: z.strictObject(storageTarget),
   output: z.object({ backups: z.array(volume).optional(), ...outputExtras }),
-  annotations: readOnly('List backups'),
   async run(args, ctx) {
     const backups = (
       await readContent(ctx, args.node, args.storage, { content: 'backup', vmid: args.vmid })
@@ -163,9 +144,9 @@ export const listBackups = defineTool({
 
 const CONTENT_NAME = 'pve_list_storage_content';
 
-export const listStorageContent = defineTool({
+export const listStorageContent = defineReadTool({
   name: CONTENT_NAME,
-  scope: 'pve:read',
+  title: 'List storage content',
   description:
     'Volumes of one kind on a storage (iso, vztmpl, import, images, rootdir, backup, snippets), to pick a real volume id (local:iso/debian-12.iso). Paged.',
   input: z.strictObject({
@@ -173,16 +154,9 @@ export const listStorageContent = defineTool({
     content: z
       .enum(['iso', 'vztmpl', 'import', 'images', 'rootdir', 'backup', 'snippets'])
       .describe('The kind of volume.'),
-    limit: z.number().int().min(1).max(1000).default(100).describe('Page size, 1–1000.'),
-    cursor: z.string().max(400).optional().describe('next_cursor from the previous page.'),
+    ...pageArgs(400),
   }),
-  output: z.object({
-    volumes: z.array(volume).optional(),
-    total: z.number().optional(),
-    next_cursor: z.string().nullable().optional(),
-    ...outputExtras,
-  }),
-  annotations: readOnly('List storage content'),
+  output: pagedOutput('volumes', volume),
   async run(args, ctx) {
     const after = decodeCursor(CONTENT_NAME, args.cursor);
     const all = (

@@ -3,7 +3,7 @@
 // before anything is sent: it names its node, and must name the node asked.
 
 import { z } from 'zod';
-import { defineTool, ToolFailure } from '../../calls/tool-spec';
+import { defineReadTool, ToolFailure } from '../../calls/tool-spec';
 import { taskLogLines, taskStatus } from '../../proxmox/schemas';
 import { parseUpid, taskSucceeded } from '../../proxmox/upid';
 import { isoSeconds, nodeName, waitArgs } from '../common';
@@ -13,9 +13,9 @@ import { waitForTask } from '../../writes/task-wait';
 const NAME = 'pve_get_task_status';
 const UPID_SHAPE = /^UPID:[^\s]{1,300}$/;
 
-export const getTaskStatus = defineTool({
+export const getTaskStatus = defineReadTool({
   name: NAME,
-  scope: 'pve:read',
+  title: 'Status of a task',
   description:
     'A Proxmox task by its UPID (from a write): running, or its exit status; log_lines adds its log tail; wait: true waits for the end.',
   input: z.strictObject({
@@ -47,7 +47,6 @@ export const getTaskStatus = defineTool({
     log_total: z.number().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: { title: 'Status of a task', readOnlyHint: true, openWorldHint: false },
   async run(args, ctx) {
     const upid = parseUpid(args.upid);
     if (!upid) {

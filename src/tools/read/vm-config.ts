@@ -3,16 +3,16 @@
 // snapshot holds it. The digest is what a later config change passes for optimistic concurrency.
 
 import { z } from 'zod';
-import { defineTool } from '../../calls/tool-spec';
+import { defineReadTool } from '../../calls/tool-spec';
 import { viewConfig } from '../../proxmox/config-view';
 import { guestConfig } from '../../proxmox/schemas';
 import { guestTarget, snapshotName } from '../common';
 import { outputExtras } from '../../calls/result';
 import { guestLabel, guestPath } from '../../proxmox/guest-state';
 
-export const getVmConfig = defineTool({
+export const getVmConfig = defineReadTool({
   name: 'pve_get_vm_config',
-  scope: 'pve:read',
+  title: 'Configuration of a guest',
   description:
     'Configuration of a VM or container (or of a snapshot): every key, property strings split into fields, secrets redacted.',
   input: z.strictObject({
@@ -29,11 +29,6 @@ export const getVmConfig = defineTool({
     digest: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: {
-    title: 'Configuration of a guest',
-    readOnlyHint: true,
-    openWorldHint: false,
-  },
   async run(args, ctx) {
     const raw = await ctx
       .pve()

@@ -3,7 +3,7 @@
 // interfaces for LXC. When they cannot be had (stopped, no agent) the answer says why, as data.
 
 import { z } from 'zod';
-import { defineTool, type ToolContext } from '../../calls/tool-spec';
+import { defineReadTool, type ToolContext } from '../../calls/tool-spec';
 import { PveError } from '../../proxmox/errors';
 import { agentInterfaces, lxcInterfaces } from '../../proxmox/schemas';
 import { guestTarget, round2, toGib, toMib } from '../common';
@@ -24,9 +24,9 @@ const iface = z.object({
 });
 type Iface = z.output<typeof iface>;
 
-export const getVmStatus = defineTool({
+export const getVmStatus = defineReadTool({
   name: 'pve_get_vm_status',
-  scope: 'pve:read',
+  title: 'Status of a guest',
   description:
     'State of a VM or container: status, CPU, memory, disk, uptime, lock; guest_ips adds its IP addresses.',
   input: z.strictObject({
@@ -54,7 +54,6 @@ export const getVmStatus = defineTool({
     ips_note: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  annotations: { title: 'Status of a guest', readOnlyHint: true, openWorldHint: false },
   async run(args, ctx) {
     const s = await readGuestState(ctx.pve(), args);
     const r = s.raw;

@@ -144,6 +144,13 @@ export type ReadToolSpec<I extends z.ZodObject, O extends z.ZodObject> = Omit<
 
 type NoArguments = z.ZodObject<Record<string, never>, z.core.$strict>;
 
+const madeAsRead = new WeakSet<ToolSpec>();
+
+/** Whether defineReadTool made this tool. */
+export function madeAsReadTool(tool: ToolSpec): boolean {
+  return madeAsRead.has(tool);
+}
+
 /** A tool that only reads: its annotations say so (read-only, and no world beyond Proxmox). */
 export function defineReadTool<
   I extends z.ZodObject = NoArguments,
@@ -155,7 +162,9 @@ export function defineReadTool<
   ...spec
 }: ReadToolSpec<I, O>): ToolSpec<I, O> {
   const annotations = { title, readOnlyHint: true, openWorldHint: false };
-  return { ...spec, input, scope, annotations };
+  const made: ToolSpec<I, O> = { ...spec, input, scope, annotations };
+  madeAsRead.add(made as unknown as ToolSpec);
+  return made;
 }
 
 /**

@@ -1,6 +1,6 @@
 // Object schemas list many fields of one kind: the figures a Proxmox answer may carry, the
-// columns of a read tool's rows. fieldsNamed names them in one string, in order, each key with a
-// schema of its own (a shared instance could be written out once and referred to in tools/list).
+// columns of a read tool's rows. fieldsNamed names them in one string, in order, each key with
+// the schema `make` gives it.
 
 import type { z } from 'zod';
 

@@ -44,7 +44,10 @@ export interface PolicyRights {
   sees: CallsSeen;
 }
 
-/** An administrator reads every call on /admin/audit; anyone else only their own. */
+/**
+ * Administrators and policy editors read the policy; editors change it. Replays and the shadow
+ * show an administrator every call (they read them all on /admin/audit), anyone else their own.
+ */
 export function policyRights(config: Config, identity: Identity): PolicyRights {
   const admin = isAdmin(config, identity);
   const editor = isEditor(config, identity);

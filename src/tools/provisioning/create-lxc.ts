@@ -8,7 +8,7 @@ import { keyFields } from '../../proxmox/config-keys';
 import { checkedText } from '../../proxmox/option-rules';
 import { confirm, nodeName, storageId, waitArgs } from '../common';
 import { defineCreateTool } from '../../writes/guest-create';
-// In the order the arguments use them.
+// In the order the arguments use them, then the form's.
 import {
   optionalVmid,
   parsedString,

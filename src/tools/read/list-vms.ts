@@ -6,10 +6,10 @@ import { defineReadTool } from '../../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../../proxmox/schemas';
 import { nodeName, tagName, toGib, toMib } from '../common';
 import { notOurCursor } from './paging';
-
-const NAME = 'pve_list_vms';
 import { orNull, outputExtras } from '../../calls/result';
 import { fieldsNamed } from '../../core/fields';
+
+const NAME = 'pve_list_vms';
 
 const input = z.strictObject({
   node: nodeName.optional().describe('Only guests on this node.'),

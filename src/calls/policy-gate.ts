@@ -6,8 +6,13 @@
 import { errorText, logLine } from '../log';
 import { reserveLimits, type CounterBackend } from '../counters/reserve';
 import type { Identity } from '../core/identity';
-import { evaluatePolicy, type Decision } from '../policy/evaluate';
-import { formatErrors } from '../policy/load';
+import {
+  evaluatePolicy,
+  refusedOutright,
+  targetFactsReached,
+  type Decision,
+} from '../policy/evaluate';
+import { type CompiledPolicy, formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import type { ApprovalPort } from './approval-gate';
@@ -32,6 +37,11 @@ export interface GateInput {
   tool: string;
   /** Validated arguments in their policy view (property strings as field objects). */
   args: Record<string, unknown>;
+  /**
+   * Reads the facts of the guest the call acts on that a policy's rules reach (see
+   * CallView.target), before that policy decides; absent: the call acts on no guest.
+   */
+  target?: TargetReader;
   identity: Identity;
   /** A preview or read that writes nothing: no rate-limit slot is taken. */
   dryRun: boolean;
@@ -43,6 +53,21 @@ export interface GateInput {
   current?: () => Promise<ActivePolicy>;
   /** Told which version decided, when it is not the one the call began with. */
   decidedBy?: (active: ActivePolicy) => void;
+}
+
+/** The `wanted` facts of the call's guest (undefined when none is wanted). */
+export type TargetReader = (
+  wanted: ReadonlySet<string>,
+) => Promise<Readonly<Record<string, unknown>> | undefined>;
+
+/** The facts `policy` reaches of the call's guest, read unless it refuses the tool outright. */
+async function targetFor(
+  policy: CompiledPolicy,
+  input: GateInput,
+): Promise<Readonly<Record<string, unknown>> | undefined> {
+  if (!input.target || refusedOutright(policy, input.tool)) return undefined;
+  const wanted = targetFactsReached(policy, input.tool);
+  return wanted.size ? input.target(wanted) : undefined;
 }
 
 /** A person's approval of a call: the requests they were shown (null: none could be read). */
@@ -110,7 +135,8 @@ async function decide(
   input: GateInput,
   approvals: ApprovalPort | null,
 ): Promise<Decided | Refused> {
-  const call = { tool: input.tool, args: input.args };
+  const target = await targetFor(active.policy, input);
+  const call = { tool: input.tool, args: input.args, target };
   let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
   if (decision.kind === 'approval_required' && input.dryRun) {
     // A preview sends nothing to Proxmox: it needs no approval (the confirmed call will).
@@ -163,9 +189,10 @@ async function afterApproval(
       );
     }
   }
+  const target = await targetFor(deciding.policy, input);
   const decision = evaluatePolicy(
     deciding.policy,
-    { tool: input.tool, args: input.args, approved: true },
+    { tool: input.tool, args: input.args, target, approved: true },
     input.identity,
     null,
     input.now,

@@ -21,13 +21,14 @@ import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import { policyView } from '../policy/view';
+import { readTargetFacts } from '../proxmox/target-facts';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { type ApprovalPort, approvalPort } from './approval-gate';
 import type { Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
 import { callerKey, describeIssues } from './issues';
 import { FAILURES, REASONS, refusalResult, scopeRefusal } from './messages';
-import { type GateInput, type GateResult, passGate } from './policy-gate';
+import { type GateInput, type GateResult, passGate, type TargetReader } from './policy-gate';
 import type { CallOutcome } from './result';
 import { missingScope } from './scope-gate';
 import { type CallEnd, type CallFacts, decided, failureResult, settle } from './settle';
@@ -48,6 +49,8 @@ interface Call {
   /** The values redaction hid: they never come back out (result, log line, audit record). */
   hidden: string[];
   scope?: CallScope;
+  /** The facts of the call's guest the deciding policy read (see targetReader). */
+  target?: Readonly<Record<string, unknown>>;
 }
 
 /** A step's answer: the call's end, or what the next step takes. */
@@ -263,6 +266,7 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
     identity: resolved.identity,
     dryRun: tool.dryRun?.(args) ?? false,
     now: host.clock.now(),
+    target: targetReader(call, args),
     current: () => host.policy(),
     decidedBy: (deciding: ActivePolicy) => {
       facts.policyVersion = deciding.version;
@@ -293,6 +297,27 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
   };
 }
 
+/**
+ * Reads the facts of the guest the call acts on (tool.target) that a policy reaches, before it
+ * decides: a new guest's are the call's own; an existing guest's are read from Proxmox, again
+ * only for facts not read yet (a version activated while a person was asked may reach more).
+ */
+function targetReader(call: Call, args: Record<string, unknown>): TargetReader | undefined {
+  const target = call.tool.target?.(args);
+  if (!target) return undefined;
+  const read = new Set<string>();
+  return async (wanted) => {
+    if ('made' in target) {
+      call.target = target.made;
+      return target.made;
+    }
+    if (call.target && [...wanted].every((fact) => read.has(fact))) return call.target;
+    for (const fact of wanted) read.add(fact);
+    call.target = await readTargetFacts(call.scope!.ctx.pve(), target.vmid, read);
+    return call.target;
+  };
+}
+
 /** Counts a call the shadow version would have decided otherwise. */
 function judgeInShadow(call: Call, gateInput: GateInput): void {
   const { active, host, facts } = call;
@@ -301,6 +326,8 @@ function judgeInShadow(call: Call, gateInput: GateInput): void {
   const stored = host.scrubber(call.hidden.length ? call.hidden : undefined).deep(facts.args);
   const disagreement = shadowDisagreement(active, {
     ...gateInput,
+    targetFacts: call.target,
+    hasTarget: gateInput.target !== undefined,
     stored,
     input: call.tool.input,
     requestId: call.requestId,
@@ -309,21 +336,14 @@ function judgeInShadow(call: Call, gateInput: GateInput): void {
 }
 
 async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<CallEnd> {
-  const { tool, host, active, facts } = call;
+  const { tool, facts } = call;
   const scope = call.scope!;
   const { args, inherited, identity } = resolved;
   const ctx: ToolContext = {
     ...scope.ctx,
     filled: resolved.filled,
     recheck: (next) =>
-      recheckPolicy(
-        active,
-        tool.name,
-        seenBy(next, inherited),
-        identity,
-        allowed.approvalId !== null,
-        host.clock.now(),
-      ),
+      recheckPolicy(call, next, seenBy(next, inherited), identity, allowed.approvalId !== null),
     checkApproved: (requests) => {
       const { approved } = allowed;
       if (approved && !sameRows(approved.upstream, shownRequests(call, args, requests)))
@@ -362,21 +382,24 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
  * the same call). An approval covered the arguments as approved, so a change needs a new one.
  */
 function recheckPolicy(
-  active: ActivePolicy,
-  tool: string,
+  call: Call,
   next: Record<string, unknown>,
+  seen: Record<string, unknown>,
   identity: Identity,
   approved: boolean,
-  now: number,
 ): void {
+  const { active, tool, host } = call;
   if (!active.ok)
     throw new PolicyRefusal(UNDECIDED_RULES.invalidPolicy, REASONS.invalidPolicyMidCall);
+  // A new guest is as the changed call would make it; an existing one, as it was read.
+  const changed = tool.target?.(next);
+  const target = changed && 'made' in changed ? changed.made : call.target;
   const decision = evaluatePolicy(
     active.policy,
-    { tool, args: policyView(next) },
+    { tool: tool.name, args: policyView(seen), target },
     identity,
     null,
-    now,
+    host.clock.now(),
   );
   if (decision.kind === 'allow') return;
   if (decision.kind === 'approval_required' && approved)

@@ -10,6 +10,7 @@
 
 import type { z } from 'zod';
 import type { Identity } from '../core/identity';
+import { UNRECORDED_TARGET } from '../policy/conditions';
 import { evaluatePolicy } from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';
 import type { ShadowDisagreement } from '../policy/shadow';
@@ -26,6 +27,10 @@ export interface ShadowInput {
   /** The tool's input schema, to read the stored arguments back as a replay does. */
   input: z.ZodObject;
   identity: Identity;
+  /** The facts of the call's guest the active version read (see CallView.target). */
+  targetFacts?: Readonly<Record<string, unknown>>;
+  /** Whether the call acts on a guest: the record keeps none of its facts (a rule on one is unknown). */
+  hasTarget: boolean;
   dryRun: boolean;
   now: number;
   requestId: string;
@@ -42,17 +47,22 @@ export function shadowDisagreement(
 ): ShadowDisagreement | null {
   const shadow = active.shadow;
   if (!shadow) return null;
-  const judge = (policy: CompiledPolicy, args: Record<string, unknown>): Judged => {
-    const call = { tool: input.tool, args };
+  const judge = (
+    policy: CompiledPolicy,
+    args: Record<string, unknown>,
+    target: Readonly<Record<string, unknown>> | undefined,
+  ): Judged => {
+    const call = { tool: input.tool, args, target };
     let d = evaluatePolicy(policy, call, input.identity, null, input.now);
     if (d.kind === 'approval_required' && input.dryRun)
       d = evaluatePolicy(policy, { ...call, approved: true }, input.identity, null, input.now);
     return { decision: d.kind, rule: d.kind === 'allow' ? null : d.rule };
   };
-  const now = judge(active.policy, input.args);
+  const now = judge(active.policy, input.args, input.targetFacts);
   let then: Judged;
   try {
-    then = judge(shadow.policy, recordedCall(input.stored, input.input).view);
+    const target = input.hasTarget ? UNRECORDED_TARGET : undefined;
+    then = judge(shadow.policy, recordedCall(input.stored, input.input).view, target);
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
     then = { decision: 'unknown', rule: err.rule };

@@ -64,6 +64,9 @@ export interface Resolved<A> {
   inherited?: Readonly<Record<string, unknown>>;
 }
 
+/** What a call acts on, for `target.` rules: a guest that exists, or one the call makes. */
+export type CallTarget = { vmid: number } | { made: Readonly<Record<string, unknown>> };
+
 export interface ToolSuccess<S> {
   structured: S;
   text: string;
@@ -109,6 +112,12 @@ export interface ToolSpec<
    * listed as hidden to the person asked.
    */
   judgedBy?: readonly string[];
+  /**
+   * The guest the call acts on, whose facts the policy's `target.` rules reach: an existing guest
+   * by id (read from Proxmox before the policy decides, when a rule reaches a fact of it), or a
+   * new guest as the call would make it. Absent, or null: the call acts on no guest.
+   */
+  target?(args: z.output<I>): CallTarget | null;
   /**
    * The exact requests this call would send, one row per request and parameter, for the person
    * asked to approve it (null: not known before running). Write tools have it from their plan

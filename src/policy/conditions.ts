@@ -38,6 +38,12 @@ export interface CallView {
   tool: string;
   /** Validated arguments; property strings appear as objects of their typed fields. */
   args: Readonly<Record<string, unknown>>;
+  /**
+   * The guest the call acts on, as Proxmox says it is (or a new guest as the call would make it):
+   * what `target.` paths reach, by TARGET_FIELDS name, an Unread where it could not be read.
+   * Left out: the call acts on no guest, or the policy reaches none of its facts.
+   */
+  target?: Readonly<Record<string, unknown>>;
   /** A person approved this exact call (require_approval is then satisfied; limits still apply). */
   approved?: boolean;
 }
@@ -67,11 +73,52 @@ type Resolved = Reached | typeof ABSENT | Each;
 /** The caller's fields a `user.` path reaches (the loader refuses any other). */
 export const USER_FIELDS: readonly string[] = ['id', 'email', 'groups', 'scopes', 'client'];
 
+/**
+ * The facts of the guest a call acts on that a `target.` path reaches (the loader refuses any
+ * other): its pool, tags (a list), name, node, status (as PVE reports it) and qmpstatus (QEMU's
+ * own: paused), template, protection, lock, ha (the HA state; absent when HA does not manage it)
+ * and vm_type (qemu, lxc).
+ */
+export const TARGET_FIELDS: readonly string[] = [
+  'pool',
+  'tags',
+  'name',
+  'node',
+  'status',
+  'qmpstatus',
+  'template',
+  'protection',
+  'lock',
+  'ha',
+  'vm_type',
+];
+
+/**
+ * A fact of the call's target that could not be read from Proxmox (in time, or at all): a rule
+ * that reaches it refuses the call, a `deny_if` as if it fired, a `require` as if it were unmet.
+ */
+export class Unread {
+  constructor(readonly why: string) {}
+}
+
+/**
+ * The guest a recorded call acted on, whose facts the record does not keep (replays, the
+ * shadow): a rule that needs one of them is unknown.
+ */
+export const UNRECORDED_TARGET: Readonly<Record<string, unknown>> = Object.freeze(
+  Object.fromEntries(
+    TARGET_FIELDS.map((fact) => [
+      fact,
+      new UnknownValue(`target.${fact}`, 'the record keeps no facts of the guest it acted on'),
+    ]),
+  ),
+);
+
 /** The catalog's mark for an argument that is a list, reached by index (see ToolArgs). */
 export const LIST_ITEMS = '#';
 const INDEX_RE = /^\d{1,3}$/;
 
-/** `args.<argument>[.<key>...]` (with at most one `*`), or `user.<field>`. */
+/** `args.<argument>[.<key>...]` (with at most one `*`), `user.<field>` or `target.<fact>`. */
 export function resolvePath(
   path: string,
   call: CallView,
@@ -82,6 +129,11 @@ export function resolvePath(
   if (root === 'user') {
     if (!first || !USER_FIELDS.includes(first) || rest.length) return ABSENT;
     const value = userView(identity)[first];
+    return value === undefined ? MISSING : seen(value);
+  }
+  if (root === 'target') {
+    if (!first || !TARGET_FIELDS.includes(first) || rest.length || !call.target) return ABSENT;
+    const value = ownValue(call.target, first);
     return value === undefined ? MISSING : seen(value);
   }
   if (root !== 'args' || !first || !Object.hasOwn(toolArgs, first)) return ABSENT;
@@ -160,6 +212,14 @@ function ownValue(record: Readonly<Record<string, unknown>>, key: string): unkno
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
+/** Why the target fact a condition reaches could not be read; null when it was read. */
+export function unreadWhy(cond: { path: string }, call: CallView): string | null {
+  const [root, first] = cond.path.split('.');
+  if (root !== 'target' || !first || !call.target) return null;
+  const value = ownValue(call.target, first);
+  return value instanceof Unread ? value.why : null;
+}
+
 function userView(identity: Identity): Record<string, unknown> {
   return {
     id: identity.userId,
@@ -170,8 +230,11 @@ function userView(identity: Identity): Record<string, unknown> {
   };
 }
 
-/** Why a rule refuses a call (how its reason is worded when it has none of its own). */
-export type Refusal = 'matched' | 'missing' | 'absent' | 'not_a_number';
+/**
+ * Why a rule refuses a call (how its reason is worded when it has none of its own); `unread`, a
+ * target fact it needs could not be read (its reason then says so, whatever the rule's own).
+ */
+export type Refusal = 'matched' | 'missing' | 'absent' | 'not_a_number' | 'unread';
 
 /** Stands for a lost value that was there, where only its presence counts (`exists`). */
 const SOME_VALUE = Symbol('some value');
@@ -189,6 +252,7 @@ export function judgeCondition(
   regex?: RegExp,
 ): Refusal | null {
   const reached = resolvePath(cond.path, call, identity, toolArgs);
+  if (reached instanceof Unread) return 'unread';
   if (cond.aggregate) {
     const total = aggregate(cond.aggregate, reached);
     if (total === null) return 'not_a_number';

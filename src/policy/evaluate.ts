@@ -6,7 +6,13 @@
 
 import type { Identity } from '../core/identity';
 import { own } from '../core/own';
-import { judgeCondition, type CallView, type Refusal, type ToolArgs } from './conditions';
+import {
+  judgeCondition,
+  type CallView,
+  type Refusal,
+  type ToolArgs,
+  unreadWhy,
+} from './conditions';
 import type { CompiledPolicy } from './load';
 import { appliesTo, whetherApplies } from './principals';
 import type { Condition, Limit, Scope, Window } from './schema';
@@ -108,6 +114,34 @@ function ruleSets(policy: CompiledPolicy, toolName: string) {
   ];
 }
 
+const reachedFacts = new WeakMap<CompiledPolicy, Map<string, ReadonlySet<string>>>();
+
+/**
+ * The target facts (TARGET_FIELDS) a tool's rules reach, in a condition or its `when`: what must
+ * be read from Proxmox before the policy decides a call (nothing when empty).
+ */
+export function targetFactsReached(policy: CompiledPolicy, toolName: string): ReadonlySet<string> {
+  let byTool = reachedFacts.get(policy);
+  if (!byTool) {
+    byTool = new Map();
+    reachedFacts.set(policy, byTool);
+  }
+  let facts = byTool.get(toolName);
+  if (!facts) {
+    const paths = ruleSets(policy, toolName)
+      .flatMap(({ rules }) => [...(rules.deny_if ?? []), ...(rules.require ?? [])])
+      .flatMap((cond) => [cond.path, ...(cond.when ? [cond.when.path] : [])]);
+    facts = new Set(
+      paths.flatMap((path) => {
+        const [root, field] = path.split('.');
+        return root === 'target' && field ? [field] : [];
+      }),
+    );
+    byTool.set(toolName, facts);
+  }
+  return facts;
+}
+
 /**
  * The limits of a tool's rules that `applies` keeps (given each limit and its pointer), resolved
  * to their counters at `now`: evaluatePolicy keeps those for the caller; a replay, those that may
@@ -203,24 +237,54 @@ function firstMatch(
       return judged;
     });
     if (refusal === null) continue;
+    const unread = unreadOf(cond, call);
     return {
       kind: 'deny',
       rule,
-      reason: cond.reason ?? describe(cond, kind, refusal),
+      reason: unread ?? cond.reason ?? describe(cond, kind, refusal, call),
     };
   }
   return null;
 }
 
-function describe(cond: Condition, kind: 'deny_if' | 'require', refusal: Refusal): string {
-  const text = plainDescription(cond, kind, refusal);
+/**
+ * A refusal for want of a target fact, worded as such whatever the rule's own reason: a rule for
+ * guests tagged prod must not tell a person their guest is tagged prod when that was not read.
+ */
+function unreadOf(cond: Condition, call: CallView): string | null {
+  const why = [cond, ...(cond.when ? [cond.when] : [])]
+    .map((c) => ({ path: c.path, why: unreadWhy(c, call) }))
+    .find((u) => u.why !== null);
+  return why
+    ? `Denied by policy: ${why.path} of the guest could not be read from Proxmox (${why.why}), so this rule cannot let the call through.`
+    : null;
+}
+
+function describe(
+  cond: Condition,
+  kind: 'deny_if' | 'require',
+  refusal: Refusal,
+  call: CallView,
+): string {
+  const text = plainDescription(cond, kind, refusal, whoLacks(cond.path, call));
   const { when } = cond;
   return when
     ? `${text.slice(0, -1)} (the rule is for calls where ${when.path} ${when.op} ${JSON.stringify(when.value)}).`
     : text;
 }
 
-function plainDescription(cond: Condition, kind: 'deny_if' | 'require', refusal: Refusal): string {
+/** What has no value at a path: the call's arguments, or the guest it acts on (or none). */
+function whoLacks(path: string, call: CallView): string {
+  if (!path.startsWith('target.')) return 'this call leaves it out';
+  return call.target ? 'the guest has none' : 'this call acts on no guest';
+}
+
+function plainDescription(
+  cond: Condition,
+  kind: 'deny_if' | 'require',
+  refusal: Refusal,
+  lacks: string,
+): string {
   const value = JSON.stringify(cond.value);
   const what = cond.aggregate ? `the ${cond.aggregate} of ${cond.path}` : cond.path;
   switch (refusal) {
@@ -229,9 +293,13 @@ function plainDescription(cond: Condition, kind: 'deny_if' | 'require', refusal:
         ? `Denied by policy: ${what} cannot be computed (a value is not a finite number of at least 0), so the rule ${cond.op} ${value} cannot be checked.`
         : `Denied by policy: ${cond.path} is not a number, so the rule ${cond.op} ${value} cannot be checked.`;
     case 'missing':
-      return `Denied by policy: ${cond.path} ${cond.op} ${value}, and this call leaves it out (a value that is not there equals nothing).`;
-    case 'absent':
-      return `Denied by policy: ${cond.path} is required (it must satisfy ${cond.op} ${value}) and this call has none.`;
+      return `Denied by policy: ${cond.path} ${cond.op} ${value}, and ${lacks} (a value that is not there equals nothing).`;
+    case 'unread':
+      return `Denied by policy: ${cond.path} could not be read from Proxmox.`;
+    case 'absent': {
+      const none = cond.path.startsWith('target.') ? lacks : 'this call has none';
+      return `Denied by policy: ${cond.path} is required (it must satisfy ${cond.op} ${value}) and ${none}.`;
+    }
     case 'matched':
       return kind === 'deny_if'
         ? `Denied by policy: ${what} ${cond.op} ${value}.`

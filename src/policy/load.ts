@@ -2,7 +2,7 @@
 // argument names, operator/value types, regexes that compile, duplicate counters). Reports every
 // error at once, each with its JSON pointer. Pure.
 
-import { LIST_ITEMS, USER_FIELDS } from './conditions';
+import { LIST_ITEMS, TARGET_FIELDS, USER_FIELDS } from './conditions';
 import type { z } from 'zod';
 import { policySchema, type Condition, type PolicyDocument } from './schema';
 import { isScope, SCOPES as TOKEN_SCOPES } from '../core/scopes';
@@ -275,15 +275,19 @@ function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Fo
           message: `"${first}" has no field "${rest.join('.')}"; known: ${sample(fields!)}`,
         });
       }
-    } else if (root === 'user') {
-      if (!first || !USER_FIELDS.includes(first) || rest.length) {
+    } else if (root === 'user' || root === 'target') {
+      const known = root === 'user' ? USER_FIELDS : TARGET_FIELDS;
+      if (!first || !known.includes(first) || rest.length) {
         errors.push({
           pointer: `${at}/path`,
-          message: `user paths are ${USER_FIELDS.map((f) => `user.${f}`).join(', ')}`,
+          message: `${root} paths are ${known.map((f) => `${root}.${f}`).join(', ')}`,
         });
       }
     } else {
-      errors.push({ pointer: `${at}/path`, message: 'path must start with "args." or "user."' });
+      errors.push({
+        pointer: `${at}/path`,
+        message: 'path must start with "args.", "user." or "target."',
+      });
     }
   }
   const value = cond.value;

@@ -18,7 +18,7 @@ import type { z } from 'zod';
 import type { AuditDecision, StoredAuditRecord } from '../audit/record';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import type { Identity } from '../core/identity';
-import type { CallView } from '../policy/conditions';
+import { type CallView, UNRECORDED_TARGET } from '../policy/conditions';
 import { evaluatePolicy, limitsFor, type AppliedLimit, type Decision } from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';
 import { whetherApplies } from '../policy/principals';
@@ -30,6 +30,8 @@ import { ReplaySlots, type SlotClaim, type SlotOwner } from './slots';
 export interface ReplayTool {
   input: z.ZodObject;
   dryRun?(args: Record<string, unknown>): boolean;
+  /** The tool acts on a guest: records keep none of its facts (a `target.` rule is unknown). */
+  target?: unknown;
 }
 
 export type ReplayRecord = Pick<
@@ -194,6 +196,7 @@ function replayCall(
   const call: CallView = {
     tool: record.tool,
     args: recorded.view,
+    ...(tool?.target ? { target: UNRECORDED_TARGET } : {}),
     ...(approved ? { approved: true } : {}),
   };
   const decide = (view: CallView): Decision =>

@@ -51,6 +51,12 @@ const output = z.object({
   ...outputExtras,
 });
 
+/** The guest a path names (/nodes/{node}/qemu|lxc/{vmid}...), or null when it names none. */
+function guestOfPath(path: string): { vmid: number } | null {
+  const m = /^\/nodes\/[^/]+\/(?:qemu|lxc)\/(\d{1,9})(?:\/|$)/.exec(path);
+  return m ? { vmid: Number(m[1]) } : null;
+}
+
 /** Writes are previewed unless confirmed and sent by the kernel; a GET is read at once. */
 export const apiRequest = defineWriteTool({
   name: 'pve_api_request',
@@ -64,6 +70,7 @@ export const apiRequest = defineWriteTool({
   destructive: true,
   idempotent: false,
   policyFields: { params: ['*'] },
+  target: (args) => guestOfPath(args.path),
   read: {
     is: (args) => args.method === 'GET',
     describe: (args) => requestRows(asRead(args)),

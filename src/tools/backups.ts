@@ -121,6 +121,7 @@ const NOTES_MAX = 1024;
 export const createBackup = defineWriteTool({
   name: 'pve_create_backup',
   scope: 'pve:operate',
+  target: (args) => ({ vmid: args.vmid }),
   description:
     'Back up one VM or container now (vzdump), e.g. before a change. Requires confirm=true.',
   input: z.strictObject({

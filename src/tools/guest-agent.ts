@@ -188,6 +188,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const guestExec = defineWriteTool({
   name: 'pve_guest_exec',
   scope: 'pve:guest',
+  target: (args) => ({ vmid: args.vmid }),
   description:
     'Run one program (no shell) in a running VM through the QEMU guest agent; returns its exit code, stdout and stderr. Requires confirm=true.',
   input: z.strictObject({
@@ -359,6 +360,7 @@ export const guestFileRead = defineReadTool({
   name: 'pve_guest_file_read',
   title: 'Read a file in a VM',
   scope: 'pve:guest',
+  target: (args) => ({ vmid: args.vmid }),
   description:
     'Read a text file inside a running VM through the QEMU guest agent (the first 64 KiB).',
   input: z.strictObject({ ...guestVm, file: guestFile }),
@@ -424,6 +426,7 @@ export const guestInfo = defineReadTool({
   name: 'pve_guest_info',
   title: 'Guest agent info',
   scope: 'pve:guest',
+  target: (args) => ({ vmid: args.vmid }),
   description:
     "What the QEMU guest agent of a running VM reports: its version, the guest's OS and its file systems with their use.",
   input: z.strictObject(guestVm),

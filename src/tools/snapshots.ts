@@ -47,6 +47,7 @@ async function readSnapshots(
 export const listSnapshots = defineReadTool({
   name: 'pve_list_snapshots',
   title: 'List snapshots of a guest',
+  target: (args) => ({ vmid: args.vmid }),
   description:
     'Snapshots of a VM or container: name, parent, time, RAM saved, and which one the current state follows.',
   input: z.strictObject(guestTarget),

@@ -105,6 +105,7 @@ export function defineGuestAction<I extends z.ZodObject>(spec: GuestActionSpec<I
     idempotent: spec.idempotent,
     ...(spec.policyFields ? { policyFields: spec.policyFields } : {}),
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
+    target: (args) => ({ vmid: (args as Args).vmid }),
     blastRadius: (args, ctx) => radiusOf(spec, args as Args, ctx.pve()),
     plan: (args, ctx) => planAction(spec, args as Args, ctx),
     report: (args, plan, sent) => reportAction(spec, args as Args, plan, sent),

@@ -55,6 +55,22 @@ const output = z.object({
   ...outputExtras,
 });
 
+/** The new guest as the call would make it, for the policy's `target.` rules. */
+function madeGuest<I extends z.ZodObject>(
+  spec: CreateSpec<I>,
+  args: z.output<I> & CreateArgs & { pool?: string; tags?: string[] },
+): Record<string, unknown> {
+  const name = spec.guestName(args);
+  return {
+    node: args.node,
+    vm_type: spec.kind,
+    template: false,
+    tags: args.tags ?? [],
+    ...(args.pool !== undefined ? { pool: args.pool } : {}),
+    ...(name !== undefined ? { name } : {}),
+  };
+}
+
 export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): ToolSpec {
   type Args = z.output<I> & CreateArgs;
   const what = spec.kind === 'qemu' ? 'VM' : 'container';
@@ -70,6 +86,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
     idempotent: false,
     policyFields: spec.policyFields,
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
+    target: (args) => ({ made: madeGuest(spec, args as Args) }),
     // The policy and the approver see the vmid that will be used, not "whatever is free".
     fills: ['vmid'],
     async resolve(args, ctx) {

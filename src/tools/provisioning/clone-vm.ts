@@ -148,6 +148,8 @@ export const cloneVm = defineWriteTool({
   input: cloneInput,
   output,
   title: 'Clone a VM',
+  // The source: what a rule on target.* judges (the new guest is the call's own arguments).
+  target: (args) => ({ vmid: args.source_vmid }),
   destructive: false,
   idempotent: false,
   policyFields: {

@@ -13,6 +13,7 @@ import { guestLabel, guestPath } from '../../proxmox/guest-state';
 export const getVmConfig = defineReadTool({
   name: 'pve_get_vm_config',
   title: 'Configuration of a guest',
+  target: (args) => ({ vmid: args.vmid }),
   description:
     'Configuration of a VM or container (or of a snapshot): every key, property strings split into fields, secrets redacted.',
   input: z.strictObject({

@@ -27,6 +27,7 @@ type Iface = z.output<typeof iface>;
 export const getVmStatus = defineReadTool({
   name: 'pve_get_vm_status',
   title: 'Status of a guest',
+  target: (args) => ({ vmid: args.vmid }),
   description:
     'State of a VM or container: status, CPU, memory, disk, uptime, lock; guest_ips adds its IP addresses.',
   input: z.strictObject({

@@ -1,0 +1,137 @@
+// The facts of the guest a call acts on that the policy's `target.` rules reach, read from
+// Proxmox before the policy decides. One GET /cluster/resources answers most of them (pool, tags,
+// name, node, status, template, lock, HA state, kind) wherever the guest runs; qmpstatus (its
+// status/current) and protection (its config) cost one more request each, and only a rule that
+// reaches them pays it. Every read shares one deadline. A fact that cannot be read in time, or at
+// all, is an Unread with the reason: the rules that reach it refuse the call (fail closed).
+
+import { z } from 'zod';
+import { Unread } from '../policy/conditions';
+import type { PveClient } from './client';
+import { PveError } from './errors';
+import type { VmType } from './guest-state';
+import { anyList, boolish, guestConfig, guestStatus, parseEach } from './schemas';
+
+/** All the reads together may take this long; a fact still unread then is Unread. */
+export const TARGET_FACTS_BUDGET_MS = 3_000;
+
+/** Facts by TARGET_FIELDS name: a value, an Unread, or left out (the guest has none). */
+export type TargetFacts = Record<string, unknown>;
+
+const vmEntry = z.object({
+  vmid: z.number(),
+  type: z.enum(['qemu', 'lxc']),
+  node: z.string(),
+  status: z.string().optional(),
+  name: z.string().optional(),
+  pool: z.string().optional(),
+  tags: z.string().optional(),
+  lock: z.string().optional(),
+  hastate: z.string().optional(),
+  template: boolish.optional(),
+});
+type VmEntry = z.output<typeof vmEntry>;
+
+const permissions = z.record(z.string(), z.record(z.string(), z.unknown()));
+
+/** Why a read failed, in a line (a PveError's message holds no secret; others are not shown). */
+function why(err: unknown): string {
+  const text = err instanceof PveError ? err.message : 'the read failed';
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
+
+/** PVE keeps tags `;`-separated (it accepts `,` and spaces on input); rules see a list. */
+export function tagList(tags: string | undefined): string[] {
+  return tags ? tags.split(/[;, ]+/).filter(Boolean) : [];
+}
+
+/**
+ * The `wanted` facts of guest `vmid` (node-independent: found wherever it runs). A guest this
+ * server's API token cannot see is read as no fact at all, never as a guest without tags.
+ */
+export async function readTargetFacts(
+  pve: PveClient,
+  vmid: number,
+  wanted: ReadonlySet<string>,
+): Promise<TargetFacts> {
+  const deadline = pve.clock.now() + TARGET_FACTS_BUDGET_MS;
+  const left = () => ({ timeoutMs: Math.max(1, deadline - pve.clock.now()) });
+  const unread = (reason: string): TargetFacts =>
+    Object.fromEntries([...wanted].map((fact) => [fact, new Unread(reason)]));
+  let entry: VmEntry | undefined;
+  try {
+    const items = await pve.get('/cluster/resources', anyList, { type: 'vm' }, left());
+    entry = parseEach(vmEntry, items).find((e) => e.vmid === vmid);
+  } catch (err) {
+    return unread(`the cluster's resources: ${why(err)}`);
+  }
+  if (!entry)
+    return unread(
+      `guest ${vmid} is not among the cluster's resources this server's API token sees`,
+    );
+  const base = `/nodes/${encodeURIComponent(entry.node)}/${entry.type}/${vmid}`;
+  const [pool, more] = await Promise.all([
+    wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left) : null,
+    extraFacts(pve, base, entry.type, wanted, left),
+  ]);
+  const facts: TargetFacts = {
+    ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
+    tags: tagList(entry.tags).map((t) => t.toLowerCase()),
+    node: entry.node,
+    vm_type: entry.type,
+    template: entry.template ?? false,
+    ...(entry.status !== undefined ? { status: entry.status } : {}),
+    ...(entry.name !== undefined ? { name: entry.name } : {}),
+    ...(entry.lock !== undefined ? { lock: entry.lock } : {}),
+    ...(entry.hastate !== undefined ? { ha: entry.hastate } : {}),
+    ...more,
+  };
+  return Object.fromEntries(Object.entries(facts).filter(([fact]) => wanted.has(fact)));
+}
+
+/**
+ * A guest listed without a pool is in none only if the token may see pools: Proxmox leaves the
+ * pool out for a token without Pool.Audit. Null when it may; else why the pool is unknown.
+ */
+async function poolUnseen(
+  pve: PveClient,
+  left: () => { timeoutMs: number },
+): Promise<Unread | null> {
+  try {
+    const held = await pve.get('/access/permissions', permissions, { path: '/pool' }, left());
+    return held['/pool']?.['Pool.Audit']
+      ? null
+      : new Unread("this server's API token may not see pools (Pool.Audit on /pool)");
+  } catch (err) {
+    return new Unread(`whether this server's API token may see pools: ${why(err)}`);
+  }
+}
+
+/** qmpstatus (status/current) and protection (config), each read only when a rule reaches it. */
+async function extraFacts(
+  pve: PveClient,
+  base: string,
+  type: VmType,
+  wanted: ReadonlySet<string>,
+  left: () => { timeoutMs: number },
+): Promise<TargetFacts> {
+  const read = async (fact: string, path: string, pick: (raw: unknown) => unknown) => {
+    if (!wanted.has(fact)) return {};
+    try {
+      const value = pick(await pve.get(path, z.unknown(), {}, left()));
+      return value === undefined ? {} : { [fact]: value };
+    } catch (err) {
+      return { [fact]: new Unread(`${path.split('/').pop()}: ${why(err)}`) };
+    }
+  };
+  const [qmp, protection] = await Promise.all([
+    type === 'qemu'
+      ? read('qmpstatus', `${base}/status/current`, (raw) => guestStatus.parse(raw).qmpstatus)
+      : {},
+    read('protection', `${base}/config`, (raw) => {
+      const value = guestConfig.parse(raw).protection;
+      return value === undefined ? false : boolish.parse(value);
+    }),
+  ]);
+  return { ...qmp, ...protection };
+}

@@ -1,0 +1,166 @@
+// `target.*` in the pure engine: what the loader accepts, how a fact the guest has, lacks or
+// that could not be read decides a deny_if and a require, which facts a tool's rules reach (what
+// must be read before deciding), and a replayed call, whose record keeps no facts of its guest.
+
+import { describe, expect, it } from 'vitest';
+import type { Identity } from '../../src/core/identity';
+import { SCOPES } from '../../src/core/scopes';
+import { UNRECORDED_TARGET, Unread } from '../../src/policy/conditions';
+import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
+import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
+import { UnknownReached } from '../../src/policy/unknown';
+import { TOOL_CATALOG } from '../../src/tools';
+
+const STOP = 'pve_stop_vm';
+const alice: Identity = {
+  userId: 'alice',
+  groups: [],
+  clientId: 'c1',
+  grantId: 'g1',
+  scopes: SCOPES,
+};
+const NOW = Date.parse('2026-12-06T12:00:00Z');
+
+function policy(doc: object): CompiledPolicy {
+  const result = loadPolicy({ version: '1', default: 'allow', ...doc }, TOOL_CATALOG);
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  return result.policy;
+}
+
+const stopIf = (cond: object) => policy({ tools: { [STOP]: { deny_if: [cond] } } });
+const stopOnlyIf = (cond: object) => policy({ tools: { [STOP]: { require: [cond] } } });
+const args = { node: 'pve1', vmid: 100, vm_type: 'qemu' };
+
+function decide(p: CompiledPolicy, target?: Record<string, unknown>) {
+  return evaluatePolicy(p, { tool: STOP, args, ...(target ? { target } : {}) }, alice, null, NOW);
+}
+
+describe('loading target paths', () => {
+  it('accepts every fact, and refuses an unknown one or a path into one, naming the facts', () => {
+    for (const fact of ['pool', 'tags', 'name', 'node', 'status', 'qmpstatus', 'template']) {
+      expect(
+        loadPolicy(
+          {
+            version: '1',
+            tools: { [STOP]: { deny_if: [{ path: `target.${fact}`, op: 'exists', value: true }] } },
+          },
+          TOOL_CATALOG,
+        ).ok,
+      ).toBe(true);
+    }
+    for (const path of ['target.owner', 'target.tags.0', 'target']) {
+      const loaded = loadPolicy(
+        { version: '1', tools: { [STOP]: { deny_if: [{ path, op: 'eq', value: 'x' }] } } },
+        TOOL_CATALOG,
+      );
+      expect(loaded).toMatchObject({
+        ok: false,
+        errors: [
+          {
+            pointer: `/tools/${STOP}/deny_if/0/path`,
+            message:
+              'target paths are target.pool, target.tags, target.name, target.node, target.status, target.qmpstatus, target.template, target.protection, target.lock, target.ha, target.vm_type',
+          },
+        ],
+      });
+    }
+  });
+});
+
+describe('judging target facts', () => {
+  it('fires a deny_if on a fact the guest has, and not on one it has otherwise', () => {
+    const p = stopIf({ path: 'target.tags', op: 'contains', value: 'prod' });
+    expect(decide(p, { tags: ['prod', 'web'] })).toMatchObject({
+      kind: 'deny',
+      rule: `/tools/${STOP}/deny_if/0`,
+      reason: 'Denied by policy: target.tags contains "prod".',
+    });
+    expect(decide(p, { tags: ['ci'] }).kind).toBe('allow');
+    expect(decide(p, { tags: [] }).kind).toBe('allow');
+  });
+
+  it('takes a fact that could not be read as refusing, for a deny_if and a require alike, whatever the rule says', () => {
+    const unread = {
+      tags: new Unread('the read timed out'),
+      pool: new Unread('the read timed out'),
+    };
+    const reason =
+      'Denied by policy: target.tags of the guest could not be read from Proxmox (the read timed out), so this rule cannot let the call through.';
+    expect(
+      decide(
+        stopIf({ path: 'target.tags', op: 'contains', value: 'prod', reason: 'No prod.' }),
+        unread,
+      ),
+    ).toMatchObject({ kind: 'deny', reason });
+    expect(
+      decide(stopOnlyIf({ path: 'target.pool', op: 'eq', value: 'lab' }), unread),
+    ).toMatchObject({
+      kind: 'deny',
+      reason: reason.replace('target.tags', 'target.pool'),
+    });
+    // A rule's `when` on an unread fact: whether the rule is for the call is not known, so it is.
+    const when = stopIf({
+      path: 'args.vmid',
+      op: 'gte',
+      value: 100,
+      when: { path: 'target.tags', op: 'contains', value: 'prod' },
+    });
+    expect(decide(when, unread)).toMatchObject({ kind: 'deny', reason });
+    expect(decide(when, { tags: ['ci'] }).kind).toBe('allow');
+  });
+
+  it('words a fact the guest lacks, and a call that acts on no guest', () => {
+    const lab = stopOnlyIf({ path: 'target.pool', op: 'eq', value: 'lab' });
+    expect(decide(lab, { tags: [] })).toMatchObject({
+      reason:
+        'Denied by policy: target.pool is required (it must satisfy eq "lab") and the guest has none.',
+    });
+    expect(decide(lab)).toMatchObject({
+      reason:
+        'Denied by policy: target.pool is required (it must satisfy eq "lab") and this call acts on no guest.',
+    });
+    expect(decide(lab, { pool: 'lab' }).kind).toBe('allow');
+    const outside = stopIf({ path: 'target.pool', op: 'neq', value: 'lab' });
+    expect(decide(outside, {})).toMatchObject({
+      reason:
+        'Denied by policy: target.pool neq "lab", and the guest has none (a value that is not there equals nothing).',
+    });
+  });
+
+  it('reads, of a policy, only the facts its rules for the tool reach (all_tools and when included)', () => {
+    const p = policy({
+      tools: {
+        [STOP]: {
+          deny_if: [
+            {
+              path: 'args.vmid',
+              op: 'eq',
+              value: 1,
+              when: { path: 'target.qmpstatus', op: 'eq', value: 'paused' },
+            },
+          ],
+          require: [{ path: 'target.pool', op: 'eq', value: 'lab' }],
+        },
+        pve_start_vm: { deny_if: [{ path: 'args.vmid', op: 'eq', value: 1 }] },
+      },
+      all_tools: { deny_if: [{ path: 'target.tags', op: 'contains', value: 'prod' }] },
+    });
+    expect([...targetFactsReached(p, STOP)].sort()).toEqual(['pool', 'qmpstatus', 'tags']);
+    expect([...targetFactsReached(p, 'pve_start_vm')]).toEqual(['tags']);
+    expect(targetFactsReached(policy({ tools: { [STOP]: {} } }), STOP).size).toBe(0);
+  });
+
+  it('cannot judge a recorded call, whose record keeps no facts of its guest: the rule is unknown', () => {
+    const p = stopIf({ path: 'target.tags', op: 'contains', value: 'prod' });
+    expect(() => decide(p, UNRECORDED_TARGET as Record<string, unknown>)).toThrow(UnknownReached);
+    // A rule that needs no fact still decides it.
+    expect(
+      decide(
+        stopIf({ path: 'args.vmid', op: 'eq', value: 100 }),
+        UNRECORDED_TARGET as Record<string, unknown>,
+      ),
+    ).toMatchObject({
+      kind: 'deny',
+    });
+  });
+});

@@ -1,0 +1,292 @@
+// Rules over what a call touches (`target.*`), end to end over MCP against the simulator's seeded
+// cluster: 100 (pve1, pool prod, tags prod;web, running), 103 (pve2, no pool, tags ci, running),
+// 104 (pve2, pool lab, stopped), 102 (protection on), template 9000 (tags template). The facts are
+// read from Proxmox before the policy decides; what Proxmox was asked, and whether anything was
+// written, is read from the simulator's request log.
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { call, connect, text } from '../support/worker/mcp';
+import { sim } from '../support/worker/sim';
+import { setPolicy, usePolicy } from '../support/worker/policy';
+
+const notProd = { path: 'target.tags', op: 'contains', value: 'prod' } as const;
+
+usePolicy({
+  version: '1',
+  default: 'allow',
+  tools: {
+    pve_stop_vm: { deny_if: [notProd] },
+    pve_create_snapshot: { deny_if: [notProd] },
+    pve_set_vm_config: { deny_if: [notProd] },
+    pve_delete_vm: {
+      deny_if: [
+        {
+          path: 'target.template',
+          op: 'eq',
+          value: true,
+          reason: 'Templates are never destroyed.',
+        },
+        { path: 'target.protection', op: 'eq', value: true },
+      ],
+    },
+    pve_clone_vm: { deny_if: [notProd] },
+    pve_create_backup: { deny_if: [notProd] },
+    pve_guest_exec: { deny_if: [notProd] },
+    pve_api_request: { deny_if: [notProd] },
+    pve_start_vm: { require: [{ path: 'target.pool', op: 'eq', value: 'lab' }] },
+    pve_create_qemu_vm: { require: [{ path: 'target.pool', op: 'eq', value: 'lab' }] },
+  },
+});
+
+const RESOURCES = 'GET /api2/json/cluster/resources';
+const line = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+
+describe('a policy over what a call touches', () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connect('http');
+  });
+  afterAll(() => client.close());
+  beforeEach(async () => {
+    await sim.clearFaults();
+    await sim.reset();
+    await sim.clearLog();
+  });
+
+  /** Refused by `rule`, after one read of the cluster's resources and nothing else. */
+  async function refusedAfterOneRead(
+    tool: string,
+    args: Record<string, unknown>,
+    rule: string,
+  ): Promise<string> {
+    const result = await call(client, tool, { ...args, confirm: true });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
+    expect((await sim.requests()).map(line)).toEqual([RESOURCES]);
+    return text(result);
+  }
+
+  /** Let through: the call went on to write (`write`, "METHOD path" below /api2/json). */
+  async function wrote(tool: string, args: Record<string, unknown>, write: string): Promise<void> {
+    const result = await call(client, tool, { ...args, confirm: true });
+    expect(result.structuredContent?.policy).toBeUndefined();
+    expect((await sim.writes()).map(line)).toContain(
+      `${write.split(' ')[0]} /api2/json${write.split(' ')[1]}`,
+    );
+  }
+
+  it('power: a guest tagged prod is not stopped, an untagged one is', async () => {
+    const said = await refusedAfterOneRead(
+      'pve_stop_vm',
+      { node: 'pve1', vmid: 100 },
+      '/tools/pve_stop_vm/deny_if/0',
+    );
+    expect(said).toBe('[POLICY DENIED] Denied by policy: target.tags contains "prod".');
+    await sim.clearLog();
+    await wrote(
+      'pve_stop_vm',
+      { node: 'pve2', vmid: 103 },
+      'POST /nodes/pve2/qemu/103/status/stop',
+    );
+  });
+
+  it('snapshots and config: refused on prod, sent for an untagged guest', async () => {
+    await refusedAfterOneRead(
+      'pve_create_snapshot',
+      { node: 'pve1', vmid: 100, snapname: 'before' },
+      '/tools/pve_create_snapshot/deny_if/0',
+    );
+    await sim.clearLog();
+    await wrote(
+      'pve_create_snapshot',
+      { node: 'pve2', vmid: 103, snapname: 'before' },
+      'POST /nodes/pve2/qemu/103/snapshot',
+    );
+    await sim.clearLog();
+    await refusedAfterOneRead(
+      'pve_set_vm_config',
+      { node: 'pve1', vmid: 100, config: { description: 'x' } },
+      '/tools/pve_set_vm_config/deny_if/0',
+    );
+    await sim.clearLog();
+    await wrote(
+      'pve_set_vm_config',
+      { node: 'pve2', vmid: 103, config: { description: 'x' } },
+      'POST /nodes/pve2/qemu/103/config',
+    );
+  });
+
+  it('delete: a template is never destroyed, a protected guest neither (its config read too)', async () => {
+    const result = await call(client, 'pve_delete_vm', { node: 'pve1', vmid: 9000, confirm: true });
+    expect(result.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_delete_vm/deny_if/0',
+      reason: 'Templates are never destroyed.',
+    });
+    expect((await sim.requests()).map(line)).toEqual([
+      RESOURCES,
+      'GET /api2/json/nodes/pve1/qemu/9000/config',
+    ]);
+    await sim.clearLog();
+    const guarded = await call(client, 'pve_delete_vm', { node: 'pve1', vmid: 102, confirm: true });
+    expect(guarded.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_delete_vm/deny_if/1',
+    });
+    expect(await sim.writes()).toEqual([]);
+    await sim.clearLog();
+    await wrote('pve_delete_vm', { node: 'pve2', vmid: 104 }, 'DELETE /nodes/pve2/qemu/104');
+  });
+
+  it('clone, backup, guest agent and raw API: the guest acted on is judged', async () => {
+    // A clone reads its source first (what the new guest inherits), then the facts.
+    const clone = await call(client, 'pve_clone_vm', {
+      node: 'pve1',
+      source_vmid: 100,
+      newid: 500,
+      confirm: true,
+    });
+    expect(clone.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_clone_vm/deny_if/0',
+    });
+    expect((await sim.requests()).map(line)).toEqual([
+      'GET /api2/json/nodes/pve1/qemu/100/status/current',
+      'GET /api2/json/nodes/pve1/qemu/100/config',
+      RESOURCES,
+    ]);
+    await sim.clearLog();
+    await wrote(
+      'pve_clone_vm',
+      { node: 'pve1', source_vmid: 9000, newid: 500 },
+      'POST /nodes/pve1/qemu/9000/clone',
+    );
+    await sim.clearLog();
+    await refusedAfterOneRead(
+      'pve_create_backup',
+      { node: 'pve1', vmid: 100, storage: 'local' },
+      '/tools/pve_create_backup/deny_if/0',
+    );
+    await sim.clearLog();
+    await wrote(
+      'pve_create_backup',
+      { node: 'pve2', vmid: 103, storage: 'local' },
+      'POST /nodes/pve2/vzdump',
+    );
+    await sim.clearLog();
+    await refusedAfterOneRead(
+      'pve_guest_exec',
+      { node: 'pve1', vmid: 100, command: ['uptime'] },
+      '/tools/pve_guest_exec/deny_if/0',
+    );
+    await sim.clearLog();
+    // The same call once 100 no longer carries the tag (103, untagged, has no guest agent).
+    expect((await sim.api('PUT', '/nodes/pve1/qemu/100/config', { tags: 'web' })).status).toBe(200);
+    await wrote(
+      'pve_guest_exec',
+      { node: 'pve1', vmid: 100, command: ['uptime'] },
+      'POST /nodes/pve1/qemu/100/agent/exec',
+    );
+    await sim.clearLog();
+    await refusedAfterOneRead(
+      'pve_api_request',
+      { method: 'POST', path: '/nodes/pve1/qemu/101/status/stop' },
+      '/tools/pve_api_request/deny_if/0',
+    );
+    await sim.clearLog();
+    await wrote(
+      'pve_api_request',
+      { method: 'POST', path: '/nodes/pve2/qemu/103/status/stop' },
+      'POST /nodes/pve2/qemu/103/status/stop',
+    );
+  });
+
+  it('require target.pool: a guest outside the pool is refused, one in it goes through', async () => {
+    const result = await call(client, 'pve_start_vm', { node: 'pve2', vmid: 103, confirm: true });
+    expect(result.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_start_vm/require/0',
+    });
+    // Listed without a pool: in none, since the token may see pools (else the pool is unknown).
+    expect((await sim.requests()).map(line)).toEqual([
+      RESOURCES,
+      'GET /api2/json/access/permissions',
+    ]);
+    expect(text(result)).toBe(
+      '[POLICY DENIED] Denied by policy: target.pool is required (it must satisfy eq "lab") and the guest has none.',
+    );
+    await sim.clearLog();
+    await wrote(
+      'pve_start_vm',
+      { node: 'pve2', vmid: 104 },
+      'POST /nodes/pve2/qemu/104/status/start',
+    );
+  });
+
+  it('a create is judged as the guest it would make: without pool lab refused, nothing read or written', async () => {
+    const result = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      vmid: 700,
+      confirm: true,
+    });
+    expect(result.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_create_qemu_vm/require/0',
+    });
+    expect(await sim.requests()).toEqual([]);
+    await wrote(
+      'pve_create_qemu_vm',
+      { node: 'pve1', vmid: 700, pool: 'lab' },
+      'POST /nodes/pve1/qemu',
+    );
+  });
+
+  it('a tag added between the preview and the confirmed call refuses the call', async () => {
+    const preview = await call(client, 'pve_stop_vm', { node: 'pve2', vmid: 103 });
+    expect(preview.structuredContent!.mode).toBe('preview');
+    const tagged = await sim.api('PUT', '/nodes/pve2/qemu/103/config', { tags: 'ci;prod' });
+    expect(tagged.status).toBe(200);
+    await sim.clearLog();
+    await refusedAfterOneRead(
+      'pve_stop_vm',
+      { node: 'pve2', vmid: 103 },
+      '/tools/pve_stop_vm/deny_if/0',
+    );
+  });
+
+  it('facts Proxmox does not give in time refuse the call, naming the fact; nothing is written', async () => {
+    await sim.fault({ method: 'GET', path: '^/cluster/resources$', delayMs: 5_000 });
+    const result = await call(client, 'pve_stop_vm', { node: 'pve2', vmid: 103, confirm: true });
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_stop_vm/deny_if/0',
+    });
+    expect(text(result)).toMatch(
+      /^\[POLICY DENIED\] Denied by policy: target\.tags of the guest could not be read from Proxmox \(the cluster's resources: .+\), so this rule cannot let the call through\.$/,
+    );
+    expect(await sim.writes()).toEqual([]);
+  });
+
+  it('a guest the token cannot see is no guest without tags: its facts are unknown, the call refused', async () => {
+    const result = await call(client, 'pve_stop_vm', { node: 'pve2', vmid: 4242, confirm: true });
+    expect(text(result)).toContain(
+      "target.tags of the guest could not be read from Proxmox (guest 4242 is not among the cluster's resources this server's API token sees)",
+    );
+    expect(await sim.writes()).toEqual([]);
+  });
+
+  it('a tool whose rules name no target fact reads nothing more; one that does, one request more', async () => {
+    const preview = { node: 'pve1', vmid: 100 };
+    await call(client, 'pve_shutdown_vm', preview);
+    const before = (await sim.requests()).map(line);
+    const judged = await setPolicy({
+      version: '1',
+      default: 'allow',
+      tools: { pve_shutdown_vm: { deny_if: [{ ...notProd, value: 'nothing-has-this-tag' }] } },
+    });
+    try {
+      await sim.clearLog();
+      await call(client, 'pve_shutdown_vm', preview);
+      // The blast radius's reads run side by side: compared as sets of requests, counted.
+      expect((await sim.requests()).map(line).sort()).toEqual([RESOURCES, ...before].sort());
+    } finally {
+      await judged.restore();
+    }
+  });
+});

@@ -55,19 +55,24 @@ export interface GateInput {
   decidedBy?: (active: ActivePolicy) => void;
 }
 
-/** The `wanted` facts of the call's guest (undefined when none is wanted). */
+/**
+ * The `wanted` facts of the call's guest; `fresh`: read again, whatever was read before (once a
+ * person approved, minutes may have passed).
+ */
 export type TargetReader = (
   wanted: ReadonlySet<string>,
+  fresh: boolean,
 ) => Promise<Readonly<Record<string, unknown>> | undefined>;
 
 /** The facts `policy` reaches of the call's guest, read unless it refuses the tool outright. */
 async function targetFor(
   policy: CompiledPolicy,
   input: GateInput,
+  fresh = false,
 ): Promise<Readonly<Record<string, unknown>> | undefined> {
   if (!input.target || refusedOutright(policy, input.tool)) return undefined;
   const wanted = targetFactsReached(policy, input.tool);
-  return wanted.size ? input.target(wanted) : undefined;
+  return wanted.size ? input.target(wanted, fresh) : undefined;
 }
 
 /** A person's approval of a call: the requests they were shown (null: none could be read). */
@@ -189,7 +194,8 @@ async function afterApproval(
       );
     }
   }
-  const target = await targetFor(deciding.policy, input);
+  // The guest as it is now, not as it was when the person was asked.
+  const target = await targetFor(deciding.policy, input, true);
   const decision = evaluatePolicy(
     deciding.policy,
     { tool: input.tool, args: input.args, target, approved: true },

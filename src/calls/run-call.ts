@@ -300,20 +300,20 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
 /**
  * Reads the facts of the guest the call acts on (tool.target) that a policy reaches, before it
  * decides: a new guest's are the call's own; an existing guest's are read from Proxmox, again
- * only for facts not read yet (a version activated while a person was asked may reach more).
+ * when asked for facts not read yet or for fresh ones (after a person's approval).
  */
 function targetReader(call: Call, args: Record<string, unknown>): TargetReader | undefined {
   const target = call.tool.target?.(args);
   if (!target) return undefined;
   const read = new Set<string>();
-  return async (wanted) => {
+  return async (wanted, fresh) => {
     if ('made' in target) {
       call.target = target.made;
       return target.made;
     }
-    if (call.target && [...wanted].every((fact) => read.has(fact))) return call.target;
+    if (call.target && !fresh && [...wanted].every((fact) => read.has(fact))) return call.target;
     for (const fact of wanted) read.add(fact);
-    call.target = await readTargetFacts(call.scope!.ctx.pve(), target.vmid, read);
+    call.target = await readTargetFacts(call.scope!.ctx.pve(), target, read);
     return call.target;
   };
 }
@@ -327,7 +327,7 @@ function judgeInShadow(call: Call, gateInput: GateInput): void {
   const disagreement = shadowDisagreement(active, {
     ...gateInput,
     targetFacts: call.target,
-    hasTarget: gateInput.target !== undefined,
+    targetOf: call.tool.target,
     stored,
     input: call.tool.input,
     requestId: call.requestId,

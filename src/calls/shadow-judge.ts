@@ -10,13 +10,12 @@
 
 import type { z } from 'zod';
 import type { Identity } from '../core/identity';
-import { UNRECORDED_TARGET } from '../policy/conditions';
 import { evaluatePolicy } from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';
 import type { ShadowDisagreement } from '../policy/shadow';
 import type { ActivePolicy } from '../policy/source';
 import { UnknownReached } from '../policy/unknown';
-import { recordedCall } from '../replay/recorded-call';
+import { recordedCall, recordedTarget, type TargetOf } from '../replay/recorded-call';
 
 export interface ShadowInput {
   tool: string;
@@ -29,8 +28,8 @@ export interface ShadowInput {
   identity: Identity;
   /** The facts of the call's guest the active version read (see CallView.target). */
   targetFacts?: Readonly<Record<string, unknown>>;
-  /** Whether the call acts on a guest: the record keeps none of its facts (a rule on one is unknown). */
-  hasTarget: boolean;
+  /** How the tool names the guest a call acts on (ToolSpec.target): what a record tells of it. */
+  targetOf?: TargetOf;
   dryRun: boolean;
   now: number;
   requestId: string;
@@ -61,8 +60,8 @@ export function shadowDisagreement(
   const now = judge(active.policy, input.args, input.targetFacts);
   let then: Judged;
   try {
-    const target = input.hasTarget ? UNRECORDED_TARGET : undefined;
-    then = judge(shadow.policy, recordedCall(input.stored, input.input).view, target);
+    const recorded = recordedCall(input.stored, input.input);
+    then = judge(shadow.policy, recorded.view, recordedTarget(input.targetOf, recorded.args));
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
     then = { decision: 'unknown', rule: err.rule };

@@ -64,8 +64,14 @@ export interface Resolved<A> {
   inherited?: Readonly<Record<string, unknown>>;
 }
 
-/** What a call acts on, for `target.` rules: a guest that exists, or one the call makes. */
-export type CallTarget = { vmid: number } | { made: Readonly<Record<string, unknown>> };
+/**
+ * What a call acts on, for `target.` rules: the guest with this id (`absent`: the facts when no
+ * guest has it, for a call that then makes one, as a restore does; without it such a guest's facts
+ * are not known), or a guest the call makes.
+ */
+export type CallTarget =
+  | { vmid: number; absent?: Readonly<Record<string, unknown>> }
+  | { made: Readonly<Record<string, unknown>> };
 
 export interface ToolSuccess<S> {
   structured: S;

@@ -134,6 +134,8 @@ export function resolvePath(
   if (root === 'target') {
     if (!first || !TARGET_FIELDS.includes(first) || rest.length || !call.target) return ABSENT;
     const value = ownValue(call.target, first);
+    // A fact the record does not keep: not even whether the guest had it is known.
+    if (value instanceof UnknownValue) return new Unseen(value, false);
     return value === undefined ? MISSING : seen(value);
   }
   if (root !== 'args' || !first || !Object.hasOwn(toolArgs, first)) return ABSENT;
@@ -342,9 +344,9 @@ function compareValue(cond: Condition, actual: unknown, regex?: RegExp): boolean
     case 'neq':
       return !equal(actual, expected);
     case 'in':
-      return Array.isArray(expected) && expected.some((e) => equal(actual, e));
+      return Array.isArray(expected) && anyIn(actual, expected);
     case 'not_in':
-      return Array.isArray(expected) && !expected.some((e) => equal(actual, e));
+      return Array.isArray(expected) && !anyIn(actual, expected);
     case 'lt':
     case 'lte':
     case 'gt':
@@ -360,6 +362,12 @@ function compareValue(cond: Condition, actual: unknown, regex?: RegExp): boolean
     case 'exists':
       return cond.value === true;
   }
+}
+
+/** Whether the value, or for a list (target.tags) any of its items, is one of `expected`. */
+function anyIn(actual: unknown, expected: readonly unknown[]): boolean {
+  const items = Array.isArray(actual) ? actual : [actual];
+  return items.some((a) => expected.some((e) => equal(a, e)));
 }
 
 /** Equality that lets a number match its string form (PVE and JSON disagree on ids). */

@@ -252,6 +252,24 @@ function checkScopePrincipals(
   }
 }
 
+/**
+ * A guest's tags are a list of lower-case names: a rule compares them item by item (contains, in,
+ * not_in) or asks whether there are any; a name with a capital would never match.
+ */
+function checkTagRule(cond: JsonObject, at: string, errors: PolicyError[]): void {
+  if (!['contains', 'in', 'not_in', 'exists'].includes(String(cond.op)))
+    errors.push({
+      pointer: `${at}/op`,
+      message: 'target.tags is a list of tags: compare it with contains, in or not_in (or exists)',
+    });
+  const values = Array.isArray(cond.value) ? cond.value : [cond.value];
+  if (values.some((v) => typeof v === 'string' && v !== v.toLowerCase()))
+    errors.push({
+      pointer: `${at}/value`,
+      message: 'Proxmox keeps tags in lower case: write the tag in lower case',
+    });
+}
+
 function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Found): void {
   const { errors, regexes } = found;
   if (typeof cond.path === 'string') {
@@ -282,7 +300,7 @@ function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Fo
           pointer: `${at}/path`,
           message: `${root} paths are ${known.map((f) => `${root}.${f}`).join(', ')}`,
         });
-      }
+      } else if (cond.path === 'target.tags') checkTagRule(cond, at, errors);
     } else {
       errors.push({
         pointer: `${at}/path`,

@@ -291,7 +291,8 @@ async function tokenSees(
   const privs = async (path: string) =>
     (await pve.get('/access/permissions', permissionsMap, { path }, left()))[path] ?? {};
   const [pool, vm] = await Promise.all([privs('/pool'), privs(`/vms/${g.vmid}`)]);
-  return { pools: Boolean(pool['Pool.Audit']), backups: Boolean(vm['VM.Backup']) };
+  // Each privilege held maps to its propagate flag (0 or 1): held is a key that is there.
+  return { pools: Object.hasOwn(pool, 'Pool.Audit'), backups: Object.hasOwn(vm, 'VM.Backup') };
 }
 
 /**

@@ -47,11 +47,12 @@ export function tagList(tags: string | undefined): string[] {
 
 /**
  * The `wanted` facts of guest `vmid` (node-independent: found wherever it runs). A guest this
- * server's API token cannot see is read as no fact at all, never as a guest without tags.
+ * server's API token cannot see is read as no fact at all, never as a guest without tags, unless
+ * the call makes a guest where there is none (`absent`: its facts then).
  */
 export async function readTargetFacts(
   pve: PveClient,
-  vmid: number,
+  { vmid, absent }: { vmid: number; absent?: Readonly<Record<string, unknown>> },
   wanted: ReadonlySet<string>,
 ): Promise<TargetFacts> {
   const deadline = pve.clock.now() + TARGET_FACTS_BUDGET_MS;
@@ -65,6 +66,7 @@ export async function readTargetFacts(
   } catch (err) {
     return unread(`the cluster's resources: ${why(err)}`);
   }
+  if (!entry && absent) return only(absent, wanted);
   if (!entry)
     return unread(
       `guest ${vmid} is not among the cluster's resources this server's API token sees`,
@@ -79,14 +81,29 @@ export async function readTargetFacts(
     tags: tagList(entry.tags).map((t) => t.toLowerCase()),
     node: entry.node,
     vm_type: entry.type,
-    template: entry.template ?? false,
     ...(entry.status !== undefined ? { status: entry.status } : {}),
-    ...(entry.name !== undefined ? { name: entry.name } : {}),
     ...(entry.lock !== undefined ? { lock: entry.lock } : {}),
     ...(entry.hastate !== undefined ? { ha: entry.hastate } : {}),
+    ...statsFacts(entry),
     ...more,
   };
+  return only(facts, wanted);
+}
+
+function only(facts: Readonly<Record<string, unknown>>, wanted: ReadonlySet<string>): TargetFacts {
   return Object.fromEntries(Object.entries(facts).filter(([fact]) => wanted.has(fact)));
+}
+
+/**
+ * Name and template come with the node's status data: a guest listed without them (its node
+ * offline, or not reporting yet) has them unknown, not "no name" and "not a template".
+ */
+function statsFacts(entry: VmEntry): TargetFacts {
+  if (entry.template === undefined) {
+    const why = `its node ${entry.node} did not report it (status ${entry.status ?? 'unknown'})`;
+    return { template: new Unread(why), name: new Unread(why) };
+  }
+  return { template: entry.template, ...(entry.name !== undefined ? { name: entry.name } : {}) };
 }
 
 /**
@@ -99,7 +116,8 @@ async function poolUnseen(
 ): Promise<Unread | null> {
   try {
     const held = await pve.get('/access/permissions', permissions, { path: '/pool' }, left());
-    return held['/pool']?.['Pool.Audit']
+    // Each privilege held maps to its propagate flag (0 or 1): held is a key that is there.
+    return Object.hasOwn(held['/pool'] ?? {}, 'Pool.Audit')
       ? null
       : new Unread("this server's API token may not see pools (Pool.Audit on /pool)");
   } catch (err) {

@@ -10,6 +10,7 @@ import { NOT_STORED_TOO_DEEP, REDACTED, wasCut } from '../audit/canonical';
 import { INHERITED_KEY } from '../audit/record';
 import { own } from '../core/own';
 import { SCRUBBED } from '../secrets/scrub';
+import { UNRECORDED_TARGET } from '../policy/conditions';
 import { UnknownReached, UnknownValue } from '../policy/unknown';
 import { policyView } from '../policy/view';
 
@@ -21,6 +22,32 @@ export interface RecordedCall {
    * UnknownReached (inside an object argument, a lost key is simply not there).
    */
   args: Record<string, unknown>;
+}
+
+/** How a tool names the guest a call acts on (ToolSpec.target, in calls/tool-spec.ts). */
+export type TargetOf = (
+  args: Record<string, unknown>,
+) => { vmid: number } | { made: Readonly<Record<string, unknown>> } | null;
+
+/**
+ * What a recorded call's `target.` rules can know of its guest: a guest the call made is its
+ * arguments (a lost one unknown); a guest that existed, none of its facts, which the record does
+ * not keep (UNRECORDED_TARGET); no target when the call acted on none.
+ */
+export function recordedTarget(
+  targetOf: TargetOf | undefined,
+  args: Record<string, unknown>,
+): Readonly<Record<string, unknown>> | undefined {
+  if (!targetOf) return undefined;
+  let target: ReturnType<TargetOf>;
+  try {
+    target = targetOf(args);
+  } catch (err) {
+    if (err instanceof UnknownReached) return UNRECORDED_TARGET;
+    throw err;
+  }
+  if (!target) return undefined;
+  return 'made' in target ? target.made : UNRECORDED_TARGET;
 }
 
 /** `input` null: the server offers the tool no more, so none of its arguments can be read back. */

@@ -18,20 +18,20 @@ import type { z } from 'zod';
 import type { AuditDecision, StoredAuditRecord } from '../audit/record';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import type { Identity } from '../core/identity';
-import { type CallView, UNRECORDED_TARGET } from '../policy/conditions';
+import type { CallView } from '../policy/conditions';
 import { evaluatePolicy, limitsFor, type AppliedLimit, type Decision } from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';
 import { whetherApplies } from '../policy/principals';
 import { UnknownReached, UnknownValue, unknownList } from '../policy/unknown';
-import { recordedCall } from './recorded-call';
+import { recordedCall, recordedTarget, type TargetOf } from './recorded-call';
 import { ReplaySlots, type SlotClaim, type SlotOwner } from './slots';
 
 /** A tool as a replay needs it: its input schema (to read arguments back) and its dryRun. */
 export interface ReplayTool {
   input: z.ZodObject;
   dryRun?(args: Record<string, unknown>): boolean;
-  /** The tool acts on a guest: records keep none of its facts (a `target.` rule is unknown). */
-  target?: unknown;
+  /** The guest a call acts on (recordedTarget: what a record tells of it). */
+  target?: TargetOf;
 }
 
 export type ReplayRecord = Pick<
@@ -196,7 +196,7 @@ function replayCall(
   const call: CallView = {
     tool: record.tool,
     args: recorded.view,
-    ...(tool?.target ? { target: UNRECORDED_TARGET } : {}),
+    target: recordedTarget(tool?.target, recorded.args),
     ...(approved ? { approved: true } : {}),
   };
   const decide = (view: CallView): Decision =>

@@ -259,6 +259,19 @@ export const restoreBackup = defineWriteTool({
   destructive: true,
   idempotent: false,
   fills: ['vmid'],
+  // The guest restored over, or (no guest has the id) the one the restore makes.
+  target: (args) =>
+    args.vmid === undefined
+      ? null
+      : {
+          vmid: args.vmid,
+          absent: {
+            node: args.node,
+            vm_type: backupOf(args.volume).kind,
+            template: false,
+            tags: [],
+          },
+        },
   async resolve(args, ctx) {
     if (args.vmid !== undefined) return { args, filled: [] };
     return {
@@ -385,6 +398,8 @@ export const deleteBackup = defineWriteTool({
   title: 'Delete a backup',
   destructive: true,
   idempotent: false,
+  // The guest the backup is of: while it exists, its facts; once gone, they are not known.
+  target: (args) => ({ vmid: backupOf(args.volume).vmid }),
   async plan(args, ctx) {
     const b = backupOf(args.volume);
     const { found, siblings } = await listedBackup(ctx, args.node, b);

@@ -8,8 +8,9 @@ import { SCOPES } from '../../src/core/scopes';
 import { UNRECORDED_TARGET, Unread } from '../../src/policy/conditions';
 import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
 import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
-import { UnknownReached } from '../../src/policy/unknown';
-import { TOOL_CATALOG } from '../../src/tools';
+import { UnknownReached, UnknownValue } from '../../src/policy/unknown';
+import { recordedTarget } from '../../src/replay/recorded-call';
+import { TOOL_CATALOG, TOOLS } from '../../src/tools';
 
 const STOP = 'pve_stop_vm';
 const alice: Identity = {
@@ -64,6 +65,42 @@ describe('loading target paths', () => {
         ],
       });
     }
+  });
+});
+
+describe('target.tags, a list of lower-case tags', () => {
+  it('refuses an operator that cannot compare a list, and a tag with a capital', () => {
+    const load = (cond: object) =>
+      loadPolicy({ version: '1', tools: { [STOP]: { deny_if: [cond] } } }, TOOL_CATALOG);
+    expect(load({ path: 'target.tags', op: 'eq', value: 'prod' })).toMatchObject({
+      ok: false,
+      errors: [
+        {
+          pointer: `/tools/${STOP}/deny_if/0/op`,
+          message:
+            'target.tags is a list of tags: compare it with contains, in or not_in (or exists)',
+        },
+      ],
+    });
+    expect(load({ path: 'target.tags', op: 'in', value: ['prod', 'Staging'] })).toMatchObject({
+      ok: false,
+      errors: [
+        {
+          pointer: `/tools/${STOP}/deny_if/0/value`,
+          message: 'Proxmox keeps tags in lower case: write the tag in lower case',
+        },
+      ],
+    });
+  });
+
+  it('in: any of the tags is one of the list; not_in: none is', () => {
+    const either = stopIf({ path: 'target.tags', op: 'in', value: ['prod', 'customer'] });
+    expect(decide(either, { tags: ['web', 'customer'] }).kind).toBe('deny');
+    expect(decide(either, { tags: ['web'] }).kind).toBe('allow');
+    expect(decide(either, { tags: [] }).kind).toBe('allow');
+    const onlyLab = stopIf({ path: 'target.tags', op: 'not_in', value: ['lab'] });
+    expect(decide(onlyLab, { tags: ['lab', 'web'] }).kind).toBe('allow');
+    expect(decide(onlyLab, { tags: ['web'] }).kind).toBe('deny');
   });
 });
 
@@ -153,6 +190,14 @@ describe('judging target facts', () => {
   it('cannot judge a recorded call, whose record keeps no facts of its guest: the rule is unknown', () => {
     const p = stopIf({ path: 'target.tags', op: 'contains', value: 'prod' });
     expect(() => decide(p, UNRECORDED_TARGET as Record<string, unknown>)).toThrow(UnknownReached);
+    // Not even whether the guest had a lock is known.
+    for (const value of [true, false])
+      expect(() =>
+        decide(
+          stopIf({ path: 'target.lock', op: 'exists', value }),
+          UNRECORDED_TARGET as Record<string, unknown>,
+        ),
+      ).toThrow(UnknownReached);
     // A rule that needs no fact still decides it.
     expect(
       decide(
@@ -162,5 +207,34 @@ describe('judging target facts', () => {
     ).toMatchObject({
       kind: 'deny',
     });
+  });
+});
+
+describe('what a record tells of its guest', () => {
+  const stop = TOOLS.find((t) => t.name === STOP)!;
+  const create = TOOLS.find((t) => t.name === 'pve_create_qemu_vm')!;
+  const raw = TOOLS.find((t) => t.name === 'pve_api_request')!;
+
+  it('none of an existing guest, the arguments of a made one, nothing where the call acted on no guest', () => {
+    expect(recordedTarget(stop.target, { node: 'pve1', vmid: 100 })).toBe(UNRECORDED_TARGET);
+    expect(
+      recordedTarget(create.target, { node: 'pve1', vmid: 700, pool: 'lab', tags: ['web'] }),
+    ).toEqual({ node: 'pve1', vm_type: 'qemu', template: false, tags: ['web'], pool: 'lab' });
+    expect(recordedTarget(raw.target, { method: 'GET', path: '/version' })).toBeUndefined();
+    expect(
+      recordedTarget(raw.target, { method: 'POST', path: '/nodes/pve1/lxc/200/status/stop' }),
+    ).toBe(UNRECORDED_TARGET);
+    expect(recordedTarget(undefined, {})).toBeUndefined();
+  });
+
+  it('an argument the record lost that names the guest: its facts are unknown', () => {
+    const args = {};
+    Object.defineProperty(args, 'vmid', {
+      enumerable: true,
+      get: () => {
+        throw new UnknownReached('(preview)', new UnknownValue('args.vmid', 'redacted'));
+      },
+    });
+    expect(recordedTarget(stop.target, args)).toBe(UNRECORDED_TARGET);
   });
 });

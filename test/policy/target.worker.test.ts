@@ -34,6 +34,8 @@ usePolicy({
     pve_create_backup: { deny_if: [notProd] },
     pve_guest_exec: { deny_if: [notProd] },
     pve_api_request: { deny_if: [notProd] },
+    pve_restore_backup: { deny_if: [notProd] },
+    pve_delete_backup: { deny_if: [notProd] },
     pve_start_vm: { require: [{ path: 'target.pool', op: 'eq', value: 'lab' }] },
     pve_create_qemu_vm: { require: [{ path: 'target.pool', op: 'eq', value: 'lab' }] },
   },
@@ -197,6 +199,70 @@ describe('a policy over what a call touches', () => {
       { method: 'POST', path: '/nodes/pve2/qemu/103/status/stop' },
       'POST /nodes/pve2/qemu/103/status/stop',
     );
+  });
+
+  it('backups: a restore over a prod guest and the deletion of its backup are refused; a restore as a new guest goes through', async () => {
+    const listed = await call(client, 'pve_list_backups', {
+      node: 'pve1',
+      storage: 'local',
+      vmid: 100,
+    });
+    const volume = (listed.structuredContent!.backups as { volid: string }[])[0]!.volid;
+    await sim.clearLog();
+    const over = await call(client, 'pve_restore_backup', {
+      node: 'pve1',
+      volume,
+      vmid: 100,
+      force: true,
+      confirm: true,
+    });
+    expect(over.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_restore_backup/deny_if/0',
+    });
+    expect((await sim.requests()).map(line)).toEqual([RESOURCES]);
+    await sim.clearLog();
+    await refusedAfterOneRead(
+      'pve_delete_backup',
+      { node: 'pve1', volume },
+      '/tools/pve_delete_backup/deny_if/0',
+    );
+    await sim.clearLog();
+    // No guest has 600: the restore is judged as the guest it makes, untagged.
+    await wrote('pve_restore_backup', { node: 'pve1', volume, vmid: 600 }, 'POST /nodes/pve1/qemu');
+  });
+
+  it('a guest whose node does not report it: its template flag is unknown, a delete refused, naming why', async () => {
+    await sim.setNode('pve1', 'offline');
+    try {
+      const result = await call(client, 'pve_delete_vm', {
+        node: 'pve1',
+        vmid: 9000,
+        confirm: true,
+      });
+      expect(result.structuredContent!.policy).toMatchObject({
+        rule: '/tools/pve_delete_vm/deny_if/0',
+      });
+      expect(text(result)).toContain(
+        'target.template of the guest could not be read from Proxmox (its node pve1 did not report it (status unknown))',
+      );
+      expect(await sim.writes()).toEqual([]);
+    } finally {
+      await sim.setNode('pve1', 'online');
+    }
+  });
+
+  it('a pool the token may not see is unknown, not "no pool": the require refuses, naming Pool.Audit', async () => {
+    await sim.fault({
+      method: 'GET',
+      path: '^/access/permissions$',
+      status: 200,
+      body: { data: { '/pool': {} } },
+    });
+    const result = await call(client, 'pve_start_vm', { node: 'pve2', vmid: 103, confirm: true });
+    expect(text(result)).toContain(
+      "target.pool of the guest could not be read from Proxmox (this server's API token may not see pools (Pool.Audit on /pool))",
+    );
+    expect(await sim.writes()).toEqual([]);
   });
 
   it('require target.pool: a guest outside the pool is refused, one in it goes through', async () => {

@@ -37,6 +37,8 @@ const mac = (net: string | undefined) => /=([0-9A-F:]{17})/i.exec(net ?? '')?.[1
 describe('qmrestore', () => {
   it("restores a vzdump backup to a new VMID: the backup's config, new disks", async () => {
     const c = client();
+    // Long enough that the lock is still there on a loaded machine when the test looks.
+    await c.configure({ taskDurationMs: 1_000 });
     const archive = await backupOf(c, 'pve1', 'local', 100);
     const res = await c.api('POST', '/nodes/pve1/qemu', {
       form: { vmid: 150, archive, storage: 'ceph-pool' },

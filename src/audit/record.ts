@@ -28,7 +28,8 @@ export interface AuditRecord {
   /**
    * Argument values as shown (property strings as their text, server-filled ones included),
    * sensitive ones replaced by "[redacted]"; under INHERITED_KEY, what the call takes from its
-   * source where it leaves an argument out (a clone's memory, NIC...).
+   * source where it leaves an argument out (a clone's memory, NIC...); under TARGET_KEY, the
+   * facts of its guest the policy read.
    */
   args: Record<string, unknown>;
   decision: AuditDecision;
@@ -55,6 +56,12 @@ export type ApprovalChannel = 'conversation' | 'web';
 
 /** Where a record's `args` (and the approver) keep what a call inherits from its source. */
 export const INHERITED_KEY = '(inherited)';
+
+/**
+ * Where a record's `args` (and the approver) keep the facts of the guest the call acts on that
+ * the policy read before deciding (its pool, tags...): `unread: <why>` for one not read.
+ */
+export const TARGET_KEY = '(target)';
 
 export interface StoredAuditRecord extends AuditRecord {
   id: number;

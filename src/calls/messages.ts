@@ -32,6 +32,8 @@ export const REASONS = {
   invalidPolicyMidCall: "The server's policy is invalid, so the call stops here.",
   requestsChangedSinceApproval:
     'What this call would send to Proxmox now is not what was approved: what it acts on changed since, or could not be read when it was approved. Nothing was sent. Call again without approval_id to ask for a new approval.',
+  targetChangedSinceApproval: (facts: readonly string[]) =>
+    `The guest's ${facts.join(', ')} changed since the call was approved: the approval is for the guest as it was judged. Nothing was sent. Call again without approval_id to ask for a new approval.`,
   changedSinceApproval:
     'The approval covers the call exactly as approved; with the arguments the server had to change it needs a new approval. Call again without approval_id to ask for one.',
 } as const;

@@ -53,6 +53,8 @@ export interface GateInput {
   current?: () => Promise<ActivePolicy>;
   /** Told which version decided, when it is not the one the call began with. */
   decidedBy?: (active: ActivePolicy) => void;
+  /** The facts of the call's guest as the person asked saw them (read before asking). */
+  judgedTarget?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -65,14 +67,29 @@ export type TargetReader = (
 ) => Promise<Readonly<Record<string, unknown>> | undefined>;
 
 /** The facts `policy` reaches of the call's guest, read unless it refuses the tool outright. */
-async function targetFor(
+export async function targetFor(
   policy: CompiledPolicy,
-  input: GateInput,
+  input: Pick<GateInput, 'tool' | 'target'>,
   fresh = false,
 ): Promise<Readonly<Record<string, unknown>> | undefined> {
   if (!input.target || refusedOutright(policy, input.tool)) return undefined;
   const wanted = targetFactsReached(policy, input.tool);
   return wanted.size ? input.target(wanted, fresh) : undefined;
+}
+
+/** The facts an approval is for: the guest's pool, tags and template flag as it was judged. */
+const APPROVED_FACTS = ['pool', 'tags', 'template'] as const;
+
+/** Which of APPROVED_FACTS differ between the guest as approved and as it is now. */
+function factsChanged(
+  approved: Readonly<Record<string, unknown>>,
+  now: Readonly<Record<string, unknown>>,
+): string[] {
+  return APPROVED_FACTS.filter(
+    (fact) =>
+      (Object.hasOwn(approved, fact) || Object.hasOwn(now, fact)) &&
+      JSON.stringify(approved[fact]) !== JSON.stringify(now[fact]),
+  );
 }
 
 /** A person's approval of a call: the requests they were shown (null: none could be read). */
@@ -170,7 +187,7 @@ async function decide(
     const { kind: _pending, ...pending } = outcome;
     return { ok: false, refusal: decision, pending };
   }
-  const after = await afterApproval(active, input, approvals, outcome.approvalId);
+  const after = await afterApproval(active, input, approvals, outcome.approvalId, decision.rule);
   if ('ok' in after) return after;
   return { ...after, approved: { rule: decision.rule, upstream: outcome.upstream } };
 }
@@ -181,6 +198,7 @@ async function afterApproval(
   input: GateInput,
   approvals: ApprovalPort,
   approvalId: string,
+  rule: string,
 ): Promise<Omit<Decided, 'approved'> | Refused> {
   let deciding: ActivePolicy = active;
   if (input.current) {
@@ -194,8 +212,14 @@ async function afterApproval(
       );
     }
   }
-  // The guest as it is now, not as it was when the person was asked.
+  // The guest as it is now, not as it was when the person was asked: an approval is for the
+  // guest as it was judged, and a change to its pool, tags or template flag needs a new one.
   const target = await targetFor(deciding.policy, input, true);
+  const changed = input.judgedTarget && target ? factsChanged(input.judgedTarget, target) : [];
+  if (changed.length) {
+    await approvals.restore(approvalId).catch(() => undefined);
+    return deny(rule, REASONS.targetChangedSinceApproval(changed));
+  }
   const decision = evaluatePolicy(
     deciding.policy,
     { tool: input.tool, args: input.args, target, approved: true },

@@ -13,22 +13,30 @@ import {
   redactArgs,
   redactUpstream,
 } from '../audit/canonical';
-import { INHERITED_KEY } from '../audit/record';
+import { INHERITED_KEY, TARGET_KEY } from '../audit/record';
 import type { Identity } from '../core/identity';
 import { own } from '../core/own';
 import { isPropertyValue } from '../core/property-value';
 import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
+import { Unread } from '../policy/conditions';
 import { policyView } from '../policy/view';
 import { readTargetFacts } from '../proxmox/target-facts';
+import { UNREAD_PREFIX } from '../replay/recorded-call';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { type ApprovalPort, approvalPort } from './approval-gate';
 import type { Conversation } from './conversation';
 import type { CallHost, CallScope } from './host';
 import { callerKey, describeIssues } from './issues';
 import { FAILURES, REASONS, refusalResult, scopeRefusal } from './messages';
-import { type GateInput, type GateResult, passGate, type TargetReader } from './policy-gate';
+import {
+  type GateInput,
+  type GateResult,
+  passGate,
+  type TargetReader,
+  targetFor,
+} from './policy-gate';
 import type { CallOutcome } from './result';
 import { missingScope } from './scope-gate';
 import { type CallEnd, type CallFacts, decided, failureResult, settle } from './settle';
@@ -49,7 +57,9 @@ interface Call {
   /** The values redaction hid: they never come back out (result, log line, audit record). */
   hidden: string[];
   scope?: CallScope;
-  /** The facts of the call's guest the deciding policy read (see targetReader). */
+  /** Reads the facts of the call's guest (see targetReader); absent: it acts on none. */
+  readTarget?: TargetReader;
+  /** The facts of the call's guest read last (see targetReader). */
   target?: Readonly<Record<string, unknown>>;
 }
 
@@ -203,14 +213,23 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
     };
   }
   const shown = shownArgs(resolved.args);
-  // What the call takes from its source is shown, stored and bound beside the arguments: an
-  // approval covers a clone of the source as it was read, not of whatever it has become.
-  const withInherited = Object.keys(resolved.inherited).length
-    ? { ...shown, [INHERITED_KEY]: shownArgs(resolved.inherited) }
-    : shown;
-  facts.args = redact(call, withInherited);
+  // What the call takes from its source, and the facts of its guest the policy reads, are shown,
+  // stored and bound beside the arguments: an approval covers a clone of the source as it was
+  // read, and a guest as it was judged, not whatever either has become.
+  call.readTarget = targetReader(call, resolved.args);
+  const judged = active.ok
+    ? await targetFor(active.policy, { tool: tool.name, target: call.readTarget })
+    : undefined;
+  const bound = {
+    ...shown,
+    ...(Object.keys(resolved.inherited).length
+      ? { [INHERITED_KEY]: shownArgs(resolved.inherited) }
+      : {}),
+    ...(judged ? { [TARGET_KEY]: shownFacts(judged) } : {}),
+  };
+  facts.args = redact(call, bound);
   facts.argKeys = Object.keys(shown);
-  facts.argsHmac = await call.host.hmacArgs(canonicalJson(withInherited));
+  facts.argsHmac = await call.host.hmacArgs(canonicalJson(bound));
   return resolved;
 }
 
@@ -266,7 +285,8 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
     identity: resolved.identity,
     dryRun: tool.dryRun?.(args) ?? false,
     now: host.clock.now(),
-    target: targetReader(call, args),
+    target: call.readTarget,
+    judgedTarget: call.target,
     current: () => host.policy(),
     decidedBy: (deciding: ActivePolicy) => {
       facts.policyVersion = deciding.version;
@@ -418,6 +438,16 @@ function seenBy(
 }
 
 /** Arguments as shown and hashed: property strings by their canonical text. */
+/** A guest's facts as shown and stored: one not read says why. */
+function shownFacts(target: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(target).map(([fact, value]) => [
+      fact,
+      value instanceof Unread ? `${UNREAD_PREFIX}${value.why}` : value,
+    ]),
+  );
+}
+
 function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {

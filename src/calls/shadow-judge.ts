@@ -61,7 +61,8 @@ export function shadowDisagreement(
   let then: Judged;
   try {
     const recorded = recordedCall(input.stored, input.input);
-    then = judge(shadow.policy, recorded.view, recordedTarget(input.targetOf, recorded.args));
+    const target = recordedTarget(input.targetOf, recorded.args, recorded.facts);
+    then = judge(shadow.policy, recorded.view, target);
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
     then = { decision: 'unknown', rule: err.rule };

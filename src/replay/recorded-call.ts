@@ -7,16 +7,18 @@
 
 import type { z } from 'zod';
 import { NOT_STORED_TOO_DEEP, REDACTED, wasCut } from '../audit/canonical';
-import { INHERITED_KEY } from '../audit/record';
+import { INHERITED_KEY, TARGET_KEY } from '../audit/record';
 import { own } from '../core/own';
 import { SCRUBBED } from '../secrets/scrub';
-import { UNRECORDED_TARGET } from '../policy/conditions';
+import { UNRECORDED_TARGET, Unread } from '../policy/conditions';
 import { UnknownReached, UnknownValue } from '../policy/unknown';
 import { policyView } from '../policy/view';
 
 export interface RecordedCall {
   /** The arguments as the policy saw them: policyView(seenBy(args, inherited)). */
   view: Record<string, unknown>;
+  /** The facts of its guest the record keeps (TARGET_KEY), when it keeps any. */
+  facts?: Readonly<Record<string, unknown>>;
   /**
    * The parsed arguments, for the tool's dryRun: reading one the record lost throws
    * UnknownReached (inside an object argument, a lost key is simply not there).
@@ -31,12 +33,13 @@ export type TargetOf = (
 
 /**
  * What a recorded call's `target.` rules can know of its guest: a guest the call made is its
- * arguments (a lost one unknown); a guest that existed, none of its facts, which the record does
- * not keep (UNRECORDED_TARGET); no target when the call acted on none.
+ * arguments (a lost one unknown); a guest that existed, the facts its record keeps (those its
+ * policy read), any other unknown (UNRECORDED_TARGET); no target when the call acted on none.
  */
 export function recordedTarget(
   targetOf: TargetOf | undefined,
   args: Record<string, unknown>,
+  facts?: Readonly<Record<string, unknown>>,
 ): Readonly<Record<string, unknown>> | undefined {
   if (!targetOf) return undefined;
   let target: ReturnType<TargetOf>;
@@ -47,8 +50,24 @@ export function recordedTarget(
     throw err;
   }
   if (!target) return undefined;
-  return 'made' in target ? target.made : UNRECORDED_TARGET;
+  if ('made' in target) return target.made;
+  if (!facts) return UNRECORDED_TARGET;
+  const kept = Object.entries(facts).filter(([fact]) => Object.hasOwn(UNRECORDED_TARGET, fact));
+  return {
+    ...UNRECORDED_TARGET,
+    ...Object.fromEntries(
+      kept.map(([fact, value]) => [
+        fact,
+        typeof value === 'string' && value.startsWith(UNREAD_PREFIX)
+          ? new Unread(value.slice(UNREAD_PREFIX.length))
+          : value,
+      ]),
+    ),
+  };
 }
+
+/** How a record keeps a fact that was not read (see TARGET_KEY). */
+export const UNREAD_PREFIX = 'unread: ';
 
 /** `input` null: the server offers the tool no more, so none of its arguments can be read back. */
 export function recordedCall(
@@ -64,7 +83,7 @@ export function recordedCall(
     for (const [key, value] of Object.entries(inherited))
       put(view, key, readBack(key, value, input).view);
   for (const [key, value] of Object.entries(stored)) {
-    if (key === INHERITED_KEY) continue;
+    if (key === INHERITED_KEY || key === TARGET_KEY) continue;
     const back = readBack(key, value, input);
     put(view, key, back.view);
     if (back.view instanceof UnknownValue) {
@@ -77,7 +96,8 @@ export function recordedCall(
       });
     } else put(args, key, back.parsed);
   }
-  return { view, args };
+  const facts = own(stored, TARGET_KEY);
+  return { view, args, ...(isRecord(facts) ? { facts } : {}) };
 }
 
 /** One argument back: its policy view (an UnknownValue when lost) and its parsed value. */

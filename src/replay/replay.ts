@@ -196,7 +196,7 @@ function replayCall(
   const call: CallView = {
     tool: record.tool,
     args: recorded.view,
-    target: recordedTarget(tool?.target, recorded.args),
+    target: recordedTarget(tool?.target, recorded.args, recorded.facts),
     ...(approved ? { approved: true } : {}),
   };
   const decide = (view: CallView): Decision =>

@@ -121,7 +121,6 @@ const NOTES_MAX = 1024;
 export const createBackup = defineWriteTool({
   name: 'pve_create_backup',
   scope: 'pve:operate',
-  target: (args) => ({ vmid: args.vmid }),
   description:
     'Back up one VM or container now (vzdump), e.g. before a change. Requires confirm=true.',
   input: z.strictObject({
@@ -152,6 +151,8 @@ export const createBackup = defineWriteTool({
   title: 'Back up a guest',
   destructive: false,
   idempotent: false,
+  // The guest it acts on, for target.* rules.
+  target: (args) => ({ vmid: args.vmid }),
   async plan(args, ctx) {
     const pve = ctx.pve();
     const guest = await findGuest(pve, args.vmid);

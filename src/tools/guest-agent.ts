@@ -188,7 +188,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const guestExec = defineWriteTool({
   name: 'pve_guest_exec',
   scope: 'pve:guest',
-  target: (args) => ({ vmid: args.vmid }),
   description:
     'Run one program (no shell) in a running VM through the QEMU guest agent; returns its exit code, stdout and stderr. Requires confirm=true.',
   input: z.strictObject({
@@ -230,6 +229,8 @@ export const guestExec = defineWriteTool({
   destructive: true,
   idempotent: false,
   policyFields: { command: ['#'] },
+  // The guest it acts on, for target.* rules.
+  target: (args) => ({ vmid: args.vmid }),
   blastRadius: (args, ctx) => readBlastRadius(ctx.pve(), vmOf(args)),
   async plan(args, ctx) {
     const who = await agentReady(ctx.pve(), vmOf(args));
@@ -360,7 +361,6 @@ export const guestFileRead = defineReadTool({
   name: 'pve_guest_file_read',
   title: 'Read a file in a VM',
   scope: 'pve:guest',
-  target: (args) => ({ vmid: args.vmid }),
   description:
     'Read a text file inside a running VM through the QEMU guest agent (the first 64 KiB).',
   input: z.strictObject({ ...guestVm, file: guestFile }),
@@ -371,6 +371,8 @@ export const guestFileRead = defineReadTool({
     truncated: z.boolean().optional(),
     ...outputExtras,
   }),
+  // The guest it acts on, for target.* rules.
+  target: (args) => ({ vmid: args.vmid }),
   async run(args, ctx) {
     const [pve, g] = [ctx.pve(), vmOf(args)];
     const who = await agentReady(pve, g);
@@ -426,7 +428,6 @@ export const guestInfo = defineReadTool({
   name: 'pve_guest_info',
   title: 'Guest agent info',
   scope: 'pve:guest',
-  target: (args) => ({ vmid: args.vmid }),
   description:
     "What the QEMU guest agent of a running VM reports: its version, the guest's OS and its file systems with their use.",
   input: z.strictObject(guestVm),
@@ -437,6 +438,8 @@ export const guestInfo = defineReadTool({
     unreadable: z.record(z.string(), z.string()).optional(),
     ...outputExtras,
   }),
+  // The guest it acts on, for target.* rules.
+  target: (args) => ({ vmid: args.vmid }),
   async run(args, ctx) {
     const [pve, g] = [ctx.pve(), vmOf(args)];
     const who = await agentReady(pve, g);

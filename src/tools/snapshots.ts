@@ -47,7 +47,6 @@ async function readSnapshots(
 export const listSnapshots = defineReadTool({
   name: 'pve_list_snapshots',
   title: 'List snapshots of a guest',
-  target: (args) => ({ vmid: args.vmid }),
   description:
     'Snapshots of a VM or container: name, parent, time, RAM saved, and which one the current state follows.',
   input: z.strictObject(guestTarget),
@@ -56,6 +55,8 @@ export const listSnapshots = defineReadTool({
     current_parent: z.string().nullable().optional(),
     ...outputExtras,
   }),
+  // The guest it acts on, for target.* rules.
+  target: (args) => ({ vmid: args.vmid }),
   async run(args, ctx) {
     const { snapshots, current } = await readSnapshots(ctx, args);
     const label = guestLabel(args);

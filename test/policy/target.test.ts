@@ -227,6 +227,28 @@ describe('what a record tells of its guest', () => {
     expect(recordedTarget(undefined, {})).toBeUndefined();
   });
 
+  it('the facts a record keeps, a fact not read as not read, any other unknown', () => {
+    const kept = recordedTarget(
+      stop.target,
+      { node: 'pve1', vmid: 100 },
+      {
+        tags: ['prod'],
+        pool: 'unread: the read timed out',
+      },
+    )!;
+    expect(kept.tags).toEqual(['prod']);
+    expect(kept.pool).toEqual(new Unread('the read timed out'));
+    expect(kept.template).toBe(UNRECORDED_TARGET.template);
+    const p = stopIf({ path: 'target.tags', op: 'contains', value: 'prod' });
+    expect(decide(p, kept as Record<string, unknown>)).toMatchObject({ kind: 'deny' });
+    expect(() =>
+      decide(
+        stopIf({ path: 'target.template', op: 'eq', value: true }),
+        kept as Record<string, unknown>,
+      ),
+    ).toThrow(UnknownReached);
+  });
+
   it('an argument the record lost that names the guest: its facts are unknown', () => {
     const args = {};
     Object.defineProperty(args, 'vmid', {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text } from '../support/worker/mcp';
+import { auditRecords } from '../support/worker/audit';
 import { sim } from '../support/worker/sim';
 import { setPolicy, usePolicy } from '../support/worker/policy';
 
@@ -85,6 +86,11 @@ describe('a policy over what a call touches', () => {
       '/tools/pve_stop_vm/deny_if/0',
     );
     expect(said).toBe('[POLICY DENIED] Denied by policy: target.tags contains "prod".');
+    // The audit trail keeps the facts the decision used, beside the arguments.
+    const [record] = await auditRecords(
+      (r) => r.tool === 'pve_stop_vm' && r.args.vmid === 100 && r.decision === 'deny',
+    );
+    expect(record!.args['(target)']).toEqual({ tags: ['prod', 'web'] });
     await sim.clearLog();
     await wrote(
       'pve_stop_vm',

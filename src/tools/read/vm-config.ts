@@ -13,7 +13,6 @@ import { guestLabel, guestPath } from '../../proxmox/guest-state';
 export const getVmConfig = defineReadTool({
   name: 'pve_get_vm_config',
   title: 'Configuration of a guest',
-  target: (args) => ({ vmid: args.vmid }),
   description:
     'Configuration of a VM or container (or of a snapshot): every key, property strings split into fields, secrets redacted.',
   input: z.strictObject({
@@ -30,6 +29,8 @@ export const getVmConfig = defineReadTool({
     digest: z.string().nullable().optional(),
     ...outputExtras,
   }),
+  // The guest it acts on, for target.* rules.
+  target: (args) => ({ vmid: args.vmid }),
   async run(args, ctx) {
     const raw = await ctx
       .pve()

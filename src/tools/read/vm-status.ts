@@ -27,7 +27,6 @@ type Iface = z.output<typeof iface>;
 export const getVmStatus = defineReadTool({
   name: 'pve_get_vm_status',
   title: 'Status of a guest',
-  target: (args) => ({ vmid: args.vmid }),
   description:
     'State of a VM or container: status, CPU, memory, disk, uptime, lock; guest_ips adds its IP addresses.',
   input: z.strictObject({
@@ -55,6 +54,8 @@ export const getVmStatus = defineReadTool({
     ips_note: z.string().nullable().optional(),
     ...outputExtras,
   }),
+  // The guest it acts on, for target.* rules.
+  target: (args) => ({ vmid: args.vmid }),
   async run(args, ctx) {
     const s = await readGuestState(ctx.pve(), args);
     const r = s.raw;

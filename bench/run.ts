@@ -73,6 +73,17 @@ const POLICY = {
   },
 };
 
+/** The same policy with one rule over what a call touches (target.*), on a server of its own. */
+const TARGET_POLICY = {
+  ...POLICY,
+  tools: {
+    ...POLICY.tools,
+    pve_get_vm_status: {
+      deny_if: [{ path: 'target.tags', op: 'contains', value: 'no-guest-has-this-tag' }],
+    },
+  },
+};
+
 interface Series {
   name: string;
   run: () => Promise<void>;
@@ -91,6 +102,7 @@ async function main(): Promise<void> {
     main: {},
     twin: {},
     noAudit: { AUDIT_ENABLED: 'false' },
+    target: { POLICY: JSON.stringify(TARGET_POLICY) },
     ...(baseline ? { baseline: {} } : {}),
   };
   const stacks = new Map<string, Stack>();
@@ -155,6 +167,8 @@ async function main(): Promise<void> {
       Authorization: `PVEAPIToken=${SIMULATOR_TOKENS.admin.id}=${SIMULATOR_TOKENS.admin.secret}`,
     };
     const LIST = 'MCP pve_list_vms, no rules';
+    const STATUS_2026 = 'MCP 2026-07-28 pve_get_vm_status, no rules';
+    const statusArgs = { node: 'pve1', vmid: 100 };
     const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
     const previewArgs = {
       node: 'pve1',
@@ -219,6 +233,23 @@ async function main(): Promise<void> {
       {
         ...rawModernSeries(MODERN_RAW, stacks.get('main')!.url, rawToken, 'pve_list_vms', {}),
         against: BARE,
+      },
+      rawModernSeries(
+        STATUS_2026,
+        stacks.get('main')!.url,
+        rawToken,
+        'pve_get_vm_status',
+        statusArgs,
+      ),
+      {
+        ...rawModernSeries(
+          'MCP 2026-07-28 pve_get_vm_status, a target rule',
+          stacks.get('target')!.url,
+          await devAccessToken(stacks.get('target')!.url, 'open@bench'),
+          'pve_get_vm_status',
+          statusArgs,
+        ),
+        against: STATUS_2026,
       },
       {
         ...mcpSeries(
@@ -420,7 +451,10 @@ function report(series: Series[]): void {
     'on that same server (rules scoped to the signed-in person); the twin row is an identical second server',
   );
   console.log(
-    '(how much servers differ); audit off is a third server without the audit trail; BASELINE rows run',
+    '(how much servers differ); audit off is a third server without the audit trail; the target rule row a',
+  );
+  console.log(
+    "fourth whose policy reads the guest's tags for pve_get_vm_status (+ms against the same call without); BASELINE rows run",
   );
   console.log(
     "the BENCH_BASELINE checkout's Worker (+ms against the same call on this one: negative means this is slower);",

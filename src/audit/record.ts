@@ -59,9 +59,13 @@ export const INHERITED_KEY = '(inherited)';
 
 /**
  * Where a record's `args` (and the approver) keep the facts of the guest the call acts on that
- * the policy read before deciding (its pool, tags...): `unread: <why>` for one not read.
+ * the policy read before deciding (its pool, tags...): null for one the guest has none of,
+ * UNREAD_PREFIX and why for one that could not be read.
  */
 export const TARGET_KEY = '(target)';
+
+/** How a record keeps a fact that was not read (see TARGET_KEY). */
+export const UNREAD_PREFIX = 'unread: ';
 
 export interface StoredAuditRecord extends AuditRecord {
   id: number;

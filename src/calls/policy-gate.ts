@@ -13,6 +13,8 @@ import {
   type Decision,
 } from '../policy/evaluate';
 import { type CompiledPolicy, formatErrors } from '../policy/load';
+import { Unread } from '../policy/conditions';
+import { UNREAD_PREFIX } from '../audit/record';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import type { ApprovalPort } from './approval-gate';
@@ -55,6 +57,8 @@ export interface GateInput {
   decidedBy?: (active: ActivePolicy) => void;
   /** The facts of the call's guest as the person asked saw them (read before asking). */
   judgedTarget?: Readonly<Record<string, unknown>>;
+  /** The id of the guest the call acts on (or makes), for `guest` limits. */
+  guest?: number;
 }
 
 /**
@@ -66,29 +70,34 @@ export type TargetReader = (
   fresh: boolean,
 ) => Promise<Readonly<Record<string, unknown>> | undefined>;
 
-/** The facts `policy` reaches of the call's guest, read unless it refuses the tool outright. */
+/**
+ * The facts `policy` reaches of the call's guest (and `also` these), read unless it refuses the
+ * tool outright.
+ */
 export async function targetFor(
   policy: CompiledPolicy,
   input: Pick<GateInput, 'tool' | 'target'>,
   fresh = false,
+  also: readonly string[] = [],
 ): Promise<Readonly<Record<string, unknown>> | undefined> {
   if (!input.target || refusedOutright(policy, input.tool)) return undefined;
-  const wanted = targetFactsReached(policy, input.tool);
+  const wanted = new Set([...targetFactsReached(policy, input.tool), ...also]);
   return wanted.size ? input.target(wanted, fresh) : undefined;
 }
 
-/** The facts an approval is for: the guest's pool, tags and template flag as it was judged. */
-const APPROVED_FACTS = ['pool', 'tags', 'template'] as const;
+/** A fact as shown and stored: null when the guest has none, why when it could not be read. */
+export function shownFact(value: unknown): unknown {
+  if (value instanceof Unread) return `${UNREAD_PREFIX}${value.why}`;
+  return value === undefined ? null : value;
+}
 
-/** Which of APPROVED_FACTS differ between the guest as approved and as it is now. */
+/** The facts a person approved the call on that its guest no longer has as they were. */
 function factsChanged(
   approved: Readonly<Record<string, unknown>>,
   now: Readonly<Record<string, unknown>>,
 ): string[] {
-  return APPROVED_FACTS.filter(
-    (fact) =>
-      (Object.hasOwn(approved, fact) || Object.hasOwn(now, fact)) &&
-      JSON.stringify(approved[fact]) !== JSON.stringify(now[fact]),
+  return Object.keys(approved).filter(
+    (fact) => JSON.stringify(approved[fact]) !== JSON.stringify(shownFact(now[fact])),
   );
 }
 
@@ -158,7 +167,7 @@ async function decide(
   approvals: ApprovalPort | null,
 ): Promise<Decided | Refused> {
   const target = await targetFor(active.policy, input);
-  const call = { tool: input.tool, args: input.args, target };
+  const call = { tool: input.tool, args: input.args, target, guest: input.guest };
   let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
   if (decision.kind === 'approval_required' && input.dryRun) {
     // A preview sends nothing to Proxmox: it needs no approval (the confirmed call will).
@@ -213,16 +222,18 @@ async function afterApproval(
     }
   }
   // The guest as it is now, not as it was when the person was asked: an approval is for the
-  // guest as it was judged, and a change to its pool, tags or template flag needs a new one.
-  const target = await targetFor(deciding.policy, input, true);
-  const changed = input.judgedTarget && target ? factsChanged(input.judgedTarget, target) : [];
+  // guest as it was judged, and a change to a fact it was judged on needs a new one.
+  const judged = input.judgedTarget;
+  const target = await targetFor(deciding.policy, input, true, judged ? Object.keys(judged) : []);
+  // (No facts at all: the policy in force refuses the tool outright, which decides it below.)
+  const changed = judged && target ? factsChanged(judged, target) : [];
   if (changed.length) {
     await approvals.restore(approvalId).catch(() => undefined);
     return deny(rule, REASONS.targetChangedSinceApproval(changed));
   }
   const decision = evaluatePolicy(
     deciding.policy,
-    { tool: input.tool, args: input.args, target, approved: true },
+    { tool: input.tool, args: input.args, target, guest: input.guest, approved: true },
     input.identity,
     null,
     input.now,

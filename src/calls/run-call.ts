@@ -17,13 +17,11 @@ import { INHERITED_KEY, TARGET_KEY } from '../audit/record';
 import type { Identity } from '../core/identity';
 import { own } from '../core/own';
 import { isPropertyValue } from '../core/property-value';
-import { evaluatePolicy, refusedOutright } from '../policy/evaluate';
+import { evaluatePolicy, refusedOutright, targetFactsReached } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
-import { Unread } from '../policy/conditions';
 import { policyView } from '../policy/view';
 import { readTargetFacts } from '../proxmox/target-facts';
-import { UNREAD_PREFIX } from '../replay/recorded-call';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { type ApprovalPort, approvalPort } from './approval-gate';
 import type { Conversation } from './conversation';
@@ -34,6 +32,7 @@ import {
   type GateInput,
   type GateResult,
   passGate,
+  shownFact,
   type TargetReader,
   targetFor,
 } from './policy-gate';
@@ -61,6 +60,8 @@ interface Call {
   readTarget?: TargetReader;
   /** The facts of the call's guest read last (see targetReader). */
   target?: Readonly<Record<string, unknown>>;
+  /** The facts its policy read before deciding, as stored (see TARGET_KEY). */
+  judged?: Readonly<Record<string, unknown>>;
 }
 
 /** A step's answer: the call's end, or what the next step takes. */
@@ -213,24 +214,37 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
     };
   }
   const shown = shownArgs(resolved.args);
-  // What the call takes from its source, and the facts of its guest the policy reads, are shown,
-  // stored and bound beside the arguments: an approval covers a clone of the source as it was
-  // read, and a guest as it was judged, not whatever either has become.
-  call.readTarget = targetReader(call, resolved.args);
-  const judged = active.ok
-    ? await targetFor(active.policy, { tool: tool.name, target: call.readTarget })
-    : undefined;
-  const bound = {
-    ...shown,
-    ...(Object.keys(resolved.inherited).length
-      ? { [INHERITED_KEY]: shownArgs(resolved.inherited) }
-      : {}),
-    ...(judged ? { [TARGET_KEY]: shownFacts(judged) } : {}),
-  };
-  facts.args = redact(call, bound);
+  // What the call takes from its source is shown, stored and bound beside the arguments: an
+  // approval covers a clone of the source as it was read, not of whatever it has become.
+  const withInherited = Object.keys(resolved.inherited).length
+    ? { ...shown, [INHERITED_KEY]: shownArgs(resolved.inherited) }
+    : shown;
+  // Recorded before anything more is read: a read that fails leaves the arguments in the record.
+  facts.args = redact(call, withInherited);
   facts.argKeys = Object.keys(shown);
-  facts.argsHmac = await call.host.hmacArgs(canonicalJson(bound));
+  facts.argsHmac = await call.host.hmacArgs(canonicalJson(withInherited));
+  call.readTarget = targetReader(call, resolved.args);
+  const judged = await judgedFacts(call);
+  if (judged) {
+    // So are the facts of its guest the policy reads: an approval covers the guest as it was
+    // judged. Proxmox's own facts, not the caller's: no `sensitive` name redacts them.
+    facts.args = { ...facts.args, [TARGET_KEY]: judged };
+    facts.argsHmac = await call.host.hmacArgs(
+      canonicalJson({ ...withInherited, [TARGET_KEY]: judged }),
+    );
+    call.judged = judged;
+  }
   return resolved;
+}
+
+/** The facts of its guest the policy in force reads, as shown and stored (see TARGET_KEY). */
+async function judgedFacts(call: Call): Promise<Record<string, unknown> | undefined> {
+  const { active, tool, readTarget } = call;
+  if (!active.ok || !readTarget) return undefined;
+  const read = await targetFor(active.policy, { tool: tool.name, target: readTarget });
+  if (!read) return undefined;
+  const wanted = [...targetFactsReached(active.policy, tool.name)].sort();
+  return Object.fromEntries(wanted.map((fact) => [fact, shownFact(read[fact])]));
 }
 
 /** Where approvals for this call are asked and spent, showing exactly what would be sent. */
@@ -286,7 +300,8 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
     dryRun: tool.dryRun?.(args) ?? false,
     now: host.clock.now(),
     target: call.readTarget,
-    judgedTarget: call.target,
+    judgedTarget: call.judged,
+    guest: tool.target?.(args)?.vmid,
     current: () => host.policy(),
     decidedBy: (deciding: ActivePolicy) => {
       facts.policyVersion = deciding.version;
@@ -438,16 +453,6 @@ function seenBy(
 }
 
 /** Arguments as shown and hashed: property strings by their canonical text. */
-/** A guest's facts as shown and stored: one not read says why. */
-function shownFacts(target: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(target).map(([fact, value]) => [
-      fact,
-      value instanceof Unread ? `${UNREAD_PREFIX}${value.why}` : value,
-    ]),
-  );
-}
-
 function shownArgs(args: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {

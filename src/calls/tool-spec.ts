@@ -71,7 +71,7 @@ export interface Resolved<A> {
  */
 export type CallTarget =
   | { vmid: number; absent?: Readonly<Record<string, unknown>> }
-  | { made: Readonly<Record<string, unknown>> };
+  | { made: Readonly<Record<string, unknown>>; vmid?: number };
 
 export interface ToolSuccess<S> {
   structured: S;

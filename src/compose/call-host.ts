@@ -87,8 +87,8 @@ function counterBackend(runtime: Runtime, era: EraParts): CounterBackend {
     };
   };
   return {
-    target: (scope, identity) => {
-      if (scope !== 'session') return objectTarget(counterObjectName(scope, identity));
+    target: (scope, identity, guest) => {
+      if (scope !== 'session') return objectTarget(counterObjectName(scope, identity, guest));
       if (era.sessionCounters !== 'per-grant') return era.sessionCounters;
       // Session counters kept in the grant's object, apart from its grant counters of the same name.
       return objectTarget(counterObjectName('grant', identity), 'session|');

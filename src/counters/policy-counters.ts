@@ -1,5 +1,5 @@
-// A Durable Object holding the counters of one scope key: `grant:<grantId>`, `user:<userId>` or
-// `global`. Session counters live in the session's own MCP agent instead.
+// A Durable Object holding the counters of one scope key: `grant:<grantId>`, `user:<userId>`,
+// `guest:<vmid>` or `global`. Session counters live in the session's own MCP agent instead.
 
 import { DurableObject } from 'cloudflare:workers';
 import type { LimitedDecision } from '../policy/evaluate';

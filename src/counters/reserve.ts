@@ -18,7 +18,8 @@ export interface CounterTarget {
 }
 
 export interface CounterBackend {
-  target(scope: Scope, identity: Identity): CounterTarget;
+  /** `guest`: the guest a `guest` limit counts on. */
+  target(scope: Scope, identity: Identity, guest?: number): CounterTarget;
 }
 
 export type Reservation =
@@ -31,11 +32,13 @@ export async function reserveLimits(
   backend: CounterBackend,
   now: number,
 ): Promise<Reservation> {
-  const byScope = new Map<Scope, ReserveItem[]>();
+  // One counters object per scope, and per guest for `guest` limits.
+  const byObject = new Map<string, { scope: Scope; guest?: number; items: ReserveItem[] }>();
   for (const limit of limits) {
-    const list = byScope.get(limit.scope) ?? [];
-    list.push(limit);
-    byScope.set(limit.scope, list);
+    const at = `${limit.scope}:${limit.guest ?? ''}`;
+    const group = byObject.get(at) ?? { scope: limit.scope, guest: limit.guest, items: [] };
+    group.items.push(limit);
+    byObject.set(at, group);
   }
   const taken: { target: CounterTarget; items: ReserveItem[] }[] = [];
   const releaseTaken = async (): Promise<void> => {
@@ -43,8 +46,8 @@ export async function reserveLimits(
     await Promise.allSettled(taken.map(({ target, items }) => target.release(items)));
   };
   try {
-    for (const [scope, items] of byScope) {
-      const target = backend.target(scope, identity);
+    for (const { scope, guest, items } of byObject.values()) {
+      const target = backend.target(scope, identity, guest);
       const over = await target.reserve(items, now);
       if (over) {
         await releaseTaken();
@@ -68,8 +71,11 @@ export async function reserveLimits(
 export function counterObjectName(
   scope: Exclude<Scope, 'session'>,
   identity: Pick<Identity, 'userId' | 'email' | 'grantId'>,
+  guest?: number,
 ): string {
   switch (scope) {
+    case 'guest':
+      return guestCounterObject(guest);
     case 'grant':
       return `grant:${identity.grantId}`;
     case 'user':
@@ -81,10 +87,16 @@ export function counterObjectName(
   }
 }
 
+/** A guest is counted by its id, unique in the cluster, whichever node it runs on. */
+export function guestCounterObject(vmid: number | undefined): string {
+  return `guest:${vmid ?? 'none'}`;
+}
+
 /** The scope of a counters object, from its name (the inverse of counterObjectName). */
 export function scopeOfObject(name: string): Exclude<Scope, 'session'> | undefined {
   if (name === 'global') return 'global';
   if (name.startsWith('grant:')) return 'grant';
   if (name.startsWith('user:')) return 'user';
+  if (name.startsWith('guest:')) return 'guest';
   return undefined;
 }

@@ -44,6 +44,8 @@ export interface CallView {
    * Left out: the call acts on no guest, or the policy reaches none of its facts.
    */
   target?: Readonly<Record<string, unknown>>;
+  /** The id of the guest the call acts on (or makes): a `guest` limit counts per guest. */
+  guest?: number;
   /** A person approved this exact call (require_approval is then satisfied; limits still apply). */
   approved?: boolean;
 }

@@ -23,6 +23,8 @@ import { retryAfterSeconds, windowEnd, windowStart } from './windows';
 export interface AppliedLimit {
   rule: string;
   scope: Scope;
+  /** A `guest` limit's guest: its counters are that guest's, whoever calls. */
+  guest?: number;
   /** Counter id within its scope: `<tool>/<counter>` or `*\/<counter>` for all_tools. */
   key: string;
   counter: string;
@@ -94,14 +96,28 @@ export function evaluatePolicy(
       ...(tool.notify ? { notify: tool.notify } : {}),
     };
   }
-  const limits = limitsFor(policy, call.tool, now, (limit, rule) =>
-    atRule(rule, () => appliesTo(limit, identity)),
+  const limits = guestLimits(
+    limitsFor(policy, call.tool, now, (limit, rule) =>
+      atRule(rule, () => appliesTo(limit, identity)),
+    ),
+    call,
   );
   if (readings) {
     const over = checkLimits(limits, readings, now);
     if (over) return over;
   }
   return { kind: 'allow', limits };
+}
+
+/**
+ * The limits as they count this call: a `guest` limit counts on the guest the call acts on, and
+ * does not count a call that acts on none (a list, a task's status).
+ */
+export function guestLimits(limits: AppliedLimit[], call: CallView): AppliedLimit[] {
+  return limits.flatMap((limit) => {
+    if (limit.scope !== 'guest') return [limit];
+    return call.guest === undefined ? [] : [{ ...limit, guest: call.guest }];
+  });
 }
 
 /** The rules for a tool: its own, then all_tools; `namespace` keeps their counters apart. */

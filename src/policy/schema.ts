@@ -21,7 +21,11 @@ export type Operator = (typeof OPERATORS)[number];
 export const WINDOWS = ['second', 'minute', 'hour', 'day'] as const;
 export type Window = (typeof WINDOWS)[number];
 
-export const SCOPES = ['session', 'grant', 'user', 'global'] as const;
+/**
+ * Whose calls a limit counts together: a session's, a grant's, a person's, everyone's, or those
+ * on one guest (any caller, wherever the guest runs: a migrated guest keeps its count).
+ */
+export const SCOPES = ['session', 'grant', 'user', 'global', 'guest'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Users (id or email) and `group:<name>` entries a rule is limited to, or exempts. */

@@ -78,7 +78,10 @@ export async function readTargetFacts(
   ]);
   const facts: TargetFacts = {
     ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
-    tags: tagList(entry.tags).map((t) => t.toLowerCase()),
+    // In one order, so that facts read twice compare equal (an approval is bound to them).
+    tags: tagList(entry.tags)
+      .map((t) => t.toLowerCase())
+      .sort(),
     node: entry.node,
     vm_type: entry.type,
     ...(entry.status !== undefined ? { status: entry.status } : {}),

@@ -7,7 +7,7 @@
 
 import type { z } from 'zod';
 import { NOT_STORED_TOO_DEEP, REDACTED, wasCut } from '../audit/canonical';
-import { INHERITED_KEY, TARGET_KEY } from '../audit/record';
+import { INHERITED_KEY, TARGET_KEY, UNREAD_PREFIX } from '../audit/record';
 import { own } from '../core/own';
 import { SCRUBBED } from '../secrets/scrub';
 import { UNRECORDED_TARGET, Unread } from '../policy/conditions';
@@ -29,7 +29,20 @@ export interface RecordedCall {
 /** How a tool names the guest a call acts on (ToolSpec.target, in calls/tool-spec.ts). */
 export type TargetOf = (
   args: Record<string, unknown>,
-) => { vmid: number } | { made: Readonly<Record<string, unknown>> } | null;
+) => { vmid: number } | { made: Readonly<Record<string, unknown>>; vmid?: number } | null;
+
+/** The id of the guest a recorded call acted on (or made), for `guest` limits; undefined if lost. */
+export function recordedGuest(
+  targetOf: TargetOf | undefined,
+  args: Record<string, unknown>,
+): number | undefined {
+  try {
+    return targetOf?.(args)?.vmid;
+  } catch (err) {
+    if (err instanceof UnknownReached) return undefined;
+    throw err;
+  }
+}
 
 /**
  * What a recorded call's `target.` rules can know of its guest: a guest the call made is its
@@ -52,22 +65,18 @@ export function recordedTarget(
   if (!target) return undefined;
   if ('made' in target) return target.made;
   if (!facts) return UNRECORDED_TARGET;
-  const kept = Object.entries(facts).filter(([fact]) => Object.hasOwn(UNRECORDED_TARGET, fact));
-  return {
-    ...UNRECORDED_TARGET,
-    ...Object.fromEntries(
-      kept.map(([fact, value]) => [
-        fact,
-        typeof value === 'string' && value.startsWith(UNREAD_PREFIX)
-          ? new Unread(value.slice(UNREAD_PREFIX.length))
-          : value,
-      ]),
-    ),
-  };
+  const out: Record<string, unknown> = { ...UNRECORDED_TARGET };
+  for (const [fact, value] of Object.entries(facts)) {
+    if (!Object.hasOwn(UNRECORDED_TARGET, fact)) continue;
+    // Read, and the guest has none: missing, as it was when the call was judged.
+    if (value === null) delete out[fact];
+    else if (typeof value === 'string' && value.startsWith(UNREAD_PREFIX))
+      out[fact] = new Unread(value.slice(UNREAD_PREFIX.length));
+    else if (!lossesIn(value, []).length) out[fact] = value;
+    // A fact the trail redacted, scrubbed or cut stays unknown.
+  }
+  return out;
 }
-
-/** How a record keeps a fact that was not read (see TARGET_KEY). */
-export const UNREAD_PREFIX = 'unread: ';
 
 /** `input` null: the server offers the tool no more, so none of its arguments can be read back. */
 export function recordedCall(

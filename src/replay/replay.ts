@@ -19,11 +19,17 @@ import type { AuditDecision, StoredAuditRecord } from '../audit/record';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import type { Identity } from '../core/identity';
 import type { CallView } from '../policy/conditions';
-import { evaluatePolicy, limitsFor, type AppliedLimit, type Decision } from '../policy/evaluate';
+import {
+  evaluatePolicy,
+  guestLimits,
+  limitsFor,
+  type AppliedLimit,
+  type Decision,
+} from '../policy/evaluate';
 import type { CompiledPolicy } from '../policy/load';
 import { whetherApplies } from '../policy/principals';
 import { UnknownReached, UnknownValue, unknownList } from '../policy/unknown';
-import { recordedCall, recordedTarget, type TargetOf } from './recorded-call';
+import { recordedCall, recordedGuest, recordedTarget, type TargetOf } from './recorded-call';
 import { ReplaySlots, type SlotClaim, type SlotOwner } from './slots';
 
 /** A tool as a replay needs it: its input schema (to read arguments back) and its dryRun. */
@@ -197,6 +203,7 @@ function replayCall(
     tool: record.tool,
     args: recorded.view,
     target: recordedTarget(tool?.target, recorded.args, recorded.facts),
+    guest: recordedGuest(tool?.target, recorded.args),
     ...(approved ? { approved: true } : {}),
   };
   const decide = (view: CallView): Decision =>
@@ -213,7 +220,7 @@ function replayCall(
     }
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
-    const limits = limitsOf(candidate, record, identity);
+    const limits = limitsOf(candidate, record, identity, call);
     // Limits come last: every rule before them let the call through, so it is allowed unless a
     // limit whose principals cannot be judged is used up.
     if (limits.maybe.some((limit) => limit.rule === err.rule)) return counted(limits, err.unknown);
@@ -247,10 +254,18 @@ interface Limits {
   maybe: readonly AppliedLimit[];
 }
 
-function limitsOf(candidate: CompiledPolicy, record: ReplayRecord, identity: Identity): Limits {
+function limitsOf(
+  candidate: CompiledPolicy,
+  record: ReplayRecord,
+  identity: Identity,
+  call: CallView,
+): Limits {
   const where = (applies: (answer: boolean | UnknownReached) => boolean) =>
-    limitsFor(candidate, record.tool, record.ts, (limit) =>
-      applies(whetherApplies(limit, identity)),
+    guestLimits(
+      limitsFor(candidate, record.tool, record.ts, (limit) =>
+        applies(whetherApplies(limit, identity)),
+      ),
+      call,
     );
   return {
     sure: where((answer) => answer === true),

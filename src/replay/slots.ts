@@ -101,7 +101,7 @@ export class ReplaySlots {
   private key(limit: AppliedLimit, { identity, session }: SlotOwner): string {
     const object =
       limit.scope !== 'session'
-        ? counterObjectName(limit.scope, identity)
+        ? counterObjectName(limit.scope, identity, limit.guest)
         : session === STATELESS
           ? counterObjectName('grant', identity)
           : `session:${session}`;

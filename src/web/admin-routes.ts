@@ -6,7 +6,7 @@ import { Hono, type Context } from 'hono';
 import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
 import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
-import { counterObjectName, scopeOfObject } from '../counters/reserve';
+import { counterObjectName, guestCounterObject, scopeOfObject } from '../counters/reserve';
 import type { CounterRow } from '../counters/window-counters';
 import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
 import { limitOf } from '../policy/limit-of';
@@ -202,7 +202,7 @@ adminRoutes.get('/audit', async (c) => {
   return new Response(body, { headers });
 });
 
-/** Counters of the users and grants seen in these records, plus the global ones. */
+/** Counters of the users, grants and guests seen in these records, plus the global ones. */
 async function counterRows(
   runtime: Runtime,
   result: AuditPage,
@@ -220,6 +220,8 @@ async function counterRows(
         }),
       );
     if (r.grant_id) names.add(`grant:${r.grant_id}`);
+    // The guest a call acted on: where a `guest` limit counts it.
+    if (typeof r.args.vmid === 'number') names.add(guestCounterObject(r.args.vmid));
   }
   const rows = await Promise.all(
     [...names].slice(0, 40).map(async (name) => {

@@ -86,7 +86,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
     idempotent: false,
     policyFields: spec.policyFields,
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
-    target: (args) => ({ made: madeGuest(spec, args as Args) }),
+    target: (args) => ({ made: madeGuest(spec, args as Args), vmid: (args as Args).vmid }),
     // The policy and the approver see the vmid that will be used, not "whatever is free".
     fills: ['vmid'],
     async resolve(args, ctx) {

@@ -249,6 +249,30 @@ describe('what a record tells of its guest', () => {
     ).toThrow(UnknownReached);
   });
 
+  it('a fact read as none is missing again; one the trail redacted is unknown', () => {
+    const kept = recordedTarget(
+      stop.target,
+      { node: 'pve1', vmid: 100 },
+      {
+        pool: null,
+        name: '[redacted]',
+      },
+    )!;
+    expect(Object.hasOwn(kept, 'pool')).toBe(false);
+    const lab = stopOnlyIf({ path: 'target.pool', op: 'eq', value: 'lab' });
+    expect(decide(lab, kept as Record<string, unknown>)).toMatchObject({
+      kind: 'deny',
+      reason:
+        'Denied by policy: target.pool is required (it must satisfy eq "lab") and the guest has none.',
+    });
+    expect(() =>
+      decide(
+        stopIf({ path: 'target.name', op: 'eq', value: 'web01' }),
+        kept as Record<string, unknown>,
+      ),
+    ).toThrow(UnknownReached);
+  });
+
   it('an argument the record lost that names the guest: its facts are unknown', () => {
     const args = {};
     Object.defineProperty(args, 'vmid', {

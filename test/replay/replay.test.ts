@@ -207,6 +207,28 @@ describe('replayPolicy', () => {
     });
   });
 
+  it('counts a guest limit per guest, across people: the second reboot of 102 is limited, of 100 not', () => {
+    const reboot = (id: string, s: number, vmid: number, over: RowOptions = {}): ReplayRecord =>
+      row(id, 'pve_reboot_vm', { node: 'pve1', vmid, confirm: true }, { ts: at(s), ...over });
+    const bob = { user_id: 'u-bob', user_email: 'bob@example.com', grant_id: 'g2', session: 's2' };
+    const LIMIT = '/tools/pve_reboot_vm/limits/0';
+    const draft = policy({
+      tools: {
+        pve_reboot_vm: {
+          limits: [{ counter: 'reboots', window: 'hour', max: 1, scope: 'guest' }],
+        },
+      },
+    });
+    const report = replay(draft, [
+      reboot('a', 5, 102),
+      reboot('b', 15, 102, bob),
+      reboot('c', 25, 100, bob),
+    ]);
+    expect(report.changed.map((c) => [c.request_id, c.after.decision, c.after.rule])).toEqual([
+      ['b', 'limited', LIMIT],
+    ]);
+  });
+
   it('counts a limit in time order: the (max+1)th call in a window is limited, the next window starts again', () => {
     const create = (id: string, s: number, over: RowOptions = {}): ReplayRecord =>
       row(id, CREATE, { ...NODE, confirm: true }, { ts: at(s), ...over });

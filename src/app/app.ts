@@ -18,7 +18,7 @@ import { health } from '../health/endpoint';
 import { MAX_MESSAGE_DEPTH } from '../http/json-depth';
 import { MAX_POLICY_BYTES } from '../policy/text';
 import { bodyCap } from '../http/body-cap';
-import { Refusal } from '../http/refusal';
+import { jsonRpcError, Refusal } from '../http/refusal';
 import { messageResponse } from '../auth/pages';
 import { readMcpBody } from '../http/mcp-body';
 import { ANONYMOUS } from '../core/identity';
@@ -66,15 +66,14 @@ const policyLimit = bodyCap(POLICY_BODY_LIMIT, tooLarge(POLICY_BODY_LIMIT));
  * An MCP message is read once here: one nested absurdly deep is refused before any code walks it
  * (see json-depth.ts); the rest go on with their parse (see mcp-body.ts).
  */
-async function mcpBody(c: Ctx, next: Next): Promise<Response | undefined> {
+async function mcpBody(c: Ctx, next: Next): Promise<void> {
   const read = await readMcpBody(c.req.raw);
   if (!('request' in read)) {
     const message = `Invalid params: the message nests more than ${MAX_MESSAGE_DEPTH} levels deep.`;
-    return c.json({ jsonrpc: '2.0', error: { code: -32602, message }, id: null }, 400);
+    throw Refusal.jsonRpc(400, -32602, message);
   }
   c.req.raw = read.request;
   await next();
-  return undefined;
 }
 
 // The caps come before any other work a request gets (the Runtime, the door, a session's
@@ -246,6 +245,8 @@ async function refusalResponse(c: Ctx, { answer }: Refusal): Promise<Response> {
   if (answer.format === 'redirect') return c.redirect(answer.location, answer.status);
   if (answer.format === 'json')
     return c.json({ error: answer.error, message: answer.message, ...answer.more }, answer.status);
+  if (answer.format === 'json-rpc')
+    return c.json(jsonRpcError(answer.code, answer.message), answer.status);
   return messageResponse(answer.status, answer.title, answer.message);
 }
 

@@ -1,6 +1,8 @@
 // A request refused on purpose, in the form its caller reads: a page for a person, a JSON error
-// for a script, or the way to sign in first. A route's checks throw it instead of returning "a
-// value or a Response", and the app's one error handler (../app/app.ts) renders it.
+// for a script, a JSON-RPC error for an MCP client, or the way to sign in first. A route's checks
+// throw it instead of returning "a value or a Response", and the app's one error handler
+// (../app/app.ts) renders it. The MCP route, which the OAuth library calls outside the app, words
+// its JSON-RPC errors with jsonRpcError.
 
 import type { ContentfulStatusCode, RedirectStatusCode } from 'hono/utils/http-status';
 
@@ -14,7 +16,13 @@ export type RefusalAnswer =
       message: string;
       more?: Record<string, unknown>;
     }
+  | { format: 'json-rpc'; status: ContentfulStatusCode; code: number; message: string }
   | { format: 'redirect'; status: RedirectStatusCode; location: string };
+
+/** A JSON-RPC error answering no request id (the message could not be read as one). */
+export function jsonRpcError(code: number, message: string) {
+  return { jsonrpc: '2.0', error: { code, message }, id: null } as const;
+}
 
 export class Refusal extends Error {
   override readonly name = 'Refusal';
@@ -36,6 +44,11 @@ export class Refusal extends Error {
     more?: Record<string, unknown>,
   ): Refusal {
     return new Refusal({ format: 'json', status, error, message, ...(more ? { more } : {}) });
+  }
+
+  /** A JSON-RPC error for an MCP client: `code` as JSON-RPC and MCP number them. */
+  static jsonRpc(status: ContentfulStatusCode, code: number, message: string): Refusal {
+    return new Refusal({ format: 'json-rpc', status, code, message });
   }
 
   /** Elsewhere first (to sign in), then back. */

@@ -13,6 +13,7 @@ import { sessionObjectName, sessionOwnership } from '../auth/sessions';
 import { runtimeOf } from '../compose/runtime';
 import type { AppEnv } from '../env';
 import { parsedBodyOf } from '../http/mcp-body';
+import { jsonRpcError } from '../http/refusal';
 import { identityFromProps, identityOfToken } from '../core/identity';
 import { ProxmoxMcp } from './legacy/agent';
 import { serveModern } from './modern/handler';
@@ -64,18 +65,12 @@ export const mcpApi = {
     const session = sessionObjectName(request, url);
     const owned = session ? await sessionOwnership(runtime.stores, session, identity) : 'yours';
     if (owned === 'unavailable') {
-      return json(503, {
-        jsonrpc: '2.0',
-        error: { code: -32001, message: 'The session could not be checked in time; try again.' },
-        id: null,
-      });
+      return json(
+        503,
+        jsonRpcError(-32001, 'The session could not be checked in time; try again.'),
+      );
     }
-    if (owned === 'not_found')
-      return json(404, {
-        jsonrpc: '2.0',
-        error: { code: -32001, message: 'Session not found' },
-        id: null,
-      });
+    if (owned === 'not_found') return json(404, jsonRpcError(-32001, 'Session not found'));
     // The session keeps its public origin, to link approval pages.
     ctx.props = { ...identity, publicOrigin: origin };
     if (url.pathname === '/mcp') return streamable.fetch(request, env, ctx);

@@ -26,6 +26,15 @@ export function parseUpid(text: string): Upid | null {
   };
 }
 
+/**
+ * The guest a task is of, when its id names one: guest tasks (qmstart, vzdump, qmigrate...) carry
+ * the vmid as their id; others a storage, a service or nothing.
+ */
+export function guestOfUpid(text: string): { vmid: number } | null {
+  const id = parseUpid(text)?.id ?? '';
+  return /^[1-9]\d{2,8}$/.test(id) ? { vmid: Number(id) } : null;
+}
+
 /** A finished task succeeded iff its exit status is OK or only warnings. */
 export function taskSucceeded(exitstatus: string | undefined): boolean {
   return exitstatus === 'OK' || /^WARNINGS: \d+$/.test(exitstatus ?? '');

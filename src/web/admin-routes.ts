@@ -79,12 +79,7 @@ adminRoutes.get('/', async (c) => {
   try {
     result = await stores.audit().query(f);
   } catch (err) {
-    return page(
-      c,
-      400,
-      'Cannot list calls',
-      err instanceof Error ? err.message : 'The query failed.',
-    );
+    return page(400, 'Cannot list calls', err instanceof Error ? err.message : 'The query failed.');
   }
   const now = runtime.clock.now();
   const active = await runtime.policy.active();
@@ -121,7 +116,6 @@ adminRoutes.get('/', async (c) => {
       )
     : { unavailable: 'No grants: sign-in is off (AUTH_MODE=none).' };
   return html(
-    c,
     adminPage({
       viewer: v.identity.email ?? v.identity.userId,
       csrf: v.csrf,

@@ -75,10 +75,10 @@ export async function checkPost(c: Ctx, v: Viewer): Promise<Record<string, strin
   return form;
 }
 
-export function page(_c: Ctx, status: number, title: string, message: string): Promise<Response> {
+export function page(status: number, title: string, message: string): Promise<Response> {
   return messageResponse(status, title, message);
 }
 
-export async function html(_c: Ctx, body: unknown, status = 200): Promise<Response> {
+export async function html(body: unknown, status = 200): Promise<Response> {
   return htmlResponse(String(await body), status);
 }

@@ -49,7 +49,7 @@ async function askToRevoke(c: Ctx, v: Viewer, grant: GrantRow): Promise<Response
     .pending(clock.now())
     .then((all) => all.filter((a) => a.grant_id === grant.grantId).length)
     .catch(() => null);
-  return html(c, revokePage({ grant, csrf: v.csrf, pending }));
+  return html(revokePage({ grant, csrf: v.csrf, pending }));
 }
 
 grantRoutes.get('/revoke', async (c) => {

@@ -323,11 +323,6 @@ async function jsonBody(c: Ctx): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-function refuse(
-  c: Ctx,
-  status: 400 | 401 | 403 | 404 | 409 | 415,
-  error: string,
-  message: string,
-): Response {
+function refuse(c: Ctx, status: 400 | 404 | 409, error: string, message: string): Response {
   return c.json({ error, message }, status);
 }

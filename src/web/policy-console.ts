@@ -71,7 +71,6 @@ async function render(
   // An administrator sees the shadow's whole count; anyone else how many of their own calls.
   const shadowCount = me.sees.all ? (overview.shadow?.disagreements ?? 0) : seen.length;
   return html(
-    c,
     consolePage({
       viewer: personName(me.identity),
       csrf: me.csrf,
@@ -134,7 +133,7 @@ policyConsole.post('/draft', async (c) => {
   }
   if (!['save', 'activate', 'shadow'].includes(action))
     return render(c, me, draft, { status: 400, error: 'Unknown action.' });
-  if (!me.editor) return notEditor(c, me);
+  if (!me.editor) return notEditor(me);
   const comment = commentOf(draft.comment);
   if (comment === null) return render(c, me, draft, { status: 400, error: COMMENT_RULE });
   // The page asks for this box before activating (the browser, and here for any other client).
@@ -173,7 +172,7 @@ policyConsole.get('/version/:version{[0-9]+}', async (c) => {
   const me = await person(c);
   const store = c.var.runtime.stores.policies();
   const version = await store.get(Number(c.req.param('version')));
-  if (!version) return page(c, 404, 'No such version', 'There is no such version of the policy.');
+  if (!version) return page(404, 'No such version', 'There is no such version of the policy.');
   const [overview, replaced] = await Promise.all([
     store.overview(),
     version.replaces ? store.get(version.replaces) : (null as PolicyVersion | null),
@@ -184,7 +183,6 @@ policyConsole.get('/version/:version{[0-9]+}', async (c) => {
       ? ((await store.get(activeVersion))?.text ?? null)
       : null;
   return html(
-    c,
     versionPage({
       viewer: personName(me.identity),
       csrf: me.csrf,
@@ -219,7 +217,7 @@ async function change(
 ): Promise<Response> {
   const me = await person(c);
   const form = await checkPost(c, me);
-  if (!me.editor) return notEditor(c, me);
+  if (!me.editor) return notEditor(me);
   const comment = commentOf(form.comment);
   if (comment === null) return render(c, me, {}, { status: 400, error: COMMENT_RULE });
   const answer = await changePolicy(c, me.identity, what, { comment, base: formBase(form.base) });
@@ -253,9 +251,8 @@ function noticeOf(code: string | undefined, version: string | undefined): string
   return NOTICES[code as Notice](/^\d{1,9}$/.test(version ?? '') ? version! : '?');
 }
 
-function notEditor(c: Ctx, me: Person): Response | Promise<Response> {
+function notEditor(me: Person): Promise<Response> {
   return page(
-    c,
     403,
     'Policy editors only',
     `${personName(me.identity)} may see the policy but not change it (POLICY_EDITORS).`,

@@ -54,11 +54,10 @@ webRoutes.get('/approvals/:id', async (c) => {
   const v = await viewer(c);
   const { config, stores, clock } = c.var.runtime;
   const approval = await stores.approvals().get(c.req.param('id'));
-  if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
+  if (!approval) return page(404, 'No such approval', 'This approval link is not valid.');
   const who = decider(config, v.identity);
   if (!mayView(approval, who)) {
     return page(
-      c,
       403,
       'Not yours to see',
       'Only the person who asked, the named approvers and administrators can see this approval.',
@@ -73,7 +72,6 @@ webRoutes.get('/approvals/:id', async (c) => {
     .then((client) => client?.clientName ?? null)
     .catch(() => null);
   return html(
-    c,
     approvalPage({
       approval,
       clientName,
@@ -103,7 +101,7 @@ webRoutes.post('/approvals/:id', async (c) => {
   const now = clock.now();
   const who = decider(config, v.identity);
   const approval = await stores.approvals().get(id);
-  if (!approval) return page(c, 404, 'No such approval', 'This approval link is not valid.');
+  if (!approval) return page(404, 'No such approval', 'This approval link is not valid.');
   // The grant that asked is gone (revoked, expired): the call can never be made. What it waited
   // for is cancelled, as revoking it through /admin does, and nothing is decided.
   if (
@@ -115,13 +113,13 @@ webRoutes.post('/approvals/:id', async (c) => {
       .approvals()
       .cancelForGrant(approval.grant_id, v.identity.email ?? v.identity.userId, now)
       .catch(() => 0);
-    return page(c, 403, 'Not decided', GRANT_REVOKED);
+    return page(403, 'Not decided', GRANT_REVOKED);
   }
   const result = await stores.approvals().decide(id, decision, who, now);
   if (!result.ok && result.reason === NO_SUCH_APPROVAL)
-    return page(c, 404, 'No such approval', 'This approval link is not valid.');
+    return page(404, 'No such approval', 'This approval link is not valid.');
   if (!result.ok)
-    return page(c, 403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
+    return page(403, 'Not decided', result.reason ?? 'This approval cannot be decided.');
   logLine('log', 'approval_decided', { approval_id: id, decision, by: v.identity.userId });
   const back = form.back === '/admin' ? '/admin#approvals' : `/approvals/${id}?done=${decision}`;
   return c.redirect(back, 303);

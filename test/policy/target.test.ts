@@ -273,6 +273,16 @@ describe('what a record tells of its guest', () => {
     ).toThrow(UnknownReached);
   });
 
+  it("a task's status is of the guest its UPID names, and of none for a task that names none", () => {
+    const task = TOOLS.find((t) => t.name === 'pve_get_task_status')!;
+    const upid = (type: string, id: string) =>
+      `UPID:pve1:0000ABCD:00001234:65000000:${type}:${id}:root@pam!mcp:`;
+    expect(task.target!({ node: 'pve1', upid: upid('qmstart', '100') })).toEqual({ vmid: 100 });
+    expect(task.target!({ node: 'pve1', upid: upid('vzdump', '201') })).toEqual({ vmid: 201 });
+    expect(task.target!({ node: 'pve1', upid: upid('aptupdate', '') })).toBeNull();
+    expect(task.target!({ node: 'pve1', upid: upid('imgcopy', 'local') })).toBeNull();
+  });
+
   it('an argument the record lost that names the guest: its facts are unknown', () => {
     const args = {};
     Object.defineProperty(args, 'vmid', {

@@ -80,6 +80,7 @@ describe('a policy over what a call touches', () => {
   }
 
   it('power: a guest tagged prod is not stopped, an untagged one is', async () => {
+    const since = Date.now();
     const said = await refusedAfterOneRead(
       'pve_stop_vm',
       { node: 'pve1', vmid: 100 },
@@ -88,7 +89,8 @@ describe('a policy over what a call touches', () => {
     expect(said).toBe('[POLICY DENIED] Denied by policy: target.tags contains "prod".');
     // The audit trail keeps the facts the decision used, beside the arguments.
     const [record] = await auditRecords(
-      (r) => r.tool === 'pve_stop_vm' && r.args.vmid === 100 && r.decision === 'deny',
+      (r) =>
+        r.ts >= since && r.tool === 'pve_stop_vm' && r.args.vmid === 100 && r.decision === 'deny',
     );
     expect(record!.args['(target)']).toEqual({ tags: ['prod', 'web'] });
     await sim.clearLog();

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { defineReadTool, ToolFailure } from '../../calls/tool-spec';
 import { taskLogLines, taskStatus } from '../../proxmox/schemas';
-import { parseUpid, taskSucceeded } from '../../proxmox/upid';
+import { guestOfUpid, parseUpid, taskSucceeded } from '../../proxmox/upid';
 import { isoSeconds, nodeName, waitArgs } from '../common';
 import { outputExtras } from '../../calls/result';
 import { waitForTask } from '../../writes/task-wait';
@@ -47,6 +47,8 @@ export const getTaskStatus = defineReadTool({
     log_total: z.number().nullable().optional(),
     ...outputExtras,
   }),
+  // The guest a task is of (its id, as qmstart:100 names it), for target.* rules.
+  target: (args) => guestOfUpid(args.upid),
   async run(args, ctx) {
     const upid = parseUpid(args.upid);
     if (!upid) {

@@ -13,7 +13,9 @@
 import { readFileSync } from 'node:fs';
 import { describeIssues } from '../../src/calls/issues.ts';
 import type { Identity } from '../../src/core/identity.ts';
-import { evaluatePolicy, readingKey } from '../../src/policy/evaluate.ts';
+import type { CallTarget } from '../../src/calls/tool-spec.ts';
+import { TARGET_FIELDS, Unread } from '../../src/policy/conditions.ts';
+import { evaluatePolicy, readingKey, targetFactsReached } from '../../src/policy/evaluate.ts';
 import { type CompiledPolicy, formatErrors } from '../../src/policy/load.ts';
 import { checkPolicyText } from '../../src/policy/text.ts';
 import { policyView } from '../../src/policy/view.ts';
@@ -44,6 +46,8 @@ interface CallJson {
   user?: { id?: string; email?: string; groups?: string[]; scopes?: string[] };
   counters?: Record<string, number>;
   now?: string;
+  /** The facts of the guest the call acts on, for target.* rules (the server reads them). */
+  target?: Record<string, unknown>;
 }
 
 /** Runs `check` or `explain` with `argv` (the arguments after the script); answers the exit status. */
@@ -61,6 +65,12 @@ function run(argv: string[], out: CliOutput): number {
   if (!file || (command !== 'check' && command !== 'explain')) return usage(out);
   const policy = load(file, out);
   if (command === 'check') {
+    const aimless = rulesOnNoGuest(policy);
+    if (aimless.length) {
+      out.log(`${file}: invalid`);
+      for (const line of aimless) out.log(`- ${line}`);
+      return 1;
+    }
     const tools = Object.keys(policy.doc.tools);
     out.log(
       `${file}: valid (default ${policy.doc.default}; rules for ${tools.length ? tools.join(', ') : 'no tool'})`,
@@ -89,7 +99,15 @@ function run(argv: string[], out: CliOutput): number {
     scopes: call.user?.scopes ?? SCOPES,
   };
   const now = call.now ? Date.parse(call.now) : Date.now();
-  const view = { tool: call.tool, args: parsed?.success ? policyView(parsed.data) : {} };
+  const notes: string[] = [];
+  const args = parsed?.success ? (parsed.data as Record<string, unknown>) : undefined;
+  const aimed = args && tool?.target ? tool.target(args) : null;
+  const view = {
+    tool: call.tool,
+    args: args ? policyView(args) : {},
+    target: explainTarget(policy, call, aimed, notes, out),
+    ...(aimed?.vmid !== undefined ? { guest: aimed.vmid } : {}),
+  };
   // Counter readings by counter name: applied to every limit of that counter in this window.
   const first = evaluatePolicy(policy, view, identity, null, now);
   const readings = new Map<string, number>();
@@ -99,6 +117,7 @@ function run(argv: string[], out: CliOutput): number {
   }
   const decision = evaluatePolicy(policy, view, identity, readings, now);
   out.log(JSON.stringify(decision, null, 2));
+  for (const note of notes) out.log(note);
   if (decision.kind === 'allow' && decision.limits.some((l) => l.scope === 'session')) {
     out.log(
       'note: a session-scoped limit counts per MCP session for 2025 clients; a 2026-07-28 client has no session, so for it the limit counts per OAuth grant (never looser).',
@@ -121,6 +140,58 @@ function run(argv: string[], out: CliOutput): number {
     );
   }
   return decision.kind === 'allow' ? 0 : 3;
+}
+
+/**
+ * A tool's own rules on target.* where the tool acts on no guest (a list, the version): they
+ * could never judge a fact, so a deny_if would never fire and a require never be met. (An
+ * all_tools rule is for the tools that have a guest, and is not one of these.)
+ */
+function rulesOnNoGuest(policy: CompiledPolicy): string[] {
+  return Object.entries(policy.doc.tools).flatMap(([name, rules]) => {
+    if (TOOLS.find((t) => t.name === name)?.target) return [];
+    return (['deny_if', 'require'] as const).flatMap((kind) =>
+      (rules[kind] ?? []).flatMap((cond, i) =>
+        [cond.path, cond.when?.path]
+          .filter((path): path is string => path?.startsWith('target.') === true)
+          .map(
+            (path) =>
+              `/tools/${name}/${kind}/${i}: ${path}: ${name} acts on no guest, so no target fact reaches it`,
+          ),
+      ),
+    );
+  });
+}
+
+/**
+ * The facts a target.* rule judges: a create's own (its arguments), those the call gives under
+ * "target", or, for a guest the server would read them of, none known here (refused as unread,
+ * as a live call is when Proxmox does not answer), with a note.
+ */
+function explainTarget(
+  policy: CompiledPolicy,
+  call: CallJson,
+  aimed: CallTarget | null,
+  notes: string[],
+  out: CliOutput,
+): Readonly<Record<string, unknown>> | undefined {
+  if (!aimed) return undefined;
+  if ('made' in aimed) return aimed.made;
+  const given = call.target;
+  if (given !== undefined) {
+    const unknown = Object.keys(given ?? {}).filter((fact) => !TARGET_FIELDS.includes(fact));
+    if (typeof given !== 'object' || given === null || unknown.length) {
+      out.error(`"target" is an object of the guest's facts: ${TARGET_FIELDS.join(', ')}`);
+      throw new Exit(2);
+    }
+    return given;
+  }
+  const wanted = [...targetFactsReached(policy, call.tool)];
+  if (!wanted.length) return undefined;
+  notes.push(
+    `note: rules on ${wanted.map((f) => `target.${f}`).join(', ')} judge the guest's facts, which the server reads from Proxmox before it decides; here they were not known. Give them under "target" (e.g. {"target":{"tags":["prod"]}}) to explain particular facts.`,
+  );
+  return Object.fromEntries(wanted.map((fact) => [fact, new Unread('not given to explain')]));
 }
 
 function usage(out: CliOutput): never {

@@ -236,6 +236,57 @@ describe('npm run policy -- explain', () => {
     expect(r.status).toBe(status);
   });
 
+  it('explains a target rule on facts the call gives, and on none as the server would refuse unread facts', () => {
+    const policy = file('target.json', {
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_stop_vm: { deny_if: [{ path: 'target.tags', op: 'contains', value: 'prod' }] },
+        pve_create_qemu_vm: { require: [{ path: 'target.pool', op: 'eq', value: 'lab' }] },
+      },
+    });
+    const stop = { tool: 'pve_stop_vm', args: { node: 'pve1', vmid: 100 } };
+    const prod = run('explain', policy, JSON.stringify({ ...stop, target: { tags: ['prod'] } }));
+    expect(prod.status).toBe(3);
+    expect(prod.out).toContain('Denied by policy: target.tags contains \\"prod\\".');
+    const ci = run('explain', policy, JSON.stringify({ ...stop, target: { tags: ['ci'] } }));
+    expect(ci.status).toBe(0);
+    const unknown = run('explain', policy, JSON.stringify(stop));
+    expect(unknown.status).toBe(3);
+    expect(unknown.out).toContain(
+      'target.tags of the guest could not be read from Proxmox (not given to explain)',
+    );
+    expect(unknown.out).toMatch(/note: rules on target\.tags judge the guest's facts/);
+    // A create is judged on the guest it would make: its own arguments.
+    const create = { tool: 'pve_create_qemu_vm', args: { node: 'pve1', vmid: 700 } };
+    expect(run('explain', policy, JSON.stringify(create)).status).toBe(3);
+    expect(
+      run('explain', policy, JSON.stringify({ ...create, args: { ...create.args, pool: 'lab' } }))
+        .status,
+    ).toBe(0);
+    const bad = run('explain', policy, JSON.stringify({ ...stop, target: { owner: 'x' } }));
+    expect(bad.status).toBe(2);
+  });
+
+  it("check refuses a tool's own rule on target.* when the tool acts on no guest", () => {
+    const r = run(
+      'check',
+      file('aimless.json', {
+        version: '1',
+        default: 'deny',
+        tools: {
+          pve_list_vms: { deny_if: [{ path: 'target.tags', op: 'contains', value: 'prod' }] },
+          pve_stop_vm: { deny_if: [{ path: 'target.tags', op: 'contains', value: 'prod' }] },
+        },
+      }),
+    );
+    expect(r.status).toBe(1);
+    expect(r.out).toContain(
+      '- /tools/pve_list_vms/deny_if/0: target.tags: pve_list_vms acts on no guest, so no target fact reaches it',
+    );
+    expect(r.out).not.toContain('pve_stop_vm acts on no guest');
+  });
+
   it('explains a require on an argument the call leaves out as a denial, and notes what the server fills in', () => {
     const policy = file('require.json', {
       version: '1',

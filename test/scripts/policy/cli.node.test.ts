@@ -2,7 +2,7 @@
 // The checker runs in-process (scripts/policy/cli.ts, the function the script calls); the last
 // tests run the npm script itself, for its exit statuses and its two output streams.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -266,6 +266,39 @@ describe('npm run policy -- explain', () => {
     ).toBe(0);
     const bad = run('explain', policy, JSON.stringify({ ...stop, target: { owner: 'x' } }));
     expect(bad.status).toBe(2);
+  });
+
+  it("decides docs/policy.md's worked team example as the docs say", () => {
+    const docs = readFileSync(path.join(root, 'docs', 'policy.md'), 'utf8');
+    const section = docs.slice(docs.indexOf("### A team's rules, worked through"));
+    const start = section.indexOf('```json\n') + '```json\n'.length;
+    const team = file('team.json', section.slice(start, section.indexOf('\n```', start)));
+    expect(run('check', team).status).toBe(0);
+    const agent = { id: 'bot', groups: ['agents'] };
+    const lead = { id: 'lee', groups: ['leads'] };
+    const labGuest = { pool: 'lab', tags: ['lab'], vm_type: 'qemu' };
+    const prodGuest = { pool: 'prod', tags: ['prod', 'web'], vm_type: 'qemu' };
+    const explain = (tool: string, args: object, user: object, target?: object) =>
+      run('explain', team, JSON.stringify({ tool, args, user, ...(target ? { target } : {}) }));
+    const vm = (vmid: number) => ({ node: 'pve1', vmid });
+    // Agents: pool lab only, and never prod; lists stay open.
+    expect(explain('pve_start_vm', vm(104), agent, labGuest).status).toBe(0);
+    const outside = explain('pve_start_vm', vm(103), agent, { tags: ['ci'], vm_type: 'qemu' });
+    expect(outside.out).toContain('"rule": "/all_tools/require/0"');
+    expect(explain('pve_start_vm', vm(100), agent, prodGuest).out).toContain(
+      '"rule": "/all_tools/deny_if/0"',
+    );
+    expect(explain('pve_list_vms', {}, agent).status).toBe(0);
+    // A create is judged on the guest it would make.
+    expect(explain('pve_create_qemu_vm', { ...vm(700), pool: 'lab' }, agent).status).toBe(0);
+    expect(explain('pve_create_qemu_vm', vm(700), agent).status).toBe(3);
+    // A lead changes prod; a template is never destroyed; reboots are counted per guest.
+    const reboot = explain('pve_reboot_vm', vm(100), lead, prodGuest);
+    expect(reboot.status).toBe(0);
+    expect(reboot.out).toContain('"scope": "guest"');
+    expect(
+      explain('pve_delete_vm', vm(9000), lead, { template: true, tags: [], vm_type: 'qemu' }).out,
+    ).toContain('Templates are never destroyed.');
   });
 
   it("check refuses a tool's own rule on target.* when the tool acts on no guest", () => {

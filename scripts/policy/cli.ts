@@ -107,6 +107,8 @@ function run(argv: string[], out: CliOutput): number {
     args: args ? policyView(args) : {},
     target: explainTarget(policy, call, aimed, notes, out),
     ...(aimed?.vmid !== undefined ? { guest: aimed.vmid } : {}),
+    // A clone's new guest (new.*) is its own arguments, known here as on the server.
+    ...(args && tool?.makes ? { made: tool.makes(args) ?? undefined } : {}),
   };
   // Counter readings by counter name: applied to every limit of that counter in this window.
   const first = evaluatePolicy(policy, view, identity, null, now);

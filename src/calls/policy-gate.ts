@@ -59,6 +59,8 @@ export interface GateInput {
   judgedTarget?: Readonly<Record<string, unknown>>;
   /** The id of the guest the call acts on (or makes), for `guest` limits. */
   guest?: number;
+  /** The guest the call makes beside the one it acts on, for `new.` rules (CallView.made). */
+  made?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -167,7 +169,7 @@ async function decide(
   approvals: ApprovalPort | null,
 ): Promise<Decided | Refused> {
   const target = await targetFor(active.policy, input);
-  const call = { tool: input.tool, args: input.args, target, guest: input.guest };
+  const call = { tool: input.tool, args: input.args, target, guest: input.guest, made: input.made };
   let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
   if (decision.kind === 'approval_required' && input.dryRun) {
     // A preview sends nothing to Proxmox: it needs no approval (the confirmed call will).
@@ -233,7 +235,14 @@ async function afterApproval(
   }
   const decision = evaluatePolicy(
     deciding.policy,
-    { tool: input.tool, args: input.args, target, guest: input.guest, approved: true },
+    {
+      tool: input.tool,
+      args: input.args,
+      target,
+      guest: input.guest,
+      made: input.made,
+      approved: true,
+    },
     input.identity,
     null,
     input.now,

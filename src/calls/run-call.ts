@@ -302,6 +302,7 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
     target: call.readTarget,
     judgedTarget: call.judged,
     guest: tool.target?.(args)?.vmid,
+    made: tool.makes?.(args) ?? undefined,
     current: () => host.policy(),
     decidedBy: (deciding: ActivePolicy) => {
       facts.policyVersion = deciding.version;
@@ -363,6 +364,7 @@ function judgeInShadow(call: Call, gateInput: GateInput): void {
     ...gateInput,
     targetFacts: call.target,
     targetOf: call.tool.target,
+    makesOf: call.tool.makes,
     stored,
     input: call.tool.input,
     requestId: call.requestId,
@@ -431,7 +433,7 @@ function recheckPolicy(
   const target = changed && 'made' in changed ? changed.made : call.target;
   const decision = evaluatePolicy(
     active.policy,
-    { tool: tool.name, args: policyView(seen), target },
+    { tool: tool.name, args: policyView(seen), target, made: tool.makes?.(next) ?? undefined },
     identity,
     null,
     host.clock.now(),

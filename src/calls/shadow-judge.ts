@@ -15,7 +15,13 @@ import type { CompiledPolicy } from '../policy/load';
 import type { ShadowDisagreement } from '../policy/shadow';
 import type { ActivePolicy } from '../policy/source';
 import { UnknownReached } from '../policy/unknown';
-import { recordedCall, recordedTarget, type TargetOf } from '../replay/recorded-call';
+import {
+  type MakesOf,
+  recordedCall,
+  recordedMade,
+  recordedTarget,
+  type TargetOf,
+} from '../replay/recorded-call';
 
 export interface ShadowInput {
   tool: string;
@@ -30,6 +36,9 @@ export interface ShadowInput {
   targetFacts?: Readonly<Record<string, unknown>>;
   /** How the tool names the guest a call acts on (ToolSpec.target): what a record tells of it. */
   targetOf?: TargetOf;
+  /** The guest the call makes beside it, as the active version saw it, and how the tool names it. */
+  made?: Readonly<Record<string, unknown>>;
+  makesOf?: MakesOf;
   dryRun: boolean;
   now: number;
   requestId: string;
@@ -50,19 +59,20 @@ export function shadowDisagreement(
     policy: CompiledPolicy,
     args: Record<string, unknown>,
     target: Readonly<Record<string, unknown>> | undefined,
+    made: Readonly<Record<string, unknown>> | undefined,
   ): Judged => {
-    const call = { tool: input.tool, args, target };
+    const call = { tool: input.tool, args, target, made };
     let d = evaluatePolicy(policy, call, input.identity, null, input.now);
     if (d.kind === 'approval_required' && input.dryRun)
       d = evaluatePolicy(policy, { ...call, approved: true }, input.identity, null, input.now);
     return { decision: d.kind, rule: d.kind === 'allow' ? null : d.rule };
   };
-  const now = judge(active.policy, input.args, input.targetFacts);
+  const now = judge(active.policy, input.args, input.targetFacts, input.made);
   let then: Judged;
   try {
     const recorded = recordedCall(input.stored, input.input);
     const target = recordedTarget(input.targetOf, recorded.args, recorded.facts);
-    then = judge(shadow.policy, recorded.view, target);
+    then = judge(shadow.policy, recorded.view, target, recordedMade(input.makesOf, recorded.args));
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
     then = { decision: 'unknown', rule: err.rule };

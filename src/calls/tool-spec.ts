@@ -125,6 +125,11 @@ export interface ToolSpec<
    */
   target?(args: z.output<I>): CallTarget | null;
   /**
+   * The guest the call makes beside the one it acts on (a clone's new guest), as the call would
+   * make it, for the policy's `new.` rules. Absent, or null: it makes none.
+   */
+  makes?(args: z.output<I>): Readonly<Record<string, unknown>> | null;
+  /**
    * The exact requests this call would send, one row per request and parameter, for the person
    * asked to approve it (null: not known before running). Write tools have it from their plan
    * (../writes/kernel.ts), which may read Proxmox.

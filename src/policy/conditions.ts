@@ -1,5 +1,6 @@
-// Argument and identity conditions: resolving a dotted path against the call, and judging a
-// `deny_if` or a `require` on what it reaches. Pure.
+// Conditions on the call's arguments, on who calls, on the guest it acts on (`target.`, facts
+// read from Proxmox before deciding) and on the guest it makes (`new.`): resolving a dotted path
+// against the call, and judging a `deny_if` or a `require` on what it reaches. Pure.
 //
 // What a path reaches is one of three things, and the difference is what makes rules fail closed:
 // - a value;
@@ -46,6 +47,11 @@ export interface CallView {
   target?: Readonly<Record<string, unknown>>;
   /** The id of the guest the call acts on (or makes): a `guest` limit counts per guest. */
   guest?: number;
+  /**
+   * The guest the call makes beside the one it acts on (a clone's new guest), as the call would
+   * make it: what `new.` paths reach, by NEW_FIELDS name. Left out: the call makes none.
+   */
+  made?: Readonly<Record<string, unknown>>;
   /** A person approved this exact call (require_approval is then satisfied; limits still apply). */
   approved?: boolean;
 }
@@ -95,6 +101,16 @@ export const TARGET_FIELDS: readonly string[] = [
   'vm_type',
 ];
 
+/** The facts of a guest a call makes that a `new.` path reaches (the loader refuses any other). */
+export const NEW_FIELDS: readonly string[] = [
+  'pool',
+  'tags',
+  'name',
+  'node',
+  'template',
+  'vm_type',
+];
+
 /**
  * A fact of the call's target that could not be read from Proxmox (in time, or at all): a rule
  * that reaches it refuses the call, a `deny_if` as if it fired, a `require` as if it were unmet.
@@ -120,7 +136,10 @@ export const UNRECORDED_TARGET: Readonly<Record<string, unknown>> = Object.freez
 export const LIST_ITEMS = '#';
 const INDEX_RE = /^\d{1,3}$/;
 
-/** `args.<argument>[.<key>...]` (with at most one `*`), `user.<field>` or `target.<fact>`. */
+/**
+ * `args.<argument>[.<key>...]` (with at most one `*`), `user.<field>`, `target.<fact>` or
+ * `new.<fact>`.
+ */
 export function resolvePath(
   path: string,
   call: CallView,
@@ -133,9 +152,11 @@ export function resolvePath(
     const value = userView(identity)[first];
     return value === undefined ? MISSING : seen(value);
   }
-  if (root === 'target') {
-    if (!first || !TARGET_FIELDS.includes(first) || rest.length || !call.target) return ABSENT;
-    const value = ownValue(call.target, first);
+  if (root === 'target' || root === 'new') {
+    const [known, facts] =
+      root === 'target' ? [TARGET_FIELDS, call.target] : [NEW_FIELDS, call.made];
+    if (!first || !known.includes(first) || rest.length || !facts) return ABSENT;
+    const value = ownValue(facts, first);
     // A fact the record does not keep: not even whether the guest had it is known.
     if (value instanceof UnknownValue) return new Unseen(value, false);
     return value === undefined ? MISSING : seen(value);

@@ -2,7 +2,7 @@
 // argument names, operator/value types, regexes that compile, duplicate counters). Reports every
 // error at once, each with its JSON pointer. Pure.
 
-import { LIST_ITEMS, TARGET_FIELDS, USER_FIELDS } from './conditions';
+import { LIST_ITEMS, NEW_FIELDS, TARGET_FIELDS, USER_FIELDS } from './conditions';
 import type { z } from 'zod';
 import { policySchema, type Condition, type PolicyDocument } from './schema';
 import { isScope, SCOPES as TOKEN_SCOPES } from '../core/scopes';
@@ -260,7 +260,7 @@ function checkTagRule(cond: JsonObject, at: string, errors: PolicyError[]): void
   if (!['contains', 'in', 'not_in', 'exists'].includes(String(cond.op)))
     errors.push({
       pointer: `${at}/op`,
-      message: 'target.tags is a list of tags: compare it with contains, in or not_in (or exists)',
+      message: `${String(cond.path)} is a list of tags: compare it with contains, in or not_in (or exists)`,
     });
   const values = Array.isArray(cond.value) ? cond.value : [cond.value];
   if (values.some((v) => typeof v === 'string' && v !== v.toLowerCase()))
@@ -293,18 +293,19 @@ function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Fo
           message: `"${first}" has no field "${rest.join('.')}"; known: ${sample(fields!)}`,
         });
       }
-    } else if (root === 'user' || root === 'target') {
-      const known = root === 'user' ? USER_FIELDS : TARGET_FIELDS;
+    } else if (root === 'user' || root === 'target' || root === 'new') {
+      const known = root === 'user' ? USER_FIELDS : root === 'target' ? TARGET_FIELDS : NEW_FIELDS;
       if (!first || !known.includes(first) || rest.length) {
         errors.push({
           pointer: `${at}/path`,
           message: `${root} paths are ${known.map((f) => `${root}.${f}`).join(', ')}`,
         });
-      } else if (cond.path === 'target.tags') checkTagRule(cond, at, errors);
+      } else if (cond.path === 'target.tags' || cond.path === 'new.tags')
+        checkTagRule(cond, at, errors);
     } else {
       errors.push({
         pointer: `${at}/path`,
-        message: 'path must start with "args.", "user." or "target."',
+        message: 'path must start with "args.", "user.", "target." or "new."',
       });
     }
   }

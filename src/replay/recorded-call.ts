@@ -10,7 +10,7 @@ import { NOT_STORED_TOO_DEEP, REDACTED, wasCut } from '../audit/canonical';
 import { INHERITED_KEY, TARGET_KEY, UNREAD_PREFIX } from '../audit/record';
 import { own } from '../core/own';
 import { SCRUBBED } from '../secrets/scrub';
-import { UNRECORDED_TARGET, Unread } from '../policy/conditions';
+import { NEW_FIELDS, UNRECORDED_TARGET, Unread } from '../policy/conditions';
 import { UnknownReached, UnknownValue } from '../policy/unknown';
 import { policyView } from '../policy/view';
 
@@ -30,6 +30,27 @@ export interface RecordedCall {
 export type TargetOf = (
   args: Record<string, unknown>,
 ) => { vmid: number } | { made: Readonly<Record<string, unknown>>; vmid?: number } | null;
+
+/** How a tool names the guest a call makes beside the one it acts on (ToolSpec.makes). */
+export type MakesOf = (args: Record<string, unknown>) => Readonly<Record<string, unknown>> | null;
+
+/**
+ * The guest a recorded call made, as its recorded arguments say (a lost one unknown: every fact
+ * then); undefined when it made none.
+ */
+export function recordedMade(
+  makesOf: MakesOf | undefined,
+  args: Record<string, unknown>,
+): Readonly<Record<string, unknown>> | undefined {
+  try {
+    return makesOf?.(args) ?? undefined;
+  } catch (err) {
+    if (!(err instanceof UnknownReached)) throw err;
+    return Object.fromEntries(
+      NEW_FIELDS.map((fact) => [fact, new UnknownValue(`new.${fact}`, err.unknown.why)]),
+    );
+  }
+}
 
 /** The id of the guest a recorded call acted on (or made), for `guest` limits; undefined if lost. */
 export function recordedGuest(

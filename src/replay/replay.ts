@@ -29,7 +29,14 @@ import {
 import type { CompiledPolicy } from '../policy/load';
 import { whetherApplies } from '../policy/principals';
 import { UnknownReached, UnknownValue, unknownList } from '../policy/unknown';
-import { recordedCall, recordedGuest, recordedTarget, type TargetOf } from './recorded-call';
+import {
+  type MakesOf,
+  recordedCall,
+  recordedGuest,
+  recordedMade,
+  recordedTarget,
+  type TargetOf,
+} from './recorded-call';
 import { ReplaySlots, type SlotClaim, type SlotOwner } from './slots';
 
 /** A tool as a replay needs it: its input schema (to read arguments back) and its dryRun. */
@@ -38,6 +45,8 @@ export interface ReplayTool {
   dryRun?(args: Record<string, unknown>): boolean;
   /** The guest a call acts on (recordedTarget: what a record tells of it). */
   target?: TargetOf;
+  /** The guest a call makes beside it (recordedMade). */
+  makes?: MakesOf;
 }
 
 export type ReplayRecord = Pick<
@@ -204,6 +213,7 @@ function replayCall(
     args: recorded.view,
     target: recordedTarget(tool?.target, recorded.args, recorded.facts),
     guest: recordedGuest(tool?.target, recorded.args),
+    made: recordedMade(tool?.makes, recorded.args),
     ...(approved ? { approved: true } : {}),
   };
   const decide = (view: CallView): Decision =>

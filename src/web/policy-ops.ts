@@ -30,7 +30,10 @@ export const MAX_COMMENT = 500;
 
 /** Each tool's input schema (to read recorded arguments again) and what makes a call a preview. */
 const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
-  TOOLS.map((t) => [t.name, { input: t.input, dryRun: t.dryRun, target: t.target }]),
+  TOOLS.map((t) => [
+    t.name,
+    { input: t.input, dryRun: t.dryRun, target: t.target, makes: t.makes },
+  ]),
 );
 
 /** Whose recorded calls a reader sees in replays and the shadow: everyone's, or their own. */

@@ -9,7 +9,7 @@ import { UNRECORDED_TARGET, Unread } from '../../src/policy/conditions';
 import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
 import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
 import { UnknownReached, UnknownValue } from '../../src/policy/unknown';
-import { recordedTarget } from '../../src/replay/recorded-call';
+import { recordedMade, recordedTarget } from '../../src/replay/recorded-call';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools';
 
 const STOP = 'pve_stop_vm';
@@ -207,6 +207,70 @@ describe('judging target facts', () => {
     ).toMatchObject({
       kind: 'deny',
     });
+  });
+});
+
+describe('new.*: the guest a call makes', () => {
+  const CLONE = 'pve_clone_vm';
+  const clonePolicy = (cond: object) => policy({ tools: { [CLONE]: { require: [cond] } } });
+  const clone = TOOLS.find((t) => t.name === CLONE)!;
+  const cloneArgs = { node: 'pve1', source_vmid: 9000, newid: 500 };
+
+  it("judges a clone's new guest as the call makes it, beside its source", () => {
+    const lab = clonePolicy({ path: 'new.pool', op: 'eq', value: 'lab' });
+    const made = (args: Record<string, unknown>) => clone.makes!(args) ?? undefined;
+    const decideClone = (args: Record<string, unknown>) =>
+      evaluatePolicy(lab, { tool: CLONE, args, made: made(args) }, alice, null, NOW);
+    expect(decideClone({ ...cloneArgs, pool: 'lab' }).kind).toBe('allow');
+    expect(decideClone(cloneArgs)).toMatchObject({
+      kind: 'deny',
+      reason:
+        'Denied by policy: new.pool is required (it must satisfy eq "lab") and this call has none.',
+    });
+    expect(made({ ...cloneArgs, target: 'pve2', name: 'web-9' })).toEqual({
+      node: 'pve2',
+      vm_type: 'qemu',
+      template: false,
+      tags: [],
+      name: 'web-9',
+    });
+  });
+
+  it('loads new paths for the facts a made guest has, and nothing else', () => {
+    expect(
+      loadPolicy(
+        {
+          version: '1',
+          tools: { [CLONE]: { require: [{ path: 'new.status', op: 'eq', value: 'x' }] } },
+        },
+        TOOL_CATALOG,
+      ),
+    ).toMatchObject({
+      ok: false,
+      errors: [
+        {
+          pointer: `/tools/${CLONE}/require/0/path`,
+          message:
+            'new paths are new.pool, new.tags, new.name, new.node, new.template, new.vm_type',
+        },
+      ],
+    });
+  });
+
+  it('replays a recorded clone on its recorded arguments, a lost one unknown', () => {
+    expect(recordedMade(clone.makes, { ...cloneArgs, pool: 'lab' })).toMatchObject({ pool: 'lab' });
+    const lost = {};
+    Object.defineProperty(lost, 'pool', {
+      enumerable: true,
+      get: () => {
+        throw new UnknownReached('(preview)', new UnknownValue('args.pool', 'redacted'));
+      },
+    });
+    const made = recordedMade(clone.makes, lost)!;
+    const lab = clonePolicy({ path: 'new.pool', op: 'eq', value: 'lab' });
+    expect(() => evaluatePolicy(lab, { tool: CLONE, args: {}, made }, alice, null, NOW)).toThrow(
+      UnknownReached,
+    );
   });
 });
 

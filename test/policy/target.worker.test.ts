@@ -31,7 +31,8 @@ usePolicy({
         { path: 'target.protection', op: 'eq', value: true },
       ],
     },
-    pve_clone_vm: { deny_if: [notProd] },
+    // The source must not be prod; the clone it makes must go into pool lab.
+    pve_clone_vm: { deny_if: [notProd], require: [{ path: 'new.pool', op: 'eq', value: 'lab' }] },
     pve_create_backup: { deny_if: [notProd] },
     pve_guest_exec: { deny_if: [notProd] },
     pve_api_request: { deny_if: [notProd] },
@@ -164,9 +165,19 @@ describe('a policy over what a call touches', () => {
       RESOURCES,
     ]);
     await sim.clearLog();
+    const unpooled = await call(client, 'pve_clone_vm', {
+      node: 'pve1',
+      source_vmid: 9000,
+      newid: 500,
+      confirm: true,
+    });
+    expect(unpooled.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_clone_vm/require/0',
+    });
+    expect(await sim.writes()).toEqual([]);
     await wrote(
       'pve_clone_vm',
-      { node: 'pve1', source_vmid: 9000, newid: 500 },
+      { node: 'pve1', source_vmid: 9000, newid: 500, pool: 'lab' },
       'POST /nodes/pve1/qemu/9000/clone',
     );
     await sim.clearLog();

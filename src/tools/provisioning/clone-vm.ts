@@ -148,8 +148,16 @@ export const cloneVm = defineWriteTool({
   input: cloneInput,
   output,
   title: 'Clone a VM',
-  // The source: what a rule on target.* judges (the new guest is the call's own arguments).
+  // The source: what a rule on target.* judges; new.* judges the clone as the call makes it.
   target: (args) => ({ vmid: args.source_vmid }),
+  makes: (args) => ({
+    node: args.target ?? args.node,
+    vm_type: 'qemu',
+    template: false,
+    tags: [],
+    ...(args.pool !== undefined ? { pool: args.pool } : {}),
+    ...(args.name !== undefined ? { name: args.name } : {}),
+  }),
   destructive: false,
   idempotent: false,
   policyFields: {

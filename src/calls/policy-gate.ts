@@ -78,12 +78,13 @@ export type TargetReader = (
  */
 export async function targetFor(
   policy: CompiledPolicy,
-  input: Pick<GateInput, 'tool' | 'target'>,
+  input: Pick<GateInput, 'tool' | 'target' | 'identity'>,
   fresh = false,
   also: readonly string[] = [],
 ): Promise<Readonly<Record<string, unknown>> | undefined> {
   if (!input.target || refusedOutright(policy, input.tool)) return undefined;
-  const wanted = new Set([...targetFactsReached(policy, input.tool), ...also]);
+  const reached = targetFactsReached(policy, input.tool, input.identity);
+  const wanted = new Set([...reached, ...also]);
   return wanted.size ? input.target(wanted, fresh) : undefined;
 }
 

@@ -241,9 +241,10 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
 async function judgedFacts(call: Call): Promise<Record<string, unknown> | undefined> {
   const { active, tool, readTarget } = call;
   if (!active.ok || !readTarget) return undefined;
-  const read = await targetFor(active.policy, { tool: tool.name, target: readTarget });
+  const identity = call.scope!.ctx.identity;
+  const read = await targetFor(active.policy, { tool: tool.name, target: readTarget, identity });
   if (!read) return undefined;
-  const wanted = [...targetFactsReached(active.policy, tool.name)].sort();
+  const wanted = [...targetFactsReached(active.policy, tool.name, identity)].sort();
   return Object.fromEntries(wanted.map((fact) => [fact, shownFact(read[fact])]));
 }
 

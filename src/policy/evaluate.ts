@@ -130,32 +130,49 @@ function ruleSets(policy: CompiledPolicy, toolName: string) {
   ];
 }
 
-const reachedFacts = new WeakMap<CompiledPolicy, Map<string, ReadonlySet<string>>>();
+/** A tool's rules that reach target facts, each with the facts it reaches. */
+type FactRules = readonly { cond: Condition; facts: readonly string[] }[];
 
-/**
- * The target facts (TARGET_FIELDS) a tool's rules reach, in a condition or its `when`: what must
- * be read from Proxmox before the policy decides a call (nothing when empty).
- */
-export function targetFactsReached(policy: CompiledPolicy, toolName: string): ReadonlySet<string> {
+const reachedFacts = new WeakMap<CompiledPolicy, Map<string, FactRules>>();
+
+function factRules(policy: CompiledPolicy, toolName: string): FactRules {
   let byTool = reachedFacts.get(policy);
   if (!byTool) {
     byTool = new Map();
     reachedFacts.set(policy, byTool);
   }
-  let facts = byTool.get(toolName);
-  if (!facts) {
-    const paths = ruleSets(policy, toolName)
-      .flatMap(({ rules }) => [...(rules.deny_if ?? []), ...(rules.require ?? [])])
-      .flatMap((cond) => [cond.path, ...(cond.when ? [cond.when.path] : [])]);
-    facts = new Set(
-      paths.flatMap((path) => {
-        const [root, field] = path.split('.');
-        return root === 'target' && field ? [field] : [];
-      }),
-    );
-    byTool.set(toolName, facts);
+  let rules = byTool.get(toolName);
+  if (!rules) {
+    rules = ruleSets(policy, toolName)
+      .flatMap(({ rules: r }) => [...(r.deny_if ?? []), ...(r.require ?? [])])
+      .map((cond) => ({
+        cond,
+        facts: [cond.path, ...(cond.when ? [cond.when.path] : [])].flatMap((path) => {
+          const [root, field] = path.split('.');
+          return root === 'target' && field ? [field] : [];
+        }),
+      }))
+      .filter((rule) => rule.facts.length > 0);
+    byTool.set(toolName, rules);
   }
-  return facts;
+  return rules;
+}
+
+/**
+ * The target facts (TARGET_FIELDS) a tool's rules reach, in a condition or its `when`: what must
+ * be read from Proxmox before the policy decides a call (nothing when empty). With `identity`,
+ * only the rules for that caller: a rule whose principals leave them out reads nothing for them.
+ */
+export function targetFactsReached(
+  policy: CompiledPolicy,
+  toolName: string,
+  identity?: Identity,
+): ReadonlySet<string> {
+  return new Set(
+    factRules(policy, toolName)
+      .filter(({ cond }) => !identity || whetherApplies(cond, identity) !== false)
+      .flatMap(({ facts }) => facts),
+  );
 }
 
 /**

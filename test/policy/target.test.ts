@@ -185,6 +185,17 @@ describe('judging target facts', () => {
     expect([...targetFactsReached(p, STOP)].sort()).toEqual(['pool', 'qmpstatus', 'tags']);
     expect([...targetFactsReached(p, 'pve_start_vm')]).toEqual(['tags']);
     expect(targetFactsReached(policy({ tools: { [STOP]: {} } }), STOP).size).toBe(0);
+    // A rule for other callers reads nothing for this one.
+    const agentsOnly = stopIf({
+      path: 'target.pool',
+      op: 'neq',
+      value: 'lab',
+      principals: ['group:agents'],
+    });
+    expect([...targetFactsReached(agentsOnly, STOP, alice)]).toEqual([]);
+    expect([...targetFactsReached(agentsOnly, STOP, { ...alice, groups: ['agents'] })]).toEqual([
+      'pool',
+    ]);
   });
 
   it('cannot judge a recorded call, whose record keeps no facts of its guest: the rule is unknown', () => {

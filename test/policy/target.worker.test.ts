@@ -373,5 +373,22 @@ describe('a policy over what a call touches', () => {
     } finally {
       await judged.restore();
     }
+    // A rule for other callers only (principals) reads nothing for this one.
+    const forAgents = await setPolicy({
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_shutdown_vm: {
+          deny_if: [{ ...notProd, value: 'nothing-has-this-tag', principals: ['group:agents'] }],
+        },
+      },
+    });
+    try {
+      await sim.clearLog();
+      await call(client, 'pve_shutdown_vm', preview);
+      expect((await sim.requests()).map(line).sort()).toEqual([...before].sort());
+    } finally {
+      await forAgents.restore();
+    }
   });
 });

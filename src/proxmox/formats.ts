@@ -68,6 +68,11 @@ export function parseSpacedList(
   return { ok: true, value: items.join(' ') };
 }
 
+/** A guest's tags as PVE keeps them: `;`-separated (it accepts `,` and spaces on input). */
+export function tagList(tags: string | undefined): string[] {
+  return tags ? tags.split(/[;, ]+/).filter(Boolean) : [];
+}
+
 /** `pve-tag-list`: tags separated by `;` (or `,` or spaces), each a `pve-tag`; kept lower-case, once each. */
 export function parseTagList(
   value: string | readonly string[],

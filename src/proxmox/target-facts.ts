@@ -10,7 +10,16 @@ import { Unread } from '../policy/conditions';
 import type { PveClient } from './client';
 import { PveError } from './errors';
 import type { VmType } from './guest-state';
-import { anyList, boolish, guestConfig, guestStatus, parseEach } from './schemas';
+import { tagList } from './formats';
+import {
+  anyList,
+  boolish,
+  guestConfig,
+  guestStatus,
+  numeric,
+  parseEach,
+  resourceItem,
+} from './schemas';
 
 /** All the reads together may take this long; a fact still unread then is Unread. */
 export const TARGET_FACTS_BUDGET_MS = 3_000;
@@ -18,17 +27,12 @@ export const TARGET_FACTS_BUDGET_MS = 3_000;
 /** Facts by TARGET_FIELDS name: a value, an Unread, or left out (the guest has none). */
 export type TargetFacts = Record<string, unknown>;
 
-const vmEntry = z.object({
-  vmid: z.number(),
+/** A guest's entry of the cluster's resources, with what the facts need of it. */
+const vmEntry = resourceItem.extend({
+  vmid: numeric,
   type: z.enum(['qemu', 'lxc']),
   node: z.string(),
-  status: z.string().optional(),
-  name: z.string().optional(),
-  pool: z.string().optional(),
-  tags: z.string().optional(),
-  lock: z.string().optional(),
   hastate: z.string().optional(),
-  template: boolish.optional(),
 });
 type VmEntry = z.output<typeof vmEntry>;
 
@@ -38,11 +42,6 @@ const permissions = z.record(z.string(), z.record(z.string(), z.unknown()));
 function why(err: unknown): string {
   const text = err instanceof PveError ? err.message : 'the read failed';
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
-}
-
-/** PVE keeps tags `;`-separated (it accepts `,` and spaces on input); rules see a list. */
-export function tagList(tags: string | undefined): string[] {
-  return tags ? tags.split(/[;, ]+/).filter(Boolean) : [];
 }
 
 /**

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { defineReadTool } from '../../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../../proxmox/schemas';
+import { tagList } from '../../proxmox/formats';
 import { nodeName, tagName, toGib, toMib } from '../common';
 import { notOurCursor } from './paging';
 import { orNull, outputExtras } from '../../calls/result';
@@ -95,7 +96,7 @@ function toGuest(raw: unknown): Guest[] {
       type: r.type,
       node: r.node ?? null,
       status: r.status ?? null,
-      tags: splitTags(r.tags),
+      tags: tagList(r.tags),
       cpus: r.maxcpu ?? null,
       maxmem_mib: toMib(r.maxmem),
       mem_mib: toMib(r.mem),
@@ -104,11 +105,6 @@ function toGuest(raw: unknown): Guest[] {
       template: r.template ?? false,
     },
   ];
-}
-
-/** PVE separates tags with `;` (also accepts `,` and spaces on input). */
-function splitTags(tags: string | undefined): string[] {
-  return tags ? tags.split(/[;, ]+/).filter(Boolean) : [];
 }
 
 function matches(args: z.output<typeof input>): (g: Guest) => boolean {

@@ -80,6 +80,19 @@ describe('a policy over what a call touches', () => {
     );
   }
 
+  /** Refused on a prod guest after one read; the same call on another guest sent (`write`). */
+  async function refusedOnProdSentOtherwise(
+    tool: string,
+    prod: Record<string, unknown>,
+    other: Record<string, unknown>,
+    write: string,
+  ): Promise<void> {
+    await refusedAfterOneRead(tool, prod, `/tools/${tool}/deny_if/0`);
+    await sim.clearLog();
+    await wrote(tool, other, write);
+    await sim.clearLog();
+  }
+
   it('power: a guest tagged prod is not stopped, an untagged one is', async () => {
     const since = Date.now();
     const said = await refusedAfterOneRead(
@@ -103,26 +116,15 @@ describe('a policy over what a call touches', () => {
   });
 
   it('snapshots and config: refused on prod, sent for an untagged guest', async () => {
-    await refusedAfterOneRead(
+    await refusedOnProdSentOtherwise(
       'pve_create_snapshot',
       { node: 'pve1', vmid: 100, snapname: 'before' },
-      '/tools/pve_create_snapshot/deny_if/0',
-    );
-    await sim.clearLog();
-    await wrote(
-      'pve_create_snapshot',
       { node: 'pve2', vmid: 103, snapname: 'before' },
       'POST /nodes/pve2/qemu/103/snapshot',
     );
-    await sim.clearLog();
-    await refusedAfterOneRead(
+    await refusedOnProdSentOtherwise(
       'pve_set_vm_config',
       { node: 'pve1', vmid: 100, config: { description: 'x' } },
-      '/tools/pve_set_vm_config/deny_if/0',
-    );
-    await sim.clearLog();
-    await wrote(
-      'pve_set_vm_config',
       { node: 'pve2', vmid: 103, config: { description: 'x' } },
       'POST /nodes/pve2/qemu/103/config',
     );
@@ -181,18 +183,12 @@ describe('a policy over what a call touches', () => {
       'POST /nodes/pve1/qemu/9000/clone',
     );
     await sim.clearLog();
-    await refusedAfterOneRead(
+    await refusedOnProdSentOtherwise(
       'pve_create_backup',
       { node: 'pve1', vmid: 100, storage: 'local' },
-      '/tools/pve_create_backup/deny_if/0',
-    );
-    await sim.clearLog();
-    await wrote(
-      'pve_create_backup',
       { node: 'pve2', vmid: 103, storage: 'local' },
       'POST /nodes/pve2/vzdump',
     );
-    await sim.clearLog();
     await refusedAfterOneRead(
       'pve_guest_exec',
       { node: 'pve1', vmid: 100, command: ['uptime'] },
@@ -207,14 +203,9 @@ describe('a policy over what a call touches', () => {
       'POST /nodes/pve1/qemu/100/agent/exec',
     );
     await sim.clearLog();
-    await refusedAfterOneRead(
+    await refusedOnProdSentOtherwise(
       'pve_api_request',
       { method: 'POST', path: '/nodes/pve1/qemu/101/status/stop' },
-      '/tools/pve_api_request/deny_if/0',
-    );
-    await sim.clearLog();
-    await wrote(
-      'pve_api_request',
       { method: 'POST', path: '/nodes/pve2/qemu/103/status/stop' },
       'POST /nodes/pve2/qemu/103/status/stop',
     );

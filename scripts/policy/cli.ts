@@ -146,13 +146,14 @@ function run(argv: string[], out: CliOutput): number {
 
 /**
  * A tool's own rules on target.* where the tool acts on no guest (a list, the version): they
- * could never judge a fact, so a deny_if would never fire and a require never be met. (An
- * all_tools rule is for the tools that have a guest, and is not one of these.)
+ * could never judge a fact, so a deny_if would never fire, a require never be met and an
+ * approve_if never ask. (An all_tools rule is for the tools that have a guest, and is not one of
+ * these.)
  */
 function rulesOnNoGuest(policy: CompiledPolicy): string[] {
   return Object.entries(policy.doc.tools).flatMap(([name, rules]) => {
     if (TOOLS.find((t) => t.name === name)?.target) return [];
-    return (['deny_if', 'require'] as const).flatMap((kind) =>
+    return (['deny_if', 'require', 'approve_if'] as const).flatMap((kind) =>
       (rules[kind] ?? []).flatMap((cond, i) =>
         [cond.path, cond.when?.path]
           .filter((path): path is string => path?.startsWith('target.') === true)

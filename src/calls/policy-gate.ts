@@ -13,7 +13,8 @@ import {
   type Decision,
 } from '../policy/evaluate';
 import { type CompiledPolicy, formatErrors } from '../policy/load';
-import { Unread } from '../policy/conditions';
+import { Unread, unknownTarget } from '../policy/conditions';
+import { UnknownReached } from '../policy/unknown';
 import { UNREAD_PREFIX } from '../audit/record';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
@@ -74,19 +75,49 @@ export type TargetReader = (
 
 /**
  * The facts `policy` reaches of the call's guest (and `also` these), read unless it refuses the
- * tool outright.
+ * tool outright or decides the call without them (`approved`: once a person approved it).
  */
 export async function targetFor(
   policy: CompiledPolicy,
-  input: Pick<GateInput, 'tool' | 'target' | 'identity'>,
+  input: FactsInput,
   fresh = false,
   also: readonly string[] = [],
+  approved = false,
 ): Promise<Readonly<Record<string, unknown>> | undefined> {
   if (!input.target || refusedOutright(policy, input.tool)) return undefined;
-  const reached = targetFactsReached(policy, input.tool, input.identity);
+  const reached = targetFactsReached(policy, input.tool, input.identity, input.args);
   const wanted = new Set([...reached, ...also]);
-  return wanted.size ? input.target(wanted, fresh) : undefined;
+  if (!wanted.size || (!also.length && decidedWithout(policy, input, approved))) return undefined;
+  return input.target(wanted, fresh);
 }
+
+/** What deciding whether to read the guest's facts takes of a call. */
+export type FactsInput = Pick<
+  GateInput,
+  'tool' | 'target' | 'identity' | 'args' | 'dryRun' | 'now' | 'guest' | 'made'
+>;
+
+/**
+ * Whether the policy decides the call before any rule that applies to it needs a fact of its
+ * guest (an argument refused first; a rule for confirmed calls, on a preview): then nothing need
+ * be read, and the decision is the same with the facts (the rules are judged in order).
+ */
+function decidedWithout(policy: CompiledPolicy, input: FactsInput, approved: boolean): boolean {
+  const { tool, args, guest, made, identity, now } = input;
+  const call = { tool, args, guest, made, target: NOT_READ_YET, approved };
+  try {
+    const decision = evaluatePolicy(policy, call, identity, null, now);
+    // A preview is judged again as approved (see decide): that judgement must not need them either.
+    if (decision.kind === 'approval_required' && input.dryRun)
+      evaluatePolicy(policy, { ...call, approved: true }, identity, null, now);
+    return true;
+  } catch (err) {
+    if (err instanceof UnknownReached) return false;
+    throw err;
+  }
+}
+
+const NOT_READ_YET = unknownTarget('not read yet');
 
 /** A fact as shown and stored: null when the guest has none, why when it could not be read. */
 export function shownFact(value: unknown): unknown {
@@ -227,7 +258,13 @@ async function afterApproval(
   // The guest as it is now, not as it was when the person was asked: an approval is for the
   // guest as it was judged, and a change to a fact it was judged on needs a new one.
   const judged = input.judgedTarget;
-  const target = await targetFor(deciding.policy, input, true, judged ? Object.keys(judged) : []);
+  const target = await targetFor(
+    deciding.policy,
+    input,
+    true,
+    judged ? Object.keys(judged) : [],
+    true,
+  );
   // (No facts at all: the policy in force refuses the tool outright, which decides it below.)
   const changed = judged && target ? factsChanged(judged, target) : [];
   if (changed.length) {

@@ -17,6 +17,7 @@ import { INHERITED_KEY, TARGET_KEY } from '../audit/record';
 import type { Identity } from '../core/identity';
 import { own } from '../core/own';
 import { isPropertyValue } from '../core/property-value';
+import { Unread } from '../policy/conditions';
 import { evaluatePolicy, refusedOutright, targetFactsReached } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
@@ -29,6 +30,7 @@ import type { CallHost, CallScope } from './host';
 import { callerKey, describeIssues } from './issues';
 import { FAILURES, REASONS, refusalResult, scopeRefusal } from './messages';
 import {
+  type FactsInput,
   type GateInput,
   type GateResult,
   passGate,
@@ -60,6 +62,8 @@ interface Call {
   readTarget?: TargetReader;
   /** The facts of the call's guest read last (see targetReader). */
   target?: Readonly<Record<string, unknown>>;
+  /** The names of the facts read (see targetReader): a fact left out of `target` the guest lacks. */
+  factsRead?: ReadonlySet<string>;
   /** The facts its policy read before deciding, as stored (see TARGET_KEY). */
   judged?: Readonly<Record<string, unknown>>;
 }
@@ -224,7 +228,7 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
   facts.argKeys = Object.keys(shown);
   facts.argsHmac = await call.host.hmacArgs(canonicalJson(withInherited));
   call.readTarget = targetReader(call, resolved.args);
-  const judged = await judgedFacts(call);
+  const judged = await judgedFacts(call, factsInput(call, resolved));
   if (judged) {
     // So are the facts of its guest the policy reads: an approval covers the guest as it was
     // judged. Proxmox's own facts, not the caller's: no `sensitive` name redacts them.
@@ -238,14 +242,32 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
 }
 
 /** The facts of its guest the policy in force reads, as shown and stored (see TARGET_KEY). */
-async function judgedFacts(call: Call): Promise<Record<string, unknown> | undefined> {
-  const { active, tool, readTarget } = call;
-  if (!active.ok || !readTarget) return undefined;
-  const identity = call.scope!.ctx.identity;
-  const read = await targetFor(active.policy, { tool: tool.name, target: readTarget, identity });
+async function judgedFacts(
+  call: Call,
+  input: FactsInput,
+): Promise<Record<string, unknown> | undefined> {
+  const { active } = call;
+  if (!active.ok) return undefined;
+  const read = await targetFor(active.policy, input);
   if (!read) return undefined;
-  const wanted = [...targetFactsReached(active.policy, tool.name, identity)].sort();
+  const { tool, identity, args } = input;
+  const wanted = [...targetFactsReached(active.policy, tool, identity, args)].sort();
   return Object.fromEntries(wanted.map((fact) => [fact, shownFact(read[fact])]));
+}
+
+/** The call as the policy judges it, and how to read its guest's facts. */
+function factsInput(call: Call, { args, inherited, identity }: Resolved): FactsInput {
+  const { tool, host } = call;
+  return {
+    tool: tool.name,
+    args: policyView(seenBy(args, inherited)),
+    identity,
+    dryRun: tool.dryRun?.(args) ?? false,
+    now: host.clock.now(),
+    target: call.readTarget,
+    guest: tool.target?.(args)?.vmid,
+    made: tool.makes?.(args) ?? undefined,
+  };
 }
 
 /** Where approvals for this call are asked and spent, showing exactly what would be sent. */
@@ -292,18 +314,11 @@ function shownRequests(
 /** The policy (with approvals and rate limits), and the shadow version beside it. */
 async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
   const { tool, host, active, facts } = call;
-  const { args, inherited, filled } = resolved;
+  const { args, filled } = resolved;
   const port = approvalsFor(call, resolved);
   const gateInput: GateInput = {
-    tool: tool.name,
-    args: policyView(seenBy(args, inherited)),
-    identity: resolved.identity,
-    dryRun: tool.dryRun?.(args) ?? false,
-    now: host.clock.now(),
-    target: call.readTarget,
+    ...factsInput(call, resolved),
     judgedTarget: call.judged,
-    guest: tool.target?.(args)?.vmid,
-    made: tool.makes?.(args) ?? undefined,
     current: () => host.policy(),
     decidedBy: (deciding: ActivePolicy) => {
       facts.policyVersion = deciding.version;
@@ -343,6 +358,7 @@ function targetReader(call: Call, args: Record<string, unknown>): TargetReader |
   const target = call.tool.target?.(args);
   if (!target) return undefined;
   const read = new Set<string>();
+  call.factsRead = read;
   return async (wanted, fresh) => {
     if ('made' in target) {
       call.target = target.made;
@@ -429,12 +445,22 @@ function recheckPolicy(
   const { active, tool, host } = call;
   if (!active.ok)
     throw new PolicyRefusal(UNDECIDED_RULES.invalidPolicy, REASONS.invalidPolicyMidCall);
-  // A new guest is as the changed call would make it; an existing one, as it was read.
+  // A new guest is as the changed call would make it; an existing one, as it was read (a fact
+  // its rules reach only now, never read, refuses).
   const changed = tool.target?.(next);
-  const target = changed && 'made' in changed ? changed.made : call.target;
+  const args = policyView(seen);
+  let target = call.target;
+  if (changed && 'made' in changed) target = changed.made;
+  else if (changed) {
+    const reached = targetFactsReached(active.policy, tool.name, identity, args);
+    const unread = [...reached].filter((fact) => !call.factsRead?.has(fact));
+    const why = new Unread('it was not read for the call as first asked');
+    if (unread.length)
+      target = { ...Object.fromEntries(unread.map((fact) => [fact, why])), ...call.target };
+  }
   const decision = evaluatePolicy(
     active.policy,
-    { tool: tool.name, args: policyView(seen), target, made: tool.makes?.(next) ?? undefined },
+    { tool: tool.name, args, target, made: tool.makes?.(next) ?? undefined },
     identity,
     null,
     host.clock.now(),

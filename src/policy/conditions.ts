@@ -120,16 +120,23 @@ export class Unread {
 }
 
 /**
+ * A guest none of whose facts is known, and why: a rule that needs one of them throws
+ * UnknownReached (the rules before it decide without them).
+ */
+export function unknownTarget(why: string): Readonly<Record<string, unknown>> {
+  return Object.freeze(
+    Object.fromEntries(
+      TARGET_FIELDS.map((fact) => [fact, new UnknownValue(`target.${fact}`, why)]),
+    ),
+  );
+}
+
+/**
  * The guest a recorded call acted on, whose facts the record does not keep (replays, the
  * shadow): a rule that needs one of them is unknown.
  */
-export const UNRECORDED_TARGET: Readonly<Record<string, unknown>> = Object.freeze(
-  Object.fromEntries(
-    TARGET_FIELDS.map((fact) => [
-      fact,
-      new UnknownValue(`target.${fact}`, 'the record keeps no facts of the guest it acted on'),
-    ]),
-  ),
+export const UNRECORDED_TARGET = unknownTarget(
+  'the record keeps no facts of the guest it acted on',
 );
 
 /** The catalog's mark for an argument that is a list, reached by index (see ToolArgs). */

@@ -1,6 +1,6 @@
 // The decision for one tool call: (policy, call, identity, counter readings, now) → decision.
 // No I/O, no clock, no `this`. Order: invalid policy, hide, default, action deny, deny_if,
-// require, require_approval, limits. Rules of the tool come before those of all_tools. How a
+// require, require_approval, approve_if, limits. Rules of the tool come before those of all_tools. How a
 // rule judges a field the call leaves out (missing, or absent) is said in conditions.ts. A
 // replayed call that lacks what a rule needs (./unknown.ts) throws UnknownReached naming the rule.
 
@@ -15,7 +15,7 @@ import {
 } from './conditions';
 import type { CompiledPolicy } from './load';
 import { appliesTo, whetherApplies } from './principals';
-import type { Condition, Limit, Scope, Window } from './schema';
+import type { Condition, Limit, Scope, ToolPolicy, Window } from './schema';
 import { UnknownReached } from './unknown';
 import { retryAfterSeconds, windowEnd, windowStart } from './windows';
 
@@ -77,24 +77,29 @@ export function evaluatePolicy(
 
   const outright = refusedOutright(policy, call.tool);
   if (outright) return outright;
-  for (const { at: base, rules } of ruleSets(policy, call.tool)) {
-    const denied = firstMatch(policy, rules.deny_if, `${base}/deny_if`, call, identity, true);
-    if (denied) return denied;
-    const unmet = firstMatch(policy, rules.require, `${base}/require`, call, identity, false);
-    if (unmet) return unmet;
+  const sets = ruleSets(policy, call.tool);
+  for (const { at: base, rules } of sets) {
+    const denied = firstMatch(policy, rules.deny_if, `${base}/deny_if`, call, identity, 'deny_if');
+    if (denied) return refusal(denied);
+    const unmet = firstMatch(policy, rules.require, `${base}/require`, call, identity, 'require');
+    if (unmet) return refusal(unmet);
   }
-  if (tool?.action === 'require_approval' && !call.approved) {
-    return {
-      kind: 'approval_required',
-      rule: `${at}/action`,
-      reason: tool.reason ?? `Calls to "${call.tool}" need a person's approval.`,
-      ...(tool.approvers ? { approvers: tool.approvers } : {}),
-      ...(tool.approval === 'web' ? { webOnly: true } : {}),
-      ...((tool.approvals_required ?? 1) > 1
-        ? { approvalsRequired: tool.approvals_required, webOnly: true }
-        : {}),
-      ...(tool.notify ? { notify: tool.notify } : {}),
-    };
+  if (tool?.action === 'require_approval' && !call.approved)
+    return askFor(
+      tool,
+      `${at}/action`,
+      tool.reason ?? `Calls to "${call.tool}" need a person's approval.`,
+    );
+  if (!call.approved) {
+    for (const { at: base, rules } of sets) {
+      const rule = `${base}/approve_if`;
+      const fired = firstMatch(policy, rules.approve_if, rule, call, identity, 'approve_if');
+      // A rule that cannot be judged (a fact unread, not a number) refuses: nobody is asked about
+      // a guest whose facts are unknown.
+      if (fired?.refusal === 'matched' || fired?.refusal === 'missing')
+        return askFor(tool, fired.rule, fired.reason, fired.cond.approvers);
+      if (fired) return refusal(fired);
+    }
   }
   const limits = guestLimits(
     limitsFor(policy, call.tool, now, (limit, rule) =>
@@ -118,6 +123,30 @@ export function guestLimits(limits: AppliedLimit[], call: CallView): AppliedLimi
     if (limit.scope !== 'guest') return [limit];
     return call.guest === undefined ? [] : [{ ...limit, guest: call.guest }];
   });
+}
+
+/** A person's approval, asked as the tool's policy says (who, where, how many, whom to tell). */
+function askFor(
+  tool: ToolPolicy | undefined,
+  rule: string,
+  reason: string,
+  approvers = tool?.approvers,
+): Decision {
+  return {
+    kind: 'approval_required',
+    rule,
+    reason,
+    ...(approvers ? { approvers } : {}),
+    ...(tool?.approval === 'web' ? { webOnly: true } : {}),
+    ...((tool?.approvals_required ?? 1) > 1
+      ? { approvalsRequired: tool?.approvals_required, webOnly: true }
+      : {}),
+    ...(tool?.notify ? { notify: tool.notify } : {}),
+  };
+}
+
+function refusal(fired: Fired<Condition>): Decision {
+  return { kind: 'deny', rule: fired.rule, reason: fired.reason };
 }
 
 /** The rules for a tool: its own, then all_tools; `namespace` keeps their counters apart. */
@@ -144,7 +173,11 @@ function factRules(policy: CompiledPolicy, toolName: string): FactRules {
   let rules = byTool.get(toolName);
   if (!rules) {
     rules = ruleSets(policy, toolName)
-      .flatMap(({ rules: r }) => [...(r.deny_if ?? []), ...(r.require ?? [])])
+      .flatMap(({ rules: r }) => [
+        ...(r.deny_if ?? []),
+        ...(r.require ?? []),
+        ...(r.approve_if ?? []),
+      ])
       .map((cond) => ({
         cond,
         facts: [cond.path, ...(cond.when ? [cond.when.path] : [])].flatMap((path) => {
@@ -162,17 +195,42 @@ function factRules(policy: CompiledPolicy, toolName: string): FactRules {
  * The target facts (TARGET_FIELDS) a tool's rules reach, in a condition or its `when`: what must
  * be read from Proxmox before the policy decides a call (nothing when empty). With `identity`,
  * only the rules for that caller: a rule whose principals leave them out reads nothing for them.
+ * With the call's `args` too, only the rules for that call: a rule whose `when` on the arguments
+ * or the caller does not fire (a rule for confirmed writes, on a read) reads nothing for it.
  */
 export function targetFactsReached(
   policy: CompiledPolicy,
   toolName: string,
   identity?: Identity,
+  args?: Readonly<Record<string, unknown>>,
 ): ReadonlySet<string> {
   return new Set(
     factRules(policy, toolName)
       .filter(({ cond }) => !identity || whetherApplies(cond, identity) !== false)
+      .filter(
+        ({ cond }) => !identity || !args || !whenRulesOut(policy, cond, toolName, args, identity),
+      )
       .flatMap(({ facts }) => facts),
   );
+}
+
+/** Whether a rule's `when`, on the arguments or the caller alone, does not fire for this call. */
+function whenRulesOut(
+  policy: CompiledPolicy,
+  cond: Condition,
+  tool: string,
+  args: Readonly<Record<string, unknown>>,
+  identity: Identity,
+): boolean {
+  const { when } = cond;
+  if (!when || !(when.path.startsWith('args.') || when.path.startsWith('user.'))) return false;
+  const toolArgs: ToolArgs = own(policy.catalog, tool) ?? {};
+  try {
+    const regex = policy.regexes.get(when);
+    return judgeCondition(when, 'deny_if', { tool, args }, identity, toolArgs, regex) === null;
+  } catch {
+    return false; // not known (a replay's lost value): the facts are read
+  }
 }
 
 /**
@@ -241,16 +299,27 @@ function applyLimit(limit: Limit, rule: string, namespace: string, now: number):
   };
 }
 
-function firstMatch(
+/** The first rule of a list that fires on the call: where, how (see Refusal), and why. */
+interface Fired<C extends Condition> {
+  cond: C;
+  rule: string;
+  refusal: Refusal;
+  reason: string;
+}
+
+/** A list of rules, and what firing means: a refusal (deny_if, require) or an approval asked. */
+type RuleKind = 'deny_if' | 'require' | 'approve_if';
+
+function firstMatch<C extends Condition>(
   policy: CompiledPolicy,
-  conditions: Condition[] | undefined,
+  conditions: C[] | undefined,
   at: string,
   call: CallView,
   identity: Identity,
-  denyWhen: boolean,
-): Decision | null {
+  kind: RuleKind,
+): Fired<C> | null {
   if (!conditions) return null;
-  const kind = denyWhen ? 'deny_if' : 'require';
+  const judgedAs = kind === 'require' ? 'require' : 'deny_if';
   const toolArgs: ToolArgs = own(policy.catalog, call.tool) ?? {};
   for (const [i, cond] of conditions.entries()) {
     const rule = `${at}/${i}`;
@@ -264,7 +333,14 @@ function firstMatch(
         judgeCondition(when, 'deny_if', call, identity, toolArgs, policy.regexes.get(when)) === null
       )
         return null;
-      const judged = judgeCondition(cond, kind, call, identity, toolArgs, policy.regexes.get(cond));
+      const judged = judgeCondition(
+        cond,
+        judgedAs,
+        call,
+        identity,
+        toolArgs,
+        policy.regexes.get(cond),
+      );
       // Whom the rule is for matters only when it would refuse.
       if (judged !== null && applies instanceof UnknownReached) throw applies;
       return judged;
@@ -272,8 +348,9 @@ function firstMatch(
     if (refusal === null) continue;
     const unread = unreadOf(cond, call);
     return {
-      kind: 'deny',
+      cond,
       rule,
+      refusal: unread ? 'unread' : refusal,
       reason: unread ?? cond.reason ?? describe(cond, kind, refusal, call),
     };
   }
@@ -293,12 +370,7 @@ function unreadOf(cond: Condition, call: CallView): string | null {
     : null;
 }
 
-function describe(
-  cond: Condition,
-  kind: 'deny_if' | 'require',
-  refusal: Refusal,
-  call: CallView,
-): string {
+function describe(cond: Condition, kind: RuleKind, refusal: Refusal, call: CallView): string {
   const text = plainDescription(cond, kind, refusal, whoLacks(cond.path, call));
   const { when } = cond;
   return when
@@ -312,9 +384,12 @@ function whoLacks(path: string, call: CallView): string {
   return call.target ? 'the guest has none' : 'this call acts on no guest';
 }
 
+/** How an approve_if's reason begins (the call is asked about, not refused). */
+const ASKS = "Needs a person's approval by policy";
+
 function plainDescription(
   cond: Condition,
-  kind: 'deny_if' | 'require',
+  kind: RuleKind,
   refusal: Refusal,
   lacks: string,
 ): string {
@@ -326,7 +401,7 @@ function plainDescription(
         ? `Denied by policy: ${what} cannot be computed (a value is not a finite number of at least 0), so the rule ${cond.op} ${value} cannot be checked.`
         : `Denied by policy: ${cond.path} is not a number, so the rule ${cond.op} ${value} cannot be checked.`;
     case 'missing':
-      return `Denied by policy: ${cond.path} ${cond.op} ${value}, and ${lacks} (a value that is not there equals nothing).`;
+      return `${kind === 'approve_if' ? ASKS : 'Denied by policy'}: ${cond.path} ${cond.op} ${value}, and ${lacks} (a value that is not there equals nothing).`;
     case 'unread':
       return `Denied by policy: ${cond.path} could not be read from Proxmox.`;
     case 'absent': {
@@ -334,6 +409,7 @@ function plainDescription(
       return `Denied by policy: ${cond.path} is required (it must satisfy ${cond.op} ${value}) and ${none}.`;
     }
     case 'matched':
+      if (kind === 'approve_if') return `${ASKS}: ${what} ${cond.op} ${value}.`;
       return kind === 'deny_if'
         ? `Denied by policy: ${what} ${cond.op} ${value}.`
         : `Denied by policy: ${what} must satisfy ${cond.op} ${value}.`;

@@ -157,33 +157,26 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, found: Found): 
     if (!tool) continue;
     const args = argFields([catalog[name]!]);
     checkRules(tool, at, args, found);
-    // A quorum the named people cannot reach: fewer people than approvals wanted.
-    const people = array(tool.approvers)?.filter(
-      (p) => typeof p === 'string' && !p.startsWith('group:'),
-    );
-    if (
-      typeof tool.approvals_required === 'number' &&
-      people &&
-      people.length === array(tool.approvers)!.length &&
-      people.length < tool.approvals_required
-    )
-      errors.push({
-        pointer: `${at}/approvals_required`,
-        message: `${tool.approvals_required} approvals wanted, but only ${people.length} people may approve (name a group, or more people)`,
-      });
-    array(tool.approvers)?.forEach((entry, i) => {
-      if (typeof entry === 'string' && entry.startsWith('scope:'))
-        errors.push({
-          pointer: `${at}/approvers/${i}`,
-          message:
-            'approvers are people or groups: a scope belongs to a token, not to whoever approves on a web page',
-        });
+    const wanted = tool.approvals_required;
+    checkApprovers(tool.approvers, at, { wanted, at: `${at}/approvals_required` }, errors);
+    array(tool.approve_if)?.forEach((rule, i) => {
+      const ruleAt = `${at}/approve_if/${i}`;
+      checkApprovers(
+        record(rule)?.approvers,
+        ruleAt,
+        { wanted, at: `${ruleAt}/approvers` },
+        errors,
+      );
     });
+    // Asked about by its action, its own approve_if, or one of all_tools.
+    const asks =
+      tool.action === 'require_approval' ||
+      Boolean(array(tool.approve_if)?.length || array(allTools?.approve_if)?.length);
     for (const key of ['approvers', 'approval', 'approvals_required', 'notify'] as const) {
-      if (tool[key] !== undefined && tool.action !== 'require_approval') {
+      if (tool[key] !== undefined && !asks) {
         errors.push({
           pointer: `${at}/${key}`,
-          message: `${key} only applies when action is "require_approval"`,
+          message: `${key} only applies when action is "require_approval" or an approve_if rule asks for approval`,
         });
       }
     }
@@ -207,9 +200,12 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, found: Found): 
   }
 }
 
+/** The lists of conditions a rule set may have. */
+const CONDITION_LISTS = ['deny_if', 'require', 'approve_if'] as const;
+
 function checkRules(rules: JsonObject, at: string, args: ArgFields, found: Found): void {
   const { errors } = found;
-  for (const kind of ['deny_if', 'require'] as const) {
+  for (const kind of CONDITION_LISTS) {
     array(rules[kind])?.forEach((cond, i) => {
       const c = record(cond);
       if (c) checkCondition(c, `${at}/${kind}/${i}`, args, found);
@@ -231,6 +227,36 @@ function checkRules(rules: JsonObject, at: string, args: ArgFields, found: Found
         message: `counter "${limit.counter}" (scope ${String(limit.scope)}) is already defined at ${first}`,
       });
     else seen.set(key, `${at}/limits/${i}`);
+  });
+}
+
+/**
+ * Approvers (of the rule at `at`) are people and groups, enough of them for the approvals the tool
+ * wants (its `approvals_required`, a shortfall reported at `quorum.at`).
+ */
+function checkApprovers(
+  approvers: unknown,
+  at: string,
+  quorum: { wanted: unknown; at: string },
+  errors: PolicyError[],
+): void {
+  const { wanted } = quorum;
+  const list = array(approvers);
+  if (!list) return;
+  // A quorum the named people cannot reach: fewer people than approvals wanted.
+  const people = list.filter((p) => typeof p === 'string' && !p.startsWith('group:'));
+  if (typeof wanted === 'number' && people.length === list.length && people.length < wanted)
+    errors.push({
+      pointer: quorum.at,
+      message: `${wanted} approvals wanted, but only ${people.length} ${people.length === 1 ? 'person' : 'people'} may approve (name a group, or more people)`,
+    });
+  list.forEach((entry, i) => {
+    if (typeof entry === 'string' && entry.startsWith('scope:'))
+      errors.push({
+        pointer: `${at}/approvers/${i}`,
+        message:
+          'approvers are people or groups: a scope belongs to a token, not to whoever approves on a web page',
+      });
   });
 }
 
@@ -366,12 +392,12 @@ function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Fo
 }
 
 function pairRegexes(
-  parsed: { deny_if?: Condition[]; require?: Condition[] },
+  parsed: Partial<Record<(typeof CONDITION_LISTS)[number], Condition[]>>,
   raw: Record<string, unknown> | undefined,
   regexes: Map<unknown, RegExp>,
   out: Map<Condition, RegExp>,
 ): void {
-  for (const kind of ['deny_if', 'require'] as const) {
+  for (const kind of CONDITION_LISTS) {
     parsed[kind]?.forEach((cond, i) => {
       const rawCond = array(raw?.[kind])?.[i];
       const re = regexes.get(rawCond);

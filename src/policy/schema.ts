@@ -63,6 +63,12 @@ export const conditionSchema = z.strictObject({
 });
 export type Condition = z.output<typeof conditionSchema>;
 
+/** An `approve_if` rule: a condition, and who may approve what it asks (else the tool's approvers). */
+export const approvalConditionSchema = conditionSchema.extend({
+  approvers: principalList.optional(),
+});
+export type ApprovalCondition = z.output<typeof approvalConditionSchema>;
+
 export const limitSchema = z.strictObject({
   counter: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, {
     error: 'letters, digits, "_", ".", ":" or "-", at most 64',
@@ -79,12 +85,21 @@ const rules = {
   limits: z.array(limitSchema).max(50).optional(),
   deny_if: z.array(conditionSchema).max(100).optional(),
   require: z.array(conditionSchema).max(100).optional(),
+  /**
+   * A call this fires on (as a `deny_if` would) needs a person's approval, asked as the tool's
+   * `require_approval` is (its approval, approvals_required and notify; its approvers unless the
+   * rule names its own).
+   */
+  approve_if: z.array(approvalConditionSchema).max(100).optional(),
 };
 
 export const toolPolicySchema = z.strictObject({
   action: z.enum(['allow', 'deny', 'require_approval']).optional(),
   reason: z.string().max(500).optional(),
-  /** Who may approve a `require_approval` call (users or group:<name>); the caller never may. */
+  /**
+   * Who may approve a call this tool's `require_approval` or an `approve_if` asks about (users or
+   * group:<name>); the caller never may.
+   */
   approvers: principalList.optional(),
   /**
    * Where a person approves: `auto` (default) asks in the conversation when the client can elicit

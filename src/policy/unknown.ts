@@ -2,7 +2,8 @@
 // older records keep no groups. Such a value stands in the call as an UnknownValue (the groups, as
 // a list made by unknownGroups); a rule that needs it to decide throws UnknownReached, so that a
 // replay reports the call as unknown instead of guessing. Live calls never carry either, so live
-// decisions never throw.
+// decisions never throw (whether a live call needs its guest's facts read is found by judging
+// it without them first: calls/policy-gate.ts).
 
 /** A value the record does not hold: where it was (`args.params.site-secret`) and why it is gone. */
 export class UnknownValue {

@@ -46,7 +46,7 @@ describe('approvals_required', () => {
       return r.ok ? [] : r.errors.map((e) => `${e.pointer}: ${e.message}`);
     };
     expect(errors({ approvals_required: 2 })).toEqual([
-      '/tools/pve_delete_vm/approvals_required: approvals_required only applies when action is "require_approval"',
+      '/tools/pve_delete_vm/approvals_required: approvals_required only applies when action is "require_approval" or an approve_if rule asks for approval',
     ]);
     expect(errors({ action: 'require_approval', approvals_required: 11 })[0]).toMatch(
       /^\/tools\/pve_delete_vm\/approvals_required: /,

@@ -129,7 +129,7 @@ describe.skipIf(!BROWSER)('the admin page in headless Chromium', () => {
   it('shows calls with their guest and argument values, counters with their max, the policy folded', async () => {
     const shutdown = await agent.callTool({
       name: 'pve_shutdown_vm',
-      arguments: { node: 'pve1', vmid: 101, timeout: 30, confirm: true },
+      arguments: { node: 'pve2', vmid: 103, timeout: 30, confirm: true },
     });
     expect(shutdown.isError).toBeFalsy();
     const page = await adminTab(1280);
@@ -153,7 +153,7 @@ describe.skipIf(!BROWSER)('the admin page in headless Chromium', () => {
     const args = await created.locator('td.args').innerText();
     expect(args).toContain('name=needs-ok');
     expect(args).toContain('memory=1024');
-    await expect(shutdownRow.first().locator('td.guest').innerText()).resolves.toBe('pve1 / 101');
+    await expect(shutdownRow.first().locator('td.guest').innerText()).resolves.toBe('pve2 / 103');
     await expect(shutdownRow.first().locator('td.args').innerText()).resolves.toContain(
       'timeout=30',
     );

@@ -11,6 +11,11 @@ import { spawnNpmSync } from '../../../scripts/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'policy-cli-'));
+/**
+ * A guest's facts as the server would read them for the bundled policy's rules (its prod rule
+ * reads the tags of a guest a confirmed write acts on): one tagged neither prod nor anything.
+ */
+const LAB = { tags: [] };
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The checker's report and errors, as the script would print them, and its exit status. */
@@ -132,7 +137,7 @@ describe('npm run policy -- explain', () => {
     ],
     [
       'a start (limited per person)',
-      { tool: 'pve_start_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      { tool: 'pve_start_vm', args: { node: 'pve1', vmid: 104, confirm: true }, target: LAB },
       0,
       /"kind": "allow"[\s\S]*"counter": "power_actions"/,
     ],
@@ -159,25 +164,25 @@ describe('npm run policy -- explain', () => {
     ],
     [
       'a clean shutdown (limited per person)',
-      { tool: 'pve_shutdown_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      { tool: 'pve_shutdown_vm', args: { node: 'pve1', vmid: 104, confirm: true }, target: LAB },
       0,
       /"kind": "allow"[\s\S]*"counter": "power_actions"/,
     ],
     [
       'a reboot (the same power-action counter)',
-      { tool: 'pve_reboot_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      { tool: 'pve_reboot_vm', args: { node: 'pve1', vmid: 104, confirm: true }, target: LAB },
       0,
       /"counter": "power_actions"/,
     ],
     [
       'a suspend',
-      { tool: 'pve_suspend_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      { tool: 'pve_suspend_vm', args: { node: 'pve1', vmid: 104, confirm: true }, target: LAB },
       0,
       /"counter": "power_actions"/,
     ],
     [
       'a resume',
-      { tool: 'pve_resume_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      { tool: 'pve_resume_vm', args: { node: 'pve1', vmid: 104, confirm: true }, target: LAB },
       0,
       /"counter": "power_actions"/,
     ],
@@ -186,6 +191,7 @@ describe('npm run policy -- explain', () => {
       {
         tool: 'pve_reboot_vm',
         args: { node: 'pve1', vmid: 104, confirm: true },
+        target: LAB,
         counters: { power_actions: 60 },
       },
       3,
@@ -196,6 +202,7 @@ describe('npm run policy -- explain', () => {
       {
         tool: 'pve_create_snapshot',
         args: { node: 'pve1', vmid: 104, snapname: 'pre', confirm: true },
+        target: LAB,
       },
       0,
       /"counter": "snapshots"/,
@@ -280,18 +287,33 @@ describe('npm run policy -- explain', () => {
     const prodGuest = { pool: 'prod', tags: ['prod', 'web'], vm_type: 'qemu' };
     const explain = (tool: string, args: object, user: object, target?: object) =>
       run('explain', team, JSON.stringify({ tool, args, user, ...(target ? { target } : {}) }));
-    const vm = (vmid: number) => ({ node: 'pve1', vmid });
-    // Agents: pool lab only, and never prod; lists stay open.
+    const vm = (vmid: number) => ({ node: 'pve1', vmid, confirm: true });
+    // Agents: pool lab only (prod included: refused, nobody asked); lists stay open.
     expect(explain('pve_start_vm', vm(104), agent, labGuest).status).toBe(0);
     const outside = explain('pve_start_vm', vm(103), agent, { tags: ['ci'], vm_type: 'qemu' });
     expect(outside.out).toContain('"rule": "/all_tools/require/0"');
     expect(explain('pve_start_vm', vm(100), agent, prodGuest).out).toContain(
-      '"rule": "/all_tools/deny_if/0"',
+      '"rule": "/all_tools/require/0"',
     );
     expect(explain('pve_list_vms', {}, agent).status).toBe(0);
     // A create is judged on the guest it would make.
     expect(explain('pve_create_qemu_vm', { ...vm(700), pool: 'lab' }, agent).status).toBe(0);
     expect(explain('pve_create_qemu_vm', vm(700), agent).status).toBe(3);
+    // The rest of the team: a change to prod waits for a lead; its preview and reads do not.
+    const dana = { id: 'dana', groups: ['dev'] };
+    const asked = explain('pve_shutdown_vm', vm(100), dana, prodGuest);
+    expect(asked.status).toBe(3);
+    expect(JSON.parse(asked.out.slice(0, asked.out.indexOf('\n}') + 2))).toMatchObject({
+      kind: 'approval_required',
+      rule: '/all_tools/approve_if/0',
+      approvers: ['group:leads'],
+    });
+    expect(explain('pve_shutdown_vm', { ...vm(100), confirm: false }, dana, prodGuest).status).toBe(
+      0,
+    );
+    expect(explain('pve_get_vm_status', { node: 'pve1', vmid: 100 }, dana, prodGuest).status).toBe(
+      0,
+    );
     // A lead changes prod; a template is never destroyed; reboots are counted per guest.
     const reboot = explain('pve_reboot_vm', vm(100), lead, prodGuest);
     expect(reboot.status).toBe(0);
@@ -462,9 +484,39 @@ describe('npm run policy -- explain', () => {
     ],
     [
       'destroying a guest',
-      { tool: 'pve_delete_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      {
+        tool: 'pve_delete_vm',
+        args: { node: 'pve1', vmid: 104, confirm: true },
+        target: { ...LAB, template: false },
+      },
       3,
       /"kind": "approval_required"/,
+    ],
+    [
+      'destroying a template (never)',
+      {
+        tool: 'pve_delete_vm',
+        args: { node: 'pve1', vmid: 9000, confirm: true },
+        target: { tags: [], template: true },
+      },
+      3,
+      /"kind": "deny"[\s\S]*"rule": "\/tools\/pve_delete_vm\/deny_if\/0"[\s\S]*Templates are never destroyed/,
+    ],
+    [
+      'a write to a guest tagged prod, which needs a person',
+      {
+        tool: 'pve_shutdown_vm',
+        args: { node: 'pve1', vmid: 100, confirm: true },
+        target: { tags: ['prod', 'web'] },
+      },
+      3,
+      /"kind": "approval_required"[\s\S]*"rule": "\/all_tools\/approve_if\/0"/,
+    ],
+    [
+      'a read of a guest tagged prod (the prod rule is for confirmed writes)',
+      { tool: 'pve_get_vm_status', args: { node: 'pve1', vmid: 100 }, target: { tags: ['prod'] } },
+      0,
+      /"kind": "allow"/,
     ],
     [
       'the raw API',
@@ -492,6 +544,7 @@ describe('npm run policy -- explain', () => {
       {
         tool: 'pve_resize_disk',
         args: { node: 'pve1', vmid: 100, disk: 'scsi0', size: '+10G', confirm: true },
+        target: LAB,
       },
       0,
       /"kind": "allow"[\s\S]*"counter": "resizes"/,

@@ -14,8 +14,13 @@ import { readFileSync } from 'node:fs';
 import { describeIssues } from '../../src/calls/issues.ts';
 import type { Identity } from '../../src/core/identity.ts';
 import type { CallTarget } from '../../src/calls/tool-spec.ts';
-import { TARGET_FIELDS, Unread } from '../../src/policy/conditions.ts';
-import { evaluatePolicy, readingKey, targetFactsReached } from '../../src/policy/evaluate.ts';
+import { type CallView, TARGET_FIELDS, Unread } from '../../src/policy/conditions.ts';
+import {
+  decidesWithoutTarget,
+  evaluatePolicy,
+  readingKey,
+  targetFactsReached,
+} from '../../src/policy/evaluate.ts';
 import { type CompiledPolicy, formatErrors } from '../../src/policy/load.ts';
 import { checkPolicyText } from '../../src/policy/text.ts';
 import { policyView } from '../../src/policy/view.ts';
@@ -102,14 +107,16 @@ function run(argv: string[], out: CliOutput): number {
   const notes: string[] = [];
   const args = parsed?.success ? (parsed.data as Record<string, unknown>) : undefined;
   const aimed = args && tool?.target ? tool.target(args) : null;
-  const view = {
+  const judged = {
     tool: call.tool,
     args: args ? policyView(args) : {},
-    target: explainTarget(policy, call, aimed, notes, out),
     ...(aimed?.vmid !== undefined ? { guest: aimed.vmid } : {}),
     // A clone's new guest (new.*) is its own arguments, known here as on the server.
     ...(args && tool?.makes ? { made: tool.makes(args) ?? undefined } : {}),
   };
+  const dryRun = (args && tool?.dryRun?.(args)) ?? false;
+  const asServer = { policy, identity, now, dryRun };
+  const view = { ...judged, target: explainTarget(asServer, judged, call, aimed, notes, out) };
   // Counter readings by counter name: applied to every limit of that counter in this window.
   const first = evaluatePolicy(policy, view, identity, null, now);
   const readings = new Map<string, number>();
@@ -166,13 +173,22 @@ function rulesOnNoGuest(policy: CompiledPolicy): string[] {
   });
 }
 
+/** What the server judges a call with, besides the call. */
+interface ServerView {
+  policy: CompiledPolicy;
+  identity: Identity;
+  now: number;
+  dryRun: boolean;
+}
+
 /**
  * The facts a target.* rule judges: a create's own (its arguments), those the call gives under
  * "target", or, for a guest the server would read them of, none known here (refused as unread,
  * as a live call is when Proxmox does not answer), with a note.
  */
 function explainTarget(
-  policy: CompiledPolicy,
+  { policy, identity, now, dryRun }: ServerView,
+  judged: Omit<CallView, 'target'>,
   call: CallJson,
   aimed: CallTarget | null,
   notes: string[],
@@ -189,8 +205,10 @@ function explainTarget(
     }
     return given;
   }
-  const wanted = [...targetFactsReached(policy, call.tool)];
-  if (!wanted.length) return undefined;
+  // As the server: nothing is read for a call decided without its guest, or by no rule on it.
+  const wanted = [...targetFactsReached(policy, call.tool, identity, judged.args)];
+  if (!wanted.length || decidesWithoutTarget(policy, judged, identity, now, dryRun))
+    return undefined;
   notes.push(
     `note: rules on ${wanted.map((f) => `target.${f}`).join(', ')} judge the guest's facts, which the server reads from Proxmox before it decides; here they were not known. Give them under "target" (e.g. {"target":{"tags":["prod"]}}) to explain particular facts.`,
   );

@@ -7,14 +7,14 @@ import { errorText, logLine } from '../log';
 import { reserveLimits, type CounterBackend } from '../counters/reserve';
 import type { Identity } from '../core/identity';
 import {
+  decidesWithoutTarget,
   evaluatePolicy,
   refusedOutright,
   targetFactsReached,
   type Decision,
 } from '../policy/evaluate';
 import { type CompiledPolicy, formatErrors } from '../policy/load';
-import { Unread, unknownTarget } from '../policy/conditions';
-import { UnknownReached } from '../policy/unknown';
+import { Unread } from '../policy/conditions';
 import { UNREAD_PREFIX } from '../audit/record';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
@@ -87,7 +87,10 @@ export async function targetFor(
   if (!input.target || refusedOutright(policy, input.tool)) return undefined;
   const reached = targetFactsReached(policy, input.tool, input.identity, input.args);
   const wanted = new Set([...reached, ...also]);
-  if (!wanted.size || (!also.length && decidedWithout(policy, input, approved))) return undefined;
+  const { tool, args, guest, made, identity, now, dryRun } = input;
+  const call = { tool, args, guest, made, approved };
+  if (!wanted.size || (!also.length && decidesWithoutTarget(policy, call, identity, now, dryRun)))
+    return undefined;
   return input.target(wanted, fresh);
 }
 
@@ -96,28 +99,6 @@ export type FactsInput = Pick<
   GateInput,
   'tool' | 'target' | 'identity' | 'args' | 'dryRun' | 'now' | 'guest' | 'made'
 >;
-
-/**
- * Whether the policy decides the call before any rule that applies to it needs a fact of its
- * guest (an argument refused first; a rule for confirmed calls, on a preview): then nothing need
- * be read, and the decision is the same with the facts (the rules are judged in order).
- */
-function decidedWithout(policy: CompiledPolicy, input: FactsInput, approved: boolean): boolean {
-  const { tool, args, guest, made, identity, now } = input;
-  const call = { tool, args, guest, made, target: NOT_READ_YET, approved };
-  try {
-    const decision = evaluatePolicy(policy, call, identity, null, now);
-    // A preview is judged again as approved (see decide): that judgement must not need them either.
-    if (decision.kind === 'approval_required' && input.dryRun)
-      evaluatePolicy(policy, { ...call, approved: true }, identity, null, now);
-    return true;
-  } catch (err) {
-    if (err instanceof UnknownReached) return false;
-    throw err;
-  }
-}
-
-const NOT_READ_YET = unknownTarget('not read yet');
 
 /** A fact as shown and stored: null when the guest has none, why when it could not be read. */
 export function shownFact(value: unknown): unknown {

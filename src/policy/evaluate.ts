@@ -1,8 +1,9 @@
 // The decision for one tool call: (policy, call, identity, counter readings, now) → decision.
 // No I/O, no clock, no `this`. Order: invalid policy, hide, default, action deny, deny_if,
-// require, require_approval, approve_if, limits. Rules of the tool come before those of all_tools. How a
-// rule judges a field the call leaves out (missing, or absent) is said in conditions.ts. A
-// replayed call that lacks what a rule needs (./unknown.ts) throws UnknownReached naming the rule.
+// require, then a person's approval (require_approval and every approve_if that fires, asked
+// together), limits. Rules of the tool come before those of all_tools. How a rule judges a field
+// the call leaves out (missing, or absent) is said in conditions.ts. A replayed call that lacks
+// what a rule needs (./unknown.ts) throws UnknownReached naming the rule.
 
 import type { Identity } from '../core/identity';
 import { own } from '../core/own';
@@ -11,6 +12,7 @@ import {
   type CallView,
   type Refusal,
   type ToolArgs,
+  unknownTarget,
   unreadWhy,
 } from './conditions';
 import type { CompiledPolicy } from './load';
@@ -72,34 +74,17 @@ export function evaluatePolicy(
   readings: CounterReadings | null,
   now: number,
 ): Decision {
-  const tool = own(policy.doc.tools, call.tool);
-  const at = `/tools/${call.tool}`;
-
   const outright = refusedOutright(policy, call.tool);
   if (outright) return outright;
-  const sets = ruleSets(policy, call.tool);
-  for (const { at: base, rules } of sets) {
-    const denied = firstMatch(policy, rules.deny_if, `${base}/deny_if`, call, identity, 'deny_if');
+  for (const { at: base, rules } of ruleSets(policy, call.tool)) {
+    const [denied] = matches(policy, rules.deny_if, `${base}/deny_if`, call, identity, 'deny_if');
     if (denied) return refusal(denied);
-    const unmet = firstMatch(policy, rules.require, `${base}/require`, call, identity, 'require');
+    const [unmet] = matches(policy, rules.require, `${base}/require`, call, identity, 'require');
     if (unmet) return refusal(unmet);
   }
-  if (tool?.action === 'require_approval' && !call.approved)
-    return askFor(
-      tool,
-      `${at}/action`,
-      tool.reason ?? `Calls to "${call.tool}" need a person's approval.`,
-    );
   if (!call.approved) {
-    for (const { at: base, rules } of sets) {
-      const rule = `${base}/approve_if`;
-      const fired = firstMatch(policy, rules.approve_if, rule, call, identity, 'approve_if');
-      // A rule that cannot be judged (a fact unread, not a number) refuses: nobody is asked about
-      // a guest whose facts are unknown.
-      if (fired?.refusal === 'matched' || fired?.refusal === 'missing')
-        return askFor(tool, fired.rule, fired.reason, fired.cond.approvers);
-      if (fired) return refusal(fired);
-    }
+    const asked = approvalAsked(policy, call, identity);
+    if (asked) return asked;
   }
   const limits = guestLimits(
     limitsFor(policy, call.tool, now, (limit, rule) =>
@@ -115,6 +100,34 @@ export function evaluatePolicy(
 }
 
 /**
+ * Whether the policy decides the call before any rule that applies to it needs a fact of the
+ * guest it acts on (an argument refused first; a preview, which no rule for confirmed calls is
+ * for): then none need be read from Proxmox, and the decision is the same with them, the rules
+ * being judged in order. A `dryRun` (a preview) asked for approval is judged again as approved,
+ * as the gate judges it.
+ */
+export function decidesWithoutTarget(
+  policy: CompiledPolicy,
+  call: Omit<CallView, 'target'>,
+  identity: Identity,
+  now: number,
+  dryRun: boolean,
+): boolean {
+  const view = { ...call, target: NOT_READ_YET };
+  try {
+    const decision = evaluatePolicy(policy, view, identity, null, now);
+    if (decision.kind === 'approval_required' && dryRun)
+      evaluatePolicy(policy, { ...view, approved: true }, identity, null, now);
+    return true;
+  } catch (err) {
+    if (err instanceof UnknownReached) return false;
+    throw err;
+  }
+}
+
+const NOT_READ_YET = unknownTarget('not read yet');
+
+/**
  * The limits as they count this call: a `guest` limit counts on the guest the call acts on, and
  * does not count a call that acts on none (a list, a task's status).
  */
@@ -123,6 +136,69 @@ export function guestLimits(limits: AppliedLimit[], call: CallView): AppliedLimi
     if (limit.scope !== 'guest') return [limit];
     return call.guest === undefined ? [] : [{ ...limit, guest: call.guest }];
   });
+}
+
+/** A rule that asks for a person's approval of a call, and whom it names (absent: anyone may). */
+interface Asking {
+  rule: string;
+  reason: string;
+  approvers?: string[];
+}
+
+/**
+ * The approval a call needs, or null: every rule that asks for one — the tool's action and each
+ * approve_if that fires — together, so that no rule's approvers are passed over for another's
+ * (an approver must be one that each rule naming approvers names; none such: refused). An
+ * approve_if that cannot be judged refuses the call: nobody is asked about a guest whose facts
+ * are unknown.
+ */
+function approvalAsked(
+  policy: CompiledPolicy,
+  call: CallView,
+  identity: Identity,
+): Decision | null {
+  const tool = own(policy.doc.tools, call.tool);
+  const asked: Asking[] = [];
+  if (tool?.action === 'require_approval')
+    asked.push({
+      rule: `/tools/${call.tool}/action`,
+      reason: tool.reason ?? `Calls to "${call.tool}" need a person's approval.`,
+      approvers: tool.approvers,
+    });
+  for (const { at, rules } of ruleSets(policy, call.tool)) {
+    for (const f of matches(
+      policy,
+      rules.approve_if,
+      `${at}/approve_if`,
+      call,
+      identity,
+      'approve_if',
+    )) {
+      if (f.refusal !== 'matched' && f.refusal !== 'missing') return refusal(f);
+      asked.push({
+        rule: f.rule,
+        reason: f.reason,
+        approvers: f.cond.approvers ?? tool?.approvers,
+      });
+    }
+  }
+  const [first] = asked;
+  if (!first) return null;
+  const named = asked.filter((a) => a.approvers);
+  const approvers = named.length
+    ? named.reduce<string[]>(
+        (both, a) => both.filter((p) => a.approvers!.includes(p)),
+        named[0]!.approvers!,
+      )
+    : undefined;
+  if (approvers?.length === 0)
+    return {
+      kind: 'deny',
+      rule: named[named.length - 1]!.rule,
+      reason: `Denied by policy: the rules that ask for a person's approval of this call (${named.map((a) => `${a.rule}: ${a.approvers!.join(', ')}`).join('; ')}) name no approver in common, so nobody could approve it.`,
+    };
+  const reason = [...new Set(asked.map((a) => a.reason))].join(' ');
+  return askFor(tool, first.rule, reason, approvers);
 }
 
 /** A person's approval, asked as the tool's policy says (who, where, how many, whom to tell). */
@@ -310,15 +386,16 @@ interface Fired<C extends Condition> {
 /** A list of rules, and what firing means: a refusal (deny_if, require) or an approval asked. */
 type RuleKind = 'deny_if' | 'require' | 'approve_if';
 
-function firstMatch<C extends Condition>(
+/** Each rule of a list that fires on the call, in order. */
+function* matches<C extends Condition>(
   policy: CompiledPolicy,
   conditions: C[] | undefined,
   at: string,
   call: CallView,
   identity: Identity,
   kind: RuleKind,
-): Fired<C> | null {
-  if (!conditions) return null;
+): Generator<Fired<C>> {
+  if (!conditions) return;
   const judgedAs = kind === 'require' ? 'require' : 'deny_if';
   const toolArgs: ToolArgs = own(policy.catalog, call.tool) ?? {};
   for (const [i, cond] of conditions.entries()) {
@@ -347,14 +424,13 @@ function firstMatch<C extends Condition>(
     });
     if (refusal === null) continue;
     const unread = unreadOf(cond, call);
-    return {
+    yield {
       cond,
       rule,
       refusal: unread ? 'unread' : refusal,
       reason: unread ?? cond.reason ?? describe(cond, kind, refusal, call),
     };
   }
-  return null;
 }
 
 /**

@@ -4,7 +4,7 @@
 
 import { LIST_ITEMS, NEW_FIELDS, TARGET_FIELDS, USER_FIELDS } from './conditions';
 import type { z } from 'zod';
-import { policySchema, type Condition, type PolicyDocument } from './schema';
+import { policySchema, type Condition, type PolicyDocument, type ToolPolicy } from './schema';
 import { isScope, SCOPES as TOKEN_SCOPES } from '../core/scopes';
 
 export interface PolicyError {
@@ -111,7 +111,7 @@ export function loadPolicy(document: unknown, catalog: ToolCatalog): LoadResult 
   return {
     ok: true,
     policy: { doc, catalog, regexes: byCondition },
-    warnings: warningsFor(record(document) ?? {}),
+    warnings: [...warningsFor(record(document) ?? {}), ...approversApart(doc)],
   };
 }
 
@@ -124,6 +124,48 @@ function warningsFor(raw: Record<string, unknown>): PolicyWarning[] {
         'no "default": every tool not listed under "tools" is denied. Say "default": "deny" (or "allow") to make that explicit.',
     },
   ];
+}
+
+/**
+ * Rules that may ask for approval of the same call naming no approver in common: a call both
+ * ask about is refused (an approver must be one each of them names), which may not be meant.
+ */
+function approversApart(doc: PolicyDocument): PolicyWarning[] {
+  const out = new Map<string, PolicyWarning>();
+  const tools: [string | null, ToolPolicy | undefined][] = [
+    ...Object.entries(doc.tools),
+    [null, undefined],
+  ];
+  for (const [name, tool] of tools) {
+    const at = name === null ? '' : `/tools/${escapePointer(name)}`;
+    const asking = [
+      ...(tool?.action === 'require_approval' && tool.approvers
+        ? [{ at: `${at}/approvers`, approvers: tool.approvers }]
+        : []),
+      ...[
+        ...(tool?.approve_if ?? []).map((rule, i) => ({ rule, ruleAt: `${at}/approve_if/${i}` })),
+        ...(doc.all_tools?.approve_if ?? []).map((rule, i) => ({
+          rule,
+          ruleAt: `/all_tools/approve_if/${i}`,
+        })),
+      ].flatMap(({ rule, ruleAt }) => {
+        if (rule.approvers) return [{ at: `${ruleAt}/approvers`, approvers: rule.approvers }];
+        return tool?.approvers ? [{ at: `${at}/approvers`, approvers: tool.approvers }] : [];
+      }),
+    ];
+    asking.forEach((later, j) => {
+      const apart = asking
+        .slice(0, j)
+        .find((a) => !a.approvers.some((p) => later.approvers.includes(p)));
+      if (!apart) return;
+      // Two of all_tools' own: the same for every tool, said once.
+      const shared = apart.at.startsWith('/all_tools') && later.at.startsWith('/all_tools');
+      const of = name === null || shared ? '' : ` (for ${name})`;
+      const message = `no approver in common with ${apart.at}${of}: a call both rules ask about is refused, as an approver must be one each of them names`;
+      out.set(`${later.at} ${message}`, { pointer: later.at, message });
+    });
+  }
+  return [...out.values()];
 }
 
 /** What the checks gather: the errors, and each regex condition's compiled regex. */
@@ -147,6 +189,10 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, found: Found): 
   });
   const allTools = record(doc.all_tools);
   if (allTools) checkRules(allTools, '/all_tools', allArgs, found);
+  const askedByAll = array(allTools?.approve_if) ?? [];
+  askedByAll.forEach((rule, i) => {
+    checkApprovers(record(rule)?.approvers, `/all_tools/approve_if/${i}`, errors);
+  });
   for (const [name, raw] of Object.entries(record(doc.tools) ?? {})) {
     const at = `/tools/${escapePointer(name)}`;
     if (!known.has(name)) {
@@ -158,20 +204,21 @@ function checkSemantics(document: unknown, catalog: ToolCatalog, found: Found): 
     const args = argFields([catalog[name]!]);
     checkRules(tool, at, args, found);
     const wanted = tool.approvals_required;
-    checkApprovers(tool.approvers, at, { wanted, at: `${at}/approvals_required` }, errors);
+    checkApprovers(tool.approvers, at, errors);
+    checkQuorum(tool.approvers, { wanted, at: `${at}/approvals_required` }, errors);
     array(tool.approve_if)?.forEach((rule, i) => {
       const ruleAt = `${at}/approve_if/${i}`;
-      checkApprovers(
-        record(rule)?.approvers,
-        ruleAt,
-        { wanted, at: `${ruleAt}/approvers` },
-        errors,
-      );
+      checkApprovers(record(rule)?.approvers, ruleAt, errors);
+      checkQuorum(record(rule)?.approvers, { wanted, at: `${ruleAt}/approvers` }, errors);
+    });
+    askedByAll.forEach((rule, i) => {
+      const ruleAt = `/all_tools/approve_if/${i}/approvers`;
+      checkQuorum(record(rule)?.approvers, { wanted, at: ruleAt, of: name }, errors);
     });
     // Asked about by its action, its own approve_if, or one of all_tools.
     const asks =
       tool.action === 'require_approval' ||
-      Boolean(array(tool.approve_if)?.length || array(allTools?.approve_if)?.length);
+      Boolean(array(tool.approve_if)?.length || askedByAll.length);
     for (const key of ['approvers', 'approval', 'approvals_required', 'notify'] as const) {
       if (tool[key] !== undefined && !asks) {
         errors.push({
@@ -230,27 +277,9 @@ function checkRules(rules: JsonObject, at: string, args: ArgFields, found: Found
   });
 }
 
-/**
- * Approvers (of the rule at `at`) are people and groups, enough of them for the approvals the tool
- * wants (its `approvals_required`, a shortfall reported at `quorum.at`).
- */
-function checkApprovers(
-  approvers: unknown,
-  at: string,
-  quorum: { wanted: unknown; at: string },
-  errors: PolicyError[],
-): void {
-  const { wanted } = quorum;
-  const list = array(approvers);
-  if (!list) return;
-  // A quorum the named people cannot reach: fewer people than approvals wanted.
-  const people = list.filter((p) => typeof p === 'string' && !p.startsWith('group:'));
-  if (typeof wanted === 'number' && people.length === list.length && people.length < wanted)
-    errors.push({
-      pointer: quorum.at,
-      message: `${wanted} approvals wanted, but only ${people.length} ${people.length === 1 ? 'person' : 'people'} may approve (name a group, or more people)`,
-    });
-  list.forEach((entry, i) => {
+/** Approvers (of the rule at `at`) are people and groups. */
+function checkApprovers(approvers: unknown, at: string, errors: PolicyError[]): void {
+  array(approvers)?.forEach((entry, i) => {
     if (typeof entry === 'string' && entry.startsWith('scope:'))
       errors.push({
         pointer: `${at}/approvers/${i}`,
@@ -258,6 +287,27 @@ function checkApprovers(
           'approvers are people or groups: a scope belongs to a token, not to whoever approves on a web page',
       });
   });
+}
+
+/**
+ * Enough approvers for the approvals a tool wants (its `approvals_required`; `of`: the tool, when
+ * the rule is all_tools'), a shortfall reported at `at`.
+ */
+function checkQuorum(
+  approvers: unknown,
+  quorum: { wanted: unknown; at: string; of?: string },
+  errors: PolicyError[],
+): void {
+  const list = array(approvers);
+  const { wanted } = quorum;
+  if (!list || typeof wanted !== 'number') return;
+  // A quorum the named people cannot reach: fewer people than approvals wanted.
+  const people = list.filter((p) => typeof p === 'string' && !p.startsWith('group:'));
+  if (people.length === list.length && people.length < wanted)
+    errors.push({
+      pointer: quorum.at,
+      message: `${wanted} approvals wanted${quorum.of ? ` by ${quorum.of}` : ''}, but only ${people.length} ${people.length === 1 ? 'person' : 'people'} may approve (name a group, or more people)`,
+    });
 }
 
 /** A `scope:` principal must name a scope tokens can hold: a typo would never match anyone. */

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../src/core/identity';
 import { SCOPES } from '../../src/core/scopes';
 import { Unread } from '../../src/policy/conditions';
-import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
+import { evaluatePolicy, readingKey, targetFactsReached } from '../../src/policy/evaluate';
 import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
 import { TOOL_CATALOG } from '../../src/tools';
 
@@ -72,65 +72,114 @@ describe('approve_if', () => {
     expect(decide(p, undefined).kind).toBe('allow');
   });
 
-  it("is asked as the tool's approvals are, the rule's own approvers first", () => {
+  it('is asked together with every other rule that asks: an approver must be one each names', () => {
     const p = policy({
-      all_tools: { approve_if: [{ ...PROD_WRITES, approvers: ['group:leads'], reason: 'Lead.' }] },
+      all_tools: {
+        approve_if: [{ ...PROD_WRITES, approvers: ['group:leads', 'ann@x.org'], reason: 'Lead.' }],
+      },
       tools: {
         [SHUTDOWN]: {
-          approvers: ['group:ops'],
+          approvers: ['group:ops', 'ann@x.org'],
           approval: 'web',
           notify: ['chat'],
           approve_if: [{ path: 'target.pool', op: 'eq', value: 'lab' }],
         },
       },
     });
-    // The tool's own rule comes first and takes the tool's approvers.
+    // Both fire: the tool's rule (with the tool's approvers) and all_tools' (with its own).
     expect(decide(p, { pool: 'lab', tags: ['prod'] })).toEqual({
       kind: 'approval_required',
       rule: `/tools/${SHUTDOWN}/approve_if/0`,
-      reason: `Needs a person's approval by policy: target.pool eq "lab".`,
-      approvers: ['group:ops'],
+      reason: `Needs a person's approval by policy: target.pool eq "lab". Lead.`,
+      approvers: ['ann@x.org'],
       webOnly: true,
       notify: ['chat'],
     });
-    expect(decide(p, { pool: 'web', tags: ['prod'] })).toEqual({
-      kind: 'approval_required',
+    expect(decide(p, { pool: 'web', tags: ['prod'] })).toMatchObject({
       rule: '/all_tools/approve_if/0',
       reason: 'Lead.',
-      approvers: ['group:leads'],
-      webOnly: true,
-      notify: ['chat'],
+      approvers: ['group:leads', 'ann@x.org'],
+    });
+    expect(decide(p, { pool: 'lab', tags: [] })).toMatchObject({
+      rule: `/tools/${SHUTDOWN}/approve_if/0`,
+      approvers: ['group:ops', 'ann@x.org'],
     });
   });
 
-  it('comes after deny_if, require and the action, and before limits', () => {
+  it("is not passed over by the tool's action, whose approvers are anyone's", () => {
     const p = policy({
-      all_tools: { approve_if: [PROD_WRITES] },
-      tools: {
-        [SHUTDOWN]: {
-          deny_if: [{ path: 'target.template', op: 'eq', value: true }],
-          limits: [{ counter: 'downs', window: 'hour', max: 0, scope: 'user' }],
-        },
-      },
-    });
-    expect(decide(p, { tags: ['prod'], template: true })).toMatchObject({ kind: 'deny' });
-    const readings = new Map([[`user:${SHUTDOWN}/downs:${Date.parse('2026-12-06T12:00:00Z')}`, 0]]);
-    const asked = evaluatePolicy(
-      p,
-      { tool: SHUTDOWN, args: confirmed, target: { tags: ['prod'], template: false } },
-      dana,
-      readings,
-      NOW,
-    );
-    expect(asked.kind).toBe('approval_required');
-    const action = policy({
-      all_tools: { approve_if: [PROD_WRITES] },
+      all_tools: { approve_if: [{ ...PROD_WRITES, approvers: ['group:leads'], reason: 'Lead.' }] },
       tools: { [SHUTDOWN]: { action: 'require_approval', reason: 'Always asked.' } },
     });
-    expect(decide(action, { tags: ['prod'] })).toMatchObject({
+    expect(decide(p, { tags: ['prod'] })).toEqual({
+      kind: 'approval_required',
+      rule: `/tools/${SHUTDOWN}/action`,
+      reason: 'Always asked. Lead.',
+      approvers: ['group:leads'],
+    });
+    expect(decide(p, { tags: [] })).toEqual({
+      kind: 'approval_required',
       rule: `/tools/${SHUTDOWN}/action`,
       reason: 'Always asked.',
     });
+  });
+
+  it('refuses a call whose rules name no approver in common: nobody could approve it', () => {
+    const p = policy({
+      all_tools: { approve_if: [{ ...PROD_WRITES, approvers: ['group:leads'] }] },
+      tools: { [SHUTDOWN]: { action: 'require_approval', approvers: ['group:ops'] } },
+    });
+    expect(decide(p, { tags: ['prod'] })).toEqual({
+      kind: 'deny',
+      rule: '/all_tools/approve_if/0',
+      reason: `Denied by policy: the rules that ask for a person's approval of this call (/tools/${SHUTDOWN}/action: group:ops; /all_tools/approve_if/0: group:leads) name no approver in common, so nobody could approve it.`,
+    });
+    expect(decide(p, { tags: [] })).toMatchObject({ approvers: ['group:ops'] });
+  });
+
+  it('comes after deny_if and require, and before limits', () => {
+    const p = policy({
+      all_tools: {
+        approve_if: [PROD_WRITES],
+        require: [{ path: 'target.pool', op: 'eq', value: 'lab' }],
+      },
+      tools: {
+        [SHUTDOWN]: {
+          deny_if: [{ path: 'target.template', op: 'eq', value: true }],
+          limits: [{ counter: 'downs', window: 'hour', max: 1, scope: 'user' }],
+        },
+      },
+    });
+    const guest = { pool: 'lab', tags: ['prod'], template: false };
+    expect(decide(p, { ...guest, template: true })).toMatchObject({
+      kind: 'deny',
+      rule: `/tools/${SHUTDOWN}/deny_if/0`,
+    });
+    expect(decide(p, { ...guest, pool: 'web' })).toMatchObject({
+      kind: 'deny',
+      rule: '/all_tools/require/0',
+    });
+    // The limit is used up: the person is asked first, and the approved call is then limited.
+    const limit = evaluatePolicy(
+      p,
+      { tool: SHUTDOWN, args: confirmed, target: { ...guest, tags: [] } },
+      dana,
+      null,
+      NOW,
+    );
+    expect(limit.kind).toBe('allow');
+    const [downs] = limit.kind === 'allow' ? limit.limits : [];
+    const readings = new Map([[readingKey(downs!), 1]]);
+    const judge = (approved: boolean) =>
+      evaluatePolicy(
+        p,
+        { tool: SHUTDOWN, args: confirmed, target: guest, ...(approved ? { approved } : {}) },
+        dana,
+        readings,
+        NOW,
+      ).kind;
+    expect(judge(false)).toBe('approval_required');
+    expect(judge(true)).toBe('limited');
   });
 
   it('refuses, asking nobody, when a fact it reaches could not be read', () => {
@@ -203,9 +252,36 @@ describe('loading approve_if', () => {
     expect(loaded.ok ? [] : loaded.errors.map((e) => `${e.pointer}: ${e.message}`)).toEqual([
       `/tools/${SHUTDOWN}/approve_if/2/op: target.tags is a list of tags: compare it with contains, in or not_in (or exists)`,
       `/tools/${SHUTDOWN}/approve_if/2/value: Proxmox keeps tags in lower case: write the tag in lower case`,
-      `/tools/${SHUTDOWN}/approve_if/0/approvers: 3 approvals wanted, but only 1 person may approve (name a group, or more people)`,
       `/tools/${SHUTDOWN}/approve_if/0/approvers/0: approvers are people or groups: a scope belongs to a token, not to whoever approves on a web page`,
+      `/tools/${SHUTDOWN}/approve_if/0/approvers: 3 approvals wanted, but only 1 person may approve (name a group, or more people)`,
       `/tools/${SHUTDOWN}/approve_if/1/approvers: 3 approvals wanted, but only 2 people may approve (name a group, or more people)`,
+    ]);
+  });
+  it("checks all_tools' rules' approvers too, against each tool's quorum", () => {
+    const loaded = load({
+      all_tools: { approve_if: [{ ...PROD_WRITES, approvers: ['scope:pve:write', 'a@x.org'] }] },
+      tools: { [SHUTDOWN]: { approvals_required: 3 } },
+    });
+    expect(loaded.ok ? [] : loaded.errors.map((e) => `${e.pointer}: ${e.message}`)).toEqual([
+      '/all_tools/approve_if/0/approvers/0: approvers are people or groups: a scope belongs to a token, not to whoever approves on a web page',
+      `/all_tools/approve_if/0/approvers: 3 approvals wanted by ${SHUTDOWN}, but only 2 people may approve (name a group, or more people)`,
+    ]);
+  });
+
+  it('warns of rules that may ask about one call and name no approver in common', () => {
+    const loaded = load({
+      all_tools: { approve_if: [{ ...PROD_WRITES, approvers: ['group:leads'] }] },
+      tools: {
+        [SHUTDOWN]: { action: 'require_approval', approvers: ['group:ops'] },
+        pve_stop_vm: { action: 'require_approval', approvers: ['group:ops', 'group:leads'] },
+        pve_start_vm: {},
+      },
+    });
+    expect(loaded.ok && loaded.warnings).toEqual([
+      {
+        pointer: '/all_tools/approve_if/0/approvers',
+        message: `no approver in common with /tools/${SHUTDOWN}/approvers (for ${SHUTDOWN}): a call both rules ask about is refused, as an approver must be one each of them names`,
+      },
     ]);
   });
 });

@@ -143,7 +143,7 @@ describe('npm run policy -- explain', () => {
     ],
     [
       'a hard stop, which needs a person',
-      { tool: 'pve_stop_vm', args: { node: 'pve1', vmid: 104, confirm: true } },
+      { tool: 'pve_stop_vm', args: { node: 'pve1', vmid: 104, confirm: true }, target: LAB },
       3,
       /"kind": "approval_required"[\s\S]*"rule": "\/tools\/pve_stop_vm\/action"/,
     ],
@@ -152,6 +152,7 @@ describe('npm run policy -- explain', () => {
       {
         tool: 'pve_rollback_snapshot',
         args: { node: 'pve1', vmid: 104, snapname: 'before', confirm: true },
+        target: LAB,
       },
       3,
       /approval_required/,
@@ -212,6 +213,7 @@ describe('npm run policy -- explain', () => {
       {
         tool: 'pve_delete_snapshot',
         args: { node: 'pve1', vmid: 104, snapname: 'pre', confirm: true },
+        target: LAB,
       },
       3,
       /approval_required[\s\S]*"rule": "\/tools\/pve_delete_snapshot\/action"/,
@@ -227,7 +229,11 @@ describe('npm run policy -- explain', () => {
     ],
     [
       'a migration, which needs a person',
-      { tool: 'pve_migrate_vm', args: { node: 'pve1', vmid: 104, target: 'pve2', confirm: true } },
+      {
+        tool: 'pve_migrate_vm',
+        args: { node: 'pve1', vmid: 104, target: 'pve2', confirm: true },
+        target: LAB,
+      },
       3,
       /approval_required[\s\S]*"rule": "\/tools\/pve_migrate_vm\/action"/,
     ],
@@ -241,6 +247,31 @@ describe('npm run policy -- explain', () => {
     const r = run('explain', 'policy.json', JSON.stringify(callJson));
     expect(r.out).toMatch(out);
     expect(r.status).toBe(status);
+  });
+
+  it("reads, as the server would, a guest's facts only where a rule that applies needs them", () => {
+    const explain = (callJson: object) => run('explain', 'policy.json', JSON.stringify(callJson));
+    // Under the bundled policy the prod rule is for confirmed writes: a preview and a read need
+    // no tags, and say nothing of them; a confirmed write needs them, and without them is refused.
+    for (const call of [
+      { tool: 'pve_shutdown_vm', args: { node: 'pve1', vmid: 100 } },
+      { tool: 'pve_get_vm_status', args: { node: 'pve1', vmid: 100 } },
+      // An argument refused before any rule on the guest: decided without it.
+      { tool: 'pve_guest_exec', args: { node: 'pve1', vmid: 100, command: ['sh'], confirm: true } },
+    ]) {
+      const r = explain(call);
+      expect(r.out).not.toContain('target.');
+      expect(r.out).not.toContain('"unread');
+    }
+    const write = explain({
+      tool: 'pve_shutdown_vm',
+      args: { node: 'pve1', vmid: 100, confirm: true },
+    });
+    expect(write.status).toBe(3);
+    expect(write.out).toContain(
+      'target.tags of the guest could not be read from Proxmox (not given to explain)',
+    );
+    expect(write.out).toContain('note: rules on target.tags judge the guest');
   });
 
   it('explains a target rule on facts the call gives, and on none as the server would refuse unread facts', () => {

@@ -126,8 +126,14 @@ export function recordedCall(
       });
     } else put(args, key, back.parsed);
   }
+  const facts = keptFacts(stored);
+  return { view, args, ...(facts ? { facts } : {}) };
+}
+
+/** The facts of its guest a record's arguments keep (TARGET_KEY), as stored; none: undefined. */
+export function keptFacts(stored: Record<string, unknown>): Record<string, unknown> | undefined {
   const facts = own(stored, TARGET_KEY);
-  return { view, args, ...(isRecord(facts) ? { facts } : {}) };
+  return isRecord(facts) ? facts : undefined;
 }
 
 /** One argument back: its policy view (an UnknownValue when lost) and its parsed value. */

@@ -30,6 +30,7 @@ import type { CompiledPolicy } from '../policy/load';
 import { whetherApplies } from '../policy/principals';
 import { UnknownReached, UnknownValue, unknownList } from '../policy/unknown';
 import {
+  keptFacts,
   type MakesOf,
   recordedCall,
   recordedGuest,
@@ -90,6 +91,11 @@ export interface ReplayChange {
   tool: string;
   before: { decision: Exclude<AuditDecision, 'none'>; rule: string | null };
   after: ReplayAfter;
+  /**
+   * The facts of its guest the record keeps (pool, tags...: those its policy read; a fact not
+   * read as `unread: <why>`), which `target.` rules are replayed on; absent: none kept.
+   */
+  guest?: Record<string, unknown>;
 }
 
 export interface ReplayTotals {
@@ -162,6 +168,7 @@ export function replayPolicy(
       tool: record.tool,
       before: { decision, rule },
       after,
+      ...withFacts(record),
     });
   }
   return { calls: records.length, changed, totals };
@@ -244,6 +251,11 @@ function replayCall(
 }
 
 const allowed = (): ReplayAfter => ({ decision: 'allow', rule: null });
+
+function withFacts(record: ReplayRecord): { guest?: Record<string, unknown> } {
+  const guest = keptFacts(record.args);
+  return guest ? { guest } : {};
+}
 
 /**
  * A person refused the approval the call asked for (its approval recorded beside a denial by the

@@ -102,6 +102,19 @@ function commentField(id: string): Html {
   return html`<label for="${id}">Comment</label><input type="text" id="${id}" name="comment" required maxlength="500" placeholder="Why (goes into the history and the audit trail)">`;
 }
 
+/** A record's guest facts in a line: "pool: prod · tags: prod, web" (none: "none"). */
+function factsInWords(facts: Record<string, unknown>): string {
+  const value = (v: unknown) =>
+    v === null || (Array.isArray(v) && v.length === 0)
+      ? 'none'
+      : Array.isArray(v)
+        ? v.join(', ')
+        : String(v);
+  return Object.entries(facts)
+    .map(([fact, v]) => `${fact}: ${value(v)}`)
+    .join(' · ');
+}
+
 function replayTable(r: ReplayAnswer): Html {
   const by = Object.entries(r.totals.by_change)
     .map(([k, n]) => `${k} ${n}`)
@@ -113,9 +126,10 @@ ${r.note ? html`<p class="box" id="replay-note">${r.note}</p>` : ''}
 <p id="replay-summary"><strong>${r.changed.length}</strong> of ${r.calls} recorded calls${r.calls_seen === 'own' ? ' of yours' : ''} would be decided otherwise${by ? ` (${by})` : ''}; ${r.totals.unchanged} unchanged, ${r.totals.skipped} skipped${r.truncated ? '; only the newest calls up to the limit were replayed' : ''}.</p>
 ${
   r.changed.length
-    ? html`<div class="scroll"><table id="replay-changes"><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Request</th></tr></thead><tbody>
+    ? html`<div class="scroll"><table id="replay-changes"><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Guest as judged</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Request</th></tr></thead><tbody>
 ${r.changed.map(
   (c) => html`<tr><td>${iso(c.ts)}</td><td>${c.user}</td><td><code>${c.tool}</code></td>
+<td class="guest">${c.guest ? factsInWords(c.guest) : html`<small>not kept</small>`}</td>
 <td>${c.before.decision}${rule(c.before.rule)}</td>
 <td><strong>${c.after.decision}</strong>${rule(c.after.rule)}${c.after.unknown ? html`<br><small>depends on ${c.after.unknown}</small>` : ''}</td>
 <td><small><code>${c.request_id}</code></small></td></tr>`,

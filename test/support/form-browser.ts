@@ -209,3 +209,26 @@ export function csrfOf(html: string): string {
   if (!token) throw new Error(`no csrf token on the page: ${html.slice(0, 300)}`);
   return token;
 }
+
+/**
+ * A replay of `policy` over the calls recorded since `since`, asked on the policy console (at
+ * `origin`) by `user` as a person does it, with the page's form: the page that answers, as HTML.
+ */
+export async function replayInConsole(
+  browser: FormBrowser,
+  origin: string,
+  { user, groups }: { user: string; groups: string },
+  policy: object,
+  since: number,
+): Promise<string> {
+  const page = await openAsDevUser(browser, `${origin}/admin/policy`, user, groups);
+  const res = await browser.post(`${origin}/admin/policy/draft`, {
+    csrf: csrfOf(page.html),
+    action: 'replay',
+    policy: JSON.stringify(policy),
+    comment: '',
+    since: new Date(since).toISOString(),
+    limit: '1000',
+  });
+  return res.text();
+}

@@ -10,7 +10,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Browser, codeFlowTokens, connectSignedIn, registerClient } from '../support/worker/oauth';
-import { openAsDevUser } from '../support/form-browser';
+import { openAsDevUser, replayInConsole } from '../support/form-browser';
 import { auditRecords, auditStub } from '../support/worker/audit';
 import { ORIGIN, workerFetch } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
@@ -236,18 +236,8 @@ describe('a replay shows a reader only the calls they may read', () => {
   });
 
   it('the console shows an editor who is not an administrator their own calls only', async () => {
-    const web = new Browser();
-    const page = await openAsDevUser(web, `${ORIGIN}/admin/policy`, 'editor@example.com', 'ops');
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page.html)![1]!;
-    const res = await web.post(`${ORIGIN}/admin/policy/draft`, {
-      csrf,
-      action: 'replay',
-      policy: JSON.stringify(STRICTER),
-      comment: '',
-      since: new Date(since).toISOString(),
-      limit: '1000',
-    });
-    const html = await res.text();
+    const editor = { user: 'editor@example.com', groups: 'ops' };
+    const html = await replayInConsole(new Browser(), ORIGIN, editor, STRICTER, since);
     expect(html).toContain('id="replay-note"');
     expect(html).toMatch(/<strong>1<\/strong> of 1 recorded calls of yours/);
     expect(html).toContain(editorCalls[0]);

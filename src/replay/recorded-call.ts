@@ -66,6 +66,17 @@ export function recordedGuest(
 }
 
 /**
+ * The guest a recorded call acted on (or made), from its stored arguments read back with the
+ * tool's `input`; undefined when it acted on none, or the record lost what names it.
+ */
+export function guestOfRecord(
+  tool: { input: z.ZodObject; target?: TargetOf } | undefined,
+  stored: Readonly<Record<string, unknown>>,
+): number | undefined {
+  return tool ? recordedGuest(tool.target, recordedCall(stored, tool.input).args) : undefined;
+}
+
+/**
  * What a recorded call's `target.` rules can know of its guest: a guest the call made is its
  * arguments (a lost one unknown); a guest that existed, the facts its record keeps (those its
  * policy read), any other unknown (UNRECORDED_TARGET); no target when the call acted on none.

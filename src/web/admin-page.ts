@@ -116,7 +116,7 @@ function countersSection(v: AdminView) {
   );
   return html`<h2 id="counters">Rate-limit counters</h2>
 ${v.counters.length ? html`<div class="scroll"><table class="cards"><thead><tr><th scope="col">Scope</th><th scope="col">Counter</th><th scope="col">Used</th><th scope="col">Resets at (UTC)</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No live counters.</p>`}
-<p><small>Grant, user and global counters of the users and grants in recent calls; session counters live with each session.</small></p>`;
+<p><small>Grant, user and guest counters of the users, grants and guests in recent calls, and the global ones; session counters live with each session.</small></p>`;
 }
 
 export function adminPage(v: AdminView) {

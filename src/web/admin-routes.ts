@@ -18,6 +18,8 @@ import { adminViewer, html, page } from './common';
 import { goneGrants, listGrants } from '../auth/grants';
 import { grantRoutes } from './grant-routes';
 import type { PolicyPanel } from './policy-panel';
+import { REPLAY_TOOLS } from './policy-ops';
+import { guestOfRecord } from '../replay/recorded-call';
 
 type Ctx = Context<AppBindings>;
 
@@ -214,8 +216,10 @@ async function counterRows(
         }),
       );
     if (r.grant_id) names.add(`grant:${r.grant_id}`);
-    // The guest a call acted on: where a `guest` limit counts it.
-    if (typeof r.args.vmid === 'number') names.add(guestCounterObject(r.args.vmid));
+    // The guest a call acted on, as the tool names it (a clone's source, a task's guest...):
+    // where a `guest` limit counts it.
+    const guest = guestOfRecord(REPLAY_TOOLS.get(r.tool), r.args);
+    if (guest !== undefined) names.add(guestCounterObject(guest));
   }
   const rows = await Promise.all(
     [...names].slice(0, 40).map(async (name) => {

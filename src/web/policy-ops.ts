@@ -29,7 +29,7 @@ export const MAX_REPLAY_LIMIT = 10_000;
 export const MAX_COMMENT = 500;
 
 /** Each tool's input schema (to read recorded arguments again) and what makes a call a preview. */
-const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
+export const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
   TOOLS.map((t) => [
     t.name,
     { input: t.input, dryRun: t.dryRun, target: t.target, makes: t.makes },

@@ -4,7 +4,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { asEditor, connectSignedIn } from '../support/worker/oauth';
+import { openAsDevUser } from '../support/form-browser';
+import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
 import { call, text } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
 import { usePolicy } from '../support/worker/policy';
@@ -18,6 +19,7 @@ usePolicy(
         limits: [{ counter: 'reboots', window: 'hour', max: 3, scope: 'guest' }],
       },
       pve_migrate_vm: {},
+      pve_clone_vm: { limits: [{ counter: 'clones', window: 'hour', max: 5, scope: 'guest' }] },
     },
   },
   asEditor(),
@@ -72,5 +74,30 @@ describe('a limit per guest', () => {
     expect(await sim.writes()).toEqual([]);
     // Another guest is counted apart.
     expect((await reboot(ann, 'pve1', 100)).isError).toBeFalsy();
+  });
+  it("lists on /admin each guest's counters, for the guest the tool names (a clone's source)", async () => {
+    const clone = await call(ann, 'pve_clone_vm', {
+      node: 'pve1',
+      source_vmid: 9000,
+      name: 'from-template',
+      confirm: true,
+    });
+    expect(clone.isError, text(clone)).toBeFalsy();
+    const admin = await openAsDevUser(
+      new Browser(),
+      'http://localhost/admin',
+      'admin@example.com',
+      'ops',
+    );
+    const rows = [...admin.html.matchAll(/<tr><td data-label="Scope"[\s\S]*?<\/tr>/g)].map((m) =>
+      m[0]
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
+    const row = (object: string, key: string) =>
+      rows.find((r) => r.startsWith(`${object} `) && r.includes(key));
+    expect(row('guest:102', 'pve_reboot_vm/ reboots')).toContain('3 / 3 per hour');
+    expect(row('guest:9000', 'pve_clone_vm/ clones')).toContain('1 / 5 per hour');
   });
 });

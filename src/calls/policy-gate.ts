@@ -18,7 +18,7 @@ import { Unread } from '../policy/conditions';
 import { UNREAD_PREFIX } from '../audit/record';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
-import type { ApprovalPort } from './approval-gate';
+import { type ApprovalPort, ELICITED } from './approval-gate';
 import type { AskNext } from './conversation';
 import { type PendingApproval, REASONS, type Refusal } from './messages';
 
@@ -237,12 +237,15 @@ async function afterApproval(
     }
   }
   // The guest as it is now, not as it was when the person was asked: an approval is for the
-  // guest as it was judged, and a change to a fact it was judged on needs a new one.
+  // guest as it was judged, and a change to a fact it was judged on needs a new one. An approval
+  // spent with approval_id was given on facts bound to the call (its argsHmac keeps those read
+  // for this request), so only an answer given in this request, perhaps minutes after the read,
+  // needs them read again.
   const judged = input.judgedTarget;
   const target = await targetFor(
     deciding.policy,
     input,
-    true,
+    approvalId === ELICITED,
     judged ? Object.keys(judged) : [],
     true,
   );

@@ -57,11 +57,15 @@ describe('an approval of a call judged on its guest', () => {
 
   it('runs when the guest is as it was judged', async () => {
     const id = await askAndApprove();
+    await sim.clearLog();
     const done = await call(agent, 'pve_stop_vm', { ...stop, approval_id: id });
     expect(done.isError, text(done)).toBeFalsy();
     expect((await sim.writes()).map((r) => `${r.method} ${r.path}`)).toEqual([
       'POST /api2/json/nodes/pve2/qemu/103/status/stop',
     ]);
+    // The facts were read once for the approved call: the approval is bound to what was read.
+    const reads = (await sim.requests()).filter((r) => r.path === '/api2/json/cluster/resources');
+    expect(reads).toHaveLength(1);
   });
 
   it('asks again, sending nothing, when a tag was added after the approval', async () => {

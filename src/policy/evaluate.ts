@@ -201,12 +201,12 @@ function approvalAsked(
   return askFor(tool, first.rule, reason, approvers);
 }
 
-/** A person's approval, asked as the tool's policy says (who, where, how many, whom to tell). */
+/** A person's approval by `approvers`, asked as the tool's policy says (where, how many, whom to tell). */
 function askFor(
   tool: ToolPolicy | undefined,
   rule: string,
   reason: string,
-  approvers = tool?.approvers,
+  approvers: string[] | undefined,
 ): Decision {
   return {
     kind: 'approval_required',

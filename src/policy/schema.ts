@@ -67,7 +67,6 @@ export type Condition = z.output<typeof conditionSchema>;
 export const approvalConditionSchema = conditionSchema.extend({
   approvers: principalList.optional(),
 });
-export type ApprovalCondition = z.output<typeof approvalConditionSchema>;
 
 export const limitSchema = z.strictObject({
   counter: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, {

@@ -5,7 +5,7 @@
 // plain JSON: it is stored with an approval, shown on its page and sent in its notifications.
 
 import { z } from 'zod';
-import type { PveClient } from './client';
+import type { CallOptions, PveClient } from './client';
 import { PveError } from './errors';
 import { guestDisks } from './guest-disks';
 import { boolish, guestConfig, guestStatus, numeric, parseEach, snapshotItem } from './schemas';
@@ -108,7 +108,7 @@ const vmResource = z.object({ vmid: numeric.optional(), pool: z.string().optiona
 const seg = encodeURIComponent;
 
 /** Why a read failed, in a line (PveError messages hold no secret; others are not shown). */
-function whyUnreadable(err: unknown): string {
+export function whyUnreadable(err: unknown): string {
   const text =
     err instanceof PveError || err instanceof Unreadable ? err.message : 'the read failed';
   return text.length > 300 ? `${text.slice(0, 299)}…` : text;
@@ -282,17 +282,29 @@ interface Visibility {
 
 const permissionsMap = z.record(z.string(), z.record(z.string(), z.unknown()));
 
-/** Whether the token may see pools, and this guest's backups (GET /access/permissions). */
+/** Whether this server's API token holds `privilege` on `path` (GET /access/permissions). */
+export async function tokenHolds(
+  pve: PveClient,
+  path: string,
+  privilege: string,
+  options: CallOptions,
+): Promise<boolean> {
+  const held = (await pve.get('/access/permissions', permissionsMap, { path }, options))[path];
+  // Each privilege held maps to its propagate flag (0 or 1): held is a key that is there.
+  return Object.hasOwn(held ?? {}, privilege);
+}
+
+/** Whether the token may see pools, and this guest's backups. */
 async function tokenSees(
   pve: PveClient,
   g: BlastGuest,
   left: () => { timeoutMs: number },
 ): Promise<Visibility> {
-  const privs = async (path: string) =>
-    (await pve.get('/access/permissions', permissionsMap, { path }, left()))[path] ?? {};
-  const [pool, vm] = await Promise.all([privs('/pool'), privs(`/vms/${g.vmid}`)]);
-  // Each privilege held maps to its propagate flag (0 or 1): held is a key that is there.
-  return { pools: Object.hasOwn(pool, 'Pool.Audit'), backups: Object.hasOwn(vm, 'VM.Backup') };
+  const [pools, backups] = await Promise.all([
+    tokenHolds(pve, '/pool', 'Pool.Audit', left()),
+    tokenHolds(pve, `/vms/${g.vmid}`, 'VM.Backup', left()),
+  ]);
+  return { pools, backups };
 }
 
 /**

@@ -7,9 +7,9 @@
 
 import { z } from 'zod';
 import { Unread } from '../policy/conditions';
+import { tokenHolds, whyUnreadable } from './blast-radius';
 import type { PveClient } from './client';
-import { PveError } from './errors';
-import type { VmType } from './guest-state';
+import { type GuestRef, guestPath } from './guest-state';
 import { tagList } from './formats';
 import {
   anyList,
@@ -36,14 +36,6 @@ const vmEntry = resourceItem.extend({
 });
 type VmEntry = z.output<typeof vmEntry>;
 
-const permissions = z.record(z.string(), z.record(z.string(), z.unknown()));
-
-/** Why a read failed, in a line (a PveError's message holds no secret; others are not shown). */
-function why(err: unknown): string {
-  const text = err instanceof PveError ? err.message : 'the read failed';
-  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
-}
-
 /**
  * The `wanted` facts of guest `vmid` (node-independent: found wherever it runs). A guest this
  * server's API token cannot see is read as no fact at all, never as a guest without tags, unless
@@ -63,17 +55,17 @@ export async function readTargetFacts(
     const items = await pve.get('/cluster/resources', anyList, { type: 'vm' }, left());
     entry = parseEach(vmEntry, items).find((e) => e.vmid === vmid);
   } catch (err) {
-    return unread(`the cluster's resources: ${why(err)}`);
+    return unread(`the cluster's resources: ${whyUnreadable(err)}`);
   }
   if (!entry && absent) return only(absent, wanted);
   if (!entry)
     return unread(
       `guest ${vmid} is not among the cluster's resources this server's API token sees`,
     );
-  const base = `/nodes/${encodeURIComponent(entry.node)}/${entry.type}/${vmid}`;
+  const guest = { node: entry.node, vm_type: entry.type, vmid };
   const [pool, more] = await Promise.all([
     wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left) : null,
-    extraFacts(pve, base, entry.type, wanted, left),
+    extraFacts(pve, guest, wanted, left),
   ]);
   const facts: TargetFacts = {
     ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
@@ -117,41 +109,42 @@ async function poolUnseen(
   left: () => { timeoutMs: number },
 ): Promise<Unread | null> {
   try {
-    const held = await pve.get('/access/permissions', permissions, { path: '/pool' }, left());
-    // Each privilege held maps to its propagate flag (0 or 1): held is a key that is there.
-    return Object.hasOwn(held['/pool'] ?? {}, 'Pool.Audit')
+    return (await tokenHolds(pve, '/pool', 'Pool.Audit', left()))
       ? null
       : new Unread("this server's API token may not see pools (Pool.Audit on /pool)");
   } catch (err) {
-    return new Unread(`whether this server's API token may see pools: ${why(err)}`);
+    return new Unread(`whether this server's API token may see pools: ${whyUnreadable(err)}`);
   }
 }
 
 /** qmpstatus (status/current) and protection (config), each read only when a rule reaches it. */
 async function extraFacts(
   pve: PveClient,
-  base: string,
-  type: VmType,
+  guest: GuestRef,
   wanted: ReadonlySet<string>,
   left: () => { timeoutMs: number },
 ): Promise<TargetFacts> {
-  const read = async (fact: string, path: string, pick: (raw: unknown) => unknown) => {
+  const read = async <S extends z.ZodType>(
+    fact: string,
+    what: string,
+    schema: S,
+    pick: (answer: z.output<S>) => unknown,
+  ) => {
     if (!wanted.has(fact)) return {};
     try {
-      const value = pick(await pve.get(path, z.unknown(), {}, left()));
+      const value = pick(await pve.get(guestPath(guest, ...what.split('/')), schema, {}, left()));
       return value === undefined ? {} : { [fact]: value };
     } catch (err) {
-      return { [fact]: new Unread(`${path.split('/').pop()}: ${why(err)}`) };
+      return { [fact]: new Unread(`${what.split('/').pop()}: ${whyUnreadable(err)}`) };
     }
   };
   const [qmp, protection] = await Promise.all([
-    type === 'qemu'
-      ? read('qmpstatus', `${base}/status/current`, (raw) => guestStatus.parse(raw).qmpstatus)
+    guest.vm_type === 'qemu'
+      ? read('qmpstatus', 'status/current', guestStatus, (s) => s.qmpstatus)
       : {},
-    read('protection', `${base}/config`, (raw) => {
-      const value = guestConfig.parse(raw).protection;
-      return value === undefined ? false : boolish.parse(value);
-    }),
+    read('protection', 'config', guestConfig, (c) =>
+      c.protection === undefined ? false : boolish.parse(c.protection),
+    ),
   ]);
   return { ...qmp, ...protection };
 }

@@ -33,9 +33,7 @@ describe('GET /health', () => {
       auth_mode: 'none',
       proxmox: { configured: true, via: 'url', reachable: true },
     });
-    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual([
-      'GET /api2/json/version',
-    ]);
+    expect(await sim.requestLines()).toEqual(['GET /api2/json/version']);
   });
 });
 

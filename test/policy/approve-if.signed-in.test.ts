@@ -8,28 +8,27 @@ import { decide } from '../support/worker/decide';
 import { asEditor, connectSignedIn } from '../support/worker/oauth';
 import { call, text } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
-import { usePolicy } from '../support/worker/policy';
+import { setPolicy, usePolicy } from '../support/worker/policy';
 
-usePolicy(
-  {
-    version: '1',
-    default: 'deny',
-    all_tools: {
-      approve_if: [
-        {
-          path: 'target.tags',
-          op: 'contains',
-          value: 'prod',
-          when: { path: 'args.confirm', op: 'eq', value: true },
-          approvers: ['group:leads'],
-          reason: 'A write to a guest tagged prod needs a lead.',
-        },
-      ],
-    },
-    tools: { pve_shutdown_vm: {}, pve_get_vm_status: {} },
+const POLICY = {
+  version: '1',
+  default: 'deny',
+  all_tools: {
+    approve_if: [
+      {
+        path: 'target.tags',
+        op: 'contains',
+        value: 'prod',
+        when: { path: 'args.confirm', op: 'eq', value: true },
+        approvers: ['group:leads'],
+        reason: 'A write to a guest tagged prod needs a lead.',
+      },
+    ],
   },
-  asEditor(),
-);
+  tools: { pve_shutdown_vm: {}, pve_get_vm_status: {} },
+};
+
+usePolicy(POLICY, asEditor());
 
 let agent: Client;
 beforeAll(async () => {
@@ -37,7 +36,7 @@ beforeAll(async () => {
 });
 afterAll(() => agent.close());
 
-const sent = async () => (await sim.writes()).map((r) => `${r.method} ${r.path}`);
+const sent = () => sim.writeLines();
 
 describe('approve_if target.tags contains prod', () => {
   beforeEach(async () => {
@@ -71,16 +70,25 @@ describe('approve_if target.tags contains prod', () => {
     const other = await call(agent, 'pve_shutdown_vm', { node: 'pve2', vmid: 103, confirm: true });
     expect(other.isError, text(other)).toBeFalsy();
     expect(await sent()).toEqual(['POST /api2/json/nodes/pve2/qemu/103/status/shutdown']);
-    // The rule is for confirmed calls: a read and a preview do not even read the guest's tags.
-    await sim.clearLog();
-    const status = await call(agent, 'pve_get_vm_status', { node: 'pve1', vmid: 100 });
-    expect(status.isError, text(status)).toBeFalsy();
-    const preview = await call(agent, 'pve_shutdown_vm', { node: 'pve1', vmid: 100 });
-    expect(preview.isError, text(preview)).toBeFalsy();
-    expect(preview.structuredContent).toMatchObject({ mode: 'preview' });
-    // (The one read of the cluster's resources is the preview's, for what the guest carries.)
-    const reads = (await sim.requests()).map((r) => `${r.method} ${r.path}`);
-    expect(reads.filter((r) => r === 'GET /api2/json/cluster/resources')).toHaveLength(1);
-    expect(reads.filter((r) => r.startsWith('GET'))).toEqual(reads);
+    // The rule is for confirmed calls: a read and a preview of the prod guest send what they
+    // send under the same policy without it (measured side by side), reading no tags more.
+    const readAndPreview = async () => {
+      await sim.clearLog();
+      const status = await call(agent, 'pve_get_vm_status', { node: 'pve1', vmid: 100 });
+      expect(status.isError, text(status)).toBeFalsy();
+      const preview = await call(agent, 'pve_shutdown_vm', { node: 'pve1', vmid: 100 });
+      expect(preview.isError, text(preview)).toBeFalsy();
+      expect(preview.structuredContent).toMatchObject({ mode: 'preview' });
+      return (await sim.requestLines()).sort();
+    };
+    const underRule = await readAndPreview();
+    const { all_tools: _rule, ...without } = POLICY;
+    const plain = await setPolicy(without, asEditor());
+    try {
+      expect(await readAndPreview()).toEqual(underRule);
+    } finally {
+      await plain.restore();
+    }
+    expect(underRule.filter((r) => !r.startsWith('GET '))).toEqual([]);
   });
 });

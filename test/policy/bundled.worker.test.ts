@@ -356,9 +356,7 @@ describe('the bundled policy.json', () => {
     expect(text(result)).toMatch(/^\[POLICY DENIED\] /);
     expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
     // The only request: the read of the next free vmid, which the policy sees as args.vmid.
-    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual([
-      'GET /api2/json/cluster/nextid',
-    ]);
+    expect(await sim.requestLines()).toEqual(['GET /api2/json/cluster/nextid']);
   });
 
   it('allows a modest VM with an imported cloud image', async () => {

@@ -68,9 +68,7 @@ describe('a policy that fails closed', () => {
       rule: '/tools/pve_create_qemu_vm/deny_if/0',
       reason: 'Agent VMs take ids from 1000 up.',
     });
-    expect((await sim.requests()).map((r) => `${r.method} ${r.path}`)).toEqual([
-      'GET /api2/json/cluster/nextid',
-    ]);
+    expect(await sim.requestLines()).toEqual(['GET /api2/json/cluster/nextid']);
   });
 
   it('a preview shows and is checked against the same resolved vmid', async () => {

@@ -5,8 +5,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decide } from '../support/worker/decide';
-import { asEditor, connectSignedIn, type ElicitAnswer } from '../support/worker/oauth';
-import { call, text } from '../support/worker/mcp';
+import { openAsDevUser } from '../support/form-browser';
+import { auditRecords } from '../support/worker/audit';
+import { asEditor, Browser, connectSignedIn, type ElicitAnswer } from '../support/worker/oauth';
+import { call, ORIGIN, text } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
 import { usePolicy } from '../support/worker/policy';
 
@@ -55,14 +57,28 @@ describe('an approval of a call judged on its guest', () => {
     return id;
   }
 
+  it('shows the approver the facts the call was judged on, and keeps them in the audit trail', async () => {
+    const since = Date.now();
+    const pending = await call(agent, 'pve_stop_vm', stop);
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    const page = await openAsDevUser(
+      new Browser(),
+      `${ORIGIN}/approvals/${id}`,
+      'lee@example.com',
+      'dev,leads',
+    );
+    expect(page.html).toContain('(target)');
+    expect(page.html).toContain('{&quot;tags&quot;:[&quot;ci&quot;]}');
+    const [record] = await auditRecords((r) => r.ts >= since && r.approval_id === id);
+    expect(record!.args['(target)']).toEqual({ tags: ['ci'] });
+  });
+
   it('runs when the guest is as it was judged', async () => {
     const id = await askAndApprove();
     await sim.clearLog();
     const done = await call(agent, 'pve_stop_vm', { ...stop, approval_id: id });
     expect(done.isError, text(done)).toBeFalsy();
-    expect((await sim.writes()).map((r) => `${r.method} ${r.path}`)).toEqual([
-      'POST /api2/json/nodes/pve2/qemu/103/status/stop',
-    ]);
+    expect(await sim.writeLines()).toEqual(['POST /api2/json/nodes/pve2/qemu/103/status/stop']);
     // The facts were read once for the approved call: the approval is bound to what was read.
     const reads = (await sim.requests()).filter((r) => r.path === '/api2/json/cluster/resources');
     expect(reads).toHaveLength(1);
@@ -132,9 +148,7 @@ describe('an approval given in the conversation', () => {
         "[POLICY DENIED] The guest's tags changed since the call was approved: the approval is for the guest as it was judged. Nothing was sent. Call again without approval_id to ask for a new approval.",
       );
       // The only write is the test's own tagging.
-      expect((await sim.writes()).map((r) => `${r.method} ${r.path}`)).toEqual([
-        'PUT /api2/json/nodes/pve2/qemu/103/config',
-      ]);
+      expect(await sim.writeLines()).toEqual(['PUT /api2/json/nodes/pve2/qemu/103/config']);
     } finally {
       await client.close();
     }

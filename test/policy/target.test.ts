@@ -5,11 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../src/core/identity';
 import { SCOPES } from '../../src/core/scopes';
-import { UNRECORDED_TARGET, Unread } from '../../src/policy/conditions';
+import { NEW_FIELDS, TARGET_FIELDS, UNRECORDED_TARGET, Unread } from '../../src/policy/conditions';
 import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
 import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
-import { UnknownReached, UnknownValue } from '../../src/policy/unknown';
-import { recordedMade, recordedTarget } from '../../src/replay/recorded-call';
+import { UnknownReached } from '../../src/policy/unknown';
+import { recordedCall, recordedMade, recordedTarget } from '../../src/replay/recorded-call';
+import { REDACTED } from '../../src/audit/canonical';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools';
 
 const STOP = 'pve_stop_vm';
@@ -38,7 +39,7 @@ function decide(p: CompiledPolicy, target?: Record<string, unknown>) {
 
 describe('loading target paths', () => {
   it('accepts every fact, and refuses an unknown one or a path into one, naming the facts', () => {
-    for (const fact of ['pool', 'tags', 'name', 'node', 'status', 'qmpstatus', 'template']) {
+    for (const fact of TARGET_FIELDS) {
       expect(
         loadPolicy(
           {
@@ -248,6 +249,12 @@ describe('new.*: the guest a call makes', () => {
   });
 
   it('loads new paths for the facts a made guest has, and nothing else', () => {
+    for (const fact of NEW_FIELDS) {
+      const rule = { path: `new.${fact}`, op: 'exists', value: true };
+      expect(
+        loadPolicy({ version: '1', tools: { [CLONE]: { require: [rule] } } }, TOOL_CATALOG).ok,
+      ).toBe(true);
+    }
     expect(
       loadPolicy(
         {
@@ -270,13 +277,8 @@ describe('new.*: the guest a call makes', () => {
 
   it('replays a recorded clone on its recorded arguments, a lost one unknown', () => {
     expect(recordedMade(clone.makes, { ...cloneArgs, pool: 'lab' })).toMatchObject({ pool: 'lab' });
-    const lost = {};
-    Object.defineProperty(lost, 'pool', {
-      enumerable: true,
-      get: () => {
-        throw new UnknownReached('(preview)', new UnknownValue('args.pool', 'redacted'));
-      },
-    });
+    // The record kept the pool redacted: read back, it is a lost argument.
+    const lost = recordedCall({ ...cloneArgs, pool: REDACTED }, clone.input).args;
     const made = recordedMade(clone.makes, lost)!;
     const lab = clonePolicy({ path: 'new.pool', op: 'eq', value: 'lab' });
     expect(() => evaluatePolicy(lab, { tool: CLONE, args: {}, made }, alice, null, NOW)).toThrow(
@@ -359,13 +361,7 @@ describe('what a record tells of its guest', () => {
   });
 
   it('an argument the record lost that names the guest: its facts are unknown', () => {
-    const args = {};
-    Object.defineProperty(args, 'vmid', {
-      enumerable: true,
-      get: () => {
-        throw new UnknownReached('(preview)', new UnknownValue('args.vmid', 'redacted'));
-      },
-    });
+    const { args } = recordedCall({ node: 'pve1', vmid: REDACTED }, stop.input);
     expect(recordedTarget(stop.target, args)).toBe(UNRECORDED_TARGET);
   });
 });

@@ -9,6 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { call, connect, text } from '../support/worker/mcp';
 import { auditRecords } from '../support/worker/audit';
 import { sim } from '../support/worker/sim';
+import { TARGET_FACTS_BUDGET_MS } from '../../src/proxmox/target-facts';
 import { setPolicy, usePolicy } from '../support/worker/policy';
 
 const notProd = { path: 'target.tags', op: 'contains', value: 'prod' } as const;
@@ -44,7 +45,6 @@ usePolicy({
 });
 
 const RESOURCES = 'GET /api2/json/cluster/resources';
-const line = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
 
 describe('a policy over what a call touches', () => {
   let client: Client;
@@ -67,7 +67,7 @@ describe('a policy over what a call touches', () => {
     const result = await call(client, tool, { ...args, confirm: true });
     expect(result.isError).toBe(true);
     expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
-    expect((await sim.requests()).map(line)).toEqual([RESOURCES]);
+    expect(await sim.requestLines()).toEqual([RESOURCES]);
     return text(result);
   }
 
@@ -75,7 +75,7 @@ describe('a policy over what a call touches', () => {
   async function wrote(tool: string, args: Record<string, unknown>, write: string): Promise<void> {
     const result = await call(client, tool, { ...args, confirm: true });
     expect(result.structuredContent?.policy).toBeUndefined();
-    expect((await sim.writes()).map(line)).toContain(
+    expect(await sim.writeLines()).toContain(
       `${write.split(' ')[0]} /api2/json${write.split(' ')[1]}`,
     );
   }
@@ -136,7 +136,7 @@ describe('a policy over what a call touches', () => {
       rule: '/tools/pve_delete_vm/deny_if/0',
       reason: 'Templates are never destroyed.',
     });
-    expect((await sim.requests()).map(line)).toEqual([
+    expect(await sim.requestLines()).toEqual([
       RESOURCES,
       'GET /api2/json/nodes/pve1/qemu/9000/config',
     ]);
@@ -161,7 +161,7 @@ describe('a policy over what a call touches', () => {
     expect(clone.structuredContent!.policy).toMatchObject({
       rule: '/tools/pve_clone_vm/deny_if/0',
     });
-    expect((await sim.requests()).map(line)).toEqual([
+    expect(await sim.requestLines()).toEqual([
       'GET /api2/json/nodes/pve1/qemu/100/status/current',
       'GET /api2/json/nodes/pve1/qemu/100/config',
       RESOURCES,
@@ -229,7 +229,7 @@ describe('a policy over what a call touches', () => {
     expect(over.structuredContent!.policy).toMatchObject({
       rule: '/tools/pve_restore_backup/deny_if/0',
     });
-    expect((await sim.requests()).map(line)).toEqual([RESOURCES]);
+    expect(await sim.requestLines()).toEqual([RESOURCES]);
     await sim.clearLog();
     await refusedAfterOneRead(
       'pve_delete_backup',
@@ -281,10 +281,7 @@ describe('a policy over what a call touches', () => {
       rule: '/tools/pve_start_vm/require/0',
     });
     // Listed without a pool: in none, since the token may see pools (else the pool is unknown).
-    expect((await sim.requests()).map(line)).toEqual([
-      RESOURCES,
-      'GET /api2/json/access/permissions',
-    ]);
+    expect(await sim.requestLines()).toEqual([RESOURCES, 'GET /api2/json/access/permissions']);
     expect(text(result)).toBe(
       '[POLICY DENIED] Denied by policy: target.pool is required (it must satisfy eq "lab") and the guest has none.',
     );
@@ -327,7 +324,9 @@ describe('a policy over what a call touches', () => {
   });
 
   it('facts Proxmox does not give in time refuse the call, naming the fact; nothing is written', async () => {
-    await sim.fault({ method: 'GET', path: '^/cluster/resources$', delayMs: 5_000 });
+    // Past the facts' deadline (the server's own), well within the test's.
+    const delayMs = TARGET_FACTS_BUDGET_MS + 2_000;
+    await sim.fault({ method: 'GET', path: '^/cluster/resources$', delayMs });
     const result = await call(client, 'pve_stop_vm', { node: 'pve2', vmid: 103, confirm: true });
     expect(result.structuredContent!.policy).toMatchObject({
       decision: 'deny',
@@ -350,7 +349,7 @@ describe('a policy over what a call touches', () => {
   it('a tool whose rules name no target fact reads nothing more; one that does, one request more', async () => {
     const preview = { node: 'pve1', vmid: 100 };
     await call(client, 'pve_shutdown_vm', preview);
-    const before = (await sim.requests()).map(line);
+    const before = await sim.requestLines();
     const judged = await setPolicy({
       version: '1',
       default: 'allow',
@@ -360,7 +359,7 @@ describe('a policy over what a call touches', () => {
       await sim.clearLog();
       await call(client, 'pve_shutdown_vm', preview);
       // The blast radius's reads run side by side: compared as sets of requests, counted.
-      expect((await sim.requests()).map(line).sort()).toEqual([RESOURCES, ...before].sort());
+      expect((await sim.requestLines()).sort()).toEqual([RESOURCES, ...before].sort());
     } finally {
       await judged.restore();
     }
@@ -377,7 +376,7 @@ describe('a policy over what a call touches', () => {
     try {
       await sim.clearLog();
       await call(client, 'pve_shutdown_vm', preview);
-      expect((await sim.requests()).map(line).sort()).toEqual([...before].sort());
+      expect((await sim.requestLines()).sort()).toEqual([...before].sort());
     } finally {
       await forAgents.restore();
     }

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { policyCli } from '../../../scripts/policy/cli';
+import { TARGET_FIELDS } from '../../../src/policy/conditions';
 import { spawnNpmSync } from '../../../scripts/processes.ts';
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -253,13 +254,22 @@ describe('npm run policy -- explain', () => {
     const explain = (callJson: object) => run('explain', 'policy.json', JSON.stringify(callJson));
     // Under the bundled policy the prod rule is for confirmed writes: a preview and a read need
     // no tags, and say nothing of them; a confirmed write needs them, and without them is refused.
-    for (const call of [
-      { tool: 'pve_shutdown_vm', args: { node: 'pve1', vmid: 100 } },
-      { tool: 'pve_get_vm_status', args: { node: 'pve1', vmid: 100 } },
+    for (const [call, status, kind] of [
+      [{ tool: 'pve_shutdown_vm', args: { node: 'pve1', vmid: 100 } }, 0, 'allow'],
+      [{ tool: 'pve_get_vm_status', args: { node: 'pve1', vmid: 100 } }, 0, 'allow'],
       // An argument refused before any rule on the guest: decided without it.
-      { tool: 'pve_guest_exec', args: { node: 'pve1', vmid: 100, command: ['sh'], confirm: true } },
-    ]) {
+      [
+        {
+          tool: 'pve_guest_exec',
+          args: { node: 'pve1', vmid: 100, command: ['sh'], confirm: true },
+        },
+        3,
+        'deny',
+      ],
+    ] as const) {
       const r = explain(call);
+      expect(r.status, r.out).toBe(status);
+      expect(r.out).toContain(`"kind": "${kind}"`);
       expect(r.out).not.toContain('target.');
       expect(r.out).not.toContain('"unread');
     }
@@ -304,6 +314,9 @@ describe('npm run policy -- explain', () => {
     ).toBe(0);
     const bad = run('explain', policy, JSON.stringify({ ...stop, target: { owner: 'x' } }));
     expect(bad.status).toBe(2);
+    expect(bad.out).toContain(
+      `"target" is an object of the guest's facts: ${TARGET_FIELDS.join(', ')}`,
+    );
   });
 
   it("decides docs/policy.md's worked team example as the docs say", () => {

@@ -69,6 +69,14 @@ export const sim = {
   async writes(): Promise<SimRequest[]> {
     return (await this.requests()).filter((r) => r.method !== 'GET');
   },
+  /** The requests Proxmox got, each as "METHOD /api2/json/path". */
+  async requestLines(): Promise<string[]> {
+    return (await this.requests()).map((r) => `${r.method} ${r.path}`);
+  },
+  /** The writes (not GET) Proxmox got, each as "METHOD /api2/json/path". */
+  async writeLines(): Promise<string[]> {
+    return (await this.writes()).map((r) => `${r.method} ${r.path}`);
+  },
   fault: (fault: SimFault) => control('POST', '/faults', fault),
   clearFaults: () => control('DELETE', '/faults'),
   setNode: (node: string, state: 'online' | 'offline') =>

@@ -366,7 +366,7 @@ function targetReader(call: Call, args: Record<string, unknown>): TargetReader |
     }
     if (call.target && !fresh && [...wanted].every((fact) => read.has(fact))) return call.target;
     for (const fact of wanted) read.add(fact);
-    call.target = await readTargetFacts(call.scope!.ctx.pve(), target, read);
+    call.target = await readTargetFacts(call.scope!.ctx.pve(), target, read, fresh);
     return call.target;
   };
 }

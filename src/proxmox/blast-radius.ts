@@ -1,6 +1,7 @@
 // What a call would hit, read for the person who judges it: the guest's state, whether the HA
 // manager and replication jobs act on it, its newest backup and how old that is, protection,
-// lock, snapshots, pool, tags and disks. Every read runs at once under one deadline; a fact
+// lock, snapshots, pool, tags and disks. Every read runs at once under one deadline; what the
+// policy already read of the guest for this call is not read again (PveClient.shared). A fact
 // that could not be read is left out and named with the reason, never guessed. The result is
 // plain JSON: it is stored with an approval, shown on its page and sent in its notifications.
 
@@ -142,7 +143,7 @@ export async function readBlastRadius(
   await Promise.all([
     fact(
       ['status'],
-      () => pve.get(`${base}/status/current`, guestStatus, {}, left()),
+      () => pve.shared(`${base}/status/current`, guestStatus, {}, left()),
       (s) => {
         out.status =
           s.qmpstatus && s.qmpstatus !== s.status ? `${s.status} (${s.qmpstatus})` : s.status;
@@ -151,7 +152,7 @@ export async function readBlastRadius(
     ),
     fact(
       ['protection', 'lock', 'tags', 'disks'],
-      () => pve.get(`${base}/config`, guestConfig, {}, left()),
+      () => pve.shared(`${base}/config`, guestConfig, {}, left()),
       (c) => keepConfig(out, c, g.vm_type),
     ),
     fact(
@@ -161,7 +162,7 @@ export async function readBlastRadius(
     ),
     fact(
       ['pool'],
-      () => pve.get('/cluster/resources', z.array(z.unknown()), { type: 'vm' }, left()),
+      () => pve.shared('/cluster/resources', z.array(z.unknown()), { type: 'vm' }, left()),
       (items) => {
         const mine = parseEach(vmResource, items).find((r) => r.vmid === g.vmid);
         out.pool = mine?.pool ? clip(mine.pool) : null;
@@ -288,8 +289,11 @@ export async function tokenHolds(
   path: string,
   privilege: string,
   options: CallOptions,
+  fresh = false,
 ): Promise<boolean> {
-  const held = (await pve.get('/access/permissions', permissionsMap, { path }, options))[path];
+  const held = (await pve.shared('/access/permissions', permissionsMap, { path }, options, fresh))[
+    path
+  ];
   // Each privilege held maps to its propagate flag (0 or 1): held is a key that is there.
   return Object.hasOwn(held ?? {}, privilege);
 }

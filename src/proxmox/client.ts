@@ -3,7 +3,7 @@
 // sends fixed-length form bodies, never follows redirects, bounds every call with a timeout,
 // and turns every failure into a PveError. Knows nothing of MCP.
 
-import type { z } from 'zod';
+import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 import { scrubberFor, type Scrubber } from '../secrets/scrub';
 import { PveError, type PveFailure } from './errors';
@@ -45,6 +45,8 @@ const MIN_RETRY_MS = 250;
 
 export class PveClient {
   readonly calls: UpstreamCall[] = [];
+  /** The answers of `shared` GETs, by request (a client serves one call). */
+  private readonly kept = new Map<string, Promise<unknown>>();
   /** Removes the token secret and the Access secret from anything upstream sends back. */
   readonly scrub: Scrubber;
 
@@ -64,6 +66,36 @@ export class PveClient {
     options: CallOptions = {},
   ): Promise<z.output<S>> {
     return (await this.getPage(path, schema, query, options)).data;
+  }
+
+  /**
+   * A GET whose answer the readers of one moment of this call share (the guest's facts a policy
+   * reads, then what the person asked, or the preview, is shown of it): read once, unless `fresh`
+   * (read again, and that answer kept). A failed read is not kept. Never for what a write is
+   * decided on: that is read when it is decided.
+   */
+  async shared<S extends z.ZodType>(
+    path: string,
+    schema: S,
+    query: Query = {},
+    options: CallOptions = {},
+    fresh = false,
+  ): Promise<z.output<S>> {
+    const key = withQuery(path, query);
+    let answer = fresh ? undefined : this.kept.get(key);
+    if (!answer) {
+      const read = this.get(path, ANY, query, options);
+      answer = read;
+      this.kept.set(key, read);
+      read.catch(() => {
+        if (this.kept.get(key) === read) this.kept.delete(key);
+      });
+    }
+    const data = await answer;
+    const parsed = schema.safeParse(data);
+    if (!parsed.success)
+      throw new PveError(this.scrub.deep(badAnswer(parsed.error, 200)), 'GET', path);
+    return parsed.data;
   }
 
   /** GET, with the `total` PVE sends beside `data` for some lists (e.g. task logs). */
@@ -142,15 +174,7 @@ export class PveClient {
     try {
       const { data, total } = await readData(response, path, fail, budget, this.scrub.text);
       const parsed = schema.safeParse(data);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        const at = issue?.path.length ? ` at data.${issue.path.join('.')}` : '';
-        throw fail({
-          kind: 'bad_response',
-          status: response.status,
-          problem: `${issue?.message ?? 'invalid'}${at}`,
-        });
-      }
+      if (!parsed.success) throw fail(badAnswer(parsed.error, response.status));
       return { data: parsed.data, total };
     } finally {
       call.ms = this.clock.now() - started;
@@ -185,6 +209,16 @@ export class PveClient {
     const url = `${config.baseUrl}${target}`;
     return config.binding ? config.binding.fetch(url, init) : fetch(url, init);
   }
+}
+
+/** Any answer: a shared GET is parsed by each reader with its own schema. */
+const ANY = z.unknown();
+
+/** The failure for an answer that is not what `schema` wants: its first issue, and where. */
+function badAnswer(error: z.ZodError, status: number): PveFailure {
+  const issue = error.issues[0];
+  const at = issue?.path.length ? ` at data.${issue.path.join('.')}` : '';
+  return { kind: 'bad_response', status, problem: `${issue?.message ?? 'invalid'}${at}` };
 }
 
 function withQuery(path: string, query: Query): string {

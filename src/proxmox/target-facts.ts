@@ -2,8 +2,10 @@
 // Proxmox before the policy decides. One GET /cluster/resources answers most of them (pool, tags,
 // name, node, status, template, lock, HA state, kind) wherever the guest runs; qmpstatus (its
 // status/current) and protection (its config) cost one more request each, and only a rule that
-// reaches them pays it. Every read shares one deadline. A fact that cannot be read in time, or at
-// all, is an Unread with the reason: the rules that reach it refuse the call (fail closed).
+// reaches them pays it. Every read shares one deadline, and is kept for the rest of the call
+// (PveClient.shared): what the person asked, or the preview, is shown of the guest (the blast
+// radius) reuses it. A fact that cannot be read in time, or at all, is an Unread with the reason:
+// the rules that reach it refuse the call (fail closed).
 
 import { z } from 'zod';
 import { Unread } from '../policy/conditions';
@@ -45,6 +47,7 @@ export async function readTargetFacts(
   pve: PveClient,
   { vmid, absent }: { vmid: number; absent?: Readonly<Record<string, unknown>> },
   wanted: ReadonlySet<string>,
+  fresh = false,
 ): Promise<TargetFacts> {
   const deadline = pve.clock.now() + TARGET_FACTS_BUDGET_MS;
   const left = () => ({ timeoutMs: Math.max(1, deadline - pve.clock.now()) });
@@ -52,7 +55,7 @@ export async function readTargetFacts(
     Object.fromEntries([...wanted].map((fact) => [fact, new Unread(reason)]));
   let entry: VmEntry | undefined;
   try {
-    const items = await pve.get('/cluster/resources', anyList, { type: 'vm' }, left());
+    const items = await pve.shared('/cluster/resources', anyList, { type: 'vm' }, left(), fresh);
     entry = parseEach(vmEntry, items).find((e) => e.vmid === vmid);
   } catch (err) {
     return unread(`the cluster's resources: ${whyUnreadable(err)}`);
@@ -64,8 +67,8 @@ export async function readTargetFacts(
     );
   const guest = { node: entry.node, vm_type: entry.type, vmid };
   const [pool, more] = await Promise.all([
-    wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left) : null,
-    extraFacts(pve, guest, wanted, left),
+    wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left, fresh) : null,
+    extraFacts(pve, guest, wanted, left, fresh),
   ]);
   const facts: TargetFacts = {
     ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
@@ -107,9 +110,10 @@ function statsFacts(entry: VmEntry): TargetFacts {
 async function poolUnseen(
   pve: PveClient,
   left: () => { timeoutMs: number },
+  fresh: boolean,
 ): Promise<Unread | null> {
   try {
-    return (await tokenHolds(pve, '/pool', 'Pool.Audit', left()))
+    return (await tokenHolds(pve, '/pool', 'Pool.Audit', left(), fresh))
       ? null
       : new Unread("this server's API token may not see pools (Pool.Audit on /pool)");
   } catch (err) {
@@ -123,6 +127,7 @@ async function extraFacts(
   guest: GuestRef,
   wanted: ReadonlySet<string>,
   left: () => { timeoutMs: number },
+  fresh: boolean,
 ): Promise<TargetFacts> {
   const read = async <S extends z.ZodType>(
     fact: string,
@@ -132,7 +137,8 @@ async function extraFacts(
   ) => {
     if (!wanted.has(fact)) return {};
     try {
-      const value = pick(await pve.get(guestPath(guest, ...what.split('/')), schema, {}, left()));
+      const path = guestPath(guest, ...what.split('/'));
+      const value = pick(await pve.shared(path, schema, {}, left(), fresh));
       return value === undefined ? {} : { [fact]: value };
     } catch (err) {
       return { [fact]: new Unread(`${what.split('/').pop()}: ${whyUnreadable(err)}`) };

@@ -61,6 +61,9 @@ describe('an approval of a call judged on its guest', () => {
     const since = Date.now();
     const pending = await call(agent, 'pve_stop_vm', stop);
     const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    // What the approver is shown of the guest (its blast radius) reuses the policy's read.
+    const reads = (await sim.requestLines()).filter((r) => r.endsWith('/cluster/resources'));
+    expect(reads).toEqual(['GET /api2/json/cluster/resources']);
     const page = await openAsDevUser(
       new Browser(),
       `${ORIGIN}/approvals/${id}`,

@@ -346,20 +346,27 @@ describe('a policy over what a call touches', () => {
     expect(await sim.writes()).toEqual([]);
   });
 
-  it('a tool whose rules name no target fact reads nothing more; one that does, one request more', async () => {
+  it('a tool whose rules name no target fact reads nothing more; one that does reads one request more, which its preview reuses', async () => {
     const preview = { node: 'pve1', vmid: 100 };
-    await call(client, 'pve_shutdown_vm', preview);
-    const before = await sim.requestLines();
+    // A confirmed call on a stopped guest: nothing to do, so nothing but reads.
+    const confirmed = { node: 'pve2', vmid: 104, confirm: true };
+    const requestsOf = async (args: Record<string, unknown>) => {
+      await sim.clearLog();
+      await call(client, 'pve_shutdown_vm', args);
+      // Reads run side by side: compared as sets of requests, counted.
+      return (await sim.requestLines()).sort();
+    };
+    const before = await requestsOf(preview);
+    const beforeConfirmed = await requestsOf(confirmed);
     const judged = await setPolicy({
       version: '1',
       default: 'allow',
       tools: { pve_shutdown_vm: { deny_if: [{ ...notProd, value: 'nothing-has-this-tag' }] } },
     });
     try {
-      await sim.clearLog();
-      await call(client, 'pve_shutdown_vm', preview);
-      // The blast radius's reads run side by side: compared as sets of requests, counted.
-      expect((await sim.requestLines()).sort()).toEqual([RESOURCES, ...before].sort());
+      expect(await requestsOf(confirmed)).toEqual([RESOURCES, ...beforeConfirmed].sort());
+      // The preview shows the guest (its blast radius) from what the policy read.
+      expect(await requestsOf(preview)).toEqual(before);
     } finally {
       await judged.restore();
     }
@@ -374,9 +381,7 @@ describe('a policy over what a call touches', () => {
       },
     });
     try {
-      await sim.clearLog();
-      await call(client, 'pve_shutdown_vm', preview);
-      expect((await sim.requestLines()).sort()).toEqual([...before].sort());
+      expect(await requestsOf(confirmed)).toEqual(beforeConfirmed);
     } finally {
       await forAgents.restore();
     }

@@ -1,6 +1,7 @@
 // The benchmark's bare Worker: one route, one Proxmox GET (the same one pve_list_vms makes, with
 // the same redirect and timeout settings as our client), nothing else: no MCP, no sign-in, no
-// policy. What any Worker in front of Proxmox pays.
+// policy. What any Worker in front of Proxmox pays. `?gets=2` makes the GET twice, one after the
+// other: the difference is what one more upstream GET costs a Worker.
 
 interface BareEnv {
   PVE_BASE_URL: string;
@@ -9,17 +10,21 @@ interface BareEnv {
 }
 
 export default {
-  async fetch(_request: Request, env: BareEnv): Promise<Response> {
+  async fetch(request: Request, env: BareEnv): Promise<Response> {
     const headers = new Headers({
       Authorization: `PVEAPIToken=${env.PVE_TOKEN_ID}=${env.PVE_TOKEN_SECRET}`,
       Accept: 'application/json',
     });
-    const res = await fetch(`${env.PVE_BASE_URL}/cluster/resources?type=vm`, {
-      headers,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(15_000),
-    });
-    const body = (await res.json()) as { data: unknown[] };
-    return Response.json({ guests: body.data.length });
+    const gets = new URL(request.url).searchParams.get('gets') === '2' ? 2 : 1;
+    let guests = 0;
+    for (let i = 0; i < gets; i++) {
+      const res = await fetch(`${env.PVE_BASE_URL}/cluster/resources?type=vm`, {
+        headers,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(15_000),
+      });
+      guests = ((await res.json()) as { data: unknown[] }).data.length;
+    }
+    return Response.json({ guests });
   },
 };

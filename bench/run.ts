@@ -15,6 +15,9 @@
 //     the bare route is called) and from a 2025 session, all with the rules, a grant-scoped limit
 //     and the audit on, against a bare Worker route that only makes the same Proxmox GET
 //     (bench/bare-worker.ts): what MCP, OAuth and policy add;
+//   - pve_get_vm_status from a 2026-07-28 client, on the main server, by a person one rule over
+//     what a call touches (target.tags) is for, beside the same call by another: what reading
+//     the guest's facts before deciding costs;
 //   - in-process, after the rounds: the policy evaluation alone, and /admin/policy's page built
 //     from 10,000-line versions (bench/policy-console.ts).
 // Prints calls/s, p50, p99, each median's ratio to the direct call, and the added milliseconds.
@@ -70,19 +73,33 @@ const POLICY = {
         },
       ],
     },
-  },
-};
-
-/** The same policy with one rule over what a call touches (target.*), on a server of its own. */
-const TARGET_POLICY = {
-  ...POLICY,
-  tools: {
-    ...POLICY.tools,
+    // One rule over what a call touches, for one person: the guest's tags are read first.
     pve_get_vm_status: {
-      deny_if: [{ path: 'target.tags', op: 'contains', value: 'no-guest-has-this-tag' }],
+      deny_if: [
+        {
+          path: 'target.tags',
+          op: 'contains',
+          value: 'no-guest-has-this-tag',
+          principals: ['target@bench'],
+        },
+      ],
     },
   },
 };
+
+/** Calls of the bare Worker route at `url`. */
+function bareSeries(name: string, url: string): Series {
+  return {
+    name,
+    run: async () => {
+      const res = await fetch(url);
+      if (!res.ok) throw new Error(`bare route ${res.status}`);
+      await res.arrayBuffer();
+    },
+    samples: [],
+    elapsedMs: 0,
+  };
+}
 
 interface Series {
   name: string;
@@ -102,7 +119,6 @@ async function main(): Promise<void> {
     main: {},
     twin: {},
     noAudit: { AUDIT_ENABLED: 'false' },
-    target: { POLICY: JSON.stringify(TARGET_POLICY) },
     ...(baseline ? { baseline: {} } : {}),
   };
   const stacks = new Map<string, Stack>();
@@ -161,6 +177,8 @@ async function main(): Promise<void> {
     // The same call from a client that is only HTTP, as the bare route's is: what the server adds.
     const rawToken = await devAccessToken(stacks.get('main')!.url, 'grant@bench');
     const BARE = 'bare Worker route: the same Proxmox GET';
+    // Its +ms: one more upstream GET from a Worker, as a target rule's read is.
+    const BARE_TWICE = 'bare Worker route: that GET twice';
     const MODERN_SDK = 'MCP 2026-07-28 pve_list_vms, 3 rules + grant limit';
     const MODERN_RAW = 'MCP 2026-07-28 over plain fetch, same call';
     const auth = {
@@ -219,16 +237,8 @@ async function main(): Promise<void> {
         ),
         against: LIST,
       },
-      {
-        name: BARE,
-        run: async () => {
-          const res = await fetch(bare.url);
-          if (!res.ok) throw new Error(`bare route ${res.status}`);
-          await res.arrayBuffer();
-        },
-        samples: [],
-        elapsedMs: 0,
-      },
+      bareSeries(BARE, bare.url),
+      { ...bareSeries(BARE_TWICE, `${bare.url}?gets=2`), against: BARE },
       { ...mcpSeries(MODERN_SDK, modern as unknown as Client, 'pve_list_vms', {}), against: BARE },
       {
         ...rawModernSeries(MODERN_RAW, stacks.get('main')!.url, rawToken, 'pve_list_vms', {}),
@@ -244,8 +254,8 @@ async function main(): Promise<void> {
       {
         ...rawModernSeries(
           'MCP 2026-07-28 pve_get_vm_status, a target rule',
-          stacks.get('target')!.url,
-          await devAccessToken(stacks.get('target')!.url, 'open@bench'),
+          stacks.get('main')!.url,
+          await devAccessToken(stacks.get('main')!.url, 'target@bench'),
           'pve_get_vm_status',
           statusArgs,
         ),
@@ -451,15 +461,17 @@ function report(series: Series[]): void {
     'on that same server (rules scoped to the signed-in person); the twin row is an identical second server',
   );
   console.log(
-    '(how much servers differ); audit off is a third server without the audit trail; the target rule row a',
+    '(how much servers differ); audit off is a third server without the audit trail; the target rule row is',
   );
   console.log(
-    "fourth whose policy reads the guest's tags for pve_get_vm_status (+ms against the same call without); BASELINE rows run",
+    "the main server's pve_get_vm_status by a person whose rule reads the guest's tags first (+ms against the same call by another); BASELINE rows run",
   );
   console.log(
     "the BENCH_BASELINE checkout's Worker (+ms against the same call on this one: negative means this is slower);",
   );
-  console.log("the 2026-07-28 row's +ms is against the bare Worker route.");
+  console.log(
+    "the 2026-07-28 pve_list_vms rows' +ms and the bare route's twice row are against the bare Worker route (one GET).",
+  );
 }
 
 /** What tools/list costs each conversation's context: the answer's size, as a client receives it. */

@@ -226,16 +226,18 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
   // Recorded before anything more is read: a read that fails leaves the arguments in the record.
   facts.args = redact(call, withInherited);
   facts.argKeys = Object.keys(shown);
-  facts.argsHmac = await call.host.hmacArgs(canonicalJson(withInherited));
   call.readTarget = targetReader(call, resolved.args);
-  const judged = await judgedFacts(call, factsInput(call, resolved));
-  if (judged) {
+  let judged: Record<string, unknown> | undefined;
+  try {
+    judged = await judgedFacts(call, factsInput(call, resolved));
+  } finally {
     // So are the facts of its guest the policy reads: an approval covers the guest as it was
     // judged. Proxmox's own facts, not the caller's: no `sensitive` name redacts them.
+    const bound = judged ? { ...withInherited, [TARGET_KEY]: judged } : withInherited;
+    facts.argsHmac = await call.host.hmacArgs(canonicalJson(bound));
+  }
+  if (judged) {
     facts.args = { ...facts.args, [TARGET_KEY]: judged };
-    facts.argsHmac = await call.host.hmacArgs(
-      canonicalJson({ ...withInherited, [TARGET_KEY]: judged }),
-    );
     call.judged = judged;
   }
   return resolved;

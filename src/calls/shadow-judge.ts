@@ -16,6 +16,7 @@ import type { ShadowDisagreement } from '../policy/shadow';
 import type { ActivePolicy } from '../policy/source';
 import { UnknownReached } from '../policy/unknown';
 import {
+  keptFacts,
   type MakesOf,
   recordedCall,
   recordedMade,
@@ -78,6 +79,7 @@ export function shadowDisagreement(
     then = { decision: 'unknown', rule: err.rule };
   }
   if (now.decision === then.decision) return null;
+  const guest = keptFacts(input.stored);
   return {
     ts: input.now,
     request_id: input.requestId,
@@ -86,5 +88,6 @@ export function shadowDisagreement(
     tool: input.tool,
     active: { version: active.version ?? 0, ...now },
     shadow: { version: shadow.version, ...then },
+    ...(guest ? { guest } : {}),
   };
 }

@@ -12,4 +12,6 @@ export interface ShadowDisagreement {
   tool: string;
   active: { version: number; decision: string; rule: string | null };
   shadow: { version: number; decision: string; rule: string | null };
+  /** The facts of its guest the call's record keeps (as a replay's changes carry them). */
+  guest?: Record<string, unknown>;
 }

@@ -115,6 +115,11 @@ function factsInWords(facts: Record<string, unknown>): string {
     .join(' · ');
 }
 
+/** A cell of the facts a call was judged on, or that its record keeps none. */
+function guestCell(facts: Record<string, unknown> | undefined): Html {
+  return html`<td class="guest">${facts ? factsInWords(facts) : html`<small>not kept</small>`}</td>`;
+}
+
 function replayTable(r: ReplayAnswer): Html {
   const by = Object.entries(r.totals.by_change)
     .map(([k, n]) => `${k} ${n}`)
@@ -129,7 +134,7 @@ ${
     ? html`<div class="scroll"><table id="replay-changes"><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Guest as judged</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Request</th></tr></thead><tbody>
 ${r.changed.map(
   (c) => html`<tr><td>${iso(c.ts)}</td><td>${c.user}</td><td><code>${c.tool}</code></td>
-<td class="guest">${c.guest ? factsInWords(c.guest) : html`<small>not kept</small>`}</td>
+${guestCell(c.guest)}
 <td>${c.before.decision}${rule(c.before.rule)}</td>
 <td><strong>${c.after.decision}</strong>${rule(c.after.rule)}${c.after.unknown ? html`<br><small>depends on ${c.after.unknown}</small>` : ''}</td>
 <td><small><code>${c.request_id}</code></small></td></tr>`,
@@ -159,9 +164,10 @@ ${
 <strong id="disagreements">${v.shadowCount}</strong> disagreement${v.shadowCount === 1 ? '' : 's'}${v.callsSeen === 'own' ? ' on your own calls' : ''}</p>
 ${
   v.disagreements.length
-    ? html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Active (v${o.active?.version ?? ''})</th><th scope="col">Shadow (v${o.shadow.version})</th></tr></thead><tbody>
+    ? html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Guest as judged</th><th scope="col">Active (v${o.active?.version ?? ''})</th><th scope="col">Shadow (v${o.shadow.version})</th></tr></thead><tbody>
 ${v.disagreements.map(
   (x) => html`<tr><td>${iso(x.ts)}</td><td>${x.user}</td><td><code>${x.tool}</code></td>
+${guestCell(x.guest)}
 <td>${x.active.decision}${x.active.rule ? html`<br><small><code>${x.active.rule}</code></small>` : ''}</td>
 <td>${x.shadow.decision}${x.shadow.rule ? html`<br><small><code>${x.shadow.rule}</code></small>` : ''}</td></tr>`,
 )}</tbody></table></div>`

@@ -1,14 +1,14 @@
 // Replaying a draft's `target.` rules over recorded calls: a call whose record keeps the facts
 // its policy read (the guest's tags) is decided again on them; one whose record keeps none is
-// reported unknown, naming the fact, never guessed. The report and the policy console show the
-// facts each changed call was judged on.
+// reported unknown, naming the fact, never guessed. The report, a shadow's disagreements and the
+// policy console show the facts each such call was judged on.
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { StoredAuditRecord } from '../../src/audit/record';
 import { openAsDevUser, replayInConsole } from '../support/form-browser';
 import { auditRecords } from '../support/worker/audit';
 import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
-import { usePolicy } from '../support/worker/policy';
+import { shadowPolicy, usePolicy } from '../support/worker/policy';
 import { sim } from '../support/worker/sim';
 
 const ORIGIN = 'http://localhost';
@@ -121,5 +121,37 @@ describe('replaying target rules', () => {
     expect(row(calls[0]!.request_id)).toContain('<td class="guest">tags: prod, web</td>');
     expect(row(calls[2]!.request_id)).toContain('<td class="guest"><small>not kept</small></td>');
     expect(html).not.toContain(calls[1]!.request_id);
+  });
+  it('keeps with a shadow disagreement the facts the call was judged on, and the console shows them', async () => {
+    const shadow = await shadowPolicy(DRAFT, asEditor());
+    try {
+      const { client } = await connectSignedIn('http', {
+        user: 'agent@example.com',
+        groups: 'ops',
+      });
+      const since = Date.now();
+      const start = await client.callTool({
+        name: 'pve_start_vm',
+        arguments: { node: 'pve1', vmid: 100, confirm: true },
+      });
+      await client.close();
+      expect(start.isError, JSON.stringify(start.content)).toBeFalsy();
+      type Seen = { ts: number; tool: string; shadow: { decision: string }; guest?: unknown };
+      let seen: Seen | undefined;
+      for (let i = 0; i < 50 && !seen; i++) {
+        const res = await admin.json(`${ORIGIN}/admin/api/policy/shadow`, 'GET');
+        const body = (await res.json()) as { disagreements: Seen[] };
+        seen = body.disagreements.find((d) => d.ts >= since && d.tool === 'pve_start_vm');
+        if (!seen) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(seen).toMatchObject({
+        shadow: { decision: 'deny' },
+        guest: { tags: ['prod', 'web'] },
+      });
+      const page = await openAsDevUser(admin, `${ORIGIN}/admin/policy`, 'admin@example.com', 'ops');
+      expect(page.html).toContain('<td class="guest">tags: prod, web</td>');
+    } finally {
+      await shadow.stop();
+    }
   });
 });

@@ -69,6 +69,25 @@ export async function setPolicy(
 }
 
 /**
+ * Runs `policy` in shadow beside the version in force (a new version): answers its version and
+ * a function that stops the shadow.
+ */
+export async function shadowPolicy(
+  policy: object,
+  as: Credentials = LOCAL,
+): Promise<{ version: number; stop: () => Promise<void> }> {
+  const base = (await activeVersion(as)) ?? 0;
+  const res = await change(as, '', { policy, shadow: true, base });
+  if (res.status !== 201) throw new Error(`the shadow policy was refused: ${await res.text()}`);
+  const { version } = (await res.json()) as { version: number };
+  const stop = async (): Promise<void> => {
+    const done = await change(as, '/shadow/stop', { base });
+    if (done.status !== 200) throw new Error(`the shadow was not stopped: ${await done.text()}`);
+  };
+  return { version, stop };
+}
+
+/**
  * `policy` in force for the rest of this file (from beforeAll), put back after it. Its `version`
  * (the store's number for it) is known once the file's tests run.
  */

@@ -16,8 +16,9 @@
 //     and the audit on, against a bare Worker route that only makes the same Proxmox GET
 //     (bench/bare-worker.ts): what MCP, OAuth and policy add;
 //   - pve_get_vm_status from a 2026-07-28 client, on the main server, by a person one rule over
-//     what a call touches (target.tags) is for, beside the same call by another: what reading
-//     the guest's facts before deciding costs;
+//     what a call touches (target.tags) is for, beside the same call by two others: what reading
+//     the guest's facts before deciding costs, paired round by round with one more upstream GET
+//     from the bare route, and how far two series of one call differ;
 //   - in-process, after the rounds: the policy evaluation alone, and /admin/policy's page built
 //     from 10,000-line versions (bench/policy-console.ts).
 // Prints calls/s, p50, p99, each median's ratio to the direct call, and the added milliseconds.
@@ -42,6 +43,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 30);
 const WARMUP = 20;
 const BASE_PORT = Number(process.env.BENCH_PORT ?? 8790);
+// BENCH_ONLY=<regex>: only the series whose names match it (with the direct GET and the series
+// they are measured against), e.g. for a longer run of a few:
+// BENCH_ONLY='target rule|GET twice|another person' BENCH_ROUNDS=40.
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 
 const RULED = ['rules@bench', 'grant@bench', 'session@bench'];
 const rule = (extra: object) => ({ principals: RULED, ...extra });
@@ -97,6 +102,7 @@ function bareSeries(name: string, url: string): Series {
       await res.arrayBuffer();
     },
     samples: [],
+    rounds: [],
     elapsedMs: 0,
   };
 }
@@ -106,6 +112,8 @@ interface Series {
   run: () => Promise<void>;
   samples: number[];
   elapsedMs: number;
+  /** Each round's median. */
+  rounds: number[];
   /** Which series' median this one's "+ ms" is measured against. */
   against?: string;
 }
@@ -186,6 +194,8 @@ async function main(): Promise<void> {
     };
     const LIST = 'MCP pve_list_vms, no rules';
     const STATUS_2026 = 'MCP 2026-07-28 pve_get_vm_status, no rules';
+    const TARGET = 'MCP 2026-07-28 pve_get_vm_status, a target rule';
+    const OTHER_2026 = 'MCP 2026-07-28 pve_get_vm_status, no rules, another person';
     const statusArgs = { node: 'pve1', vmid: 100 };
     const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
     const previewArgs = {
@@ -209,6 +219,7 @@ async function main(): Promise<void> {
           await res.arrayBuffer();
         },
         samples: [],
+        rounds: [],
         elapsedMs: 0,
       },
       mcpSeries('MCP refused call (no upstream)', open, 'pve_list_vms', { limit: 0 }, true),
@@ -253,9 +264,20 @@ async function main(): Promise<void> {
       ),
       {
         ...rawModernSeries(
-          'MCP 2026-07-28 pve_get_vm_status, a target rule',
+          TARGET,
           stacks.get('main')!.url,
           await devAccessToken(stacks.get('main')!.url, 'target@bench'),
+          'pve_get_vm_status',
+          statusArgs,
+        ),
+        against: STATUS_2026,
+      },
+      {
+        // The same call by a third person no rule is for: how far two such series differ.
+        ...rawModernSeries(
+          OTHER_2026,
+          stacks.get('main')!.url,
+          await devAccessToken(stacks.get('main')!.url, 'other@bench'),
           'pve_get_vm_status',
           statusArgs,
         ),
@@ -316,20 +338,38 @@ async function main(): Promise<void> {
           ]
         : []),
     ];
-    for (const s of series) for (let i = 0; i < WARMUP; i++) await s.run();
+    const chosen = ONLY
+      ? series.filter(
+          (s, i) =>
+            i === 0 ||
+            ONLY.test(s.name) ||
+            series.some((o) => ONLY.test(o.name) && o.against === s.name),
+        )
+      : series;
+    for (const s of chosen) for (let i = 0; i < WARMUP; i++) await s.run();
     for (let round = 0; round < ROUNDS; round++) {
       // A different order each round, so no series is always first (or last) after the others.
-      for (const s of shuffled(series)) {
+      for (const s of shuffled(chosen)) {
         const started = performance.now();
+        const taken: number[] = [];
         for (let i = 0; i < PER_ROUND; i++) {
           const t = performance.now();
           await s.run();
-          s.samples.push(performance.now() - t);
+          taken.push(performance.now() - t);
         }
         s.elapsedMs += performance.now() - started;
+        s.samples.push(...taken);
+        s.rounds.push(median(taken));
       }
     }
-    report(series);
+    report(chosen);
+    reportTargetRule(
+      chosen,
+      { ruled: TARGET, unruled: STATUS_2026, other: OTHER_2026 },
+      BARE_TWICE,
+      BARE,
+    );
+    if (ONLY) return;
     const p50 = (name: string) => median(series.find((x) => x.name === name)!.samples);
     const bareP50 = p50(BARE);
     console.log(
@@ -366,6 +406,7 @@ function mcpSeries(
         throw new Error(`${tool}: unexpected result ${JSON.stringify(result.content)}`);
     },
     samples: [],
+    rounds: [],
     elapsedMs: 0,
   };
 }
@@ -410,6 +451,7 @@ function rawModernSeries(
         throw new Error(`${tool}: ${res.status} ${text.slice(0, 200)}`);
     },
     samples: [],
+    rounds: [],
     elapsedMs: 0,
   };
 }
@@ -471,6 +513,41 @@ function report(series: Series[]): void {
   );
   console.log(
     "the 2026-07-28 pve_list_vms rows' +ms and the bare route's twice row are against the bare Worker route (one GET).",
+  );
+}
+
+/**
+ * The target rule's cost beside one more upstream GET's, paired round by round: in each round,
+ * the rule's series minus the same call's without it, and the bare route's two GETs minus its
+ * one, so that what slows a whole round (the machine, the other servers) cancels out.
+ */
+function reportTargetRule(
+  series: Series[],
+  { ruled, unruled, other }: { ruled: string; unruled: string; other: string },
+  twice: string,
+  once: string,
+): void {
+  const rounds = (name: string) => series.find((s) => s.name === name)?.rounds;
+  const [a, b, c, d, e] = [ruled, unruled, twice, once, other].map(rounds);
+  if (!a || !b || !c || !d) return;
+  const rule = a.map((x, i) => x - b[i]!);
+  const get = c.map((x, i) => x - d[i]!);
+  const beyond = rule.map((x, i) => x - get[i]!);
+  const spread = (xs: number[]) => {
+    const sorted = [...xs].sort((x, y) => x - y);
+    const f = (q: number) => quantile(sorted, q).toFixed(2);
+    return `${f(0.5)} ms (quartiles ${f(0.25)} to ${f(0.75)})`;
+  };
+  console.log(`
+A target rule's cost, paired within each of ${rule.length} rounds (round medians):`);
+  console.log(`  the rule (its call minus the same call without it): +${spread(rule)}`);
+  if (e)
+    console.log(
+      `  no rule either way (a third person's call minus the same call): +${spread(e.map((x, i) => x - b[i]!))}`,
+    );
+  console.log(`  one more upstream GET (the bare route twice minus once): +${spread(get)}`);
+  console.log(
+    `  the rule minus the GET: ${spread(beyond)}; rounds where the rule cost no more than the GET: ${beyond.filter((x) => x <= 0).length} of ${beyond.length}`,
   );
 }
 

@@ -13,15 +13,25 @@ export class UnknownValue {
   ) {}
 }
 
-/** A rule needed an UnknownValue to decide: which path (or principal filter) and, once known, which rule. */
-export class UnknownReached extends Error {
-  override readonly name = 'UnknownReached';
+/**
+ * A rule needed an UnknownValue to decide: which path (or principal filter) and, once known, which
+ * rule. An answer, not a fault, so not an Error: it carries no stack, whose capture costs more than
+ * judging the whole call (a live call whose guest's facts are read throws it to learn that they
+ * must be).
+ */
+export class UnknownReached {
+  readonly name = 'UnknownReached';
+  readonly message: string;
   constructor(
     readonly path: string,
     readonly unknown: UnknownValue,
     readonly rule: string | null = null,
   ) {
-    super(`${rule ?? path} needs ${unknown.field}, which is not known (${unknown.why})`);
+    this.message = `${rule ?? path} needs ${unknown.field}, which is not known (${unknown.why})`;
+  }
+
+  toString(): string {
+    return `${this.name}: ${this.message}`;
   }
 
   /** The same, naming the rule (a JSON pointer) that needed the value; the first name stays. */

@@ -56,7 +56,8 @@ export async function readTargetFacts(
   let entry: VmEntry | undefined;
   try {
     const items = await pve.shared('/cluster/resources', anyList, { type: 'vm' }, left(), fresh);
-    entry = parseEach(vmEntry, items).find((e) => e.vmid === vmid);
+    // Only the guest's own entry is checked against the schema, not every guest's.
+    entry = parseEach(vmEntry, items.filter(isEntryOf(vmid)))[0];
   } catch (err) {
     return unread(`the cluster's resources: ${whyUnreadable(err)}`);
   }
@@ -86,6 +87,12 @@ export async function readTargetFacts(
   };
   return only(facts, wanted);
 }
+
+/** Whether a raw resources entry is guest `vmid`'s (PVE sends the vmid as a number). */
+const isEntryOf =
+  (vmid: number) =>
+  (item: unknown): boolean =>
+    typeof item === 'object' && item !== null && Number((item as { vmid?: unknown }).vmid) === vmid;
 
 function only(facts: Readonly<Record<string, unknown>>, wanted: ReadonlySet<string>): TargetFacts {
   return Object.fromEntries(Object.entries(facts).filter(([fact]) => wanted.has(fact)));

@@ -66,6 +66,12 @@ export interface AppEnv {
   CF_ACCESS_CLIENT_SECRET?: string;
   /** Per-request timeout towards Proxmox, in milliseconds (default 15000). */
   PVE_TIMEOUT_MS?: string;
+  /**
+   * JSON: the clusters this server reaches, instead of the single-cluster settings above:
+   * [{ name, base_url?, vpc_service?, token_id, token_secret_var, access_client_id?,
+   * access_secret_var?, timeout_ms? }]. The first is the default (src/config/clusters.ts).
+   */
+  PVE_CLUSTERS?: string;
   /** JSON text; overrides the bundled policy.json. Seeds the policy store (version 1, then a new version when a deploy changes it). */
   POLICY?: string;
   /** Who may change the policy on /admin and its API (user ids, emails, `group:<name>`). */

@@ -16,15 +16,18 @@ import {
   authMode,
   configuredSecrets,
   corsOrigins,
-  pveConfig,
   type AuthMode,
 } from './parse';
+import { clusterSecrets, clustersConfig, type Clusters } from './clusters';
 
 export type { AuthMode };
 export type { GithubSettings, IdpKind, IdpSettings, OidcSettings, SignInSettings } from './sign-in';
 
 export interface Config {
   authMode: AuthMode | { error: string };
+  /** The clusters (PVE_CLUSTERS, or the single-cluster settings as `default`), or what is wrong. */
+  clusters: Clusters | { error: string };
+  /** The default cluster's client: the first cluster's. */
   pve: PveClientConfig | { error: string };
   audit: { enabled: boolean; retentionDays: number; maxRows: number };
   approvals: { ttlMs: number };
@@ -66,9 +69,11 @@ function parse(env: AppEnv): Config {
   const notify: string[] = [];
   const mode = authMode(env);
   const signIn = signInSettings(env);
+  const clusters = clustersConfig(env);
   const config: Config = {
     authMode: mode,
-    pve: pveConfig(env),
+    clusters,
+    pve: 'error' in clusters ? clusters : clusters.all[0]!.client,
     audit: { enabled: auditEnabled(env, audit), ...auditLimits(env, audit) },
     approvals: { ttlMs: approvalTtlMs(env, approvals) },
     admins: { users: listSetting(env.ADMIN_USERS), groups: listSetting(env.ADMIN_GROUPS) },
@@ -89,7 +94,7 @@ function parse(env: AppEnv): Config {
       ),
     },
     corsOrigins: corsOrigins(listSetting(env.CORS_ORIGINS), cors),
-    secrets: configuredSecrets(env),
+    secrets: [...configuredSecrets(env), ...clusterSecrets(env)],
     signIn,
     policyText: env.POLICY,
     bindings: {

@@ -58,35 +58,57 @@ export function authMode(env: AppEnv): AuthMode | { error: string } {
 const TOKEN_ID_RE = /^[^\s:@!=]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$/;
 const DEFAULT_TIMEOUT_MS = 15_000;
 
-/** Builds the Proxmox client settings, or says what is missing; never echoes a secret. */
-export function pveConfig(env: AppEnv): PveClientConfig | { error: string } {
-  const problems: string[] = [];
-  const tokenId = env.PVE_TOKEN_ID?.trim() ?? '';
-  const tokenSecret = env.PVE_TOKEN_SECRET?.trim() ?? '';
-  if (!TOKEN_ID_RE.test(tokenId)) problems.push('PVE_TOKEN_ID must look like user@realm!tokenid');
-  if (!tokenSecret) problems.push('PVE_TOKEN_SECRET is not set');
-  else if (/[\s=]/.test(tokenSecret)) problems.push('PVE_TOKEN_SECRET contains spaces or "="');
+/** What one cluster's client is built from, and the names its messages give each setting. */
+export interface ClientSettings {
+  names: Record<
+    'baseUrl' | 'tokenId' | 'tokenSecret' | 'accessId' | 'accessSecret' | 'binding',
+    string
+  >;
+  baseUrl: string | undefined;
+  tokenId: string | undefined;
+  tokenSecret: string | undefined;
+  accessId: string | undefined;
+  accessSecret: string | undefined;
+  binding: Fetcher | undefined;
+  timeoutMs: string | undefined;
+  /** Secrets whose absence is already reported (a variable named, but not set). */
+  reported?: ReadonlySet<'tokenSecret' | 'accessSecret'>;
+}
 
-  const baseUrl = normaliseBaseUrl(env.PVE_BASE_URL, env.PVE !== undefined);
+/** Builds a Proxmox client's settings, or says what is missing; never echoes a secret. */
+export function clientConfig(s: ClientSettings): PveClientConfig | { error: string } {
+  const { names } = s;
+  const problems: string[] = [];
+  const tokenId = s.tokenId?.trim() ?? '';
+  const tokenSecret = s.tokenSecret?.trim() ?? '';
+  if (!TOKEN_ID_RE.test(tokenId))
+    problems.push(`${names.tokenId} must look like user@realm!tokenid`);
+  if (!tokenSecret) {
+    if (!s.reported?.has('tokenSecret')) problems.push(`${names.tokenSecret} is not set`);
+  } else if (/[\s=]/.test(tokenSecret))
+    problems.push(`${names.tokenSecret} contains spaces or "="`);
+
+  const baseUrl = normaliseBaseUrl(s.baseUrl, s.binding !== undefined, names);
   if (typeof baseUrl !== 'string') problems.push(baseUrl.error);
 
-  const timeout = env.PVE_TIMEOUT_MS ? Number(env.PVE_TIMEOUT_MS) : DEFAULT_TIMEOUT_MS;
+  const timeout = s.timeoutMs ? Number(s.timeoutMs) : DEFAULT_TIMEOUT_MS;
   if (!Number.isInteger(timeout) || timeout < 100 || timeout > 120_000) {
     problems.push('PVE_TIMEOUT_MS must be an integer between 100 and 120000');
   }
-  const accessId = env.CF_ACCESS_CLIENT_ID?.trim() || undefined;
-  const accessSecret = env.CF_ACCESS_CLIENT_SECRET?.trim() || undefined;
-  if (Boolean(accessId) !== Boolean(accessSecret)) {
-    problems.push('set both CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET, or neither');
+  const accessId = s.accessId?.trim() || undefined;
+  const accessSecret = s.accessSecret?.trim() || undefined;
+  if (Boolean(accessId) !== Boolean(accessSecret) && !s.reported?.has('accessSecret')) {
+    problems.push(`set both ${names.accessId} and ${names.accessSecret}, or neither`);
   }
-  if (problems.length || typeof baseUrl !== 'string') return { error: problems.join('; ') };
+  if (problems.length || typeof baseUrl !== 'string' || !tokenSecret)
+    return { error: problems.join('; ') };
   return {
     baseUrl,
     tokenId,
     tokenSecret,
     accessClientId: accessId,
     accessClientSecret: accessSecret,
-    binding: env.PVE,
+    binding: s.binding,
     timeoutMs: timeout,
   };
 }
@@ -95,30 +117,32 @@ export function pveConfig(env: AppEnv): PveClientConfig | { error: string } {
 function normaliseBaseUrl(
   raw: string | undefined,
   hasBinding: boolean,
+  names: ClientSettings['names'],
 ): string | { error: string } {
+  const setting = names.baseUrl;
   const text = raw?.trim() ?? '';
   if (!text) {
     // A VPC service to pveproxy serves https (pveproxy has no plain http).
-    return hasBinding ? 'https://pve/api2/json' : { error: 'PVE_BASE_URL is not set' };
+    return hasBinding ? 'https://pve/api2/json' : { error: `${setting} is not set` };
   }
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return { error: 'PVE_BASE_URL is not a URL' };
+    return { error: `${setting} is not a URL` };
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    return { error: 'PVE_BASE_URL must be http(s)' };
+    return { error: `${setting} must be http(s)` };
   // The API token travels in every request: over the network it must be encrypted. Plain http
   // is for a Proxmox (or the simulator) on this machine, or a service binding (the Worker's
   // fetch then never leaves Cloudflare; the tunnel carries the request to pveproxy over TLS).
   if (url.protocol === 'http:' && !hasBinding && !isLoopbackHostname(url.hostname)) {
     return {
-      error: `PVE_BASE_URL must use https: (plain http is only allowed for a loopback address or through the PVE service binding), got http://${url.host}: the API token would cross the network unencrypted`,
+      error: `${setting} must use https: (plain http is only allowed for a loopback address or through the ${names.binding}), got http://${url.host}: the API token would cross the network unencrypted`,
     };
   }
   if (url.username || url.password || url.search || url.hash) {
-    return { error: 'PVE_BASE_URL must not contain credentials, a query or a fragment' };
+    return { error: `${setting} must not contain credentials, a query or a fragment` };
   }
   const path = url.pathname.replace(/\/+$/, '');
   const withApi = path.endsWith('/api2/json') ? path : `${path}/api2/json`;

@@ -63,7 +63,9 @@ export function configProblems(config: Config, request: Request): HealthProblem[
     problems.push({
       check: 'proxmox',
       message: `Proxmox connection is not configured: ${pve.error}`,
-      fix: 'Set PVE_BASE_URL and PVE_TOKEN_ID under [vars] (or a PVE VPC service binding) and `wrangler secret put PVE_TOKEN_SECRET`.',
+      fix: pve.error.includes('PVE_CLUSTERS')
+        ? 'Correct PVE_CLUSTERS (README: Configuration, "Several clusters"): a JSON list of { name, base_url and/or vpc_service, token_id, token_secret_var, access_client_id?, access_secret_var?, timeout_ms? }, each secret in a variable it names (`wrangler secret put`).'
+        : 'Set PVE_BASE_URL and PVE_TOKEN_ID under [vars] (or a PVE VPC service binding) and `wrangler secret put PVE_TOKEN_SECRET`.',
     });
   }
   if (mode === 'oauth') problems.push(...signInProblems(config, request));

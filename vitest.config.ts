@@ -22,6 +22,7 @@ const NAMED_PROJECTS = [
   'github',
   'browser',
   'serial',
+  'clusters',
 ] as const;
 const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
 
@@ -36,7 +37,14 @@ function workersProject(
   name: string,
   policyFile: string | null,
   vars: (
-    address: (of: 'fakeIdpUrl' | 'receiverUrl') => string,
+    address: (
+      of:
+        | 'fakeIdpUrl'
+        | 'receiverUrl'
+        | 'simulatorUrl'
+        | 'simulatorTokenId'
+        | 'simulatorTokenSecret',
+    ) => string,
   ) => Record<string, string> = () => ({}),
   setups: string[] = [],
 ): TestProjectInlineConfiguration {
@@ -70,7 +78,9 @@ function workersProject(
                 : {}),
               // Where test/support/idp-clients.ts finds this Worker's fake IdP.
               TEST_FAKE_IDP_URL: fakeIdpUrl,
-              ...vars((of) => (of === 'fakeIdpUrl' ? fakeIdpUrl : inject(of))),
+              ...vars((of) =>
+                of === 'fakeIdpUrl' ? fakeIdpUrl : of === 'simulatorUrl' ? simulator : inject(of),
+              ),
             },
           },
         };
@@ -206,6 +216,29 @@ export default defineConfig({
       workersProject('oidc', null, (address) => ({
         ...oidcSignIn(address),
         ADMIN_USERS: 'lead@corp.example',
+      })),
+      // Two clusters, lab and prod (PVE_CLUSTERS; two clusters of the Worker's simulator, each
+      // seeded alike, so the same vmid is on both), each with its own token secret variable; no
+      // single-cluster settings. Signed in through the development identity provider.
+      workersProject('clusters', null, (address) => ({
+        PVE_BASE_URL: '',
+        PVE_TOKEN_ID: '',
+        PVE_TOKEN_SECRET: '',
+        PVE_CLUSTERS: JSON.stringify(
+          ['lab', 'prod'].map((name) => ({
+            name,
+            base_url: `${address('simulatorUrl')}/t/${name}`,
+            token_id: address('simulatorTokenId'),
+            token_secret_var: `${name.toUpperCase()}_TOKEN_SECRET`,
+          })),
+        ),
+        LAB_TOKEN_SECRET: address('simulatorTokenSecret'),
+        PROD_TOKEN_SECRET: address('simulatorTokenSecret'),
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ALLOWED_GROUPS: 'ops',
+        ADMIN_USERS: 'admin@example.com',
+        POLICY_EDITORS: 'editor@example.com',
       })),
       workersProject('github', null, (address) => ({
         AUTH_MODE: 'oauth',

@@ -7,8 +7,8 @@ import type { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';
 
-/** A fresh Proxmox client for one call, or why there is none (the Runtime's). */
-export type PveConnector = () => PveClient | { error: string };
+/** A fresh Proxmox client for one call to a cluster (absent: the default), or why there is none. */
+export type PveConnector = (cluster?: string) => PveClient | { error: string };
 
 export function makeScope(
   connect: PveConnector,
@@ -17,6 +17,7 @@ export function makeScope(
   requestId: string,
 ): CallScope {
   let client: PveClient | undefined;
+  let cluster: string | undefined;
   return {
     ctx: {
       requestId,
@@ -24,7 +25,7 @@ export function makeScope(
       clock,
       pve() {
         if (!client) {
-          const made = connect();
+          const made = connect(cluster);
           if ('error' in made) {
             throw new ToolFailure(
               'config',
@@ -37,5 +38,10 @@ export function makeScope(
       },
     },
     upstream: () => client?.calls ?? [],
+    onCluster(name) {
+      // Never a request to one cluster and the rest of the call to another.
+      if (client && name !== cluster) throw new Error('the cluster is chosen before any request');
+      cluster = name;
+    },
   };
 }

@@ -18,6 +18,8 @@ export interface CallScope {
   ctx: BaseToolContext;
   /** The upstream exchanges made so far during this call. */
   upstream(): readonly UpstreamCall[];
+  /** The cluster the call is for (before its first request; until then, the default). */
+  onCluster(name: string): void;
 }
 
 export interface CallHost {
@@ -25,6 +27,8 @@ export interface CallHost {
   clock: Clock;
   /** A fresh scope for one call; throws a ToolFailure when the caller has no identity. */
   scope(requestId: string): CallScope;
+  /** The clusters' names, the default first (`cluster` is an argument only with more than one). */
+  clusters: readonly string[];
   /** The MCP session (or `stateless`), for logs and the audit trail. */
   sessionId(): string;
   /** The policy in force (and the version in shadow beside it, if any). */

@@ -58,6 +58,8 @@ interface Call {
   /** The values redaction hid: they never come back out (result, log line, audit record). */
   hidden: string[];
   scope?: CallScope;
+  /** The cluster the call is for (its `cluster` argument, or the default). */
+  cluster?: string;
   /** Reads the facts of the call's guest (see targetReader); absent: it acts on none. */
   readTarget?: TargetReader;
   /** The facts of the call's guest read last (see targetReader). */
@@ -76,6 +78,9 @@ interface Parsed {
   given: Record<string, unknown>;
   approvalId: string | undefined;
 }
+
+/** The name of the argument that says which cluster a call is for (see toolSet). */
+const CLUSTER_ARG = 'cluster';
 
 /** The arguments after the server filled in what the caller left to it. */
 interface Resolved {
@@ -195,9 +200,14 @@ async function parse(call: Call, input: z.ZodType, rawArgs: unknown): Promise<St
     );
     return { end: { result: failureResult(failure, facts.log) } };
   }
-  const { approval_id: approvalId, ...given } = parsed.data as Record<string, unknown> & {
-    approval_id?: string;
-  };
+  const {
+    approval_id: approvalId,
+    [CLUSTER_ARG]: cluster,
+    ...given
+  } = parsed.data as Record<string, unknown> & { approval_id?: string; cluster?: string };
+  // The tool never sees `cluster`: its client is that cluster's.
+  call.cluster = cluster ?? call.host.clusters[0];
+  if (call.cluster !== undefined) call.scope!.onCluster(call.cluster);
   return { next: { given, approvalId } };
 }
 
@@ -217,7 +227,12 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
       inherited: filled.inherited ?? {},
     };
   }
-  const shown = shownArgs(resolved.args);
+  // Where more than one cluster is reached, which one is shown, stored and bound with the rest:
+  // an approval to stop VM 104 on lab is not one to stop VM 104 on prod.
+  const shown = {
+    ...(call.host.clusters.length > 1 ? { [CLUSTER_ARG]: call.cluster } : {}),
+    ...shownArgs(resolved.args),
+  };
   // What the call takes from its source is shown, stored and bound beside the arguments: an
   // approval covers a clone of the source as it was read, not of whatever it has become.
   const withInherited = Object.keys(resolved.inherited).length
@@ -262,7 +277,8 @@ function factsInput(call: Call, { args, inherited, identity }: Resolved): FactsI
   const { tool, host } = call;
   return {
     tool: tool.name,
-    args: policyView(seenBy(args, inherited)),
+    // `args.cluster` is the cluster the call is for, the default filled in (as vm_type is).
+    args: { ...policyView(seenBy(args, inherited)), [CLUSTER_ARG]: call.cluster },
     identity,
     dryRun: tool.dryRun?.(args) ?? false,
     now: host.clock.now(),

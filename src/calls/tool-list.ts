@@ -49,12 +49,29 @@ export interface ToolSet {
   all(): ToolDefinition[];
 }
 
-export function toolSet(tools: readonly ToolSpec[]): ToolSet {
-  const inputs = new Map(tools.map((t) => [t.name, t.input.extend({ approval_id: APPROVAL_ID })]));
+/**
+ * Every tool also takes `cluster` where the server reaches more than one (`clusters`, the first
+ * the default): which one the call is for. With one cluster the argument is not there at all, so
+ * a one-cluster tools/list is as it always was, and `cluster` is refused as any unknown argument.
+ */
+export function toolSet(tools: readonly ToolSpec[], clusters: readonly string[] = []): ToolSet {
+  const [first, ...more] = clusters;
+  const cluster =
+    first !== undefined && more.length
+      ? {
+          cluster: z
+            .enum([first, ...more])
+            .optional()
+            .describe(`Cluster: ${clusters.join(', ')} (default ${first}).`),
+        }
+      : {};
+  const inputs = new Map(
+    tools.map((t) => [t.name, t.input.extend({ ...cluster, approval_id: APPROVAL_ID })]),
+  );
   const byName = new Map(tools.map((t) => [t.name, t]));
   // Each tool with approval_id in its input schema, and without (for a policy that never asks).
   const asking = tools.map((t) => describeTool(t, inputs.get(t.name)!));
-  const plain = tools.map((t) => describeTool(t, t.input));
+  const plain = tools.map((t) => describeTool(t, t.input.extend(cluster)));
   return {
     get: (name) => {
       const tool = byName.get(name);

@@ -6,17 +6,12 @@ import { errorText, logLine } from '../log';
 import type { AuditRecord } from '../audit/record';
 import { makeScope } from '../calls/context';
 import type { CallHost } from '../calls/host';
-import { toolSet } from '../calls/tool-list';
 import { ToolFailure } from '../calls/tool-spec';
 import { type CounterBackend, type CounterTarget, counterObjectName } from '../counters/reserve';
 import type { Identity } from '../core/identity';
-import { TOOLS } from '../tools';
 import { REDACTED } from '../audit/canonical';
 import { chainScrubbers, hiddenValuesScrubber } from '../secrets/scrub';
 import type { Runtime } from './runtime';
-
-/** The tools, validated and described once per isolate. */
-export const TOOL_SET = toolSet(TOOLS);
 
 /** Audit records are written after the answer: they may take longer than a call's stores. */
 export const AUDIT_DEADLINE_MS = 10_000;
@@ -46,6 +41,7 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
         throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
       return makeScope(runtime.pveClient, runtime.clock, identity, requestId);
     },
+    clusters: runtime.clusters,
     sessionId: () => era.sessionId,
     policy: () => runtime.policy.active(era.waitUntil),
     shadowDisagreement: (d) =>

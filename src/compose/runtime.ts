@@ -26,7 +26,9 @@ import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/names';
 import { type Scrubber, scrubberFor } from '../secrets/scrub';
 import { STORE_DEADLINE_MS, withDeadline } from '../stores/deadline';
 import { type Bound, objectPort, type RpcOf } from '../stores/stubs';
-import { TOOL_CATALOG } from '../tools';
+import { TOOL_CATALOG, TOOLS } from '../tools';
+import { type ToolSet, toolSet } from '../calls/tool-list';
+import { DEFAULT_CLUSTER } from '../config/clusters';
 
 export type { PolicySource };
 
@@ -80,8 +82,15 @@ export interface Runtime {
   readonly scrubber: Scrubber;
   /** The HMAC of a call's canonical arguments, under the server's `args_hmac` key. */
   readonly hmacArgs: ArgsHmacer;
-  /** A Proxmox client for one call (it logs that call's exchanges), or why there is none. */
-  pveClient(): PveClient | { error: string };
+  /**
+   * A Proxmox client for one call (it logs that call's exchanges) to `cluster` (absent: the
+   * default), or why there is none.
+   */
+  pveClient(cluster?: string): PveClient | { error: string };
+  /** The clusters' names, the default first (one, `default`, for the single-cluster settings). */
+  readonly clusters: readonly string[];
+  /** The tools as this server serves them (with `cluster` where it reaches more than one). */
+  readonly tools: ToolSet;
 }
 
 /** What the Hono routes see: the bindings, and the Runtime the entry put in the context. */
@@ -164,8 +173,34 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
     },
     scrubber: scrubberFor(config.secrets),
     hmacArgs: argsHmacer(() => keys().key('args_hmac')),
-    pveClient: () => ('error' in config.pve ? config.pve : new PveClient(config.pve, clock)),
+    pveClient: (name) => {
+      const { clusters } = config;
+      if ('error' in clusters) return clusters;
+      const cluster =
+        name === undefined ? clusters.all[0] : clusters.all.find((c) => c.name === name);
+      if (!cluster) return { error: `no cluster is named ${JSON.stringify(name)}` };
+      return new PveClient(cluster.client, clock);
+    },
+    clusters: clusterNames(config),
+    tools: toolSetFor(clusterNames(config)),
   };
+}
+
+function clusterNames(config: Config): readonly string[] {
+  return 'error' in config.clusters ? [DEFAULT_CLUSTER] : config.clusters.all.map((c) => c.name);
+}
+
+/** One tool set per list of cluster names: its schemas are built once, not per environment. */
+const toolSets = new Map<string, ToolSet>();
+
+function toolSetFor(clusters: readonly string[]): ToolSet {
+  const key = clusters.join(',');
+  let set = toolSets.get(key);
+  if (!set) {
+    set = toolSet(TOOLS, clusters);
+    toolSets.set(key, set);
+  }
+  return set;
 }
 
 function countersPort(

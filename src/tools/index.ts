@@ -66,6 +66,9 @@ export const TOOL_CATALOG: ToolCatalog = Object.fromEntries(
       ...Object.fromEntries(
         Object.keys(t.input.shape).map((arg) => [arg, t.policyFields?.[arg] ?? null]),
       ),
+      // Which cluster the call is for: an argument where there are several, always in the
+      // policy's view (the default filled in), so one rule reads the same on one or several.
+      cluster: null,
     },
   ]),
 );

@@ -14,7 +14,7 @@ import { env } from 'cloudflare:workers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { composeHost, TOOL_SET } from '../../src/compose/call-host';
+import { composeHost } from '../../src/compose/call-host';
 import { buildRuntime, type Runtime } from '../../src/compose/runtime';
 import { runCall } from '../../src/calls/run-call';
 import type { AppEnv } from '../../src/env';
@@ -70,7 +70,7 @@ async function callOn(
   args: Record<string, unknown>,
   who: Identity,
 ): Promise<CallToolResult & { requestId?: string }> {
-  const found = TOOL_SET.get(tool)!;
+  const found = runtime.tools.get(tool)!;
   const pending: Promise<unknown>[] = [];
   const host = composeHost(runtime, {
     sessionId: 'stateless',

@@ -7,7 +7,7 @@ import { McpAgent } from 'agents/mcp';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { recordGrantSession } from '../../auth/grants';
-import { composeHost, TOOL_SET } from '../../compose/call-host';
+import { composeHost } from '../../compose/call-host';
 import { type Runtime, runtimeOf } from '../../compose/runtime';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import { WindowCounters } from '../../counters/window-counters';
@@ -106,6 +106,11 @@ export class ProxmoxMcp
       waitUntil: (work) => this.ctx.waitUntil(work),
     });
     // The scopes the session was opened with: every request to it carries a token with the same.
-    installTools(this.server, TOOL_SET, host, () => identityFromProps(this.props)?.scopes ?? []);
+    installTools(
+      this.server,
+      this.runtime.tools,
+      host,
+      () => identityFromProps(this.props)?.scopes ?? [],
+    );
   }
 }

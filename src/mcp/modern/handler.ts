@@ -27,7 +27,7 @@ import type { CallHost } from '../../calls/host';
 import { scopeMessage } from '../../calls/messages';
 import { missingScope } from '../../calls/scope-gate';
 import { runCall } from '../../calls/run-call';
-import { composeHost, TOOL_SET } from '../../compose/call-host';
+import { composeHost } from '../../compose/call-host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import type { Runtime } from '../../compose/runtime';
 import type { Identity } from '../../core/identity';
@@ -118,7 +118,7 @@ async function outOfScope(
   const call = toolsCall.safeParse(message);
   if (!call.success) return null;
   const { name, arguments: args } = call.data.params;
-  const found = TOOL_SET.get(name);
+  const found = exchange.runtime.tools.get(name);
   if (!found) return null;
   const scope = missingScope(found.tool, exchange.identity);
   if (!scope) return null;
@@ -158,10 +158,10 @@ function buildServer(exchange: Exchange): Server {
   listLegacyVersions(server);
   const host = hostFor(exchange);
   server.setRequestHandler('tools/list', async () => ({
-    tools: TOOL_SET.listed(await host.policy(), exchange.identity.scopes),
+    tools: exchange.runtime.tools.listed(await host.policy(), exchange.identity.scopes),
   }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
-    const found = TOOL_SET.get(request.params.name);
+    const found = exchange.runtime.tools.get(request.params.name);
     if (!found)
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,

@@ -47,8 +47,13 @@ function base(): string {
   return url;
 }
 
-async function control(method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${base()}/_sim${path}`, {
+async function controlAt(
+  at: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<unknown> {
+  const res = await fetch(`${at}/_sim${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -59,52 +64,69 @@ async function control(method: string, path: string, body?: unknown): Promise<un
   return text ? (JSON.parse(text) as unknown) : null;
 }
 
-export const sim = {
-  reset: () => control('POST', '/reset'),
-  clearLog: () => control('DELETE', '/requests'),
-  async requests(): Promise<SimRequest[]> {
-    const out = (await control('GET', '/requests')) as { requests: SimRequest[] };
-    return out.requests;
-  },
-  async writes(): Promise<SimRequest[]> {
-    return (await this.requests()).filter((r) => r.method !== 'GET');
-  },
-  /** The requests Proxmox got, each as "METHOD /api2/json/path". */
-  async requestLines(): Promise<string[]> {
-    return (await this.requests()).map((r) => `${r.method} ${r.path}`);
-  },
-  /** The writes (not GET) Proxmox got, each as "METHOD /api2/json/path". */
-  async writeLines(): Promise<string[]> {
-    return (await this.writes()).map((r) => `${r.method} ${r.path}`);
-  },
-  fault: (fault: SimFault) => control('POST', '/faults', fault),
-  clearFaults: () => control('DELETE', '/faults'),
-  setNode: (node: string, state: 'online' | 'offline') =>
-    control('POST', `/nodes/${node}/${state}`),
-  config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) =>
-    control('POST', '/config', config),
-  /** A guest's config, pending changes, snapshots and run state, read past the API under test. */
-  guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as GuestView,
-  /** Set a guest's config lock (e.g. 'backup'), or clear it with null. */
-  setLock: (vmid: number, lock: string | null) =>
-    lock === null
-      ? control('DELETE', `/guests/${vmid}/lock`)
-      : control('POST', `/guests/${vmid}/lock`, { lock }),
-  /** Make a VM's QEMU guest agent answer (or not). */
-  setAgent: (vmid: number, running: boolean) =>
-    control('POST', `/guests/${vmid}/agent`, { running }),
-  /** A running VM's QMP status: 'running', 'paused', 'prelaunch' or 'suspended'. */
-  setQmpStatus: (vmid: number, qmpstatus: string) =>
-    control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
-  /** Calls the simulated PVE API directly, as a test's own Proxmox client. */
-  async api(method: string, path: string, params?: Record<string, string>): Promise<Response> {
-    return fetch(`${base()}/api2/json${path}`, {
-      method,
-      headers: {
-        Authorization: `PVEAPIToken=${inject('simulatorTokenId')}=${inject('simulatorTokenSecret')}`,
-        ...(params ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      body: params ? new URLSearchParams(params).toString() : undefined,
-    });
-  },
-};
+/**
+ * The simulator's default cluster (`sim`), or another of its clusters: a tenant of the same
+ * process with a cluster of its own (`simCluster('prod')`, at /t/prod/api2/json).
+ */
+function simulatorAt(tenant: string | null) {
+  const at = () => (tenant === null ? base() : `${base()}/t/${tenant}`);
+  const control = (method: string, path: string, body?: unknown) =>
+    controlAt(at(), method, path, body);
+  return {
+    /** Where it is, as PVE_BASE_URL or a cluster's base_url names it. */
+    url: at,
+    reset: () => control('POST', '/reset'),
+    clearLog: () => control('DELETE', '/requests'),
+    async requests(): Promise<SimRequest[]> {
+      const out = (await control('GET', '/requests')) as { requests: SimRequest[] };
+      return out.requests;
+    },
+    async writes(): Promise<SimRequest[]> {
+      return (await this.requests()).filter((r) => r.method !== 'GET');
+    },
+    /** The requests Proxmox got, each as "METHOD /api2/json/path". */
+    async requestLines(): Promise<string[]> {
+      return (await this.requests()).map((r) => `${r.method} ${r.path}`);
+    },
+    /** The writes (not GET) Proxmox got, each as "METHOD /api2/json/path". */
+    async writeLines(): Promise<string[]> {
+      return (await this.writes()).map((r) => `${r.method} ${r.path}`);
+    },
+    fault: (fault: SimFault) => control('POST', '/faults', fault),
+    clearFaults: () => control('DELETE', '/faults'),
+    setNode: (node: string, state: 'online' | 'offline') =>
+      control('POST', `/nodes/${node}/${state}`),
+    config: (config: { authFailDelayMs?: number; taskDurationMs?: number }) =>
+      control('POST', '/config', config),
+    /** A guest's config, pending changes, snapshots and run state, read past the API under test. */
+    guest: async (vmid: number) => (await control('GET', `/guests/${vmid}`)) as GuestView,
+    /** Set a guest's config lock (e.g. 'backup'), or clear it with null. */
+    setLock: (vmid: number, lock: string | null) =>
+      lock === null
+        ? control('DELETE', `/guests/${vmid}/lock`)
+        : control('POST', `/guests/${vmid}/lock`, { lock }),
+    /** Make a VM's QEMU guest agent answer (or not). */
+    setAgent: (vmid: number, running: boolean) =>
+      control('POST', `/guests/${vmid}/agent`, { running }),
+    /** A running VM's QMP status: 'running', 'paused', 'prelaunch' or 'suspended'. */
+    setQmpStatus: (vmid: number, qmpstatus: string) =>
+      control('POST', `/guests/${vmid}/qmpstatus`, { qmpstatus }),
+    /** Calls the simulated PVE API directly, as a test's own Proxmox client. */
+    async api(method: string, path: string, params?: Record<string, string>): Promise<Response> {
+      return fetch(`${at()}/api2/json${path}`, {
+        method,
+        headers: {
+          Authorization: `PVEAPIToken=${inject('simulatorTokenId')}=${inject('simulatorTokenSecret')}`,
+          ...(params ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        body: params ? new URLSearchParams(params).toString() : undefined,
+      });
+    },
+  };
+}
+
+/** The simulator's default cluster. */
+export const sim = simulatorAt(null);
+
+/** Another cluster of the simulator, freshly seeded on first use. */
+export const simCluster = (name: string) => simulatorAt(name);

@@ -14,7 +14,7 @@ import {
   type Decision,
 } from '../policy/evaluate';
 import { type CompiledPolicy, formatErrors } from '../policy/load';
-import { Unread } from '../policy/conditions';
+import { type GuestKey, Unread } from '../policy/conditions';
 import { UNREAD_PREFIX } from '../audit/record';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
@@ -59,7 +59,7 @@ export interface GateInput {
   /** The facts of the call's guest as the person asked saw them (read before asking). */
   judgedTarget?: Readonly<Record<string, unknown>>;
   /** The id of the guest the call acts on (or makes), for `guest` limits. */
-  guest?: number;
+  guest?: GuestKey;
   /** The guest the call makes beside the one it acts on, for `new.` rules (CallView.made). */
   made?: Readonly<Record<string, unknown>>;
 }

@@ -17,7 +17,7 @@ import { INHERITED_KEY, TARGET_KEY } from '../audit/record';
 import type { Identity } from '../core/identity';
 import { own } from '../core/own';
 import { isPropertyValue } from '../core/property-value';
-import { Unread } from '../policy/conditions';
+import { guestKey, Unread } from '../policy/conditions';
 import { evaluatePolicy, refusedOutright, targetFactsReached } from '../policy/evaluate';
 import type { ActivePolicy } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
@@ -230,8 +230,8 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
   // Where more than one cluster is reached, which one is shown, stored and bound with the rest:
   // an approval to stop VM 104 on lab is not one to stop VM 104 on prod.
   const shown = {
-    ...(call.host.clusters.length > 1 ? { [CLUSTER_ARG]: call.cluster } : {}),
     ...shownArgs(resolved.args),
+    ...(call.host.clusters.length > 1 ? { [CLUSTER_ARG]: call.cluster } : {}),
   };
   // What the call takes from its source is shown, stored and bound beside the arguments: an
   // approval covers a clone of the source as it was read, not of whatever it has become.
@@ -277,13 +277,12 @@ function factsInput(call: Call, { args, inherited, identity }: Resolved): FactsI
   const { tool, host } = call;
   return {
     tool: tool.name,
-    // `args.cluster` is the cluster the call is for, the default filled in (as vm_type is).
-    args: { ...policyView(seenBy(args, inherited)), [CLUSTER_ARG]: call.cluster },
+    args: policyArgs(call, seenBy(args, inherited)),
     identity,
     dryRun: tool.dryRun?.(args) ?? false,
     now: host.clock.now(),
     target: call.readTarget,
-    guest: tool.target?.(args)?.vmid,
+    guest: guestKey(tool.target?.(args)?.vmid, host.clusters.length > 1 ? call.cluster : undefined),
     made: tool.makes?.(args) ?? undefined,
   };
 }
@@ -466,7 +465,7 @@ function recheckPolicy(
   // A new guest is as the changed call would make it; an existing one, as it was read (a fact
   // its rules reach only now, never read, refuses).
   const changed = tool.target?.(next);
-  const args = policyView(seen);
+  const args = policyArgs(call, seen);
   let target = call.target;
   if (changed && 'made' in changed) target = changed.made;
   else if (changed) {
@@ -497,6 +496,14 @@ function seenBy(
   const seen: Record<string, unknown> = { ...inherited };
   for (const [key, value] of Object.entries(args)) if (value !== undefined) seen[key] = value;
   return seen;
+}
+
+/**
+ * The arguments as the policy sees them: typed fields of property strings, and `args.cluster`,
+ * the cluster the call is for, the default filled in (as vm_type is), never anything else's.
+ */
+function policyArgs(call: Call, seen: Record<string, unknown>): Record<string, unknown> {
+  return { ...policyView(seen), [CLUSTER_ARG]: call.cluster };
 }
 
 /** Arguments as shown and hashed: property strings by their canonical text. */

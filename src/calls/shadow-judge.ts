@@ -72,6 +72,8 @@ export function shadowDisagreement(
   let then: Judged;
   try {
     const recorded = recordedCall(input.stored, input.input);
+    // A record names its cluster only where there are several; the call's is the default then.
+    recorded.view.cluster ??= input.args.cluster;
     const target = recordedTarget(input.targetOf, recorded.args, recorded.facts);
     then = judge(shadow.policy, recorded.view, target, recordedMade(input.makesOf, recorded.args));
   } catch (err) {

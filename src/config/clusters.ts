@@ -10,6 +10,8 @@ import { z } from 'zod';
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
 import { clientConfig, type ClientSettings } from './parse';
+import { OWN_SETTINGS } from './own-settings';
+import { DEFAULT_CLUSTER } from '../core/default-cluster';
 
 /** One cluster: its name (a short slug, shown in messages and kept in the audit) and its client. */
 export interface ClusterConfig {
@@ -26,18 +28,31 @@ export interface Clusters {
   listed: boolean;
 }
 
-/** The name the single-cluster settings' cluster goes by. */
-export const DEFAULT_CLUSTER = 'default';
+export { DEFAULT_CLUSTER };
 /** More would not fit a tool's input schema, a message or a person's head. */
 export const MAX_CLUSTERS = 16;
 
 /** Short, lowercase, safe in a URL, a message, a policy value and a counter key. */
 const CLUSTER_NAME_RE = /^[a-z][a-z0-9-]{0,23}$/;
-/** A Worker binding or variable name as wrangler takes it. */
-const VAR_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** A variable or binding name: upper case, as wrangler's examples and ours all are. */
+const VAR_NAME_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
+/** A secret pasted where its variable's name goes (hex, or a UUID as PVE token secrets are): never echoed. */
+const LOOKS_LIKE_A_SECRET = /^[0-9a-f-]{16,}$/i;
+
+/** Of OWN_SETTINGS, those a cluster may name as its own (it then replaces the single cluster). */
+const TAKEN_OVER = new Set(['PVE', 'PVE_TOKEN_SECRET', 'CF_ACCESS_CLIENT_SECRET']);
 
 const varName = (what: string) =>
-  z.string().regex(VAR_NAME_RE, `must be the name of a ${what}, like PROD_TOKEN_SECRET`);
+  z
+    .string()
+    .refine((name) => !LOOKS_LIKE_A_SECRET.test(name), {
+      error: 'looks like a secret, not the name of the variable that holds it',
+      abort: true,
+    })
+    .regex(VAR_NAME_RE, `must be the name of a ${what}, like PROD_TOKEN_SECRET`)
+    .refine((name) => !OWN_SETTINGS.has(name) || TAKEN_OVER.has(name), {
+      error: 'is a setting of this server of its own: name a variable of the cluster',
+    });
 
 const entrySchema = z.strictObject({
   name: z
@@ -108,10 +123,12 @@ export function clustersConfig(env: AppEnv): Clusters | { error: string } {
   const all: ClusterConfig[] = [];
   for (const entry of entries) {
     const client = clientConfig(entrySettings(env, entry, timeout, problems));
-    if ('error' in client) problems.push(client.error);
+    // (An empty error: what is wrong is already said, a named secret that is not set.)
+    if ('error' in client) problems.push(...client.error.split('; ').filter(Boolean));
     else all.push({ name: entry.name, client, vpcService: entry.vpc_service ?? null });
   }
-  if (problems.length) return { error: problems.join('; ') };
+  // One bad PVE_TIMEOUT_MS is said once, not once per cluster.
+  if (problems.length) return { error: [...new Set(problems)].join('; ') };
   return { all, listed: true };
 }
 
@@ -211,10 +228,10 @@ function entrySettings(
     );
     return undefined;
   };
-  let binding: Fetcher | undefined;
+  let binding: PveClientConfig['binding'];
   if (entry.vpc_service !== undefined) {
     const bound = variables[entry.vpc_service] as { fetch?: unknown } | undefined;
-    if (bound && typeof bound.fetch === 'function') binding = bound as Fetcher;
+    if (bound && typeof bound.fetch === 'function') binding = bound as PveClientConfig['binding'];
     else
       problems.push(
         `${where}: vpc_service names ${entry.vpc_service}, which is not a binding of this Worker (declare it under vpc_services in the Wrangler configuration)`,

@@ -69,7 +69,7 @@ export interface ClientSettings {
   tokenSecret: string | undefined;
   accessId: string | undefined;
   accessSecret: string | undefined;
-  binding: Fetcher | undefined;
+  binding: PveClientConfig['binding'];
   timeoutMs: string | undefined;
   /** Secrets whose absence is already reported (a variable named, but not set). */
   reported?: ReadonlySet<'tokenSecret' | 'accessSecret'>;

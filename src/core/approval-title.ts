@@ -9,7 +9,9 @@ function guestWords(a: Args, name: string | null | undefined): string {
   if (a.vmid === undefined) return `a new ${a.vm_type === 'lxc' ? 'container' : 'VM'}`;
   return guestName(String(a.vm_type), String(a.vmid), name);
 }
-const ON = (a: Args): string => (typeof a.node === 'string' ? ` on ${a.node}` : '');
+/** Where the server reaches several clusters, the call's (its `cluster`) goes before the node. */
+const CLUSTER = (a: Args): string => (typeof a.cluster === 'string' ? `${a.cluster}/` : '');
+const ON = (a: Args): string => (typeof a.node === 'string' ? ` on ${CLUSTER(a)}${a.node}` : '');
 
 /** Each tool's sentence; a tool not listed is named by its id. */
 const TITLES: Record<string, (a: Args, guest: string) => string> = {
@@ -29,7 +31,8 @@ const TITLES: Record<string, (a: Args, guest: string) => string> = {
   pve_set_vm_config: (a, g) => `Change the configuration of ${g}${ON(a)}`,
   pve_resize_disk: (a, g) =>
     `Grow disk ${String(a.disk ?? '?')} of ${g}${ON(a)} by ${String(a.size ?? '?')}`,
-  pve_migrate_vm: (a, g) => `Move ${g} from ${String(a.node ?? '?')} to ${String(a.target ?? '?')}`,
+  pve_migrate_vm: (a, g) =>
+    `Move ${g} from ${CLUSTER(a)}${String(a.node ?? '?')} to ${String(a.target ?? '?')}`,
   pve_create_snapshot: (a, g) => `Snapshot ${g}${ON(a)} as "${String(a.snapname ?? '?')}"`,
   pve_delete_snapshot: (a, g) => `Delete snapshot "${String(a.snapname ?? '?')}" of ${g}${ON(a)}`,
   pve_rollback_snapshot: (a, g) =>
@@ -48,9 +51,11 @@ const TITLES: Record<string, (a: Args, guest: string) => string> = {
 
 /** The sentence for a call; with the guest's name when it is known ("Destroy VM 104 (win11-lab) on pve2"). */
 export function approvalTitle(tool: string, args: Args, guestName?: string | null): string {
-  const title = Object.hasOwn(TITLES, tool)
+  let title = Object.hasOwn(TITLES, tool)
     ? TITLES[tool]!(args, guestWords(args, guestName))
     : `Run ${tool}`;
+  // "Stop VM 104 on prod/pve2": a vmid is one guest only within its cluster.
+  if (CLUSTER(args) && !title.includes(` ${CLUSTER(args)}`)) title += ` on cluster ${args.cluster}`;
   return title.length > 160 ? `${title.slice(0, 159)}…` : title;
 }
 

@@ -5,6 +5,7 @@
 
 import type { Identity } from '../core/identity';
 import type { AppliedLimit, Decision, LimitedDecision } from '../policy/evaluate';
+import type { GuestKey } from '../policy/conditions';
 import type { Scope } from '../policy/schema';
 import type { ReserveItem } from './window-counters';
 
@@ -19,7 +20,7 @@ export interface CounterTarget {
 
 export interface CounterBackend {
   /** `guest`: the guest a `guest` limit counts on. */
-  target(scope: Scope, identity: Identity, guest?: number): CounterTarget;
+  target(scope: Scope, identity: Identity, guest?: GuestKey): CounterTarget;
 }
 
 export type Reservation =
@@ -33,7 +34,7 @@ export async function reserveLimits(
   now: number,
 ): Promise<Reservation> {
   // One counters object per scope, and per guest for `guest` limits.
-  const byObject = new Map<string, { scope: Scope; guest?: number; items: ReserveItem[] }>();
+  const byObject = new Map<string, { scope: Scope; guest?: GuestKey; items: ReserveItem[] }>();
   for (const limit of limits) {
     const at = `${limit.scope}:${limit.guest ?? ''}`;
     const group = byObject.get(at) ?? { scope: limit.scope, guest: limit.guest, items: [] };
@@ -71,7 +72,7 @@ export async function reserveLimits(
 export function counterObjectName(
   scope: Exclude<Scope, 'session'>,
   identity: Pick<Identity, 'userId' | 'email' | 'grantId'>,
-  guest?: number,
+  guest?: GuestKey,
 ): string {
   switch (scope) {
     case 'guest':
@@ -88,8 +89,8 @@ export function counterObjectName(
 }
 
 /** A guest is counted by its id, unique in the cluster, whichever node it runs on. */
-export function guestCounterObject(vmid: number | undefined): string {
-  return `guest:${vmid ?? 'none'}`;
+export function guestCounterObject(guest: GuestKey | undefined): string {
+  return `guest:${guest ?? 'none'}`;
 }
 
 /** The scope of a counters object, from its name (the inverse of counterObjectName). */

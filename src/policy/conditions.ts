@@ -35,6 +35,21 @@ import type { Identity } from '../core/identity';
 import type { Condition } from './schema';
 import { lostList, UnknownReached, UnknownValue } from './unknown';
 
+/**
+ * A guest as `guest` limits count it: its vmid, unique in its cluster; where the server reaches
+ * several clusters, `<cluster>/<vmid>` (VM 104 on lab and VM 104 on prod are two guests).
+ */
+export type GuestKey = number | string;
+
+/** The key of guest `vmid` (none: no guest), of `cluster` when there are several (else none). */
+export function guestKey(
+  vmid: number | undefined,
+  cluster: string | undefined,
+): GuestKey | undefined {
+  if (vmid === undefined) return undefined;
+  return cluster === undefined ? vmid : `${cluster}/${vmid}`;
+}
+
 export interface CallView {
   tool: string;
   /** Validated arguments; property strings appear as objects of their typed fields. */
@@ -45,8 +60,8 @@ export interface CallView {
    * Left out: the call acts on no guest, or the policy reaches none of its facts.
    */
   target?: Readonly<Record<string, unknown>>;
-  /** The id of the guest the call acts on (or makes): a `guest` limit counts per guest. */
-  guest?: number;
+  /** The guest the call acts on (or makes): a `guest` limit counts per guest (see GuestKey). */
+  guest?: GuestKey;
   /**
    * The guest the call makes beside the one it acts on (a clone's new guest), as the call would
    * make it: what `new.` paths reach, by NEW_FIELDS name. Left out: the call makes none.

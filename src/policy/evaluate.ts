@@ -10,6 +10,7 @@ import { own } from '../core/own';
 import {
   judgeCondition,
   type CallView,
+  type GuestKey,
   type Refusal,
   type ToolArgs,
   unknownTarget,
@@ -26,7 +27,7 @@ export interface AppliedLimit {
   rule: string;
   scope: Scope;
   /** A `guest` limit's guest: its counters are that guest's, whoever calls. */
-  guest?: number;
+  guest?: GuestKey;
   /** Counter id within its scope: `<tool>/<counter>` or `*\/<counter>` for all_tools. */
   key: string;
   counter: string;

@@ -18,7 +18,8 @@ import type { z } from 'zod';
 import type { AuditDecision, StoredAuditRecord } from '../audit/record';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import type { Identity } from '../core/identity';
-import type { CallView } from '../policy/conditions';
+import { type CallView, guestKey } from '../policy/conditions';
+import { DEFAULT_CLUSTER } from '../core/default-cluster';
 import {
   evaluatePolicy,
   guestLimits,
@@ -128,11 +129,15 @@ const SCOPES_NOT_RECORDED = new UnknownValue(
   "the record predates the recording of the token's scopes",
 );
 
-/** `records` oldest first (they are put in time order anyway: limits are counted in it). */
+/**
+ * `records` oldest first (they are put in time order anyway: limits are counted in it);
+ * `defaultCluster`: the cluster a record that names none was for (the server's default).
+ */
 export function replayPolicy(
   candidate: CompiledPolicy,
   records: readonly ReplayRecord[],
   tools: ReadonlyMap<string, ReplayTool>,
+  defaultCluster: string = DEFAULT_CLUSTER,
 ): ReplayReport {
   const slots = new ReplaySlots();
   const changed: ReplayChange[] = [];
@@ -152,7 +157,13 @@ export function replayPolicy(
       continue;
     }
     totals.replayed++;
-    const after = replayCall(candidate, record, tools.get(record.tool) ?? null, slots);
+    const after = replayCall(
+      candidate,
+      record,
+      tools.get(record.tool) ?? null,
+      slots,
+      defaultCluster,
+    );
     if (after.decision === decision || personSaidNo(record, after)) {
       totals.unchanged++;
       continue;
@@ -180,10 +191,15 @@ function replayCall(
   record: ReplayRecord,
   tool: ReplayTool | null,
   slots: ReplaySlots,
+  defaultCluster: string,
 ): ReplayAfter {
   const identity = identityOf(record);
   const owner: SlotOwner = { identity, session: record.session };
   const recorded = recordedCall(record.args, tool?.input ?? null);
+  // A record keeps its cluster where the server reached several (its guests then counted per
+  // cluster, see guestKey); a record without one was a call to the default, as args.cluster says.
+  const cluster = typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined;
+  recorded.view.cluster ??= defaultCluster;
   let preview: boolean | UnknownReached | undefined;
   const isPreview = (): boolean | UnknownReached => (preview ??= previewOf(tool, recorded.args));
   const counted = (limits: Limits, whom: UnknownValue | null): ReplayAfter => {
@@ -219,7 +235,7 @@ function replayCall(
     tool: record.tool,
     args: recorded.view,
     target: recordedTarget(tool?.target, recorded.args, recorded.facts),
-    guest: recordedGuest(tool?.target, recorded.args),
+    guest: guestKey(recordedGuest(tool?.target, recorded.args), cluster),
     made: recordedMade(tool?.makes, recorded.args),
     ...(approved ? { approved: true } : {}),
   };

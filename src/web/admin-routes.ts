@@ -7,6 +7,7 @@ import type { Approval } from '../approvals/types';
 import { toCsv, toJsonLines } from '../audit/export';
 import type { AuditDecision, AuditOutcome, AuditPage, AuditQuery } from '../audit/record';
 import { counterObjectName, guestCounterObject, scopeOfObject } from '../counters/reserve';
+import { guestKey } from '../policy/conditions';
 import type { CounterRow } from '../counters/window-counters';
 import { type AppBindings, oauthHelpers, type Runtime } from '../compose/runtime';
 import { limitOf } from '../policy/limit-of';
@@ -218,7 +219,9 @@ async function counterRows(
     if (r.grant_id) names.add(`grant:${r.grant_id}`);
     // The guest a call acted on, as the tool names it (a clone's source, a task's guest...):
     // where a `guest` limit counts it.
-    const guest = guestOfRecord(REPLAY_TOOLS.get(r.tool), r.args);
+    // (Of the cluster the record keeps, where the server reaches several: see guestKey.)
+    const cluster = typeof r.args.cluster === 'string' ? r.args.cluster : undefined;
+    const guest = guestKey(guestOfRecord(REPLAY_TOOLS.get(r.tool), r.args), cluster);
     if (guest !== undefined) names.add(guestCounterObject(guest));
   }
   const rows = await Promise.all(

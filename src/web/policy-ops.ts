@@ -94,7 +94,7 @@ async function replayDraft(
     truncated,
     calls_seen: sees.all ? 'all' : 'own',
     ...(sees.all ? {} : { note: OWN_CALLS_NOTE }),
-    ...replayPolicy(draft, records, REPLAY_TOOLS),
+    ...replayPolicy(draft, records, REPLAY_TOOLS, runtime.clusters[0]),
   };
 }
 

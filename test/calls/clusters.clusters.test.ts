@@ -7,7 +7,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auditRecords } from '../support/worker/audit';
 import { call, text } from '../support/worker/mcp';
-import { asEditor, connectSignedIn } from '../support/worker/oauth';
+import { csrfOf, openAsDevUser } from '../support/form-browser';
+import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
 import { usePolicy } from '../support/worker/policy';
 import { simCluster } from '../support/worker/sim';
 
@@ -21,7 +22,17 @@ usePolicy(
     version: '1',
     default: 'allow',
     tools: {
+      // At most one reboot an hour for any one guest: VM 100 on lab and VM 100 on prod are two.
+      pve_reboot_vm: {
+        limits: [{ counter: 'reboots', window: 'hour', max: 1, scope: 'guest' }],
+      },
+      // Guests are made on prod only: asked again, after a vmid collision, with the same cluster.
+      pve_create_qemu_vm: { require: [{ path: 'args.cluster', op: 'eq', value: 'prod' }] },
+      // Suspending needs an administrator's approval: given for one cluster, it is for that one.
+      pve_suspend_vm: { action: 'require_approval', approvers: ['admin@example.com'] },
       pve_shutdown_vm: {
+        // Met only if args.cluster is filled in for a call that leaves cluster out.
+        require: [{ path: 'args.cluster', op: 'in', value: ['lab', 'prod'] }],
         deny_if: [
           {
             path: 'args.cluster',
@@ -119,6 +130,78 @@ describe('two clusters behind one endpoint', () => {
       ['prod', 'deny'],
       ['lab', 'allow'],
     ]);
+  });
+
+  it('counts a guest limit per cluster: the same vmid on the other cluster has its own', async () => {
+    const reboot = (cluster: string) =>
+      call(client, 'pve_reboot_vm', { node: 'pve1', vmid: 100, cluster, confirm: true });
+    expect((await reboot('lab')).isError).toBeFalsy();
+    const onProd = await reboot('prod');
+    expect(onProd.isError, text(onProd)).toBeFalsy();
+    const again = await reboot('lab');
+    expect(again.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: '/tools/pve_reboot_vm/limits/0',
+    });
+    const REBOOT_100 = 'POST /api2/json/nodes/pve1/qemu/100/status/reboot';
+    expect(await lab.writeLines()).toEqual([REBOOT_100]);
+    expect(await prod.writeLines()).toEqual([REBOOT_100]);
+  });
+
+  it('binds an approval to its cluster: approved on lab, it does not suspend VM 100 on prod', async () => {
+    const suspend = { node: 'pve1', vmid: 100, confirm: true };
+    const pending = await call(client, 'pve_suspend_vm', { ...suspend, cluster: 'lab' });
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    expect(id).toMatch(/^[A-Za-z0-9_-]{16,64}$/);
+
+    const admin = new Browser();
+    const url = `http://localhost/approvals/${id}`;
+    const page = await openAsDevUser(admin, url, 'admin@example.com', 'ops');
+    expect(page.html).toMatch(/Suspend VM 100 (\([^)]*\) )?on lab\/pve1/);
+    const answered = await admin.post(url, { csrf: csrfOf(page.html), decision: 'approve' });
+    expect(answered.status).toBe(303);
+
+    const elsewhere = await call(client, 'pve_suspend_vm', {
+      ...suspend,
+      cluster: 'prod',
+      approval_id: id,
+    });
+    expect(elsewhere.isError).toBe(true);
+    expect(text(elsewhere)).toMatch(/approval/i);
+    expect(await prod.requestLines()).toEqual([]);
+
+    const approved = await call(client, 'pve_suspend_vm', {
+      ...suspend,
+      cluster: 'lab',
+      approval_id: id,
+    });
+    expect(approved.isError, text(approved)).toBeFalsy();
+    expect(await lab.writeLines()).toEqual(['POST /api2/json/nodes/pve1/qemu/100/status/suspend']);
+    expect(await prod.requestLines()).toEqual([]);
+  });
+
+  it('asks the policy again with the same cluster after a vmid collision', async () => {
+    // 4000 exists on prod; nextid offers it once, the POST is refused, the next free id is taken.
+    expect((await prod.api('POST', '/nodes/pve2/qemu', { vmid: '4000' })).status).toBe(200);
+    await prod.clearLog();
+    await prod.fault({
+      method: 'GET',
+      path: '^/cluster/nextid$',
+      status: 200,
+      contentType: 'application/json;charset=UTF-8',
+      body: { data: '4000' },
+    });
+    const made = await call(client, 'pve_create_qemu_vm', {
+      node: 'pve1',
+      cluster: 'prod',
+      confirm: true,
+    });
+    expect(made.isError, text(made)).toBeFalsy();
+    const writes = await prod.writes();
+    expect(writes.map((w) => w.params!.vmid)).toHaveLength(2);
+    expect(writes[0]).toMatchObject({ params: { vmid: '4000' }, status: 500 });
+    expect(writes[1]!.status).toBe(200);
+    expect(await lab.requestLines()).toEqual([]);
   });
 
   it('refuses a cluster it does not reach, naming the ones it does, and sends nothing', async () => {

@@ -11,6 +11,8 @@ import { configProblems } from '../../src/health/config-checks';
 const LAB_SECRET = '0b6e54d2-1111-4aaa-8bbb-labsecret000';
 const PROD_SECRET = '7c1f9a33-2222-4ccc-8ddd-prodsecret00';
 const ACCESS_SECRET = 'access-secret-value-5e2c';
+/** As Cloudflare Access client secrets are: 64 hex digits. */
+const HEX_SECRET = 'a3f1'.repeat(16);
 
 /** A binding as the runtime gives it: something with fetch. */
 const binding = (): Fetcher =>
@@ -51,8 +53,8 @@ function clusterError(e: AppEnv): string {
   const { clusters, pve } = configOf(e);
   if (!('error' in clusters)) throw new Error('expected an error');
   expect(pve).toEqual(clusters);
-  for (const secret of [LAB_SECRET, PROD_SECRET, ACCESS_SECRET])
-    expect(clusters.error).not.toContain(secret);
+  for (const secret of [LAB_SECRET, PROD_SECRET, ACCESS_SECRET, HEX_SECRET])
+    expect(clusters.error.toLowerCase()).not.toContain(secret);
   return clusters.error;
 }
 
@@ -192,6 +194,21 @@ describe('PVE_CLUSTERS', () => {
       'a secret variable that is a secret',
       [{ ...LAB, token_secret_var: LAB_SECRET }],
       'PVE_CLUSTERS[0].token_secret_var must be the name of a secret variable, like PROD_TOKEN_SECRET',
+    ],
+    [
+      'an Access secret (hex) pasted as its variable, never echoing it',
+      [{ ...LAB, access_secret_var: HEX_SECRET }],
+      'PVE_CLUSTERS[0].access_secret_var looks like a secret, not the name of the variable that holds it',
+    ],
+    [
+      'a setting of the server of its own as a secret',
+      [{ ...LAB, token_secret_var: 'OIDC_CLIENT_SECRET' }],
+      'PVE_CLUSTERS[0].token_secret_var is a setting of this server of its own: name a variable of the cluster',
+    ],
+    [
+      'a binding of the server of its own as a VPC service',
+      [{ ...PROD, vpc_service: 'OAUTH_KV' }],
+      'PVE_CLUSTERS[0].vpc_service is a setting of this server of its own',
     ],
     [
       'a secret variable that is not set',

@@ -26,6 +26,21 @@ describe('approval titles', () => {
     ).toHaveLength(160);
   });
 
+  it('names the cluster where the call names one (a vmid is one guest only within it)', () => {
+    expect(approvalTitle('pve_stop_vm', { cluster: 'prod', node: 'pve2', vmid: 104 })).toBe(
+      'Stop VM 104 on prod/pve2 (hard stop)',
+    );
+    expect(
+      approvalTitle('pve_migrate_vm', { cluster: 'lab', node: 'pve1', vmid: 100, target: 'pve3' }),
+    ).toBe('Move VM 100 from lab/pve1 to pve3');
+    expect(approvalTitle('pve_delete_backup', { cluster: 'prod', volume: 'pbs:backup/x' })).toBe(
+      'Delete backup pbs:backup/x on cluster prod',
+    );
+    expect(
+      approvalTitle('pve_api_request', { cluster: 'lab', method: 'GET', path: '/version' }),
+    ).toBe('Raw API: GET /version on cluster lab');
+  });
+
   it('says when in minutes, either way', () => {
     const now = Date.UTC(2026, 11, 1, 12, 0, 0);
     expect(relativeTime(now + 14 * 60_000 + 20_000, now)).toBe('in 14 minutes');

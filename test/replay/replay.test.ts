@@ -229,6 +229,42 @@ describe('replayPolicy', () => {
     ]);
   });
 
+  it('judges args.cluster as the call had it: a record without one was the default cluster', () => {
+    const reboot = (id: string, s: number, cluster?: string): ReplayRecord => {
+      const r = row(id, 'pve_reboot_vm', { node: 'pve1', vmid: 100, confirm: true }, { ts: at(s) });
+      return cluster ? { ...r, args: { ...r.args, cluster } } : r;
+    };
+    const draft = policy({
+      tools: {
+        pve_reboot_vm: {
+          require: [{ path: 'args.cluster', op: 'eq', value: 'lab' }],
+        },
+      },
+    });
+    const records = [reboot('one', 5), reboot('lab', 10, 'lab'), reboot('prod', 15, 'prod')];
+    // One cluster, lab: the record without a cluster is lab's.
+    expect(brief(replayPolicy(draft, records.slice(0, 1), TOOL_MAP, 'lab'))).toEqual([]);
+    expect(brief(replayPolicy(draft, records.slice(0, 1), TOOL_MAP, 'default'))).toEqual([
+      ['one', 'allow', 'deny', '/tools/pve_reboot_vm/require/0'],
+    ]);
+    // Two clusters: each record names its own.
+    expect(brief(replayPolicy(draft, records.slice(1), TOOL_MAP, 'lab'))).toEqual([
+      ['prod', 'allow', 'deny', '/tools/pve_reboot_vm/require/0'],
+    ]);
+    // And their guests are counted apart: only lab's second reboot of VM 100 is limited.
+    const limitOnly = policy({
+      tools: {
+        pve_reboot_vm: {
+          limits: [{ counter: 'reboots', window: 'hour', max: 1, scope: 'guest' }],
+        },
+      },
+    });
+    const again = [...records.slice(1), reboot('lab again', 20, 'lab')];
+    expect(brief(replayPolicy(limitOnly, again, TOOL_MAP, 'lab'))).toEqual([
+      ['lab again', 'allow', 'limited', '/tools/pve_reboot_vm/limits/0'],
+    ]);
+  });
+
   it('counts a limit in time order: the (max+1)th call in a window is limited, the next window starts again', () => {
     const create = (id: string, s: number, over: RowOptions = {}): ReplayRecord =>
       row(id, CREATE, { ...NODE, confirm: true }, { ts: at(s), ...over });

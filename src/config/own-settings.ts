@@ -1,0 +1,54 @@
+// The names of the Worker's own settings and bindings, as src/env.ts declares them (checked by
+// test/config/own-settings.node.test.ts). No imports: Node tests read it without Worker types.
+
+/**
+ * Every setting and binding the Worker reads. A cluster of PVE_CLUSTERS names none of them as its
+ * own (see ./clusters.ts), but for the single-cluster ones it may take over (the PVE binding,
+ * PVE_TOKEN_SECRET, CF_ACCESS_CLIENT_SECRET): else a cluster could send the sign-in's client
+ * secret to a Proxmox as its token, or have the scrubber remove PUBLIC_URL from every answer.
+ */
+export const OWN_SETTINGS: ReadonlySet<string> = new Set([
+  'MCP_OBJECT',
+  'POLICY_COUNTERS',
+  'APPROVALS',
+  'AUDIT',
+  'SERVER_KEYS',
+  'POLICY_STORE',
+  'NOTIFY_QUEUE',
+  'OAUTH_KV',
+  'APPROVAL_WEBHOOKS',
+  'APPROVAL_WEBHOOK_TIMEOUT_MS',
+  'APPROVAL_TTL_MINUTES',
+  'AUDIT_ENABLED',
+  'AUDIT_RETENTION_DAYS',
+  'AUDIT_MAX_ROWS',
+  'ADMIN_USERS',
+  'ADMIN_GROUPS',
+  'PVE',
+  'PVE_BASE_URL',
+  'PVE_TOKEN_ID',
+  'PVE_TOKEN_SECRET',
+  'CF_ACCESS_CLIENT_ID',
+  'CF_ACCESS_CLIENT_SECRET',
+  'PVE_TIMEOUT_MS',
+  'PVE_CLUSTERS',
+  'POLICY',
+  'POLICY_EDITORS',
+  'AUTH_MODE',
+  'CORS_ORIGINS',
+  'PUBLIC_URL',
+  'IDP',
+  'ALLOWED_USERS',
+  'ALLOWED_GROUPS',
+  'OIDC_ISSUER',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_SCOPES',
+  'OIDC_GROUPS_CLAIM',
+  'OIDC_TRUST_EMAIL',
+  'GITHUB_CLIENT_ID',
+  'GITHUB_CLIENT_SECRET',
+  'GITHUB_ORG',
+  'GITHUB_URL',
+  'GITHUB_API_URL',
+]);

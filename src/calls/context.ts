@@ -15,33 +15,48 @@ export function makeScope(
   clock: Clock,
   identity: Identity,
   requestId: string,
+  clusters: readonly string[] = [],
 ): CallScope {
-  let client: PveClient | undefined;
+  const clients = new Map<string | undefined, PveClient>();
   let cluster: string | undefined;
+  let named = false;
+  const at = (name: string | undefined): PveClient => {
+    let client = clients.get(name);
+    if (!client) {
+      const made = connect(name);
+      if ('error' in made) {
+        throw new ToolFailure(
+          'config',
+          `This server's Proxmox connection is not configured: ${made.error}.`,
+        );
+      }
+      client = made;
+      clients.set(name, client);
+    }
+    return client;
+  };
   return {
     ctx: {
       requestId,
       identity,
       clock,
-      pve() {
-        if (!client) {
-          const made = connect(cluster);
-          if ('error' in made) {
-            throw new ToolFailure(
-              'config',
-              `This server's Proxmox connection is not configured: ${made.error}.`,
-            );
-          }
-          client = made;
-        }
-        return client;
+      pve: () => at(cluster),
+      get clusters() {
+        return clusters;
       },
+      get cluster() {
+        return named ? (cluster ?? null) : null;
+      },
+      pveAt: (name) => at(name),
     },
-    upstream: () => client?.calls ?? [],
-    onCluster(name) {
+    // Every cluster's exchanges, in the order the clients were made.
+    upstream: () => [...clients.values()].flatMap((c) => c.calls),
+    onCluster(name, given) {
       // Never a request to one cluster and the rest of the call to another.
-      if (client && name !== cluster) throw new Error('the cluster is chosen before any request');
+      if (clients.size && name !== cluster)
+        throw new Error('the cluster is chosen before any request');
       cluster = name;
+      named = given;
     },
   };
 }

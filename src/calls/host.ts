@@ -18,8 +18,11 @@ export interface CallScope {
   ctx: BaseToolContext;
   /** The upstream exchanges made so far during this call. */
   upstream(): readonly UpstreamCall[];
-  /** The cluster the call is for (before its first request; until then, the default). */
-  onCluster(name: string): void;
+  /**
+   * The cluster the call is for (before its first request; until then, the default), and
+   * whether the call named it (`cluster`) or left it to the default.
+   */
+  onCluster(name: string, given: boolean): void;
 }
 
 export interface CallHost {

@@ -24,6 +24,12 @@ export interface BaseToolContext {
   readonly clock: Clock;
   /** The Proxmox client for this call; throws a `config` ToolFailure when not configured. */
   pve(): PveClient;
+  /** The clusters the server reaches, the default first (one: `cluster` is no argument). */
+  readonly clusters: readonly string[];
+  /** The cluster the call names (its `cluster` argument); null when it names none. */
+  readonly cluster: string | null;
+  /** A client of `cluster` for this call (a list over every cluster); as pve() when not configured. */
+  pveAt(cluster: string): PveClient;
 }
 
 export interface ToolContext extends BaseToolContext {

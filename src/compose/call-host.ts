@@ -39,7 +39,7 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
       // No identity means the call did not come through our auth layer: fail closed.
       if (!identity)
         throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
-      return makeScope(runtime.pveClient, runtime.clock, identity, requestId);
+      return makeScope(runtime.pveClient, runtime.clock, identity, requestId, runtime.clusters);
     },
     clusters: runtime.clusters,
     sessionId: () => era.sessionId,

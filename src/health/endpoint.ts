@@ -16,6 +16,7 @@ import { healthView } from './viewer';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import type { Config } from '../config';
+import type { ClusterConfig } from '../config/clusters';
 import { VERSION } from '../core/version';
 
 export async function health(c: Context<AppBindings>): Promise<Response> {
@@ -24,13 +25,16 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   const { config } = runtime;
   const mode = config.authMode;
   const pve = config.pve;
+  // Every cluster is probed; where there are several, each is named in the answer.
+  const clusters = 'error' in config.clusters ? [] : config.clusters.all;
+  const several = clusters.length > 1;
   const policy = await runtime.policy.active(c.executionCtx.waitUntil.bind(c.executionCtx));
   const deployRefused = runtime.policy.deployRefused();
   const auth =
     mode === 'oauth' ? authConfig(config, publicOrigin(config, request), runtime.clock) : null;
-  const [view, probe, undelivered] = await Promise.all([
+  const [view, probes, undelivered] = await Promise.all([
     healthView(config, oauthHelpers(c.env), runtime.stores.kv, request),
-    'error' in pve ? null : probeProxmox(pve, runtime.clock),
+    Promise.all(clusters.map((c) => probeProxmox(c.client, runtime.clock, several ? c.name : ''))),
     config.notify.targets.length
       ? runtime.stores
           .approvals()
@@ -40,15 +44,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   ]);
   const problems: HealthProblem[] = [
     ...configProblems(config, request),
-    ...(probe && probe.status !== 'ok'
-      ? [
-          {
-            check: 'proxmox' as const,
-            message: probe.message ?? `Proxmox probe: ${probe.status}`,
-            fix: PROBE_FIX[probe.status],
-          },
-        ]
-      : []),
+    ...probeProblems(probes, several ? clusters.map((c) => c.name) : null),
     ...policyProblems(policy),
     ...notifyProblems(config, policy),
     ...deployProblems(policy, deployRefused),
@@ -70,14 +66,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
           oauth_kv: config.bindings.oauthKv,
         }
       : {}),
-    proxmox:
-      'error' in pve
-        ? { configured: false }
-        : {
-            configured: true,
-            via: pve.binding ? 'service-binding' : 'url',
-            ...probeView(probe, operator),
-          },
+    proxmox: 'error' in pve ? { configured: false } : proxmoxView(clusters, probes, operator),
     audit: config.audit.enabled ? 'on' : 'off',
     ...(config.notify.targets.length
       ? {
@@ -96,6 +85,35 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
         : { problem_count: problems.length, failing: [...new Set(problems.map((p) => p.check))] }
       : {}),
   });
+}
+
+/** Each probe that failed, naming its cluster where there are several (`names`). */
+function probeProblems(probes: ProxmoxProbe[], names: string[] | null): HealthProblem[] {
+  return probes.flatMap((probe, i) =>
+    probe.status === 'ok'
+      ? []
+      : [
+          {
+            check: 'proxmox' as const,
+            message: `${names ? `Cluster ${names[i]}: ` : ''}${probe.message ?? `Proxmox probe: ${probe.status}`}`,
+            fix: PROBE_FIX[probe.status],
+          },
+        ],
+  );
+}
+
+/** How Proxmox is reached and whether it answers: per cluster where there are several. */
+function proxmoxView(
+  clusters: readonly ClusterConfig[],
+  probes: ProxmoxProbe[],
+  operator: boolean,
+): Record<string, unknown> {
+  const one = (c: ClusterConfig, i: number) => ({
+    via: c.client.binding ? 'service-binding' : 'url',
+    ...probeView(probes[i] ?? null, operator),
+  });
+  if (clusters.length === 1) return { configured: true, ...one(clusters[0]!, 0) };
+  return { configured: true, clusters: clusters.map((c, i) => ({ name: c.name, ...one(c, i) })) };
 }
 
 function probeView(probe: ProxmoxProbe | null, operator: boolean): Record<string, unknown> {

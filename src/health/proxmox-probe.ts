@@ -39,10 +39,15 @@ export interface ProxmoxProbe {
 const versionData = z.object({ version: z.string() });
 const cache = new Map<string, ProxmoxProbe>();
 
-export async function probeProxmox(config: PveClientConfig, clock: Clock): Promise<ProxmoxProbe> {
+/** `cluster`: its name, where there are several (two VPC services share a base URL). */
+export async function probeProxmox(
+  config: PveClientConfig,
+  clock: Clock,
+  cluster = '',
+): Promise<ProxmoxProbe> {
   const now = (): number => clock.now();
   // The secret is not part of the key: changing a secret redeploys, which starts new isolates.
-  const key = `${config.binding ? 'binding' : 'url'} ${config.baseUrl} ${config.tokenId}`;
+  const key = `${cluster} ${config.binding ? 'binding' : 'url'} ${config.baseUrl} ${config.tokenId}`;
   const cached = cache.get(key);
   if (cached && now() - cached.at < PROBE_TTL_MS) return cached;
   const client = new PveClient(

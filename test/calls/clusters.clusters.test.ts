@@ -204,6 +204,56 @@ describe('two clusters behind one endpoint', () => {
     expect(await lab.requestLines()).toEqual([]);
   });
 
+  it('lists every cluster without cluster, each guest marked with its own, paged exactly', async () => {
+    const all = await call(client, 'pve_list_vms', { limit: 1000 });
+    const guests = all.structuredContent!.guests as { cluster: string; vmid: number }[];
+    const perCluster = guests.filter((g) => g.cluster === 'lab').length;
+    expect(perCluster).toBeGreaterThan(5);
+    // Seeded alike: the same vmids on both, lab's first (the configured order), then by vmid.
+    expect(guests.map((g) => `${g.cluster}/${g.vmid}`)).toEqual([
+      ...guests.slice(0, perCluster).map((g) => `lab/${g.vmid}`),
+      ...guests.slice(0, perCluster).map((g) => `prod/${g.vmid}`),
+    ]);
+    expect(all.structuredContent!.total).toBe(2 * perCluster);
+    expect(text(all)).toContain(`prod/${guests[0]!.vmid} `);
+    expect(all.structuredContent!.unreachable).toBeUndefined();
+
+    // Three at a time, cursor after cursor: every guest once, in the same order.
+    const paged: string[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 20; pages++) {
+      const page = await call(client, 'pve_list_vms', { limit: 3, ...(cursor ? { cursor } : {}) });
+      const rows = page.structuredContent!.guests as { cluster: string; vmid: number }[];
+      paged.push(...rows.map((g) => `${g.cluster}/${g.vmid}`));
+      cursor = page.structuredContent!.next_cursor ?? undefined;
+      if (!cursor) break;
+    }
+    expect(paged).toEqual(guests.map((g) => `${g.cluster}/${g.vmid}`));
+
+    // Naming one: that cluster's only.
+    const onProd = await call(client, 'pve_list_vms', { cluster: 'prod', limit: 1000 });
+    const prodGuests = onProd.structuredContent!.guests as { cluster: string }[];
+    expect(prodGuests).toHaveLength(perCluster);
+    expect(new Set(prodGuests.map((g) => g.cluster))).toEqual(new Set(['prod']));
+  });
+
+  it('lists the clusters that answer and names the one that does not', async () => {
+    await prod.fault({ method: 'GET', path: '^/cluster/resources', status: 503, times: 4 });
+    try {
+      const listed = await call(client, 'pve_list_vms', { limit: 1000 });
+      expect(listed.isError, text(listed)).toBeFalsy();
+      const guests = listed.structuredContent!.guests as { cluster: string }[];
+      expect(guests.length).toBeGreaterThan(5);
+      expect(new Set(guests.map((g) => g.cluster))).toEqual(new Set(['lab']));
+      expect(listed.structuredContent!.unreachable).toEqual([
+        { cluster: 'prod', reason: expect.stringContaining('503') },
+      ]);
+      expect(text(listed)).toContain('Cluster prod did not answer');
+    } finally {
+      await prod.clearFaults();
+    }
+  });
+
   it('refuses a cluster it does not reach, naming the ones it does, and sends nothing', async () => {
     const result = await call(client, 'pve_stop_vm', {
       node: 'pve1',

@@ -1,5 +1,8 @@
 // pve_list_vms: every QEMU VM and LXC container in the cluster from one
 // GET /cluster/resources?type=vm, filtered, sorted by vmid and paged with an opaque cursor.
+// Where the server reaches several clusters and the call names none, every cluster's, read side
+// by side, each guest marked with its cluster and sorted by cluster (in the configured order),
+// then vmid; a cluster that does not answer is named (unreachable), the others listed.
 
 import { z } from 'zod';
 import { defineReadTool } from '../../calls/tool-spec';
@@ -9,6 +12,7 @@ import { nodeName, tagName, toGib, toMib } from '../common';
 import { notOurCursor } from './paging';
 import { orNull, outputExtras } from '../../calls/result';
 import { fieldsNamed } from '../../core/fields';
+import { whyUnreadable } from '../../proxmox/blast-radius';
 
 const NAME = 'pve_list_vms';
 
@@ -37,6 +41,8 @@ const input = z.strictObject({
 });
 
 const guest = z.object({
+  /** Where the server reaches several clusters: the guest's (a vmid is unique only within one). */
+  cluster: z.string().optional(),
   vmid: z.number(),
   name: z.string().nullable(),
   type: z.enum(['qemu', 'lxc']),
@@ -66,22 +72,68 @@ export const listVms = defineReadTool({
   input,
   output,
   async run(args, ctx) {
-    const after = args.cursor === undefined ? 0 : decodeCursor(args.cursor);
-    const items = await ctx.pve().get('/cluster/resources', clusterResources, { type: 'vm' });
-    const all = items
-      .flatMap(toGuest)
-      .filter(matches(args))
-      .sort((a, b) => a.vmid - b.vmid);
-    const rest = all.filter((g) => g.vmid > after);
+    const several = ctx.clusters.length > 1;
+    const clusters = several && ctx.cluster === null ? ctx.clusters : [ctx.cluster];
+    const after = args.cursor === undefined ? null : decodeCursor(args.cursor, clusters.length);
+    const read = await Promise.allSettled(
+      clusters.map((name) =>
+        (name === null ? ctx.pve() : ctx.pveAt(name)).get('/cluster/resources', clusterResources, {
+          type: 'vm',
+        }),
+      ),
+    );
+    // One cluster read: its failure is the call's, as it always was.
+    const failed = read.flatMap((r, i) =>
+      r.status === 'rejected' ? [{ i, reason: r.reason }] : [],
+    );
+    if (failed.length === read.length) throw failed[0]!.reason;
+    const all = read
+      .flatMap((r, i) =>
+        r.status === 'fulfilled'
+          ? r.value
+              .flatMap(toGuest)
+              .map((g) => ({ at: i, g: withCluster(g, several, clusters[i]) }))
+          : [],
+      )
+      .filter(({ g }) => matches(args)(g))
+      .sort((a, b) => a.at - b.at || a.g.vmid - b.g.vmid);
+    const rest = after
+      ? all.filter(({ at, g }) => at > after.at || (at === after.at && g.vmid > after.vmid))
+      : all;
     const page = rest.slice(0, args.limit);
     const last = page.at(-1);
-    const next = rest.length > page.length && last ? encodeCursor(last.vmid) : null;
+    const next =
+      rest.length > page.length && last
+        ? encodeCursor(last.g.vmid, clusters.length > 1 ? last.at : null)
+        : null;
+    const unreachable = failed.map(({ i, reason }) => ({
+      cluster: clusters[i] ?? ctx.clusters[0]!,
+      reason: whyUnreadable(reason),
+    }));
+    const guests = page.map(({ g }) => g);
     return {
-      structured: { guests: page, total: all.length, next_cursor: next },
-      text: summarise(page, all.length, rest.length - page.length, next),
+      structured: {
+        guests,
+        total: all.length,
+        next_cursor: next,
+        ...(unreachable.length ? { unreachable } : {}),
+      },
+      text:
+        summarise(guests, all.length, rest.length - page.length, next) +
+        unreachable
+          .map(
+            (u) =>
+              `\nCluster ${u.cluster} did not answer (${u.reason}): its guests are not listed.`,
+          )
+          .join(''),
     };
   },
 });
+
+/** A guest marked with its cluster where the server reaches several. */
+function withCluster(g: Guest, several: boolean, cluster: string | null | undefined): Guest {
+  return several && cluster ? { cluster, ...g } : g;
+}
 
 function toGuest(raw: unknown): Guest[] {
   const parsed = resourceItem.safeParse(raw);
@@ -118,28 +170,30 @@ function matches(args: z.output<typeof input>): (g: Guest) => boolean {
     (name === undefined || (g.name ?? '').toLowerCase().includes(name));
 }
 
-// Keyset pagination on vmid: stable while guests come and go between pages.
-function encodeCursor(vmid: number): string {
-  return btoa(`after:${vmid}`).replace(/=+$/, '');
+// Keyset pagination on vmid (on the cluster's place in the list, then vmid, over several):
+// stable while guests come and go between pages.
+function encodeCursor(vmid: number, at: number | null): string {
+  return btoa(at === null ? `after:${vmid}` : `after:${at}:${vmid}`).replace(/=+$/, '');
 }
 
-function decodeCursor(cursor: string): number {
+function decodeCursor(cursor: string, clusters: number): { at: number; vmid: number } {
   let text = '';
   try {
     text = atob(cursor);
   } catch {
     // fall through to the error below
   }
-  const m = /^after:(\d{1,10})$/.exec(text);
+  const m =
+    clusters > 1 ? /^after:(\d{1,2}):(\d{1,10})$/.exec(text) : /^after:(\d{1,10})$/.exec(text);
   if (!m) throw notOurCursor(NAME);
-  return Number(m[1]);
+  return m.length > 2 ? { at: Number(m[1]), vmid: Number(m[2]) } : { at: 0, vmid: Number(m[1]) };
 }
 
 function summarise(page: Guest[], total: number, remaining: number, next: string | null): string {
   if (total === 0) return 'No guests match.';
   const lines = page.map(
     (g) =>
-      `${g.vmid} ${g.type} ${g.name ?? '(no name)'} ${g.status ?? '?'} on ${g.node ?? '?'}` +
+      `${g.cluster ? `${g.cluster}/` : ''}${g.vmid} ${g.type} ${g.name ?? '(no name)'} ${g.status ?? '?'} on ${g.node ?? '?'}` +
       `${g.cpus !== null ? `, ${g.cpus} cpu` : ''}${g.maxmem_mib !== null ? `, ${g.maxmem_mib} MiB` : ''}` +
       `${g.tags.length ? `, tags ${g.tags.join(';')}` : ''}${g.template ? ', template' : ''}`,
   );

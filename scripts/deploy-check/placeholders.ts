@@ -22,6 +22,7 @@ export const SHIPPED_TEMPLATES: ReadonlySet<string> = new Set([
   'access-hostname.toml',
   'github.toml',
   'oidc.toml',
+  'two-clusters.toml',
   'workers-vpc.toml',
 ]);
 
@@ -31,6 +32,7 @@ export const TEMPLATE_KEYS: ReadonlySet<string> = new Set([
   'vpc_services',
   'vars.PUBLIC_URL',
   'vars.PVE_BASE_URL',
+  'vars.PVE_CLUSTERS',
   'vars.CF_ACCESS_CLIENT_ID',
   'vars.OIDC_ISSUER',
   'vars.OIDC_CLIENT_ID',
@@ -45,15 +47,35 @@ const EXAMPLE_HOST = /\b(?:[a-z0-9-]+\.)*example\.(?:com|net|org)\b/gi;
 export function placeholdersIn(text: string): Placeholder[] {
   const out: Placeholder[] = [];
   let table = '';
+  // A value written over several lines (a multi-line string, an array): its key, and what is
+  // still open at the end of the line before.
+  let open: { key: string; state: Open } | null = null;
   for (const [i, whole] of text.split(/\r?\n/).entries()) {
-    const line = withoutComment(whole);
-    const header = /^\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?\s*$/.exec(line);
-    if (header) {
-      table = header[1]!;
-      continue;
+    let key: string;
+    let line: string;
+    if (open) {
+      key = open.key;
+      const state = scan(whole, open.state);
+      line = state.code;
+      open = state.depth > 0 || state.multiline ? { key, state } : null;
+    } else {
+      line = withoutComment(whole);
+      const header = /^\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?\s*$/.exec(line);
+      if (header) {
+        table = header[1]!;
+        continue;
+      }
+      const assigned = /^\s*"?([A-Za-z0-9_.-]+)"?\s*=/.exec(line)?.[1];
+      key = assigned ? (table ? `${table}.${assigned}` : assigned) : table || '(top level)';
+      if (assigned) {
+        const state = scan(whole.slice(whole.indexOf('=') + 1), {
+          depth: 0,
+          multiline: null,
+          code: '',
+        });
+        if (state.depth > 0 || state.multiline) open = { key, state };
+      }
     }
-    const assigned = /^\s*"?([A-Za-z0-9_.-]+)"?\s*=/.exec(line)?.[1];
-    const key = assigned ? (table ? `${table}.${assigned}` : assigned) : table || '(top level)';
     const found = [
       ...[...line.matchAll(PLACEHOLDER)].map((m) => ({
         at: m.index,
@@ -92,6 +114,44 @@ export function placeholderFindings(text: string, template: boolean): Finding[] 
                 : 'Use your own hostname: tokens, redirects and Proxmox requests go to exactly this name.',
           },
     );
+}
+
+/** What is open after a line of a value: brackets, a multi-line string (its quotes). */
+interface Open {
+  depth: number;
+  multiline: "'''" | '"""' | null;
+  /** The line without its comment. */
+  code: string;
+}
+
+/** Reads one line of a value from the state `before` leaves: brackets and multi-line strings. */
+function scan(line: string, before: Open): Open {
+  let { depth, multiline } = before;
+  let quote: '"' | "'" | null = null;
+  let code = line;
+  for (let i = 0; i < line.length; i++) {
+    if (multiline) {
+      if (line.startsWith(multiline, i)) {
+        i += 2;
+        multiline = null;
+      }
+      continue;
+    }
+    const c = line[i];
+    if (quote === '"' && c === '\\') i++;
+    else if (quote && c === quote) quote = null;
+    else if (!quote && (line.startsWith("'''", i) || line.startsWith('"""', i))) {
+      multiline = line.slice(i, i + 3) as Open['multiline'];
+      i += 2;
+    } else if (!quote && (c === '"' || c === "'")) quote = c;
+    else if (!quote && c === '[') depth++;
+    else if (!quote && c === ']') depth--;
+    else if (!quote && c === '#') {
+      code = line.slice(0, i);
+      break;
+    }
+  }
+  return { depth, multiline, code };
 }
 
 /** The line up to a `#` that is not inside a string (TOML's basic and literal strings). */

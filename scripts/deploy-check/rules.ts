@@ -65,7 +65,58 @@ export function checkConfig(config: CheckedConfig, reference: Reference | null):
     ...(reference ? referenceFindings(config, reference) : []),
     ...(reference ? buildFindings(config, reference.build) : []),
     ...(reference ? deployVarFindings(config.raw) : []),
+    ...clusterFindings(config.raw),
   ];
+}
+
+/** The single-cluster settings, which PVE_CLUSTERS replaces (src/config/clusters.ts). */
+const SINGLE_CLUSTER_VARS = ['PVE_BASE_URL', 'PVE_TOKEN_ID', 'CF_ACCESS_CLIENT_ID'];
+
+/**
+ * PVE_CLUSTERS as the Worker will read it: a JSON list whose every `vpc_service` is a VPC service
+ * binding this file declares, and no single-cluster setting beside it (the Worker refuses both).
+ * What only the deployed Worker can see (its secrets) is left to /health and `npm run doctor`.
+ */
+function clusterFindings(raw: Record<string, unknown>): Finding[] {
+  const vars = asRecord(raw.vars) ?? {};
+  const text = vars.PVE_CLUSTERS;
+  if (typeof text !== 'string' || text.trim() === '') return [];
+  let list: unknown;
+  try {
+    list = JSON.parse(text);
+  } catch {
+    return [
+      {
+        problem: 'vars.PVE_CLUSTERS is not JSON',
+        fix: 'Write it as a JSON list of clusters: [{ "name": "lab", ... }] (docs/configuration.md).',
+      },
+    ];
+  }
+  if (!Array.isArray(list) || list.length === 0)
+    return [
+      {
+        problem: 'vars.PVE_CLUSTERS is not a list of clusters',
+        fix: 'Write it as a JSON list of clusters: [{ "name": "lab", ... }] (docs/configuration.md).',
+      },
+    ];
+  const declared = new Set(asArray(raw.vpc_services).map((s) => String(s.binding)));
+  const out: Finding[] = [];
+  for (const [i, entry] of list.entries()) {
+    const cluster = asRecord(entry) ?? {};
+    const binding = cluster.vpc_service;
+    if (binding !== undefined && !declared.has(String(binding)))
+      out.push({
+        problem: `vars.PVE_CLUSTERS[${i}] ("${String(cluster.name)}") names the VPC service binding ${JSON.stringify(binding)}, which this file does not declare`,
+        fix: `Declare it: vpc_services = [{ binding = ${JSON.stringify(binding)}, service_id = "<its VPC service id>" }] (a top-level key, above the first [table]).`,
+      });
+  }
+  const beside = SINGLE_CLUSTER_VARS.filter((name) => String(vars[name] ?? '').trim() !== '');
+  if (beside.length)
+    out.push({
+      problem: `vars.PVE_CLUSTERS is set beside ${beside.join(', ')}: the Worker refuses both`,
+      fix: 'Remove the single-cluster settings; each cluster of PVE_CLUSTERS names its own URL and token.',
+    });
+  return out;
 }
 
 function wranglerFindings({ exitCode, report }: CheckedConfig): Finding[] {

@@ -30,7 +30,7 @@ usePolicy(
       pve_create_qemu_vm: { require: [{ path: 'args.cluster', op: 'eq', value: 'prod' }] },
       // Suspending needs an administrator's approval: given for one cluster, it is for that one.
       pve_suspend_vm: { action: 'require_approval', approvers: ['admin@example.com'] },
-      pve_shutdown_vm: {
+      pve_stop_vm: {
         // Met only if args.cluster is filled in for a call that leaves cluster out.
         require: [{ path: 'args.cluster', op: 'in', value: ['lab', 'prod'] }],
         deny_if: [
@@ -38,7 +38,7 @@ usePolicy(
             path: 'args.cluster',
             op: 'eq',
             value: 'prod',
-            reason: 'Agents do not shut guests down on prod.',
+            reason: 'Agents do not stop guests on prod.',
           },
         ],
       },
@@ -90,40 +90,40 @@ describe('two clusters behind one endpoint', () => {
     expect(await prod.requestLines()).toEqual([]);
   });
 
-  it('stops VM 100 only where cluster says: the other cluster is sent nothing', async () => {
-    const stopped = await call(client, 'pve_stop_vm', {
+  it('shuts VM 100 down only where cluster says: the other cluster is sent nothing', async () => {
+    const shut = await call(client, 'pve_shutdown_vm', {
       node: 'pve1',
       vmid: 100,
       cluster: 'prod',
       confirm: true,
     });
-    expect(stopped.isError, text(stopped)).toBeFalsy();
-    expect(await prod.writeLines()).toEqual([STOP_100]);
+    expect(shut.isError, text(shut)).toBeFalsy();
+    expect(await prod.writeLines()).toEqual([SHUTDOWN_100]);
     expect(await lab.requestLines()).toEqual([]);
     expect((await lab.guest(100)).status).toBe('running');
   });
 
-  it('judges args.cluster: a rule refuses prod and lets the same call on lab through', async () => {
-    const shutdown = { node: 'pve1', vmid: 100, confirm: true };
-    const refused = await call(client, 'pve_shutdown_vm', { ...shutdown, cluster: 'prod' });
+  it('stops VM 100 only where cluster says: a rule on args.cluster refuses prod, lab is stopped, prod sent nothing', async () => {
+    const stop = { node: 'pve1', vmid: 100, confirm: true };
+    const refused = await call(client, 'pve_stop_vm', { ...stop, cluster: 'prod' });
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent!.policy).toMatchObject({
       decision: 'deny',
-      rule: '/tools/pve_shutdown_vm/deny_if/0',
+      rule: '/tools/pve_stop_vm/deny_if/0',
     });
-    expect(text(refused)).toContain('Agents do not shut guests down on prod.');
+    expect(text(refused)).toContain('Agents do not stop guests on prod.');
     expect(await prod.requestLines()).toEqual([]);
     expect(await lab.requestLines()).toEqual([]);
 
     // Without cluster, the default (lab): args.cluster is filled in.
-    const done = await call(client, 'pve_shutdown_vm', shutdown);
+    const done = await call(client, 'pve_stop_vm', stop);
     expect(done.isError, text(done)).toBeFalsy();
-    expect(await lab.writeLines()).toEqual([SHUTDOWN_100]);
+    expect(await lab.writeLines()).toEqual([STOP_100]);
     expect(await prod.requestLines()).toEqual([]);
 
     // The audit record keeps which cluster each call was for.
     const records = await auditRecords(
-      (r) => r.tool === 'pve_shutdown_vm' && r.user_email === 'alice@example.com',
+      (r) => r.tool === 'pve_stop_vm' && r.user_email === 'alice@example.com',
       2,
     );
     expect(records.map((r) => [r.args.cluster, r.decision])).toEqual([

@@ -196,6 +196,26 @@ describe('values left to fill in', () => {
     ]);
   });
 
+  it('reads a value written over several lines under its key: a multi-line string, an array', () => {
+    const text = template('two-clusters.toml');
+    const keys = placeholdersIn(text).map((p) => `${p.key} ${p.text}`);
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'vpc_services <lab VPC service id>',
+        'vpc_services <prod VPC service id>',
+        'vars.PVE_CLUSTERS pve-lab.example.com',
+        'vars.PVE_CLUSTERS pve-prod.example.com',
+      ]),
+    );
+    // After the value closes, keys are read as before; a # inside the string is no comment.
+    const lines = ['[vars]', "A = '''x # <kept>", "y <kept too>'''", 'B = "<b>" # <not>'];
+    expect(placeholdersIn(lines.join('\n')).map((p) => `${p.line} ${p.key} ${p.text}`)).toEqual([
+      '2 vars.A <kept>',
+      '3 vars.A <kept too>',
+      '4 vars.B <b>',
+    ]);
+  });
+
   it('reads keys as wrangler does (tables, quoted keys), and skips comments but not a # in a string', () => {
     const text = [
       '# Replace <this> in mcp.example.com',
@@ -227,6 +247,7 @@ describe('npm run deploy:check', () => {
       'access-hostname.toml',
       'github.toml',
       'oidc.toml',
+      'two-clusters.toml',
       'workers-vpc.toml',
     ]);
     expect(readFileSync(path.join(root, '.ci/run'), 'utf8')).toMatch(
@@ -251,6 +272,31 @@ describe('npm run deploy:check', () => {
       /- line \d+: vars\.PVE_BASE_URL still holds the example host pve-api\.example\.com\n {4}fix: Use your own hostname/,
     );
     expect(output).toContain('deploy:check: 1 of 3 configurations have problems.');
+  }, 120_000);
+
+  it('passes the two-cluster template filled in, and fails a cluster naming a binding it does not declare', () => {
+    const filled = filledIn(readFileSync(path.join(root, 'deploy/two-clusters.toml'), 'utf8'));
+    const ready = copied('clusters.toml', filled);
+    const undeclared = copied(
+      'undeclared.toml',
+      filled.replace('"vpc_service": "PVE_PROD"', '"vpc_service": "PVE_STAGING"'),
+    );
+    const beside = copied(
+      'beside.toml',
+      filled.replace('AUTH_MODE = "oauth"', 'AUTH_MODE = "oauth"\nPVE_TOKEN_ID = "mcp@pve!mcp"'),
+    );
+    const { status, output } = deployCheck(ready, undeclared, beside);
+    expect(status, output).toBe(1);
+    expect(output).toMatch(/^ok {4}\S*clusters\.toml \(bindings: .*PVE_LAB, PVE_PROD\)$/m);
+    expect(output).toMatch(/^FAIL {2}\S*undeclared\.toml$/m);
+    expect(output).toContain(
+      '- vars.PVE_CLUSTERS[1] ("prod") names the VPC service binding "PVE_STAGING", which this file does not declare',
+    );
+    expect(output).toMatch(/^FAIL {2}\S*beside\.toml$/m);
+    expect(output).toContain(
+      '- vars.PVE_CLUSTERS is set beside PVE_TOKEN_ID: the Worker refuses both',
+    );
+    expect(output).toContain('deploy:check: 2 of 4 configurations have problems.');
   }, 120_000);
 
   it('fails on a configuration with a top-level key placed after a table, saying where it went and how to fix it', () => {

@@ -56,7 +56,7 @@ const MAX_PAGE = 1_000;
  * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_hmac TEXT, args TEXT (JSON
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
  * NUMERIC, vmid INTEGER, upid, approval_id, approval_channel TEXT, policy_version INTEGER,
- * user_groups TEXT (JSON array), user_scopes TEXT (JSON array). Indexes on (ts), (user_id, ts),
+ * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT. Indexes on (ts), (user_id, ts),
  * (user_email, ts), (tool, ts), (decision, ts). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
  *
@@ -89,7 +89,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
          args_hmac TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
          vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT, policy_version INTEGER,
-         user_groups TEXT, user_scopes TEXT)`,
+         user_groups TEXT, user_scopes TEXT, cluster TEXT)`,
     );
     const columns = this.sql
       .exec<{ name: string }>('PRAGMA table_info(audit_records)')
@@ -101,6 +101,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
       ['policy_version', 'INTEGER'],
       ['user_groups', 'TEXT'],
       ['user_scopes', 'TEXT'],
+      ['cluster', 'TEXT'],
     ] as const) {
       if (!columns.includes(column))
         this.sql.exec(`ALTER TABLE audit_records ADD COLUMN ${column} ${type}`);
@@ -177,6 +178,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
     if (q.tool) filter('tool = ?', q.tool);
     if (q.decision) filter('decision = ?', q.decision);
     if (q.outcome) filter('outcome = ?', q.outcome);
+    if (q.cluster) filter('cluster = ?', q.cluster);
     if (q.from !== undefined) filter('ts >= ?', bound('from', q.from));
     if (q.to !== undefined) filter('ts <= ?', bound('to', q.to));
     if (q.cursor) {

@@ -38,6 +38,7 @@ export const COLUMNS = [
   'policy_version',
   'user_groups',
   'user_scopes',
+  'cluster',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
@@ -72,6 +73,7 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     optNumber(r.policy_version),
     groupsJson(r.user_groups),
     groupsJson(r.user_scopes),
+    optText(r.cluster, MAX_ID),
   ];
 }
 
@@ -152,6 +154,7 @@ export function toRecord(row: Row): StoredAuditRecord {
     policy_version: nn(row.policy_version),
     user_groups: list(row.user_groups),
     user_scopes: list(row.user_scopes),
+    cluster: ns(row.cluster),
   };
 }
 

@@ -50,6 +50,11 @@ export interface AuditRecord {
   user_groups: string[] | null;
   /** The scopes of the caller's token (null in records from before they were kept). */
   user_scopes: string[] | null;
+  /**
+   * The cluster the call was for (PVE_CLUSTERS' name, `default` with the single-cluster settings;
+   * null for what no cluster is asked about, and in records from before clusters).
+   */
+  cluster: string | null;
 }
 
 export type ApprovalChannel = 'conversation' | 'web';
@@ -76,6 +81,7 @@ export interface AuditQuery {
   tool?: string;
   decision?: AuditDecision;
   outcome?: AuditOutcome;
+  cluster?: string;
   /** Inclusive epoch ms bounds on ts. */
   from?: number;
   to?: number;

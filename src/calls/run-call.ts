@@ -207,6 +207,7 @@ async function parse(call: Call, input: z.ZodType, rawArgs: unknown): Promise<St
   } = parsed.data as Record<string, unknown> & { approval_id?: string; cluster?: string };
   // The tool never sees `cluster`: its client is that cluster's.
   call.cluster = cluster ?? call.host.clusters[0];
+  call.facts.cluster = call.cluster;
   if (call.cluster !== undefined) call.scope!.onCluster(call.cluster, cluster !== undefined);
   return { next: { given, approvalId } };
 }

@@ -23,6 +23,8 @@ export interface CallFacts {
   approvalId: string | null;
   /** The version of the policy that decided; null until the policy is asked. */
   policyVersion: number | null;
+  /** The cluster the call is for, once its arguments are read. */
+  cluster?: string;
 }
 
 /** How a call ends: what goes back, or the question the person is asked (2026-07-28). */
@@ -112,6 +114,7 @@ function auditRecord(
     policy_version: facts.policyVersion,
     user_groups: identity ? [...identity.groups] : null,
     user_scopes: identity ? [...identity.scopes] : null,
+    cluster: facts.cluster ?? null,
   };
 }
 

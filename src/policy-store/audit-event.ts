@@ -40,5 +40,6 @@ export function policyEventRecord(event: PolicyEvent): AuditRecord {
     policy_version: event.version,
     user_groups: null,
     user_scopes: null,
+    cluster: null,
   };
 }

@@ -47,6 +47,8 @@ export interface AdminView {
   grants: { rows: GrantRow[]; more: boolean } | { unavailable: string };
   /** A message after an action (e.g. a revocation). */
   notice?: string;
+  /** The clusters the server reaches: with several, calls are filtered by cluster too. */
+  clusters: readonly string[];
 }
 
 const DECISIONS = ['', 'allow', 'deny', 'limited', 'approval_required', 'none'];
@@ -95,6 +97,7 @@ function callsSection(v: AdminView) {
 <label>User <input name="user" value="${f.user ?? ''}" placeholder="id or email"></label>
 <label>Tool <input name="tool" value="${f.tool ?? ''}"></label>
 <label>Decision <select name="decision">${DECISIONS.map((d) => html`<option value="${d}"${f.decision === d ? ' selected' : ''}>${d || 'any'}</option>`)}</select></label>
+${v.clusters.length > 1 ? html`<label>Cluster <select name="cluster">${['', ...v.clusters].map((c) => html`<option value="${c}"${f.cluster === c || (!f.cluster && !c) ? ' selected' : ''}>${c || 'any'}</option>`)}</select></label>` : ''}
 <label>From (UTC) <input type="datetime-local" name="from" value="${local(f.from)}"></label>
 <label>To (UTC) <input type="datetime-local" name="to" value="${local(f.to)}"></label>
 <button type="submit">Apply</button></fieldset></form>

@@ -51,6 +51,7 @@ function filters(c: Ctx, defaultLimit: number): AuditQuery {
       ? (decision as AuditDecision)
       : undefined,
     outcome: OUTCOMES.includes(outcome as AuditOutcome) ? (outcome as AuditOutcome) : undefined,
+    cluster: q('cluster')?.slice(0, 64),
     from: time(q('from')),
     to: time(q('to')),
     cursor: q('cursor'),
@@ -137,6 +138,7 @@ adminRoutes.get('/', async (c) => {
           }
         : null,
       auditOn: runtime.config.audit.enabled,
+      clusters: runtime.clusters,
       grants,
       notice: revokedNotice(c.req.query('revoked'), c.req.query('cancelled')),
       policy: policyPanelOf(active),

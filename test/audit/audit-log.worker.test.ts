@@ -57,6 +57,7 @@ function record(over: Partial<AuditRecord> = {}): AuditRecord {
     policy_version: 1,
     user_groups: ['ops'],
     user_scopes: ['pve:read'],
+    cluster: 'default',
     ...over,
   };
 }

@@ -214,6 +214,7 @@ describe('the audit trail', () => {
       policy_version: null,
       user_groups: null,
       user_scopes: null,
+      cluster: null,
     });
     expect(
       (await auditStub().query({ limit: 1000, to: old })).records.map((r) => r.request_id),

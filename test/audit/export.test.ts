@@ -36,6 +36,7 @@ function stored(over: Partial<StoredAuditRecord> = {}): StoredAuditRecord {
     policy_version: 1,
     user_groups: ['ops'],
     user_scopes: ['pve:read'],
+    cluster: 'default',
     ...over,
   };
 }
@@ -65,7 +66,7 @@ describe('toCsv', () => {
     expect(end).toBe('');
     expect(row).toBe(
       `1,${T0},2026-11-30T12:00:00.000Z,r1,u1,alice@example.com,client,grant,session,pve_create_qemu_vm,allow,,ok,,200,42,101,,,,1,"[""ops""]",` +
-        `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}","[""pve:read""]"`,
+        `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}","[""pve:read""]",default`,
     );
     expect(toCsv([stored()], false)).toBe(`${row}\r\n`);
   });

@@ -254,6 +254,47 @@ describe('two clusters behind one endpoint', () => {
     }
   });
 
+  it('keeps the cluster in the audit record, exports it, and filters /admin by it', async () => {
+    await call(client, 'pve_get_vm_status', { node: 'pve1', vmid: 100, cluster: 'prod' });
+    await call(client, 'pve_get_vm_status', { node: 'pve1', vmid: 100 });
+    const records = await auditRecords(
+      (r) => r.tool === 'pve_get_vm_status' && r.user_email === 'alice@example.com',
+      2,
+    );
+    expect(records.slice(-2).map((r) => r.cluster)).toEqual(['prod', 'lab']);
+
+    const admin = new Browser();
+    const page = await openAsDevUser(
+      admin,
+      'http://localhost/admin?tool=pve_get_vm_status&cluster=prod',
+      'admin@example.com',
+      'ops',
+    );
+    expect(page.html).toContain('<option value="prod" selected>prod</option>');
+    for (const format of ['jsonl', 'csv']) {
+      const exported = await admin.get(
+        `http://localhost/admin/audit?format=${format}&tool=pve_get_vm_status&cluster=prod`,
+      );
+      expect(exported.status).toBe(200);
+      const body = await exported.text();
+      if (format === 'jsonl') {
+        const rows = body
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { cluster: string });
+        expect(rows.length).toBeGreaterThan(0);
+        expect(new Set(rows.map((r) => r.cluster))).toEqual(new Set(['prod']));
+      } else {
+        const [header, ...rows] = body.trim().split('\r\n');
+        const at = header!.split(',').indexOf('cluster');
+        expect(at).toBeGreaterThan(0);
+        expect(new Set(rows.map((r) => r.split(',').at(at - header!.split(',').length)))).toEqual(
+          new Set(['prod']),
+        );
+      }
+    }
+  });
+
   it('refuses a cluster it does not reach, naming the ones it does, and sends nothing', async () => {
     const result = await call(client, 'pve_stop_vm', {
       node: 'pve1',

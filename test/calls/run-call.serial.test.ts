@@ -273,6 +273,7 @@ describe('runCall', () => {
       policy_version: 1,
       user_groups: ALICE.groups,
       user_scopes: ALICE.scopes,
+      cluster: 'default',
     });
     expect(record!.latency_ms).toBeGreaterThan(0);
     expect(JSON.stringify(record)).not.toContain('secret notes');

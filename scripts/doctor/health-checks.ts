@@ -13,17 +13,22 @@ export interface Health {
   idp?: string;
   public_url?: { configured: boolean; matches_request: boolean };
   oauth_kv?: boolean;
-  proxmox: {
+  proxmox: ProxmoxHealth & {
     configured: boolean;
-    reachable?: boolean;
-    status?: string;
-    latency_ms?: number;
-    pve_version?: string;
+    /** Where the server reaches several clusters: each, by name. */
+    clusters?: (ProxmoxHealth & { name: string })[];
   };
   audit: 'on' | 'off';
   policy: { origin: string; valid: boolean; error_count?: number };
   problems?: { check: string; message: string; fix: string }[];
   failing?: string[];
+}
+
+interface ProxmoxHealth {
+  reachable?: boolean;
+  status?: string;
+  latency_ms?: number;
+  pve_version?: string;
 }
 
 const TIMEOUT_MS = 15_000;
@@ -122,14 +127,8 @@ export function healthResults(h: Health): CheckResult[] {
       results.push(notApplicable(check, `AUTH_MODE=${h.auth_mode}`));
   }
   const pve = h.proxmox;
-  results.push(
-    judge(
-      'proxmox',
-      pve.reachable === undefined
-        ? 'configured'
-        : `reachable${pve.latency_ms !== undefined ? ` (GET /version in ${pve.latency_ms} ms${pve.pve_version ? `, PVE ${pve.pve_version}` : ''})` : ''}`,
-    ),
-  );
+  if (pve.clusters) results.push(...pve.clusters.map((c) => clusterResult(h, c)));
+  else results.push(judge('proxmox', reachedDetail(pve)));
   results.push(judge('policy', `valid (${h.policy.origin})`));
   const audit = judge('audit', 'audit trail on');
   results.push(
@@ -151,6 +150,34 @@ export function healthResults(h: Health): CheckResult[] {
     );
   }
   return results;
+}
+
+function reachedDetail(p: ProxmoxHealth): string {
+  return p.reachable === undefined
+    ? 'configured'
+    : `reachable${p.latency_ms !== undefined ? ` (GET /version in ${p.latency_ms} ms${p.pve_version ? `, PVE ${p.pve_version}` : ''})` : ''}`;
+}
+
+/** One cluster of several: its own check, failed by the problems /health names it in. */
+function clusterResult(h: Health, c: ProxmoxHealth & { name: string }): CheckResult {
+  const check = `proxmox ${c.name}`;
+  const prefix = `Cluster ${c.name}: `;
+  const own = (h.problems ?? []).filter(
+    (p) => p.check === 'proxmox' && p.message.startsWith(prefix),
+  );
+  if (own.length)
+    return fail(
+      check,
+      own.map((p) => p.message).join(' / '),
+      [...new Set(own.map((p) => p.fix))].join(' '),
+    );
+  if (c.reachable === false)
+    return fail(
+      check,
+      `cluster ${c.name} does not answer (the public view: no details).`,
+      NEED_DETAILS,
+    );
+  return pass(check, reachedDetail(c));
 }
 
 /** An error in one line, without markup: a page that came back is named by its <title>. */

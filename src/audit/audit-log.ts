@@ -57,7 +57,7 @@ const MAX_PAGE = 1_000;
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
  * NUMERIC, vmid INTEGER, upid, approval_id, approval_channel TEXT, policy_version INTEGER,
  * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT. Indexes on (ts), (user_id, ts),
- * (user_email, ts), (tool, ts), (decision, ts). Table audit_meta: key TEXT PRIMARY KEY,
+ * (user_email, ts), (tool, ts), (decision, ts), (cluster, ts). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
  *
  * Lifecycle: `append` makes sure an alarm is set; the alarm prunes (records older than the
@@ -109,7 +109,14 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
     // The argument hash is an HMAC, and is named so since: older tables are renamed in place.
     if (columns.includes('args_sha256'))
       this.sql.exec('ALTER TABLE audit_records RENAME COLUMN args_sha256 TO args_hmac');
-    for (const cols of ['ts', 'user_id, ts', 'user_email, ts', 'tool, ts', 'decision, ts']) {
+    for (const cols of [
+      'ts',
+      'user_id, ts',
+      'user_email, ts',
+      'tool, ts',
+      'decision, ts',
+      'cluster, ts',
+    ]) {
       const name = `audit_records_${cols.replace(', ', '_')}`;
       this.sql.exec(`CREATE INDEX IF NOT EXISTS ${name} ON audit_records (${cols})`);
     }

@@ -414,8 +414,15 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
   const ctx: ToolContext = {
     ...scope.ctx,
     filled: resolved.filled,
-    recheck: (next) =>
-      recheckPolicy(call, next, seenBy(next, inherited), identity, allowed.approvalId !== null),
+    recheck: (next, cluster) =>
+      recheckPolicy(
+        call,
+        next,
+        seenBy(next, inherited),
+        identity,
+        allowed.approvalId !== null,
+        cluster,
+      ),
     checkApproved: (requests) => {
       const { approved } = allowed;
       if (approved && !sameRows(approved.upstream, shownRequests(call, args, requests)))
@@ -459,6 +466,7 @@ function recheckPolicy(
   seen: Record<string, unknown>,
   identity: Identity,
   approved: boolean,
+  cluster?: string,
 ): void {
   const { active, tool, host } = call;
   if (!active.ok)
@@ -466,7 +474,7 @@ function recheckPolicy(
   // A new guest is as the changed call would make it; an existing one, as it was read (a fact
   // its rules reach only now, never read, refuses).
   const changed = tool.target?.(next);
-  const args = policyArgs(call, seen);
+  const args = policyArgs(call, seen, cluster);
   let target = call.target;
   if (changed && 'made' in changed) target = changed.made;
   else if (changed) {
@@ -503,8 +511,12 @@ function seenBy(
  * The arguments as the policy sees them: typed fields of property strings, and `args.cluster`,
  * the cluster the call is for, the default filled in (as vm_type is), never anything else's.
  */
-function policyArgs(call: Call, seen: Record<string, unknown>): Record<string, unknown> {
-  return { ...policyView(seen), [CLUSTER_ARG]: call.cluster };
+function policyArgs(
+  call: Call,
+  seen: Record<string, unknown>,
+  cluster = call.cluster,
+): Record<string, unknown> {
+  return { ...policyView(seen), [CLUSTER_ARG]: cluster };
 }
 
 /** Arguments as shown and hashed: property strings by their canonical text. */

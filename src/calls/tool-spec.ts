@@ -37,9 +37,10 @@ export interface ToolContext extends BaseToolContext {
   readonly filled: readonly string[];
   /**
    * Asks the policy again about changed arguments (e.g. another vmid after a collision), before
-   * a new request goes out; throws a PolicyRefusal when it would not allow them.
+   * a new request goes out; throws a PolicyRefusal when it would not allow them. `cluster`: as
+   * a call to that cluster (a list over every cluster asks for each).
    */
-  recheck(args: Record<string, unknown>): void;
+  recheck(args: Record<string, unknown>, cluster?: string): void;
   /**
    * With a person's approval: throws a PolicyRefusal unless these are the requests (as
    * describeCall's rows) the person was shown. An approval covers what its approver saw.

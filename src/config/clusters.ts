@@ -19,6 +19,8 @@ export interface ClusterConfig {
   client: PveClientConfig;
   /** The VPC service binding it is reached through, if any (by its binding name). */
   vpcService: string | null;
+  /** The variables its secrets are in (PVE_CLUSTERS' token_secret_var, access_secret_var). */
+  secretVars: { token: string; access: string | null };
 }
 
 export interface Clusters {
@@ -94,7 +96,14 @@ export function clustersConfig(env: AppEnv): Clusters | { error: string } {
     const single = clientConfig(singleSettings(env, timeout));
     if ('error' in single) return single;
     return {
-      all: [{ name: DEFAULT_CLUSTER, client: single, vpcService: env.PVE ? 'PVE' : null }],
+      all: [
+        {
+          name: DEFAULT_CLUSTER,
+          client: single,
+          vpcService: env.PVE ? 'PVE' : null,
+          secretVars: { token: 'PVE_TOKEN_SECRET', access: 'CF_ACCESS_CLIENT_SECRET' },
+        },
+      ],
       listed: false,
     };
   }
@@ -125,7 +134,13 @@ export function clustersConfig(env: AppEnv): Clusters | { error: string } {
     const client = clientConfig(entrySettings(env, entry, timeout, problems));
     // (An empty error: what is wrong is already said, a named secret that is not set.)
     if ('error' in client) problems.push(...client.error.split('; ').filter(Boolean));
-    else all.push({ name: entry.name, client, vpcService: entry.vpc_service ?? null });
+    else
+      all.push({
+        name: entry.name,
+        client,
+        vpcService: entry.vpc_service ?? null,
+        secretVars: { token: entry.token_secret_var, access: entry.access_secret_var ?? null },
+      });
   }
   // One bad PVE_TIMEOUT_MS is said once, not once per cluster.
   if (problems.length) return { error: [...new Set(problems)].join('; ') };
@@ -275,7 +290,10 @@ export function clusterSecrets(env: AppEnv): string[] {
     if (!entry || typeof entry !== 'object') return [];
     const { token_secret_var: t, access_secret_var: a } = entry as Record<string, unknown>;
     return [t, a].flatMap((name) => {
-      const value = typeof name === 'string' ? variables[name] : undefined;
+      // Only what a cluster may name: never PUBLIC_URL or another of the server's own settings.
+      const own = typeof name === 'string' && OWN_SETTINGS.has(name) && !TAKEN_OVER.has(name);
+      const named = typeof name === 'string' && VAR_NAME_RE.test(name) && !own;
+      const value = named ? variables[name] : undefined;
       return typeof value === 'string' && value.trim() !== '' ? [value] : [];
     });
   });

@@ -11,7 +11,7 @@ import type { Context } from 'hono';
 import { authConfig, publicOrigin } from '../auth/config';
 import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import { configNotices, configProblems, publicUrlState, type HealthProblem } from './config-checks';
-import { PROBE_FIX, probeProxmox, type ProxmoxProbe } from './proxmox-probe';
+import { probeFix, probeProxmox, type ProxmoxProbe } from './proxmox-probe';
 import { healthView } from './viewer';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
@@ -44,7 +44,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   ]);
   const problems: HealthProblem[] = [
     ...configProblems(config, request),
-    ...probeProblems(probes, several ? clusters.map((c) => c.name) : null),
+    ...probeProblems(probes, clusters, several),
     ...policyProblems(policy),
     ...notifyProblems(config, policy),
     ...deployProblems(policy, deployRefused),
@@ -87,19 +87,31 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   });
 }
 
-/** Each probe that failed, naming its cluster where there are several (`names`). */
-function probeProblems(probes: ProxmoxProbe[], names: string[] | null): HealthProblem[] {
-  return probes.flatMap((probe, i) =>
-    probe.status === 'ok'
-      ? []
-      : [
-          {
-            check: 'proxmox' as const,
-            message: `${names ? `Cluster ${names[i]}: ` : ''}${probe.message ?? `Proxmox probe: ${probe.status}`}`,
-            fix: PROBE_FIX[probe.status],
-          },
-        ],
-  );
+/** Each probe that failed, naming its cluster, and that cluster's settings, where there are several. */
+function probeProblems(
+  probes: ProxmoxProbe[],
+  clusters: readonly ClusterConfig[],
+  several: boolean,
+): HealthProblem[] {
+  return probes.flatMap((probe, i) => {
+    const c = clusters[i]!;
+    if (probe.status === 'ok') return [];
+    const its = `cluster ${c.name}'s`;
+    const settings = {
+      tokenId: `${its} token_id (${c.client.tokenId})`,
+      tokenSecret: c.secretVars.token,
+      baseUrl: `${its} base_url`,
+      accessId: `${its} access_client_id`,
+      accessSecret: c.secretVars.access ?? `${its} access_secret_var`,
+    };
+    return [
+      {
+        check: 'proxmox' as const,
+        message: `${several ? `Cluster ${c.name}: ` : ''}${probe.message ?? `Proxmox probe: ${probe.status}`}`,
+        fix: several ? probeFix(probe.status, settings) : probeFix(probe.status),
+      },
+    ];
+  });
 }
 
 /** How Proxmox is reached and whether it answers: per cluster where there are several. */

@@ -108,21 +108,41 @@ function statusOf(failure: PveFailure): ProbeStatus {
 }
 
 /** What an operator does about each failure. */
-export const PROBE_FIX: Record<Exclude<ProbeStatus, 'ok'>, string> = {
-  auth_failed:
-    'Check PVE_TOKEN_ID (user@realm!tokenid) and the secret (`wrangler secret put PVE_TOKEN_SECRET`); the token must still exist on the cluster (`pveum user token list <user>`).',
-  forbidden:
-    'Something refused GET /version with 403: if Cloudflare Access protects PVE_BASE_URL, its policy must be Service Auth and include the service token; otherwise check the token on the cluster.',
-  access_denied:
-    'Check CF_ACCESS_CLIENT_ID and `wrangler secret put CF_ACCESS_CLIENT_SECRET`, and that the Access application for PVE_BASE_URL has a Service Auth policy including that service token.',
-  tunnel_down:
-    'Start cloudflared next to pveproxy (`systemctl status cloudflared`) and check its ingress rule for this hostname (service: https://localhost:8006).',
-  not_pveproxy:
-    'PVE_BASE_URL reaches something other than pveproxy (an HTML page or a redirect): check its host and /api2/json path, and any proxy or Access application in front.',
-  timeout:
-    'pveproxy did not answer in time: check that it runs (`systemctl status pveproxy`), the tunnel or VPC service in between, and PVE_TIMEOUT_MS.',
-  unreachable:
-    'Nothing answered at PVE_BASE_URL: check host and port, that pveproxy (locally: the simulator, `npm start`) is running, the tunnel or VPC service, and that its TLS certificate is one the Worker trusts (docs/deploy.md: Certificates).',
-  error:
-    'pveproxy answered GET /version with an error: see the message, and the Proxmox logs (`journalctl -u pveproxy`).',
+/** The settings a fix names: the single-cluster ones, or one cluster's of PVE_CLUSTERS. */
+export interface ProbeSettings {
+  tokenId: string;
+  tokenSecret: string;
+  baseUrl: string;
+  accessId: string;
+  accessSecret: string;
+}
+
+const SINGLE_CLUSTER: ProbeSettings = {
+  tokenId: 'PVE_TOKEN_ID (user@realm!tokenid)',
+  tokenSecret: 'PVE_TOKEN_SECRET',
+  baseUrl: 'PVE_BASE_URL',
+  accessId: 'CF_ACCESS_CLIENT_ID',
+  accessSecret: 'CF_ACCESS_CLIENT_SECRET',
 };
+
+/** What to do about a failed probe, naming the settings `s` of the cluster that failed. */
+export function probeFix(status: Exclude<ProbeStatus, 'ok'>, s = SINGLE_CLUSTER): string {
+  switch (status) {
+    case 'auth_failed':
+      return `Check ${s.tokenId} and the secret (\`wrangler secret put ${s.tokenSecret}\`); the token must still exist on the cluster (\`pveum user token list <user>\`).`;
+    case 'forbidden':
+      return `Something refused GET /version with 403: if Cloudflare Access protects ${s.baseUrl}, its policy must be Service Auth and include the service token; otherwise check the token on the cluster.`;
+    case 'access_denied':
+      return `Check ${s.accessId} and \`wrangler secret put ${s.accessSecret}\`, and that the Access application for ${s.baseUrl} has a Service Auth policy including that service token.`;
+    case 'tunnel_down':
+      return 'Start cloudflared next to pveproxy (`systemctl status cloudflared`) and check its ingress rule for this hostname (service: https://localhost:8006).';
+    case 'not_pveproxy':
+      return `${s.baseUrl} reaches something other than pveproxy (an HTML page or a redirect): check its host and /api2/json path, and any proxy or Access application in front.`;
+    case 'timeout':
+      return 'pveproxy did not answer in time: check that it runs (`systemctl status pveproxy`), the tunnel or VPC service in between, and PVE_TIMEOUT_MS.';
+    case 'unreachable':
+      return `Nothing answered at ${s.baseUrl}: check host and port, that pveproxy (locally: the simulator, \`npm start\`) is running, the tunnel or VPC service, and that its TLS certificate is one the Worker trusts (docs/deploy.md: Certificates).`;
+    case 'error':
+      return 'pveproxy answered GET /version with an error: see the message, and the Proxmox logs (`journalctl -u pveproxy`).';
+  }
+}

@@ -26,6 +26,18 @@ usePolicy(
       pve_reboot_vm: {
         limits: [{ counter: 'reboots', window: 'hour', max: 1, scope: 'guest' }],
       },
+      // Containers on prod are not listed (a list of every cluster asks for each).
+      pve_list_vms: {
+        deny_if: [
+          {
+            path: 'args.cluster',
+            op: 'eq',
+            value: 'prod',
+            when: { path: 'args.type', op: 'eq', value: 'lxc' },
+            reason: "prod's containers are not listed",
+          },
+        ],
+      },
       // Guests are made on prod only: asked again, after a vmid collision, with the same cluster.
       pve_create_qemu_vm: { require: [{ path: 'args.cluster', op: 'eq', value: 'prod' }] },
       // Suspending needs an administrator's approval: given for one cluster, it is for that one.
@@ -235,6 +247,43 @@ describe('two clusters behind one endpoint', () => {
     const prodGuests = onProd.structuredContent!.guests as { cluster: string }[];
     expect(prodGuests).toHaveLength(perCluster);
     expect(new Set(prodGuests.map((g) => g.cluster))).toEqual(new Set(['prod']));
+  });
+
+  it('lists only the clusters the policy allows as calls to them, naming the one it refuses', async () => {
+    const listed = await call(client, 'pve_list_vms', { type: 'lxc', limit: 1000 });
+    expect(listed.isError, text(listed)).toBeFalsy();
+    const guests = listed.structuredContent!.guests as { cluster: string; type: string }[];
+    expect(guests.length).toBeGreaterThan(0);
+    expect(new Set(guests.map((g) => `${g.cluster} ${g.type}`))).toEqual(new Set(['lab lxc']));
+    expect(listed.structuredContent!.refused).toEqual([
+      { cluster: 'prod', reason: "prod's containers are not listed" },
+    ]);
+    expect(text(listed)).toContain('Cluster prod is not listed: the policy refuses it');
+    expect(await prod.requestLines()).toEqual([]);
+    // Named, the call itself is refused; VMs on prod are listed as before.
+    const named = await call(client, 'pve_list_vms', { type: 'lxc', cluster: 'prod' });
+    expect(named.structuredContent!.policy).toMatchObject({ decision: 'deny' });
+    expect(await prod.requestLines()).toEqual([]);
+    const vms = await call(client, 'pve_list_vms', { type: 'qemu', limit: 1000 });
+    const clusters = (vms.structuredContent!.guests as { cluster: string }[]).map((g) => g.cluster);
+    expect(new Set(clusters)).toEqual(new Set(['lab', 'prod']));
+  });
+
+  it("refuses another listing's cursor: one naming a cluster this list does not read", async () => {
+    const page = await call(client, 'pve_list_vms', { type: 'qemu', limit: 1 });
+    const cursor = page.structuredContent!.next_cursor as string;
+    expect(atob(cursor)).toMatch(/^after:lab:\d+$/);
+    const forged = btoa('after:staging:100').replace(/=+$/, '');
+    for (const bad of [forged, cursor]) {
+      const other = await call(client, 'pve_list_vms', {
+        type: 'qemu',
+        limit: 1,
+        ...(bad === cursor ? { cluster: 'prod' } : {}),
+        cursor: bad,
+      });
+      expect(other.isError, text(other)).toBe(true);
+      expect(text(other)).toMatch(/cursor/i);
+    }
   });
 
   it('lists the clusters that answer and names the one that does not', async () => {

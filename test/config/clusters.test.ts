@@ -68,6 +68,7 @@ describe('PVE_CLUSTERS', () => {
     expect(lab).toEqual({
       name: 'lab',
       vpcService: null,
+      secretVars: { token: 'LAB_TOKEN_SECRET', access: 'LAB_ACCESS_SECRET' },
       client: {
         baseUrl: 'https://pve-lab.example.com:8006/api2/json',
         tokenId: 'mcp@pve!lab',
@@ -250,6 +251,17 @@ describe('PVE_CLUSTERS', () => {
     expect(error).toBe(
       'PVE_CLUSTERS is not JSON: it must be a list of clusters, [{ "name": ... }]',
     );
+  });
+
+  it("scrubs no value of the server's own settings a refused entry names", () => {
+    const config = configOf(
+      twoClusters({ PUBLIC_URL: 'https://mcp.example.com' }, [
+        { ...LAB, token_secret_var: 'PUBLIC_URL' },
+      ]),
+    );
+    expect('error' in config.clusters).toBe(true);
+    expect(config.secrets).not.toContain('https://mcp.example.com');
+    expect(config.secrets).toContain(ACCESS_SECRET);
   });
 
   it('is reported by /health as the Proxmox connection, with PVE_CLUSTERS as the fix', () => {

@@ -56,6 +56,10 @@ describe('GET /health with two clusters', () => {
     const proxmox = (body.problems ?? []).filter((p) => p.check === 'proxmox');
     expect(proxmox).toHaveLength(1);
     expect(proxmox[0]!.message).toMatch(/^Cluster prod: /);
+    // What to check is that cluster's own: its token id and the variable its secret is in.
+    expect(proxmox[0]!.fix).toMatch(
+      /^Check cluster prod's token_id \(\S+@\S+!\S+\) and the secret \(`wrangler secret put PROD_TOKEN_SECRET`\)/,
+    );
 
     // Anyone else (the fault spent, prod answers again): booleans only, still per cluster.
     forgetProbes();

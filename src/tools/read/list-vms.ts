@@ -5,7 +5,7 @@
 // then vmid; a cluster that does not answer is named (unreachable), the others listed.
 
 import { z } from 'zod';
-import { defineReadTool } from '../../calls/tool-spec';
+import { defineReadTool, PolicyRefusal } from '../../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../../proxmox/schemas';
 import { tagList } from '../../proxmox/formats';
 import { nodeName, tagName, toGib, toMib } from '../common';
@@ -73,8 +73,23 @@ export const listVms = defineReadTool({
   output,
   async run(args, ctx) {
     const several = ctx.clusters.length > 1;
-    const clusters = several && ctx.cluster === null ? ctx.clusters : [ctx.cluster];
-    const after = args.cursor === undefined ? null : decodeCursor(args.cursor, clusters.length);
+    const named = several && ctx.cluster === null ? null : ctx.cluster;
+    // Over every cluster, each one the policy allows as a call to it (args.cluster, as if named).
+    const refused: { cluster: string; reason: string }[] = [];
+    const clusters: (string | null)[] =
+      named !== null || !several
+        ? [named]
+        : ctx.clusters.filter((cluster) => {
+            try {
+              ctx.recheck(args, cluster);
+              return true;
+            } catch (err) {
+              if (!(err instanceof PolicyRefusal)) throw err;
+              refused.push({ cluster, reason: err.message });
+              return false;
+            }
+          });
+    const after = args.cursor === undefined ? null : decodeCursor(args.cursor, clusters);
     const read = await Promise.allSettled(
       clusters.map((name) =>
         (name === null ? ctx.pve() : ctx.pveAt(name)).get('/cluster/resources', clusterResources, {
@@ -82,11 +97,11 @@ export const listVms = defineReadTool({
         }),
       ),
     );
-    // One cluster read: its failure is the call's, as it always was.
     const failed = read.flatMap((r, i) =>
       r.status === 'rejected' ? [{ i, reason: r.reason }] : [],
     );
-    if (failed.length === read.length) throw failed[0]!.reason;
+    // One cluster read: its failure is the call's, as it always was.
+    if (read.length === 1 && failed.length) throw failed[0]!.reason;
     const all = read
       .flatMap((r, i) =>
         r.status === 'fulfilled'
@@ -104,7 +119,7 @@ export const listVms = defineReadTool({
     const last = page.at(-1);
     const next =
       rest.length > page.length && last
-        ? encodeCursor(last.g.vmid, clusters.length > 1 ? last.at : null)
+        ? encodeCursor(last.g.vmid, clusters.length > 1 ? clusters[last.at]! : null)
         : null;
     const unreachable = failed.map(({ i, reason }) => ({
       cluster: clusters[i] ?? ctx.clusters[0]!,
@@ -117,6 +132,7 @@ export const listVms = defineReadTool({
         total: all.length,
         next_cursor: next,
         ...(unreachable.length ? { unreachable } : {}),
+        ...(refused.length ? { refused } : {}),
       },
       text:
         summarise(guests, all.length, rest.length - page.length, next) +
@@ -125,6 +141,9 @@ export const listVms = defineReadTool({
             (u) =>
               `\nCluster ${u.cluster} did not answer (${u.reason}): its guests are not listed.`,
           )
+          .join('') +
+        refused
+          .map((r) => `\nCluster ${r.cluster} is not listed: the policy refuses it (${r.reason}).`)
           .join(''),
     };
   },
@@ -170,23 +189,32 @@ function matches(args: z.output<typeof input>): (g: Guest) => boolean {
     (name === undefined || (g.name ?? '').toLowerCase().includes(name));
 }
 
-// Keyset pagination on vmid (on the cluster's place in the list, then vmid, over several):
-// stable while guests come and go between pages.
-function encodeCursor(vmid: number, at: number | null): string {
-  return btoa(at === null ? `after:${vmid}` : `after:${at}:${vmid}`).replace(/=+$/, '');
+// Keyset pagination on vmid (over several clusters, on the cluster, by name, then vmid): stable
+// while guests come and go between pages. A cursor names the cluster it stopped in: one the list
+// does not read (another call's, or one the policy refuses now) is not ours.
+function encodeCursor(vmid: number, cluster: string | null): string {
+  return btoa(cluster === null ? `after:${vmid}` : `after:${cluster}:${vmid}`).replace(/=+$/, '');
 }
 
-function decodeCursor(cursor: string, clusters: number): { at: number; vmid: number } {
+function decodeCursor(
+  cursor: string,
+  clusters: readonly (string | null)[],
+): { at: number; vmid: number } {
   let text = '';
   try {
     text = atob(cursor);
   } catch {
     // fall through to the error below
   }
-  const m =
-    clusters > 1 ? /^after:(\d{1,2}):(\d{1,10})$/.exec(text) : /^after:(\d{1,10})$/.exec(text);
+  if (clusters.length > 1) {
+    const m = /^after:([a-z][a-z0-9-]{0,23}):(\d{1,10})$/.exec(text);
+    const at = m ? clusters.indexOf(m[1]!) : -1;
+    if (!m || at < 0) throw notOurCursor(NAME);
+    return { at, vmid: Number(m[2]) };
+  }
+  const m = /^after:(\d{1,10})$/.exec(text);
   if (!m) throw notOurCursor(NAME);
-  return m.length > 2 ? { at: Number(m[1]), vmid: Number(m[2]) } : { at: 0, vmid: Number(m[1]) };
+  return { at: 0, vmid: Number(m[1]) };
 }
 
 function summarise(page: Guest[], total: number, remaining: number, next: string | null): string {

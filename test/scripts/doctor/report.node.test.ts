@@ -21,6 +21,57 @@ const PUBLIC_HEALTH: Health = {
   failing: ['proxmox'],
 };
 
+describe('the doctor on /health with two clusters', () => {
+  const TWO: Health = {
+    ...PUBLIC_HEALTH,
+    view: 'operator',
+    failing: undefined,
+    proxmox: {
+      configured: true,
+      clusters: [
+        { name: 'lab', reachable: true, status: 'ok', latency_ms: 4, pve_version: '9.1.3' },
+        { name: 'prod', reachable: false, status: 'auth_failed' },
+      ],
+    },
+    problems: [
+      {
+        check: 'proxmox',
+        message: 'Cluster prod: Proxmox rejected the API token (401 authentication failure)',
+        fix: "Check cluster prod's token_id (mcp@pve!mcp) and the secret (`wrangler secret put PROD_TOKEN_SECRET`).",
+      },
+    ],
+  };
+
+  it('checks each cluster apart: passes the one that answers, fails the other naming its token', () => {
+    const results = healthResults(TWO);
+    expect(results.filter((r) => r.name.startsWith('proxmox'))).toEqual([
+      {
+        name: 'proxmox lab',
+        outcome: 'PASS',
+        detail: 'reachable (GET /version in 4 ms, PVE 9.1.3)',
+      },
+      {
+        name: 'proxmox prod',
+        outcome: 'FAIL',
+        detail: 'Cluster prod: Proxmox rejected the API token (401 authentication failure)',
+        fix: "Check cluster prod's token_id (mcp@pve!mcp) and the secret (`wrangler secret put PROD_TOKEN_SECRET`).",
+      },
+    ]);
+    // The public view names the cluster, with how to see why.
+    const publicView = healthResults({
+      ...TWO,
+      view: 'public',
+      problems: undefined,
+      failing: ['proxmox'],
+    });
+    expect(publicView.find((r) => r.name === 'proxmox prod')).toMatchObject({
+      outcome: 'FAIL',
+      detail: 'cluster prod does not answer (the public view: no details).',
+    });
+    expect(publicView.find((r) => r.name === 'proxmox lab')?.outcome).toBe('PASS');
+  });
+});
+
 describe('the doctor on a public /health', () => {
   it('fails the checks /health names, says details are withheld and how to see them', () => {
     const results = healthResults(PUBLIC_HEALTH);

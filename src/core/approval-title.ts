@@ -49,6 +49,8 @@ const TITLES: Record<string, (a: Args, guest: string) => string> = {
   pve_api_request: (a) => `Raw API: ${String(a.method ?? '?')} ${String(a.path ?? '?')}`,
 };
 
+const MAX_TITLE = 160;
+
 /** The sentence for a call; with the guest's name when it is known ("Destroy VM 104 (win11-lab) on pve2"). */
 export function approvalTitle(tool: string, args: Args, guestName?: string | null): string {
   let title = Object.hasOwn(TITLES, tool)
@@ -56,7 +58,11 @@ export function approvalTitle(tool: string, args: Args, guestName?: string | nul
     : `Run ${tool}`;
   // "Stop VM 104 on prod/pve2": a vmid is one guest only within its cluster.
   if (CLUSTER(args) && !title.includes(` ${CLUSTER(args)}`)) title += ` on cluster ${args.cluster}`;
-  return title.length > 160 ? `${title.slice(0, 159)}…` : title;
+  if (title.length <= MAX_TITLE) return title;
+  // Cut, it still says the cluster: a long command or path must not hide where it runs.
+  const kept = CLUSTER(args) ? ` on cluster ${args.cluster}` : '';
+  const cut = title.slice(0, MAX_TITLE - 1 - kept.length);
+  return `${cut}…${kept && !cut.includes(` ${CLUSTER(args)}`) ? kept : ''}`;
 }
 
 /** "in 14 minutes", "in 1 minute", "in under a minute", or "ago" for a past time. */

@@ -39,6 +39,14 @@ describe('approval titles', () => {
     expect(
       approvalTitle('pve_api_request', { cluster: 'lab', method: 'GET', path: '/version' }),
     ).toBe('Raw API: GET /version on cluster lab');
+    // Cut at 160 characters, it still says where.
+    const long = approvalTitle('pve_api_request', {
+      cluster: 'prod',
+      method: 'POST',
+      path: `/nodes/pve1/${'x'.repeat(300)}`,
+    });
+    expect(long).toHaveLength(160);
+    expect(long.endsWith('x… on cluster prod')).toBe(true);
   });
 
   it('says when in minutes, either way', () => {

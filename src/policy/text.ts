@@ -22,7 +22,16 @@ export type CheckedPolicy =
   | { ok: true; policy: CompiledPolicy; warnings: PolicyWarning[] }
   | { ok: false; errors: PolicyError[] };
 
-export function checkPolicyText(text: string, catalog: ToolCatalog): CheckedPolicy {
+/**
+ * `clusters`: the names of the clusters the server reaches, where known (the console, the policy
+ * API, the CLI given PVE_CLUSTERS): a rule on `args.cluster` naming another is a warning, not an
+ * error, so that a policy can be written before its cluster is added.
+ */
+export function checkPolicyText(
+  text: string,
+  catalog: ToolCatalog,
+  clusters?: readonly string[],
+): CheckedPolicy {
   if (new TextEncoder().encode(text).length > MAX_POLICY_BYTES)
     return {
       ok: false,
@@ -55,7 +64,35 @@ export function checkPolicyText(text: string, catalog: ToolCatalog): CheckedPoli
       ],
     };
   }
-  return loadPolicy(document, catalog);
+  const loaded = loadPolicy(document, catalog);
+  if (!loaded.ok || !clusters) return loaded;
+  return { ...loaded, warnings: [...loaded.warnings, ...unknownClusters(document, clusters)] };
+}
+
+/** Every rule on `args.cluster` (a condition or a `when`) whose value names no configured cluster. */
+function unknownClusters(document: unknown, clusters: readonly string[]): PolicyWarning[] {
+  const out: PolicyWarning[] = [];
+  const walk = (value: unknown, at: string): void => {
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(v, `${at}/${i}`);
+      return;
+    }
+    if (!value || typeof value !== 'object') return;
+    const rule = value as Record<string, unknown>;
+    if (rule.path === 'args.cluster') {
+      const named = Array.isArray(rule.value) ? rule.value : [rule.value];
+      const unknown = named.filter((n) => typeof n === 'string' && !clusters.includes(n));
+      if (unknown.length)
+        out.push({
+          pointer: `${at}/value`,
+          message: `${unknown.map((n) => JSON.stringify(n)).join(', ')}: no cluster of this server is named so (it reaches ${clusters.join(', ')}); the rule never matches it until one is`,
+        });
+    }
+    for (const [key, v] of Object.entries(rule))
+      walk(v, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+  };
+  walk(document, '');
+  return out;
 }
 
 /** How many lines a text has, as an editor numbers them: a final line break starts none. */

@@ -298,7 +298,7 @@ async function draftOf(c: Ctx): Promise<{ body: Record<string, unknown>; checked
   const body = await jsonBody(c);
   const text = policyText(body.policy);
   if (text === null) throw Refusal.json(400, 'invalid_request', 'Send {"policy": {...}}.');
-  return { body, checked: checkPolicyText(text, TOOL_CATALOG) };
+  return { body, checked: checkPolicyText(text, TOOL_CATALOG, c.var.runtime.clusters) };
 }
 
 function problems(list: readonly { pointer: string; message: string }[]): string[] {

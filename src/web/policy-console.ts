@@ -110,7 +110,7 @@ policyConsole.post('/draft', async (c) => {
     since: form.since ?? '7d',
     limit: form.limit ?? String(DEFAULT_REPLAY_LIMIT),
   };
-  const checked = checkPolicyText(draft.text ?? '', TOOL_CATALOG);
+  const checked = checkPolicyText(draft.text ?? '', TOOL_CATALOG, c.var.runtime.clusters);
   if (!checked.ok)
     return render(
       c,

@@ -6,7 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auditRecords } from '../support/worker/audit';
-import { call, text } from '../support/worker/mcp';
+import { call, text, workerFetch } from '../support/worker/mcp';
 import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
 import { usePolicy } from '../support/worker/policy';
@@ -342,6 +342,33 @@ describe('two clusters behind one endpoint', () => {
         );
       }
     }
+  });
+
+  it('warns of a policy naming a cluster it does not reach: a warning, not an error', async () => {
+    const editor = await asEditor()();
+    const res = await workerFetch('http://localhost/admin/api/policy/check', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://localhost', ...editor },
+      body: JSON.stringify({
+        policy: {
+          version: '1',
+          default: 'allow',
+          tools: {
+            pve_stop_vm: { deny_if: [{ path: 'args.cluster', op: 'eq', value: 'staging' }] },
+          },
+        },
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      ok: true,
+      problems: [],
+      warnings: [
+        expect.stringContaining(
+          '"staging": no cluster of this server is named so (it reaches lab, prod)',
+        ),
+      ],
+    });
   });
 
   it('refuses a cluster it does not reach, naming the ones it does, and sends nothing', async () => {

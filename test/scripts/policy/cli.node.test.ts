@@ -87,6 +87,38 @@ describe('npm run policy -- check', () => {
     expect(r.out).toMatch(/valid \(default deny/);
   });
 
+  it('knows the clusters PVE_CLUSTERS names: a rule naming another is a warning, not an error', () => {
+    const policy = {
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_stop_vm: {
+          deny_if: [
+            { path: 'args.cluster', op: 'eq', value: 'prod' },
+            { path: 'args.cluster', op: 'in', value: ['lab', 'staging'] },
+          ],
+        },
+      },
+    };
+    const checked = file('clusters.json', policy);
+    const before = process.env.PVE_CLUSTERS;
+    process.env.PVE_CLUSTERS = JSON.stringify([{ name: 'lab' }, { name: 'prod' }]);
+    try {
+      const r = run('check', checked);
+      expect(r.status).toBe(0);
+      expect(r.out.split('\n').filter((l) => l.includes('warning'))).toEqual([
+        expect.stringContaining(
+          'warning: /tools/pve_stop_vm/deny_if/1/value: "staging": no cluster of this server is named so (it reaches lab, prod)',
+        ),
+      ]);
+    } finally {
+      if (before === undefined) delete process.env.PVE_CLUSTERS;
+      else process.env.PVE_CLUSTERS = before;
+    }
+    // Without PVE_CLUSTERS, the names are not known: nothing to warn of.
+    expect(run('check', checked).out).not.toContain('warning');
+  });
+
   it('says when the file is not JSON', () => {
     const r = run('check', file('nojson.json', '{ version: 1'));
     expect(r.status).toBe(1);

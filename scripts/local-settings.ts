@@ -15,48 +15,13 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { SECRET_VARS } from './dev-stack.ts';
 import { IS_WINDOWS } from './processes.ts';
+import { SINGLE_CLUSTER_SETTINGS, WORKER_VARIABLES } from '../src/config/own-settings.ts';
 
 /** How to reach a real Proxmox (only with PVE_BASE_URL; otherwise the simulator's are used). */
-const PROXMOX = [
-  'PVE_BASE_URL',
-  'PVE_TOKEN_ID',
-  'PVE_TOKEN_SECRET',
-  'CF_ACCESS_CLIENT_ID',
-  'CF_ACCESS_CLIENT_SECRET',
-] as const;
+const PROXMOX = SINGLE_CLUSTER_SETTINGS;
 
-/** Every other text setting of the Worker (src/env.ts; test/scripts/start-dev-vars.node.test.ts checks). */
-const OTHERS = [
-  'APPROVAL_WEBHOOKS',
-  'APPROVAL_WEBHOOK_TIMEOUT_MS',
-  'APPROVAL_TTL_MINUTES',
-  'AUDIT_ENABLED',
-  'AUDIT_RETENTION_DAYS',
-  'AUDIT_MAX_ROWS',
-  'ADMIN_USERS',
-  'ADMIN_GROUPS',
-  'PVE_TIMEOUT_MS',
-  'PVE_CLUSTERS',
-  'POLICY',
-  'POLICY_EDITORS',
-  'AUTH_MODE',
-  'CORS_ORIGINS',
-  'PUBLIC_URL',
-  'IDP',
-  'ALLOWED_USERS',
-  'ALLOWED_GROUPS',
-  'OIDC_ISSUER',
-  'OIDC_CLIENT_ID',
-  'OIDC_CLIENT_SECRET',
-  'OIDC_SCOPES',
-  'OIDC_GROUPS_CLAIM',
-  'OIDC_TRUST_EMAIL',
-  'GITHUB_CLIENT_ID',
-  'GITHUB_CLIENT_SECRET',
-  'GITHUB_ORG',
-  'GITHUB_URL',
-  'GITHUB_API_URL',
-] as const;
+/** Every other text setting of the Worker (test/scripts/start-dev-vars.node.test.ts checks). */
+const OTHERS = WORKER_VARIABLES.filter((name) => !(PROXMOX as readonly string[]).includes(name));
 
 export const WORKER_SETTINGS: readonly string[] = [...PROXMOX, ...OTHERS];
 

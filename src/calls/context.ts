@@ -41,9 +41,7 @@ export function makeScope(
       identity,
       clock,
       pve: () => at(cluster),
-      get clusters() {
-        return clusters;
-      },
+      clusters,
       get cluster() {
         return named ? (cluster ?? null) : null;
       },

@@ -136,6 +136,7 @@ export function oauthHelpers(env: AppEnv): OAuthHelpers | undefined {
  */
 export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
   const config = configOf(env);
+  const clusters = clusterNames(config);
   const keys = (): RpcOf<KeysObject, 'key'> =>
     objectPort<KeysObject, 'key'>(env.SERVER_KEYS, SERVER_KEYS_OBJECT, 'server keys');
   const policyStore = (ms?: number) =>
@@ -174,15 +175,14 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
     scrubber: scrubberFor(config.secrets),
     hmacArgs: argsHmacer(() => keys().key('args_hmac')),
     pveClient: (name) => {
-      const { clusters } = config;
-      if ('error' in clusters) return clusters;
-      const cluster =
-        name === undefined ? clusters.all[0] : clusters.all.find((c) => c.name === name);
+      if ('error' in config.clusters) return config.clusters;
+      const { all } = config.clusters;
+      const cluster = name === undefined ? all[0] : all.find((c) => c.name === name);
       if (!cluster) return { error: `no cluster is named ${JSON.stringify(name)}` };
       return new PveClient(cluster.client, clock);
     },
-    clusters: clusterNames(config),
-    tools: toolSetFor(clusterNames(config)),
+    clusters,
+    tools: toolSetFor(clusters),
   };
 }
 

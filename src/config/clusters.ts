@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
 import { clientConfig, type ClientSettings } from './parse';
-import { OWN_SETTINGS } from './own-settings';
+import { OWN_SETTINGS, SINGLE_CLUSTER_SETTINGS } from './own-settings';
 import { DEFAULT_CLUSTER } from '../core/default-cluster';
 
 /** One cluster: its name (a short slug, shown in messages and kept in the audit) and its client. */
@@ -79,15 +79,6 @@ const REFUSED_KEYS: Readonly<Record<string, string>> = {
   ca: "cannot be set in the Worker: a Worker's fetch trusts only public CAs. For a private CA, reach the cluster through a Workers VPC service created with --certificate-authority (wrangler vpc service create) and name its binding in vpc_service",
 };
 
-/** The single-cluster settings, whose presence beside PVE_CLUSTERS is an error. */
-const SINGLE_SETTINGS = [
-  'PVE_BASE_URL',
-  'PVE_TOKEN_ID',
-  'PVE_TOKEN_SECRET',
-  'CF_ACCESS_CLIENT_ID',
-  'CF_ACCESS_CLIENT_SECRET',
-] as const;
-
 /** The clusters the environment configures, or every problem found with them. */
 export function clustersConfig(env: AppEnv): Clusters | { error: string } {
   const text = env.PVE_CLUSTERS?.trim() ?? '';
@@ -121,7 +112,7 @@ export function clustersConfig(env: AppEnv): Clusters | { error: string } {
       [e.vpc_service, e.token_secret_var, e.access_secret_var].filter((n) => n !== undefined),
     ),
   );
-  const both: string[] = SINGLE_SETTINGS.filter(
+  const both: string[] = SINGLE_CLUSTER_SETTINGS.filter(
     (name) => !named.has(name) && (env[name] ?? '').trim() !== '',
   );
   if (env.PVE && !named.has('PVE')) both.push('the PVE binding');

@@ -1,21 +1,19 @@
 // The names of the Worker's own settings and bindings, as src/env.ts declares them (checked by
-// test/config/own-settings.node.test.ts). No imports: Node tests read it without Worker types.
+// test/config/own-settings.node.test.ts and, for the text settings npm start passes on, by
+// test/scripts/start-dev-vars.node.test.ts). No imports: Node scripts and tests read it without
+// Worker types.
 
-/**
- * Every setting and binding the Worker reads. A cluster of PVE_CLUSTERS names none of them as its
- * own (see ./clusters.ts), but for the single-cluster ones it may take over (the PVE binding,
- * PVE_TOKEN_SECRET, CF_ACCESS_CLIENT_SECRET): else a cluster could send the sign-in's client
- * secret to a Proxmox as its token, or have the scrubber remove PUBLIC_URL from every answer.
- */
-export const OWN_SETTINGS: ReadonlySet<string> = new Set([
-  'MCP_OBJECT',
-  'POLICY_COUNTERS',
-  'APPROVALS',
-  'AUDIT',
-  'SERVER_KEYS',
-  'POLICY_STORE',
-  'NOTIFY_QUEUE',
-  'OAUTH_KV',
+/** The single-cluster settings: one cluster's connection, which PVE_CLUSTERS replaces. */
+export const SINGLE_CLUSTER_SETTINGS = [
+  'PVE_BASE_URL',
+  'PVE_TOKEN_ID',
+  'PVE_TOKEN_SECRET',
+  'CF_ACCESS_CLIENT_ID',
+  'CF_ACCESS_CLIENT_SECRET',
+] as const;
+
+/** Every text setting (a variable or a secret) the Worker reads, in src/env.ts's order. */
+export const WORKER_VARIABLES: readonly string[] = [
   'APPROVAL_WEBHOOKS',
   'APPROVAL_WEBHOOK_TIMEOUT_MS',
   'APPROVAL_TTL_MINUTES',
@@ -24,12 +22,7 @@ export const OWN_SETTINGS: ReadonlySet<string> = new Set([
   'AUDIT_MAX_ROWS',
   'ADMIN_USERS',
   'ADMIN_GROUPS',
-  'PVE',
-  'PVE_BASE_URL',
-  'PVE_TOKEN_ID',
-  'PVE_TOKEN_SECRET',
-  'CF_ACCESS_CLIENT_ID',
-  'CF_ACCESS_CLIENT_SECRET',
+  ...SINGLE_CLUSTER_SETTINGS,
   'PVE_TIMEOUT_MS',
   'PVE_CLUSTERS',
   'POLICY',
@@ -51,4 +44,25 @@ export const OWN_SETTINGS: ReadonlySet<string> = new Set([
   'GITHUB_ORG',
   'GITHUB_URL',
   'GITHUB_API_URL',
-]);
+];
+
+/** The Worker's bindings: Durable Objects, the queue, the KV namespace, the optional PVE service. */
+const WORKER_BINDINGS = [
+  'MCP_OBJECT',
+  'POLICY_COUNTERS',
+  'APPROVALS',
+  'AUDIT',
+  'SERVER_KEYS',
+  'POLICY_STORE',
+  'NOTIFY_QUEUE',
+  'OAUTH_KV',
+  'PVE',
+];
+
+/**
+ * Every setting and binding the Worker reads. A cluster of PVE_CLUSTERS names none of them as its
+ * own (see ./clusters.ts), but for the single-cluster ones it may take over (the PVE binding,
+ * PVE_TOKEN_SECRET, CF_ACCESS_CLIENT_SECRET): else a cluster could send the sign-in's client
+ * secret to a Proxmox as its token, or have the scrubber remove PUBLIC_URL from every answer.
+ */
+export const OWN_SETTINGS: ReadonlySet<string> = new Set([...WORKER_BINDINGS, ...WORKER_VARIABLES]);

@@ -1,14 +1,20 @@
-// Starts the local stack: a Proxmox simulator (unless a real PVE_BASE_URL is given) and
-// `wrangler dev` pointed at it. Used by `npm start`, `npm run bench` and the tests that start
-// servers. Port 0 (server or inspector) picks a free port: wrangler must be told its ports in
-// advance, so one is bound here first, and a start that still finds it taken is tried again.
+// Starts the local stack: a Proxmox simulator (unless a real PVE_BASE_URL is given, or every
+// cluster of PVE_CLUSTERS is real) and `wrangler dev` pointed at it. Used by `npm start`, `npm run
+// bench` and the tests that start servers. Port 0 (server or inspector) picks a free port:
+// wrangler must be told its ports in advance, so one is bound here first, and a start that still
+// finds it taken is tried again.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { SIMULATOR_TOKENS, startSimulator, type SimulatorOptions } from '../simulator/server.ts';
+import {
+  type SeedName,
+  SIMULATOR_TOKENS,
+  type SimulatorOptions,
+  startSimulator,
+} from '../simulator/server.ts';
 import { endTree, OWN_GROUP, packageCommand, stopTree } from './processes.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -42,11 +48,37 @@ export interface StackOptions {
   config?: string;
   /** A Proxmox simulator already running (several stacks sharing one); default: start one. */
   simulatorUrl?: string;
+  /** PVE_CLUSTERS (instead of `pve`): the clusters it lists without an address are simulated. */
+  clusters?: LocalClusters;
+}
+
+export interface LocalClusters {
+  /** PVE_CLUSTERS' entries, as written. */
+  entries: Record<string, unknown>[];
+  /** The names of those npm start simulates (no base_url, no vpc_service), in order. */
+  simulated: string[];
+  /** The variables the others name for their secrets (their values are in the stack's `vars`). */
+  secretVars: string[];
+}
+
+/** The variable a simulated cluster's token secret is handed over in (lab: LAB_TOKEN_SECRET). */
+export function simulatedSecretVar(cluster: string): string {
+  return `${cluster.toUpperCase().replaceAll('-', '_')}_TOKEN_SECRET`;
+}
+
+/**
+ * The seed of each simulated cluster: the first the full one (3 nodes, 13 guests), the others a
+ * smaller site (2 nodes, 5 guests; simulator/cluster/seed-small.ts).
+ */
+export function clusterSeeds(simulated: readonly string[]): Record<string, SeedName> {
+  return Object.fromEntries(simulated.map((name, i) => [name, i === 0 ? 'full' : 'small']));
 }
 
 export interface Stack {
   url: string;
   simulatorUrl: string | null;
+  /** With PVE_CLUSTERS: each cluster, its API URL (null: a VPC service) and its seed if simulated. */
+  clusters: { name: string; url: string | null; seed: SeedName | null }[] | null;
   vars: Record<string, string>;
   wrangler: ChildProcess;
   stop(): Promise<void>;
@@ -54,27 +86,54 @@ export interface Stack {
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const vars: Record<string, string> = { ...options.vars };
+  const secretNames = new Set([...SECRET_VARS, ...(options.clusters?.secretVars ?? [])]);
   let closeSimulator = async (): Promise<void> => {};
   let simulatorUrl: string | null = null;
+  let clusters: Stack['clusters'] = null;
+  const simulator = async (seeds?: Record<string, SeedName>): Promise<string> => {
+    if (options.simulatorUrl) {
+      for (const [tenant, seed] of Object.entries(seeds ?? {}))
+        await resetTenant(options.simulatorUrl, tenant, seed);
+      return options.simulatorUrl;
+    }
+    const sim = await startSimulator({ ...options.simulator, port: options.simPort, seeds });
+    closeSimulator = sim.close;
+    return sim.url;
+  };
   if (options.pve) {
     Object.assign(vars, options.pve);
-  } else if (options.simulatorUrl) {
-    simulatorUrl = options.simulatorUrl;
-    vars.PVE_BASE_URL = `${options.simulatorUrl}/api2/json`;
-    vars.PVE_TOKEN_ID = SIMULATOR_TOKENS.admin.id;
-    vars.PVE_TOKEN_SECRET = SIMULATOR_TOKENS.admin.secret;
+  } else if (options.clusters) {
+    const { entries, simulated } = options.clusters;
+    const seeds = clusterSeeds(simulated);
+    if (simulated.length) simulatorUrl = await simulator(seeds);
+    const filled = entries.map((entry) => {
+      const name = String(entry.name);
+      if (!simulated.includes(name)) return entry;
+      secretNames.add(simulatedSecretVar(name));
+      vars[simulatedSecretVar(name)] = SIMULATOR_TOKENS.admin.secret;
+      return {
+        ...entry,
+        base_url: `${simulatorUrl}/t/${name}/api2/json`,
+        token_id: SIMULATOR_TOKENS.admin.id,
+        token_secret_var: simulatedSecretVar(name),
+      };
+    });
+    vars.PVE_CLUSTERS = JSON.stringify(filled);
+    clusters = filled.map((entry) => ({
+      name: String(entry.name),
+      url: typeof entry.base_url === 'string' ? entry.base_url : null,
+      seed: seeds[String(entry.name)] ?? null,
+    }));
   } else {
-    const sim = await startSimulator({ ...options.simulator, port: options.simPort });
-    closeSimulator = sim.close;
-    simulatorUrl = sim.url;
-    vars.PVE_BASE_URL = `${sim.url}/api2/json`;
+    simulatorUrl = await simulator();
+    vars.PVE_BASE_URL = `${simulatorUrl}/api2/json`;
     vars.PVE_TOKEN_ID = SIMULATOR_TOKENS.admin.id;
     vars.PVE_TOKEN_SECRET = SIMULATOR_TOKENS.admin.secret;
   }
 
   // Secrets never go on the command line (any local user reads it with `ps`): they go into a
   // file only we can read, removed when the stack stops.
-  const secrets = writeSecretsFile(vars);
+  const secrets = writeSecretsFile(vars, secretNames);
   // However this process ends, take wrangler's process group (and workerd) with it.
   let wrangler: ChildProcess | undefined;
   process.once('exit', () => {
@@ -90,7 +149,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           options,
           { port, inspectorPort },
           vars,
-          secrets,
+          { file: secrets?.file ?? null, names: secretNames },
           (child) => (wrangler = child),
         );
         const stop = async (): Promise<void> => {
@@ -98,7 +157,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           secrets?.remove();
           await closeSimulator();
         };
-        return { url: `http://localhost:${port}`, simulatorUrl, vars, wrangler: started, stop };
+        const url = `http://localhost:${port}`;
+        return { url, simulatorUrl, clusters, vars, wrangler: started, stop };
       } catch (err) {
         // A port we picked, free then, taken before wrangler bound it (a server starting beside
         // us): pick again. A port we were given stays an error.
@@ -146,7 +206,7 @@ async function startWrangler(
   options: StackOptions,
   ports: { port: number; inspectorPort: number | undefined },
   vars: Record<string, string>,
-  secrets: { file: string } | null,
+  secrets: { file: string | null; names: ReadonlySet<string> },
   spawned: (wrangler: ChildProcess) => void,
 ): Promise<ChildProcess> {
   const args = [
@@ -161,9 +221,9 @@ async function startWrangler(
   if (ports.inspectorPort !== undefined) args.push('--inspector-port', String(ports.inspectorPort));
   if (options.persistTo) args.push('--persist-to', options.persistTo);
   if (options.config) args.push('--config', options.config);
-  if (secrets) args.push('--env-file', secrets.file);
+  if (secrets.file) args.push('--env-file', secrets.file);
   for (const [name, value] of Object.entries(vars))
-    if (!SECRET_VARS.has(name)) args.push('--var', `${name}:${value}`);
+    if (!secrets.names.has(name)) args.push('--var', `${name}:${value}`);
   const show = options.stdio === 'inherit';
   // The JS entry of wrangler under this Node: no shim, no shell, the same on every OS.
   const [node, command] = packageCommand('wrangler', args);
@@ -172,7 +232,7 @@ async function startWrangler(
     // Nor in its environment: wrangler and workerd get them from the file alone. Its output is
     // read here (see below) and passed on: keep its colours when ours is a terminal.
     env: {
-      ...withoutSecrets(process.env),
+      ...withoutSecrets(process.env, secrets.names),
       ...OFFLINE_WRANGLER_ENV,
       ...(show && process.stdout.isTTY ? { FORCE_COLOR: '1' } : {}),
     },
@@ -295,8 +355,11 @@ export const SECRET_VARS = new Set([
  * Writes the secrets among `vars` to a .env file in a fresh directory only this user can enter
  * (0700, file 0600), for `wrangler dev --env-file`. Null when there are none.
  */
-function writeSecretsFile(vars: Record<string, string>): { file: string; remove(): void } | null {
-  const entries = Object.entries(vars).filter(([name]) => SECRET_VARS.has(name));
+function writeSecretsFile(
+  vars: Record<string, string>,
+  names: ReadonlySet<string>,
+): { file: string; remove(): void } | null {
+  const entries = Object.entries(vars).filter(([name]) => names.has(name));
   if (entries.length === 0) return null;
   const lines = entries.map(([name, value]) => `${name}=${dotenvQuoted(name, value)}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pve-mcp-secrets-'));
@@ -335,8 +398,17 @@ export function dotenvQuoted(name: string, value: string): string {
   );
 }
 
-function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_VARS.has(name)));
+function withoutSecrets(env: NodeJS.ProcessEnv, names: ReadonlySet<string>): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !names.has(name)));
+}
+
+/** Seeds a tenant of a simulator already running (its control API's reset). */
+async function resetTenant(simulatorUrl: string, tenant: string, seed: SeedName): Promise<void> {
+  const res = await fetch(`${simulatorUrl}/t/${tenant}/_sim/reset`, {
+    method: 'POST',
+    body: JSON.stringify({ seed }),
+  });
+  if (!res.ok) throw new Error(`the simulator did not seed ${tenant}: ${await res.text()}`);
 }
 
 /** Until wrangler is listening (`listening()`) and the Worker answers /health, for 60 s. */

@@ -9,11 +9,17 @@
 // A name in the file that the Worker does not read stops the start, saying which (a misspelt
 // ADMIN_USER would otherwise leave the admin page closed with no word why); so does a DEV_VARS
 // file that is missing. Values are never printed, only the names taken from the file.
+//
+// With PVE_CLUSTERS, every cluster without base_url or vpc_service is one npm start simulates
+// (its own tenant of the one simulator: the first the full seed, the others a smaller site with
+// other nodes and guests, and a VM 100 of its own); the others are real, and the variables they
+// name for their secrets are read like any other setting (and are secrets: never on a command
+// line).
 
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
-import { SECRET_VARS } from './dev-stack.ts';
+import { type LocalClusters, SECRET_VARS, simulatedSecretVar } from './dev-stack.ts';
 import { IS_WINDOWS } from './processes.ts';
 import { SINGLE_CLUSTER_SETTINGS, WORKER_VARIABLES } from '../src/config/own-settings.ts';
 
@@ -36,11 +42,13 @@ export interface LocalSettings {
   vars: Record<string, string>;
   /** Things to tell the operator (never a value). */
   warnings: string[];
+  /** PVE_CLUSTERS as npm start reads it, when it is set. */
+  clusters: LocalClusters | undefined;
 }
 
 /** The settings for the Worker, or an Error that says what in the file cannot be used. */
 export function localSettings(env: NodeJS.ProcessEnv, root: string): LocalSettings {
-  const { file, values, warnings } = readDevVars(env, root);
+  const { file, values } = readDevVars(env, root);
   const fromFile = new Set<string>();
   const setting = (name: string): string | undefined => {
     if (env[name]) return env[name];
@@ -58,17 +66,86 @@ export function localSettings(env: NodeJS.ProcessEnv, root: string): LocalSettin
     }
     return out;
   };
-  const pve = setting('PVE_BASE_URL') ? pick(PROXMOX) : undefined;
+  const clusters = localClusters(env.PVE_CLUSTERS || values.PVE_CLUSTERS);
+  const named = clusters?.secretVars ?? [];
+  if (file) checkNames(file, Object.keys(values), named);
+  const warnings = file ? readableSecrets(file, Object.keys(values), named) : [];
+  // (Proxmox first: the names taken from the file are told in WORKER_SETTINGS' order.)
+  const pve = !clusters && setting('PVE_BASE_URL') ? pick(PROXMOX) : undefined;
   const vars = pick(OTHERS);
+  if (clusters) {
+    const beside = PROXMOX.filter((name) => !named.includes(name) && setting(name));
+    if (beside.length)
+      throw new Error(
+        `set PVE_CLUSTERS or the single-cluster settings, not both: remove ${beside.join(', ')} (each cluster of PVE_CLUSTERS names its own URL, token and secrets)`,
+      );
+    for (const name of named) {
+      const value = setting(name);
+      if (value === undefined)
+        throw new Error(
+          `PVE_CLUSTERS names ${name} for a secret, and neither the environment nor ${file ?? '.dev.vars'} sets it`,
+        );
+      vars[name] = value;
+    }
+  }
   vars.AUTH_MODE ??= 'oauth';
   if (vars.AUTH_MODE === 'oauth') vars.IDP ??= 'dev';
-  return { file, fromFile: [...fromFile], pve, vars, warnings };
+  return { file, fromFile: [...fromFile], pve, vars, warnings, clusters };
+}
+
+/**
+ * PVE_CLUSTERS' entries, which npm start simulates and the secrets the others name, or an Error
+ * for a value npm start cannot use (the Worker checks the rest, and /health says it).
+ */
+export function localClusters(text: string | undefined): LocalClusters | undefined {
+  if (!text?.trim()) return undefined;
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    throw new Error('PVE_CLUSTERS is not JSON: it must be a list of clusters, [{ "name": ... }]');
+  }
+  const isEntry = (e: unknown): e is Record<string, unknown> =>
+    typeof e === 'object' &&
+    e !== null &&
+    !Array.isArray(e) &&
+    typeof (e as Record<string, unknown>).name === 'string';
+  if (!Array.isArray(document) || document.length === 0 || !document.every(isEntry))
+    throw new Error(
+      'PVE_CLUSTERS must be a non-empty list of clusters, each with a name: [{ "name": "lab" }, ...]',
+    );
+  const simulated: string[] = [];
+  const secretVars: string[] = [];
+  document.forEach((entry, i) => {
+    if (entry.base_url === undefined && entry.vpc_service === undefined) {
+      const given = [
+        'token_id',
+        'token_secret_var',
+        'access_client_id',
+        'access_secret_var',
+      ].filter((key) => key in entry);
+      if (given.length)
+        throw new Error(
+          `PVE_CLUSTERS[${i}] ("${String(entry.name).slice(0, 24)}") has no base_url or vpc_service, so npm start simulates it with the simulator's own token: remove ${given.join(', ')}, or give the address of a real cluster`,
+        );
+      simulated.push(String(entry.name));
+    } else
+      for (const key of ['token_secret_var', 'access_secret_var'])
+        if (typeof entry[key] === 'string' && !secretVars.includes(entry[key]))
+          secretVars.push(entry[key]);
+  });
+  for (const name of simulated)
+    if (secretVars.includes(simulatedSecretVar(name)))
+      throw new Error(
+        `PVE_CLUSTERS: ${simulatedSecretVar(name)} holds the simulated cluster ${name}'s token here; name another variable for a real cluster's secret`,
+      );
+  return { entries: document, simulated, secretVars };
 }
 
 function readDevVars(
   env: NodeJS.ProcessEnv,
   root: string,
-): { file: string | null; values: Record<string, string>; warnings: string[] } {
+): { file: string | null; values: Record<string, string> } {
   // npm runs scripts in the package's directory; a relative DEV_VARS means where it was typed.
   const named = env.DEV_VARS ? path.resolve(env.INIT_CWD ?? process.cwd(), env.DEV_VARS) : null;
   const file = named ?? path.join(root, '.dev.vars');
@@ -77,34 +154,48 @@ function readDevVars(
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (!named && code === 'ENOENT') return { file: null, values: {}, warnings: [] };
+    if (!named && code === 'ENOENT') return { file: null, values: {} };
     throw new Error(`DEV_VARS: cannot read ${file} (${code ?? String(err)})`);
   }
   const values: Record<string, string> = {};
   for (const [name, value] of Object.entries(parseEnv(text)))
     if (value !== undefined) values[name] = value;
-  const unknown = Object.keys(values).filter((name) => !WORKER_SETTINGS.includes(name));
-  if (unknown.length) {
-    const lines = unknown.map((name) => {
-      const near = nearest(name);
-      const own = ['PORT', 'SIM_PORT', 'PERSIST_TO', 'DEV_VARS'].includes(name);
-      return `  - ${name}${own ? ": npm start's own setting, given in its environment" : near ? ` (did you mean ${near}?)` : ''}`;
-    });
-    throw new Error(
-      [
-        `${file} names settings the Worker does not read (docs/configuration.md lists them):`,
-        ...lines,
-      ].join('\n'),
-    );
-  }
-  const warnings: string[] = [];
-  const secrets = WORKER_SETTINGS.filter((name) => name in values && SECRET_VARS.has(name));
+  return { file, values };
+}
+
+/** Stops at a name in the file that the Worker does not read (nor PVE_CLUSTERS names). */
+function checkNames(file: string, names: string[], clusterSecrets: readonly string[]): void {
+  const unknown = names.filter(
+    (name) => !WORKER_SETTINGS.includes(name) && !clusterSecrets.includes(name),
+  );
+  if (!unknown.length) return;
+  const lines = unknown.map((name) => {
+    const near = nearest(name);
+    const own = ['PORT', 'SIM_PORT', 'PERSIST_TO', 'DEV_VARS'].includes(name);
+    return `  - ${name}${own ? ": npm start's own setting, given in its environment" : near ? ` (did you mean ${near}?)` : ''}`;
+  });
+  throw new Error(
+    [
+      `${file} names settings the Worker does not read (docs/configuration.md lists them):`,
+      ...lines,
+    ].join('\n'),
+  );
+}
+
+/** A warning when the file holds secrets and others may read it. */
+function readableSecrets(
+  file: string,
+  names: string[],
+  clusterSecrets: readonly string[],
+): string[] {
+  const secrets = [...WORKER_SETTINGS, ...clusterSecrets].filter(
+    (name) => names.includes(name) && (SECRET_VARS.has(name) || clusterSecrets.includes(name)),
+  );
   // Windows keeps who may read a file in its ACL, not in a mode: the mode there says nothing.
-  if (secrets.length && !IS_WINDOWS && (statSync(file).mode & 0o077) !== 0)
-    warnings.push(
-      `${file} holds secrets (${secrets.join(', ')}) and other users can read it: chmod 600 it.`,
-    );
-  return { file, values, warnings };
+  if (!secrets.length || IS_WINDOWS || (statSync(file).mode & 0o077) === 0) return [];
+  return [
+    `${file} holds secrets (${secrets.join(', ')}) and other users can read it: chmod 600 it.`,
+  ];
 }
 
 /** The setting one or two edits away from `name`, if exactly one is. */

@@ -4,7 +4,8 @@
 // (POLICY, POLICY_EDITORS, ADMIN_USERS, APPROVAL_WEBHOOKS, the sign-in's, ...) is taken from the
 // environment, or else from a `.dev.vars` file in the checkout (DEV_VARS=<file> for another):
 // scripts/local-settings.ts. With PVE_BASE_URL (and a token) it uses that Proxmox instead of the
-// simulator.
+// simulator. With PVE_CLUSTERS it reaches each cluster listed, simulating those given no address
+// (`PVE_CLUSTERS='[{"name":"lab"},{"name":"prod"}]' npm start`: two simulated clusters).
 //
 // Where it listens and keeps its state:
 //   PORT        the server's port (default 8787); 0 picks a free one (and a free devtools port),
@@ -19,7 +20,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { startStack } from './dev-stack.ts';
+import { SEED_SUMMARY } from '../simulator/server.ts';
+import { type Stack, startStack } from './dev-stack.ts';
 import { localSettings, type LocalSettings } from './local-settings.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -97,7 +99,8 @@ async function checkFree(): Promise<string | null> {
     problems.push(`port ${port} (PORT) is already in use`);
     instead.set('PORT', '0');
   }
-  if (!settings.pve && simPort !== 0 && (await portInUse(simPort))) {
+  const simulated = settings.clusters ? settings.clusters.simulated.length > 0 : !settings.pve;
+  if (simulated && simPort !== 0 && (await portInUse(simPort))) {
     problems.push(`port ${simPort} (SIM_PORT, the Proxmox simulator) is already in use`);
     instead.set('SIM_PORT', '0');
   }
@@ -125,7 +128,7 @@ async function checkFree(): Promise<string | null> {
 // is enough (dev-stack's exit handler takes wrangler's process group along); after, the stack
 // stops and is waited for, port freed. (On Windows a process keeps its parent's id, and Ctrl-C
 // reaches the whole console.)
-let stack: Awaited<ReturnType<typeof startStack>> | undefined;
+let stack: Stack | undefined;
 let stopping = false;
 function stop(code: number): void {
   if (stopping) return;
@@ -162,6 +165,7 @@ try {
     inspectorPort: port === 0 ? 0 : undefined,
     simPort,
     pve: settings.pve,
+    clusters: settings.clusters,
     vars: settings.vars,
     stdio: 'inherit',
     persistTo,
@@ -173,14 +177,28 @@ try {
 }
 stack.wrangler.on('exit', (code) => stop(code ?? 1));
 
+/** Where the server reaches Proxmox: the simulator, a real one, or each cluster of PVE_CLUSTERS. */
+function proxmoxLines(stack: Stack): string {
+  if (!stack.clusters)
+    return stack.simulatorUrl
+      ? `Proxmox simulator: ${stack.simulatorUrl}/api2/json (${SEED_SUMMARY.full})`
+      : `Proxmox API: ${stack.vars.PVE_BASE_URL}`;
+  const width = Math.max(...stack.clusters.map((c) => c.name.length));
+  return [
+    'Proxmox clusters (PVE_CLUSTERS, the first the default):',
+    ...stack.clusters.map(
+      (c) =>
+        `  ${c.name.padEnd(width)}  ${c.url ?? 'through its VPC service'}${c.seed ? ` (simulated: ${SEED_SUMMARY[c.seed]})` : ''}`,
+    ),
+  ].join('\n');
+}
+
 const actualPort = new URL(stack.url).port;
 const tokenCommand = `${actualPort === '8787' ? '' : `PORT=${actualPort} `}npm run -s token`;
 console.log(
   [
     '',
-    stack.simulatorUrl
-      ? `Proxmox simulator: ${stack.simulatorUrl}/api2/json (3 nodes, seeded guests)`
-      : `Proxmox API: ${stack.vars.PVE_BASE_URL}`,
+    proxmoxLines(stack),
     settings.file && settings.fromFile.length
       ? `Settings from ${path.resolve(settings.file)}: ${settings.fromFile.join(', ')}`
       : '',

@@ -9,9 +9,11 @@ import { unescapePath, decodeUrlencoded } from './http/form-decode.ts';
 import { writeReply, writeStream, type Reply } from './http/http-reply.ts';
 import { handlePveRequest, type IncomingFacts } from './http/pve-pipeline.ts';
 import { bodyParams } from './http/request-params.ts';
+import type { SeedName } from './cluster/seed.ts';
 import { DEFAULT_TENANT, TENANT_NAME_RE, TenantRegistry } from './tenant.ts';
 
 export { SIMULATOR_TOKENS } from './access/tokens.ts';
+export { SEED_SUMMARY, SEEDS, type SeedName } from './cluster/seed.ts';
 
 export interface SimulatorOptions {
   port?: number;
@@ -20,6 +22,8 @@ export interface SimulatorOptions {
   authFailDelayMs?: number;
   /** How long every worker task (qmcreate, qmstart, vzmigrate, ...) stays 'running'. Default 1500. */
   taskDurationMs?: number;
+  /** The seed of each tenant named here (`''` is the default one); the others start full. */
+  seeds?: Readonly<Record<string, SeedName>>;
 }
 
 export interface RunningSimulator {
@@ -68,11 +72,14 @@ function faultPath(rawPath: string): string {
 
 export function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const host = options.host ?? '127.0.0.1';
-  const tenants = new TenantRegistry({
-    authFailDelayMs: options.authFailDelayMs ?? 3000,
-    taskDurationMs: options.taskDurationMs ?? 1500,
-    strictBridges: false,
-  });
+  const tenants = new TenantRegistry(
+    {
+      authFailDelayMs: options.authFailDelayMs ?? 3000,
+      taskDurationMs: options.taskDurationMs ?? 1500,
+      strictBridges: false,
+    },
+    options.seeds,
+  );
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {

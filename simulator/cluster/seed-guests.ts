@@ -43,8 +43,8 @@ function seedSnapshots(spec: GuestSpec, now: number): Map<string, GuestConfig> {
   return snaps;
 }
 
-export function seedGuests(now: number): Guest[] {
-  return GUEST_SPECS.map((spec, index) => {
+export function seedGuests(now: number, specs: readonly GuestSpec[] = GUEST_SPECS): Guest[] {
+  return specs.map((spec, index) => {
     const guest: Guest = {
       ...blankGuest(spec.vmid, spec.type, spec.node, { ...spec.config }),
       snapshots: seedSnapshots(spec, now),

@@ -17,7 +17,7 @@ import { parseVolname, parseVolumeId } from './volumes.ts';
 
 const MIB = 1024 ** 2;
 
-interface FileSpec {
+export interface FileSpec {
   readonly volname: string;
   readonly vtype: VolumeType;
   readonly format: string;
@@ -38,17 +38,19 @@ function backupName(type: 'qemu' | 'lxc', vmid: number, at: Date, ext: string): 
   return `backup/vzdump-${type}-${vmid}-${date}-${time}.${ext}`;
 }
 
-function fileSpecs(now: number): FileSpec[] {
-  const day = (n: number) => new Date(Math.floor(now / 86_400_000 - n) * 86_400_000 + 7_203_000);
-  const backup = (
-    type: 'qemu' | 'lxc',
-    vmid: number,
-    days: number,
-    size: number,
-    extra: Partial<FileSpec> = {},
-  ) => ({
-    volname: backupName(type, vmid, day(days), type === 'qemu' ? 'vma.zst' : 'tar.zst'),
-    vtype: 'backup' as const,
+/** A vzdump archive on `local` (on pve1 unless `extra.nodes` says), `days` old. */
+export function backupFile(
+  now: number,
+  type: 'qemu' | 'lxc',
+  vmid: number,
+  days: number,
+  size: number,
+  extra: Partial<FileSpec> = {},
+): FileSpec {
+  const day = new Date(Math.floor(now / 86_400_000 - days) * 86_400_000 + 7_203_000);
+  return {
+    volname: backupName(type, vmid, day, type === 'qemu' ? 'vma.zst' : 'tar.zst'),
+    vtype: 'backup',
     format: type === 'qemu' ? 'vma.zst' : 'tar.zst',
     size,
     ageDays: days,
@@ -56,7 +58,17 @@ function fileSpecs(now: number): FileSpec[] {
     owner: vmid,
     subtype: type,
     ...extra,
-  });
+  };
+}
+
+function fileSpecs(now: number): FileSpec[] {
+  const backup = (
+    type: 'qemu' | 'lxc',
+    vmid: number,
+    days: number,
+    size: number,
+    extra: Partial<FileSpec> = {},
+  ) => backupFile(now, type, vmid, days, size, extra);
   return [
     {
       volname: 'iso/debian-12.7.0-amd64-netinst.iso',
@@ -132,9 +144,14 @@ function fileSpecs(now: number): FileSpec[] {
   ];
 }
 
-function files(state: ClusterState, now: number): Volume[] {
+/** Files on each node's `local` storage (or the nodes a spec names), each backup with its config. */
+export function fileVolumes(
+  state: ClusterState,
+  specs: readonly FileSpec[],
+  now: number,
+): Volume[] {
   const res: Volume[] = [];
-  for (const spec of fileSpecs(now)) {
+  for (const spec of specs) {
     for (const node of spec.nodes ?? state.nodes.map((n) => n.name)) {
       const { nodes: _nodes, ageDays, ...rest } = spec;
       res.push({
@@ -145,7 +162,7 @@ function files(state: ClusterState, now: number): Volume[] {
       });
     }
   }
-  return res;
+  return res.map((volume) => withConfig(state, volume));
 }
 
 /** One image per volume a guest config (or snapshot) references on a guest-image storage. */
@@ -211,12 +228,16 @@ function withConfig(state: ClusterState, volume: Volume): Volume {
   return guest ? { ...volume, backupConfig: archivedConfig(guest.config) } : volume;
 }
 
-export function seedVolumes(state: ClusterState, now: number): Volume[] {
+/** Every guest's disks, cloud-init drives and RAM states, and their replicas. */
+export function guestVolumes(state: ClusterState, now: number): Volume[] {
   const guestImages = [...state.guests.values()].flatMap((guest) => images(state, guest, now));
+  return [...guestImages, ...replicas(state, guestImages)];
+}
+
+export function seedVolumes(state: ClusterState, now: number): Volume[] {
   return [
-    ...files(state, now).map((volume) => withConfig(state, volume)),
-    ...guestImages,
-    ...replicas(state, guestImages),
+    ...fileVolumes(state, fileSpecs(now), now),
+    ...guestVolumes(state, now),
     ...pbsBackups(now).map((volume) => withConfig(state, volume)),
     ...orphans(now),
   ];

@@ -2,57 +2,24 @@
 // Proxmox Backup Server), pools, 13 guests with gaps in their ids (100-105, 110, 120, 200, 201,
 // 300, 301, 9000, so nextid is 106), HA resources, a replication job, and the volumes the guests
 // and storages hold. Figures are modelled on the go-proxmox pve9x capture (bytes, 0/1 flags).
-import { createHash } from 'node:crypto';
-import type { ClusterState, NodeState, StorageDef } from './cluster-state.ts';
+import type { ClusterState, StorageDef } from './cluster-state.ts';
 import { seedGuests } from './seed-guests.ts';
 import { seedHaResources, seedReplication } from './seed-ha.ts';
+import { node } from './seed-nodes.ts';
+import { seedSmallCluster } from './seed-small.ts';
 import { seedVolumes } from './seed-volumes.ts';
 
-interface NodeSpec {
-  readonly nodeid: number;
-  readonly maxcpu: number;
-  readonly sockets: number;
-  readonly cpuModel: string;
-  readonly maxmem: number;
-  readonly mem: number;
-  readonly cpu: number;
-  readonly uptime: number;
-  readonly bridges?: readonly string[];
-}
-
-const GIB = 1024 ** 3;
-
-function node(name: string, spec: NodeSpec, now: number): NodeState {
-  return {
-    name,
-    online: true,
-    nodeid: spec.nodeid,
-    ip: `10.10.0.${10 + spec.nodeid}`,
-    maxcpu: spec.maxcpu,
-    sockets: spec.sockets,
-    cpuModel: spec.cpuModel,
-    maxmem: spec.maxmem,
-    mem: spec.mem,
-    cpu: spec.cpu,
-    maxdisk: 100_861_726_720,
-    disk: 11_843_256_320 + spec.maxcpu * 104_857_600,
-    swapTotal: 8 * GIB,
-    swapUsed: spec.nodeid * 12_582_912,
-    loadavg: [(spec.cpu * 20).toFixed(2), (spec.cpu * 17).toFixed(2), (spec.cpu * 15).toFixed(2)],
-    bootedAt: now - spec.uptime * 1000,
-    sslFingerprint: fingerprintFor(name),
-    bridges: spec.bridges ?? ['vmbr0'],
-  };
-}
-
-/** A stable, fake SHA-256 certificate fingerprint per node name (dev data only). */
-function fingerprintFor(name: string): string {
-  const digest = createHash('sha256')
-    .update(`pve-simulator-cert:${name}`)
-    .digest('hex')
-    .toUpperCase();
-  return digest.match(/../g)?.join(':') ?? digest;
-}
+/**
+ * The clusters a tenant can start as: `full` (this file's) or `small` (seed-small.ts: another
+ * site, two nodes and five guests, for a second cluster beside the first).
+ */
+export const SEEDS = ['full', 'small'] as const;
+export type SeedName = (typeof SEEDS)[number];
+/** What each seed holds, in a few words (npm start's banner; the simulator's tests check it). */
+export const SEED_SUMMARY: Readonly<Record<SeedName, string>> = {
+  full: '3 nodes, 13 guests',
+  small: '2 nodes, 5 guests',
+};
 
 const STORAGES: readonly StorageDef[] = [
   {
@@ -111,7 +78,8 @@ const STORAGES: readonly StorageDef[] = [
   },
 ];
 
-export function seedCluster(now: number, name = 'pve-sim'): ClusterState {
+export function seedCluster(now: number, name = 'pve-sim', seed: SeedName = 'full'): ClusterState {
+  if (seed === 'small') return seedSmallCluster(now, name);
   const xeon = 'Intel(R) Xeon(R) Silver 4314 CPU @ 2.40GHz';
   const nodes = [
     node(

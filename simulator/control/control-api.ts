@@ -3,7 +3,9 @@
 //
 //   GET    /requests                 {requests: LoggedRequest[]} (see http/request-log.ts)
 //   DELETE /requests                 clear the log
-//   POST   /reset                    reseed cluster; clear log and faults; default config
+//   POST   /reset                    reseed cluster; clear log and faults; default config;
+//                                    {seed: 'full'|'small'} seeds that cluster, now and on later
+//                                    resets (cluster/seed.ts)
 //   POST   /faults                   queue a fault (FaultSpec in control/faults.ts) → {id, fault}
 //   GET    /faults, DELETE /faults   list or drop queued faults
 //   GET    /config, POST /config     {authFailDelayMs?, taskDurationMs?, strictBridges?}
@@ -21,6 +23,7 @@
 //   each answers the guest as GET does.
 // Errors: 400 {error} for bad input, 404 {error} for unknown endpoints, nodes or guests.
 import { findNode } from '../cluster/cluster-state.ts';
+import { SEEDS, type SeedName } from '../cluster/seed.ts';
 import { settleTasks } from '../cluster/tasks.ts';
 import { handleGuestControl, type ControlReply } from './control-guests.ts';
 import { parseFaultSpec } from './faults.ts';
@@ -38,6 +41,13 @@ function parseJson(body: Buffer): { ok: true; value: unknown } | { ok: false } {
   } catch {
     return { ok: false };
   }
+}
+
+/** The seed a reset names: undefined for none, null for one that does not exist. */
+function seedOf(input: unknown): SeedName | undefined | null {
+  if (typeof input !== 'object' || input === null || !('seed' in input)) return undefined;
+  const seed = (input as { seed: unknown }).seed;
+  return (SEEDS as readonly unknown[]).includes(seed) ? (seed as SeedName) : null;
 }
 
 function updateConfig(tenant: Tenant, input: unknown): ControlReply {
@@ -75,9 +85,12 @@ export function handleControl(
     case 'DELETE /requests':
       tenant.log.clear();
       return ok({ ok: true });
-    case 'POST /reset':
-      tenant.reset(now);
+    case 'POST /reset': {
+      const seed = seedOf(json.value);
+      if (seed === null) return fail(400, `'seed' must be one of ${SEEDS.join(', ')}`);
+      tenant.reset(now, seed);
       return ok({ ok: true });
+    }
     case 'GET /faults':
       return ok({ faults: tenant.faults.list() });
     case 'DELETE /faults':

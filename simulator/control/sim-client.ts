@@ -5,6 +5,7 @@ import { SIMULATOR_TOKENS } from '../access/tokens.ts';
 import type { FaultSpec } from './faults.ts';
 import type { LoggedRequest } from '../http/request-log.ts';
 import type { GuestView } from './guest-view.ts';
+import type { SeedName } from '../cluster/seed.ts';
 
 /** A form or query value; an array is sent as the key repeated (how PVE takes array parameters). */
 export type FormField = string | number | readonly (string | number)[];
@@ -93,7 +94,8 @@ export function createSimClient(baseUrl: string, tenant?: string) {
     requests: async () =>
       ((await control('GET', '/requests')) as { requests: LoggedRequest[] }).requests,
     clearRequests: () => control('DELETE', '/requests'),
-    reset: () => control('POST', '/reset'),
+    /** Back to the seeded cluster; `seed` seeds another one (cluster/seed.ts) from now on. */
+    reset: (seed?: SeedName) => control('POST', '/reset', seed ? { seed } : undefined),
     fault: (spec: FaultInput) => control('POST', '/faults', spec),
     configure: (config: {
       authFailDelayMs?: number;

@@ -4,34 +4,12 @@
 // the fix. Each server is `npm start` on free ports with its own state directory (startNpm),
 // stopped with its whole process group.
 
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnNpm } from '../../scripts/processes.ts';
 import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
 import { PROBE_TTL_MS } from '../../src/health/proxmox-probe.ts';
 import { TOOLS } from '../../src/tools/index.ts';
 import { startNpm, type NpmStart } from '../support/npm-start.ts';
-
-const root = path.resolve(import.meta.dirname, '../..');
-
-/** Runs the doctor without blocking this process: the simulator above answers from its event loop. */
-async function doctor(
-  url: string,
-): Promise<{ status: number | null; output: string; line: (name: string) => string }> {
-  const child = spawnNpm(['run', '-s', 'doctor', '--', url], {
-    cwd: root,
-    env: { ...process.env, MCP_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const line = (name: string): string =>
-    output.split('\n').find((l) => new RegExp(`^\\w+/?\\w*\\s+${name}\\s`).test(l)) ??
-    `(no line for ${name})`;
-  return { status, output, line };
-}
+import { runDoctor } from '../support/run-doctor.ts';
 
 const CHECKS = [
   'health',
@@ -69,7 +47,7 @@ describe('npm run doctor against npm start', () => {
   });
 
   it('passes every check, signing in through the development sign-in, and exits 0', async () => {
-    const { status, output, line } = await doctor(server.url);
+    const { status, output, line } = await runDoctor(server.url);
     for (const name of CHECKS) expect(line(name), output).toMatch(/^PASS /);
     expect(line('proxmox')).toMatch(/reachable \(GET \/version in \d+ ms, PVE 9\.1\.3\)/);
     // Its own development sign-in (policy:read) gives it the details: loopback alone would not.
@@ -89,7 +67,7 @@ describe('npm run doctor against npm start', () => {
     await sim.close();
     // /health keeps a probe's answer this long: past it, it asks again and nothing answers.
     await new Promise((r) => setTimeout(r, PROBE_TTL_MS + 500));
-    const { status, output, line } = await doctor(server.url);
+    const { status, output, line } = await runDoctor(server.url);
     expect(status, output).toBe(1);
     expect(line('proxmox')).toMatch(
       /^FAIL {2}proxmox\s+Could not connect to the Proxmox API for GET \/version: .* Fix: Nothing answered at PVE_BASE_URL: check host and port, that pveproxy \(locally: the simulator, `npm start`\) is running/,
@@ -116,7 +94,7 @@ describe('npm run doctor against npm start with a broken POLICY', () => {
   afterAll(() => server?.stop());
 
   it('exits 1 naming the policy error and the fix', async () => {
-    const { status, output, line } = await doctor(server.url);
+    const { status, output, line } = await runDoctor(server.url);
     expect(status, output).toBe(1);
     expect(line('policy')).toMatch(
       /^FAIL {2}policy\s+policy \(POLICY\) is invalid; every tool call is denied: \/default: Invalid option.* Fix: Correct the errors \(`npm run policy -- check <file>` lists them\)/,
@@ -134,7 +112,7 @@ describe('npm run doctor against npm start with a PUBLIC_URL that is not the URL
   afterAll(() => server?.stop());
 
   it('exits 1 naming PUBLIC_URL, the URL used and the fix', async () => {
-    const { status, output, line } = await doctor(server.url);
+    const { status, output, line } = await runDoctor(server.url);
     expect(status, output).toBe(1);
     // The development sign-in cannot give a token for this URL, so /health's details stay
     // withheld (nobody sees them for asking from loopback); the OAuth metadata names the URL.

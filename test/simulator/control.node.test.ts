@@ -1,8 +1,14 @@
 // The control API: request log, faults, tenants, offline nodes, reset and config.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
+import {
+  SEED_SUMMARY,
+  SIMULATOR_TOKENS,
+  startSimulator,
+  type RunningSimulator,
+} from '../../simulator/server.ts';
 import { createSimClient, rawRequest } from '../../simulator/control/sim-client.ts';
+import { getData } from '../support/sim-harness.ts';
 
 let sim: RunningSimulator;
 beforeAll(async () => {
@@ -237,6 +243,65 @@ describe('tenants, nodes and reset', () => {
     expect(await c.requests()).toEqual([]);
     expect((await c.api('GET', '/cluster/nextid')).body.data).toBe('106');
     expect((await c.api('GET', '/nodes/pve1/qemu')).status).toBe(200);
+  });
+
+  it('reseeds as a second, smaller cluster: other nodes and guests, VM 100 again', async () => {
+    const c = client();
+    await c.reset('small');
+    const status = await getData<Record<string, unknown>[]>(c, '/cluster/status');
+    expect(status[0]).toMatchObject({ type: 'cluster', name: c.root.split('/t/')[1], nodes: 2 });
+    expect(status.slice(1).map((n) => [n.name, n.ip])).toEqual([
+      ['hv1', '10.20.0.11'],
+      ['hv2', '10.20.0.12'],
+    ]);
+    const guests = await getData<Record<string, unknown>[]>(c, '/cluster/resources', {
+      type: 'vm',
+    });
+    expect(guests.map((g) => [g.vmid, g.name, g.node, g.status])).toEqual([
+      [100, 'gw01', 'hv1', 'running'],
+      [400, 'app01', 'hv1', 'running'],
+      [401, 'app02', 'hv2', 'running'],
+      [402, 'db02', 'hv2', 'stopped'],
+      [410, 'cache01', 'hv2', 'running'],
+    ]);
+    expect(SEED_SUMMARY.small).toBe(`${status.length - 1} nodes, ${guests.length} guests`);
+    expect(await getData(c, '/cluster/nextid')).toBe('101');
+    // Every disk a config names is a volume of its storage, as in the full seed.
+    const disks = await getData<{ volid: string }[]>(c, '/nodes/hv2/storage/local-lvm/content');
+    expect(disks.map((d) => d.volid)).toEqual([
+      'local-lvm:vm-401-disk-0',
+      'local-lvm:vm-402-disk-0',
+      'local-lvm:vm-410-disk-0',
+    ]);
+    const backups = await getData<{ volid: string; notes?: string }[]>(
+      c,
+      '/nodes/hv1/storage/local/content',
+      { content: 'backup' },
+    );
+    expect(backups).toEqual([expect.objectContaining({ notes: 'nightly' })]);
+    expect(backups[0]?.volid).toMatch(/^local:backup\/vzdump-qemu-400-/);
+    // The seed holds: a reset keeps it, the guest starts and stops as any other.
+    await c.api('POST', '/nodes/hv1/qemu', { form: { vmid: 101 } });
+    await c.reset();
+    expect(await getData(c, '/cluster/nextid')).toBe('101');
+    const stop = await c.api('POST', '/nodes/hv1/qemu/100/status/stop');
+    expect(stop.status, stop.text).toBe(200);
+    await c.reset('full');
+    expect(await getData(c, '/cluster/nextid')).toBe('106');
+    const nodes = await getData<unknown[]>(c, '/nodes');
+    const full = await getData<unknown[]>(c, '/cluster/resources', { type: 'vm' });
+    expect(SEED_SUMMARY.full).toBe(`${nodes.length} nodes, ${full.length} guests`);
+  });
+
+  it('refuses a seed it does not have', async () => {
+    const res = await fetch(`${client().root}/_sim/reset`, {
+      method: 'POST',
+      body: JSON.stringify({ seed: 'huge' }),
+    });
+    expect([res.status, await res.json()]).toEqual([
+      400,
+      { error: "'seed' must be one of full, small" },
+    ]);
   });
 
   it('changes the task duration through config', async () => {

@@ -37,6 +37,8 @@ interface Change {
   ts: number;
   user: string;
   tool: string;
+  /** Where the server reaches several clusters: the one the call was for. */
+  cluster?: string;
   before: { decision: string; rule: string | null };
   after: { decision: string; rule: string | null; reason?: string; unknown?: string };
 }
@@ -203,5 +205,5 @@ export async function policyRemote(
 function changeLine(c: Change): string {
   const rule = (r: string | null | undefined): string => (r ? ` (${r})` : '');
   const unknown = c.after.unknown ? ` [depends on ${c.after.unknown}]` : '';
-  return `${new Date(c.ts).toISOString()}  ${c.request_id}  ${c.user}  ${c.tool}  ${c.before.decision}${rule(c.before.rule)} -> ${c.after.decision}${rule(c.after.rule)}${unknown}`;
+  return `${new Date(c.ts).toISOString()}  ${c.request_id}  ${c.user}  ${c.tool}${c.cluster ? ` on ${c.cluster}` : ''}  ${c.before.decision}${rule(c.before.rule)} -> ${c.after.decision}${rule(c.after.rule)}${unknown}`;
 }

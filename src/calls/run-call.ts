@@ -22,6 +22,7 @@ import { evaluatePolicy, refusedOutright, targetFactsReached } from '../policy/e
 import type { ActivePolicy } from '../policy/source';
 import { UNDECIDED_RULES } from '../policy/undecided';
 import { policyView } from '../policy/view';
+import type { BlastRadius } from '../proxmox/blast-radius';
 import { readTargetFacts } from '../proxmox/target-facts';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { type ApprovalPort, approvalPort } from './approval-gate';
@@ -303,7 +304,9 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
       upstream,
       argsHmac: facts.argsHmac,
       identity: resolved.identity,
-      blastRadius: tool.blastRadius ? () => tool.blastRadius!(args, ctx) : null,
+      blastRadius: tool.blastRadius
+        ? async () => onCluster(await tool.blastRadius!(args, ctx), ctx.clusters, call.cluster)
+        : null,
       judgedBy: tool.judgedBy ?? [],
     },
     {
@@ -378,15 +381,33 @@ function targetReader(call: Call, args: Record<string, unknown>): TargetReader |
   const read = new Set<string>();
   call.factsRead = read;
   return async (wanted, fresh) => {
+    // The cluster is the call's own: known without asking Proxmox.
+    const cluster = wanted.has('cluster') ? { cluster: call.cluster } : {};
     if ('made' in target) {
-      call.target = target.made;
-      return target.made;
+      call.target = { ...target.made, ...cluster };
+      return call.target;
     }
-    if (call.target && !fresh && [...wanted].every((fact) => read.has(fact))) return call.target;
-    for (const fact of wanted) read.add(fact);
-    call.target = await readTargetFacts(call.scope!.ctx.pve(), target, read, fresh);
+    const toRead = [...wanted].filter((fact) => fact !== 'cluster');
+    if (!call.target || fresh || !toRead.every((fact) => read.has(fact))) {
+      for (const fact of toRead) read.add(fact);
+      call.target = read.size
+        ? await readTargetFacts(call.scope!.ctx.pve(), target, read, fresh)
+        : {};
+    }
+    call.target = { ...call.target, ...cluster };
     return call.target;
   };
+}
+
+/** The blast radius with its guest's cluster, where the server reaches several. */
+function onCluster(
+  radius: BlastRadius | null,
+  clusters: readonly string[],
+  cluster: string | undefined,
+): BlastRadius | null {
+  return radius && cluster !== undefined && clusters.length > 1
+    ? { ...radius, guest: { ...radius.guest, cluster } }
+    : radius;
 }
 
 /** Counts a call the shadow version would have decided otherwise. */

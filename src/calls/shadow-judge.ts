@@ -16,6 +16,7 @@ import type { ShadowDisagreement } from '../policy/shadow';
 import type { ActivePolicy } from '../policy/source';
 import { UnknownReached } from '../policy/unknown';
 import {
+  clusterOf,
   keptFacts,
   type MakesOf,
   recordedCall,
@@ -74,7 +75,12 @@ export function shadowDisagreement(
     const recorded = recordedCall(input.stored, input.input);
     // A record names its cluster only where there are several; the call's is the default then.
     recorded.view.cluster ??= input.args.cluster;
-    const target = recordedTarget(input.targetOf, recorded.args, recorded.facts);
+    const target = recordedTarget(
+      input.targetOf,
+      recorded.args,
+      recorded.facts,
+      typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined,
+    );
     then = judge(shadow.policy, recorded.view, target, recordedMade(input.makesOf, recorded.args));
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
@@ -88,6 +94,7 @@ export function shadowDisagreement(
     user: input.identity.email ?? input.identity.userId,
     user_id: input.identity.userId,
     tool: input.tool,
+    ...clusterOf(input.stored),
     active: { version: active.version ?? 0, ...now },
     shadow: { version: shadow.version, ...then },
     ...(guest ? { guest } : {}),

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
+import type { SettingNames } from '../proxmox/errors';
 import { clientConfig, type ClientSettings } from './parse';
 import { OWN_SETTINGS, SINGLE_CLUSTER_SETTINGS } from './own-settings';
 import { DEFAULT_CLUSTER } from '../core/default-cluster';
@@ -19,8 +20,6 @@ export interface ClusterConfig {
   client: PveClientConfig;
   /** The VPC service binding it is reached through, if any (by its binding name). */
   vpcService: string | null;
-  /** The variables its secrets are in (PVE_CLUSTERS' token_secret_var, access_secret_var). */
-  secretVars: { token: string; access: string | null };
 }
 
 export interface Clusters {
@@ -92,7 +91,6 @@ export function clustersConfig(env: AppEnv): Clusters | { error: string } {
           name: DEFAULT_CLUSTER,
           client: single,
           vpcService: env.PVE ? 'PVE' : null,
-          secretVars: { token: 'PVE_TOKEN_SECRET', access: 'CF_ACCESS_CLIENT_SECRET' },
         },
       ],
       listed: false,
@@ -128,9 +126,8 @@ export function clustersConfig(env: AppEnv): Clusters | { error: string } {
     else
       all.push({
         name: entry.name,
-        client,
+        client: { ...client, names: settingNames(entry) },
         vpcService: entry.vpc_service ?? null,
-        secretVars: { token: entry.token_secret_var, access: entry.access_secret_var ?? null },
       });
   }
   // One bad PVE_TIMEOUT_MS is said once, not once per cluster.
@@ -262,6 +259,18 @@ function entrySettings(
     timeoutMs: entry.timeout_ms !== undefined ? String(entry.timeout_ms) : timeout,
     // A secret variable named but not set is said once, above.
     reported,
+  };
+}
+
+/** How messages about a cluster's answers name its settings (cluster prod's token_id, ...). */
+function settingNames(entry: Entry): SettingNames {
+  const its = `cluster ${entry.name}'s`;
+  return {
+    baseUrl: `${its} base_url`,
+    tokenId: `${its} token_id (${entry.token_id})`,
+    tokenSecret: entry.token_secret_var,
+    accessId: `${its} access_client_id`,
+    accessSecret: entry.access_secret_var ?? `${its} access_secret_var`,
   };
 }
 

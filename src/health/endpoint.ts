@@ -96,19 +96,12 @@ function probeProblems(
   return probes.flatMap((probe, i) => {
     const c = clusters[i]!;
     if (probe.status === 'ok') return [];
-    const its = `cluster ${c.name}'s`;
-    const settings = {
-      tokenId: `${its} token_id (${c.client.tokenId})`,
-      tokenSecret: c.secretVars.token,
-      baseUrl: `${its} base_url`,
-      accessId: `${its} access_client_id`,
-      accessSecret: c.secretVars.access ?? `${its} access_secret_var`,
-    };
     return [
       {
         check: 'proxmox' as const,
         message: `${several ? `Cluster ${c.name}: ` : ''}${probe.message ?? `Proxmox probe: ${probe.status}`}`,
-        fix: several ? probeFix(probe.status, settings) : probeFix(probe.status),
+        // The cluster's own settings (PVE_CLUSTERS'), or the single-cluster ones.
+        fix: probeFix(probe.status, c.client.names),
       },
     ];
   });

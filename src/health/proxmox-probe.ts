@@ -7,7 +7,12 @@
 import type { Clock } from '../clock';
 import { z } from 'zod';
 import { PveClient, type PveClientConfig } from '../proxmox/client';
-import { PveError, type PveFailure } from '../proxmox/errors';
+import {
+  PveError,
+  type PveFailure,
+  type SettingNames,
+  SINGLE_CLUSTER_NAMES,
+} from '../proxmox/errors';
 
 export const PROBE_TTL_MS = 10_000;
 const PROBE_TIMEOUT_MS = 3_000;
@@ -107,26 +112,11 @@ function statusOf(failure: PveFailure): ProbeStatus {
   }
 }
 
-/** What an operator does about each failure. */
-/** The settings a fix names: the single-cluster ones, or one cluster's of PVE_CLUSTERS. */
-export interface ProbeSettings {
-  tokenId: string;
-  tokenSecret: string;
-  baseUrl: string;
-  accessId: string;
-  accessSecret: string;
-}
-
-const SINGLE_CLUSTER: ProbeSettings = {
-  tokenId: 'PVE_TOKEN_ID (user@realm!tokenid)',
-  tokenSecret: 'PVE_TOKEN_SECRET',
-  baseUrl: 'PVE_BASE_URL',
-  accessId: 'CF_ACCESS_CLIENT_ID',
-  accessSecret: 'CF_ACCESS_CLIENT_SECRET',
-};
-
 /** What to do about a failed probe, naming the settings `s` of the cluster that failed. */
-export function probeFix(status: Exclude<ProbeStatus, 'ok'>, s = SINGLE_CLUSTER): string {
+export function probeFix(
+  status: Exclude<ProbeStatus, 'ok'>,
+  s: SettingNames = SINGLE_CLUSTER_NAMES,
+): string {
   switch (status) {
     case 'auth_failed':
       return `Check ${s.tokenId} and the secret (\`wrangler secret put ${s.tokenSecret}\`); the token must still exist on the cluster (\`pveum user token list <user>\`).`;

@@ -99,8 +99,8 @@ export const USER_FIELDS: readonly string[] = ['id', 'email', 'groups', 'scopes'
 /**
  * The facts of the guest a call acts on that a `target.` path reaches (the loader refuses any
  * other): its pool, tags (a list), name, node, status (as PVE reports it) and qmpstatus (QEMU's
- * own: paused), template, protection, lock, ha (the HA state; absent when HA does not manage it)
- * and vm_type (qemu, lxc).
+ * own: paused), template, protection, lock, ha (the HA state; absent when HA does not manage it),
+ * vm_type (qemu, lxc) and cluster (the one the call is for: known, never read).
  */
 export const TARGET_FIELDS: readonly string[] = [
   'pool',
@@ -114,6 +114,7 @@ export const TARGET_FIELDS: readonly string[] = [
   'lock',
   'ha',
   'vm_type',
+  'cluster',
 ];
 
 /** The facts of a guest a call makes that a `new.` path reaches (the loader refuses any other). */

@@ -10,6 +10,8 @@ export interface ShadowDisagreement {
   /** The caller's user id (absent on disagreements recorded before it was kept). */
   user_id?: string;
   tool: string;
+  /** The cluster the call was for, where the server reaches several. */
+  cluster?: string;
   active: { version: number; decision: string; rule: string | null };
   shadow: { version: number; decision: string; rule: string | null };
   /** The facts of its guest the call's record keeps (as a replay's changes carry them). */

@@ -24,8 +24,8 @@ export type CheckedPolicy =
 
 /**
  * `clusters`: the names of the clusters the server reaches, where known (the console, the policy
- * API, the CLI given PVE_CLUSTERS): a rule on `args.cluster` naming another is a warning, not an
- * error, so that a policy can be written before its cluster is added.
+ * API, the CLI given PVE_CLUSTERS): a rule on `args.cluster` or `target.cluster` naming another is
+ * a warning, not an error, so that a policy can be written before its cluster is added.
  */
 export function checkPolicyText(
   text: string,
@@ -69,7 +69,7 @@ export function checkPolicyText(
   return { ...loaded, warnings: [...loaded.warnings, ...unknownClusters(document, clusters)] };
 }
 
-/** Every rule on `args.cluster` (a condition or a `when`) whose value names no configured cluster. */
+/** Every rule on the cluster (a condition or a `when`) whose value names no configured cluster. */
 function unknownClusters(document: unknown, clusters: readonly string[]): PolicyWarning[] {
   const out: PolicyWarning[] = [];
   const walk = (value: unknown, at: string): void => {
@@ -79,7 +79,7 @@ function unknownClusters(document: unknown, clusters: readonly string[]): Policy
     }
     if (!value || typeof value !== 'object') return;
     const rule = value as Record<string, unknown>;
-    if (rule.path === 'args.cluster') {
+    if (rule.path === 'args.cluster' || rule.path === 'target.cluster') {
       const named = Array.isArray(rule.value) ? rule.value : [rule.value];
       const unknown = named.filter((n) => typeof n === 'string' && !clusters.includes(n));
       if (unknown.length)

@@ -105,10 +105,10 @@ export function blastRadiusRows(b: BlastRadius, now: number): FactRow[] {
   return rows;
 }
 
-/** "VM 120 (files01) on pve2". */
+/** "VM 120 (files01) on pve2", or "on prod/pve2" where the server reaches several clusters. */
 export function blastGuestLabel(b: BlastRadius): string {
   const g = b.guest;
-  return `${guestName(g.vm_type, g.vmid, g.name)} on ${g.node}`;
+  return `${guestName(g.vm_type, g.vmid, g.name)} on ${g.cluster ? `${g.cluster}/` : ''}${g.node}`;
 }
 
 /**

@@ -48,7 +48,8 @@ export interface BlastReplication {
 
 /** The facts; each is absent when it could not be read (then `unreadable` says why). */
 export interface BlastRadius {
-  guest: BlastGuest & { name: string | null };
+  /** `cluster`: the guest's, where the server reaches several (a vmid is unique within one). */
+  guest: BlastGuest & { name: string | null; cluster?: string };
   /** When the facts were read (ISO). */
   read_at: string;
   status?: string;

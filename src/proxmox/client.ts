@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 import { scrubberFor, type Scrubber } from '../secrets/scrub';
-import { PveError, type PveFailure } from './errors';
+import { PveError, type PveFailure, type SettingNames } from './errors';
 import { readData } from './response';
 
 export interface PveClientConfig {
@@ -19,6 +19,8 @@ export interface PveClientConfig {
   /** A service binding to pveproxy; when set, requests go through it instead of the internet. */
   binding?: { fetch(input: string, init?: RequestInit): Promise<Response> };
   timeoutMs: number;
+  /** How its messages name its settings (default: the single-cluster ones). */
+  names?: SettingNames;
 }
 
 /** One upstream exchange, for the per-call log line. */
@@ -94,7 +96,12 @@ export class PveClient {
     const data = await answer;
     const parsed = schema.safeParse(data);
     if (!parsed.success)
-      throw new PveError(this.scrub.deep(badAnswer(parsed.error, 200)), 'GET', path);
+      throw new PveError(
+        this.scrub.deep(badAnswer(parsed.error, 200)),
+        'GET',
+        path,
+        this.config.names,
+      );
     return parsed.data;
   }
 
@@ -160,7 +167,7 @@ export class PveClient {
     this.calls.push(call);
     // Every failure's text is scrubbed here, once, before any message is built from it.
     const fail = (failure: PveFailure): PveError =>
-      new PveError(this.scrub.deep(failure), method, path);
+      new PveError(this.scrub.deep(failure), method, path, this.config.names);
     const budget = Math.max(1, Math.round(timeoutMs));
     let response: Response;
     try {

@@ -20,14 +20,32 @@ export type PveFailure =
   | { kind: 'timeout'; timeoutMs: number }
   | { kind: 'network'; cause: string };
 
+/** How messages name a cluster's settings: the single-cluster ones, or one of PVE_CLUSTERS'. */
+export interface SettingNames {
+  baseUrl: string;
+  tokenId: string;
+  tokenSecret: string;
+  accessId: string;
+  accessSecret: string;
+}
+
+export const SINGLE_CLUSTER_NAMES: SettingNames = {
+  baseUrl: 'PVE_BASE_URL',
+  tokenId: 'PVE_TOKEN_ID (user@realm!tokenid)',
+  tokenSecret: 'PVE_TOKEN_SECRET',
+  accessId: 'CF_ACCESS_CLIENT_ID',
+  accessSecret: 'CF_ACCESS_CLIENT_SECRET',
+};
+
 export class PveError extends Error {
   override readonly name = 'PveError';
   constructor(
     readonly failure: PveFailure,
     readonly method: string,
     readonly path: string,
+    names: SettingNames = SINGLE_CLUSTER_NAMES,
   ) {
-    super(describePveFailure(failure, method, path));
+    super(describePveFailure(failure, method, path, names));
   }
 
   get status(): number | undefined {
@@ -35,7 +53,12 @@ export class PveError extends Error {
   }
 }
 
-export function describePveFailure(f: PveFailure, method: string, path: string): string {
+export function describePveFailure(
+  f: PveFailure,
+  method: string,
+  path: string,
+  n: SettingNames = SINGLE_CLUSTER_NAMES,
+): string {
   const where = `${method} ${path}`;
   switch (f.kind) {
     case 'invalid_parameters': {
@@ -43,7 +66,7 @@ export function describePveFailure(f: PveFailure, method: string, path: string):
       return `Proxmox rejected the parameters (400 ${f.message})${fields.length ? ` — ${fields.join('; ')}` : ''}`;
     }
     case 'auth_failed':
-      return `Proxmox rejected the API token (401 ${f.reason}). Check PVE_TOKEN_ID (user@realm!tokenid) and PVE_TOKEN_SECRET, and that the token is not expired or deleted.`;
+      return `Proxmox rejected the API token (401 ${f.reason}). Check ${n.tokenId} and ${n.tokenSecret}, and that the token is not expired or deleted.`;
     case 'forbidden':
       return f.privilege
         ? `The Proxmox API token lacks the privilege ${f.privilege} on ${f.path} (403 ${f.message}). Grant it to the token (and, with privilege separation, to its user).`
@@ -58,19 +81,19 @@ export function describePveFailure(f: PveFailure, method: string, path: string):
       return `pveproxy could not reach ${f.node ? `node ${f.node}` : 'the target node'} (${f.status} ${f.message}). The node may be offline or partitioned from the cluster.`;
     case 'access_denied':
       if (f.inferred) {
-        return `Something in front of pveproxy refused the request with a non-JSON ${f.status} (pveproxy's own refusals are JSON). Most likely it is Cloudflare Access, whose service-token refusal page says only "Forbidden": check that CF_ACCESS_CLIENT_ID and CF_ACCESS_CLIENT_SECRET are set to a valid service token and that the Access application has a Service Auth policy that includes it.`;
+        return `Something in front of pveproxy refused the request with a non-JSON ${f.status} (pveproxy's own refusals are JSON). Most likely it is Cloudflare Access, whose service-token refusal page says only "Forbidden": check that ${n.accessId} and ${n.accessSecret} are set to a valid service token and that the Access application has a Service Auth policy that includes it.`;
       }
-      return `Cloudflare Access refused the request (${f.status}${f.location ? `, redirect to ${f.location}` : ''}). Check CF_ACCESS_CLIENT_ID / CF_ACCESS_CLIENT_SECRET and that the Access application has a Service Auth policy that includes this service token.`;
+      return `Cloudflare Access refused the request (${f.status}${f.location ? `, redirect to ${f.location}` : ''}). Check ${n.accessId} / ${n.accessSecret} and that the Access application has a Service Auth policy that includes this service token.`;
     case 'tunnel_error':
       return `Cloudflare could not reach pveproxy through the tunnel (${f.status}${f.code ? `, error ${f.code}` : ''}). Check that cloudflared is running and connected, and its ingress rule for this hostname.`;
     case 'redirect':
-      return `Expected the Proxmox API but got a redirect (${f.status}${f.location ? ` to ${f.location}` : ''}). Check PVE_BASE_URL (scheme, host and /api2/json path).`;
+      return `Expected the Proxmox API but got a redirect (${f.status}${f.location ? ` to ${f.location}` : ''}). Check ${n.baseUrl} (scheme, host and /api2/json path).`;
     case 'not_json':
-      return `Expected JSON from the Proxmox API but got ${f.contentType || 'no content type'} (status ${f.status}). Something other than pveproxy answered: check PVE_BASE_URL, the tunnel and any proxy in between.`;
+      return `Expected JSON from the Proxmox API but got ${f.contentType || 'no content type'} (status ${f.status}). Something other than pveproxy answered: check ${n.baseUrl}, the tunnel and any proxy in between.`;
     case 'bad_response':
       return `Proxmox answered ${where} with data of an unexpected shape: ${f.problem}`;
     case 'too_large':
-      return `The answer to ${where} is ${f.declaredBytes !== undefined ? `${f.declaredBytes} bytes` : `larger than ${f.limitBytes} bytes`}, over the ${f.limitBytes / 1_048_576} MiB this server reads; it was not read. Narrow the request (a node, a filter, a smaller limit), or check that PVE_BASE_URL reaches pveproxy.`;
+      return `The answer to ${where} is ${f.declaredBytes !== undefined ? `${f.declaredBytes} bytes` : `larger than ${f.limitBytes} bytes`}, over the ${f.limitBytes / 1_048_576} MiB this server reads; it was not read. Narrow the request (a node, a filter, a smaller limit), or check that ${n.baseUrl} reaches pveproxy.`;
     case 'http_error':
       return `Proxmox answered ${where} with HTTP ${f.status}: ${f.message}`;
     case 'timeout':

@@ -52,6 +52,11 @@ export function recordedMade(
   }
 }
 
+/** The cluster a record's stored arguments name (they do where the server reached several). */
+export function clusterOf(stored: Readonly<Record<string, unknown>>): { cluster?: string } {
+  return typeof stored.cluster === 'string' ? { cluster: stored.cluster } : {};
+}
+
 /** The id of the guest a recorded call acted on (or made), for `guest` limits; undefined if lost. */
 export function recordedGuest(
   targetOf: TargetOf | undefined,
@@ -80,8 +85,20 @@ export function guestOfRecord(
  * What a recorded call's `target.` rules can know of its guest: a guest the call made is its
  * arguments (a lost one unknown); a guest that existed, the facts its record keeps (those its
  * policy read), any other unknown (UNRECORDED_TARGET); no target when the call acted on none.
+ * `cluster`: the one the call was for (target.cluster).
  */
 export function recordedTarget(
+  targetOf: TargetOf | undefined,
+  args: Record<string, unknown>,
+  facts?: Readonly<Record<string, unknown>>,
+  cluster?: string,
+): Readonly<Record<string, unknown>> | undefined {
+  const target = targetOfRecord(targetOf, args, facts);
+  // The cluster the call was for is known from the record, whatever else it kept.
+  return target && cluster !== undefined ? { ...target, cluster } : target;
+}
+
+function targetOfRecord(
   targetOf: TargetOf | undefined,
   args: Record<string, unknown>,
   facts?: Readonly<Record<string, unknown>>,

@@ -31,6 +31,7 @@ import type { CompiledPolicy } from '../policy/load';
 import { whetherApplies } from '../policy/principals';
 import { UnknownReached, UnknownValue, unknownList } from '../policy/unknown';
 import {
+  clusterOf,
   keptFacts,
   type MakesOf,
   recordedCall,
@@ -90,6 +91,8 @@ export interface ReplayChange {
   /** The caller's email, else their user id. */
   user: string;
   tool: string;
+  /** The cluster the call was for, where the server reached several. */
+  cluster?: string;
   before: { decision: Exclude<AuditDecision, 'none'>; rule: string | null };
   after: ReplayAfter;
   /**
@@ -179,6 +182,7 @@ export function replayPolicy(
       tool: record.tool,
       before: { decision, rule },
       after,
+      ...clusterOf(record.args),
       ...withFacts(record),
     });
   }
@@ -234,7 +238,12 @@ function replayCall(
   const call: CallView = {
     tool: record.tool,
     args: recorded.view,
-    target: recordedTarget(tool?.target, recorded.args, recorded.facts),
+    target: recordedTarget(
+      tool?.target,
+      recorded.args,
+      recorded.facts,
+      typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined,
+    ),
     guest: guestKey(recordedGuest(tool?.target, recorded.args), cluster),
     made: recordedMade(tool?.makes, recorded.args),
     ...(approved ? { approved: true } : {}),

@@ -115,6 +115,18 @@ function factsInWords(facts: Record<string, unknown>): string {
     .join(' · ');
 }
 
+/** The cluster column's heading and cells, where some row names its cluster (several reached). */
+function clusterColumn(rows: readonly { cluster?: string }[]): {
+  head: Html | string;
+  cell: (row: { cluster?: string }) => Html | string;
+} {
+  if (!rows.some((row) => row.cluster !== undefined)) return { head: '', cell: () => '' };
+  return {
+    head: html`<th scope="col">Cluster</th>`,
+    cell: (row) => html`<td>${row.cluster ?? ''}</td>`,
+  };
+}
+
 /** A cell of the facts a call was judged on, or that its record keeps none. */
 function guestCell(facts: Record<string, unknown> | undefined): Html {
   return html`<td class="guest">${facts ? factsInWords(facts) : html`<small>not kept</small>`}</td>`;
@@ -126,14 +138,17 @@ function replayTable(r: ReplayAnswer): Html {
     .join(', ');
   const rule = (x: string | null | undefined) =>
     x ? html`<br><small><code>${x}</code></small>` : '';
+  const cluster = clusterColumn(r.changed);
   return html`<section aria-labelledby="replay-h"><h3 id="replay-h">Replay since ${iso(r.since)}</h3>
 ${r.note ? html`<p class="box" id="replay-note">${r.note}</p>` : ''}
 <p id="replay-summary"><strong>${r.changed.length}</strong> of ${r.calls} recorded calls${r.calls_seen === 'own' ? ' of yours' : ''} would be decided otherwise${by ? ` (${by})` : ''}; ${r.totals.unchanged} unchanged, ${r.totals.skipped} skipped${r.truncated ? '; only the newest calls up to the limit were replayed' : ''}.</p>
 ${
   r.changed.length
-    ? html`<div class="scroll"><table id="replay-changes"><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Guest as judged</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Request</th></tr></thead><tbody>
+    ? html`<div class="scroll"><table id="replay-changes"><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th>${cluster.head}<th scope="col">Guest as judged</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Request</th></tr></thead><tbody>
 ${r.changed.map(
-  (c) => html`<tr><td>${iso(c.ts)}</td><td>${c.user}</td><td><code>${c.tool}</code></td>
+  (
+    c,
+  ) => html`<tr><td>${iso(c.ts)}</td><td>${c.user}</td><td><code>${c.tool}</code></td>${cluster.cell(c)}
 ${guestCell(c.guest)}
 <td>${c.before.decision}${rule(c.before.rule)}</td>
 <td><strong>${c.after.decision}</strong>${rule(c.after.rule)}${c.after.unknown ? html`<br><small>depends on ${c.after.unknown}</small>` : ''}</td>
@@ -159,14 +174,17 @@ ${
   const deploy = o.deployProblems
     ? html`<div class="box warn"><p>The deployed policy fails its checks and was not stored; the active version stays:</p><ul>${o.deployProblems.map((p) => html`<li><code>${p}</code></li>`)}</ul></div>`
     : '';
+  const shadowCluster = clusterColumn(v.disagreements);
   const shadow = o.shadow
     ? html`<p id="shadow-line"><span class="tag">shadow</span> ${versionLine(o.shadow)} · since ${iso(o.shadow.since)} ·
 <strong id="disagreements">${v.shadowCount}</strong> disagreement${v.shadowCount === 1 ? '' : 's'}${v.callsSeen === 'own' ? ' on your own calls' : ''}</p>
 ${
   v.disagreements.length
-    ? html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th><th scope="col">Guest as judged</th><th scope="col">Active (v${o.active?.version ?? ''})</th><th scope="col">Shadow (v${o.shadow.version})</th></tr></thead><tbody>
+    ? html`<div class="scroll"><table><thead><tr><th scope="col">Time</th><th scope="col">Person</th><th scope="col">Tool</th>${shadowCluster.head}<th scope="col">Guest as judged</th><th scope="col">Active (v${o.active?.version ?? ''})</th><th scope="col">Shadow (v${o.shadow.version})</th></tr></thead><tbody>
 ${v.disagreements.map(
-  (x) => html`<tr><td>${iso(x.ts)}</td><td>${x.user}</td><td><code>${x.tool}</code></td>
+  (
+    x,
+  ) => html`<tr><td>${iso(x.ts)}</td><td>${x.user}</td><td><code>${x.tool}</code></td>${shadowCluster.cell(x)}
 ${guestCell(x.guest)}
 <td>${x.active.decision}${x.active.rule ? html`<br><small><code>${x.active.rule}</code></small>` : ''}</td>
 <td>${x.shadow.decision}${x.shadow.rule ? html`<br><small><code>${x.shadow.rule}</code></small>` : ''}</td></tr>`,

@@ -136,7 +136,11 @@ export function defineWriteTool<I extends z.ZodObject, O extends z.ZodObject, F>
       const plan = await planOf(args, ctx);
       if ('unchanged' in plan) return plan.unchanged as ToolSuccess<z.input<O>>;
       const w = args as WriteArgs;
-      if (!w.confirm) return preview(spec.name, plan) as ToolSuccess<z.input<O>>;
+      if (!w.confirm) {
+        // Where the server reaches several clusters, the one the call would go to.
+        const cluster = ctx.clusters.length > 1 ? (ctx.cluster ?? ctx.clusters[0]!) : null;
+        return preview(spec.name, plan, cluster) as ToolSuccess<z.input<O>>;
+      }
       // With an approval, only the requests the person was shown go out.
       ctx.checkApproved(describePlan(plan.steps, plan.requestsAs === 'steps'));
       const fresh = plan.freshId;
@@ -166,7 +170,11 @@ export function defineWriteTool<I extends z.ZodObject, O extends z.ZodObject, F>
 }
 
 /** What a write says before it is confirmed: nothing happened yet, what would, and how. */
-function preview(tool: string, plan: WritePlan): ToolSuccess<Record<string, unknown>> {
+function preview(
+  tool: string,
+  plan: WritePlan,
+  cluster: string | null,
+): ToolSuccess<Record<string, unknown>> {
   const next = nextStep(tool, plan.next.doing, plan.next.also);
   const first = plan.steps[0]!;
   const requests =
@@ -187,9 +195,16 @@ function preview(tool: string, plan: WritePlan): ToolSuccess<Record<string, unkn
           ]
         : planLines(plan.steps, plan.requestsAs === 'steps');
   return {
-    structured: { mode: 'preview', ...plan.shown, ...requests, next_step: next },
+    structured: {
+      mode: 'preview',
+      ...(cluster ? { cluster } : {}),
+      ...plan.shown,
+      ...requests,
+      next_step: next,
+    },
     text: [
       plan.nothingYet ?? NOTHING_SENT,
+      ...(cluster ? [`On cluster ${cluster}:`] : []),
       ...plan.lead,
       ...lines,
       ...(plan.after ?? []),

@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auditRecords } from '../support/worker/audit';
 import { call, text, workerFetch } from '../support/worker/mcp';
-import { csrfOf, openAsDevUser } from '../support/form-browser';
+import { csrfOf, openAsDevUser, replayInConsole } from '../support/form-browser';
 import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
 import { usePolicy } from '../support/worker/policy';
 import { simCluster } from '../support/worker/sim';
@@ -42,6 +42,22 @@ usePolicy(
       pve_create_qemu_vm: { require: [{ path: 'args.cluster', op: 'eq', value: 'prod' }] },
       // Suspending needs an administrator's approval: given for one cluster, it is for that one.
       pve_suspend_vm: { action: 'require_approval', approvers: ['admin@example.com'] },
+      // The cluster a guest is on, as a fact of the guest: known without asking Proxmox...
+      pve_list_snapshots: {
+        deny_if: [{ path: 'target.cluster', op: 'eq', value: 'prod', reason: 'Not on prod.' }],
+      },
+      // ... and beside the facts that are read (VM 100 is tagged web on both).
+      pve_create_snapshot: {
+        deny_if: [
+          {
+            path: 'target.cluster',
+            op: 'eq',
+            value: 'prod',
+            when: { path: 'target.tags', op: 'contains', value: 'web' },
+            reason: "prod's web guests are snapshotted by their pipeline.",
+          },
+        ],
+      },
       pve_stop_vm: {
         // Met only if args.cluster is filled in for a call that leaves cluster out.
         require: [{ path: 'args.cluster', op: 'in', value: ['lab', 'prod'] }],
@@ -102,7 +118,36 @@ describe('two clusters behind one endpoint', () => {
     expect(await prod.requestLines()).toEqual([]);
   });
 
+  it("names the cluster's own settings when its Proxmox refuses the token", async () => {
+    await prod.fault({ method: 'GET', path: '^/nodes/pve1/qemu/100/status/current$', status: 401 });
+    try {
+      const refused = await call(client, 'pve_get_vm_status', {
+        node: 'pve1',
+        vmid: 100,
+        cluster: 'prod',
+      });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(
+        /Proxmox rejected the API token \(401 [^)]*\)\. Check cluster prod's token_id \(\S+@\S+!\S+\) and PROD_TOKEN_SECRET/,
+      );
+      expect(text(refused)).not.toMatch(/PVE_TOKEN|PVE_BASE_URL/);
+    } finally {
+      await prod.clearFaults();
+    }
+  });
+
   it('shuts VM 100 down only where cluster says: the other cluster is sent nothing', async () => {
+    // The preview says which cluster it would go to.
+    const preview = await call(client, 'pve_shutdown_vm', {
+      node: 'pve1',
+      vmid: 100,
+      cluster: 'prod',
+    });
+    expect(preview.structuredContent).toMatchObject({ mode: 'preview', cluster: 'prod' });
+    expect(text(preview)).toMatch(
+      /^Preview only: nothing was sent to Proxmox\.\nOn cluster prod:\n/,
+    );
+    expect(await prod.writeLines()).toEqual([]);
     const shut = await call(client, 'pve_shutdown_vm', {
       node: 'pve1',
       vmid: 100,
@@ -144,6 +189,37 @@ describe('two clusters behind one endpoint', () => {
     ]);
   });
 
+  it('judges target.cluster as the cluster the call is for, read from nowhere', async () => {
+    const guest = { node: 'pve1', vmid: 100 };
+    const listed = await call(client, 'pve_list_snapshots', { ...guest, cluster: 'prod' });
+    expect(listed.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_list_snapshots/deny_if/0',
+    });
+    // Nothing read to know it: neither cluster was asked anything.
+    expect(await prod.requestLines()).toEqual([]);
+    expect(await lab.requestLines()).toEqual([]);
+    const onLab = await call(client, 'pve_list_snapshots', guest);
+    expect(onLab.isError, text(onLab)).toBeFalsy();
+    expect(await lab.requestLines()).toEqual(['GET /api2/json/nodes/pve1/qemu/100/snapshot']);
+    await lab.clearLog();
+
+    // With a fact that is read: read from the cluster the call is for, and only from it.
+    const snap = { ...guest, snapname: 'before', confirm: true };
+    const refused = await call(client, 'pve_create_snapshot', { ...snap, cluster: 'prod' });
+    expect(refused.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_create_snapshot/deny_if/0',
+    });
+    expect(text(refused)).toContain("prod's web guests are snapshotted by their pipeline.");
+    expect(await prod.requestLines()).toEqual(['GET /api2/json/cluster/resources']);
+    expect(await lab.requestLines()).toEqual([]);
+    const made = await call(client, 'pve_create_snapshot', snap);
+    expect(made.isError, text(made)).toBeFalsy();
+    expect(await lab.writeLines()).toEqual(['POST /api2/json/nodes/pve1/qemu/100/snapshot']);
+    expect(await prod.writeLines()).toEqual([]);
+  });
+
   it('counts a guest limit per cluster: the same vmid on the other cluster has its own', async () => {
     const reboot = (cluster: string) =>
       call(client, 'pve_reboot_vm', { node: 'pve1', vmid: 100, cluster, confirm: true });
@@ -170,6 +246,8 @@ describe('two clusters behind one endpoint', () => {
     const url = `http://localhost/approvals/${id}`;
     const page = await openAsDevUser(admin, url, 'admin@example.com', 'ops');
     expect(page.html).toMatch(/Suspend VM 100 (\([^)]*\) )?on lab\/pve1/);
+    // What it touches, as read from lab, says so too.
+    expect(page.html).toContain('VM 100 (web01) on lab/pve1, as read');
     const answered = await admin.post(url, { csrf: csrfOf(page.html), decision: 'approve' });
     expect(answered.status).toBe(303);
 
@@ -303,6 +381,62 @@ describe('two clusters behind one endpoint', () => {
     }
   });
 
+  it("lists every cluster's nodes and status without cluster, each marked with its own", async () => {
+    const nodes = await call(client, 'pve_list_nodes', {});
+    expect(nodes.isError, text(nodes)).toBeFalsy();
+    const rows = nodes.structuredContent!.nodes as { cluster: string; node: string }[];
+    expect(rows.map((n) => `${n.cluster}/${n.node}`)).toEqual([
+      'lab/pve1',
+      'lab/pve2',
+      'lab/pve3',
+      'prod/pve1',
+      'prod/pve2',
+      'prod/pve3',
+    ]);
+    expect(text(nodes)).toMatch(/^6 nodes:\nlab\/pve1 online, CPU/);
+    expect(await lab.requestLines()).toEqual(['GET /api2/json/nodes']);
+    expect(await prod.requestLines()).toEqual(['GET /api2/json/nodes']);
+
+    await prod.setNode('pve3', 'offline');
+    const status = await call(client, 'pve_get_cluster_status', {});
+    expect(status.isError, text(status)).toBeFalsy();
+    expect(status.structuredContent!.clusters).toEqual([
+      { cluster: 'lab', status: { name: 'pve-sim', quorate: true, nodes: 3 } },
+      { cluster: 'prod', status: { name: 'pve-sim', quorate: true, nodes: 3 } },
+    ]);
+    const members = status.structuredContent!.nodes as { cluster: string; name: string }[];
+    expect(members.map((n) => `${n.cluster}/${n.name}`)).toHaveLength(6);
+    expect(text(status)).toBe(
+      [
+        'lab: Cluster pve-sim: quorate; 3 of 3 nodes online.',
+        'prod: Cluster pve-sim: quorate; 2 of 3 nodes online (offline: pve3).',
+      ].join('\n'),
+    );
+
+    // One named: that cluster's alone, in the shape one cluster always had.
+    const onProd = await call(client, 'pve_get_cluster_status', { cluster: 'prod' });
+    expect(onProd.structuredContent!.cluster).toEqual({ name: 'pve-sim', quorate: true, nodes: 3 });
+    expect(onProd.structuredContent!.clusters).toBeUndefined();
+    expect(text(onProd)).toBe(
+      'prod: Cluster pve-sim: quorate; 2 of 3 nodes online (offline: pve3).',
+    );
+
+    // A cluster that does not answer is named; the other is still shown.
+    await prod.fault({ method: 'GET', path: '^/nodes$', status: 503, times: 4 });
+    try {
+      const some = await call(client, 'pve_list_nodes', {});
+      expect(some.isError, text(some)).toBeFalsy();
+      const left = some.structuredContent!.nodes as { cluster: string }[];
+      expect(new Set(left.map((n) => n.cluster))).toEqual(new Set(['lab']));
+      expect(some.structuredContent!.unreachable).toEqual([
+        { cluster: 'prod', reason: expect.stringContaining('503') },
+      ]);
+      expect(text(some)).toContain('Cluster prod did not answer');
+    } finally {
+      await prod.clearFaults();
+    }
+  });
+
   it('keeps the cluster in the audit record, exports it, and filters /admin by it', async () => {
     await call(client, 'pve_get_vm_status', { node: 'pve1', vmid: 100, cluster: 'prod' });
     await call(client, 'pve_get_vm_status', { node: 'pve1', vmid: 100 });
@@ -344,6 +478,41 @@ describe('two clusters behind one endpoint', () => {
     }
   });
 
+  it('names the cluster of each call a replay would decide otherwise, in the API and the console', async () => {
+    const since = Date.now();
+    for (const cluster of ['lab', 'prod'])
+      await call(client, 'pve_get_vm_config', { node: 'pve1', vmid: 100, cluster });
+    await auditRecords((r) => r.ts >= since && r.tool === 'pve_get_vm_config', 2);
+    const draft = {
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_get_vm_config: { deny_if: [{ path: 'target.cluster', op: 'eq', value: 'prod' }] },
+      },
+    };
+    // An administrator: a replay shows an editor only their own calls, and these are alice's.
+    const editor = await asEditor({ user: 'admin@example.com', groups: 'ops' })();
+    const res = await workerFetch('http://localhost/admin/api/policy/replay', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://localhost', ...editor },
+      body: JSON.stringify({ policy: draft, since }),
+    });
+    expect(res.status).toBe(200);
+    const { changed } = (await res.json()) as { changed: { tool: string; cluster?: string }[] };
+    expect(changed.map((c) => [c.tool, c.cluster])).toEqual([['pve_get_vm_config', 'prod']]);
+
+    const page = await replayInConsole(
+      new Browser(),
+      'http://localhost',
+      { user: 'admin@example.com', groups: 'ops' },
+      draft,
+      since,
+    );
+    const table = /<table id="replay-changes">[\s\S]*?<\/table>/.exec(page)?.[0] ?? page;
+    expect(table).toContain('<th scope="col">Tool</th><th scope="col">Cluster</th>');
+    expect(table).toMatch(/<code>pve_get_vm_config<\/code><\/td><td>prod<\/td>/);
+  });
+
   it('warns of a policy naming a cluster it does not reach: a warning, not an error', async () => {
     const editor = await asEditor()();
     const res = await workerFetch('http://localhost/admin/api/policy/check', {
@@ -354,7 +523,12 @@ describe('two clusters behind one endpoint', () => {
           version: '1',
           default: 'allow',
           tools: {
-            pve_stop_vm: { deny_if: [{ path: 'args.cluster', op: 'eq', value: 'staging' }] },
+            pve_stop_vm: {
+              deny_if: [
+                { path: 'args.cluster', op: 'eq', value: 'staging' },
+                { path: 'target.cluster', op: 'in', value: ['lab', 'dr'] },
+              ],
+            },
           },
         },
       }),
@@ -367,6 +541,7 @@ describe('two clusters behind one endpoint', () => {
         expect.stringContaining(
           '"staging": no cluster of this server is named so (it reaches lab, prod)',
         ),
+        expect.stringContaining('"dr": no cluster of this server is named so'),
       ],
     });
   });

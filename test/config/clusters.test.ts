@@ -68,7 +68,6 @@ describe('PVE_CLUSTERS', () => {
     expect(lab).toEqual({
       name: 'lab',
       vpcService: null,
-      secretVars: { token: 'LAB_TOKEN_SECRET', access: 'LAB_ACCESS_SECRET' },
       client: {
         baseUrl: 'https://pve-lab.example.com:8006/api2/json',
         tokenId: 'mcp@pve!lab',
@@ -77,6 +76,14 @@ describe('PVE_CLUSTERS', () => {
         accessClientSecret: ACCESS_SECRET,
         binding: undefined,
         timeoutMs: 20_000,
+        // Its messages name its own settings, never the single-cluster ones.
+        names: {
+          baseUrl: "cluster lab's base_url",
+          tokenId: "cluster lab's token_id (mcp@pve!lab)",
+          tokenSecret: 'LAB_TOKEN_SECRET',
+          accessId: "cluster lab's access_client_id",
+          accessSecret: 'LAB_ACCESS_SECRET',
+        },
       },
     });
     expect(prod).toMatchObject({

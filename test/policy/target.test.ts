@@ -61,7 +61,7 @@ describe('loading target paths', () => {
           {
             pointer: `/tools/${STOP}/deny_if/0/path`,
             message:
-              'target paths are target.pool, target.tags, target.name, target.node, target.status, target.qmpstatus, target.template, target.protection, target.lock, target.ha, target.vm_type',
+              'target paths are target.pool, target.tags, target.name, target.node, target.status, target.qmpstatus, target.template, target.protection, target.lock, target.ha, target.vm_type, target.cluster',
           },
         ],
       });

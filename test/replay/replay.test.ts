@@ -251,6 +251,18 @@ describe('replayPolicy', () => {
     expect(brief(replayPolicy(draft, records.slice(1), TOOL_MAP, 'lab'))).toEqual([
       ['prod', 'allow', 'deny', '/tools/pve_reboot_vm/require/0'],
     ]);
+    // target.cluster is the same cluster, known from the record whether or not it kept facts.
+    const onTarget = policy({
+      tools: {
+        pve_reboot_vm: {
+          deny_if: [{ path: 'target.cluster', op: 'eq', value: 'prod' }],
+        },
+      },
+    });
+    const onProd = replayPolicy(onTarget, records, TOOL_MAP, 'lab');
+    expect(brief(onProd)).toEqual([['prod', 'allow', 'deny', '/tools/pve_reboot_vm/deny_if/0']]);
+    // A change names the cluster its record names.
+    expect(onProd.changed[0]?.cluster).toBe('prod');
     // And their guests are counted apart: only lab's second reboot of VM 100 is limited.
     const limitOnly = policy({
       tools: {

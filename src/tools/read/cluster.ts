@@ -1,5 +1,7 @@
 // Cluster-wide reads: the Proxmox version, the cluster's quorum and members, the nodes with
 // their load, and one node's metrics. Each is one GET; figures come back in MiB/GiB and seconds.
+// Where the server reaches several clusters and the call names none, the status and the nodes
+// are every cluster's, each marked with its own (each-cluster.ts).
 
 import { z } from 'zod';
 import { defineReadTool } from '../../calls/tool-spec';
@@ -14,6 +16,7 @@ import {
 import { nodeName, round2, toGib, toMib } from '../common';
 import { orNull, outputExtras } from '../../calls/result';
 import { fieldsNamed } from '../../core/fields';
+import { clustersToRead, leftOutFields, leftOutText, readClusters } from './each-cluster';
 
 export const getVersion = defineReadTool({
   name: 'pve_get_version',
@@ -35,6 +38,8 @@ export const getVersion = defineReadTool({
 });
 
 const member = z.object({
+  /** Where the server reaches several clusters: the member's. */
+  cluster: z.string().optional(),
   name: z.string(),
   online: z.boolean(),
   ip: z.string().nullable(),
@@ -42,6 +47,31 @@ const member = z.object({
   local: z.boolean(),
   level: z.string().nullable(),
 });
+
+/** What one cluster's /cluster/status says: its name and quorum, and its members by name. */
+function clusterStatus(items: z.output<typeof clusterStatusItem>[]) {
+  const c = items.find((i) => i.type === 'cluster');
+  const cluster = c
+    ? { name: c.name ?? '', quorate: c.quorate ?? false, nodes: c.nodes ?? null }
+    : null;
+  const nodes = items
+    .filter((i) => i.type === 'node')
+    .map((n) => ({
+      name: n.name ?? '',
+      online: n.online ?? false,
+      ip: n.ip ?? null,
+      nodeid: n.nodeid ?? null,
+      local: n.local ?? false,
+      level: n.level || null,
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const offline = nodes.filter((n) => !n.online).map((n) => n.name);
+  const head = cluster
+    ? `Cluster ${cluster.name}: ${cluster.quorate ? 'quorate' : 'NOT quorate (writes are blocked)'}`
+    : 'A single node, not in a cluster';
+  const text = `${head}; ${nodes.length - offline.length} of ${nodes.length} nodes online${offline.length ? ` (offline: ${offline.join(', ')})` : ''}.`;
+  return { cluster, nodes, text };
+}
 
 export const getClusterStatus = defineReadTool({
   name: 'pve_get_cluster_status',
@@ -55,35 +85,41 @@ export const getClusterStatus = defineReadTool({
     nodes: z.array(member).optional(),
     ...outputExtras,
   }),
-  async run(_args, ctx) {
-    const items = parseEach(clusterStatusItem, await ctx.pve().get('/cluster/status', anyList));
-    const c = items.find((i) => i.type === 'cluster');
-    const cluster = c
-      ? { name: c.name ?? '', quorate: c.quorate ?? false, nodes: c.nodes ?? null }
-      : null;
-    const nodes = items
-      .filter((i) => i.type === 'node')
-      .map((n) => ({
-        name: n.name ?? '',
-        online: n.online ?? false,
-        ip: n.ip ?? null,
-        nodeid: n.nodeid ?? null,
-        local: n.local ?? false,
-        level: n.level || null,
-      }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    const offline = nodes.filter((n) => !n.online).map((n) => n.name);
-    const head = cluster
-      ? `Cluster ${cluster.name}: ${cluster.quorate ? 'quorate' : 'NOT quorate (writes are blocked)'}`
-      : 'A single node, not in a cluster';
+  async run(args, ctx) {
+    const plan = clustersToRead(ctx, args);
+    const read = await readClusters(ctx, plan, async (pve) =>
+      clusterStatus(parseEach(clusterStatusItem, await pve.get('/cluster/status', anyList))),
+    );
+    const named = (cluster: string | undefined, text: string) =>
+      cluster ? `${cluster}: ${text}` : text;
+    const nodes = read.answers.flatMap(({ cluster, value }) =>
+      value.nodes.map((n) => (cluster ? { cluster, ...n } : n)),
+    );
+    // One cluster (the only one, or the one named): its status, as ever.
+    const [only] = read.answers;
+    if (!plan.several || ctx.cluster !== null)
+      return {
+        structured: { cluster: only!.value.cluster, nodes },
+        text: named(only!.cluster, only!.value.text),
+      };
+    // Every cluster: each one's status under its name, every member marked with its cluster.
+    const clusters = read.answers.map(({ cluster, value }) => ({
+      cluster: cluster!,
+      status: value.cluster,
+    }));
     return {
-      structured: { cluster, nodes },
-      text: `${head}; ${nodes.length - offline.length} of ${nodes.length} nodes online${offline.length ? ` (offline: ${offline.join(', ')})` : ''}.`,
+      structured: { clusters, nodes, ...leftOutFields(plan, read) },
+      text: (
+        read.answers.map(({ cluster, value }) => named(cluster, value.text)).join('\n') +
+        leftOutText(plan, read, 'nodes')
+      ).trim(),
     };
   },
 });
 
 const nodeRow = z.object({
+  /** Where the server reaches several clusters: the node's. */
+  cluster: z.string().optional(),
   node: z.string(),
   status: z.string().nullable(),
   ...fieldsNamed('cpu_percent cpus mem_mib maxmem_mib uptime_s', orNull.number),
@@ -94,25 +130,32 @@ export const listNodes = defineReadTool({
   title: 'List nodes',
   description: 'The cluster nodes with status, CPU, memory and uptime.',
   output: z.object({ nodes: z.array(nodeRow).optional(), ...outputExtras }),
-  async run(_args, ctx) {
-    const nodes = parseEach(nodeListItem, await ctx.pve().get('/nodes', anyList))
-      .map((n) => ({
-        node: n.node,
-        status: n.status ?? null,
-        cpu_percent: n.cpu === undefined ? null : round2(n.cpu * 100),
-        cpus: n.maxcpu ?? null,
-        mem_mib: toMib(n.mem),
-        maxmem_mib: toMib(n.maxmem),
-        uptime_s: n.uptime ?? null,
-      }))
-      .sort((a, b) => a.node.localeCompare(b.node));
+  async run(args, ctx) {
+    const plan = clustersToRead(ctx, args);
+    const read = await readClusters(ctx, plan, (pve) => pve.get('/nodes', anyList));
+    const nodes = read.answers.flatMap(({ cluster, value }) =>
+      parseEach(nodeListItem, value)
+        .map((n) => ({
+          ...(cluster ? { cluster } : {}),
+          node: n.node,
+          status: n.status ?? null,
+          cpu_percent: n.cpu === undefined ? null : round2(n.cpu * 100),
+          cpus: n.maxcpu ?? null,
+          mem_mib: toMib(n.mem),
+          maxmem_mib: toMib(n.maxmem),
+          uptime_s: n.uptime ?? null,
+        }))
+        .sort((a, b) => a.node.localeCompare(b.node)),
+    );
     const lines = nodes.map(
       (n) =>
-        `${n.node} ${n.status ?? '?'}${n.cpu_percent !== null ? `, CPU ${n.cpu_percent}% of ${n.cpus}` : ''}${n.maxmem_mib ? `, memory ${n.mem_mib}/${n.maxmem_mib} MiB` : ''}`,
+        `${n.cluster ? `${n.cluster}/` : ''}${n.node} ${n.status ?? '?'}${n.cpu_percent !== null ? `, CPU ${n.cpu_percent}% of ${n.cpus}` : ''}${n.maxmem_mib ? `, memory ${n.mem_mib}/${n.maxmem_mib} MiB` : ''}`,
     );
     return {
-      structured: { nodes },
-      text: `${nodes.length} node${nodes.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
+      structured: { nodes, ...leftOutFields(plan, read) },
+      text:
+        `${nodes.length} node${nodes.length === 1 ? '' : 's'}:\n${lines.join('\n')}` +
+        leftOutText(plan, read, 'nodes'),
     };
   },
 });

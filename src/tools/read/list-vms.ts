@@ -5,14 +5,14 @@
 // then vmid; a cluster that does not answer is named (unreachable), the others listed.
 
 import { z } from 'zod';
-import { defineReadTool, PolicyRefusal } from '../../calls/tool-spec';
+import { defineReadTool } from '../../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../../proxmox/schemas';
 import { tagList } from '../../proxmox/formats';
 import { nodeName, tagName, toGib, toMib } from '../common';
 import { notOurCursor } from './paging';
 import { orNull, outputExtras } from '../../calls/result';
 import { fieldsNamed } from '../../core/fields';
-import { whyUnreadable } from '../../proxmox/blast-radius';
+import { clustersToRead, leftOutFields, leftOutText, readClusters } from './each-cluster';
 
 const NAME = 'pve_list_vms';
 
@@ -72,43 +72,14 @@ export const listVms = defineReadTool({
   input,
   output,
   async run(args, ctx) {
-    const several = ctx.clusters.length > 1;
-    const named = several && ctx.cluster === null ? null : ctx.cluster;
-    // Over every cluster, each one the policy allows as a call to it (args.cluster, as if named).
-    const refused: { cluster: string; reason: string }[] = [];
-    const clusters: (string | null)[] =
-      named !== null || !several
-        ? [named]
-        : ctx.clusters.filter((cluster) => {
-            try {
-              ctx.recheck(args, cluster);
-              return true;
-            } catch (err) {
-              if (!(err instanceof PolicyRefusal)) throw err;
-              refused.push({ cluster, reason: err.message });
-              return false;
-            }
-          });
-    const after = args.cursor === undefined ? null : decodeCursor(args.cursor, clusters);
-    const read = await Promise.allSettled(
-      clusters.map((name) =>
-        (name === null ? ctx.pve() : ctx.pveAt(name)).get('/cluster/resources', clusterResources, {
-          type: 'vm',
-        }),
-      ),
+    const plan = clustersToRead(ctx, args);
+    const after = args.cursor === undefined ? null : decodeCursor(args.cursor, plan.clusters);
+    const read = await readClusters(ctx, plan, (pve) =>
+      pve.get('/cluster/resources', clusterResources, { type: 'vm' }),
     );
-    const failed = read.flatMap((r, i) =>
-      r.status === 'rejected' ? [{ i, reason: r.reason }] : [],
-    );
-    // One cluster read: its failure is the call's, as it always was.
-    if (read.length === 1 && failed.length) throw failed[0]!.reason;
-    const all = read
-      .flatMap((r, i) =>
-        r.status === 'fulfilled'
-          ? r.value
-              .flatMap(toGuest)
-              .map((g) => ({ at: i, g: withCluster(g, several, clusters[i]) }))
-          : [],
+    const all = read.answers
+      .flatMap(({ at, cluster, value }) =>
+        value.flatMap(toGuest).map((g) => ({ at, g: cluster ? { cluster, ...g } : g })),
       )
       .filter(({ g }) => matches(args)(g))
       .sort((a, b) => a.at - b.at || a.g.vmid - b.g.vmid);
@@ -119,40 +90,22 @@ export const listVms = defineReadTool({
     const last = page.at(-1);
     const next =
       rest.length > page.length && last
-        ? encodeCursor(last.g.vmid, clusters.length > 1 ? clusters[last.at]! : null)
+        ? encodeCursor(last.g.vmid, plan.clusters.length > 1 ? plan.clusters[last.at]! : null)
         : null;
-    const unreachable = failed.map(({ i, reason }) => ({
-      cluster: clusters[i] ?? ctx.clusters[0]!,
-      reason: whyUnreadable(reason),
-    }));
     const guests = page.map(({ g }) => g);
     return {
       structured: {
         guests,
         total: all.length,
         next_cursor: next,
-        ...(unreachable.length ? { unreachable } : {}),
-        ...(refused.length ? { refused } : {}),
+        ...leftOutFields(plan, read),
       },
       text:
         summarise(guests, all.length, rest.length - page.length, next) +
-        unreachable
-          .map(
-            (u) =>
-              `\nCluster ${u.cluster} did not answer (${u.reason}): its guests are not listed.`,
-          )
-          .join('') +
-        refused
-          .map((r) => `\nCluster ${r.cluster} is not listed: the policy refuses it (${r.reason}).`)
-          .join(''),
+        leftOutText(plan, read, 'guests'),
     };
   },
 });
-
-/** A guest marked with its cluster where the server reaches several. */
-function withCluster(g: Guest, several: boolean, cluster: string | null | undefined): Guest {
-  return several && cluster ? { cluster, ...g } : g;
-}
 
 function toGuest(raw: unknown): Guest[] {
   const parsed = resourceItem.safeParse(raw);

@@ -1,0 +1,101 @@
+// A read over every cluster: where the server reaches several and the call names none, a list
+// tool (guests, nodes, cluster status) reads each cluster the policy allows as a call to it (its
+// rules judged with that cluster as args.cluster; one refused is named and sent nothing), side by
+// side; a cluster that does not answer is named, the others still shown. With one cluster, or one
+// named, it is that cluster's read alone, and its failure the call's, as it always was.
+
+import { PolicyRefusal, type ToolContext } from '../../calls/tool-spec';
+import { whyUnreadable } from '../../proxmox/blast-radius';
+import type { PveClient } from '../../proxmox/client';
+
+/** A cluster left out of the answer, and why. */
+export interface LeftOut {
+  cluster: string;
+  reason: string;
+}
+
+export interface ClusterPlan {
+  /** Whether the server reaches several clusters (rows then say theirs). */
+  several: boolean;
+  /** The clusters to read, in the configured order; null: the call's own (with one, or named). */
+  clusters: (string | null)[];
+  /** Those the policy refuses as calls to them. */
+  refused: LeftOut[];
+}
+
+/** Which clusters a call reads: its own, or, named none among several, each the policy allows. */
+export function clustersToRead(ctx: ToolContext, args: Record<string, unknown>): ClusterPlan {
+  const several = ctx.clusters.length > 1;
+  if (!several || ctx.cluster !== null) return { several, clusters: [ctx.cluster], refused: [] };
+  const refused: LeftOut[] = [];
+  const clusters = ctx.clusters.filter((cluster) => {
+    try {
+      ctx.recheck(args, cluster);
+      return true;
+    } catch (err) {
+      if (!(err instanceof PolicyRefusal)) throw err;
+      refused.push({ cluster, reason: err.message });
+      return false;
+    }
+  });
+  return { several, clusters, refused };
+}
+
+export interface ClusterAnswers<T> {
+  /** Each answer, with where it came from: `at`, its index in the plan; `cluster`, its name. */
+  answers: { at: number; cluster: string | undefined; value: T }[];
+  /** The clusters that did not answer. */
+  unreachable: LeftOut[];
+}
+
+/** `read` on each planned cluster side by side; one cluster's failure alone is thrown. */
+export async function readClusters<T>(
+  ctx: ToolContext,
+  plan: ClusterPlan,
+  read: (pve: PveClient) => Promise<T>,
+): Promise<ClusterAnswers<T>> {
+  const { clusters } = plan;
+  const settled = await Promise.allSettled(
+    clusters.map((name) => read(name === null ? ctx.pve() : ctx.pveAt(name))),
+  );
+  // One cluster read: its failure is the call's.
+  if (settled.length === 1 && settled[0]!.status === 'rejected') throw settled[0]!.reason;
+  const answers: ClusterAnswers<T>['answers'] = [];
+  const unreachable: LeftOut[] = [];
+  settled.forEach((r, at) => {
+    // (null only with one cluster, whose rows name none.)
+    const name = clusters[at] ?? undefined;
+    if (r.status === 'fulfilled') answers.push({ at, cluster: name, value: r.value });
+    else unreachable.push({ cluster: name ?? ctx.clusters[0]!, reason: whyUnreadable(r.reason) });
+  });
+  return { answers, unreachable };
+}
+
+/** The structured fields that name clusters left out (none when none was). */
+export function leftOutFields(
+  plan: ClusterPlan,
+  read: ClusterAnswers<unknown>,
+): { unreachable?: LeftOut[]; refused?: LeftOut[] } {
+  return {
+    ...(read.unreachable.length ? { unreachable: read.unreachable } : {}),
+    ...(plan.refused.length ? { refused: plan.refused } : {}),
+  };
+}
+
+/** The lines that say which clusters are left out of `what`, and why. */
+export function leftOutText(
+  plan: ClusterPlan,
+  read: ClusterAnswers<unknown>,
+  what: string,
+): string {
+  return (
+    read.unreachable
+      .map(
+        (u) => `\nCluster ${u.cluster} did not answer (${u.reason}): its ${what} are not listed.`,
+      )
+      .join('') +
+    plan.refused
+      .map((r) => `\nCluster ${r.cluster} is not listed: the policy refuses it (${r.reason}).`)
+      .join('')
+  );
+}

@@ -12,7 +12,7 @@ import type { PveClientConfig } from '../proxmox/client';
 import type { SettingNames } from '../proxmox/errors';
 import { clientConfig, type ClientSettings } from './parse';
 import { OWN_SETTINGS, SINGLE_CLUSTER_SETTINGS } from './own-settings';
-import { DEFAULT_CLUSTER } from '../core/default-cluster';
+import { CLUSTER_NAME_RE, DEFAULT_CLUSTER } from '../core/default-cluster';
 
 /** One cluster: its name (a short slug, shown in messages and kept in the audit) and its client. */
 export interface ClusterConfig {
@@ -33,8 +33,6 @@ export { DEFAULT_CLUSTER };
 /** More would not fit a tool's input schema, a message or a person's head. */
 export const MAX_CLUSTERS = 16;
 
-/** Short, lowercase, safe in a URL, a message, a policy value and a counter key. */
-const CLUSTER_NAME_RE = /^[a-z][a-z0-9-]{0,23}$/;
 /** A variable or binding name: upper case, as wrangler's examples and ours all are. */
 const VAR_NAME_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
 /** A secret pasted where its variable's name goes (hex, or a UUID as PVE token secrets are): never echoed. */

@@ -28,6 +28,10 @@ export interface AppliedLimit {
   scope: Scope;
   /** A `guest` limit's guest: its counters are that guest's, whoever calls. */
   guest?: GuestKey;
+  /** The clusters a limit counts calls to (Limit.cluster), each apart; absent: every call. */
+  clusters?: readonly string[];
+  /** The cluster of the call it counts, when it counts per cluster (its key then ends @<cluster>). */
+  cluster?: string;
   /** Counter id within its scope: `<tool>/<counter>` or `*\/<counter>` for all_tools. */
   key: string;
   counter: string;
@@ -87,7 +91,7 @@ export function evaluatePolicy(
     const asked = approvalAsked(policy, call, identity);
     if (asked) return asked;
   }
-  const limits = guestLimits(
+  const limits = callLimits(
     limitsFor(policy, call.tool, now, (limit, rule) =>
       atRule(rule, () => appliesTo(limit, identity)),
     ),
@@ -130,12 +134,19 @@ const NOT_READ_YET = unknownTarget('not read yet');
 
 /**
  * The limits as they count this call: a `guest` limit counts on the guest the call acts on, and
- * does not count a call that acts on none (a list, a task's status).
+ * does not count a call that acts on none (a list, a task's status); a limit for some clusters
+ * counts only a call to one of them, on that cluster's own counter.
  */
-export function guestLimits(limits: AppliedLimit[], call: CallView): AppliedLimit[] {
+export function callLimits(limits: AppliedLimit[], call: CallView): AppliedLimit[] {
   return limits.flatMap((limit) => {
-    if (limit.scope !== 'guest') return [limit];
-    return call.guest === undefined ? [] : [{ ...limit, guest: call.guest }];
+    const cluster = call.args.cluster;
+    if (limit.clusters && (typeof cluster !== 'string' || !limit.clusters.includes(cluster)))
+      return [];
+    const counted = limit.clusters
+      ? { ...limit, key: `${limit.key}@${cluster}`, cluster: cluster as string }
+      : limit;
+    if (counted.scope !== 'guest') return [counted];
+    return call.guest === undefined ? [] : [{ ...counted, guest: call.guest }];
   });
 }
 
@@ -355,7 +366,7 @@ export function checkLimits(
         retry_after_s: retry,
         reason:
           limit.reason ??
-          `Rate limit reached: ${limit.counter} allows ${limit.max} call${limit.max === 1 ? '' : 's'} per ${limit.window} per ${limit.scope}. Try again in ${retry} s.`,
+          `Rate limit reached: ${limit.counter} allows ${limit.max} call${limit.max === 1 ? '' : 's'} per ${limit.window} per ${limit.scope}${limit.cluster ? ` on cluster ${limit.cluster}` : ''}. Try again in ${retry} s.`,
       };
     }
   }
@@ -372,6 +383,9 @@ function applyLimit(limit: Limit, rule: string, namespace: string, now: number):
     windowStart: windowStart(limit.window, now),
     windowEnd: windowEnd(limit.window, now),
     max: limit.max,
+    ...(limit.cluster !== undefined
+      ? { clusters: typeof limit.cluster === 'string' ? [limit.cluster] : limit.cluster }
+      : {}),
     ...(limit.reason ? { reason: limit.reason } : {}),
   };
 }

@@ -2,6 +2,7 @@
 // recommended rule `{"version":"1","default":"deny","tools":{"x":{"limits":[...]}}}` loads as is.
 
 import { z } from 'zod';
+import { CLUSTER_NAME_RE } from '../core/default-cluster';
 
 export const OPERATORS = [
   'eq',
@@ -68,6 +69,10 @@ export const approvalConditionSchema = conditionSchema.extend({
   approvers: principalList.optional(),
 });
 
+const clusterName = z.string().regex(CLUSTER_NAME_RE, {
+  error: 'a cluster name: a-z first, then a-z, 0-9 or "-", 24 at most',
+});
+
 export const limitSchema = z.strictObject({
   counter: z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, {
     error: 'letters, digits, "_", ".", ":" or "-", at most 64',
@@ -75,6 +80,11 @@ export const limitSchema = z.strictObject({
   window: z.enum(WINDOWS),
   max: z.number().int().min(0).max(1_000_000_000),
   scope: z.enum(SCOPES),
+  /**
+   * The clusters whose calls it counts, each cluster's apart (PVE_CLUSTERS' names; `default` with
+   * the single-cluster settings); absent: every call, wherever it goes.
+   */
+  cluster: z.union([clusterName, z.array(clusterName).min(1).max(16)]).optional(),
   reason: z.string().max(500).optional(),
   ...principalFilter,
 });

@@ -69,7 +69,10 @@ export function checkPolicyText(
   return { ...loaded, warnings: [...loaded.warnings, ...unknownClusters(document, clusters)] };
 }
 
-/** Every rule on the cluster (a condition or a `when`) whose value names no configured cluster. */
+/**
+ * Every rule on the cluster (a condition or a `when`) and every limit for some clusters that
+ * names one the server does not reach.
+ */
 function unknownClusters(document: unknown, clusters: readonly string[]): PolicyWarning[] {
   const out: PolicyWarning[] = [];
   const walk = (value: unknown, at: string): void => {
@@ -79,12 +82,20 @@ function unknownClusters(document: unknown, clusters: readonly string[]): Policy
     }
     if (!value || typeof value !== 'object') return;
     const rule = value as Record<string, unknown>;
-    if (rule.path === 'args.cluster' || rule.path === 'target.cluster') {
-      const named = Array.isArray(rule.value) ? rule.value : [rule.value];
-      const unknown = named.filter((n) => typeof n === 'string' && !clusters.includes(n));
+    // A condition on the cluster, or a limit for some clusters.
+    const where =
+      rule.path === 'args.cluster' || rule.path === 'target.cluster'
+        ? 'value'
+        : typeof rule.counter === 'string' && rule.cluster !== undefined
+          ? 'cluster'
+          : null;
+    if (where) {
+      const unknown = [rule[where]]
+        .flat()
+        .filter((n) => typeof n === 'string' && !clusters.includes(n));
       if (unknown.length)
         out.push({
-          pointer: `${at}/value`,
+          pointer: `${at}/${where}`,
           message: `${unknown.map((n) => JSON.stringify(n)).join(', ')}: no cluster of this server is named so (it reaches ${clusters.join(', ')}); the rule never matches it until one is`,
         });
     }

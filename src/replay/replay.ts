@@ -22,7 +22,7 @@ import { type CallView, guestKey } from '../policy/conditions';
 import { DEFAULT_CLUSTER } from '../core/default-cluster';
 import {
   evaluatePolicy,
-  guestLimits,
+  callLimits,
   limitsFor,
   type AppliedLimit,
   type Decision,
@@ -308,7 +308,7 @@ function limitsOf(
   call: CallView,
 ): Limits {
   const where = (applies: (answer: boolean | UnknownReached) => boolean) =>
-    guestLimits(
+    callLimits(
       limitsFor(candidate, record.tool, record.ts, (limit) =>
         applies(whetherApplies(limit, identity)),
       ),

@@ -26,6 +26,12 @@ usePolicy(
       pve_reboot_vm: {
         limits: [{ counter: 'reboots', window: 'hour', max: 1, scope: 'guest' }],
       },
+      // One storage listing an hour on each cluster, whoever asks: each cluster's counter apart.
+      pve_list_storage: {
+        limits: [
+          { counter: 'storage', window: 'hour', max: 1, scope: 'global', cluster: ['lab', 'prod'] },
+        ],
+      },
       // Containers on prod are not listed (a list of every cluster asks for each).
       pve_list_vms: {
         deny_if: [
@@ -234,6 +240,30 @@ describe('two clusters behind one endpoint', () => {
     const REBOOT_100 = 'POST /api2/json/nodes/pve1/qemu/100/status/reboot';
     expect(await lab.writeLines()).toEqual([REBOOT_100]);
     expect(await prod.writeLines()).toEqual([REBOOT_100]);
+  });
+
+  it('counts a limit for some clusters on a counter per cluster, whoever asks', async () => {
+    const list = (cluster: string) => call(client, 'pve_list_storage', { cluster });
+    expect((await list('lab')).isError).toBeFalsy();
+    const onProd = await list('prod');
+    expect(onProd.isError, text(onProd)).toBeFalsy();
+    const again = await list('lab');
+    expect(again.structuredContent!.policy).toMatchObject({
+      decision: 'limited',
+      rule: '/tools/pve_list_storage/limits/0',
+    });
+    expect(text(again)).toContain('per global on cluster lab');
+    expect(await lab.requestLines()).toEqual(['GET /api2/json/storage']);
+    expect(await prod.requestLines()).toEqual(['GET /api2/json/storage']);
+    // Another person: the same counters.
+    const { client: bob } = await connectSignedIn('http', {
+      user: 'bob@example.com',
+      groups: 'ops',
+    });
+    const byBob = await call(bob, 'pve_list_storage', { cluster: 'prod' });
+    await bob.close();
+    expect(byBob.structuredContent!.policy).toMatchObject({ decision: 'limited' });
+    expect(await prod.requestLines()).toEqual(['GET /api2/json/storage']);
   });
 
   it('binds an approval to its cluster: approved on lab, it does not suspend VM 100 on prod', async () => {

@@ -275,6 +275,20 @@ describe('replayPolicy', () => {
     expect(brief(replayPolicy(limitOnly, again, TOOL_MAP, 'lab'))).toEqual([
       ['lab again', 'allow', 'limited', '/tools/pve_reboot_vm/limits/0'],
     ]);
+    // A limit for one cluster counts its calls only; the other cluster's pass uncounted.
+    const prodOnly = policy({
+      tools: {
+        pve_reboot_vm: {
+          limits: [
+            { counter: 'reboots', window: 'hour', max: 1, scope: 'global', cluster: 'prod' },
+          ],
+        },
+      },
+    });
+    const both = [...again, reboot('prod again', 25, 'prod')];
+    expect(brief(replayPolicy(prodOnly, both, TOOL_MAP, 'lab'))).toEqual([
+      ['prod again', 'allow', 'limited', '/tools/pve_reboot_vm/limits/0'],
+    ]);
   });
 
   it('counts a limit in time order: the (max+1)th call in a window is limited, the next window starts again', () => {

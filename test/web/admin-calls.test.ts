@@ -81,6 +81,11 @@ describe('limitOf', () => {
             { counter: 'lists', window: 'day', max: 20, scope: 'grant' },
           ],
         },
+        pve_stop_vm: {
+          limits: [
+            { counter: 'stops', window: 'hour', max: 2, scope: 'global', cluster: ['lab', 'prod'] },
+          ],
+        },
       },
     },
     TOOL_CATALOG,
@@ -96,6 +101,12 @@ describe('limitOf', () => {
     ['pve_create_qemu_vm/lists', 'user', undefined],
     ['constructor/lists', 'user', undefined],
     ['no-slash', 'user', undefined],
+    // A limit for some clusters: one counter per cluster, each behind the same limit.
+    ['pve_stop_vm/stops@prod', 'global', { max: 2, window: 'hour' }],
+    ['pve_stop_vm/stops@lab', 'global', { max: 2, window: 'hour' }],
+    ['pve_stop_vm/stops@dr', 'global', undefined],
+    ['pve_stop_vm/stops', 'global', undefined],
+    ['pve_list_vms/lists@prod', 'user', undefined],
   ])('finds %s (%s)', (key, scope, expected) => {
     const found = limitOf(doc, key, scope);
     if (expected) expect(found).toMatchObject(expected);

@@ -22,6 +22,7 @@ import { parseEnv } from 'node:util';
 import { type LocalClusters, SECRET_VARS, simulatedSecretVar } from './dev-stack.ts';
 import { IS_WINDOWS } from './processes.ts';
 import { SINGLE_CLUSTER_SETTINGS, WORKER_VARIABLES } from '../src/config/own-settings.ts';
+import { CLUSTER_NAME_RE } from '../src/core/default-cluster.ts';
 
 /** How to reach a real Proxmox (only with PVE_BASE_URL; otherwise the simulator's are used). */
 const PROXMOX = SINGLE_CLUSTER_SETTINGS;
@@ -117,6 +118,11 @@ export function localClusters(text: string | undefined): LocalClusters | undefin
   const simulated: string[] = [];
   const secretVars: string[] = [];
   document.forEach((entry, i) => {
+    // Names go into the simulator's URLs and variable names: the Worker's own check, first.
+    if (!CLUSTER_NAME_RE.test(String(entry.name)))
+      throw new Error(
+        `PVE_CLUSTERS[${i}].name must be a short slug: a-z first, then a-z, 0-9 or "-", 24 at most`,
+      );
     if (entry.base_url === undefined && entry.vpc_service === undefined) {
       const given = [
         'token_id',

@@ -111,6 +111,9 @@ function clusterFindings(raw: Record<string, unknown>): Finding[] {
       });
   }
   const beside = SINGLE_CLUSTER_VARS.filter((name) => String(vars[name] ?? '').trim() !== '');
+  // The single cluster's PVE binding, unless a cluster names it as its own.
+  const named = list.some((entry) => asRecord(entry)?.vpc_service === 'PVE');
+  if (declared.has('PVE') && !named) beside.push('the PVE binding');
   if (beside.length)
     out.push({
       problem: `vars.PVE_CLUSTERS is set beside ${beside.join(', ')}: the Worker refuses both`,

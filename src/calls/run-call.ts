@@ -39,7 +39,7 @@ import {
   type TargetReader,
   targetFor,
 } from './policy-gate';
-import type { CallOutcome } from './result';
+import type { CallOutcome, CallResult } from './result';
 import { missingScope } from './scope-gate';
 import { type CallEnd, type CallFacts, decided, failureResult, settle } from './settle';
 import { shadowDisagreement } from './shadow-judge';
@@ -111,8 +111,28 @@ export async function runCall(
     end = await pipeline(call, input, rawArgs);
   } catch (err) {
     end = { result: failureResult(err, call.facts.log) };
+    // What went wrong with a call to one of several clusters says which (not a refusal: the
+    // policy's own words, with the cluster in its arguments).
+    end.result = onOneCluster(call, end.result);
   }
   return settle(host, call.facts, call.scope, end, call.started, call.hidden);
+}
+
+/**
+ * A tool's result for a call to one of several clusters, its text led by the cluster's name (a
+ * vmid or a node is only unique within one): "Cluster prod: ...". A read across every cluster
+ * marks each row instead; with one cluster, the result as it is.
+ */
+function onOneCluster(call: Call, result: CallResult): CallResult {
+  const ctx = call.scope?.ctx;
+  if (!ctx || ctx.clusters.length < 2 || call.cluster === undefined) return result;
+  if (call.tool.acrossClusters && ctx.cluster === null) return result;
+  const [first, ...rest] = result.content;
+  if (first?.type !== 'text') return result;
+  return {
+    ...result,
+    content: [{ ...first, text: `Cluster ${call.cluster}: ${first.text}` }, ...rest],
+  };
 }
 
 async function pipeline(call: Call, input: z.ZodType, rawArgs: unknown): Promise<CallEnd> {
@@ -441,7 +461,7 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
         next,
         seenBy(next, inherited),
         identity,
-        allowed.approvalId !== null,
+        allowed.approvalId === null ? null : (allowed.approved?.rule ?? ''),
         cluster,
       ),
     checkApproved: (requests) => {
@@ -454,11 +474,11 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
     const success = await tool.run(args, ctx);
     facts.log.outcome = success.isError ? 'failed' : 'ok';
     return {
-      result: {
+      result: onOneCluster(call, {
         content: [{ type: 'text', text: success.text }],
         structuredContent: success.structured as Record<string, unknown>,
         ...(success.isError ? { isError: true } : {}),
-      },
+      }),
     };
   } catch (err) {
     // A call that failed before any write went out gives back its rate-limit slot and its
@@ -480,13 +500,16 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
 /**
  * The policy's answer for changed arguments in the middle of a call (no new limit slot: it is
  * the same call). An approval covered the arguments as approved, so a change needs a new one.
+ * `cluster`: the same arguments as a call to another cluster (a list over every cluster): what
+ * the call's approval was asked under (`approvedRule`) covers it, and a limit that counts that
+ * cluster's calls apart refuses it (this call took no slot there: naming the cluster does).
  */
 function recheckPolicy(
   call: Call,
   next: Record<string, unknown>,
   seen: Record<string, unknown>,
   identity: Identity,
-  approved: boolean,
+  approvedRule: string | null,
   cluster?: string,
 ): void {
   const { active, tool, host } = call;
@@ -512,9 +535,17 @@ function recheckPolicy(
     null,
     host.clock.now(),
   );
-  if (decision.kind === 'allow') return;
-  if (decision.kind === 'approval_required' && approved)
+  const elsewhere = cluster !== undefined && cluster !== call.cluster;
+  if (decision.kind === 'allow') {
+    const counted = elsewhere && decision.limits.find((limit) => limit.cluster !== undefined);
+    if (counted)
+      throw new PolicyRefusal(counted.rule, REASONS.countedApart(counted.counter, cluster!));
+    return;
+  }
+  if (decision.kind === 'approval_required' && approvedRule !== null) {
+    if (cluster !== undefined && decision.rule === approvedRule) return;
     throw new PolicyRefusal(decision.rule, REASONS.changedSinceApproval);
+  }
   throw new PolicyRefusal(decision.rule, decision.reason);
 }
 

@@ -101,6 +101,11 @@ export interface ToolSpec<
   /** True when this call only reads or previews: rate limits then take no slot. */
   dryRun?(args: z.output<I>): boolean;
   /**
+   * Named no cluster among several, it reads every cluster (tools/read/each-cluster.ts), its rows
+   * marked with theirs; any other call is to one cluster, which its result names.
+   */
+  acrossClusters?: boolean;
+  /**
    * Reads (never writes) that fill in arguments the caller left to the server, such as the next
    * free vmid, before the policy decides: rules, approvals and the approver's page then see the
    * values that will be used.

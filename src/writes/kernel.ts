@@ -204,7 +204,6 @@ function preview(
     },
     text: [
       plan.nothingYet ?? NOTHING_SENT,
-      ...(cluster ? [`On cluster ${cluster}:`] : []),
       ...plan.lead,
       ...lines,
       ...(plan.after ?? []),

@@ -8,7 +8,28 @@ import { TOOLS } from '../../src/tools';
 
 const listed = (clusters?: string[]) => JSON.stringify(toolSet(TOOLS, clusters).all());
 
+/**
+ * tools/list for one cluster as it was before clusters existed (the parent of c5e3ef7, the first clusters commit):
+ * its size and SHA-256. Clusters must not change a byte of it; a deliberate change to a tool's
+ * definition (a new tool, a reworded description) updates both here, with the reason.
+ */
+const BEFORE_CLUSTERS = {
+  bytes: 37_573,
+  sha256: 'cc5097cf697421d303dd6321dafd67267bfe2d390c2f7d84159cdd8d3d49e4fd',
+};
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 describe('the cluster argument', () => {
+  it('leaves a one-cluster tools/list byte for byte what it was before clusters', async () => {
+    const now = listed(['default']);
+    expect(new TextEncoder().encode(now).length).toBe(BEFORE_CLUSTERS.bytes);
+    expect(await sha256(now)).toBe(BEFORE_CLUSTERS.sha256);
+  });
+
   it('leaves a one-cluster tools/list as it was, and refuses cluster there', () => {
     const before = listed();
     expect(listed(['default'])).toBe(before);

@@ -32,6 +32,32 @@ usePolicy(
           { counter: 'storage', window: 'hour', max: 1, scope: 'global', cluster: ['lab', 'prod'] },
         ],
       },
+      // Bob's node lists on prod are counted on prod's own counter: a list of every cluster
+      // took no slot there, so it leaves prod out for him.
+      pve_list_nodes: {
+        limits: [
+          {
+            counter: 'prod-nodes',
+            window: 'hour',
+            max: 50,
+            scope: 'global',
+            cluster: 'prod',
+            principals: ['bob@example.com'],
+          },
+        ],
+      },
+      // Bob's status reads need an administrator's approval, on every cluster.
+      pve_get_cluster_status: {
+        approve_if: [
+          {
+            path: 'args.cluster',
+            op: 'in',
+            value: ['lab', 'prod'],
+            principals: ['bob@example.com'],
+            approvers: ['admin@example.com'],
+          },
+        ],
+      },
       // Containers on prod are not listed (a list of every cluster asks for each).
       pve_list_vms: {
         deny_if: [
@@ -150,9 +176,7 @@ describe('two clusters behind one endpoint', () => {
       cluster: 'prod',
     });
     expect(preview.structuredContent).toMatchObject({ mode: 'preview', cluster: 'prod' });
-    expect(text(preview)).toMatch(
-      /^Preview only: nothing was sent to Proxmox\.\nOn cluster prod:\n/,
-    );
+    expect(text(preview)).toMatch(/^Cluster prod: Preview only: nothing was sent to Proxmox\.\n/);
     expect(await prod.writeLines()).toEqual([]);
     const shut = await call(client, 'pve_shutdown_vm', {
       node: 'pve1',
@@ -161,6 +185,8 @@ describe('two clusters behind one endpoint', () => {
       confirm: true,
     });
     expect(shut.isError, text(shut)).toBeFalsy();
+    // What it did says where.
+    expect(text(shut)).toMatch(/^Cluster prod: /);
     expect(await prod.writeLines()).toEqual([SHUTDOWN_100]);
     expect(await lab.requestLines()).toEqual([]);
     expect((await lab.guest(100)).status).toBe('running');
@@ -438,8 +464,8 @@ describe('two clusters behind one endpoint', () => {
     expect(members.map((n) => `${n.cluster}/${n.name}`)).toHaveLength(6);
     expect(text(status)).toBe(
       [
-        'lab: Cluster pve-sim: quorate; 3 of 3 nodes online.',
-        'prod: Cluster pve-sim: quorate; 2 of 3 nodes online (offline: pve3).',
+        'Cluster lab: Cluster pve-sim: quorate; 3 of 3 nodes online.',
+        'Cluster prod: Cluster pve-sim: quorate; 2 of 3 nodes online (offline: pve3).',
       ].join('\n'),
     );
 
@@ -448,7 +474,7 @@ describe('two clusters behind one endpoint', () => {
     expect(onProd.structuredContent!.cluster).toEqual({ name: 'pve-sim', quorate: true, nodes: 3 });
     expect(onProd.structuredContent!.clusters).toBeUndefined();
     expect(text(onProd)).toBe(
-      'prod: Cluster pve-sim: quorate; 2 of 3 nodes online (offline: pve3).',
+      'Cluster prod: Cluster pve-sim: quorate; 2 of 3 nodes online (offline: pve3).',
     );
 
     // A cluster that does not answer is named; the other is still shown.
@@ -464,6 +490,56 @@ describe('two clusters behind one endpoint', () => {
       expect(text(some)).toContain('Cluster prod did not answer');
     } finally {
       await prod.clearFaults();
+    }
+  });
+
+  it('leaves out of a list of every cluster one whose calls a limit counts apart, and lists it when named', async () => {
+    const { client: bob } = await connectSignedIn('http', {
+      user: 'bob@example.com',
+      groups: 'ops',
+    });
+    try {
+      const all = await call(bob, 'pve_list_nodes', {});
+      expect(all.isError, text(all)).toBeFalsy();
+      const rows = all.structuredContent!.nodes as { cluster: string }[];
+      expect(new Set(rows.map((n) => n.cluster))).toEqual(new Set(['lab']));
+      expect(all.structuredContent!.refused).toEqual([
+        {
+          cluster: 'prod',
+          reason:
+            'the limit prod-nodes counts calls to cluster prod on a counter of its own: name cluster prod to list it',
+        },
+      ]);
+      expect(await prod.requestLines()).toEqual([]);
+      const named = await call(bob, 'pve_list_nodes', { cluster: 'prod' });
+      expect(named.isError, text(named)).toBeFalsy();
+      expect(await prod.requestLines()).toEqual(['GET /api2/json/nodes']);
+    } finally {
+      await bob.close();
+    }
+  });
+
+  it('reads every cluster of a list a person approved, under the rule they approved', async () => {
+    const { client: bob } = await connectSignedIn('http', {
+      user: 'bob@example.com',
+      groups: 'ops',
+    });
+    try {
+      const pending = await call(bob, 'pve_get_cluster_status', {});
+      const { approval_id: id } = pending.structuredContent as { approval_id: string };
+      expect(id, text(pending)).toMatch(/^[A-Za-z0-9_-]{16,64}$/);
+      const admin = new Browser();
+      const url = `http://localhost/approvals/${id}`;
+      const page = await openAsDevUser(admin, url, 'admin@example.com', 'ops');
+      const answered = await admin.post(url, { csrf: csrfOf(page.html), decision: 'approve' });
+      expect(answered.status).toBe(303);
+      const approved = await call(bob, 'pve_get_cluster_status', { approval_id: id });
+      expect(approved.isError, text(approved)).toBeFalsy();
+      expect(approved.structuredContent!.refused).toBeUndefined();
+      const clusters = approved.structuredContent!.clusters as { cluster: string }[];
+      expect(clusters.map((c) => c.cluster)).toEqual(['lab', 'prod']);
+    } finally {
+      await bob.close();
     }
   });
 

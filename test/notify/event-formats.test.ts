@@ -284,6 +284,23 @@ function liveInTeams(text: string): string[] {
 const EVENTS: NotifyEvent[] = ['approval.requested', 'approval.decided', 'approval.expired'];
 
 describe('message formats', () => {
+  it('names the cluster of a call to one of several, in the headline of every format', () => {
+    const stop: ApprovalSnapshot = {
+      ...APPROVAL,
+      tool: 'pve_stop_vm',
+      args: { node: 'pve2', vmid: 104, confirm: true, cluster: 'prod' },
+    };
+    const json = jsonBody('approval.requested', stop);
+    expect(json.args).toMatchObject({ cluster: 'prod' });
+    for (const body of [
+      slackBody('approval.requested', stop),
+      teamsBody('approval.requested', stop),
+    ])
+      expect(JSON.stringify(body)).toContain(
+        'ann@example.com asks: Stop VM 104 on prod/pve2 (hard stop)?',
+      );
+  });
+
   it.each(EVENTS)(
     'Slack (%s): no field shows a live mention, link or markup from the agent',
     (event) => {

@@ -283,7 +283,13 @@ describe('npm run deploy:check', () => {
     );
     const beside = copied(
       'beside.toml',
-      filled.replace('AUTH_MODE = "oauth"', 'AUTH_MODE = "oauth"\nPVE_TOKEN_ID = "mcp@pve!mcp"'),
+      filled
+        .replace('AUTH_MODE = "oauth"', 'AUTH_MODE = "oauth"\nPVE_TOKEN_ID = "mcp@pve!mcp"')
+        // The single cluster's binding, which no cluster names.
+        .replace(
+          '  { binding = "PVE_PROD"',
+          `  { binding = "PVE", service_id = "${KV_ID}" },\n  { binding = "PVE_PROD"`,
+        ),
     );
     const { status, output } = deployCheck(ready, undeclared, beside);
     expect(status, output).toBe(1);
@@ -294,7 +300,7 @@ describe('npm run deploy:check', () => {
     );
     expect(output).toMatch(/^FAIL {2}\S*beside\.toml$/m);
     expect(output).toContain(
-      '- vars.PVE_CLUSTERS is set beside PVE_TOKEN_ID: the Worker refuses both',
+      '- vars.PVE_CLUSTERS is set beside PVE_TOKEN_ID, the PVE binding: the Worker refuses both',
     );
     expect(output).toContain('deploy:check: 2 of 4 configurations have problems.');
   }, 120_000);

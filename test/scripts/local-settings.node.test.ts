@@ -79,6 +79,11 @@ describe('npm start with PVE_CLUSTERS', () => {
     ['not a list', '{"name":"lab"}', 'PVE_CLUSTERS must be a non-empty list of clusters'],
     ['an entry with no name', '[{"name":"lab"},{}]', 'PVE_CLUSTERS must be a non-empty list'],
     [
+      'a name that is no slug',
+      '[{"name":"lab"},{"name":"../prod"}]',
+      'PVE_CLUSTERS[1].name must be a short slug',
+    ],
+    [
       'a token on a simulated cluster',
       '[{"name":"lab","token_id":"x@pve!y","token_secret_var":"LAB_SECRET"}]',
       'PVE_CLUSTERS[0] ("lab") has no base_url or vpc_service, so npm start simulates it with the simulator\'s own token: remove token_id, token_secret_var',

@@ -76,6 +76,7 @@ function clusterStatus(items: z.output<typeof clusterStatusItem>[]) {
 export const getClusterStatus = defineReadTool({
   name: 'pve_get_cluster_status',
   title: 'Cluster status',
+  acrossClusters: true,
   description: 'Cluster name, quorum, and which nodes are online or offline.',
   output: z.object({
     cluster: z
@@ -90,18 +91,16 @@ export const getClusterStatus = defineReadTool({
     const read = await readClusters(ctx, plan, async (pve) =>
       clusterStatus(parseEach(clusterStatusItem, await pve.get('/cluster/status', anyList))),
     );
+    // As a call to one of them says it (run-call.ts onOneCluster).
     const named = (cluster: string | undefined, text: string) =>
-      cluster ? `${cluster}: ${text}` : text;
+      cluster ? `Cluster ${cluster}: ${text}` : text;
     const nodes = read.answers.flatMap(({ cluster, value }) =>
       value.nodes.map((n) => (cluster ? { cluster, ...n } : n)),
     );
     // One cluster (the only one, or the one named): its status, as ever.
     const [only] = read.answers;
-    if (!plan.several || ctx.cluster !== null)
-      return {
-        structured: { cluster: only!.value.cluster, nodes },
-        text: named(only!.cluster, only!.value.text),
-      };
+    if (!plan.across)
+      return { structured: { cluster: only!.value.cluster, nodes }, text: only!.value.text };
     // Every cluster: each one's status under its name, every member marked with its cluster.
     const clusters = read.answers.map(({ cluster, value }) => ({
       cluster: cluster!,
@@ -128,6 +127,7 @@ const nodeRow = z.object({
 export const listNodes = defineReadTool({
   name: 'pve_list_nodes',
   title: 'List nodes',
+  acrossClusters: true,
   description: 'The cluster nodes with status, CPU, memory and uptime.',
   output: z.object({ nodes: z.array(nodeRow).optional(), ...outputExtras }),
   async run(args, ctx) {

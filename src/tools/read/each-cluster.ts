@@ -1,8 +1,11 @@
 // A read over every cluster: where the server reaches several and the call names none, a list
 // tool (guests, nodes, cluster status) reads each cluster the policy allows as a call to it (its
 // rules judged with that cluster as args.cluster; one refused is named and sent nothing), side by
-// side; a cluster that does not answer is named, the others still shown. With one cluster, or one
-// named, it is that cluster's read alone, and its failure the call's, as it always was.
+// side; a cluster that does not answer is named, the others still shown. The call itself was
+// judged as a call to the default cluster: a rule that refuses the default refuses the list (name
+// another cluster to list it), and the call's limits counted there; a cluster a limit counts apart
+// is read only when named (ctx.recheck refuses it here). With one cluster, or one named, it is
+// that cluster's read alone, and its failure the call's, as it always was.
 
 import { PolicyRefusal, type ToolContext } from '../../calls/tool-spec';
 import { whyUnreadable } from '../../proxmox/blast-radius';
@@ -17,6 +20,8 @@ export interface LeftOut {
 export interface ClusterPlan {
   /** Whether the server reaches several clusters (rows then say theirs). */
   several: boolean;
+  /** Whether the call reads every cluster the policy allows (several, none named). */
+  across: boolean;
   /** The clusters to read, in the configured order; null: the call's own (with one, or named). */
   clusters: (string | null)[];
   /** Those the policy refuses as calls to them. */
@@ -26,7 +31,8 @@ export interface ClusterPlan {
 /** Which clusters a call reads: its own, or, named none among several, each the policy allows. */
 export function clustersToRead(ctx: ToolContext, args: Record<string, unknown>): ClusterPlan {
   const several = ctx.clusters.length > 1;
-  if (!several || ctx.cluster !== null) return { several, clusters: [ctx.cluster], refused: [] };
+  if (!several || ctx.cluster !== null)
+    return { several, across: false, clusters: [ctx.cluster], refused: [] };
   const refused: LeftOut[] = [];
   const clusters = ctx.clusters.filter((cluster) => {
     try {
@@ -38,7 +44,7 @@ export function clustersToRead(ctx: ToolContext, args: Record<string, unknown>):
       return false;
     }
   });
-  return { several, clusters, refused };
+  return { several, across: true, clusters, refused };
 }
 
 export interface ClusterAnswers<T> {
@@ -58,8 +64,8 @@ export async function readClusters<T>(
   const settled = await Promise.allSettled(
     clusters.map((name) => read(name === null ? ctx.pve() : ctx.pveAt(name))),
   );
-  // One cluster read: its failure is the call's.
-  if (settled.length === 1 && settled[0]!.status === 'rejected') throw settled[0]!.reason;
+  // The call's one cluster: its failure is the call's (one of several left to read is named).
+  if (!plan.across && settled[0]?.status === 'rejected') throw settled[0].reason;
   const answers: ClusterAnswers<T>['answers'] = [];
   const unreachable: LeftOut[] = [];
   settled.forEach((r, at) => {

@@ -68,6 +68,7 @@ const output = z.object({
 export const listVms = defineReadTool({
   name: NAME,
   title: 'List VMs and containers',
+  acrossClusters: true,
   description: 'List QEMU VMs and LXC containers from cluster resources',
   input,
   output,

@@ -21,7 +21,13 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { type LocalClusters, SECRET_VARS, simulatedSecretVar } from './dev-stack.ts';
 import { IS_WINDOWS } from './processes.ts';
-import { SINGLE_CLUSTER_SETTINGS, WORKER_VARIABLES } from '../src/config/own-settings.ts';
+import {
+  LOOKS_LIKE_A_SECRET,
+  SECRET_KEYS,
+  SINGLE_CLUSTER_SETTINGS,
+  VAR_NAME_RE,
+  WORKER_VARIABLES,
+} from '../src/config/own-settings.ts';
 import { CLUSTER_NAME_RE } from '../src/core/default-cluster.ts';
 
 /** How to reach a real Proxmox (only with PVE_BASE_URL; otherwise the simulator's are used). */
@@ -95,6 +101,26 @@ export function localSettings(env: NodeJS.ProcessEnv, root: string): LocalSettin
 }
 
 /**
+ * Stops at a secret written in an entry (it would reach wrangler's command line in PVE_CLUSTERS)
+ * or pasted where a variable's name goes (it would be echoed), never saying the value.
+ */
+function secretsKeptOut(entry: Record<string, unknown>, where: string): void {
+  for (const key of SECRET_KEYS)
+    if (key in entry)
+      throw new Error(
+        `${where}.${key}: a secret is never written in PVE_CLUSTERS; put it in a variable and name that in ${key}_var`,
+      );
+  for (const key of ['token_secret_var', 'access_secret_var']) {
+    const name = entry[key];
+    if (name === undefined) continue;
+    if (typeof name !== 'string' || LOOKS_LIKE_A_SECRET.test(name) || !VAR_NAME_RE.test(name))
+      throw new Error(
+        `${where}.${key} must be the name of the variable holding the secret (like PROD_TOKEN_SECRET), not the secret`,
+      );
+  }
+}
+
+/**
  * PVE_CLUSTERS' entries, which npm start simulates and the secrets the others name, or an Error
  * for a value npm start cannot use (the Worker checks the rest, and /health says it).
  */
@@ -118,6 +144,7 @@ export function localClusters(text: string | undefined): LocalClusters | undefin
   const simulated: string[] = [];
   const secretVars: string[] = [];
   document.forEach((entry, i) => {
+    secretsKeptOut(entry, `PVE_CLUSTERS[${i}]`);
     // Names go into the simulator's URLs and variable names: the Worker's own check, first.
     if (!CLUSTER_NAME_RE.test(String(entry.name)))
       throw new Error(

@@ -36,6 +36,8 @@ export const REASONS = {
     `The guest's ${facts.join(', ')} changed since the call was approved: the approval is for the guest as it was judged. Nothing was sent. Call again without approval_id to ask for a new approval.`,
   changedSinceApproval:
     'The approval covers the call exactly as approved; with the arguments the server had to change it needs a new approval. Call again without approval_id to ask for one.',
+  approvedApart: (reason: string, cluster: string) =>
+    `${reason.replace(/\.$/, '')}: cluster ${cluster} needs an approval of its own, name it to ask for one`,
   countedApart: (counter: string, cluster: string) =>
     `the limit ${counter} counts calls to cluster ${cluster} on a counter of its own: name cluster ${cluster} to list it`,
 } as const;

@@ -461,7 +461,7 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
         next,
         seenBy(next, inherited),
         identity,
-        allowed.approvalId === null ? null : (allowed.approved?.rule ?? ''),
+        allowed.approvalId !== null,
         cluster,
       ),
     checkApproved: (requests) => {
@@ -500,16 +500,16 @@ async function run(call: Call, resolved: Resolved, allowed: Allowed): Promise<Ca
 /**
  * The policy's answer for changed arguments in the middle of a call (no new limit slot: it is
  * the same call). An approval covered the arguments as approved, so a change needs a new one.
- * `cluster`: the same arguments as a call to another cluster (a list over every cluster): what
- * the call's approval was asked under (`approvedRule`) covers it, and a limit that counts that
- * cluster's calls apart refuses it (this call took no slot there: naming the cluster does).
+ * `cluster`: the same arguments as a call to that cluster (a list over every cluster): one that
+ * needs an approval of its own, or whose calls a limit counts apart, is refused (the person
+ * approved, and the limits counted, the call to its own cluster; naming the other asks anew).
  */
 function recheckPolicy(
   call: Call,
   next: Record<string, unknown>,
   seen: Record<string, unknown>,
   identity: Identity,
-  approvedRule: string | null,
+  approved: boolean,
   cluster?: string,
 ): void {
   const { active, tool, host } = call;
@@ -519,34 +519,36 @@ function recheckPolicy(
   // its rules reach only now, never read, refuses).
   const changed = tool.target?.(next);
   const args = policyArgs(call, seen, cluster);
+  // The cluster is known whatever was read: the one the changed call is for.
+  const own = { cluster: cluster ?? call.cluster };
   let target = call.target;
-  if (changed && 'made' in changed) target = changed.made;
+  if (changed && 'made' in changed) target = { ...changed.made, ...own };
   else if (changed) {
     const reached = targetFactsReached(active.policy, tool.name, identity, args);
-    const unread = [...reached].filter((fact) => !call.factsRead?.has(fact));
+    const unread = [...reached].filter((fact) => fact !== 'cluster' && !call.factsRead?.has(fact));
     const why = new Unread('it was not read for the call as first asked');
     if (unread.length)
       target = { ...Object.fromEntries(unread.map((fact) => [fact, why])), ...call.target };
+    target = { ...target, ...own };
   }
-  const decision = evaluatePolicy(
-    active.policy,
-    { tool: tool.name, args, target, made: tool.makes?.(next) ?? undefined },
-    identity,
-    null,
-    host.clock.now(),
-  );
+  const view = { tool: tool.name, args, target, made: tool.makes?.(next) ?? undefined };
+  const judge = (approved: boolean) =>
+    evaluatePolicy(active.policy, { ...view, approved }, identity, null, host.clock.now());
   const elsewhere = cluster !== undefined && cluster !== call.cluster;
-  if (decision.kind === 'allow') {
-    const counted = elsewhere && decision.limits.find((limit) => limit.cluster !== undefined);
-    if (counted)
-      throw new PolicyRefusal(counted.rule, REASONS.countedApart(counted.counter, cluster!));
-    return;
+  let decision = judge(false);
+  if (decision.kind === 'approval_required') {
+    // Another cluster of a list needs an approval of its own: the person approved this one.
+    if (elsewhere)
+      throw new PolicyRefusal(decision.rule, REASONS.approvedApart(decision.reason, cluster));
+    if (!approved) throw new PolicyRefusal(decision.rule, decision.reason);
+    if (cluster === undefined) throw new PolicyRefusal(decision.rule, REASONS.changedSinceApproval);
+    // The list's own cluster, as approved.
+    decision = judge(true);
   }
-  if (decision.kind === 'approval_required' && approvedRule !== null) {
-    if (cluster !== undefined && decision.rule === approvedRule) return;
-    throw new PolicyRefusal(decision.rule, REASONS.changedSinceApproval);
-  }
-  throw new PolicyRefusal(decision.rule, decision.reason);
+  if (decision.kind !== 'allow') throw new PolicyRefusal(decision.rule, decision.reason);
+  const counted = elsewhere && decision.limits.find((limit) => limit.cluster !== undefined);
+  if (counted)
+    throw new PolicyRefusal(counted.rule, REASONS.countedApart(counted.counter, cluster!));
 }
 
 /** What the policy judges: the arguments, and for each one the call leaves out, what it inherits. */

@@ -11,7 +11,12 @@ import type { AppEnv } from '../env';
 import type { PveClientConfig } from '../proxmox/client';
 import type { SettingNames } from '../proxmox/errors';
 import { clientConfig, type ClientSettings } from './parse';
-import { OWN_SETTINGS, SINGLE_CLUSTER_SETTINGS } from './own-settings';
+import {
+  LOOKS_LIKE_A_SECRET,
+  OWN_SETTINGS,
+  SINGLE_CLUSTER_SETTINGS,
+  VAR_NAME_RE,
+} from './own-settings';
 import { CLUSTER_NAME_RE, DEFAULT_CLUSTER } from '../core/default-cluster';
 
 /** One cluster: its name (a short slug, shown in messages and kept in the audit) and its client. */
@@ -32,11 +37,6 @@ export interface Clusters {
 export { DEFAULT_CLUSTER };
 /** More would not fit a tool's input schema, a message or a person's head. */
 export const MAX_CLUSTERS = 16;
-
-/** A variable or binding name: upper case, as wrangler's examples and ours all are. */
-const VAR_NAME_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
-/** A secret pasted where its variable's name goes (hex, or a UUID as PVE token secrets are): never echoed. */
-const LOOKS_LIKE_A_SECRET = /^[0-9a-f-]{16,}$/i;
 
 /** Of OWN_SETTINGS, those a cluster may name as its own (it then replaces the single cluster). */
 const TAKEN_OVER = new Set(['PVE', 'PVE_TOKEN_SECRET', 'CF_ACCESS_CLIENT_SECRET']);
@@ -265,7 +265,8 @@ function settingNames(entry: Entry): SettingNames {
   const its = `cluster ${entry.name}'s`;
   return {
     baseUrl: `${its} base_url`,
-    tokenId: `${its} token_id (${entry.token_id})`,
+    // (Not its value: these messages reach agents, and the token id names a Proxmox user.)
+    tokenId: `${its} token_id`,
     tokenSecret: entry.token_secret_var,
     accessId: `${its} access_client_id`,
     accessSecret: entry.access_secret_var ?? `${its} access_secret_var`,

@@ -66,3 +66,10 @@ const WORKER_BINDINGS = [
  * secret to a Proxmox as its token, or have the scrubber remove PUBLIC_URL from every answer.
  */
 export const OWN_SETTINGS: ReadonlySet<string> = new Set([...WORKER_BINDINGS, ...WORKER_VARIABLES]);
+
+/** A variable or binding a cluster names: upper case, as wrangler's examples and ours all are. */
+export const VAR_NAME_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
+/** A secret pasted where its variable's name goes (hex, or a UUID as PVE token secrets are). */
+export const LOOKS_LIKE_A_SECRET = /^[0-9a-f-]{16,}$/i;
+/** Keys of a PVE_CLUSTERS entry that would hold a secret in the JSON itself: always refused. */
+export const SECRET_KEYS = ['token_secret', 'access_client_secret'] as const;

@@ -86,7 +86,7 @@ export class ReplaySlots {
       kind: 'unknown',
       rule: limit.rule,
       unknown: EARLIER_CALLS,
-      reason: `Earlier calls whose decision is unknown may have used up ${limit.counter} (${limit.max} per ${limit.window} per ${limit.scope}).`,
+      reason: `Earlier calls whose decision is unknown may have used up ${limit.counter} (${limit.max} per ${limit.window} per ${limit.scope}${limit.cluster ? ` on cluster ${limit.cluster}` : ''}).`,
     };
   }
 

@@ -79,7 +79,7 @@ describe('PVE_CLUSTERS', () => {
         // Its messages name its own settings, never the single-cluster ones.
         names: {
           baseUrl: "cluster lab's base_url",
-          tokenId: "cluster lab's token_id (mcp@pve!lab)",
+          tokenId: "cluster lab's token_id",
           tokenSecret: 'LAB_TOKEN_SECRET',
           accessId: "cluster lab's access_client_id",
           accessSecret: 'LAB_ACCESS_SECRET',

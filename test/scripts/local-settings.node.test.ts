@@ -93,8 +93,26 @@ describe('npm start with PVE_CLUSTERS', () => {
       JSON.stringify([{ name: 'lab' }, real('prod', { token_secret_var: 'LAB_TOKEN_SECRET' })]),
       'LAB_TOKEN_SECRET holds the simulated cluster lab',
     ],
-  ])('stops at %s', (_what, value, message) => {
-    expect(() => settings({ PVE_CLUSTERS: value })).toThrow(message);
+    [
+      'a secret written in an entry',
+      JSON.stringify([real('prod', { token_secret: 'a-secret-value-1' })]),
+      'PVE_CLUSTERS[0].token_secret: a secret is never written in PVE_CLUSTERS',
+    ],
+    [
+      'a secret pasted as a variable name',
+      JSON.stringify([real('prod', { token_secret_var: '0123456789abcdef0123' })]),
+      'PVE_CLUSTERS[0].token_secret_var must be the name of the variable holding the secret',
+    ],
+  ])('stops at %s, never saying a value', (_what, value, message) => {
+    let error = '';
+    try {
+      settings({ PVE_CLUSTERS: value });
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    expect(error).toContain(message);
+    for (const secret of ['a-secret-value-1', '0123456789abcdef0123'])
+      expect(error).not.toContain(secret);
   });
 
   it('stops at a secret variable nobody sets, naming it and not the others', () => {

@@ -3,9 +3,10 @@
 // rules judged with that cluster as args.cluster; one refused is named and sent nothing), side by
 // side; a cluster that does not answer is named, the others still shown. The call itself was
 // judged as a call to the default cluster: a rule that refuses the default refuses the list (name
-// another cluster to list it), and the call's limits counted there; a cluster a limit counts apart
-// is read only when named (ctx.recheck refuses it here). With one cluster, or one named, it is
-// that cluster's read alone, and its failure the call's, as it always was.
+// another cluster to list it), and the call's limits counted and approval asked there; a cluster
+// a limit counts apart, or that needs an approval of its own, is read only when named
+// (ctx.recheck refuses it here). With one cluster, or one named, it is that cluster's read alone,
+// and its failure the call's, as it always was.
 
 import { PolicyRefusal, type ToolContext } from '../../calls/tool-spec';
 import { whyUnreadable } from '../../proxmox/blast-radius';
@@ -22,7 +23,7 @@ export interface ClusterPlan {
   several: boolean;
   /** Whether the call reads every cluster the policy allows (several, none named). */
   across: boolean;
-  /** The clusters to read, in the configured order; null: the call's own (with one, or named). */
+  /** The clusters to read, in the configured order: the one named, or null with one cluster. */
   clusters: (string | null)[];
   /** Those the policy refuses as calls to them. */
   refused: LeftOut[];

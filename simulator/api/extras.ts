@@ -4,59 +4,10 @@ import { dieError, permError } from '../schema/pve-error.ts';
 import { ALL_USERS } from '../access/permissions.ts';
 import { guestsSorted } from '../cluster/cluster-state.ts';
 import type { HandlerContext, Route } from './handler-context.ts';
-import { findToken, hasPrivilege, type Identity } from '../access/tokens.ts';
+import { aclPaths, USERS } from '../access/acl.ts';
+import { findToken, hasPrivilege, type Identity, privilegesOf } from '../access/tokens.ts';
 import { vmResource } from './views.ts';
 
-/** PVE 9 privilege names (pve-access-control $privgroups plus Permissions.Modify). */
-const ALL_PRIVILEGES = [
-  'Datastore.Allocate',
-  'Datastore.AllocateSpace',
-  'Datastore.AllocateTemplate',
-  'Datastore.Audit',
-  'Group.Allocate',
-  'Mapping.Audit',
-  'Mapping.Modify',
-  'Mapping.Use',
-  'Permissions.Modify',
-  'Pool.Allocate',
-  'Pool.Audit',
-  'Realm.Allocate',
-  'Realm.AllocateUser',
-  'SDN.Allocate',
-  'SDN.Audit',
-  'SDN.Use',
-  'Sys.AccessNetwork',
-  'Sys.Audit',
-  'Sys.Console',
-  'Sys.Incoming',
-  'Sys.Modify',
-  'Sys.PowerMgmt',
-  'Sys.Syslog',
-  'User.Modify',
-  'VM.Allocate',
-  'VM.Audit',
-  'VM.Backup',
-  'VM.Clone',
-  'VM.Config.CDROM',
-  'VM.Config.CPU',
-  'VM.Config.Cloudinit',
-  'VM.Config.Disk',
-  'VM.Config.HWType',
-  'VM.Config.Memory',
-  'VM.Config.Network',
-  'VM.Config.Options',
-  'VM.Console',
-  'VM.GuestAgent.Audit',
-  'VM.GuestAgent.FileRead',
-  'VM.GuestAgent.FileSystemMgmt',
-  'VM.GuestAgent.FileWrite',
-  'VM.GuestAgent.Unrestricted',
-  'VM.Migrate',
-  'VM.PowerMgmt',
-  'VM.Replicate',
-  'VM.Snapshot',
-  'VM.Snapshot.Rollback',
-];
 const TREE_PATHS = [
   '/',
   '/access',
@@ -69,21 +20,42 @@ const TREE_PATHS = [
   '/vms',
 ];
 
-function privilegesOf(identity: Identity): Record<string, number> {
-  const names = ALL_PRIVILEGES.filter((priv) => hasPrivilege(identity, '/', priv));
-  return Object.fromEntries(names.map((priv) => [priv, 1])); // 1 = propagated from the ACL on '/'
+/** A token's privileges on `path` as the API shows them: each with 1 (the propagate flag). */
+function shownPrivileges(identity: Identity, path: string): Record<string, number> {
+  return Object.fromEntries([...privilegesOf(identity, path)].sort().map((priv) => [priv, 1]));
 }
 
-function permissions({ identity, params }: HandlerContext): unknown {
+/** A token, or a user as itself (its own ACLs and groups'), by id; undefined if none such. */
+function subjectOf(userid: string): Identity | undefined {
+  const token = findToken(userid);
+  if (token) return token;
+  return USERS.includes(userid)
+    ? { tokenId: userid, user: userid, tokenName: '', privsep: false }
+    : undefined;
+}
+
+/**
+ * GET /access/permissions: on `path`, or on every path that matters (the tree's top, every ACL
+ * path, every pool member's), leaving out those where the token holds nothing
+ * (get_effective_permissions).
+ */
+function permissions({ state, identity, params }: HandlerContext): unknown {
   const userid = params.userid === undefined ? undefined : String(params.userid);
-  const target = userid === undefined || userid === identity.tokenId ? identity : findToken(userid);
+  const found = userid === undefined || userid === identity.tokenId ? identity : subjectOf(userid);
   // Other users' permissions need Sys.Audit on /access; unknown ids simply have none.
-  if (target !== identity && !hasPrivilege(identity, '/access', 'Sys.Audit')) {
+  if (found !== identity && !hasPrivilege(identity, '/access', 'Sys.Audit')) {
     throw permError('/access, Sys.Audit');
   }
-  const privs = target ? privilegesOf(target) : {};
-  const paths = params.path === undefined ? TREE_PATHS : [String(params.path)];
-  return Object.fromEntries(paths.map((path) => [path, privs]));
+  if (!found) return {};
+  const target = { ...found, poolOf: identity.poolOf };
+  if (params.path !== undefined) {
+    const path = String(params.path);
+    return { [path]: shownPrivileges(target, path) };
+  }
+  const members = [...state.guests.values()].flatMap((g) => (g.pool ? [`/vms/${g.vmid}`] : []));
+  const paths = [...new Set([...TREE_PATHS, ...aclPaths(), ...members])];
+  const shown = paths.map((path) => [path, shownPrivileges(target, path)] as const);
+  return Object.fromEntries(shown.filter(([, privs]) => Object.keys(privs).length > 0));
 }
 
 function pools({ state, identity, params, now }: HandlerContext): unknown {

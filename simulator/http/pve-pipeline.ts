@@ -41,7 +41,8 @@ export function handlePveRequest(tenant: Tenant, req: IncomingFacts, now: number
     if (!abs) return textError(501, 'no such uri');
     const auth = authenticate(headers);
     if (!auth.ok) return emptyReply(401, auth.reason, tenant.config.authFailDelayMs);
-    identity = auth.identity;
+    // A guest's pool, as this tenant's cluster has it now (pool ACLs reach its guests).
+    identity = { ...auth.identity, poolOf: (vmid: number) => tenant.state.guests.get(vmid)?.pool };
   }
   // pveproxy tests `if ($len)`, so an explicit "Content-Length: 0" counts as no body.
   const length = Number(headers['content-length'] ?? 0);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { SIMULATOR_TOKENS } from './simulator/access/tokens.ts';
 import { NOTIFY_SECRET } from './test/support/notify-secret.ts';
 import { serversPerWorker } from './test/support/per-worker.ts';
 
@@ -23,6 +24,7 @@ const NAMED_PROJECTS = [
   'browser',
   'serial',
   'clusters',
+  'identities',
 ] as const;
 const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
 
@@ -239,6 +241,30 @@ export default defineConfig({
         ALLOWED_GROUPS: 'ops',
         ADMIN_USERS: 'admin@example.com',
         POLICY_EDITORS: 'editor@example.com',
+      })),
+      // Each person as themselves in Proxmox (PVE_IDENTITIES): alice's token (the lab pool only),
+      // group ops' (bob's: every guest), no fallback, on the simulator's ACLs
+      // (simulator/access/acl.ts). Signed in through the development identity provider; every
+      // call allowed by the policy, so that Proxmox alone says what each may do.
+      workersProject('identities', null, () => ({
+        PVE_IDENTITIES: JSON.stringify([
+          {
+            match: 'alice@example.com',
+            token_id: SIMULATOR_TOKENS.alice.id,
+            token_secret_var: 'ALICE_TOKEN_SECRET',
+          },
+          {
+            match: ['group:ops'],
+            token_id: SIMULATOR_TOKENS.bob.id,
+            token_secret_var: 'OPS_TOKEN_SECRET',
+          },
+        ]),
+        ALICE_TOKEN_SECRET: SIMULATOR_TOKENS.alice.secret,
+        OPS_TOKEN_SECRET: SIMULATOR_TOKENS.bob.secret,
+        POLICY: JSON.stringify({ version: '1', default: 'allow' }),
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
+        ADMIN_USERS: 'admin@example.com',
       })),
       workersProject('github', null, (address) => ({
         AUTH_MODE: 'oauth',

@@ -50,6 +50,8 @@ export interface StackOptions {
   simulatorUrl?: string;
   /** PVE_CLUSTERS (instead of `pve`): the clusters it lists without an address are simulated. */
   clusters?: LocalClusters;
+  /** Variables a setting names for secrets (PVE_CLUSTERS', PVE_IDENTITIES'): never on a command line. */
+  secretVars?: readonly string[];
 }
 
 export interface LocalClusters {
@@ -86,7 +88,11 @@ export interface Stack {
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const vars: Record<string, string> = { ...options.vars };
-  const secretNames = new Set([...SECRET_VARS, ...(options.clusters?.secretVars ?? [])]);
+  const secretNames = new Set([
+    ...SECRET_VARS,
+    ...(options.clusters?.secretVars ?? []),
+    ...(options.secretVars ?? []),
+  ]);
   let closeSimulator = async (): Promise<void> => {};
   let simulatorUrl: string | null = null;
   let clusters: Stack['clusters'] = null;

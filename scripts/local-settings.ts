@@ -12,9 +12,9 @@
 //
 // With PVE_CLUSTERS, every cluster without base_url or vpc_service is one npm start simulates
 // (its own tenant of the one simulator: the first the full seed, the others a smaller site with
-// other nodes and guests, and a VM 100 of its own); the others are real, and the variables they
-// name for their secrets are read like any other setting (and are secrets: never on a command
-// line).
+// other nodes and guests, and a VM 100 of its own); the others are real. The variables they, and
+// PVE_IDENTITIES' people, name for secrets are read like any other setting (and are secrets:
+// never on a command line).
 
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -51,6 +51,8 @@ export interface LocalSettings {
   warnings: string[];
   /** PVE_CLUSTERS as npm start reads it, when it is set. */
   clusters: LocalClusters | undefined;
+  /** The variables PVE_CLUSTERS and PVE_IDENTITIES name for secrets (their values in `vars`). */
+  secretVars: string[];
 }
 
 /** The settings for the Worker, or an Error that says what in the file cannot be used. */
@@ -74,9 +76,12 @@ export function localSettings(env: NodeJS.ProcessEnv, root: string): LocalSettin
     return out;
   };
   const clusters = localClusters(env.PVE_CLUSTERS || values.PVE_CLUSTERS);
+  const people = identityVars(env.PVE_IDENTITIES || values.PVE_IDENTITIES);
   const named = clusters?.secretVars ?? [];
-  if (file) checkNames(file, Object.keys(values), named);
-  const warnings = file ? readableSecrets(file, Object.keys(values), named) : [];
+  // Every variable a setting names for a secret: read like the others, handed over as secrets.
+  const secretVars = [...new Set([...named, ...people])];
+  if (file) checkNames(file, Object.keys(values), secretVars);
+  const warnings = file ? readableSecrets(file, Object.keys(values), secretVars) : [];
   // (Proxmox first: the names taken from the file are told in WORKER_SETTINGS' order.)
   const pve = !clusters && setting('PVE_BASE_URL') ? pick(PROXMOX) : undefined;
   const vars = pick(OTHERS);
@@ -86,18 +91,48 @@ export function localSettings(env: NodeJS.ProcessEnv, root: string): LocalSettin
       throw new Error(
         `set PVE_CLUSTERS or the single-cluster settings, not both: remove ${beside.join(', ')} (each cluster of PVE_CLUSTERS names its own URL, token and secrets)`,
       );
-    for (const name of named) {
-      const value = setting(name);
-      if (value === undefined)
-        throw new Error(
-          `PVE_CLUSTERS names ${name} for a secret, and neither the environment nor ${file ?? '.dev.vars'} sets it`,
-        );
-      vars[name] = value;
-    }
+  }
+  for (const name of secretVars) {
+    const value = setting(name);
+    if (value === undefined)
+      throw new Error(
+        `${named.includes(name) ? 'PVE_CLUSTERS' : 'PVE_IDENTITIES'} names ${name} for a secret, and neither the environment nor ${file ?? '.dev.vars'} sets it`,
+      );
+    vars[name] = value;
   }
   vars.AUTH_MODE ??= 'oauth';
   if (vars.AUTH_MODE === 'oauth') vars.IDP ??= 'dev';
-  return { file, fromFile: [...fromFile], pve, vars, warnings, clusters };
+  return { file, fromFile: [...fromFile], pve, vars, warnings, clusters, secretVars };
+}
+
+/**
+ * The variables PVE_IDENTITIES names for tokens' secrets (a list, or lists by cluster), or an
+ * Error where one would be echoed or put on a command line (the Worker checks the rest).
+ */
+export function identityVars(text: string | undefined): string[] {
+  if (!text?.trim()) return [];
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    throw new Error('PVE_IDENTITIES is not JSON: a list of { match, token_id, token_secret_var }');
+  }
+  const lists = Array.isArray(document)
+    ? [['PVE_IDENTITIES', document]]
+    : document && typeof document === 'object'
+      ? Object.entries(document).map(([cluster, list]) => [
+          `PVE_IDENTITIES.${cluster.slice(0, 24)}`,
+          list,
+        ])
+      : [];
+  return (lists as [string, unknown][]).flatMap(([where, list]) =>
+    (Array.isArray(list) ? list : []).flatMap((entry: unknown, i) => {
+      if (!entry || typeof entry !== 'object') return [];
+      const record = entry as Record<string, unknown>;
+      secretsKeptOut(record, `${where}[${i}]`);
+      return typeof record.token_secret_var === 'string' ? [record.token_secret_var] : [];
+    }),
+  );
 }
 
 /**

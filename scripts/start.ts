@@ -166,6 +166,7 @@ try {
     simPort,
     pve: settings.pve,
     clusters: settings.clusters,
+    secretVars: settings.secretVars,
     vars: settings.vars,
     stdio: 'inherit',
     persistTo,

@@ -72,6 +72,8 @@ export interface AppEnv {
    * access_secret_var?, timeout_ms? }]. The first is the default (src/config/clusters.ts).
    */
   PVE_CLUSTERS?: string;
+  /** Each person's Proxmox API token: JSON, see src/config/identities.ts. */
+  PVE_IDENTITIES?: string;
   /** JSON text; overrides the bundled policy.json. Seeds the policy store (version 1, then a new version when a deploy changes it). */
   POLICY?: string;
   /** Who may change the policy on /admin and its API (user ids, emails, `group:<name>`). */

@@ -7,15 +7,27 @@ import type { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';
 
-/** A fresh Proxmox client for one call to a cluster (absent: the default), or why there is none. */
-export type PveConnector = (cluster?: string) => PveClient | { error: string };
+/**
+ * A fresh Proxmox client for one call to a cluster (absent: the default) with the token `who` acts
+ * with there, or why there is none: `error`, the server's Proxmox settings are wrong; `refused`,
+ * the person has no Proxmox identity there.
+ */
+export type PveConnector = (
+  cluster: string | undefined,
+  who: Identity,
+) => PveClient | { error: string } | { refused: string };
 
+/**
+ * `personal`: each person acts with a token of their own (PVE_IDENTITIES), so whether they have
+ * one on the call's cluster is known, and a refusal said, as soon as the cluster is chosen.
+ */
 export function makeScope(
   connect: PveConnector,
   clock: Clock,
   identity: Identity,
   requestId: string,
   clusters: readonly string[] = [],
+  personal = false,
 ): CallScope {
   const clients = new Map<string | undefined, PveClient>();
   let cluster: string | undefined;
@@ -23,7 +35,8 @@ export function makeScope(
   const at = (name: string | undefined): PveClient => {
     let client = clients.get(name);
     if (!client) {
-      const made = connect(name);
+      const made = connect(name, identity);
+      if ('refused' in made) throw new ToolFailure('config', made.refused);
       if ('error' in made) {
         throw new ToolFailure(
           'config',
@@ -55,6 +68,8 @@ export function makeScope(
         throw new Error('the cluster is chosen before any request');
       cluster = name;
       named = given;
+      // Before the policy, a resolve or an approval: nothing is read for someone who may not.
+      if (personal) at(cluster);
     },
   };
 }

@@ -39,7 +39,14 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
       // No identity means the call did not come through our auth layer: fail closed.
       if (!identity)
         throw new ToolFailure('config', 'This session has no signed-in identity; reconnect.');
-      return makeScope(runtime.pveClient, runtime.clock, identity, requestId, runtime.clusters);
+      return makeScope(
+        runtime.pveClient,
+        runtime.clock,
+        identity,
+        requestId,
+        runtime.clusters,
+        runtime.config.identities !== null,
+      );
     },
     clusters: runtime.clusters,
     sessionId: () => era.sessionId,

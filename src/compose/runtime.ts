@@ -21,14 +21,17 @@ import type { PolicyStoreObject } from '../policy-store/types';
 import { deployedPolicy } from '../policy/source';
 import { type PolicySource, storedPolicySource } from '../policy-store/isolate-cache';
 import { POLICY_STORE_OBJECT } from '../policy-store/names';
-import { PveClient } from '../proxmox/client';
+import { PveClient, type PveClientConfig } from '../proxmox/client';
 import { SERVER_KEYS_OBJECT, type ServerKeyName } from '../keys/names';
 import { type Scrubber, scrubberFor } from '../secrets/scrub';
 import { STORE_DEADLINE_MS, withDeadline } from '../stores/deadline';
 import { type Bound, objectPort, type RpcOf } from '../stores/stubs';
 import { TOOL_CATALOG, TOOLS } from '../tools';
 import { type ToolSet, toolSet } from '../calls/tool-list';
-import { DEFAULT_CLUSTER } from '../config/clusters';
+import { type ClusterConfig, DEFAULT_CLUSTER } from '../config/clusters';
+import { type Identities, tokenFor } from '../config/identities';
+import type { Identity } from '../core/identity';
+import { SINGLE_CLUSTER_NAMES } from '../proxmox/errors';
 
 export type { PolicySource };
 
@@ -84,9 +87,10 @@ export interface Runtime {
   readonly hmacArgs: ArgsHmacer;
   /**
    * A Proxmox client for one call (it logs that call's exchanges) to `cluster` (absent: the
-   * default), or why there is none.
+   * default), with the token `who` acts with there (PVE_IDENTITIES; absent: the cluster's own),
+   * or why there is none: the settings are wrong (`error`), or `who` has no identity (`refused`).
    */
-  pveClient(cluster?: string): PveClient | { error: string };
+  pveClient(cluster?: string, who?: Identity): PveClient | { error: string } | { refused: string };
   /** The clusters' names, the default first (one, `default`, for the single-cluster settings). */
   readonly clusters: readonly string[];
   /** The tools as this server serves them (with `cluster` where it reaches more than one). */
@@ -174,15 +178,48 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
     },
     scrubber: scrubberFor(config.secrets),
     hmacArgs: argsHmacer(() => keys().key('args_hmac')),
-    pveClient: (name) => {
+    pveClient: (name, who) => {
       if ('error' in config.clusters) return config.clusters;
+      const { identities } = config;
+      if (identities && 'error' in identities) return identities;
       const { all } = config.clusters;
       const cluster = name === undefined ? all[0] : all.find((c) => c.name === name);
       if (!cluster) return { error: `no cluster is named ${JSON.stringify(name)}` };
-      return new PveClient(cluster.client, clock);
+      const client = who ? personsClient(cluster, identities, who, all.length > 1) : cluster.client;
+      return 'refused' in client ? client : new PveClient(client, clock);
     },
     clusters,
     tools: toolSetFor(clusters),
+  };
+}
+
+/**
+ * A cluster's client with the token `who` acts with there (PVE_IDENTITIES), its messages naming
+ * that token's settings; the cluster's own where it has no mapping; refused where they match
+ * nothing and there is no fallback.
+ */
+function personsClient(
+  cluster: ClusterConfig,
+  identities: Identities | null,
+  who: Identity,
+  several: boolean,
+): PveClientConfig | { refused: string } {
+  const token = tokenFor(identities, cluster.name, who);
+  if (token === undefined) return cluster.client;
+  const on = several ? ` on cluster ${cluster.name}` : '';
+  if (token === null)
+    return {
+      refused: `No Proxmox identity for ${who.email ?? who.userId}${on}: PVE_IDENTITIES maps no token to them, and names no fallback. Ask an operator to add one. Nothing was sent to Proxmox.`,
+    };
+  return {
+    ...cluster.client,
+    tokenId: token.tokenId,
+    tokenSecret: token.secret,
+    names: {
+      ...(cluster.client.names ?? SINGLE_CLUSTER_NAMES),
+      tokenId: `the token_id PVE_IDENTITIES maps ${who.email ?? who.userId} to${on}`,
+      tokenSecret: token.secretVar,
+    },
   };
 }
 

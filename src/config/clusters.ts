@@ -18,6 +18,7 @@ import {
   VAR_NAME_RE,
 } from './own-settings';
 import { CLUSTER_NAME_RE, DEFAULT_CLUSTER } from '../core/default-cluster';
+import { entriesOfJson, secretValues } from './named-secrets';
 
 /** One cluster: its name (a short slug, shown in messages and kept in the audit) and its client. */
 export interface ClusterConfig {
@@ -275,25 +276,10 @@ function settingNames(entry: Entry): SettingNames {
 
 /** The values of every secret variable PVE_CLUSTERS names: the scrubber removes them. */
 export function clusterSecrets(env: AppEnv): string[] {
-  const text = env.PVE_CLUSTERS?.trim();
-  if (!text) return [];
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  if (!Array.isArray(document)) return [];
-  const variables = env as unknown as Record<string, unknown>;
-  return document.flatMap((entry: unknown) => {
-    if (!entry || typeof entry !== 'object') return [];
-    const { token_secret_var: t, access_secret_var: a } = entry as Record<string, unknown>;
-    return [t, a].flatMap((name) => {
-      // Only what a cluster may name: never PUBLIC_URL or another of the server's own settings.
-      const own = typeof name === 'string' && OWN_SETTINGS.has(name) && !TAKEN_OVER.has(name);
-      const named = typeof name === 'string' && VAR_NAME_RE.test(name) && !own;
-      const value = named ? variables[name] : undefined;
-      return typeof value === 'string' && value.trim() !== '' ? [value] : [];
-    });
-  });
+  const named = entriesOfJson(env.PVE_CLUSTERS, false).flatMap((e) => [
+    e.token_secret_var,
+    e.access_secret_var,
+  ]);
+  // Only what a cluster may name: never PUBLIC_URL or another of the server's own settings.
+  return secretValues(env, named, TAKEN_OVER);
 }

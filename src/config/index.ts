@@ -18,7 +18,8 @@ import {
   corsOrigins,
   type AuthMode,
 } from './parse';
-import { clusterSecrets, clustersConfig, type Clusters } from './clusters';
+import { clusterSecrets, clustersConfig, DEFAULT_CLUSTER, type Clusters } from './clusters';
+import { type Identities, identitiesConfig, identitySecrets } from './identities';
 
 export type { AuthMode };
 export type { GithubSettings, IdpKind, IdpSettings, OidcSettings, SignInSettings } from './sign-in';
@@ -29,6 +30,8 @@ export interface Config {
   clusters: Clusters | { error: string };
   /** The default cluster's client: the first cluster's. */
   pve: PveClientConfig | { error: string };
+  /** PVE_IDENTITIES: each person's Proxmox token, by cluster (null: the cluster's own for all). */
+  identities: Identities | null | { error: string };
   audit: { enabled: boolean; retentionDays: number; maxRows: number };
   approvals: { ttlMs: number };
   /** ADMIN_USERS (ids or emails) and ADMIN_GROUPS. */
@@ -74,6 +77,10 @@ function parse(env: AppEnv): Config {
     authMode: mode,
     clusters,
     pve: 'error' in clusters ? clusters : clusters.all[0]!.client,
+    identities: identitiesConfig(
+      env,
+      'error' in clusters ? [DEFAULT_CLUSTER] : clusters.all.map((c) => c.name),
+    ),
     audit: { enabled: auditEnabled(env, audit), ...auditLimits(env, audit) },
     approvals: { ttlMs: approvalTtlMs(env, approvals) },
     admins: { users: listSetting(env.ADMIN_USERS), groups: listSetting(env.ADMIN_GROUPS) },
@@ -94,7 +101,7 @@ function parse(env: AppEnv): Config {
       ),
     },
     corsOrigins: corsOrigins(listSetting(env.CORS_ORIGINS), cors),
-    secrets: [...configuredSecrets(env), ...clusterSecrets(env)],
+    secrets: [...configuredSecrets(env), ...clusterSecrets(env), ...identitySecrets(env)],
     signIn,
     policyText: env.POLICY,
     bindings: {

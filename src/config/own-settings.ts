@@ -25,6 +25,7 @@ export const WORKER_VARIABLES: readonly string[] = [
   ...SINGLE_CLUSTER_SETTINGS,
   'PVE_TIMEOUT_MS',
   'PVE_CLUSTERS',
+  'PVE_IDENTITIES',
   'POLICY',
   'POLICY_EDITORS',
   'AUTH_MODE',

@@ -68,6 +68,13 @@ export function configProblems(config: Config, request: Request): HealthProblem[
         : 'Set PVE_BASE_URL and PVE_TOKEN_ID under [vars] (or a PVE VPC service binding) and `wrangler secret put PVE_TOKEN_SECRET`.',
     });
   }
+  const { identities } = config;
+  if (identities && 'error' in identities)
+    problems.push({
+      check: 'proxmox',
+      message: `Proxmox identities are not configured, so every call is refused: ${identities.error}`,
+      fix: 'Correct PVE_IDENTITIES (docs/configuration.md): a JSON list of { match, token_id, token_secret_var } and at most one { fallback: true, token_id, token_secret_var } last, by cluster name where there are several, each secret in a variable it names (`wrangler secret put`).',
+    });
   if (mode === 'oauth') problems.push(...signInProblems(config, request));
   problems.push(
     ...config.problems.map(({ setting, message }) => ({

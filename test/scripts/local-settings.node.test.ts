@@ -31,6 +31,31 @@ const real = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+describe('npm start with PVE_IDENTITIES', () => {
+  it("reads the people's token secrets like any other secret, from .dev.vars or the environment", () => {
+    const identities = JSON.stringify([
+      { match: 'alice@example.com', token_id: 'alice@pve!mcp', token_secret_var: 'ALICE_SECRET' },
+      { fallback: true, token_id: 'ro@pve!mcp', token_secret_var: 'RO_SECRET' },
+    ]);
+    const s = settings({ PVE_IDENTITIES: identities, RO_SECRET: 'r' }, 'ALICE_SECRET=a\n', 0o644);
+    expect(s.secretVars).toEqual(['ALICE_SECRET', 'RO_SECRET']);
+    expect(s.vars).toMatchObject({ PVE_IDENTITIES: identities, ALICE_SECRET: 'a', RO_SECRET: 'r' });
+    if (!IS_WINDOWS)
+      expect(s.warnings).toEqual([expect.stringMatching(/holds secrets \(ALICE_SECRET\)/)]);
+    expect(() => settings({ PVE_IDENTITIES: identities })).toThrow(
+      'PVE_IDENTITIES names ALICE_SECRET for a secret, and neither the environment nor .dev.vars sets it',
+    );
+    // Nor echoed, nor written where wrangler's command line would show it.
+    expect(() =>
+      settings({
+        PVE_IDENTITIES: JSON.stringify({
+          lab: [{ match: 'a', token_id: 'a@pve!b', token_secret: 'x' }],
+        }),
+      }),
+    ).toThrow('PVE_IDENTITIES.lab[0].token_secret: a secret is never written');
+  });
+});
+
 describe('npm start with PVE_CLUSTERS', () => {
   it('simulates the clusters given no address and reads the real ones\u2019 secrets from .dev.vars', () => {
     const clusters = JSON.stringify([

@@ -8,6 +8,8 @@ declare module 'vitest' {
     simulatorUrl?: string;
     simulatorTokenId: string;
     simulatorTokenSecret: string;
+    /** Every simulator token by name (admin, audit, storage and the people's: alice, bob...). */
+    simulatorTokens: Record<string, { id: string; secret: string }>;
     pveEndpoints: EndpointDef[] | null;
     /** A Node project's shared fake IdP (./fake-idp.ts, ./setup/servers.ts); no trailing slash. */
     fakeIdpUrl?: string;

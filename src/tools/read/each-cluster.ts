@@ -8,7 +8,7 @@
 // (ctx.recheck refuses it here). With one cluster, or one named, it is that cluster's read alone,
 // and its failure the call's, as it always was.
 
-import { PolicyRefusal, type ToolContext } from '../../calls/tool-spec';
+import { PolicyRefusal, type ToolContext, ToolFailure } from '../../calls/tool-spec';
 import { whyUnreadable } from '../../proxmox/blast-radius';
 import type { PveClient } from '../../proxmox/client';
 
@@ -38,9 +38,11 @@ export function clustersToRead(ctx: ToolContext, args: Record<string, unknown>):
   const clusters = ctx.clusters.filter((cluster) => {
     try {
       ctx.recheck(args, cluster);
+      // The person's client there (no request yet): refused where they have no identity.
+      ctx.pveAt(cluster);
       return true;
     } catch (err) {
-      if (!(err instanceof PolicyRefusal)) throw err;
+      if (!(err instanceof PolicyRefusal) && !(err instanceof ToolFailure)) throw err;
       refused.push({ cluster, reason: err.message });
       return false;
     }

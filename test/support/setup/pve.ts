@@ -61,6 +61,7 @@ export const ENDPOINTS_USED = [
 export default function setup(project: TestProject): void {
   project.provide('simulatorTokenId', SIMULATOR_TOKENS.admin.id);
   project.provide('simulatorTokenSecret', SIMULATOR_TOKENS.admin.secret);
+  project.provide('simulatorTokens', SIMULATOR_TOKENS);
   const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../../..'));
   requireInCi(
     schemaFile,

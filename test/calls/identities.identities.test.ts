@@ -1,0 +1,114 @@
+// Each person as themselves in Proxmox (this project's PVE_IDENTITIES: alice@example.com with
+// alice's token, group ops with bob's, no fallback; the simulator's ACLs give alice the lab pool
+// only and bob every guest). Every call is allowed by the policy here, so Proxmox alone decides:
+// which token reached it is read from the simulator's request log, never from our own code.
+
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { auditRecords } from '../support/worker/audit';
+import { call, text } from '../support/worker/mcp';
+import { connectSignedIn } from '../support/worker/oauth';
+import { sim } from '../support/worker/sim';
+
+const SIMULATOR_TOKENS = inject('simulatorTokens') as Record<
+  'alice' | 'bob',
+  { id: string; secret: string }
+>;
+const tokenOf = (r: { headers: Record<string, string> }) =>
+  /^PVEAPIToken=([^=]+)=/.exec(r.headers.authorization ?? '')?.[1];
+
+describe('each person as themselves in Proxmox', () => {
+  let alice: Client;
+  let bob: Client;
+  beforeAll(async () => {
+    ({ client: alice } = await connectSignedIn('http', {
+      user: 'alice@example.com',
+      groups: 'dev',
+    }));
+    ({ client: bob } = await connectSignedIn('http', { user: 'bob@example.com', groups: 'ops' }));
+  });
+  afterAll(async () => {
+    await alice.close();
+    await bob.close();
+  });
+  beforeEach(async () => {
+    await sim.reset();
+    await sim.clearLog();
+  });
+
+  it("lists for alice what her token may see, the lab pool's guests, and asks with her token", async () => {
+    const list = await call(alice, 'pve_list_vms', { limit: 1000 });
+    expect(list.isError, text(list)).toBeFalsy();
+    const guests = list.structuredContent!.guests as { vmid: number }[];
+    expect(guests.map((g) => g.vmid)).toEqual([104]);
+    const requests = await sim.requests();
+    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /api2/json/cluster/resources',
+    ]);
+    expect(requests.map(tokenOf)).toEqual([SIMULATOR_TOKENS.alice.id]);
+  });
+
+  it("gives alice Proxmox's refusal on a prod guest, and bob (group ops) shuts it down as himself", async () => {
+    const stop = { node: 'pve1', vmid: 100, confirm: true };
+    const refused = await call(alice, 'pve_shutdown_vm', stop);
+    expect(refused.isError).toBe(true);
+    // Her token may not even see VM 100: Proxmox refuses the read before any write.
+    expect(text(refused)).toContain(
+      'lacks the privilege VM.Audit on /vms/100 (403 Permission check failed (/vms/100, VM.Audit))',
+    );
+    expect((await sim.guest(100)).status).toBe('running');
+    expect(await sim.writes()).toEqual([]);
+    expect(new Set((await sim.requests()).map(tokenOf))).toEqual(
+      new Set([SIMULATOR_TOKENS.alice.id]),
+    );
+
+    await sim.clearLog();
+    const done = await call(bob, 'pve_shutdown_vm', stop);
+    expect(done.isError, text(done)).toBeFalsy();
+    const bobs = await sim.writes();
+    expect(bobs.map((r) => `${r.method} ${r.path} ${tokenOf(r)}`)).toEqual([
+      `POST /api2/json/nodes/pve1/qemu/100/status/shutdown ${SIMULATOR_TOKENS.bob.id}`,
+    ]);
+    // Proxmox's task log names the person's token as the task's user.
+    expect(JSON.stringify(done.structuredContent)).toContain(
+      `:qmshutdown:100:${SIMULATOR_TOKENS.bob.id}:`,
+    );
+  });
+
+  it('refuses a person PVE_IDENTITIES maps to no token, before anything is sent, and audits it', async () => {
+    const { client: carol } = await connectSignedIn('http', {
+      user: 'carol@example.com',
+      groups: 'dev',
+    });
+    try {
+      const since = Date.now();
+      const refused = await call(carol, 'pve_list_vms', {});
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toBe(
+        'No Proxmox identity for carol@example.com: PVE_IDENTITIES maps no token to them, and names no fallback. Ask an operator to add one. Nothing was sent to Proxmox.',
+      );
+      expect(await sim.requests()).toEqual([]);
+      const [record] = await auditRecords(
+        (r) => r.ts >= since && r.user_email === 'carol@example.com',
+      );
+      expect(record).toMatchObject({
+        tool: 'pve_list_vms',
+        outcome: 'error',
+        error_kind: 'config',
+      });
+    } finally {
+      await carol.close();
+    }
+  });
+
+  it('keeps every token secret out of results and the audit trail', async () => {
+    const since = Date.now();
+    const results = [
+      await call(alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true }),
+      await call(bob, 'pve_list_vms', { limit: 5 }),
+    ];
+    const records = await auditRecords((r) => r.ts >= since, 2);
+    const seen = JSON.stringify([results, records]);
+    for (const token of Object.values(SIMULATOR_TOKENS)) expect(seen).not.toContain(token.secret);
+  });
+});

@@ -140,10 +140,11 @@ export function identityVars(text: string | undefined): string[] {
  * or pasted where a variable's name goes (it would be echoed), never saying the value.
  */
 function secretsKeptOut(entry: Record<string, unknown>, where: string): void {
+  const setting = where.split(/[.[]/)[0];
   for (const key of SECRET_KEYS)
     if (key in entry)
       throw new Error(
-        `${where}.${key}: a secret is never written in PVE_CLUSTERS; put it in a variable and name that in ${key}_var`,
+        `${where}.${key}: a secret is never written in ${setting}; put it in a variable and name that in ${key}_var`,
       );
   for (const key of ['token_secret_var', 'access_secret_var']) {
     const name = entry[key];

@@ -4,7 +4,7 @@
 // separation holds the intersection of its own ACLs with its user's; without, its user's.
 // Effective privileges on a path follow AccessControl::roles and RPCEnvironment's
 // compile_acl_path: walking from '/', a deeper ACL entry for the same subject replaces what was
-// inherited (a token's over its user's entries, a user's over its groups'); an entry applies below
+// inherited (for a user, its own entries over its groups'; a token reads its own alone); an entry applies below
 // its path only when it propagates; NoAccess wins; a guest in a pool also gets the roles held on
 // /pool/<pool> that its own path did not set. DEV-ONLY data: none of it exists on a real Proxmox.
 
@@ -177,14 +177,15 @@ export function rolesAt(subject: Subject, path: string): Map<string, boolean> {
 }
 
 /**
- * The privileges `subject` holds on `path`, the roles a guest's pool grants included
- * (compile_acl_path): `poolOf` says which pool a guest is in.
+ * The privileges `subject` holds on `path`, each with whether it propagates (set by a propagating
+ * entry), the roles a guest's pool grants included, never propagating (compile_acl_path):
+ * `poolOf` says which pool a guest is in.
  */
 export function privilegesAt(
   subject: Subject,
   path: string,
   poolOf: (vmid: number) => string | undefined,
-): Set<string> {
+): Map<string, boolean> {
   let roles = rolesAt(subject, path);
   const vm = /^\/vms\/(\d+)$/.exec(path);
   const pool = vm ? poolOf(Number(vm[1])) : undefined;
@@ -193,7 +194,11 @@ export function privilegesAt(
     if (pooled.has('NoAccess')) roles = new Map([['NoAccess', false]]);
     else for (const role of pooled.keys()) if (!roles.has(role)) roles.set(role, false);
   }
-  return new Set([...roles.keys()].flatMap((role) => [...(ROLES[role] ?? [])]));
+  const privileges = new Map<string, boolean>();
+  for (const [role, propagate] of roles)
+    for (const priv of ROLES[role] ?? [])
+      privileges.set(priv, (privileges.get(priv) ?? false) || propagate);
+  return privileges;
 }
 
 /** Every path an ACL entry names (for /access/permissions without a path). */

@@ -92,13 +92,17 @@ export function findToken(tokenId: string): (Identity & { readonly secret: strin
  * privilege separation, all; another without, its user's; one with, those its own ACLs and its
  * user's both grant.
  */
-export function privilegesOf(identity: Identity, path: string): ReadonlySet<string> {
-  if (identity.user === 'root@pam' && !identity.privsep) return new Set(ALL_PRIVILEGES);
+export function privilegesOf(identity: Identity, path: string): ReadonlyMap<string, boolean> {
+  if (identity.user === 'root@pam' && !identity.privsep)
+    return new Map(ALL_PRIVILEGES.map((priv) => [priv, true]));
   const poolOf = identity.poolOf ?? (() => undefined);
   const user = privilegesAt({ user: identity.user }, path, poolOf);
   if (!identity.privsep) return user;
   const token = privilegesAt({ token: identity.tokenId }, path, poolOf);
-  return new Set([...token].filter((priv) => user.has(priv)));
+  // Both hold it; it propagates where both do.
+  return new Map(
+    [...token].flatMap(([priv, p]) => (user.has(priv) ? [[priv, p && user.get(priv)!]] : [])),
+  );
 }
 
 /** Whether the token holds `privilege` on `path` (RPCEnvironment::check, without raising). */

@@ -12,7 +12,6 @@ const TREE_PATHS = [
   '/',
   '/access',
   '/access/groups',
-  '/mapping',
   '/nodes',
   '/pool',
   '/sdn',
@@ -20,9 +19,10 @@ const TREE_PATHS = [
   '/vms',
 ];
 
-/** A token's privileges on `path` as the API shows them: each with 1 (the propagate flag). */
+/** A token's privileges on `path` as the API shows them: each with its propagate flag, 1 or 0. */
 function shownPrivileges(identity: Identity, path: string): Record<string, number> {
-  return Object.fromEntries([...privilegesOf(identity, path)].sort().map((priv) => [priv, 1]));
+  const held = [...privilegesOf(identity, path)].sort(([a], [b]) => a.localeCompare(b));
+  return Object.fromEntries(held.map(([priv, propagates]) => [priv, propagates ? 1 : 0]));
 }
 
 /** A token, or a user as itself (its own ACLs and groups'), by id; undefined if none such. */
@@ -35,9 +35,9 @@ function subjectOf(userid: string): Identity | undefined {
 }
 
 /**
- * GET /access/permissions: on `path`, or on every path that matters (the tree's top, every ACL
- * path, every pool member's), leaving out those where the token holds nothing
- * (get_effective_permissions).
+ * GET /access/permissions: on `path` (an unknown id holds nothing there), or on every path that
+ * matters (get_effective_permissions: the tree's top, every ACL path, every pool member's),
+ * leaving out those where the token holds nothing.
  */
 function permissions({ state, identity, params }: HandlerContext): unknown {
   const userid = params.userid === undefined ? undefined : String(params.userid);
@@ -46,7 +46,7 @@ function permissions({ state, identity, params }: HandlerContext): unknown {
   if (found !== identity && !hasPrivilege(identity, '/access', 'Sys.Audit')) {
     throw permError('/access, Sys.Audit');
   }
-  if (!found) return {};
+  if (!found) return params.path === undefined ? {} : { [String(params.path)]: {} };
   const target = { ...found, poolOf: identity.poolOf };
   if (params.path !== undefined) {
     const path = String(params.path);

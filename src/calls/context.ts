@@ -21,6 +21,13 @@ export type PveConnector = (
  * `personal`: each person acts with a token of their own (PVE_IDENTITIES), so whether they have
  * one on the call's cluster is known, and a refusal said, as soon as the cluster is chosen.
  */
+/** The person has no Proxmox identity on the cluster (PVE_IDENTITIES): nothing is sent. */
+export class NoIdentity extends ToolFailure {
+  constructor(message: string) {
+    super('config', message);
+  }
+}
+
 export function makeScope(
   connect: PveConnector,
   clock: Clock,
@@ -36,7 +43,7 @@ export function makeScope(
     let client = clients.get(name);
     if (!client) {
       const made = connect(name, identity);
-      if ('refused' in made) throw new ToolFailure('config', made.refused);
+      if ('refused' in made) throw new NoIdentity(made.refused);
       if ('error' in made) {
         throw new ToolFailure(
           'config',

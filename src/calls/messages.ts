@@ -112,6 +112,15 @@ export function scopeMessage(tool: string, scope: Scope, held: readonly string[]
   return `${tool} needs the scope ${scope}, which this client was not granted (${has}). Nothing was sent to Proxmox. To allow it, the person reconnects the client and ticks "${SCOPE_INFO[scope].label}" (${scope}) on the consent page.`;
 }
 
+/** A person PVE_IDENTITIES maps to no Proxmox token: what they are told (nothing was sent). */
+export function identityRefusal(message: string): CallResult {
+  return {
+    content: [{ type: 'text', text: `[NO PROXMOX IDENTITY] ${message}` }],
+    structuredContent: { error: { kind: 'no_identity', message } },
+    isError: true,
+  };
+}
+
 export function scopeRefusal(tool: string, scope: Scope, held: readonly string[]): CallResult {
   const message = scopeMessage(tool, scope, held);
   return {

@@ -27,9 +27,10 @@ import { readTargetFacts } from '../proxmox/target-facts';
 import { tooDeep, MAX_ARG_DEPTH } from './arg-depth';
 import { type ApprovalPort, approvalPort } from './approval-gate';
 import type { Conversation } from './conversation';
+import { NoIdentity } from './context';
 import type { CallHost, CallScope } from './host';
 import { callerKey, describeIssues } from './issues';
-import { FAILURES, REASONS, refusalResult, scopeRefusal } from './messages';
+import { FAILURES, identityRefusal, REASONS, refusalResult, scopeRefusal } from './messages';
 import {
   type FactsInput,
   type GateInput,
@@ -229,7 +230,20 @@ async function parse(call: Call, input: z.ZodType, rawArgs: unknown): Promise<St
   // The tool never sees `cluster`: its client is that cluster's.
   call.cluster = cluster ?? call.host.clusters[0];
   call.facts.cluster = call.cluster;
-  if (call.cluster !== undefined) call.scope!.onCluster(call.cluster, cluster !== undefined);
+  try {
+    if (call.cluster !== undefined) call.scope!.onCluster(call.cluster, cluster !== undefined);
+  } catch (err) {
+    if (!(err instanceof NoIdentity)) throw err;
+    // Refused before the policy: recorded with what was asked, as any refusal is.
+    const shown = {
+      ...shownArgs(given),
+      ...(call.host.clusters.length > 1 ? { [CLUSTER_ARG]: call.cluster } : {}),
+    };
+    call.facts.args = redact(call, shown);
+    call.facts.argKeys = Object.keys(shown);
+    decided(call.facts, 'deny', 'denied', UNDECIDED_RULES.identity);
+    return { end: { result: identityRefusal(err.message) } };
+  }
   return { next: { given, approvalId } };
 }
 

@@ -87,10 +87,13 @@ export interface Runtime {
   readonly hmacArgs: ArgsHmacer;
   /**
    * A Proxmox client for one call (it logs that call's exchanges) to `cluster` (absent: the
-   * default), with the token `who` acts with there (PVE_IDENTITIES; absent: the cluster's own),
+   * default), with the token `who` acts with there (PVE_IDENTITIES; else the cluster's own),
    * or why there is none: the settings are wrong (`error`), or `who` has no identity (`refused`).
    */
-  pveClient(cluster?: string, who?: Identity): PveClient | { error: string } | { refused: string };
+  pveClient(
+    cluster: string | undefined,
+    who: Identity,
+  ): PveClient | { error: string } | { refused: string };
   /** The clusters' names, the default first (one, `default`, for the single-cluster settings). */
   readonly clusters: readonly string[];
   /** The tools as this server serves them (with `cluster` where it reaches more than one). */
@@ -181,11 +184,13 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
     pveClient: (name, who) => {
       if ('error' in config.clusters) return config.clusters;
       const { identities } = config;
-      if (identities && 'error' in identities) return identities;
+      // (The detail names people and variables: the operator reads it on /health.)
+      if (identities && 'error' in identities)
+        return { error: 'PVE_IDENTITIES is invalid, so no call reaches Proxmox (see /health)' };
       const { all } = config.clusters;
       const cluster = name === undefined ? all[0] : all.find((c) => c.name === name);
       if (!cluster) return { error: `no cluster is named ${JSON.stringify(name)}` };
-      const client = who ? personsClient(cluster, identities, who, all.length > 1) : cluster.client;
+      const client = personsClient(cluster, identities, who, all.length > 1);
       return 'refused' in client ? client : new PveClient(client, clock);
     },
     clusters,
@@ -217,6 +222,8 @@ function personsClient(
     tokenSecret: token.secret,
     names: {
       ...(cluster.client.names ?? SINGLE_CLUSTER_NAMES),
+      // The person and their token's id: theirs to know, and what to grant the privilege to.
+      token: `${who.email ?? who.userId}'s token (${token.tokenId})`,
       tokenId: `the token_id PVE_IDENTITIES maps ${who.email ?? who.userId} to${on}`,
       tokenSecret: token.secretVar,
     },

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import type { AppEnv } from '../env';
 import { matchesPrincipal, type PersonFacts } from '../core/identity';
+import { MIN_SECRET_LENGTH } from '../secrets/needles';
 import { entriesOfJson, secretValues } from './named-secrets';
 import { LOOKS_LIKE_A_SECRET, OWN_SETTINGS, SECRET_KEYS, VAR_NAME_RE } from './own-settings';
 
@@ -31,8 +32,10 @@ export interface IdentityMap {
 /** By cluster name; a cluster not here uses its own token for everyone. */
 export type Identities = ReadonlyMap<string, IdentityMap>;
 
-/** As PVE's verify_token: user@realm!tokenid. */
-const TOKEN_ID_RE = /^[^\s:@!=]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$/;
+/** As PVE's token ids: user@realm!tokenid, the user part perhaps an email (an OIDC realm's). */
+const TOKEN_ID_RE = /^[^\s:/!=]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$/;
+/** Shorter than this, the scrubber would not remove a secret (secrets/needles.ts). */
+const MIN_SECRET = MIN_SECRET_LENGTH;
 /** What `match` may hold: a user id, an email or group:<name>, never scope: (no token matters). */
 const MATCH_RE = /^(?!scope:)[^\s,]{1,200}$/;
 export const MAX_IDENTITIES = 200;
@@ -137,11 +140,12 @@ function mapOf(env: AppEnv, list: unknown, where: string, problems: string[]): I
     }
     const match = [entry.data.match].flat();
     for (const m of match) {
-      // (An email in any case is the same person: matched once.)
-      const earlier = seen.get(m.toLowerCase());
+      // An email in any case is the same person; user ids and groups are as written.
+      const key = m.includes('@') && !m.startsWith('group:') ? m.toLowerCase() : m;
+      const earlier = seen.get(key);
       if (earlier !== undefined)
         problems.push(`${at}: ${JSON.stringify(m)} is matched by ${where}[${earlier}] already`);
-      else seen.set(m.toLowerCase(), i);
+      else seen.set(key, i);
     }
     if (token) map.entries.push({ match, token });
   });
@@ -159,6 +163,10 @@ function mappedToken(
     problems.push(
       `${at}: token_secret_var names ${entry.token_secret_var}, which is not set (\`wrangler secret put ${entry.token_secret_var}\`)`,
     );
+    return null;
+  }
+  if (value.trim().length < MIN_SECRET) {
+    problems.push(`${at}: ${entry.token_secret_var} is too short to be a token secret`);
     return null;
   }
   if (/[\s=]/.test(value.trim())) {

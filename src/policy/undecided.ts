@@ -13,4 +13,6 @@ export const UNDECIDED_RULES = {
   policyStore: '(policy store unavailable)',
   /** The caller's token does not hold the tool's scope: refused before any policy. */
   scope: '(scope not granted)',
+  /** PVE_IDENTITIES maps the person to no Proxmox token there: refused before anything is sent. */
+  identity: '(no Proxmox identity)',
 } as const;

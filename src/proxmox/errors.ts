@@ -22,6 +22,8 @@ export type PveFailure =
 
 /** How messages name a cluster's settings: the single-cluster ones, or one of PVE_CLUSTERS'. */
 export interface SettingNames {
+  /** Whose token a refusal is about (a person's, with PVE_IDENTITIES); absent: the server's. */
+  token?: string;
   baseUrl: string;
   tokenId: string;
   tokenSecret: string;
@@ -69,7 +71,7 @@ export function describePveFailure(
       return `Proxmox rejected the API token (401 ${f.reason}). Check ${n.tokenId} and ${n.tokenSecret}, and that the token is not expired or deleted.`;
     case 'forbidden':
       return f.privilege
-        ? `The Proxmox API token lacks the privilege ${f.privilege} on ${f.path} (403 ${f.message}). Grant it to the token (and, with privilege separation, to its user).`
+        ? `${n.token ? `Proxmox refused: ${n.token}` : 'The Proxmox API token'} lacks the privilege ${f.privilege} on ${f.path} (403 ${f.message}). Grant it to the token (and, with privilege separation, to its user).`
         : `Proxmox refused the request (403 ${f.message}).`;
     case 'server_error':
       return `Proxmox reported an error (500): ${f.message}`;

@@ -54,7 +54,7 @@ describe('each person as themselves in Proxmox', () => {
     expect(refused.isError).toBe(true);
     // Her token may not even see VM 100: Proxmox refuses the read before any write.
     expect(text(refused)).toContain(
-      'lacks the privilege VM.Audit on /vms/100 (403 Permission check failed (/vms/100, VM.Audit))',
+      `Proxmox refused: alice@example.com's token (${SIMULATOR_TOKENS.alice.id}) lacks the privilege VM.Audit on /vms/100 (403 Permission check failed (/vms/100, VM.Audit))`,
     );
     expect((await sim.guest(100)).status).toBe('running');
     expect(await sim.writes()).toEqual([]);
@@ -85,16 +85,19 @@ describe('each person as themselves in Proxmox', () => {
       const refused = await call(carol, 'pve_list_vms', {});
       expect(refused.isError).toBe(true);
       expect(text(refused)).toBe(
-        'No Proxmox identity for carol@example.com: PVE_IDENTITIES maps no token to them, and names no fallback. Ask an operator to add one. Nothing was sent to Proxmox.',
+        '[NO PROXMOX IDENTITY] No Proxmox identity for carol@example.com: PVE_IDENTITIES maps no token to them, and names no fallback. Ask an operator to add one. Nothing was sent to Proxmox.',
       );
+      expect(refused.structuredContent).toMatchObject({ error: { kind: 'no_identity' } });
       expect(await sim.requests()).toEqual([]);
       const [record] = await auditRecords(
         (r) => r.ts >= since && r.user_email === 'carol@example.com',
       );
+      // Recorded as any refusal is: what was asked, and why.
       expect(record).toMatchObject({
         tool: 'pve_list_vms',
-        outcome: 'error',
-        error_kind: 'config',
+        decision: 'deny',
+        rule: '(no Proxmox identity)',
+        args: { limit: 100 },
       });
     } finally {
       await carol.close();

@@ -25,16 +25,19 @@ export interface ClusterPlan {
   across: boolean;
   /** The clusters to read, in the configured order: the one named, or null with one cluster. */
   clusters: (string | null)[];
-  /** Those the policy refuses as calls to them. */
+  /** Those the policy refuses as calls to them, or where the person has no Proxmox identity. */
   refused: LeftOut[];
+  /** Of those, the ones the policy refuses. */
+  byPolicy: ReadonlySet<string>;
 }
 
 /** Which clusters a call reads: its own, or, named none among several, each the policy allows. */
 export function clustersToRead(ctx: ToolContext, args: Record<string, unknown>): ClusterPlan {
   const several = ctx.clusters.length > 1;
   if (!several || ctx.cluster !== null)
-    return { several, across: false, clusters: [ctx.cluster], refused: [] };
+    return { several, across: false, clusters: [ctx.cluster], refused: [], byPolicy: new Set() };
   const refused: LeftOut[] = [];
+  const byPolicy = new Set<string>();
   const clusters = ctx.clusters.filter((cluster) => {
     try {
       ctx.recheck(args, cluster);
@@ -44,10 +47,11 @@ export function clustersToRead(ctx: ToolContext, args: Record<string, unknown>):
     } catch (err) {
       if (!(err instanceof PolicyRefusal) && !(err instanceof ToolFailure)) throw err;
       refused.push({ cluster, reason: err.message });
+      if (err instanceof PolicyRefusal) byPolicy.add(cluster);
       return false;
     }
   });
-  return { several, across: true, clusters, refused };
+  return { several, across: true, clusters, refused, byPolicy };
 }
 
 export interface ClusterAnswers<T> {
@@ -104,7 +108,11 @@ export function leftOutText(
       )
       .join('') +
     plan.refused
-      .map((r) => `\nCluster ${r.cluster} is not listed: the policy refuses it (${r.reason}).`)
+      .map((r) =>
+        plan.byPolicy.has(r.cluster)
+          ? `\nCluster ${r.cluster} is not listed: the policy refuses it (${r.reason}).`
+          : `\nCluster ${r.cluster} is not listed: ${r.reason}`,
+      )
       .join('')
   );
 }

@@ -258,9 +258,22 @@ export default defineConfig({
             token_id: SIMULATOR_TOKENS.bob.id,
             token_secret_var: 'OPS_TOKEN_SECRET',
           },
+          // Two an operator should hear of: a token that holds nothing, one that holds too much.
+          {
+            match: 'group:auditors',
+            token_id: SIMULATOR_TOKENS.dave.id,
+            token_secret_var: 'DAVE_TOKEN_SECRET',
+          },
+          {
+            match: 'group:root',
+            token_id: SIMULATOR_TOKENS.admin.id,
+            token_secret_var: 'ROOT_TOKEN_SECRET',
+          },
         ]),
         ALICE_TOKEN_SECRET: SIMULATOR_TOKENS.alice.secret,
         OPS_TOKEN_SECRET: SIMULATOR_TOKENS.bob.secret,
+        DAVE_TOKEN_SECRET: SIMULATOR_TOKENS.dave.secret,
+        ROOT_TOKEN_SECRET: SIMULATOR_TOKENS.admin.secret,
         POLICY: JSON.stringify({ version: '1', default: 'allow' }),
         AUTH_MODE: 'oauth',
         IDP: 'dev',

@@ -19,6 +19,8 @@ export interface Health {
     clusters?: (ProxmoxHealth & { name: string })[];
   };
   audit: 'on' | 'off';
+  /** PVE_IDENTITIES: how many Proxmox tokens people act with (each checked by /health). */
+  identities?: { tokens: number };
   policy: { origin: string; valid: boolean; error_count?: number };
   problems?: { check: string; message: string; fix: string }[];
   failing?: string[];
@@ -129,6 +131,13 @@ export function healthResults(h: Health): CheckResult[] {
   const pve = h.proxmox;
   if (pve.clusters) results.push(...pve.clusters.map((c) => clusterResult(h, c)));
   else results.push(judge('proxmox', reachedDetail(pve)));
+  if (h.identities)
+    results.push(
+      judge(
+        'identities',
+        `${h.identities.tokens} Proxmox token${h.identities.tokens === 1 ? '' : 's'} people act with (PVE_IDENTITIES): each holds privileges, none beyond what the tools need`,
+      ),
+    );
   results.push(judge('policy', `valid (${h.policy.origin})`));
   const audit = judge('audit', 'audit trail on');
   results.push(

@@ -12,6 +12,7 @@ export type HealthCheck =
   | 'public_url'
   | 'oauth_kv'
   | 'proxmox'
+  | 'identities'
   | 'policy'
   | 'audit'
   | 'approvals'

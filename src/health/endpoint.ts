@@ -18,6 +18,9 @@ import { type ActivePolicy, policyLabel } from '../policy/source';
 import type { Config } from '../config';
 import type { ClusterConfig } from '../config/clusters';
 import { VERSION } from '../core/version';
+import type { Identities } from '../config/identities';
+import { refusedOutright } from '../policy/evaluate';
+import { identityProblems } from './identity-check';
 
 export async function health(c: Context<AppBindings>): Promise<Response> {
   const runtime = c.var.runtime;
@@ -32,7 +35,12 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   const deployRefused = runtime.policy.deployRefused();
   const auth =
     mode === 'oauth' ? authConfig(config, publicOrigin(config, request), runtime.clock) : null;
-  const [view, probes, undelivered] = await Promise.all([
+  const identities =
+    config.identities && !('error' in config.identities) ? config.identities : null;
+  // Whether the policy leaves no way to run a command inside a guest (a token able to is then
+  // more than is needed).
+  const guestToolsRefused = policy.ok && refusedOutright(policy.policy, 'pve_guest_exec') !== null;
+  const [view, probes, undelivered, tokenProblems] = await Promise.all([
     healthView(config, oauthHelpers(c.env), runtime.stores.kv, request),
     Promise.all(clusters.map((c) => probeProxmox(c.client, runtime.clock, several ? c.name : ''))),
     config.notify.targets.length
@@ -41,10 +49,12 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
           .undelivered()
           .catch(() => null)
       : null,
+    identityProblems(clusters, identities, runtime.clock, guestToolsRefused),
   ]);
   const problems: HealthProblem[] = [
     ...configProblems(config, request),
     ...probeProblems(probes, clusters, several),
+    ...tokenProblems,
     ...policyProblems(policy),
     ...notifyProblems(config, policy),
     ...deployProblems(policy, deployRefused),
@@ -67,6 +77,8 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
         }
       : {}),
     proxmox: 'error' in pve ? { configured: false } : proxmoxView(clusters, probes, operator),
+    // How many Proxmox tokens people act with (PVE_IDENTITIES), each checked above.
+    ...(identities ? { identities: { tokens: mappedTokens(identities) } } : {}),
     audit: config.audit.enabled ? 'on' : 'off',
     ...(config.notify.targets.length
       ? {
@@ -85,6 +97,16 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
         : { problem_count: problems.length, failing: [...new Set(problems.map((p) => p.check))] }
       : {}),
   });
+}
+
+/** The distinct tokens PVE_IDENTITIES maps people to, over every cluster. */
+function mappedTokens(identities: Identities): number {
+  const ids = [...identities].flatMap(([cluster, map]) =>
+    [...map.entries.map((e) => e.token), ...(map.fallback ? [map.fallback] : [])].map(
+      (t) => `${cluster} ${t.tokenId}`,
+    ),
+  );
+  return new Set(ids).size;
 }
 
 /** Each probe that failed, naming its cluster, and that cluster's settings, where there are several. */

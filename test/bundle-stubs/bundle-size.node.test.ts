@@ -18,9 +18,10 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 // Gzipped, as wrangler counts it ("Total Upload: … / gzip: …"); the README and docs/performance.md
 // give the figure, held to the measure below (411 KiB when [alias] came in, with wrangler 4.86 and
 // agents 0.32; 546 KiB minified without [alias], 801 KiB before either). The issue asks for 560;
-// 480 leaves room for features, and the checks below name what came back if a left-out package
-// returns (MCP client ≈ 60 KiB, ajv ≈ 48, e-mail ≈ 29).
-const BUDGET_KIB = 480;
+// 480 left room for features until many clusters and per-person tokens came in (481 KiB); 500
+// leaves room again, and the checks below name what came back if a left-out package returns (MCP
+// client ≈ 60 KiB, ajv ≈ 48, e-mail ≈ 29).
+const BUDGET_KIB = 500;
 
 // A string each left-out package has and the bundle must not: error messages and data, which
 // minifying keeps. Each is first looked for in the package itself, so that a dependency update

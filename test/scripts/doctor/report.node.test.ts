@@ -72,6 +72,50 @@ describe('the doctor on /health with two clusters', () => {
   });
 });
 
+describe('the doctor on /health with PVE_IDENTITIES', () => {
+  const PEOPLE: Health = {
+    ...PUBLIC_HEALTH,
+    view: 'operator',
+    failing: undefined,
+    identities: { tokens: 3 },
+    problems: [
+      {
+        check: 'identities',
+        message:
+          'dave@pve!mcp (PVE_IDENTITIES) holds no privileges at all: Proxmox answers it with empty lists, not refusals, so its people see an empty cluster.',
+        fix: 'Grant its user a role, and the token too where it is privilege-separated (docs/deploy.md, 1a).',
+      },
+      {
+        check: 'identities',
+        message:
+          "root@pam!mcp (PVE_IDENTITIES) holds more than this server's tools need: Permissions.Modify, Sys.Modify.",
+        fix: 'Give the token (privilege-separated) a role with only what its people need (docs/deploy.md, 1a): the policy is then not the only fence.',
+      },
+    ],
+  };
+
+  it('names the token that holds nothing and the one that holds too much, in one failed check', () => {
+    const result = healthResults(PEOPLE).find((r) => r.name === 'identities');
+    expect(result).toMatchObject({ outcome: 'FAIL' });
+    expect(result?.detail).toContain('dave@pve!mcp (PVE_IDENTITIES) holds no privileges at all');
+    expect(result?.detail).toContain('root@pam!mcp (PVE_IDENTITIES) holds more than');
+    expect(result?.fix).toContain('Grant its user a role');
+    // Tokens that hold what they should: a pass, counted.
+    expect(
+      healthResults({
+        ...PEOPLE,
+        problems: undefined,
+        proxmox: { configured: true, reachable: true, status: 'ok' },
+      }).find((r) => r.name === 'identities'),
+    ).toEqual({
+      name: 'identities',
+      outcome: 'PASS',
+      detail:
+        '3 Proxmox tokens people act with (PVE_IDENTITIES): each holds privileges, none beyond what the tools need',
+    });
+  });
+});
+
 describe('the doctor on a public /health', () => {
   it('fails the checks /health names, says details are withheld and how to see them', () => {
     const results = healthResults(PUBLIC_HEALTH);

@@ -278,6 +278,7 @@ export default defineConfig({
         AUTH_MODE: 'oauth',
         IDP: 'dev',
         ADMIN_USERS: 'admin@example.com',
+        POLICY_EDITORS: 'editor@example.com',
       })),
       workersProject('github', null, (address) => ({
         AUTH_MODE: 'oauth',

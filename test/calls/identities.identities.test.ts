@@ -6,9 +6,26 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { auditRecords } from '../support/worker/audit';
+import { csrfOf, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../support/worker/mcp';
-import { connectSignedIn } from '../support/worker/oauth';
+import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
+import { usePolicy } from '../support/worker/policy';
 import { sim } from '../support/worker/sim';
+
+// Every call allowed, but a shutdown of VM 101 asks an administrator first (who has no Proxmox
+// identity here: whatever ran as the approver would be refused).
+usePolicy(
+  {
+    version: '1',
+    default: 'allow',
+    tools: {
+      pve_shutdown_vm: {
+        approve_if: [{ path: 'args.vmid', op: 'eq', value: 101, approvers: ['admin@example.com'] }],
+      },
+    },
+  },
+  asEditor(),
+);
 
 const SIMULATOR_TOKENS = inject('simulatorTokens') as Record<
   'alice' | 'bob',
@@ -102,6 +119,28 @@ describe('each person as themselves in Proxmox', () => {
     } finally {
       await carol.close();
     }
+  });
+
+  it("runs an approved call with the requester's token, never the approver's", async () => {
+    const ask = { node: 'pve1', vmid: 101, confirm: true };
+    const pending = await call(bob, 'pve_shutdown_vm', ask);
+    const { approval_id: id } = pending.structuredContent as { approval_id: string };
+    expect(id, text(pending)).toMatch(/^[A-Za-z0-9_-]{16,64}$/);
+    const admin = new Browser();
+    const url = `http://localhost/approvals/${id}`;
+    const page = await openAsDevUser(admin, url, 'admin@example.com', 'ops');
+    const answered = await admin.post(url, { csrf: csrfOf(page.html), decision: 'approve' });
+    expect(answered.status).toBe(303);
+    const done = await call(bob, 'pve_shutdown_vm', { ...ask, approval_id: id });
+    expect(done.isError, text(done)).toBeFalsy();
+    const writes = await sim.writes();
+    expect(writes.map((r) => `${r.method} ${r.path} ${tokenOf(r)}`)).toEqual([
+      `POST /api2/json/nodes/pve1/qemu/101/status/shutdown ${SIMULATOR_TOKENS.bob.id}`,
+    ]);
+    // Every request of the call, the reads before the question included, was bob's.
+    expect(new Set((await sim.requests()).map(tokenOf))).toEqual(
+      new Set([SIMULATOR_TOKENS.bob.id]),
+    );
   });
 
   it('keeps every token secret out of results and the audit trail', async () => {

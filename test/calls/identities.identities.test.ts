@@ -6,7 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { auditRecords } from '../support/worker/audit';
-import { csrfOf, openAsDevUser } from '../support/form-browser';
+import { approveAsDevUser } from '../support/form-browser';
 import { call, text } from '../support/worker/mcp';
 import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
 import { usePolicy } from '../support/worker/policy';
@@ -126,11 +126,8 @@ describe('each person as themselves in Proxmox', () => {
     const pending = await call(bob, 'pve_shutdown_vm', ask);
     const { approval_id: id } = pending.structuredContent as { approval_id: string };
     expect(id, text(pending)).toMatch(/^[A-Za-z0-9_-]{16,64}$/);
-    const admin = new Browser();
-    const url = `http://localhost/approvals/${id}`;
-    const page = await openAsDevUser(admin, url, 'admin@example.com', 'ops');
-    const answered = await admin.post(url, { csrf: csrfOf(page.html), decision: 'approve' });
-    expect(answered.status).toBe(303);
+    const admin = { user: 'admin@example.com', groups: 'ops' };
+    expect(await approveAsDevUser(new Browser(), 'http://localhost', id, admin)).toBe(303);
     const done = await call(bob, 'pve_shutdown_vm', { ...ask, approval_id: id });
     expect(done.isError, text(done)).toBeFalsy();
     const writes = await sim.writes();

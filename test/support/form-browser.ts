@@ -232,3 +232,20 @@ export async function replayInConsole(
   });
   return res.text();
 }
+
+/**
+ * A person's yes on the approval page of approval `id` (at `origin`), signed in with the
+ * development sign-in as `user`: the status of the answer (303 when taken).
+ */
+export async function approveAsDevUser(
+  browser: FormBrowser,
+  origin: string,
+  id: string,
+  { user, groups }: { user: string; groups: string },
+): Promise<number> {
+  const url = `${origin}/approvals/${id}`;
+  const page = await openAsDevUser(browser, url, user, groups);
+  const answered = await browser.post(url, { csrf: csrfOf(page.html), decision: 'approve' });
+  await answered.body?.cancel();
+  return answered.status;
+}

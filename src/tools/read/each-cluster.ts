@@ -5,8 +5,9 @@
 // judged as a call to the default cluster: a rule that refuses the default refuses the list (name
 // another cluster to list it), and the call's limits counted and approval asked there; a cluster
 // a limit counts apart, or that needs an approval of its own, is read only when named
-// (ctx.recheck refuses it here). With one cluster, or one named, it is that cluster's read alone,
-// and its failure the call's, as it always was.
+// (ctx.recheck refuses it here); one where the person has no Proxmox token (PVE_IDENTITIES) is
+// named and sent nothing. With one cluster, or one named, it is that cluster's read alone, and its
+// failure the call's, as it always was.
 
 import { PolicyRefusal, type ToolContext, ToolFailure } from '../../calls/tool-spec';
 import { whyUnreadable } from '../../proxmox/blast-radius';

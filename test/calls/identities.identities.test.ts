@@ -4,9 +4,9 @@
 // which token reached it is read from the simulator's request log, never from our own code.
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { auditRecords } from '../support/worker/audit';
-import { approveAsDevUser } from '../support/form-browser';
+import { approveAsDevUser, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../support/worker/mcp';
 import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
 import { usePolicy } from '../support/worker/policy';
@@ -140,14 +140,37 @@ describe('each person as themselves in Proxmox', () => {
     );
   });
 
-  it('keeps every token secret out of results and the audit trail', async () => {
+  it('keeps every token secret out of results, log lines, the audit trail and the pages', async () => {
     const since = Date.now();
-    const results = [
-      await call(alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true }),
-      await call(bob, 'pve_list_vms', { limit: 5 }),
-    ];
-    const records = await auditRecords((r) => r.ts >= since, 2);
-    const seen = JSON.stringify([results, records]);
+    const logs: string[] = [];
+    const spies = (['log', 'warn', 'error'] as const).map((level) =>
+      vi
+        .spyOn(console, level)
+        .mockImplementation((...a: unknown[]) => void logs.push(a.map(String).join(' '))),
+    );
+    let results: unknown[];
+    try {
+      results = [
+        // Refused by Proxmox (a 403), asked for approval (its page), and a plain read.
+        await call(alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true }),
+        await call(bob, 'pve_shutdown_vm', { node: 'pve1', vmid: 101, confirm: true }),
+        await call(bob, 'pve_list_vms', { limit: 5 }),
+      ];
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(logs.some((line) => line.includes('"msg":"tool_call"'))).toBe(true);
+    const records = await auditRecords((r) => r.ts >= since, 3);
+    const { approval_id: id } = (results[1] as { structuredContent: { approval_id: string } })
+      .structuredContent;
+    const admin = new Browser();
+    const pages = await Promise.all(
+      [`http://localhost/approvals/${id}`, 'http://localhost/admin'].map(
+        async (url) => (await openAsDevUser(admin, url, 'admin@example.com', 'ops')).html,
+      ),
+    );
+    expect(pages[0]).toContain('Shut down VM 101');
+    const seen = JSON.stringify([results, logs, records, pages]);
     for (const token of Object.values(SIMULATOR_TOKENS)) expect(seen).not.toContain(token.secret);
   });
 });

@@ -17,10 +17,6 @@ export type PveConnector = (
   who: Identity,
 ) => PveClient | { error: string } | { refused: string };
 
-/**
- * `personal`: each person acts with a token of their own (PVE_IDENTITIES), so whether they have
- * one on the call's cluster is known, and a refusal said, as soon as the cluster is chosen.
- */
 /** The person has no Proxmox identity on the cluster (PVE_IDENTITIES): nothing is sent. */
 export class NoIdentity extends ToolFailure {
   constructor(message: string) {
@@ -28,6 +24,10 @@ export class NoIdentity extends ToolFailure {
   }
 }
 
+/**
+ * `personal`: each person acts with a token of their own (PVE_IDENTITIES), so whether they have
+ * one on the call's cluster is known, and a refusal said, as soon as the cluster is chosen.
+ */
 export function makeScope(
   connect: PveConnector,
   clock: Clock,

@@ -34,8 +34,6 @@ export type Identities = ReadonlyMap<string, IdentityMap>;
 
 /** As PVE's token ids: user@realm!tokenid, the user part perhaps an email (an OIDC realm's). */
 const TOKEN_ID_RE = /^[^\s:/!=]+@[A-Za-z][A-Za-z0-9.\-_]*![A-Za-z][A-Za-z0-9.\-_]*$/;
-/** Shorter than this, the scrubber would not remove a secret (secrets/needles.ts). */
-const MIN_SECRET = MIN_SECRET_LENGTH;
 /** What `match` may hold: a user id, an email or group:<name>, never scope: (no token matters). */
 const MATCH_RE = /^(?!scope:)[^\s,]{1,200}$/;
 export const MAX_IDENTITIES = 200;
@@ -165,7 +163,8 @@ function mappedToken(
     );
     return null;
   }
-  if (value.trim().length < MIN_SECRET) {
+  // Shorter, the scrubber would not remove it (secrets/needles.ts).
+  if (value.trim().length < MIN_SECRET_LENGTH) {
     problems.push(`${at}: ${entry.token_secret_var} is too short to be a token secret`);
     return null;
   }

@@ -29,6 +29,14 @@ export interface IdentityMap {
   fallback: MappedToken | null;
 }
 
+/** The distinct tokens a cluster's mapping names (the fallback's too), each once. */
+export function tokensOf(map: IdentityMap): MappedToken[] {
+  const tokens = new Map<string, MappedToken>();
+  for (const token of [...map.entries.map((e) => e.token), ...(map.fallback ? [map.fallback] : [])])
+    tokens.set(token.tokenId, token);
+  return [...tokens.values()];
+}
+
 /** By cluster name; a cluster not here uses its own token for everyone. */
 export type Identities = ReadonlyMap<string, IdentityMap>;
 

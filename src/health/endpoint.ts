@@ -18,7 +18,7 @@ import { type ActivePolicy, policyLabel } from '../policy/source';
 import type { Config } from '../config';
 import type { ClusterConfig } from '../config/clusters';
 import { VERSION } from '../core/version';
-import type { Identities } from '../config/identities';
+import { type Identities, tokensOf } from '../config/identities';
 import { refusedOutright } from '../policy/evaluate';
 import { identityProblems } from './identity-check';
 
@@ -101,12 +101,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
 
 /** The distinct tokens PVE_IDENTITIES maps people to, over every cluster. */
 function mappedTokens(identities: Identities): number {
-  const ids = [...identities].flatMap(([cluster, map]) =>
-    [...map.entries.map((e) => e.token), ...(map.fallback ? [map.fallback] : [])].map(
-      (t) => `${cluster} ${t.tokenId}`,
-    ),
-  );
-  return new Set(ids).size;
+  return [...identities.values()].reduce((n, map) => n + tokensOf(map).length, 0);
 }
 
 /** Each probe that failed, naming its cluster, and that cluster's settings, where there are several. */

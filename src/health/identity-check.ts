@@ -9,7 +9,7 @@
 import type { Clock } from '../clock';
 import { z } from 'zod';
 import type { ClusterConfig } from '../config/clusters';
-import type { Identities, MappedToken } from '../config/identities';
+import { type Identities, type MappedToken, tokensOf } from '../config/identities';
 import { PveClient } from '../proxmox/client';
 import { PveError } from '../proxmox/errors';
 import type { HealthProblem } from './config-checks';
@@ -55,13 +55,7 @@ export async function identityProblems(
     const map = identities.get(cluster.name);
     if (!map) return [];
     // Each token once, however many entries name it (never who: /health names no person).
-    const tokens = new Map<string, MappedToken>();
-    for (const token of [
-      ...map.entries.map((e) => e.token),
-      ...(map.fallback ? [map.fallback] : []),
-    ])
-      tokens.set(token.tokenId, token);
-    return [...tokens.values()].map(async (token) => {
+    return tokensOf(map).map(async (token) => {
       const held = await heldBy(cluster, token, clock);
       const on = several ? `Cluster ${cluster.name}: ` : '';
       return judged(`${on}${token.tokenId} (PVE_IDENTITIES)`, held, guestToolsRefused);

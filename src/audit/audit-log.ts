@@ -56,7 +56,8 @@ const MAX_PAGE = 1_000;
  * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_hmac TEXT, args TEXT (JSON
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
  * NUMERIC, vmid INTEGER, upid, approval_id, approval_channel TEXT, policy_version INTEGER,
- * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT. Indexes on (ts), (user_id, ts),
+ * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT, pve_token TEXT.
+ * Indexes on (ts), (user_id, ts),
  * (user_email, ts), (tool, ts), (decision, ts), (cluster, ts). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
  *
@@ -89,7 +90,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
          args_hmac TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
          vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT, policy_version INTEGER,
-         user_groups TEXT, user_scopes TEXT, cluster TEXT)`,
+         user_groups TEXT, user_scopes TEXT, cluster TEXT, pve_token TEXT)`,
     );
     const columns = this.sql
       .exec<{ name: string }>('PRAGMA table_info(audit_records)')
@@ -102,6 +103,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
       ['user_groups', 'TEXT'],
       ['user_scopes', 'TEXT'],
       ['cluster', 'TEXT'],
+      ['pve_token', 'TEXT'],
     ] as const) {
       if (!columns.includes(column))
         this.sql.exec(`ALTER TABLE audit_records ADD COLUMN ${column} ${type}`);

@@ -39,6 +39,7 @@ export const COLUMNS = [
   'user_groups',
   'user_scopes',
   'cluster',
+  'pve_token',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
@@ -74,6 +75,7 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     groupsJson(r.user_groups),
     groupsJson(r.user_scopes),
     optText(r.cluster, MAX_ID),
+    optText(r.pve_token, MAX_TEXT),
   ];
 }
 
@@ -155,6 +157,8 @@ export function toRecord(row: Row): StoredAuditRecord {
     user_groups: list(row.user_groups),
     user_scopes: list(row.user_scopes),
     cluster: ns(row.cluster),
+    // Kept only where a person's token acted (see AuditRecord.pve_token).
+    ...(typeof row.pve_token === 'string' ? { pve_token: row.pve_token } : {}),
   };
 }
 

@@ -38,7 +38,8 @@ export function toJsonLines(records: readonly StoredAuditRecord[]): string {
   let out = '';
   for (const record of records) {
     const ordered: Record<string, unknown> = {};
-    for (const field of RECORD_FIELDS) ordered[field] = record[field];
+    // Every key on every line: a field a record leaves out (pve_token) is null.
+    for (const field of RECORD_FIELDS) ordered[field] = record[field] ?? null;
     out += `${JSON.stringify(ordered)}\n`;
   }
   return out;

@@ -1,6 +1,7 @@
 import { logLine } from '../log';
 // One structured JSON line per tool call. Carries ids, outcome, upstream status and latency;
-// never argument values, tokens or secrets (Workers Logs indexes the JSON fields).
+// never argument values, access tokens or secrets (Workers Logs indexes the JSON fields). A
+// Proxmox token's id (not its secret) names who acted in Proxmox, as the audit record does.
 
 export interface ToolCallLog {
   request_id: string;
@@ -17,6 +18,8 @@ export interface ToolCallLog {
   error?: string;
   upstream_status?: number | null;
   upstream_calls?: number;
+  /** The Proxmox token ids that sent the requests, where PVE_IDENTITIES gives each person one. */
+  pve_token?: string;
   latency_ms?: number;
 }
 

@@ -69,6 +69,10 @@ export function makeScope(
     },
     // Every cluster's exchanges, in the order the clients were made.
     upstream: () => [...clients.values()].flatMap((c) => c.calls),
+    tokens: () =>
+      personal
+        ? [...new Set([...clients.values()].filter((c) => c.calls.length).map((c) => c.tokenId))]
+        : [],
     onCluster(name, given) {
       // Never a request to one cluster and the rest of the call to another.
       if (clients.size && name !== cluster)

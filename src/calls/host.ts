@@ -19,6 +19,11 @@ export interface CallScope {
   /** The upstream exchanges made so far during this call. */
   upstream(): readonly UpstreamCall[];
   /**
+   * The ids of the API tokens that sent this call's requests so far, each once, where each
+   * person acts with a token of their own (PVE_IDENTITIES); none otherwise.
+   */
+  tokens(): readonly string[];
+  /**
    * The cluster the call is for (before its first request; until then, the default), and
    * whether the call named it (`cluster`) or left it to the default.
    */

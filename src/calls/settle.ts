@@ -61,6 +61,8 @@ export function settle(
   const calls = scope?.upstream() ?? [];
   facts.log.upstream_status = calls.at(-1)?.status ?? null;
   facts.log.upstream_calls = calls.length;
+  const tokens = scope?.tokens() ?? [];
+  if (tokens.length) facts.log.pve_token = tokens.join(' ');
   facts.log.latency_ms = host.clock.now() - started;
   const out = host.scrubber(hidden.length ? hidden : undefined);
   logToolCall(out.deep(facts.log));
@@ -115,6 +117,7 @@ function auditRecord(
     user_groups: identity ? [...identity.groups] : null,
     user_scopes: identity ? [...identity.scopes] : null,
     cluster: facts.cluster ?? null,
+    ...(facts.log.pve_token ? { pve_token: facts.log.pve_token } : {}),
   };
 }
 

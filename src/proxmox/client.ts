@@ -60,6 +60,11 @@ export class PveClient {
     this.scrub = scrubberFor([config.tokenSecret, config.accessClientSecret]);
   }
 
+  /** The id of the API token its requests go with (`user@realm!name`; never the secret). */
+  get tokenId(): string {
+    return this.config.tokenId;
+  }
+
   /** GET, retried once on a network error or a 502/503/504/530 (reads are safe to repeat). */
   async get<S extends z.ZodType>(
     path: string,

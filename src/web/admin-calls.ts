@@ -95,7 +95,7 @@ export function callSummary(args: Record<string, unknown>) {
 function callRow(r: StoredAuditRecord) {
   return html`<tr>
 <td data-label="Time" class="nowrap"><small>${iso(r.ts)}</small></td>
-<td data-label="User" class="who">${r.user_email ?? r.user_id}</td>
+<td data-label="User" class="who">${r.user_email ?? r.user_id}${r.pve_token ? html`<br><small>in Proxmox: <code>${r.pve_token}</code></small>` : ''}</td>
 <td data-label="Tool" class="tool"><code>${r.tool}</code></td>
 <td data-label="Guest" class="guest">${guestCell(r)}</td>
 <td data-label="Arguments" class="args">${argsCell(r)}</td>

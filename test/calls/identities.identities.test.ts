@@ -92,6 +92,71 @@ describe('each person as themselves in Proxmox', () => {
     );
   });
 
+  it('names the token each call went with in its audit record, log line, /admin and both exports', async () => {
+    const since = Date.now();
+    const logs: string[] = [];
+    const spy = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
+      logs.push(a.map(String).join(' '));
+    });
+    try {
+      // Refused by Proxmox (alice's token may not see VM 100), then done by bob.
+      await call(alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true });
+      await call(bob, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true });
+    } finally {
+      spy.mockRestore();
+    }
+    const tokenBy = (records: { user_email: string | null; pve_token?: string | null }[]) =>
+      Object.fromEntries(records.map((r) => [r.user_email, r.pve_token]));
+    const both = {
+      'alice@example.com': SIMULATOR_TOKENS.alice.id,
+      'bob@example.com': SIMULATOR_TOKENS.bob.id,
+    };
+    const records = await auditRecords((r) => r.ts >= since, 2);
+    expect(tokenBy(records)).toEqual(both);
+    expect(records.map((r) => [r.user_email, r.outcome, r.upstream_status])).toEqual(
+      expect.arrayContaining([
+        ['alice@example.com', 'error', 403],
+        ['bob@example.com', 'ok', 200],
+      ]),
+    );
+    const lines = logs
+      .filter((line) => line.includes('"msg":"tool_call"'))
+      .map((line) => JSON.parse(line) as { user: string; pve_token?: string });
+    expect(lines.map((l) => l.pve_token)).toEqual([
+      SIMULATOR_TOKENS.alice.id,
+      SIMULATOR_TOKENS.bob.id,
+    ]);
+
+    const admin = new Browser();
+    const open = async (path: string) =>
+      (await openAsDevUser(admin, `http://localhost${path}`, 'admin@example.com', 'ops')).html;
+    const page = await open('/admin?tool=pve_shutdown_vm');
+    for (const [who, id] of Object.entries(both))
+      expect(page).toMatch(new RegExp(`${who}<br><small>in Proxmox: <code>${id}</code></small>`));
+    const from = new Date(since).toISOString();
+    const jsonl = await open(`/admin/audit?format=jsonl&tool=pve_shutdown_vm&from=${from}`);
+    expect(
+      tokenBy(
+        jsonl
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      ),
+    ).toEqual(both);
+    const [head, ...rows] = (
+      await open(`/admin/audit?format=csv&tool=pve_shutdown_vm&from=${from}`)
+    )
+      .trim()
+      .split('\r\n');
+    const columns = head!.split(',');
+    // The last column; the ones up to user_email hold no comma: each row's cells are plain there.
+    expect(columns.indexOf('pve_token')).toBe(columns.length - 1);
+    const at = columns.indexOf('user_email');
+    expect(
+      Object.fromEntries(rows.map((row) => [row.split(',')[at], row.split(',').at(-1)])),
+    ).toEqual(both);
+  });
+
   it('refuses a person PVE_IDENTITIES maps to no token, before anything is sent, and audits it', async () => {
     const { client: carol } = await connectSignedIn('http', {
       user: 'carol@example.com',

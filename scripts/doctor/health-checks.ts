@@ -19,8 +19,14 @@ export interface Health {
     clusters?: (ProxmoxHealth & { name: string })[];
   };
   audit: 'on' | 'off';
-  /** PVE_IDENTITIES: how many Proxmox tokens people act with (each checked by /health). */
-  identities?: { tokens: number };
+  /**
+   * PVE_IDENTITIES: how many Proxmox tokens people act with (each checked by /health); for the
+   * operator, what each holds on /, /vms and each pool (absent where it could not be read).
+   */
+  identities?: {
+    tokens: number;
+    holds?: { token: string; cluster?: string; on?: Record<string, string[]> }[];
+  };
   policy: { origin: string; valid: boolean; error_count?: number };
   problems?: { check: string; message: string; fix: string }[];
   failing?: string[];
@@ -131,13 +137,14 @@ export function healthResults(h: Health): CheckResult[] {
   const pve = h.proxmox;
   if (pve.clusters) results.push(...pve.clusters.map((c) => clusterResult(h, c)));
   else results.push(judge('proxmox', reachedDetail(pve)));
-  if (h.identities)
-    results.push(
-      judge(
-        'identities',
-        `${h.identities.tokens} Proxmox token${h.identities.tokens === 1 ? '' : 's'} people act with (PVE_IDENTITIES): each holds privileges, none beyond what the tools need`,
-      ),
+  if (h.identities) {
+    const result = judge(
+      'identities',
+      `${h.identities.tokens} Proxmox token${h.identities.tokens === 1 ? '' : 's'} people act with (PVE_IDENTITIES): each holds privileges, none beyond what the tools need`,
     );
+    const lines = (h.identities.holds ?? []).map(holdsLine);
+    results.push(lines.length ? { ...result, lines } : result);
+  }
   results.push(judge('policy', `valid (${h.policy.origin})`));
   const audit = judge('audit', 'audit trail on');
   results.push(
@@ -202,4 +209,14 @@ export function errorText(err: unknown): string {
   if (markup < 0) return text;
   const title = /<title>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
   return `${text.slice(0, markup).trim()}${title ? ` (page: "${title}")` : ''}`;
+}
+
+/** What one token holds: `alice@pve!mcp: on / nothing; on /vms nothing; on /pool/lab VM.Audit, ...`. */
+function holdsLine(t: NonNullable<NonNullable<Health['identities']>['holds']>[number]): string {
+  const who = `${t.cluster ? `cluster ${t.cluster}, ` : ''}${t.token}`;
+  if (!t.on) return `${who}: what it holds could not be read`;
+  const on = Object.entries(t.on).map(
+    ([path, privileges]) => `on ${path} ${privileges.length ? privileges.join(', ') : 'nothing'}`,
+  );
+  return `${who}: ${on.join('; ')}`;
 }

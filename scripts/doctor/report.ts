@@ -9,6 +9,8 @@ export interface CheckResult {
   outcome: Outcome;
   detail: string;
   fix?: string;
+  /** Facts shown under the result, one a line (what each Proxmox token holds). */
+  lines?: string[];
 }
 
 export const pass = (name: string, detail: string): CheckResult => ({
@@ -36,12 +38,17 @@ export const notApplicable = (name: string, detail: string): CheckResult => ({
 
 const NAME_WIDTH = 22;
 
-/** One line, whatever the texts hold (a policy error list has newlines). */
+/**
+ * One line, whatever the texts hold (a policy error list has newlines), then its `lines`, each on
+ * a line of its own under the detail.
+ */
 export function formatResult(r: CheckResult): string {
   const flat = (text: string): string =>
     text.replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ');
   const fix = r.fix && r.outcome !== 'PASS' ? ` Fix: ${flat(r.fix)}` : '';
-  return `${r.outcome.padEnd(4)}  ${r.name.padEnd(NAME_WIDTH)} ${flat(r.detail)}${fix}`;
+  const under = ' '.repeat(6 + NAME_WIDTH + 1);
+  const more = (r.lines ?? []).map((line) => `\n${under}${flat(line)}`).join('');
+  return `${r.outcome.padEnd(4)}  ${r.name.padEnd(NAME_WIDTH)} ${flat(r.detail)}${fix}${more}`;
 }
 
 export function summary(results: readonly CheckResult[]): { line: string; exitCode: number } {

@@ -20,7 +20,7 @@ import type { ClusterConfig } from '../config/clusters';
 import { VERSION } from '../core/version';
 import { type Identities, tokensOf } from '../config/identities';
 import { refusedOutright } from '../policy/evaluate';
-import { identityProblems } from './identity-check';
+import { identityChecks } from './identity-check';
 
 export async function health(c: Context<AppBindings>): Promise<Response> {
   const runtime = c.var.runtime;
@@ -40,7 +40,7 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
   // Whether the policy leaves no way to run a command inside a guest (a token able to is then
   // more than is needed).
   const guestToolsRefused = policy.ok && refusedOutright(policy.policy, 'pve_guest_exec') !== null;
-  const [view, probes, undelivered, tokenProblems] = await Promise.all([
+  const [view, probes, undelivered, tokens] = await Promise.all([
     healthView(config, oauthHelpers(c.env), runtime.stores.kv, request),
     Promise.all(clusters.map((c) => probeProxmox(c.client, runtime.clock, several ? c.name : ''))),
     config.notify.targets.length
@@ -49,12 +49,12 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
           .undelivered()
           .catch(() => null)
       : null,
-    identityProblems(clusters, identities, runtime.clock, guestToolsRefused),
+    identityChecks(clusters, identities, runtime.clock, guestToolsRefused),
   ]);
   const problems: HealthProblem[] = [
     ...configProblems(config, request),
     ...probeProblems(probes, clusters, several),
-    ...tokenProblems,
+    ...tokens.problems,
     ...policyProblems(policy),
     ...notifyProblems(config, policy),
     ...deployProblems(policy, deployRefused),
@@ -77,8 +77,16 @@ export async function health(c: Context<AppBindings>): Promise<Response> {
         }
       : {}),
     proxmox: 'error' in pve ? { configured: false } : proxmoxView(clusters, probes, operator),
-    // How many Proxmox tokens people act with (PVE_IDENTITIES), each checked above.
-    ...(identities ? { identities: { tokens: mappedTokens(identities) } } : {}),
+    // How many Proxmox tokens people act with (PVE_IDENTITIES), each checked above; for the
+    // operator, what each holds on /, /vms and each pool.
+    ...(identities
+      ? {
+          identities: {
+            tokens: mappedTokens(identities),
+            ...(operator ? { holds: tokens.holds } : {}),
+          },
+        }
+      : {}),
     audit: config.audit.enabled ? 'on' : 'off',
     ...(config.notify.targets.length
       ? {

@@ -39,17 +39,27 @@ export function forgetTokenChecks(): void {
   cache.clear();
 }
 
+/** What one mapped token holds on `/`, `/vms` and each `/pool/*` (for the operator's view). */
+export interface TokenHolds {
+  token: string;
+  /** Where the server reaches several clusters: the cluster the token is for. */
+  cluster?: string;
+  /** Each of those paths with the privileges held there (none: an empty list); absent if unread. */
+  on?: Record<string, string[]>;
+}
+
 /**
- * The problems of every mapped token of every cluster. `guestToolsRefused`: the policy refuses
- * every tool that runs commands inside guests (a token able to is then more than needed).
+ * The problems of every mapped token of every cluster, and what each holds where it matters most.
+ * `guestToolsRefused`: the policy refuses every tool that runs commands inside guests (a token
+ * able to is then more than needed).
  */
-export async function identityProblems(
+export async function identityChecks(
   clusters: readonly ClusterConfig[],
   identities: Identities | null,
   clock: Clock,
   guestToolsRefused: boolean,
-): Promise<HealthProblem[]> {
-  if (!identities) return [];
+): Promise<{ problems: HealthProblem[]; holds: TokenHolds[] }> {
+  if (!identities) return { problems: [], holds: [] };
   const several = clusters.length > 1;
   const checks = clusters.flatMap((cluster) => {
     const map = identities.get(cluster.name);
@@ -58,10 +68,28 @@ export async function identityProblems(
     return tokensOf(map).map(async (token) => {
       const held = await heldBy(cluster, token, clock);
       const on = several ? `Cluster ${cluster.name}: ` : '';
-      return judged(`${on}${token.tokenId} (PVE_IDENTITIES)`, held, guestToolsRefused);
+      return {
+        problems: judged(`${on}${token.tokenId} (PVE_IDENTITIES)`, held, guestToolsRefused),
+        holds: {
+          token: token.tokenId,
+          ...(several ? { cluster: cluster.name } : {}),
+          ...('error' in held ? {} : { on: mainPaths(held) }),
+        },
+      };
     });
   });
-  return (await Promise.all(checks)).flat();
+  const each = await Promise.all(checks);
+  return { problems: each.flatMap((c) => c.problems), holds: each.map((c) => c.holds) };
+}
+
+/** `/`, `/vms` (held there or not) and each `/pool/*` it holds something on, privileges sorted. */
+function mainPaths(held: Held): Record<string, string[]> {
+  const pools = Object.keys(held)
+    .filter((path) => path.startsWith('/pool/'))
+    .sort();
+  return Object.fromEntries(
+    ['/', '/vms', ...pools].map((path) => [path, Object.keys(held[path] ?? {}).sort()]),
+  );
 }
 
 function judged(

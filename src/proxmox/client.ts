@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 import { scrubberFor, type Scrubber } from '../secrets/scrub';
 import { PveError, type PveFailure, type SettingNames } from './errors';
+import { type Held, keepHeld, keptHeld, refusalPaths } from './refusal';
 import { readData } from './response';
 
 export interface PveClientConfig {
@@ -183,13 +184,49 @@ export class PveClient {
       throw fail({ kind: 'network', cause: networkCause(err) });
     }
     call.status = response.status;
+    let measured = false;
     try {
       const { data, total } = await readData(response, path, fail, budget, this.scrub.text);
       const parsed = schema.safeParse(data);
       if (!parsed.success) throw fail(badAnswer(parsed.error, response.status));
       return { data: parsed.data, total };
-    } finally {
+    } catch (err) {
+      if (!(err instanceof PveError) || !namesNoPrivilege(err.failure)) throw err;
       call.ms = this.clock.now() - started;
+      measured = true;
+      const params = new URLSearchParams(body ?? target.split('?')[1] ?? '');
+      const { paths, needs } = refusalPaths(method, path, params);
+      const held = await Promise.all(paths.map((p) => this.heldOn(p)));
+      // The refused request stays the call's last exchange: its status is the call's.
+      this.calls.splice(this.calls.indexOf(call), 1);
+      this.calls.push(call);
+      throw fail({ ...err.failure, held, ...(needs ? { needs } : {}) });
+    } finally {
+      if (!measured) call.ms = this.clock.now() - started;
+    }
+  }
+
+  /** What this client's token holds on an ACL path (GET /access/permissions), kept briefly. */
+  private async heldOn(path: string): Promise<Held> {
+    const key = `${this.config.baseUrl} ${this.config.tokenId} ${path}`;
+    const known = keptHeld(key, this.clock.now());
+    if (known) return { path, privileges: known };
+    try {
+      const target = withQuery('/access/permissions', { path });
+      const timeoutMs = Math.min(HELD_READ_MS, this.config.timeoutMs);
+      const answer = await this.exchange(
+        'GET',
+        target,
+        '/access/permissions',
+        PERMISSIONS,
+        undefined,
+        timeoutMs,
+      );
+      const privileges = Object.keys(answer.data[path] ?? {}).sort();
+      keepHeld(key, privileges, this.clock.now());
+      return { path, privileges };
+    } catch {
+      return { path, privileges: null };
     }
   }
 
@@ -221,6 +258,16 @@ export class PveClient {
     const url = `${config.baseUrl}${target}`;
     return config.binding ? config.binding.fetch(url, init) : fetch(url, init);
   }
+}
+
+/** GET /access/permissions: each path's privileges, each mapped to its propagate flag. */
+const PERMISSIONS = z.record(z.string(), z.record(z.string(), z.unknown()));
+/** How long reading what a token holds may take, after a refusal. */
+const HELD_READ_MS = 2_000;
+
+/** A refusal whose text names no privilege and no other reason ("Permission check failed"). */
+function namesNoPrivilege(f: PveFailure): f is Extract<PveFailure, { kind: 'forbidden' }> {
+  return f.kind === 'forbidden' && f.message === 'Permission check failed';
 }
 
 /** Any answer: a shared GET is parsed by each reader with its own schema. */

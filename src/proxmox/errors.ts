@@ -2,10 +2,23 @@
 // it into words an agent (and the operator reading over its shoulder) can act on.
 // Messages carry PVE's own text and the failing field, never a header, token or secret.
 
+import { type Held, lackingEverywhere } from './refusal';
+
 export type PveFailure =
   | { kind: 'invalid_parameters'; status: 400; message: string; params: Record<string, string> }
   | { kind: 'auth_failed'; status: 401; reason: string }
-  | { kind: 'forbidden'; status: 403; message: string; path?: string; privilege?: string }
+  | {
+      kind: 'forbidden';
+      status: 403;
+      message: string;
+      /** Where PVE's text names them: the path, and the privilege (`A|B`: any one of them). */
+      path?: string;
+      privilege?: string;
+      /** Where it names none: what the token holds on the paths the request is about. */
+      held?: Held[];
+      /** A privilege such a request needs on any one of those paths (see ./refusal.ts). */
+      needs?: string;
+    }
   | { kind: 'server_error'; status: 500; message: string }
   | { kind: 'not_implemented'; status: 501; message: string }
   | { kind: 'node_unreachable'; status: number; message: string; node?: string }
@@ -70,9 +83,7 @@ export function describePveFailure(
     case 'auth_failed':
       return `Proxmox rejected the API token (401 ${f.reason}). Check ${n.tokenId} and ${n.tokenSecret}, and that the token is not expired or deleted.`;
     case 'forbidden':
-      return f.privilege
-        ? `${n.token ? `Proxmox refused: ${n.token}` : 'The Proxmox API token'} lacks the privilege ${f.privilege} on ${f.path} (403 ${f.message}). Grant it to the token (and, with privilege separation, to its user).`
-        : `Proxmox refused the request (403 ${f.message}).`;
+      return refusal(f, where, n);
     case 'server_error':
       return `Proxmox reported an error (500): ${f.message}`;
     case 'not_implemented':
@@ -127,4 +138,42 @@ export function writeMayHaveHappened(err: PveError): boolean {
     default:
       return false;
   }
+}
+
+/** Privileges named in a refusal before the rest are counted. */
+const MAX_NAMED = 12;
+
+/** A 403: the privilege the token lacks and where, as PVE names it or as read from Proxmox. */
+function refusal(
+  f: Extract<PveFailure, { kind: 'forbidden' }>,
+  where: string,
+  n: SettingNames,
+): string {
+  const who = n.token ? `Proxmox refused: ${n.token}` : 'The Proxmox API token';
+  const grant = 'Grant it to the token (and, with privilege separation, to its user).';
+  const status = `(403 ${f.message})`;
+  if (f.privilege) {
+    const any = f.privilege.split('|');
+    const what = any.length > 1 ? `${any.join(' or ')} (any one would do)` : f.privilege;
+    return `${who} lacks the privilege ${what} on ${f.path} ${status}. ${grant}`;
+  }
+  if (/\(user != root@pam\)$/.test(f.message))
+    return `Proxmox lets only root@pam itself do ${where}, never an API token, whatever it holds ${status}.`;
+  const held = f.held ?? [];
+  if (lackingEverywhere(held, f.needs)) {
+    const either = held.length > 1 ? ' (either would do)' : '';
+    return `${who} lacks the privilege ${f.needs} on ${held.map((h) => h.path).join(' and on ')}${either} ${status}. ${grant}`;
+  }
+  if (held.some((h) => h.privileges !== null)) {
+    const on = held.map((h) => `on ${h.path}, ${heldText(h.privileges)}`).join('; ');
+    return `${who} may not ${where}, and Proxmox's refusal names no privilege ${status}. What the token holds, as Proxmox answers for it: ${on}.`;
+  }
+  return `Proxmox refused the request ${status}.`;
+}
+
+function heldText(privileges: readonly string[] | null): string {
+  if (privileges === null) return 'unknown (not read)';
+  if (!privileges.length) return 'nothing';
+  const more = privileges.length - MAX_NAMED;
+  return `${privileges.slice(0, MAX_NAMED).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
 }

@@ -129,7 +129,8 @@ function classifyPveError(
     case 401:
       return { kind: 'auth_failed', status, reason: message };
     case 403: {
-      const m = /^Permission check failed \((\S.*), ([A-Za-z.]+)\)$/.exec(message);
+      // `A|B`: PVE's check for any one of them (check_any).
+      const m = /^Permission check failed \((\S.*), ([A-Za-z.]+(?:\|[A-Za-z.]+)*)\)$/.exec(message);
       return m
         ? { kind: 'forbidden', status, message, path: m[1], privilege: m[2] }
         : { kind: 'forbidden', status, message };

@@ -5,6 +5,7 @@
 
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { forgetHeld as forgetHeldPrivileges } from '../../src/proxmox/refusal';
 import { auditRecords } from '../support/worker/audit';
 import { approveAsDevUser, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../support/worker/mcp';
@@ -89,6 +90,30 @@ describe('each person as themselves in Proxmox', () => {
     // Proxmox's task log names the person's token as the task's user.
     expect(JSON.stringify(done.structuredContent)).toContain(
       `:qmshutdown:100:${SIMULATOR_TOKENS.bob.id}:`,
+    );
+  });
+
+  it("explains a refusal whose text names no privilege from what the person's token holds, read once", async () => {
+    forgetHeldPrivileges();
+    const make = { node: 'pve1', vmid: 4300, name: 'lab-new', pool: 'lab', confirm: true };
+    const refused = await call(alice, 'pve_create_qemu_vm', make);
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain(
+      `Proxmox refused: alice@example.com's token (${SIMULATOR_TOKENS.alice.id}) lacks the privilege VM.Allocate on /vms/4300 and on /pool/lab (either would do) (403 Permission check failed). Grant it to the token`,
+    );
+    const asked = (await sim.requests()).filter((r) => r.path === '/api2/json/access/permissions');
+    expect(asked.map((r) => [r.query, tokenOf(r)])).toEqual([
+      [{ path: '/vms/4300' }, SIMULATOR_TOKENS.alice.id],
+      [{ path: '/pool/lab' }, SIMULATOR_TOKENS.alice.id],
+    ]);
+    expect(await sim.writes()).toEqual([
+      expect.objectContaining({ method: 'POST', path: '/api2/json/nodes/pve1/qemu', status: 403 }),
+    ]);
+    // Again within seconds: what her token holds is not read again.
+    await sim.clearLog();
+    expect(text(await call(alice, 'pve_create_qemu_vm', make))).toBe(text(refused));
+    expect((await sim.requests()).map((r) => r.path)).not.toContain(
+      '/api2/json/access/permissions',
     );
   });
 

@@ -16,6 +16,21 @@ const TOKENS = inject('simulatorTokens') as Record<string, { id: string; secret:
 const tokenOf = (r: { headers: Record<string, string> }) =>
   /^PVEAPIToken=([^=]+)=/.exec(r.headers.authorization ?? '')?.[1];
 
+// PVEVMUser (PVE 9's VM privileges of the user and audit groups), the role alice's token has on
+// the lab pool: its user has more there, and privilege separation keeps to what both hold.
+const ALICE_ON_LAB = [
+  'VM.Audit',
+  'VM.Backup',
+  'VM.Config.CDROM',
+  'VM.Config.Cloudinit',
+  'VM.Console',
+  'VM.GuestAgent.Audit',
+  'VM.GuestAgent.FileRead',
+  'VM.GuestAgent.FileSystemMgmt',
+  'VM.GuestAgent.FileWrite',
+  'VM.PowerMgmt',
+];
+
 describe('GET /health with PVE_IDENTITIES', () => {
   let token: string;
   beforeAll(async () => {
@@ -31,7 +46,17 @@ describe('GET /health with PVE_IDENTITIES', () => {
 
   it('names the token that holds nothing and the one that holds too much, reading each as itself', async () => {
     const { body } = await getHealth(ORIGIN, token);
-    expect(body.identities).toEqual({ tokens: 4 });
+    const { identities } = body as unknown as {
+      identities: { tokens: number; holds: { token: string; on?: Record<string, string[]> }[] };
+    };
+    expect(identities.tokens).toBe(4);
+    // What each holds on /, /vms and each pool, as Proxmox answers for that token.
+    const holds = Object.fromEntries(identities.holds.map((h) => [h.token, h.on]));
+    expect(holds[TOKENS.dave!.id]).toEqual({ '/': [], '/vms': [] });
+    expect(holds[TOKENS.alice!.id]).toEqual({ '/': [], '/vms': [], '/pool/lab': ALICE_ON_LAB });
+    expect(holds[TOKENS.admin!.id]!['/']).toEqual(
+      expect.arrayContaining(['Sys.Modify', 'VM.Allocate']),
+    );
     const problems = (body.problems ?? []).filter((p) => p.check === 'identities');
     expect(problems.map((p) => p.message)).toEqual([
       `${TOKENS.dave!.id} (PVE_IDENTITIES) holds no privileges at all: Proxmox answers it with empty lists, not refusals, so its people see an empty cluster.`,
@@ -49,5 +74,6 @@ describe('GET /health with PVE_IDENTITIES', () => {
     const anonymous = await getHealth(ORIGIN);
     expect(anonymous.body.failing).toContain('identities');
     expect(JSON.stringify(anonymous.body)).not.toContain(TOKENS.dave!.id);
+    expect(anonymous.body.identities).toEqual({ tokens: 4 });
   });
 });

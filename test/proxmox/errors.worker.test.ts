@@ -72,6 +72,61 @@ const ROWS: Row[] = [
     status: 403,
   },
   {
+    label: '403 naming privileges of which any one would do',
+    tool: 'create',
+    fault: {
+      method: 'POST',
+      path: '^/nodes/pve1/qemu$',
+      status: 403,
+      reason:
+        'Permission check failed (/storage/local-lvm, Datastore.AllocateSpace|Datastore.Audit)',
+      contentType: PVE_JSON,
+      body: {
+        data: null,
+        message:
+          'Permission check failed (/storage/local-lvm, Datastore.AllocateSpace|Datastore.Audit)\n',
+      },
+    },
+    message:
+      /The Proxmox API token lacks the privilege Datastore\.AllocateSpace or Datastore\.Audit \(any one would do\) on \/storage\/local-lvm \(403 /,
+    kind: 'upstream.forbidden',
+    status: 403,
+  },
+  {
+    // The server's token holds VM.Allocate on /vms/150 (read from the simulator), so the refusal
+    // is not about that: what it holds there is said instead.
+    label: '403 naming no privilege, with what the token holds read from Proxmox',
+    tool: 'create',
+    fault: {
+      method: 'POST',
+      path: '^/nodes/pve1/qemu$',
+      status: 403,
+      reason: 'Permission check failed',
+      contentType: PVE_JSON,
+      body: { data: null, message: 'Permission check failed\n' },
+    },
+    message:
+      /The Proxmox API token may not POST \/nodes\/pve1\/qemu, and Proxmox's refusal names no privilege \(403 Permission check failed\)\. What the token holds, as Proxmox answers for it: on \/vms\/150, Datastore\.Allocate, .* and \d+ more\./,
+    kind: 'upstream.forbidden',
+    status: 403,
+  },
+  {
+    label: '403 for what only root@pam may do',
+    tool: 'create',
+    fault: {
+      method: 'POST',
+      path: '^/nodes/pve1/qemu$',
+      status: 403,
+      reason: 'Permission check failed (user != root@pam)',
+      contentType: PVE_JSON,
+      body: { data: null, message: 'Permission check failed (user != root@pam)\n' },
+    },
+    message:
+      /Proxmox lets only root@pam itself do POST \/nodes\/pve1\/qemu, never an API token, whatever it holds \(403 Permission check failed \(user != root@pam\)\)\./,
+    kind: 'upstream.forbidden',
+    status: 403,
+  },
+  {
     label: '403 from an old server with the text only in the reason phrase',
     tool: 'create',
     fault: {

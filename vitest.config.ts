@@ -25,8 +25,33 @@ const NAMED_PROJECTS = [
   'serial',
   'clusters',
   'identities',
+  'people-clusters',
 ] as const;
 const filesOf = (project: string): string => `test/**/*.${project}.test.ts`;
+
+/**
+ * Two clusters, lab and prod, of a Worker's simulator (PVE_CLUSTERS; each seeded alike, so the
+ * same vmid is on both), each with its own token secret variable; no single-cluster settings.
+ */
+function labAndProd(
+  address: (of: 'simulatorUrl' | 'simulatorTokenId' | 'simulatorTokenSecret') => string,
+) {
+  return {
+    PVE_BASE_URL: '',
+    PVE_TOKEN_ID: '',
+    PVE_TOKEN_SECRET: '',
+    PVE_CLUSTERS: JSON.stringify(
+      ['lab', 'prod'].map((name) => ({
+        name,
+        base_url: `${address('simulatorUrl')}/t/${name}`,
+        token_id: address('simulatorTokenId'),
+        token_secret_var: `${name.toUpperCase()}_TOKEN_SECRET`,
+      })),
+    ),
+    LAB_TOKEN_SECRET: address('simulatorTokenSecret'),
+    PROD_TOKEN_SECRET: address('simulatorTokenSecret'),
+  };
+}
 
 /**
  * A project running tests inside workerd (the Worker, its Durable Objects, the MCP transports)
@@ -223,19 +248,7 @@ export default defineConfig({
       // seeded alike, so the same vmid is on both), each with its own token secret variable; no
       // single-cluster settings. Signed in through the development identity provider.
       workersProject('clusters', null, (address) => ({
-        PVE_BASE_URL: '',
-        PVE_TOKEN_ID: '',
-        PVE_TOKEN_SECRET: '',
-        PVE_CLUSTERS: JSON.stringify(
-          ['lab', 'prod'].map((name) => ({
-            name,
-            base_url: `${address('simulatorUrl')}/t/${name}`,
-            token_id: address('simulatorTokenId'),
-            token_secret_var: `${name.toUpperCase()}_TOKEN_SECRET`,
-          })),
-        ),
-        LAB_TOKEN_SECRET: address('simulatorTokenSecret'),
-        PROD_TOKEN_SECRET: address('simulatorTokenSecret'),
+        ...labAndProd(address),
         AUTH_MODE: 'oauth',
         IDP: 'dev',
         ALLOWED_GROUPS: 'ops',
@@ -279,6 +292,25 @@ export default defineConfig({
         IDP: 'dev',
         ADMIN_USERS: 'admin@example.com',
         POLICY_EDITORS: 'editor@example.com',
+      })),
+      // Two clusters (as the clusters project's) where PVE_IDENTITIES names prod only: there,
+      // group ops acts with bob's token and nobody else has one (no fallback); on lab, which it
+      // does not name, everyone acts with the cluster's own token.
+      workersProject('people-clusters', null, (address) => ({
+        ...labAndProd(address),
+        PVE_IDENTITIES: JSON.stringify({
+          prod: [
+            {
+              match: 'group:ops',
+              token_id: SIMULATOR_TOKENS.bob.id,
+              token_secret_var: 'OPS_TOKEN_SECRET',
+            },
+          ],
+        }),
+        OPS_TOKEN_SECRET: SIMULATOR_TOKENS.bob.secret,
+        POLICY: JSON.stringify({ version: '1', default: 'allow' }),
+        AUTH_MODE: 'oauth',
+        IDP: 'dev',
       })),
       workersProject('github', null, (address) => ({
         AUTH_MODE: 'oauth',

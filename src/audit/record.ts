@@ -59,8 +59,8 @@ export interface AuditRecord {
    * The Proxmox API token the call's requests went with (its id, `user@realm!name`; never its
    * secret), where PVE_IDENTITIES gives each person one: the person's own, the fallback's, or a
    * cluster's own token where the mapping names none there. Space-separated where a list read
-   * several clusters with different tokens. Absent where the server's one token acted (the
-   * configuration names it), where nothing was sent, and in records from before it was kept.
+   * several clusters with different tokens. Absent without PVE_IDENTITIES (the token the
+   * configuration names acted), where nothing was sent, and in records from before it was kept.
    */
   pve_token?: string | null;
 }

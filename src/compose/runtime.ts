@@ -220,6 +220,7 @@ function personsClient(
     ...cluster.client,
     tokenId: token.tokenId,
     tokenSecret: token.secret,
+    explainRefusals: { cluster: cluster.name },
     names: {
       ...(cluster.client.names ?? SINGLE_CLUSTER_NAMES),
       // The person and their token's id: theirs to know, and what to grant the privilege to.

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 import { scrubberFor, type Scrubber } from '../secrets/scrub';
 import { PveError, type PveFailure, type SettingNames } from './errors';
-import { type Held, keepHeld, keptHeld, refusalPaths } from './refusal';
+import { type Held, heldPrivileges, refusalPaths } from './refusal';
 import { readData } from './response';
 
 export interface PveClientConfig {
@@ -22,6 +22,12 @@ export interface PveClientConfig {
   timeoutMs: number;
   /** How its messages name its settings (default: the single-cluster ones). */
   names?: SettingNames;
+  /**
+   * A person's own token (PVE_IDENTITIES) on cluster `cluster`: a refusal whose text names no
+   * privilege is explained from what the token holds (./refusal.ts), theirs to know. Never for
+   * the server's own token, whose privileges are not the caller's business.
+   */
+  explainRefusals?: { cluster: string };
 }
 
 /** One upstream exchange, for the per-call log line. */
@@ -191,12 +197,17 @@ export class PveClient {
       if (!parsed.success) throw fail(badAnswer(parsed.error, response.status));
       return { data: parsed.data, total };
     } catch (err) {
-      if (!(err instanceof PveError) || !namesNoPrivilege(err.failure)) throw err;
+      const explain = this.config.explainRefusals;
+      if (!explain || !(err instanceof PveError) || !namesNoPrivilege(err.failure)) throw err;
+      // Never for the reads below themselves: a refusal of one is not explained again.
+      if (path === HELD_PATH) throw err;
       call.ms = this.clock.now() - started;
       measured = true;
       const params = new URLSearchParams(body ?? target.split('?')[1] ?? '');
       const { paths, needs } = refusalPaths(method, path, params);
-      const held = await Promise.all(paths.map((p) => this.heldOn(p)));
+      // Within what is left of the refused request's own time, and never longer than HELD_READ_MS.
+      const left = Math.min(HELD_READ_MS, timeoutMs - call.ms);
+      const held = await Promise.all(paths.map((p) => this.heldOn(explain.cluster, p, left)));
       // The refused request stays the call's last exchange: its status is the call's.
       this.calls.splice(this.calls.indexOf(call), 1);
       this.calls.push(call);
@@ -206,25 +217,27 @@ export class PveClient {
     }
   }
 
-  /** What this client's token holds on an ACL path (GET /access/permissions), kept briefly. */
-  private async heldOn(path: string): Promise<Held> {
-    const key = `${this.config.baseUrl} ${this.config.tokenId} ${path}`;
-    const known = keptHeld(key, this.clock.now());
-    if (known) return { path, privileges: known };
-    try {
-      const target = withQuery('/access/permissions', { path });
-      const timeoutMs = Math.min(HELD_READ_MS, this.config.timeoutMs);
+  /**
+   * What this client's token holds on an ACL path (GET /access/permissions), kept HELD_TTL_MS
+   * per cluster, token and path, a read under way shared; null privileges where it was not read.
+   */
+  private async heldOn(cluster: string, path: string, timeoutMs: number): Promise<Held> {
+    if (timeoutMs < 1) return { path, privileges: null };
+    const key = `${cluster} ${this.config.tokenId} ${path}`;
+    const read = async () => {
+      const target = withQuery(HELD_PATH, { path });
       const answer = await this.exchange(
         'GET',
         target,
-        '/access/permissions',
+        HELD_PATH,
         PERMISSIONS,
         undefined,
         timeoutMs,
       );
-      const privileges = Object.keys(answer.data[path] ?? {}).sort();
-      keepHeld(key, privileges, this.clock.now());
-      return { path, privileges };
+      return Object.keys(answer.data[path] ?? {}).sort();
+    };
+    try {
+      return { path, privileges: await heldPrivileges(key, read, this.clock.now()) };
     } catch {
       return { path, privileges: null };
     }
@@ -264,6 +277,7 @@ export class PveClient {
 const PERMISSIONS = z.record(z.string(), z.record(z.string(), z.unknown()));
 /** How long reading what a token holds may take, after a refusal. */
 const HELD_READ_MS = 2_000;
+const HELD_PATH = '/access/permissions';
 
 /** A refusal whose text names no privilege and no other reason ("Permission check failed"). */
 function namesNoPrivilege(f: PveFailure): f is Extract<PveFailure, { kind: 'forbidden' }> {

@@ -1,7 +1,8 @@
 // A 403 from Proxmox whose text names no privilege ("Permission check failed", which PVE raises
 // for its `or` checks and where a handler checks in code), explained from what the token holds:
 // the ACL paths the refused request is about, read with that token (GET /access/permissions,
-// kept briefly per token), and, for a request that makes a guest, the privilege it needs there.
+// kept briefly per cluster and token), and, for a request that makes a guest, the privilege it
+// needs there. Only for a person's own token (PVE_IDENTITIES): what it holds is theirs to know.
 // Pure but for the cache; the client (./client.ts) does the reading.
 
 /** What the refused request is about, and what it is known to need there. */
@@ -32,13 +33,16 @@ const segment = (value: string | null): string | null =>
 /**
  * The ACL paths a request to `path` (without its query) with `params` (its form body or query)
  * is checked on. Making a guest (create, restore, clone) needs VM.Allocate on the new guest's
- * /vms/<id> or its pool's /pool/<pool> (PVE raises a bare refusal when it has neither).
+ * /vms/<id> or its pool's /pool/<pool> (PVE raises a bare refusal when it has neither); a restore
+ * over an existing guest may pass with VM.Backup instead, so nothing is said to be needed there.
  */
 export function refusalPaths(method: string, path: string, params: URLSearchParams): RefusalPaths {
   const vmid = segment(params.get('vmid'));
   const pool = segment(params.get('pool'));
   const onPool = pool ? [`/pool/${pool}`] : [];
-  if (method === 'POST' && (GUEST_MADE.test(path) || CLONE.test(path))) {
+  // A restore over an existing guest (archive and force) may pass with VM.Backup instead.
+  const overExisting = params.has('archive') && /^(1|true)$/.test(params.get('force') ?? '');
+  if (method === 'POST' && (GUEST_MADE.test(path) || CLONE.test(path)) && !overExisting) {
     const id = CLONE.test(path) ? segment(params.get('newid')) : vmid;
     if (id) return { paths: [`/vms/${id}`, ...onPool], needs: 'VM.Allocate' };
   }
@@ -47,7 +51,9 @@ export function refusalPaths(method: string, path: string, params: URLSearchPara
   if (guest) paths.push(`/vms/${guest}`);
   const storage = segment(STORAGE.exec(path)?.[1] ?? null);
   if (storage) paths.push(`/storage/${storage}`);
-  const inPool = segment(POOL.exec(path)?.[1] ?? null) ?? (path === '/pools' ? pool : null);
+  const inPool =
+    segment(POOL.exec(path)?.[1] ?? null) ??
+    (path === '/pools' ? segment(params.get('poolid')) : null);
   if (inPool) paths.push(`/pool/${inPool}`);
   const node = segment(NODE.exec(path)?.[1] ?? null);
   if (!paths.length && node) paths.push(`/nodes/${node}`);
@@ -58,19 +64,27 @@ export function refusalPaths(method: string, path: string, params: URLSearchPara
 /** How long what a token holds on a path is kept: a grant takes effect within this long. */
 export const HELD_TTL_MS = 10_000;
 const MAX_KEPT = 500;
-const kept = new Map<string, { at: number; privileges: string[] }>();
+const kept = new Map<string, { at: number; privileges: Promise<string[]> }>();
 
-/** What was read for `key` (base URL, token id and path) less than HELD_TTL_MS ago. */
-export function keptHeld(key: string, now: number): string[] | undefined {
+/**
+ * The privileges under `key` (cluster, token id and path): as read less than HELD_TTL_MS ago, or
+ * being read now, or read by `read`. A failed read is not kept.
+ */
+export function heldPrivileges(
+  key: string,
+  read: () => Promise<string[]>,
+  now: number,
+): Promise<string[]> {
   const entry = kept.get(key);
   if (entry && now - entry.at < HELD_TTL_MS) return entry.privileges;
-  if (entry) kept.delete(key);
-  return undefined;
-}
-
-export function keepHeld(key: string, privileges: string[], now: number): void {
+  kept.delete(key);
   if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value!);
+  const privileges = read();
   kept.set(key, { at: now, privileges });
+  privileges.catch(() => {
+    if (kept.get(key)?.privileges === privileges) kept.delete(key);
+  });
+  return privileges;
 }
 
 /** Forgets every path's privileges (tests that change a token's grants). */

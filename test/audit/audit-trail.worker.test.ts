@@ -238,4 +238,21 @@ describe('the audit trail', () => {
     expect(page).toContain('pve_create_qemu_vm');
     expect(page).toContain(`<summary><strong>version ${policy.version}</strong> · valid · `);
   });
+
+  it("names no Proxmox token where the server's one token acted (no PVE_IDENTITIES)", async () => {
+    const since = Date.now();
+    // A session of its own: the list's limit is per session.
+    const own = await connect('http');
+    expect((await call(own, 'pve_list_vms', {})).isError).toBeFalsy();
+    await own.close();
+    let mine: StoredAuditRecord[] = [];
+    for (let i = 0; i < 50 && !mine.length; i++) {
+      mine = (await auditStub().query({ limit: 10, from: since })).records;
+      if (!mine.length) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(mine.map((r) => r.tool)).toEqual(['pve_list_vms']);
+    expect(mine[0]).not.toHaveProperty('pve_token');
+    const { records } = await exportRecords(`format=jsonl&from=${new Date(since).toISOString()}`);
+    expect(records.map((r) => r.pve_token)).toEqual([null]);
+  });
 });

@@ -3,14 +3,14 @@
 // only and bob every guest). Every call is allowed by the policy here, so Proxmox alone decides:
 // which token reached it is read from the simulator's request log, never from our own code.
 
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { forgetHeld as forgetHeldPrivileges } from '../../src/proxmox/refusal';
 import { auditRecords } from '../support/worker/audit';
 import { approveAsDevUser, openAsDevUser } from '../support/form-browser';
 import { call, text } from '../support/worker/mcp';
 import { asEditor, Browser, connectSignedIn } from '../support/worker/oauth';
 import { usePolicy } from '../support/worker/policy';
+import { aliceAndBob, tokenOf } from '../support/worker/people';
 import { sim } from '../support/worker/sim';
 
 // Every call allowed, but a shutdown of VM 101 asks an administrator first (who has no Proxmox
@@ -29,33 +29,19 @@ usePolicy(
 );
 
 const SIMULATOR_TOKENS = inject('simulatorTokens') as Record<
-  'alice' | 'bob',
+  'alice' | 'bob' | 'admin',
   { id: string; secret: string }
 >;
-const tokenOf = (r: { headers: Record<string, string> }) =>
-  /^PVEAPIToken=([^=]+)=/.exec(r.headers.authorization ?? '')?.[1];
 
 describe('each person as themselves in Proxmox', () => {
-  let alice: Client;
-  let bob: Client;
-  beforeAll(async () => {
-    ({ client: alice } = await connectSignedIn('http', {
-      user: 'alice@example.com',
-      groups: 'dev',
-    }));
-    ({ client: bob } = await connectSignedIn('http', { user: 'bob@example.com', groups: 'ops' }));
-  });
-  afterAll(async () => {
-    await alice.close();
-    await bob.close();
-  });
+  const people = aliceAndBob();
   beforeEach(async () => {
     await sim.reset();
     await sim.clearLog();
   });
 
   it("lists for alice what her token may see, the lab pool's guests, and asks with her token", async () => {
-    const list = await call(alice, 'pve_list_vms', { limit: 1000 });
+    const list = await call(people.alice, 'pve_list_vms', { limit: 1000 });
     expect(list.isError, text(list)).toBeFalsy();
     const guests = list.structuredContent!.guests as { vmid: number }[];
     expect(guests.map((g) => g.vmid)).toEqual([104]);
@@ -68,7 +54,7 @@ describe('each person as themselves in Proxmox', () => {
 
   it("gives alice Proxmox's refusal on a prod guest, and bob (group ops) shuts it down as himself", async () => {
     const stop = { node: 'pve1', vmid: 100, confirm: true };
-    const refused = await call(alice, 'pve_shutdown_vm', stop);
+    const refused = await call(people.alice, 'pve_shutdown_vm', stop);
     expect(refused.isError).toBe(true);
     // Her token may not even see VM 100: Proxmox refuses the read before any write.
     expect(text(refused)).toContain(
@@ -81,7 +67,7 @@ describe('each person as themselves in Proxmox', () => {
     );
 
     await sim.clearLog();
-    const done = await call(bob, 'pve_shutdown_vm', stop);
+    const done = await call(people.bob, 'pve_shutdown_vm', stop);
     expect(done.isError, text(done)).toBeFalsy();
     const bobs = await sim.writes();
     expect(bobs.map((r) => `${r.method} ${r.path} ${tokenOf(r)}`)).toEqual([
@@ -96,25 +82,59 @@ describe('each person as themselves in Proxmox', () => {
   it("explains a refusal whose text names no privilege from what the person's token holds, read once", async () => {
     forgetHeldPrivileges();
     const make = { node: 'pve1', vmid: 4300, name: 'lab-new', pool: 'lab', confirm: true };
-    const refused = await call(alice, 'pve_create_qemu_vm', make);
+    const refused = await call(people.alice, 'pve_create_qemu_vm', make);
     expect(refused.isError).toBe(true);
     expect(text(refused)).toContain(
       `Proxmox refused: alice@example.com's token (${SIMULATOR_TOKENS.alice.id}) lacks the privilege VM.Allocate on /vms/4300 and on /pool/lab (either would do) (403 Permission check failed). Grant it to the token`,
     );
     const asked = (await sim.requests()).filter((r) => r.path === '/api2/json/access/permissions');
-    expect(asked.map((r) => [r.query, tokenOf(r)])).toEqual([
-      [{ path: '/vms/4300' }, SIMULATOR_TOKENS.alice.id],
-      [{ path: '/pool/lab' }, SIMULATOR_TOKENS.alice.id],
+    // Read side by side, so in either order.
+    expect(asked.map((r) => [r.query.path, tokenOf(r)]).sort()).toEqual([
+      ['/pool/lab', SIMULATOR_TOKENS.alice.id],
+      ['/vms/4300', SIMULATOR_TOKENS.alice.id],
     ]);
     expect(await sim.writes()).toEqual([
       expect.objectContaining({ method: 'POST', path: '/api2/json/nodes/pve1/qemu', status: 403 }),
     ]);
     // Again within seconds: what her token holds is not read again.
     await sim.clearLog();
-    expect(text(await call(alice, 'pve_create_qemu_vm', make))).toBe(text(refused));
+    expect(text(await call(people.alice, 'pve_create_qemu_vm', make))).toBe(text(refused));
     expect((await sim.requests()).map((r) => r.path)).not.toContain(
       '/api2/json/access/permissions',
     );
+  });
+
+  it('says what the token holds where a refusal names no privilege and nothing is known to be missing', async () => {
+    forgetHeldPrivileges();
+    const { client: root } = await connectSignedIn('http', {
+      user: 'root@example.com',
+      groups: 'root',
+    });
+    try {
+      await sim.fault({
+        times: 1,
+        method: 'POST',
+        path: '^/nodes/pve1/qemu/100/status/stop$',
+        status: 403,
+        reason: 'Permission check failed',
+        contentType: 'application/json;charset=UTF-8',
+        body: { data: null, message: 'Permission check failed\n' },
+      });
+      const refused = await call(root, 'pve_stop_vm', { node: 'pve1', vmid: 100, confirm: true });
+      expect(text(refused)).toMatch(
+        new RegExp(
+          `Proxmox refused: root@example\\.com's token \\(${SIMULATOR_TOKENS.admin.id.replace(/[!.]/g, '\\$&')}\\) may not POST /nodes/pve1/qemu/100/status/stop, and Proxmox's refusal names no privilege \\(403 Permission check failed\\)\\. What the token holds, as Proxmox answers for it: on /vms/100, Datastore\\.Allocate, .* and \\d+ more\\.`,
+        ),
+      );
+      const asked = (await sim.requests()).filter(
+        (r) => r.path === '/api2/json/access/permissions',
+      );
+      expect(asked.map((r) => [r.query.path, tokenOf(r)])).toEqual([
+        ['/vms/100', SIMULATOR_TOKENS.admin.id],
+      ]);
+    } finally {
+      await root.close();
+    }
   });
 
   it('names the token each call went with in its audit record, log line, /admin and both exports', async () => {
@@ -125,8 +145,8 @@ describe('each person as themselves in Proxmox', () => {
     });
     try {
       // Refused by Proxmox (alice's token may not see VM 100), then done by bob.
-      await call(alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true });
-      await call(bob, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true });
+      await call(people.alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true });
+      await call(people.bob, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true });
     } finally {
       spy.mockRestore();
     }
@@ -213,12 +233,12 @@ describe('each person as themselves in Proxmox', () => {
 
   it("runs an approved call with the requester's token, never the approver's", async () => {
     const ask = { node: 'pve1', vmid: 101, confirm: true };
-    const pending = await call(bob, 'pve_shutdown_vm', ask);
+    const pending = await call(people.bob, 'pve_shutdown_vm', ask);
     const { approval_id: id } = pending.structuredContent as { approval_id: string };
     expect(id, text(pending)).toMatch(/^[A-Za-z0-9_-]{16,64}$/);
     const admin = { user: 'admin@example.com', groups: 'ops' };
     expect(await approveAsDevUser(new Browser(), 'http://localhost', id, admin)).toBe(303);
-    const done = await call(bob, 'pve_shutdown_vm', { ...ask, approval_id: id });
+    const done = await call(people.bob, 'pve_shutdown_vm', { ...ask, approval_id: id });
     expect(done.isError, text(done)).toBeFalsy();
     const writes = await sim.writes();
     expect(writes.map((r) => `${r.method} ${r.path} ${tokenOf(r)}`)).toEqual([
@@ -242,9 +262,9 @@ describe('each person as themselves in Proxmox', () => {
     try {
       results = [
         // Refused by Proxmox (a 403), asked for approval (its page), and a plain read.
-        await call(alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true }),
-        await call(bob, 'pve_shutdown_vm', { node: 'pve1', vmid: 101, confirm: true }),
-        await call(bob, 'pve_list_vms', { limit: 5 }),
+        await call(people.alice, 'pve_shutdown_vm', { node: 'pve1', vmid: 100, confirm: true }),
+        await call(people.bob, 'pve_shutdown_vm', { node: 'pve1', vmid: 101, confirm: true }),
+        await call(people.bob, 'pve_list_vms', { limit: 5 }),
       ];
     } finally {
       for (const spy of spies) spy.mockRestore();

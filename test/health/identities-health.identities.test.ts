@@ -10,11 +10,10 @@ import { forgetProbes } from '../../src/health/proxmox-probe';
 import { getHealth } from '../support/worker/health';
 import { ORIGIN } from '../support/worker/mcp';
 import { codeFlowTokens, registerClient } from '../support/worker/oauth';
+import { tokenOf } from '../support/worker/people';
 import { sim } from '../support/worker/sim';
 
 const TOKENS = inject('simulatorTokens') as Record<string, { id: string; secret: string }>;
-const tokenOf = (r: { headers: Record<string, string> }) =>
-  /^PVEAPIToken=([^=]+)=/.exec(r.headers.authorization ?? '')?.[1];
 
 // PVEVMUser (PVE 9's VM privileges of the user and audit groups), the role alice's token has on
 // the lab pool: its user has more there, and privilege separation keeps to what both hold.

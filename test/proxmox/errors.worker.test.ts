@@ -93,24 +93,6 @@ const ROWS: Row[] = [
     status: 403,
   },
   {
-    // The server's token holds VM.Allocate on /vms/150 (read from the simulator), so the refusal
-    // is not about that: what it holds there is said instead.
-    label: '403 naming no privilege, with what the token holds read from Proxmox',
-    tool: 'create',
-    fault: {
-      method: 'POST',
-      path: '^/nodes/pve1/qemu$',
-      status: 403,
-      reason: 'Permission check failed',
-      contentType: PVE_JSON,
-      body: { data: null, message: 'Permission check failed\n' },
-    },
-    message:
-      /The Proxmox API token may not POST \/nodes\/pve1\/qemu, and Proxmox's refusal names no privilege \(403 Permission check failed\)\. What the token holds, as Proxmox answers for it: on \/vms\/150, Datastore\.Allocate, .* and \d+ more\./,
-    kind: 'upstream.forbidden',
-    status: 403,
-  },
-  {
     label: '403 for what only root@pam may do',
     tool: 'create',
     fault: {
@@ -313,6 +295,24 @@ describe('Proxmox errors become clear tool errors', () => {
       kind: 'upstream.node_unreachable',
       upstream_status: 595,
     });
+  });
+
+  it("says of a refusal naming no privilege only Proxmox's text: the server's token's privileges are not the caller's", async () => {
+    await sim.fault({
+      times: 1,
+      method: 'POST',
+      path: '^/nodes/pve1/qemu$',
+      status: 403,
+      reason: 'Permission check failed',
+      contentType: PVE_JSON,
+      body: { data: null, message: 'Permission check failed\n' },
+    });
+    const args = { node: 'pve1', vmid: 150, confirm: true };
+    const result = await call(client, 'pve_create_qemu_vm', args);
+    expect(text(result)).toContain('Proxmox refused the request (403 Permission check failed).');
+    expect((await sim.requests()).map((r) => r.path)).not.toContain(
+      '/api2/json/access/permissions',
+    );
   });
 
   it('explains a pool that does not exist (403 from PVE)', async () => {

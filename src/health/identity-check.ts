@@ -39,7 +39,7 @@ export function forgetTokenChecks(): void {
   cache.clear();
 }
 
-/** What one mapped token holds on `/`, `/vms` and each `/pool/*` (for the operator's view). */
+/** What one mapped token holds on `/`, `/vms` and each `/pool/*` Proxmox lists for it (for the operator's view). */
 export interface TokenHolds {
   token: string;
   /** Where the server reaches several clusters: the cluster the token is for. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type Clock, systemClock } from '../clock';
 import { scrubberFor, type Scrubber } from '../secrets/scrub';
 import { PveError, type PveFailure, type SettingNames } from './errors';
-import { type Held, heldPrivileges, refusalPaths } from './refusal';
+import { type Held, keepHeld, keptHeld, refusalPaths } from './refusal';
 import { readData } from './response';
 
 export interface PveClientConfig {
@@ -23,9 +23,10 @@ export interface PveClientConfig {
   /** How its messages name its settings (default: the single-cluster ones). */
   names?: SettingNames;
   /**
-   * A person's own token (PVE_IDENTITIES) on cluster `cluster`: a refusal whose text names no
-   * privilege is explained from what the token holds (./refusal.ts), theirs to know. Never for
-   * the server's own token, whose privileges are not the caller's business.
+   * The token PVE_IDENTITIES gives a person on cluster `cluster` (their own, or the fallback's): a
+   * refusal whose text names no privilege is explained from what it holds (./refusal.ts), theirs
+   * to know as they act with it. Never for the server's own token, whose privileges are not the
+   * caller's business.
    */
   explainRefusals?: { cluster: string };
 }
@@ -219,12 +220,14 @@ export class PveClient {
 
   /**
    * What this client's token holds on an ACL path (GET /access/permissions), kept HELD_TTL_MS
-   * per cluster, token and path, a read under way shared; null privileges where it was not read.
+   * per cluster, token and path (settled answers only); null privileges where it was not read.
    */
   private async heldOn(cluster: string, path: string, timeoutMs: number): Promise<Held> {
-    if (timeoutMs < 1) return { path, privileges: null };
     const key = `${cluster} ${this.config.tokenId} ${path}`;
-    const read = async () => {
+    const known = keptHeld(key, this.clock.now());
+    if (known) return { path, privileges: known };
+    if (timeoutMs < 1) return { path, privileges: null };
+    try {
       const target = withQuery(HELD_PATH, { path });
       const answer = await this.exchange(
         'GET',
@@ -234,10 +237,9 @@ export class PveClient {
         undefined,
         timeoutMs,
       );
-      return Object.keys(answer.data[path] ?? {}).sort();
-    };
-    try {
-      return { path, privileges: await heldPrivileges(key, read, this.clock.now()) };
+      const privileges = Object.keys(answer.data[path] ?? {}).sort();
+      keepHeld(key, privileges, this.clock.now());
+      return { path, privileges };
     } catch {
       return { path, privileges: null };
     }

@@ -1,8 +1,9 @@
 // A 403 from Proxmox whose text names no privilege ("Permission check failed", which PVE raises
 // for its `or` checks and where a handler checks in code), explained from what the token holds:
 // the ACL paths the refused request is about, read with that token (GET /access/permissions,
-// kept briefly per cluster and token), and, for a request that makes a guest, the privilege it
-// needs there. Only for a person's own token (PVE_IDENTITIES): what it holds is theirs to know.
+// kept briefly per cluster, token and path), and, for a request that makes a guest, the
+// privilege it needs there. Only for the token PVE_IDENTITIES gives a person (their own, or the
+// fallback's): what it holds is theirs to know, as they act with it.
 // Pure but for the cache; the client (./client.ts) does the reading.
 
 /** What the refused request is about, and what it is known to need there. */
@@ -40,8 +41,10 @@ export function refusalPaths(method: string, path: string, params: URLSearchPara
   const vmid = segment(params.get('vmid'));
   const pool = segment(params.get('pool'));
   const onPool = pool ? [`/pool/${pool}`] : [];
-  // A restore over an existing guest (archive and force) may pass with VM.Backup instead.
-  const overExisting = params.has('archive') && /^(1|true)$/.test(params.get('force') ?? '');
+  // A restore over an existing guest may pass with VM.Backup instead: a VM's (archive and
+  // force), a container's (restore and force).
+  const yes = (name: string) => /^(1|true)$/.test(params.get(name) ?? '');
+  const overExisting = (params.has('archive') || yes('restore')) && yes('force');
   if (method === 'POST' && (GUEST_MADE.test(path) || CLONE.test(path)) && !overExisting) {
     const id = CLONE.test(path) ? segment(params.get('newid')) : vmid;
     if (id) return { paths: [`/vms/${id}`, ...onPool], needs: 'VM.Allocate' };
@@ -64,27 +67,24 @@ export function refusalPaths(method: string, path: string, params: URLSearchPara
 /** How long what a token holds on a path is kept: a grant takes effect within this long. */
 export const HELD_TTL_MS = 10_000;
 const MAX_KEPT = 500;
-const kept = new Map<string, { at: number; privileges: Promise<string[]> }>();
-
 /**
- * The privileges under `key` (cluster, token id and path): as read less than HELD_TTL_MS ago, or
- * being read now, or read by `read`. A failed read is not kept.
+ * Settled answers only: workerd lets no request wait on I/O another request started (it would
+ * hang), so a read under way is never shared.
  */
-export function heldPrivileges(
-  key: string,
-  read: () => Promise<string[]>,
-  now: number,
-): Promise<string[]> {
+const kept = new Map<string, { at: number; privileges: string[] }>();
+
+/** What was read under `key` (cluster, token id and path) less than HELD_TTL_MS ago. */
+export function keptHeld(key: string, now: number): string[] | undefined {
   const entry = kept.get(key);
   if (entry && now - entry.at < HELD_TTL_MS) return entry.privileges;
   kept.delete(key);
+  return undefined;
+}
+
+export function keepHeld(key: string, privileges: string[], now: number): void {
+  kept.delete(key);
   if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value!);
-  const privileges = read();
   kept.set(key, { at: now, privileges });
-  privileges.catch(() => {
-    if (kept.get(key)?.privileges === privileges) kept.delete(key);
-  });
-  return privileges;
 }
 
 /** Forgets every path's privileges (tests that change a token's grants). */

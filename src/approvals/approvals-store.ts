@@ -25,8 +25,10 @@ import type { ApprovalSnapshot, NotifyMessage } from '../notify/event-formats';
 import type { NotifyEvent } from '../notify/targets';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import { mayConsume, mayDecide, meetsTerms, NO_SUCH_APPROVAL, type DecideCheck } from './rules';
+import { rankOf } from '../audit/figures';
 import type {
   Approval,
+  ApprovalFigures,
   ApprovalsObject,
   ApprovalRequest,
   ConsumeCall,
@@ -37,6 +39,8 @@ import type {
 
 /** As long as the audit trail keeps the calls that name them (its default retention). */
 const KEEP_AFTER_EXPIRY_MS = 90 * 86_400_000;
+/** The statuses of an approval someone decided. */
+const DECIDED = new Set(['approved', 'used', 'denied']);
 const MAX_PENDING_PER_GRANT = 20;
 const PRUNE_EVERY_MS = 6 * 3_600_000;
 /** How long putting an event on the notification queue may hold up the change it announces. */
@@ -279,6 +283,32 @@ export class Approvals extends DurableObject<ApprovalsEnv> implements ApprovalsO
       )
       .toArray()
       .map(fromRow);
+  }
+
+  figures(now: number, since: number): ApprovalFigures {
+    const rows = this.sql
+      .exec<{ status: string; expires_at: number; took: number | null }>(
+        'SELECT status, expires_at, decided_at - created_at AS took FROM approvals WHERE created_at >= ?',
+        since,
+      )
+      .toArray();
+    const count = (test: (r: (typeof rows)[number]) => boolean) => rows.filter(test).length;
+    const took = rows
+      .filter((r) => DECIDED.has(r.status) && r.took !== null)
+      .map((r) => r.took!)
+      .sort((a, b) => a - b);
+    const at = (q: number) => (took.length ? took[rankOf(q, took.length)]! : null);
+    return {
+      since,
+      asked: rows.length,
+      given: count((r) => r.status === 'approved' || r.status === 'used'),
+      refused: count((r) => r.status === 'denied'),
+      expired: count((r) => r.status === 'pending' && r.expires_at <= now),
+      revoked: count((r) => r.status === 'revoked'),
+      waiting: count((r) => r.status === 'pending' && r.expires_at > now),
+      decide_p50_ms: at(0.5),
+      decide_p95_ms: at(0.95),
+    };
   }
 
   /** Counts a notification that could not be delivered after its last attempt. */

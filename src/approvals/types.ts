@@ -117,8 +117,28 @@ export interface ApprovalsObject {
   restore(id: string): void;
   spendOnce(token: string, expiresAt: number, now: number): Promise<boolean>;
   pending(now: number): Approval[];
+  /** The approvals asked for since `since`, by what became of them, as of `now`. */
+  figures(now: number, since: number): ApprovalFigures;
   countUndelivered(target: string): void;
   undelivered(): Record<string, number>;
   /** Marks a revoked grant's pending approvals `revoked`; how many. */
   cancelForGrant(grantId: string, by: string, now: number): Promise<number>;
+}
+
+/** What became of the approvals asked for in a window (/admin's charts, /admin/metrics.json). */
+export interface ApprovalFigures {
+  since: number;
+  asked: number;
+  /** Approved (used on the call or not yet). */
+  given: number;
+  refused: number;
+  /** Ran out while no one decided. */
+  expired: number;
+  /** Their grant was revoked before anyone decided. */
+  revoked: number;
+  /** Still waiting for a person. */
+  waiting: number;
+  /** How long people took to decide (approved or refused): median and 95th percentile, ms. */
+  decide_p50_ms: number | null;
+  decide_p95_ms: number | null;
 }

@@ -16,13 +16,27 @@ import {
   type Row,
 } from './audit-row';
 import type { RpcOf } from '../stores/stubs';
-import type {
-  AuditObject,
-  AuditPage,
-  AuditQuery,
-  AuditRecord,
-  AuditStats,
-  StoredAuditRecord,
+import {
+  type AuditFigures,
+  HOUR_MS,
+  type HourCounts,
+  type LatencyHour,
+  lastHours,
+  noCalls,
+  type Ranked,
+  rankOf,
+  REFUSING,
+  TOP,
+} from './figures';
+import {
+  type AuditDecision,
+  type AuditObject,
+  type AuditPage,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditStats,
+  POLICY_EVENT_TOOL,
+  type StoredAuditRecord,
 } from './record';
 
 export interface AuditEnv {
@@ -56,7 +70,8 @@ const MAX_PAGE = 1_000;
  * grant_id, session, tool TEXT, arg_keys TEXT (JSON array), args_hmac TEXT, args TEXT (JSON
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
  * NUMERIC, vmid INTEGER, upid, approval_id, approval_channel TEXT, policy_version INTEGER,
- * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT, pve_token TEXT.
+ * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT, pve_token TEXT,
+ * upstream_ms NUMERIC.
  * Indexes on (ts), (user_id, ts),
  * (user_email, ts), (tool, ts), (decision, ts), (cluster, ts). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
@@ -90,7 +105,8 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
          args_hmac TEXT NOT NULL, args TEXT NOT NULL, decision TEXT NOT NULL, rule TEXT,
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
          vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT, policy_version INTEGER,
-         user_groups TEXT, user_scopes TEXT, cluster TEXT, pve_token TEXT)`,
+         user_groups TEXT, user_scopes TEXT, cluster TEXT, pve_token TEXT,
+         upstream_ms NUMERIC)`,
     );
     const columns = this.sql
       .exec<{ name: string }>('PRAGMA table_info(audit_records)')
@@ -104,6 +120,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
       ['user_scopes', 'TEXT'],
       ['cluster', 'TEXT'],
       ['pve_token', 'TEXT'],
+      ['upstream_ms', 'NUMERIC'],
     ] as const) {
       if (!columns.includes(column))
         this.sql.exec(`ALTER TABLE audit_records ADD COLUMN ${column} ${type}`);
@@ -256,6 +273,83 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
     };
   }
 
+  figures(now: number): AuditFigures {
+    this.ensure();
+    if (!Number.isFinite(now)) throw new RangeError('figures need a finite epoch ms');
+    const week = lastHours(now, 168);
+    const since = week[0]!;
+    // Calls only: a policy change is a record too (tool POLICY_EVENT_TOOL), never a call.
+    const calls = `tool <> '${POLICY_EVENT_TOOL}'`;
+    const byHour = new Map<number, Record<AuditDecision, number>>();
+    for (const row of this.sql.exec<{ h: number; decision: string; n: number }>(
+      `SELECT ts / ${HOUR_MS} AS h, decision, count(*) AS n FROM audit_records
+       WHERE ts >= ? AND ${calls} GROUP BY h, decision`,
+      since,
+    )) {
+      const start = row.h * HOUR_MS;
+      const counts = byHour.get(start) ?? noCalls();
+      if (Object.hasOwn(counts, row.decision)) counts[row.decision as AuditDecision] += row.n;
+      byHour.set(start, counts);
+    }
+    const hours = (starts: number[]): HourCounts[] =>
+      starts.map((start) => ({ start, counts: { ...(byHour.get(start) ?? noCalls()) } }));
+    const refused = `ts >= ? AND ${calls} AND decision IN (${REFUSING.map((d) => `'${d}'`).join(', ')})`;
+    const ranked = (column: 'tool' | 'rule'): Ranked[] =>
+      this.sql
+        .exec<{ name: string; count: number }>(
+          `SELECT ${column} AS name, count(*) AS count FROM audit_records
+           WHERE ${refused} AND ${column} IS NOT NULL GROUP BY ${column}
+           ORDER BY count DESC, name LIMIT ${TOP}`,
+          since,
+        )
+        .toArray();
+    return {
+      at: now,
+      day: hours(week.slice(-24)),
+      week: hours(week),
+      refusing: { tools: ranked('tool'), rules: ranked('rule') },
+      latency: week.slice(-24).map((start) => this.latencyOf(start, calls)),
+    };
+  }
+
+  /** One hour's call and upstream latency, median and 95th percentile (nearest rank). */
+  private latencyOf(start: number, calls: string): LatencyHour {
+    const within = `ts >= ? AND ts < ? AND ${calls}`;
+    const at = (column: 'latency_ms' | 'upstream_ms') => {
+      const where = `${within} AND ${column} IS NOT NULL`;
+      const n = this.sql
+        .exec<{ n: number }>(
+          `SELECT count(*) AS n FROM audit_records WHERE ${where}`,
+          start,
+          start + HOUR_MS,
+        )
+        .one().n;
+      const pick = (q: number): number | null =>
+        n === 0
+          ? null
+          : this.sql
+              .exec<{ v: number }>(
+                `SELECT ${column} AS v FROM audit_records WHERE ${where} ORDER BY ${column} LIMIT 1 OFFSET ?`,
+                start,
+                start + HOUR_MS,
+                rankOf(q, n),
+              )
+              .one().v;
+      return { n, p50: pick(0.5), p95: pick(0.95) };
+    };
+    const call = at('latency_ms');
+    const upstream = at('upstream_ms');
+    return {
+      start,
+      calls: call.n,
+      p50_ms: call.p50,
+      p95_ms: call.p95,
+      upstream_calls: upstream.n,
+      upstream_p50_ms: upstream.p50,
+      upstream_p95_ms: upstream.p95,
+    };
+  }
+
   /** Adds `n` (a non-negative integer) to this instance's lost counter. */
   recordLost(n: number): void {
     if (!Number.isSafeInteger(n) || n < 0)
@@ -308,7 +402,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
 /** The RPC surface as a caller sees it (each method answering a promise). */
 export type AuditLogRpc = RpcOf<
   AuditLog,
-  'append' | 'query' | 'get' | 'prune' | 'stats' | 'recordLost' | 'legacyServerKey'
+  'append' | 'query' | 'get' | 'prune' | 'stats' | 'figures' | 'recordLost' | 'legacyServerKey'
 >;
 
 function logError(msg: string, err: unknown): void {

@@ -40,6 +40,7 @@ export const COLUMNS = [
   'user_scopes',
   'cluster',
   'pve_token',
+  'upstream_ms',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
@@ -76,6 +77,7 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     groupsJson(r.user_scopes),
     optText(r.cluster, MAX_ID),
     optText(r.pve_token, MAX_TEXT),
+    optNumber(r.upstream_ms),
   ];
 }
 
@@ -157,6 +159,7 @@ export function toRecord(row: Row): StoredAuditRecord {
     user_groups: list(row.user_groups),
     user_scopes: list(row.user_scopes),
     cluster: ns(row.cluster),
+    upstream_ms: nn(row.upstream_ms),
     // Kept only where a person's token acted (see AuditRecord.pve_token).
     ...(typeof row.pve_token === 'string' ? { pve_token: row.pve_token } : {}),
   };

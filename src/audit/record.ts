@@ -2,6 +2,9 @@
 // only after redaction (sensitive arguments never reach storage); `args_hmac` is the SHA-256 of
 // the canonical arguments, so identical calls can be matched without keeping their values.
 
+/** The tool column of a record that is a change of the policy, not a call (../policy-store/audit-event.ts). */
+export const POLICY_EVENT_TOOL = '(policy)';
+
 /** The policy's decision; `none` when the call never reached the policy (invalid arguments). */
 export type AuditDecision = 'allow' | 'deny' | 'limited' | 'approval_required' | 'none';
 
@@ -39,6 +42,11 @@ export interface AuditRecord {
   error_kind: string | null;
   upstream_status: number | null;
   latency_ms: number;
+  /**
+   * How long the call's requests to Proxmox took, added up (requests made side by side each
+   * count); null where none was sent, and in records from before it was kept.
+   */
+  upstream_ms: number | null;
   vmid: number | null;
   upid: string | null;
   approval_id: string | null;
@@ -125,7 +133,46 @@ export interface AuditObject {
   get(id: number): StoredAuditRecord | null;
   prune(now: number): { deleted: number };
   stats(): AuditStats;
+  /** Recent activity as of `now` (./figures.ts), calls only (policy changes left out). */
+  figures(now: number): AuditFigures;
   recordLost(n: number): void;
   /** The key of an older deployment that kept its server keys here, if it had made one (for ServerKeys to take over). */
   legacyServerKey(name: string): string | null;
+}
+
+// Recent activity as read from the records (./figures.ts says how).
+
+export interface HourCounts {
+  /** The hour's start (epoch ms, on the UTC hour). */
+  start: number;
+  counts: Record<AuditDecision, number>;
+}
+
+export interface LatencyHour {
+  start: number;
+  /** Calls in the hour; of them, `upstream_calls` sent Proxmox something. */
+  calls: number;
+  p50_ms: number | null;
+  p95_ms: number | null;
+  upstream_calls: number;
+  upstream_p50_ms: number | null;
+  upstream_p95_ms: number | null;
+}
+
+export interface Ranked {
+  name: string;
+  count: number;
+}
+
+export interface AuditFigures {
+  /** When they were read. */
+  at: number;
+  /** The last 24 hours, the current one last. */
+  day: HourCounts[];
+  /** The last 168 hours (7 days), the current one last. */
+  week: HourCounts[];
+  /** Over the week: the tools and the rules with the most refused calls (deny, limited). */
+  refusing: { tools: Ranked[]; rules: Ranked[] };
+  /** Over the day, per hour. */
+  latency: LatencyHour[];
 }

@@ -76,6 +76,12 @@ export function settle(
   return { kind: 'result', result: out.deep(end.result) };
 }
 
+/** The call's Proxmox requests' times added up; null where it sent none. */
+function upstreamMs(scope: CallScope | undefined): number | null {
+  const calls = scope?.upstream() ?? [];
+  return calls.length ? calls.reduce((sum, c) => sum + c.ms, 0) : null;
+}
+
 /** How a person approved the call; null unless an approval was actually spent on it. */
 function channelOf(approvalId: string | null, decision: AuditDecision): ApprovalChannel | null {
   if (!approvalId || decision !== 'allow') return null;
@@ -108,6 +114,7 @@ function auditRecord(
     error_kind: facts.log.error_kind ?? null,
     upstream_status: facts.log.upstream_status ?? null,
     latency_ms: facts.log.latency_ms ?? 0,
+    upstream_ms: upstreamMs(scope),
     vmid:
       typeof structured.vmid === 'number' && structured.mode === 'created' ? structured.vmid : null,
     upid: typeof structured.upid === 'string' ? structured.upid : null,

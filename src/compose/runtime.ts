@@ -45,11 +45,15 @@ export type ApprovalsPort = RpcOf<
   | 'restore'
   | 'spendOnce'
   | 'pending'
+  | 'figures'
   | 'countUndelivered'
   | 'undelivered'
   | 'cancelForGrant'
 >;
-export type AuditPort = RpcOf<AuditObject, 'append' | 'query' | 'get' | 'stats' | 'recordLost'>;
+export type AuditPort = RpcOf<
+  AuditObject,
+  'append' | 'query' | 'get' | 'stats' | 'figures' | 'recordLost'
+>;
 export type SessionPort = RpcOf<SessionObject, 'owner' | 'endSession'>;
 export type PolicyStorePort = RpcOf<
   PolicyStoreObject,

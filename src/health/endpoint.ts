@@ -12,7 +12,7 @@ import { authConfig, publicOrigin } from '../auth/config';
 import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import { configNotices, configProblems, publicUrlState, type HealthProblem } from './config-checks';
 import { probeFix, probeProxmox, type ProxmoxProbe } from './proxmox-probe';
-import { healthView } from './viewer';
+import { healthView } from '../web/operator-view';
 import { formatErrors } from '../policy/load';
 import { type ActivePolicy, policyLabel } from '../policy/source';
 import type { Config } from '../config';

@@ -3,10 +3,8 @@
 // one who did it (`deploy` for a deploy that seeded a version). Its decision is `none`, so a
 // replay never takes it for a call.
 
-import type { AuditRecord } from '../audit/record';
+import { type AuditRecord, POLICY_EVENT_TOOL } from '../audit/record';
 import type { PolicyEvent } from './types';
-
-export const POLICY_EVENT_TOOL = '(policy)';
 
 export function policyEventRecord(event: PolicyEvent): AuditRecord {
   const email = event.actor.includes('@') ? event.actor : null;
@@ -33,6 +31,7 @@ export function policyEventRecord(event: PolicyEvent): AuditRecord {
     error_kind: null,
     upstream_status: null,
     latency_ms: 0,
+    upstream_ms: null,
     vmid: null,
     upid: null,
     approval_id: null,

@@ -127,7 +127,7 @@ export function adminPage(v: AdminView) {
     'Proxmox MCP — admin',
     html`<h1>Proxmox MCP — admin</h1>
 <nav class="top"><span>Signed in as ${v.viewer}</span> ${v.csrf === 'local' ? '(no sign-in: AUTH_MODE=none)' : html`<form method="post" action="/logout"><input type="hidden" name="csrf" value="${v.csrf}"><button type="submit">Sign out</button></form>`}</nav>
-<nav class="sections" aria-label="Sections"><a href="#approvals">Approvals</a><a href="#grants">Grants</a><a href="#calls">Calls</a><a href="#counters">Counters</a><a href="#audit">Audit trail</a><a href="#policy">Policy</a></nav>
+<nav class="sections" aria-label="Sections"><a href="#approvals">Approvals</a><a href="#grants">Grants</a><a href="#calls">Calls</a><a href="#counters">Counters</a><a href="#audit">Audit trail</a><a href="#policy">Policy</a><a href="/admin/activity">Activity charts</a></nav>
 ${v.notice ? html`<p role="status" class="notice"><strong>${v.notice}</strong></p>` : ''}
 ${v.policy.valid ? '' : html`<p role="alert" class="alert"><strong>The policy is invalid: every tool call is denied.</strong> <a href="#policy">See its errors.</a></p>`}
 ${pendingSection(v)}

@@ -21,6 +21,8 @@ import { grantRoutes } from './grant-routes';
 import type { PolicyPanel } from './policy-panel';
 import { REPLAY_TOOLS } from './policy-ops';
 import { guestOfRecord } from '../replay/recorded-call';
+import { healthView } from './operator-view';
+import { activityPage } from './activity-page';
 
 type Ctx = Context<AppBindings>;
 
@@ -172,6 +174,90 @@ function revokedNotice(
       : '';
   return `Grant revoked; ${ended} session${ended === '1' ? '' : 's'} ended${approvals}.`;
 }
+
+/** The day and the week before `now`, in ms. */
+const DAY_MS = 86_400_000;
+
+/** What /admin/activity and /admin/metrics.json show: each store's part, null where it failed. */
+async function activity(runtime: Runtime, now: number) {
+  const { stores } = runtime;
+  const [calls, day, week, recent, active] = await Promise.all([
+    stores
+      .audit()
+      .figures(now)
+      .catch(() => null),
+    stores
+      .approvals()
+      .figures(now, now - DAY_MS)
+      .catch(() => null),
+    stores
+      .approvals()
+      .figures(now, now - 7 * DAY_MS)
+      .catch(() => null),
+    // Whose counters to read: the people, grants and guests of the latest calls (as /admin).
+    stores
+      .audit()
+      .query({ limit: 100 })
+      .catch((): AuditPage => ({ records: [], next_cursor: null })),
+    runtime.policy.active(),
+  ]);
+  const counters = await counterRows(runtime, recent, active, now);
+  return {
+    calls,
+    approvals: day && week ? { day, week } : null,
+    limits: counters.filter((r) => r.limit !== null),
+  };
+}
+
+adminRoutes.get('/activity', async (c) => {
+  const v = await adminViewer(c);
+  const runtime = c.var.runtime;
+  const figures = await activity(runtime, runtime.clock.now());
+  return html(
+    activityPage({
+      viewer: v.identity.email ?? v.identity.userId,
+      ...figures,
+      auditOn: runtime.config.audit.enabled,
+    }),
+  );
+});
+
+/**
+ * The same figures for scripts: to an administrator signed in here, or to a bearer token of an
+ * administrator that carries policy:read (as /health's operator view).
+ */
+adminRoutes.get('/metrics.json', async (c) => {
+  const runtime = c.var.runtime;
+  const view = await healthView(runtime.config, oauthHelpers(c.env), runtime.stores.kv, c.req.raw);
+  c.header('Cache-Control', 'private, no-store');
+  if (view !== 'operator')
+    return c.json(
+      {
+        error: 'forbidden',
+        message:
+          'Administrators only: sign in on /admin, or send a bearer token of an ADMIN_USERS / ADMIN_GROUPS member that carries policy:read.',
+      },
+      403,
+    );
+  const now = runtime.clock.now();
+  const { calls, approvals, limits } = await activity(runtime, now);
+  return c.json({
+    at: now,
+    audit: runtime.config.audit.enabled ? 'on' : 'off',
+    calls: calls && { day: calls.day, week: calls.week },
+    refusing: calls?.refusing ?? null,
+    latency: calls?.latency ?? null,
+    approvals,
+    limits: limits.map((r) => ({
+      counter: r.object,
+      key: r.key,
+      count: r.count,
+      max: r.limit!.max,
+      window: r.limit!.window,
+      resets_at: r.resetsAt,
+    })),
+  });
+});
 
 adminRoutes.get('/audit', async (c) => {
   await adminViewer(c);

@@ -16,7 +16,7 @@ import type { AppBindings, Runtime } from '../compose/runtime';
 import type { Identity } from '../core/identity';
 import type { CompiledPolicy } from '../policy/load';
 import type { ShadowDisagreement } from '../policy/shadow';
-import { POLICY_EVENT_TOOL } from '../policy-store/audit-event';
+import { POLICY_EVENT_TOOL } from '../audit/record';
 import type { ChangeBy, PolicyEvent, StoreAnswer } from '../policy-store/types';
 import { type ReplayReport, type ReplayTool, replayPolicy } from '../replay/replay';
 import { TOOLS } from '../tools';

@@ -58,6 +58,7 @@ function record(over: Partial<AuditRecord> = {}): AuditRecord {
     user_groups: ['ops'],
     user_scopes: ['pve:read'],
     cluster: 'default',
+    upstream_ms: 12,
     ...over,
   };
 }
@@ -376,5 +377,74 @@ describe('AuditLog (the audit trail store)', () => {
     expect(stored?.user_id).toHaveLength(256);
     expect(stored?.arg_keys).toHaveLength(100);
     expect(stored?.latency_ms).toBe(0);
+  });
+
+  it('gives the figures of recent calls: per hour by decision, what refused most, latency', async () => {
+    const stub = fresh();
+    const now = Date.parse('2026-11-30T12:30:00Z');
+    const H = 3_600_000;
+    // This hour: 20 allowed calls, their Proxmox time 1..20 ms (the call's 101..120), and two
+    // refused by a rule of pve_delete_vm; the hour before: one rate-limited. Left out: a policy
+    // change (not a call) and a call from 8 days ago.
+    for (let i = 1; i <= 20; i++)
+      await stub.append(
+        record({ ts: now - i * 1000, request_id: `a${i}`, latency_ms: 100 + i, upstream_ms: i }),
+      );
+    for (const id of ['d1', 'd2'])
+      await stub.append(
+        record({
+          ts: now - 60_000,
+          request_id: id,
+          tool: 'pve_delete_vm',
+          decision: 'deny',
+          rule: '/tools/pve_delete_vm/deny_if/0',
+          upstream_ms: null,
+        }),
+      );
+    await stub.append(
+      record({
+        ts: now - H,
+        request_id: 'l1',
+        decision: 'limited',
+        rule: '/tools/pve_list_vms/limits/0',
+      }),
+    );
+    await stub.append(record({ ts: now - 2000, tool: '(policy)', decision: 'none' }));
+    await stub.append(record({ ts: now - 8 * DAY, request_id: 'old', decision: 'deny' }));
+
+    const f = await stub.figures(now);
+    expect([f.day.length, f.week.length]).toEqual([24, 168]);
+    const hour = Date.parse('2026-11-30T12:00:00Z');
+    expect(f.day.at(-1)).toEqual({
+      start: hour,
+      counts: { allow: 20, approval_required: 0, limited: 0, deny: 2, none: 0 },
+    });
+    expect(f.day.at(-2)).toEqual({
+      start: hour - H,
+      counts: { allow: 0, approval_required: 0, limited: 1, deny: 0, none: 0 },
+    });
+    expect(f.week.reduce((n, h) => n + h.counts.deny, 0)).toBe(2);
+    expect(f.refusing).toEqual({
+      tools: [
+        { name: 'pve_delete_vm', count: 2 },
+        { name: 'pve_list_vms', count: 1 },
+      ],
+      rules: [
+        { name: '/tools/pve_delete_vm/deny_if/0', count: 2 },
+        { name: '/tools/pve_list_vms/limits/0', count: 1 },
+      ],
+    });
+    // Nearest rank: of the 22 calls (5, 5, 101..120 ms), the 11th and the 21st; of the 20 that
+    // sent Proxmox something (1..20 ms), the 10th and the 19th.
+    expect(f.latency.at(-1)).toEqual({
+      start: hour,
+      calls: 22,
+      p50_ms: 109,
+      p95_ms: 119,
+      upstream_calls: 20,
+      upstream_p50_ms: 10,
+      upstream_p95_ms: 19,
+    });
+    expect(f.latency.at(-3)).toMatchObject({ calls: 0, p50_ms: null, upstream_p95_ms: null });
   });
 });

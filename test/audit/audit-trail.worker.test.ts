@@ -215,6 +215,7 @@ describe('the audit trail', () => {
       user_groups: null,
       user_scopes: null,
       cluster: null,
+      upstream_ms: null,
     });
     expect(
       (await auditStub().query({ limit: 1000, to: old })).records.map((r) => r.request_id),

@@ -274,8 +274,11 @@ describe('runCall', () => {
       user_groups: ALICE.groups,
       user_scopes: ALICE.scopes,
       cluster: 'default',
+      upstream_ms: expect.any(Number),
     });
     expect(record!.latency_ms).toBeGreaterThan(0);
+    expect(record!.upstream_ms).toBeGreaterThan(0);
+    expect(record!.upstream_ms).toBeLessThanOrEqual(record!.latency_ms);
     expect(JSON.stringify(record)).not.toContain('secret notes');
   });
 

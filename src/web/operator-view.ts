@@ -1,4 +1,4 @@
-// Who may read /health's details. Anyone gets booleans and counts; details (problem texts, the
+// Who may read /health's details (and /admin/metrics.json). Anyone gets booleans and counts; details (problem texts, the
 // policy's errors, how Proxmox failed, versions) would give an attacker a map of the deployment,
 // so they go only to an administrator (ADMIN_USERS / ADMIN_GROUPS) who is still admitted and who
 // comes either with a web session (signed in on /admin) or with a bearer token that this server
@@ -16,7 +16,7 @@ import { stillAdmitted } from '../auth/config';
 import { readSession } from '../auth/web-session';
 import type { Config } from '../config';
 import { POLICY_SCOPES } from '../core/scopes';
-import { isAdmin } from '../web/admins';
+import { isAdmin } from './admins';
 
 export type HealthView = 'operator' | 'public';
 

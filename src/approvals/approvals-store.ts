@@ -39,6 +39,8 @@ import type {
 
 /** As long as the audit trail keeps the calls that name them (its default retention). */
 const KEEP_AFTER_EXPIRY_MS = 90 * 86_400_000;
+/** Who withdrew an approval for a new ask of the same call (decided_by). */
+const WITHDRAWN_BY = '(policy changed)';
 /** The statuses of an approval someone decided. */
 const DECIDED = new Set(['approved', 'used', 'denied']);
 const MAX_PENDING_PER_GRANT = 20;
@@ -136,7 +138,7 @@ export class Approvals extends DurableObject<ApprovalsEnv> implements ApprovalsO
     if (same && meetsTerms(same, request) && meetsTerms(request, same)) return same;
     if (same)
       this.sql.exec(
-        `UPDATE approvals SET status = 'revoked', decided_by = '(policy changed)', decided_at = ? WHERE id = ? AND status = 'pending'`,
+        `UPDATE approvals SET status = 'revoked', decided_by = '${WITHDRAWN_BY}', decided_at = ? WHERE id = ? AND status = 'pending'`,
         now,
         same.id,
       );
@@ -287,11 +289,13 @@ export class Approvals extends DurableObject<ApprovalsEnv> implements ApprovalsO
 
   figures(now: number, since: number): ApprovalFigures {
     const rows = this.sql
-      .exec<{ status: string; expires_at: number; took: number | null }>(
-        'SELECT status, expires_at, decided_at - created_at AS took FROM approvals WHERE created_at >= ?',
+      .exec<{ status: string; expires_at: number; took: number | null; by: string | null }>(
+        'SELECT status, expires_at, decided_at - created_at AS took, decided_by AS by FROM approvals WHERE created_at >= ?',
         since,
       )
       .toArray();
+    const isWithdrawn = (r: (typeof rows)[number]) =>
+      r.status === 'revoked' && r.by === WITHDRAWN_BY;
     const count = (test: (r: (typeof rows)[number]) => boolean) => rows.filter(test).length;
     const took = rows
       .filter((r) => DECIDED.has(r.status) && r.took !== null)
@@ -300,11 +304,12 @@ export class Approvals extends DurableObject<ApprovalsEnv> implements ApprovalsO
     const at = (q: number) => (took.length ? took[rankOf(q, took.length)]! : null);
     return {
       since,
-      asked: rows.length,
+      asked: rows.length - count(isWithdrawn),
       given: count((r) => r.status === 'approved' || r.status === 'used'),
       refused: count((r) => r.status === 'denied'),
       expired: count((r) => r.status === 'pending' && r.expires_at <= now),
-      revoked: count((r) => r.status === 'revoked'),
+      revoked: count((r) => r.status === 'revoked' && !isWithdrawn(r)),
+      withdrawn: count(isWithdrawn),
       waiting: count((r) => r.status === 'pending' && r.expires_at > now),
       decide_p50_ms: at(0.5),
       decide_p95_ms: at(0.95),

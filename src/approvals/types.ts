@@ -128,14 +128,17 @@ export interface ApprovalsObject {
 /** What became of the approvals asked for in a window (/admin's charts, /admin/metrics.json). */
 export interface ApprovalFigures {
   since: number;
+  /** Approvals asked for (one withdrawn for a new ask of the same call counts once). */
   asked: number;
   /** Approved (used on the call or not yet). */
   given: number;
   refused: number;
-  /** Ran out while no one decided. */
+  /** Ran out before they were decided (an approval needing several people may have had some). */
   expired: number;
   /** Their grant was revoked before anyone decided. */
   revoked: number;
+  /** Withdrawn for a new ask of the same call when the policy asked more of it (not in `asked`). */
+  withdrawn: number;
   /** Still waiting for a person. */
   waiting: number;
   /** How long people took to decide (approved or refused): median and 95th percentile, ms. */

@@ -57,6 +57,8 @@ const RETRY_DELAY_MS = 5 * 60_000;
 const PRUNE_BATCH = 10_000;
 const PRUNE_BUDGET = 10 * PRUNE_BATCH;
 const MAX_PAGE = 1_000;
+/** How long figures once read are answered again, within the same hour. */
+export const FIGURES_TTL_MS = 5_000;
 
 /**
  * Audit records in SQLite. Two instances by name (./names.ts): AUDIT_OBJECT holds the records;
@@ -73,7 +75,7 @@ const MAX_PAGE = 1_000;
  * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT, pve_token TEXT,
  * upstream_ms NUMERIC.
  * Indexes on (ts), (user_id, ts),
- * (user_email, ts), (tool, ts), (decision, ts), (cluster, ts). Table audit_meta: key TEXT PRIMARY KEY,
+ * (user_email, ts), (tool, ts), (decision, ts), (cluster, ts), (ts, decision, tool). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
  *
  * Lifecycle: `append` makes sure an alarm is set; the alarm prunes (records older than the
@@ -94,6 +96,8 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
   private readonly sql = this.ctx.storage.sql;
   private ready = false;
   private alarmSet = false;
+  /** The figures last read (see figures()). */
+  private kept: AuditFigures | null = null;
 
   private ensure(): void {
     if (this.ready) return;
@@ -135,8 +139,10 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
       'tool, ts',
       'decision, ts',
       'cluster, ts',
+      // The figures' hours by decision, read from the index alone.
+      'ts, decision, tool',
     ]) {
-      const name = `audit_records_${cols.replace(', ', '_')}`;
+      const name = `audit_records_${cols.replaceAll(', ', '_')}`;
       this.sql.exec(`CREATE INDEX IF NOT EXISTS ${name} ON audit_records (${cols})`);
     }
     this.sql.exec(
@@ -273,9 +279,23 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
     };
   }
 
+  /**
+   * Recent activity (./figures.ts). Read at most once per FIGURES_TTL_MS in an hour (pages and
+   * scripts polling /admin/metrics.json share it), so that appends never queue behind a busy
+   * reader: the week's counts come from one index-only scan ((ts, decision, tool)), the day's
+   * latencies from one scan of the day, sorted here per hour.
+   */
   figures(now: number): AuditFigures {
     this.ensure();
     if (!Number.isFinite(now)) throw new RangeError('figures need a finite epoch ms');
+    const kept = this.kept;
+    if (
+      kept &&
+      now >= kept.at &&
+      now - kept.at < FIGURES_TTL_MS &&
+      Math.floor(now / HOUR_MS) === Math.floor(kept.at / HOUR_MS)
+    )
+      return kept;
     const week = lastHours(now, 168);
     const since = week[0]!;
     // Calls only: a policy change is a record too (tool POLICY_EVENT_TOOL), never a call.
@@ -303,51 +323,47 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
           since,
         )
         .toArray();
-    return {
+    const day = week.slice(-24);
+    const figures: AuditFigures = {
       at: now,
-      day: hours(week.slice(-24)),
+      day: hours(day),
       week: hours(week),
       refusing: { tools: ranked('tool'), rules: ranked('rule') },
-      latency: week.slice(-24).map((start) => this.latencyOf(start, calls)),
+      latency: this.latencies(day, calls),
     };
+    this.kept = figures;
+    return figures;
   }
 
-  /** One hour's call and upstream latency, median and 95th percentile (nearest rank). */
-  private latencyOf(start: number, calls: string): LatencyHour {
-    const within = `ts >= ? AND ts < ? AND ${calls}`;
-    const at = (column: 'latency_ms' | 'upstream_ms') => {
-      const where = `${within} AND ${column} IS NOT NULL`;
-      const n = this.sql
-        .exec<{ n: number }>(
-          `SELECT count(*) AS n FROM audit_records WHERE ${where}`,
-          start,
-          start + HOUR_MS,
-        )
-        .one().n;
-      const pick = (q: number): number | null =>
-        n === 0
-          ? null
-          : this.sql
-              .exec<{ v: number }>(
-                `SELECT ${column} AS v FROM audit_records WHERE ${where} ORDER BY ${column} LIMIT 1 OFFSET ?`,
-                start,
-                start + HOUR_MS,
-                rankOf(q, n),
-              )
-              .one().v;
-      return { n, p50: pick(0.5), p95: pick(0.95) };
-    };
-    const call = at('latency_ms');
-    const upstream = at('upstream_ms');
-    return {
-      start,
-      calls: call.n,
-      p50_ms: call.p50,
-      p95_ms: call.p95,
-      upstream_calls: upstream.n,
-      upstream_p50_ms: upstream.p50,
-      upstream_p95_ms: upstream.p95,
-    };
+  /** Each hour's call and upstream latency, median and 95th percentile (nearest rank). */
+  private latencies(hours: number[], calls: string): LatencyHour[] {
+    const of = new Map(hours.map((h) => [h, { call: [] as number[], upstream: [] as number[] }]));
+    for (const row of this.sql.exec<{ h: number; l: number; u: number | null }>(
+      `SELECT ts / ${HOUR_MS} AS h, latency_ms AS l, upstream_ms AS u FROM audit_records
+       WHERE ts >= ? AND ${calls}`,
+      hours[0]!,
+    )) {
+      const hour = of.get(row.h * HOUR_MS);
+      if (!hour) continue;
+      hour.call.push(row.l);
+      if (row.u !== null) hour.upstream.push(row.u);
+    }
+    const at = (values: number[], q: number): number | null =>
+      values.length ? values[rankOf(q, values.length)]! : null;
+    return hours.map((start) => {
+      const { call, upstream } = of.get(start)!;
+      call.sort((a, b) => a - b);
+      upstream.sort((a, b) => a - b);
+      return {
+        start,
+        calls: call.length,
+        p50_ms: at(call, 0.5),
+        p95_ms: at(call, 0.95),
+        upstream_calls: upstream.length,
+        upstream_p50_ms: at(upstream, 0.5),
+        upstream_p95_ms: at(upstream, 0.95),
+      };
+    });
   }
 
   /** Adds `n` (a non-negative integer) to this instance's lost counter. */

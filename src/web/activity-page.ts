@@ -36,6 +36,7 @@ function approvalsSection(label: string, id: string, a: ApprovalFigures) {
       { name: 'refused', count: a.refused },
       { name: 'expired', count: a.expired },
       { name: 'revoked', count: a.revoked },
+      { name: 'withdrawn (asked again)', count: a.withdrawn },
       { name: 'waiting', count: a.waiting },
     ],
     'none.',

@@ -1,8 +1,9 @@
 // Charts for /admin/activity, drawn on the server: no script, no chart library to ship. Hours
 // are SVG (<svg role="img"> with a title and a description in words, each bar's total written on
 // it, every mark patterned as well as coloured, the legend in HTML below with each series' sum),
-// so they read without colour and the legend reflows on a phone; counts are HTML rows with a
-// <meter> and the number beside it. hono/html escapes every text.
+// so they read without colour and the legend reflows on a phone; each hour's numbers are also a
+// table under the day's chart; counts are HTML rows with a <meter> and the number beside it.
+// hono/html escapes every text.
 
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
@@ -47,7 +48,8 @@ const dayLabel = (ms: number) =>
   new Date(ms).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
 
 function yAxis(top: number, height: number, base: number) {
-  return [0, top / 2, top].map((v) => {
+  // A half-way tick only where it is a whole number.
+  return (Number.isInteger(top / 2) ? [0, top / 2, top] : [0, top]).map((v) => {
     const y = base - (v / top) * height;
     return html`<line x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${y}" y2="${y}" class="grid"/><text x="${LEFT - 6}" y="${y + 4}" class="tick" text-anchor="end">${String(v)}</text>`;
   });
@@ -59,7 +61,7 @@ function yAxis(top: number, height: number, base: number) {
  */
 export function callsChart(id: string, title: string, hours: HourCounts[], perDay: boolean): Svg {
   const height = 180;
-  const base = 20 + height;
+  const base = 40 + height;
   const totals = hours.map((h) => DECISIONS.reduce((n, d) => n + h.counts[d], 0));
   const top = niceMax(Math.max(0, ...totals));
   const slot = (WIDTH - LEFT - RIGHT) / hours.length;
@@ -94,14 +96,25 @@ export function callsChart(id: string, title: string, hours: HourCounts[], perDa
       html`<li><svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" fill="${LOOK[d].fill}" class="mark"/></svg> ${LOOK[d].label} <strong>${n}</strong></li>`,
   );
   return html`<figure>
-<svg id="${id}" viewBox="0 0 ${WIDTH} ${base + 24}" role="img" aria-labelledby="${id}-t ${id}-d" class="chart">
+<svg id="${id}" viewBox="0 0 ${WIDTH} ${base + 24}" role="img" aria-labelledby="${id}-t" aria-describedby="${id}-d" class="chart">
 <title id="${id}-t">${title}</title>
 <desc id="${id}-d">${all} calls: ${sums.map(([d, n]) => `${LOOK[d].label} ${n}`).join(', ')}. Hours in UTC.</desc>
 ${yAxis(top, height, base)}${bars}${ticks}
-<text x="${LEFT}" y="12" class="tick">calls per hour</text>
+<text x="${LEFT}" y="24" class="tick">calls per hour</text>
 </svg>
-<figcaption>${title}: <strong>${all}</strong> calls (hours in UTC).<ul class="legend">${legend}</ul></figcaption>
+<figcaption>${title}: <strong>${all}</strong> calls (hours in UTC).<ul class="legend">${legend}</ul>
+${perDay ? '' : hoursTable(hours)}</figcaption>
 </figure>`;
+}
+
+/** The hours that had calls, each with its calls by decision: the chart's numbers as text. */
+function hoursTable(hours: HourCounts[]) {
+  const busy = hours.filter((h) => DECISIONS.some((d) => h.counts[d] > 0));
+  if (!busy.length) return '';
+  return html`<details><summary>Each hour's calls</summary><div class="scroll"><table class="hours"><thead><tr><th scope="col">Hour (UTC)</th>${DECISIONS.map((d) => html`<th scope="col">${LOOK[d].label}</th>`)}</tr></thead><tbody>${busy.map(
+    (h) =>
+      html`<tr><th scope="row">${hourLabel(h.start)}</th>${DECISIONS.map((d) => html`<td>${h.counts[d]}</td>`)}</tr>`,
+  )}</tbody></table></div></details>`;
 }
 
 /**
@@ -125,7 +138,7 @@ export function countRows(
 /** The calls' Proxmox time per hour, median (solid) and 95th percentile (dashed), in ms. */
 export function latencyChart(id: string, title: string, hours: LatencyHour[]): Svg {
   const height = 160;
-  const base = 20 + height;
+  const base = 40 + height;
   const seen = hours.filter((h) => h.upstream_p95_ms !== null);
   if (!seen.length)
     return html`<p class="muted" id="${id}">${title}: no call sent Proxmox anything in these hours.</p>`;
@@ -152,11 +165,11 @@ export function latencyChart(id: string, title: string, hours: LatencyHour[]): S
     );
   const latest = `${hourLabel(last.start)} UTC: median ${Math.round(last.upstream_p50_ms!)} ms, 95th percentile ${Math.round(last.upstream_p95_ms!)} ms over ${last.upstream_calls} calls`;
   return html`<figure>
-<svg id="${id}" viewBox="0 0 ${WIDTH} ${base + 24}" role="img" aria-labelledby="${id}-t ${id}-d" class="chart">
+<svg id="${id}" viewBox="0 0 ${WIDTH} ${base + 24}" role="img" aria-labelledby="${id}-t" aria-describedby="${id}-d" class="chart">
 <title id="${id}-t">${title}</title>
 <desc id="${id}-d">Latest hour ${latest}.</desc>
 ${yAxis(top, height, base)}${line((h) => h.upstream_p95_ms, 'p95')}${line((h) => h.upstream_p50_ms, 'p50')}${ticks}
-<text x="${LEFT}" y="12" class="tick">ms per call in Proxmox requests</text>
+<text x="${LEFT}" y="24" class="tick">ms per call in Proxmox requests</text>
 </svg>
 <figcaption>${title} (hours in UTC).<ul class="legend"><li><svg width="24" height="10" aria-hidden="true"><line x1="0" x2="24" y1="5" y2="5" class="p50"/></svg> median, solid</li><li><svg width="24" height="10" aria-hidden="true"><line x1="0" x2="24" y1="5" y2="5" class="p95"/></svg> 95th percentile, dashed</li></ul><span class="latest">Latest hour ${latest}.</span></figcaption>
 </figure>`;
@@ -187,4 +200,6 @@ table.counts td.meter{width:40%}
 table.counts meter{width:100%}
 table.counts td.count{white-space:nowrap}
 .muted{color:#555}
+table.hours{font-size:.85rem;width:auto}
+table.hours td{text-align:right}
 @media (max-width:600px){svg .tick,svg .total{font-size:22px}}`;

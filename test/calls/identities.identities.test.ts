@@ -194,11 +194,13 @@ describe('each person as themselves in Proxmox', () => {
       .trim()
       .split('\r\n');
     const columns = head!.split(',');
-    // The last column; the ones up to user_email hold no comma: each row's cells are plain there.
-    expect(columns.indexOf('pve_token')).toBe(columns.length - 1);
+    // After cluster; the columns up to user_email and from pve_token on hold no comma (ids,
+    // numbers): each row's cells there are plain, counted from either end.
+    expect(columns.indexOf('pve_token')).toBe(columns.indexOf('cluster') + 1);
     const at = columns.indexOf('user_email');
+    const fromEnd = columns.indexOf('pve_token') - columns.length;
     expect(
-      Object.fromEntries(rows.map((row) => [row.split(',')[at], row.split(',').at(-1)])),
+      Object.fromEntries(rows.map((row) => [row.split(',')[at], row.split(',').at(fromEnd)])),
     ).toEqual(both);
   });
 

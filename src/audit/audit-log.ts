@@ -73,7 +73,7 @@ export const FIGURES_TTL_MS = 5_000;
  * object), decision, rule, outcome, error_kind TEXT, upstream_status INTEGER, latency_ms
  * NUMERIC, vmid INTEGER, upid, approval_id, approval_channel TEXT, policy_version INTEGER,
  * user_groups TEXT (JSON array), user_scopes TEXT (JSON array), cluster TEXT, pve_token TEXT,
- * upstream_ms NUMERIC.
+ * upstream_ms NUMERIC, trace_id TEXT.
  * Indexes on (ts), (user_id, ts),
  * (user_email, ts), (tool, ts), (decision, ts), (cluster, ts), (ts, decision, tool). Table audit_meta: key TEXT PRIMARY KEY,
  * value INTEGER; key `lost` is the lost counter. Tables are created on first use.
@@ -110,7 +110,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
          outcome TEXT NOT NULL, error_kind TEXT, upstream_status INTEGER, latency_ms NUMERIC NOT NULL,
          vmid INTEGER, upid TEXT, approval_id TEXT, approval_channel TEXT, policy_version INTEGER,
          user_groups TEXT, user_scopes TEXT, cluster TEXT, pve_token TEXT,
-         upstream_ms NUMERIC)`,
+         upstream_ms NUMERIC, trace_id TEXT)`,
     );
     const columns = this.sql
       .exec<{ name: string }>('PRAGMA table_info(audit_records)')
@@ -125,6 +125,7 @@ export class AuditLog extends DurableObject<AuditEnv> implements AuditObject {
       ['cluster', 'TEXT'],
       ['pve_token', 'TEXT'],
       ['upstream_ms', 'NUMERIC'],
+      ['trace_id', 'TEXT'],
     ] as const) {
       if (!columns.includes(column))
         this.sql.exec(`ALTER TABLE audit_records ADD COLUMN ${column} ${type}`);

@@ -41,6 +41,7 @@ export const COLUMNS = [
   'cluster',
   'pve_token',
   'upstream_ms',
+  'trace_id',
 ] as const;
 
 export type Row = { [K in (typeof COLUMNS)[number] | 'id']: SqlStorageValue };
@@ -78,6 +79,7 @@ export function rowValues(r: AuditRecord, now: number): SqlStorageValue[] {
     optText(r.cluster, MAX_ID),
     optText(r.pve_token, MAX_TEXT),
     optNumber(r.upstream_ms),
+    optText(r.trace_id, 64),
   ];
 }
 
@@ -160,6 +162,7 @@ export function toRecord(row: Row): StoredAuditRecord {
     user_scopes: list(row.user_scopes),
     cluster: ns(row.cluster),
     upstream_ms: nn(row.upstream_ms),
+    ...(typeof row.trace_id === 'string' ? { trace_id: row.trace_id } : {}),
     // Kept only where a person's token acted (see AuditRecord.pve_token).
     ...(typeof row.pve_token === 'string' ? { pve_token: row.pve_token } : {}),
   };

@@ -71,6 +71,11 @@ export interface AuditRecord {
    * configuration names acted), where nothing was sent, and in records from before it was kept.
    */
   pve_token?: string | null;
+  /**
+   * The call's trace id (W3C Trace Context, 32 hex digits), as in its log line: the client's
+   * trace continued, or one started here. Absent in records from before it was kept.
+   */
+  trace_id?: string | null;
 }
 
 export type ApprovalChannel = 'conversation' | 'web';

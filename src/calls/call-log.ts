@@ -18,6 +18,8 @@ export interface ToolCallLog {
   error?: string;
   upstream_status?: number | null;
   upstream_calls?: number;
+  /** The call's trace id (W3C Trace Context, 32 hex digits), as its audit record keeps it. */
+  trace_id?: string;
   /** The Proxmox token ids that sent the requests, where PVE_IDENTITIES gives each person one. */
   pve_token?: string;
   latency_ms?: number;

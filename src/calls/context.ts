@@ -6,6 +6,7 @@ import type { Identity } from '../core/identity';
 import type { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';
+import { type CallTrace, childTraceparent } from './trace';
 
 /**
  * A fresh Proxmox client for one call to a cluster (absent: the default) with the token `who` acts
@@ -35,6 +36,7 @@ export function makeScope(
   requestId: string,
   clusters: readonly string[] = [],
   personal = false,
+  trace?: CallTrace,
 ): CallScope {
   const clients = new Map<string | undefined, PveClient>();
   let cluster: string | undefined;
@@ -51,6 +53,7 @@ export function makeScope(
         );
       }
       client = made;
+      if (trace) client.traceWith(() => childTraceparent(trace));
       clients.set(name, client);
     }
     return client;

@@ -12,6 +12,7 @@ import type { ShadowDisagreement } from '../policy/shadow';
 import type { UpstreamCall } from '../proxmox/client';
 import type { Scrubber } from '../secrets/scrub';
 import type { BaseToolContext } from './tool-spec';
+import type { CallTrace } from './trace';
 
 /** One call's context, plus what the seam needs to log it. */
 export interface CallScope {
@@ -33,8 +34,11 @@ export interface CallScope {
 export interface CallHost {
   /** The time, for the call's timings, windows and deadlines. */
   clock: Clock;
-  /** A fresh scope for one call; throws a ToolFailure when the caller has no identity. */
-  scope(requestId: string): CallScope;
+  /**
+   * A fresh scope for one call, its requests to Proxmox child spans of `trace`; throws a
+   * ToolFailure when the caller has no identity.
+   */
+  scope(requestId: string, trace: CallTrace): CallScope;
   /** The clusters' names, the default first (`cluster` is an argument only with more than one). */
   clusters: readonly string[];
   /** The MCP session (or `stateless`), for logs and the audit trail. */

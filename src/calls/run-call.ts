@@ -45,6 +45,7 @@ import { missingScope } from './scope-gate';
 import { type CallEnd, type CallFacts, decided, failureResult, settle } from './settle';
 import { shadowDisagreement } from './shadow-judge';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
+import { type CallTrace, callTrace } from './trace';
 
 /** One call as it goes: where it runs, what is known so far, and how its values are redacted. */
 interface Call {
@@ -53,6 +54,8 @@ interface Call {
   conversation: Conversation | null;
   requestId: string;
   started: number;
+  /** The call's trace (W3C Trace Context): continued from the client's, or started here. */
+  trace: CallTrace;
   active: ActivePolicy;
   facts: CallFacts;
   /** The policy's `sensitive` list for the tool; null while the policy is invalid (hide all). */
@@ -105,8 +108,9 @@ export async function runCall(
   rawArgs: unknown,
   host: CallHost,
   conversation: Conversation | null,
+  traceparent?: string,
 ): Promise<CallOutcome> {
-  const call = await open(tool, rawArgs, host, conversation);
+  const call = await open(tool, rawArgs, host, conversation, callTrace(traceparent));
   let end: CallEnd;
   try {
     end = await pipeline(call, input, rawArgs);
@@ -152,6 +156,7 @@ async function open(
   rawArgs: unknown,
   host: CallHost,
   conversation: Conversation | null,
+  trace: CallTrace,
 ): Promise<Call> {
   const requestId = crypto.randomUUID();
   const started = host.clock.now();
@@ -168,6 +173,7 @@ async function open(
       user: '(none)',
       outcome: 'ok',
       arg_keys: rawKeys,
+      trace_id: trace.traceId,
     },
     decision: 'none',
     args: {},
@@ -179,7 +185,18 @@ async function open(
   };
   // While the policy is invalid its `sensitive` lists are unknown: no argument value is stored.
   const sensitive = active.ok ? (own(active.policy.doc.tools, tool.name)?.sensitive ?? []) : null;
-  return { tool, host, conversation, requestId, started, active, facts, sensitive, hidden: [] };
+  return {
+    tool,
+    host,
+    conversation,
+    requestId,
+    started,
+    active,
+    facts,
+    sensitive,
+    hidden: [],
+    trace,
+  };
 }
 
 /** Arguments as stored and shown: redacted, with what was hidden remembered. */
@@ -191,7 +208,7 @@ function redact(call: Call, args: Record<string, unknown>): Record<string, unkno
 
 /** Who calls; the token must hold the tool's scope, or nothing else happens. */
 function admit(call: Call): Step<Identity> {
-  call.scope = call.host.scope(call.requestId);
+  call.scope = call.host.scope(call.requestId, call.trace);
   const identity = call.scope.ctx.identity;
   call.facts.log.user = identity.userId;
   const missing = missingScope(call.tool, identity);

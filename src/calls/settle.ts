@@ -115,6 +115,7 @@ function auditRecord(
     upstream_status: facts.log.upstream_status ?? null,
     latency_ms: facts.log.latency_ms ?? 0,
     upstream_ms: upstreamMs(scope),
+    ...(facts.log.trace_id ? { trace_id: facts.log.trace_id } : {}),
     vmid:
       typeof structured.vmid === 'number' && structured.mode === 'created' ? structured.vmid : null,
     upid: typeof structured.upid === 'string' ? structured.upid : null,

@@ -34,7 +34,7 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
   const { config, stores } = runtime;
   return {
     clock: runtime.clock,
-    scope: (requestId) => {
+    scope: (requestId, trace) => {
       const identity = era.identity();
       // No identity means the call did not come through our auth layer: fail closed.
       if (!identity)
@@ -46,6 +46,7 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
         requestId,
         runtime.clusters,
         runtime.config.identities !== null,
+        trace,
       );
     },
     clusters: runtime.clusters,

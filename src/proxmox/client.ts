@@ -59,6 +59,8 @@ export class PveClient {
   private readonly kept = new Map<string, Promise<unknown>>();
   /** Removes the token secret and the Access secret from anything upstream sends back. */
   readonly scrub: Scrubber;
+  /** Each request's `traceparent` (a child span of the call's trace), once told. */
+  private traceparent: (() => string) | null = null;
 
   constructor(
     private readonly config: PveClientConfig,
@@ -66,6 +68,11 @@ export class PveClient {
     readonly clock: Clock = systemClock,
   ) {
     this.scrub = scrubberFor([config.tokenSecret, config.accessClientSecret]);
+  }
+
+  /** Sends each request with a `traceparent` from `next` (W3C Trace Context). */
+  traceWith(next: () => string): void {
+    this.traceparent = next;
   }
 
   /** The id of the API token its requests go with (`user@realm!name`; never the secret). */
@@ -261,6 +268,7 @@ export class PveClient {
       headers.set('CF-Access-Client-Secret', config.accessClientSecret);
     }
     if (body !== undefined) headers.set('Content-Type', 'application/x-www-form-urlencoded');
+    if (this.traceparent) headers.set('traceparent', this.traceparent());
     const init: RequestInit = {
       method,
       headers,

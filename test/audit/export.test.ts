@@ -39,6 +39,7 @@ function stored(over: Partial<StoredAuditRecord> = {}): StoredAuditRecord {
     cluster: 'default',
     pve_token: 'alice@pve!mcp',
     upstream_ms: 12.5,
+    trace_id: '4bf92f3577b34da6a3ce929d0e0e4736',
     ...over,
   };
 }
@@ -59,7 +60,9 @@ describe('toJsonLines', () => {
     const { pve_token: _, ...older } = stored();
     expect(JSON.parse(toJsonLines([older])) as object).toEqual({ ...older, pve_token: null });
     expect(toCsv([older], false)).toBe(toCsv([stored({ pve_token: null })], false));
-    expect(toCsv([older], false).endsWith(',default,,12.5\r\n')).toBe(true);
+    expect(
+      toCsv([older], false).endsWith(',default,,12.5,4bf92f3577b34da6a3ce929d0e0e4736\r\n'),
+    ).toBe(true);
   });
 
   it('writes nothing for no records', () => {
@@ -75,7 +78,7 @@ describe('toCsv', () => {
     expect(end).toBe('');
     expect(row).toBe(
       `1,${T0},2026-11-30T12:00:00.000Z,r1,u1,alice@example.com,client,grant,session,pve_create_qemu_vm,allow,,ok,,200,42,101,,,,1,"[""ops""]",` +
-        `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}","[""pve:read""]",default,alice@pve!mcp,12.5`,
+        `"[""node"",""name""]",${'a'.repeat(64)},"{""node"":""pve1"",""name"":""web-1""}","[""pve:read""]",default,alice@pve!mcp,12.5,4bf92f3577b34da6a3ce929d0e0e4736`,
     );
     expect(toCsv([stored()], false)).toBe(`${row}\r\n`);
   });

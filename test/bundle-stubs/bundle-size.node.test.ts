@@ -18,7 +18,8 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 // Gzipped, as wrangler counts it ("Total Upload: … / gzip: …"); the README and docs/performance.md
 // give the figure, held to the measure below (411 KiB when [alias] came in, with wrangler 4.86 and
 // agents 0.32; 546 KiB minified without [alias], 801 KiB before either). The issue asks for 560;
-// 480 left room for features until many clusters and per-person tokens came in (481 KiB); 500
+// 480 left room for features until many clusters and per-person tokens came in (481 KiB; the
+// activity charts and a call's trace context, OpenTelemetry's parser and ids, made it 488); 500
 // leaves room again, and the checks below name what came back if a left-out package returns (MCP
 // client ≈ 60 KiB, ajv ≈ 48, e-mail ≈ 29).
 const BUDGET_KIB = 500;

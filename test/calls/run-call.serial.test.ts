@@ -275,6 +275,7 @@ describe('runCall', () => {
       user_scopes: ALICE.scopes,
       cluster: 'default',
       upstream_ms: expect.any(Number),
+      trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
     });
     expect(record!.latency_ms).toBeGreaterThan(0);
     expect(record!.upstream_ms).toBeGreaterThan(0);

@@ -46,12 +46,23 @@ export function installTools(
       request.params.arguments,
       host,
       canElicit(server) ? pushedQuestions(extra) : null,
+      traceparentOf(request.params._meta, extra),
     );
     // A pushed question is answered within the call: a 2025 call is never suspended.
     if (outcome.kind !== 'result')
       throw new McpError(ErrorCode.InternalError, 'The call could not wait for an answer.');
     return outcome.result as CallToolResult;
   });
+}
+
+/** The call's `traceparent`: its `_meta.traceparent`, else the HTTP request's header. */
+function traceparentOf(
+  meta: Record<string, unknown> | undefined,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+): string | undefined {
+  if (typeof meta?.traceparent === 'string') return meta.traceparent;
+  const header = extra.requestInfo?.headers?.traceparent;
+  return typeof header === 'string' ? header : undefined;
 }
 
 function canElicit(server: Server): boolean {

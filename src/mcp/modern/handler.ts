@@ -54,6 +54,8 @@ interface Exchange {
   origin: string;
   waitUntil(work: Promise<unknown>): void;
   codec: RequestStateCodec<QuestionState>;
+  /** The request's `traceparent` header (W3C Trace Context), if the client sent one. */
+  traceparent: string | null;
 }
 
 /** Each request's exchange, by the authInfo object the SDK hands through to its server. */
@@ -81,6 +83,7 @@ export async function serveModern(
     origin,
     waitUntil: (work) => ctx.waitUntil(work),
     codec: await codecFor(runtime),
+    traceparent: request.headers.get('traceparent'),
   };
   const refused = auth ? await outOfScope(message, exchange, auth) : null;
   if (refused) return refused;
@@ -96,8 +99,24 @@ export async function serveModern(
 /** A tools/call as far as the scope check reads it (the SDK checks the rest). */
 const toolsCall = z.object({
   method: z.literal('tools/call'),
-  params: z.object({ name: z.string(), arguments: z.unknown().optional() }),
+  params: z.object({
+    name: z.string(),
+    arguments: z.unknown().optional(),
+    _meta: z.record(z.string(), z.unknown()).optional(),
+  }),
 });
+
+/**
+ * The call's `traceparent`: the request's `_meta.traceparent` (MCP 2026-07-28), else its HTTP
+ * header (either era).
+ */
+function traceparentOf(
+  meta: Record<string, unknown> | undefined,
+  exchange: Exchange,
+): string | undefined {
+  const inMeta = meta?.traceparent;
+  return typeof inMeta === 'string' ? inMeta : (exchange.traceparent ?? undefined);
+}
 
 /** The client's capabilities in a request's envelope, as far as elicitation goes. */
 const envelopeCapabilities = z.object({
@@ -117,12 +136,19 @@ async function outOfScope(
 ): Promise<Response | null> {
   const call = toolsCall.safeParse(message);
   if (!call.success) return null;
-  const { name, arguments: args } = call.data.params;
+  const { name, arguments: args, _meta: meta } = call.data.params;
   const found = exchange.runtime.tools.get(name);
   if (!found) return null;
   const scope = missingScope(found.tool, exchange.identity);
   if (!scope) return null;
-  await runCall(found.tool, found.input, args, hostFor(exchange), null);
+  await runCall(
+    found.tool,
+    found.input,
+    args,
+    hostFor(exchange),
+    null,
+    traceparentOf(meta, exchange),
+  );
   return insufficientScope(
     auth,
     [scope],
@@ -174,6 +200,7 @@ function buildServer(exchange: Exchange): Server {
       request.params.arguments,
       host,
       conversation,
+      traceparentOf(request.params._meta as Record<string, unknown> | undefined, exchange),
     );
     if (outcome.kind === 'result') return outcome.result;
     const { binding, question } = outcome;

@@ -1,0 +1,114 @@
+// A call's trace (W3C Trace Context) through both eras: an MCP 2026-07-28 call's
+// `_meta.traceparent` and a 2025 session's `traceparent` header are continued, a call without
+// one (or with a malformed one) starts a trace of its own; either way the call's log line and
+// audit record carry the trace id, and every request Proxmox gets carries a `traceparent` of that
+// trace, a span of its own each, read from the simulator's request log.
+
+import type { Client as Client2025 } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { auditRecords } from '../support/worker/audit';
+import { connect2026 } from '../support/worker/mcp-2026';
+import { ORIGIN, workerFetch } from '../support/worker/mcp';
+import { OPEN_POLICY, usePolicy } from '../support/worker/policy';
+import { sim } from '../support/worker/sim';
+
+usePolicy(OPEN_POLICY);
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN = '00f067aa0ba902b7';
+const TRACEPARENT = `00-${TRACE}-${CLIENT_SPAN}-01`;
+const STATUS = { node: 'pve1', vmid: 100 };
+const W3C = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
+
+let lines: string[] = [];
+beforeEach(async () => {
+  await sim.reset();
+  await sim.clearLog();
+  lines = [];
+  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => {
+    lines.push(a.map(String).join(' '));
+  });
+});
+afterEach(() => vi.restoreAllMocks());
+
+/** What one call left behind: its trace id in the log line and the record, and Proxmox's view. */
+async function traced(since: number) {
+  const [log] = lines
+    .filter((l) => l.includes('"msg":"tool_call"'))
+    .map((l) => JSON.parse(l) as { trace_id?: string; request_id: string });
+  const [record] = await auditRecords((r) => r.ts >= since && r.request_id === log!.request_id);
+  const upstream = (await sim.requests()).map((r) => W3C.exec(r.headers.traceparent ?? ''));
+  return {
+    log: log!.trace_id,
+    record: record!.trace_id,
+    upstreamTraces: [...new Set(upstream.map((m) => m?.[1] ?? null))],
+    upstreamSpans: upstream.map((m) => m?.[2] ?? null),
+  };
+}
+
+describe("a call's trace", () => {
+  it("continues a 2026-07-28 call's _meta.traceparent, to the log line, the record and Proxmox", async () => {
+    const since = Date.now();
+    const client = await connect2026();
+    try {
+      const result = await client.callTool({
+        name: 'pve_get_vm_status',
+        arguments: STATUS,
+        _meta: { traceparent: TRACEPARENT },
+      });
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    const t = await traced(since);
+    expect([t.log, t.record, t.upstreamTraces]).toEqual([TRACE, TRACE, [TRACE]]);
+    // Each request a span of its own, none the client's.
+    expect(t.upstreamSpans.length).toBeGreaterThan(0);
+    expect(new Set(t.upstreamSpans).size).toBe(t.upstreamSpans.length);
+    expect(t.upstreamSpans).not.toContain(CLIENT_SPAN);
+  });
+
+  it("continues a 2025 session's traceparent header likewise", async () => {
+    const since = Date.now();
+    const client: Client2025 = new Client({ name: 'traced', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
+        fetch: workerFetch,
+        requestInit: { headers: { traceparent: TRACEPARENT } },
+      }),
+    );
+    try {
+      const result = await client.callTool({ name: 'pve_get_vm_status', arguments: STATUS });
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    const t = await traced(since);
+    expect([t.log, t.record, t.upstreamTraces]).toEqual([TRACE, TRACE, [TRACE]]);
+    expect(t.upstreamSpans).not.toContain(CLIENT_SPAN);
+  });
+
+  it.each([
+    ['no traceparent', undefined],
+    ['a malformed one', '00-not-a-trace-01'],
+    ['an all-zero trace id', `00-${'0'.repeat(32)}-${CLIENT_SPAN}-01`],
+  ])('starts a trace of its own for a call with %s', async (_what, traceparent) => {
+    const since = Date.now();
+    const client = await connect2026();
+    try {
+      await client.callTool({
+        name: 'pve_get_vm_status',
+        arguments: STATUS,
+        ...(traceparent ? { _meta: { traceparent } } : {}),
+      });
+    } finally {
+      await client.close();
+    }
+    const t = await traced(since);
+    expect(t.log).toMatch(/^[0-9a-f]{32}$/);
+    expect(t.log).not.toBe('0'.repeat(32));
+    expect([t.record, t.upstreamTraces]).toEqual([t.log, [t.log]]);
+  });
+});

@@ -36,6 +36,8 @@ export interface AppEnv {
   SERVER_KEYS: Bound<KeysObject>;
   /** The policy's versions and which one is active (one object). */
   POLICY_STORE: Bound<PolicyStoreObject>;
+  /** One data point per call (../audit/call-point.ts), where the deployment binds a dataset. */
+  CALL_METRICS?: AnalyticsEngineDataset;
   /** Approval events to announce (APPROVAL_WEBHOOKS), delivered by this Worker's queue consumer. */
   NOTIFY_QUEUE?: Queue<NotifyMessage>;
   /**

@@ -6,7 +6,7 @@ import type { Identity } from '../core/identity';
 import type { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';
-import { type CallTrace, childTraceparent } from './trace';
+import { type CallTrace, childTraceHeaders } from './trace';
 
 /**
  * A fresh Proxmox client for one call to a cluster (absent: the default) with the token `who` acts
@@ -53,7 +53,7 @@ export function makeScope(
         );
       }
       client = made;
-      if (trace) client.traceWith(() => childTraceparent(trace));
+      if (trace) client.traceWith(() => childTraceHeaders(trace));
       clients.set(name, client);
     }
     return client;

@@ -45,7 +45,7 @@ import { missingScope } from './scope-gate';
 import { type CallEnd, type CallFacts, decided, failureResult, settle } from './settle';
 import { shadowDisagreement } from './shadow-judge';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
-import { type CallTrace, callTrace } from './trace';
+import { type CallTrace, callTrace, type TraceInput } from './trace';
 
 /** One call as it goes: where it runs, what is known so far, and how its values are redacted. */
 interface Call {
@@ -101,6 +101,7 @@ type Allowed = Extract<GateResult, { ok: true }> & { port: ApprovalPort };
 /**
  * Runs one call. `conversation` is how the person can be asked about it (null: they cannot);
  * a 2026-07-28 conversation suspends the call instead, and the outcome then says what to ask.
+ * `trace`: what the request says of its trace (./trace.ts).
  */
 export async function runCall(
   tool: ToolSpec,
@@ -108,9 +109,9 @@ export async function runCall(
   rawArgs: unknown,
   host: CallHost,
   conversation: Conversation | null,
-  traceparent?: string,
+  trace?: TraceInput,
 ): Promise<CallOutcome> {
-  const call = await open(tool, rawArgs, host, conversation, callTrace(traceparent));
+  const call = await open(tool, rawArgs, host, conversation, callTrace(trace));
   let end: CallEnd;
   try {
     end = await pipeline(call, input, rawArgs);

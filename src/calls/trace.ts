@@ -1,15 +1,13 @@
-// A call's trace context (W3C Trace Context): continued from the client's `traceparent` (MCP
-// 2026-07-28 carries it in the request's `_meta`; either era may send it as an HTTP header), or
-// started here. The call is one span of that trace; each request it makes to Proxmox is a child
-// span, and carries its own `traceparent`, so that a trace follows the call through Proxmox's
-// proxy. The trace id is in the call's log line and its audit record. Parsing and ids are
-// OpenTelemetry's (@opentelemetry/core, @opentelemetry/sdk-trace).
+// A call's trace context (W3C Trace Context): continued from the client's `traceparent` (the
+// request's `_meta.traceparent`, as MCP 2026-07-28 carries it and a 2025 client may; else the
+// HTTP header, either era), or started here. The call is one span of that trace; each request it
+// makes to Proxmox is a child span and carries its own `traceparent` (and the client's
+// `tracestate`, as W3C asks of a service that continues a trace). The trace id is in the call's
+// log line and its audit record. Parsing is OpenTelemetry's (@opentelemetry/core); ids come from
+// crypto.getRandomValues.
 
-import { isSpanContextValid, TraceFlags } from '@opentelemetry/api';
-import { parseTraceParent } from '@opentelemetry/core';
-import { RandomIdGenerator } from '@opentelemetry/sdk-trace';
-
-const ids = new RandomIdGenerator();
+import { TraceFlags } from '@opentelemetry/api';
+import { parseTraceParent, TraceState } from '@opentelemetry/core';
 
 export interface CallTrace {
   /** 32 lowercase hex digits. */
@@ -18,35 +16,62 @@ export interface CallTrace {
   spanId: string;
   /** The client's span the call continues, if it sent one. */
   parentSpanId: string | null;
-  /** Whether the trace is sampled (the client's flag; a trace started here is). */
+  /** The client's sampled flag; a trace started here is not sampled (no span is recorded yet). */
   sampled: boolean;
+  /** The client's `tracestate`, checked and passed on (only with its valid `traceparent`). */
+  tracestate: string | null;
+}
+
+/** What a request says of its trace: its `_meta` first, then its HTTP headers. */
+export interface TraceInput {
+  traceparent: readonly unknown[];
+  tracestate: readonly unknown[];
+}
+
+/** Random bytes as lowercase hex, never all zeros (an all-zero id is invalid). */
+function randomId(bytes: number): string {
+  for (;;) {
+    const id = [...crypto.getRandomValues(new Uint8Array(bytes))]
+      .map((b) => b.toString(16).padStart(2, '0'))
+      .join('');
+    if (/[^0]/.test(id)) return id;
+  }
 }
 
 /**
- * The call's trace: the client's `traceparent` continued where it is valid (a malformed or
- * all-zero one is ignored, as W3C says, and a new trace started), else a new one.
+ * The call's trace: the first valid `traceparent` given (a malformed one, or one with an
+ * all-zero id, is passed over, as W3C says), with the `tracestate` that came beside it; else a
+ * new trace.
  */
-export function callTrace(traceparent: unknown): CallTrace {
-  const parent =
-    typeof traceparent === 'string' && traceparent.length <= 256
-      ? parseTraceParent(traceparent.trim())
-      : null;
-  if (parent && isSpanContextValid(parent))
+export function callTrace(input: TraceInput = { traceparent: [], tracestate: [] }): CallTrace {
+  for (const [i, raw] of input.traceparent.entries()) {
+    if (typeof raw !== 'string' || raw.length > 256) continue;
+    const parent = parseTraceParent(raw);
+    if (!parent) continue;
+    const state = input.tracestate[i];
+    const tracestate =
+      typeof state === 'string' && state.length <= 4096 ? new TraceState(state).serialize() : '';
     return {
       traceId: parent.traceId,
-      spanId: ids.generateSpanId(),
+      spanId: randomId(8),
       parentSpanId: parent.spanId,
       sampled: (parent.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED,
+      tracestate: tracestate || null,
     };
+  }
   return {
-    traceId: ids.generateTraceId(),
-    spanId: ids.generateSpanId(),
+    traceId: randomId(16),
+    spanId: randomId(8),
     parentSpanId: null,
-    sampled: true,
+    sampled: false,
+    tracestate: null,
   };
 }
 
-/** The `traceparent` of a new child span of the call (one per request to Proxmox). */
-export function childTraceparent(trace: CallTrace): string {
-  return `00-${trace.traceId}-${ids.generateSpanId()}-${trace.sampled ? '01' : '00'}`;
+/** The headers of a new child span of the call (one per request to Proxmox). */
+export function childTraceHeaders(trace: CallTrace): Record<string, string> {
+  return {
+    traceparent: `00-${trace.traceId}-${randomId(8)}-${trace.sampled ? '01' : '00'}`,
+    ...(trace.tracestate ? { tracestate: trace.tracestate } : {}),
+  };
 }

@@ -3,6 +3,7 @@
 // runCall uses. Everything a call touches is wired here, from the Runtime's ports.
 
 import { errorText, logLine } from '../log';
+import { callPoint } from '../audit/call-point';
 import type { AuditRecord } from '../audit/record';
 import { makeScope } from '../calls/context';
 import type { CallHost } from '../calls/host';
@@ -71,7 +72,10 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
       origin: () => era.publicOrigin(),
       ttlMs: config.approvals.ttlMs,
     }),
-    audit: (record) => recordAudit(runtime, record, era.waitUntil),
+    audit: (record) => {
+      recordAudit(runtime, record, era.waitUntil);
+      measureCall(runtime, record);
+    },
     scrubber: (hidden) =>
       hidden?.length
         ? chainScrubbers(runtime.scrubber, hiddenValuesScrubber(hidden, REDACTED))
@@ -98,6 +102,23 @@ function counterBackend(runtime: Runtime, era: EraParts): CounterBackend {
       return objectTarget(counterObjectName('grant', identity), 'session|');
     },
   };
+}
+
+/**
+ * The call's data point, whatever AUDIT_ENABLED says (figures, never argument values). Written
+ * without waiting: Analytics Engine takes it in the background, and a failure never fails a call.
+ */
+function measureCall(runtime: Runtime, record: AuditRecord): void {
+  if (!runtime.callMetrics) return;
+  try {
+    const scope = runtime.tools.get(record.tool)?.tool.scope ?? '';
+    runtime.callMetrics.writeDataPoint(callPoint(record, scope));
+  } catch (err) {
+    logLine('error', 'call_metrics_lost', {
+      request_id: record.request_id,
+      error: errorText(err, 200),
+    });
+  }
 }
 
 function recordAudit(

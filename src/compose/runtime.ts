@@ -89,6 +89,8 @@ export interface Runtime {
   readonly scrubber: Scrubber;
   /** The HMAC of a call's canonical arguments, under the server's `args_hmac` key. */
   readonly hmacArgs: ArgsHmacer;
+  /** Where each call's data point goes (Workers Analytics Engine), if the deployment binds one. */
+  readonly callMetrics: AnalyticsEngineDataset | null;
   /**
    * A Proxmox client for one call (it logs that call's exchanges) to `cluster` (absent: the
    * default), with the token `who` acts with there (PVE_IDENTITIES; else the cluster's own),
@@ -185,6 +187,7 @@ export function buildRuntime(env: AppEnv, clock: Clock = systemClock): Runtime {
     },
     scrubber: scrubberFor(config.secrets),
     hmacArgs: argsHmacer(() => keys().key('args_hmac')),
+    callMetrics: env.CALL_METRICS ?? null,
     pveClient: (name, who) => {
       if ('error' in config.clusters) return config.clusters;
       const { identities } = config;

@@ -37,7 +37,7 @@ export function crossOriginViolation(request: Request, allowed: readonly string[
 }
 
 const CORS_ALLOW_HEADERS =
-  'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
+  'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, traceparent, tracestate';
 
 /**
  * The response with CORS headers for exactly the allowed origin that asked, or none at all

@@ -59,8 +59,8 @@ export class PveClient {
   private readonly kept = new Map<string, Promise<unknown>>();
   /** Removes the token secret and the Access secret from anything upstream sends back. */
   readonly scrub: Scrubber;
-  /** Each request's `traceparent` (a child span of the call's trace), once told. */
-  private traceparent: (() => string) | null = null;
+  /** Each request's trace headers (a child span of the call's trace), once told. */
+  private traceHeaders: (() => Record<string, string>) | null = null;
 
   constructor(
     private readonly config: PveClientConfig,
@@ -70,9 +70,9 @@ export class PveClient {
     this.scrub = scrubberFor([config.tokenSecret, config.accessClientSecret]);
   }
 
-  /** Sends each request with a `traceparent` from `next` (W3C Trace Context). */
-  traceWith(next: () => string): void {
-    this.traceparent = next;
+  /** Sends each request with the trace headers `next` gives (W3C Trace Context). */
+  traceWith(next: () => Record<string, string>): void {
+    this.traceHeaders = next;
   }
 
   /** The id of the API token its requests go with (`user@realm!name`; never the secret). */
@@ -268,7 +268,8 @@ export class PveClient {
       headers.set('CF-Access-Client-Secret', config.accessClientSecret);
     }
     if (body !== undefined) headers.set('Content-Type', 'application/x-www-form-urlencoded');
-    if (this.traceparent) headers.set('traceparent', this.traceparent());
+    for (const [name, value] of Object.entries(this.traceHeaders?.() ?? {}))
+      headers.set(name, value);
     const init: RequestInit = {
       method,
       headers,

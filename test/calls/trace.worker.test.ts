@@ -1,8 +1,9 @@
 // A call's trace (W3C Trace Context) through both eras: an MCP 2026-07-28 call's
-// `_meta.traceparent` and a 2025 session's `traceparent` header are continued, a call without
-// one (or with a malformed one) starts a trace of its own; either way the call's log line and
-// audit record carry the trace id, and every request Proxmox gets carries a `traceparent` of that
-// trace, a span of its own each, read from the simulator's request log.
+// `_meta.traceparent` (or, without it, its `traceparent` header) and a 2025 session's header are
+// continued, with their sampled flag and `tracestate`; a call without a valid one starts a trace
+// of its own (not sampled); either way the call's log line and audit record carry the trace id,
+// and every request Proxmox gets carries a `traceparent` of that trace, a span of its own each,
+// read from the simulator's request log.
 
 import type { Client as Client2025 } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,7 +21,7 @@ const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${TRACE}-${CLIENT_SPAN}-01`;
 const STATUS = { node: 'pve1', vmid: 100 };
-const W3C = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
+const W3C = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
 
 let lines: string[] = [];
 beforeEach(async () => {
@@ -39,12 +40,15 @@ async function traced(since: number) {
     .filter((l) => l.includes('"msg":"tool_call"'))
     .map((l) => JSON.parse(l) as { trace_id?: string; request_id: string });
   const [record] = await auditRecords((r) => r.ts >= since && r.request_id === log!.request_id);
-  const upstream = (await sim.requests()).map((r) => W3C.exec(r.headers.traceparent ?? ''));
+  const requests = await sim.requests();
+  const upstream = requests.map((r) => W3C.exec(r.headers.traceparent ?? ''));
   return {
     log: log!.trace_id,
     record: record!.trace_id,
     upstreamTraces: [...new Set(upstream.map((m) => m?.[1] ?? null))],
     upstreamSpans: upstream.map((m) => m?.[2] ?? null),
+    upstreamFlags: [...new Set(upstream.map((m) => m?.[3] ?? null))],
+    upstreamStates: [...new Set(requests.map((r) => r.headers.tracestate ?? null))],
   };
 }
 
@@ -56,7 +60,7 @@ describe("a call's trace", () => {
       const result = await client.callTool({
         name: 'pve_get_vm_status',
         arguments: STATUS,
-        _meta: { traceparent: TRACEPARENT },
+        _meta: { traceparent: TRACEPARENT, tracestate: 'vendor=abc,other=1' },
       });
       expect(result.isError).toBeFalsy();
     } finally {
@@ -64,19 +68,21 @@ describe("a call's trace", () => {
     }
     const t = await traced(since);
     expect([t.log, t.record, t.upstreamTraces]).toEqual([TRACE, TRACE, [TRACE]]);
+    // The client's sampled flag and its tracestate go on with each request.
+    expect([t.upstreamFlags, t.upstreamStates]).toEqual([['01'], ['vendor=abc,other=1']]);
     // Each request a span of its own, none the client's.
     expect(t.upstreamSpans.length).toBeGreaterThan(0);
     expect(new Set(t.upstreamSpans).size).toBe(t.upstreamSpans.length);
     expect(t.upstreamSpans).not.toContain(CLIENT_SPAN);
   });
 
-  it("continues a 2025 session's traceparent header likewise", async () => {
+  it("continues a 2025 session's traceparent header likewise, not sampled as it says", async () => {
     const since = Date.now();
     const client: Client2025 = new Client({ name: 'traced', version: '1' });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${ORIGIN}/mcp`), {
         fetch: workerFetch,
-        requestInit: { headers: { traceparent: TRACEPARENT } },
+        requestInit: { headers: { traceparent: `00-${TRACE}-${CLIENT_SPAN}-00` } },
       }),
     );
     try {
@@ -88,12 +94,38 @@ describe("a call's trace", () => {
     const t = await traced(since);
     expect([t.log, t.record, t.upstreamTraces]).toEqual([TRACE, TRACE, [TRACE]]);
     expect(t.upstreamSpans).not.toContain(CLIENT_SPAN);
+    expect([t.upstreamFlags, t.upstreamStates]).toEqual([['00'], [null]]);
+  });
+
+  it("takes a 2026-07-28 request's traceparent header where its _meta has no valid one", async () => {
+    const since = Date.now();
+    const client = await connect2026({
+      fetch: (input, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set('traceparent', TRACEPARENT);
+        return workerFetch(input, { ...init, headers });
+      },
+    });
+    try {
+      await client.callTool({
+        name: 'pve_get_vm_status',
+        arguments: STATUS,
+        _meta: { traceparent: '00-not-a-trace-01' },
+      });
+    } finally {
+      await client.close();
+    }
+    const t = await traced(since);
+    expect([t.log, t.record, t.upstreamTraces]).toEqual([TRACE, TRACE, [TRACE]]);
   });
 
   it.each([
     ['no traceparent', undefined],
     ['a malformed one', '00-not-a-trace-01'],
     ['an all-zero trace id', `00-${'0'.repeat(32)}-${CLIENT_SPAN}-01`],
+    ['an all-zero span id', `00-${TRACE}-${'0'.repeat(16)}-01`],
+    ['upper-case hex', `00-${TRACE.toUpperCase()}-${CLIENT_SPAN}-01`],
+    ['version ff', `ff-${TRACE}-${CLIENT_SPAN}-01`],
   ])('starts a trace of its own for a call with %s', async (_what, traceparent) => {
     const since = Date.now();
     const client = await connect2026();
@@ -108,7 +140,9 @@ describe("a call's trace", () => {
     }
     const t = await traced(since);
     expect(t.log).toMatch(/^[0-9a-f]{32}$/);
-    expect(t.log).not.toBe('0'.repeat(32));
+    expect(t.log).not.toBe(TRACE);
     expect([t.record, t.upstreamTraces]).toEqual([t.log, [t.log]]);
+    // Started here and recorded nowhere yet: not sampled.
+    expect(t.upstreamFlags).toEqual(['00']);
   });
 });

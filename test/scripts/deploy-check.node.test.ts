@@ -293,7 +293,9 @@ describe('npm run deploy:check', () => {
     );
     const { status, output } = deployCheck(ready, undeclared, beside);
     expect(status, output).toBe(1);
-    expect(output).toMatch(/^ok {4}\S*clusters\.toml \(bindings: .*PVE_LAB, PVE_PROD\)$/m);
+    expect(output).toMatch(
+      /^ok {4}\S*clusters\.toml \(bindings: .*PVE_LAB, PVE_PROD, CALL_METRICS\)$/m,
+    );
     expect(output).toMatch(/^FAIL {2}\S*undeclared\.toml$/m);
     expect(output).toContain(
       '- vars.PVE_CLUSTERS[1] ("prod") names the VPC service binding "PVE_STAGING", which this file does not declare',

@@ -64,6 +64,14 @@ async function seed(store: Store, now: number): Promise<void> {
 }
 
 describe('the figures of approvals and calls', () => {
+  it("binds the calls' Analytics Engine dataset as wrangler.toml declares it", () => {
+    // Each call writes one data point there (src/audit/call-point.ts); locally the binding
+    // writes nowhere, so what is written is held to its layout in test/audit/call-point.test.ts.
+    const metrics = (env as unknown as { CALL_METRICS?: { writeDataPoint?: unknown } })
+      .CALL_METRICS;
+    expect(typeof metrics?.writeDataPoint).toBe('function');
+  });
+
   it('counts what became of approvals, and how long people took', async () => {
     const store = ns.get(ns.idFromName(`test:${crypto.randomUUID()}`)) as unknown as Store;
     const now = Date.now();

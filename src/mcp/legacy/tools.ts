@@ -18,6 +18,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { elicitsForms, type Conversation } from '../../calls/conversation';
 import type { CallHost } from '../../calls/host';
 import { runCall } from '../../calls/run-call';
+import type { TraceInput } from '../../calls/trace';
 import type { ToolSet } from '../../calls/tool-list';
 
 /** How long a person has to answer in the conversation. */
@@ -46,7 +47,7 @@ export function installTools(
       request.params.arguments,
       host,
       canElicit(server) ? pushedQuestions(extra) : null,
-      traceparentOf(request.params._meta, extra),
+      traceOf(request.params._meta, extra),
     );
     // A pushed question is answered within the call: a 2025 call is never suspended.
     if (outcome.kind !== 'result')
@@ -55,14 +56,16 @@ export function installTools(
   });
 }
 
-/** The call's `traceparent`: its `_meta.traceparent`, else the HTTP request's header. */
-function traceparentOf(
+/** What the request says of the call's trace: its `_meta`, then the HTTP request's headers. */
+function traceOf(
   meta: Record<string, unknown> | undefined,
   extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-): string | undefined {
-  if (typeof meta?.traceparent === 'string') return meta.traceparent;
-  const header = extra.requestInfo?.headers?.traceparent;
-  return typeof header === 'string' ? header : undefined;
+): TraceInput {
+  const headers = extra.requestInfo?.headers;
+  return {
+    traceparent: [meta?.traceparent, headers?.traceparent],
+    tracestate: [meta?.tracestate, headers?.tracestate],
+  };
 }
 
 function canElicit(server: Server): boolean {

@@ -27,6 +27,7 @@ import type { CallHost } from '../../calls/host';
 import { scopeMessage } from '../../calls/messages';
 import { missingScope } from '../../calls/scope-gate';
 import { runCall } from '../../calls/run-call';
+import type { TraceInput } from '../../calls/trace';
 import { composeHost } from '../../compose/call-host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import type { Runtime } from '../../compose/runtime';
@@ -54,8 +55,9 @@ interface Exchange {
   origin: string;
   waitUntil(work: Promise<unknown>): void;
   codec: RequestStateCodec<QuestionState>;
-  /** The request's `traceparent` header (W3C Trace Context), if the client sent one. */
+  /** The request's `traceparent` and `tracestate` headers (W3C Trace Context), if sent. */
   traceparent: string | null;
+  tracestate: string | null;
 }
 
 /** Each request's exchange, by the authInfo object the SDK hands through to its server. */
@@ -84,6 +86,7 @@ export async function serveModern(
     waitUntil: (work) => ctx.waitUntil(work),
     codec: await codecFor(runtime),
     traceparent: request.headers.get('traceparent'),
+    tracestate: request.headers.get('tracestate'),
   };
   const refused = auth ? await outOfScope(message, exchange, auth) : null;
   if (refused) return refused;
@@ -106,16 +109,12 @@ const toolsCall = z.object({
   }),
 });
 
-/**
- * The call's `traceparent`: the request's `_meta.traceparent` (MCP 2026-07-28), else its HTTP
- * header (either era).
- */
-function traceparentOf(
-  meta: Record<string, unknown> | undefined,
-  exchange: Exchange,
-): string | undefined {
-  const inMeta = meta?.traceparent;
-  return typeof inMeta === 'string' ? inMeta : (exchange.traceparent ?? undefined);
+/** What the request says of the call's trace: its `_meta` (2026-07-28), then its HTTP headers. */
+function traceOf(meta: Record<string, unknown> | undefined, exchange: Exchange): TraceInput {
+  return {
+    traceparent: [meta?.traceparent, exchange.traceparent],
+    tracestate: [meta?.tracestate, exchange.tracestate],
+  };
 }
 
 /** The client's capabilities in a request's envelope, as far as elicitation goes. */
@@ -141,14 +140,7 @@ async function outOfScope(
   if (!found) return null;
   const scope = missingScope(found.tool, exchange.identity);
   if (!scope) return null;
-  await runCall(
-    found.tool,
-    found.input,
-    args,
-    hostFor(exchange),
-    null,
-    traceparentOf(meta, exchange),
-  );
+  await runCall(found.tool, found.input, args, hostFor(exchange), null, traceOf(meta, exchange));
   return insufficientScope(
     auth,
     [scope],
@@ -200,7 +192,7 @@ function buildServer(exchange: Exchange): Server {
       request.params.arguments,
       host,
       conversation,
-      traceparentOf(request.params._meta as Record<string, unknown> | undefined, exchange),
+      traceOf(request.params._meta as Record<string, unknown> | undefined, exchange),
     );
     if (outcome.kind === 'result') return outcome.result;
     const { binding, question } = outcome;

@@ -173,11 +173,18 @@ function unboundFindings({ raw, report }: CheckedConfig): Finding[] {
   return out;
 }
 
+/**
+ * Bindings the Worker runs without: CALL_METRICS (Analytics Engine) only adds a data point per
+ * call, and an account without Analytics Engine turned on must leave it out (wrangler deploy
+ * fails with code 10089 otherwise; docs/deploy.md).
+ */
+const OPTIONAL_BINDINGS = new Set(['CALL_METRICS']);
+
 function referenceFindings({ raw, report }: CheckedConfig, reference: Reference): Finding[] {
   const out: Finding[] = [];
   for (const [name, type] of reference.bindings) {
     const got = report.bindings.get(name);
-    if (got === type) continue;
+    if (got === type || (got === undefined && OPTIONAL_BINDINGS.has(name))) continue;
     out.push({
       problem: got
         ? `binding ${name} is a ${got}; the Worker needs a ${type}`

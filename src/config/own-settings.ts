@@ -47,7 +47,10 @@ export const WORKER_VARIABLES: readonly string[] = [
   'GITHUB_API_URL',
 ];
 
-/** The Worker's bindings: Durable Objects, the queue, the KV namespace, the optional PVE service. */
+/**
+ * The Worker's bindings: Durable Objects, the queue, the KV namespace, the optional PVE service
+ * and Analytics Engine dataset.
+ */
 const WORKER_BINDINGS = [
   'MCP_OBJECT',
   'POLICY_COUNTERS',
@@ -58,6 +61,7 @@ const WORKER_BINDINGS = [
   'NOTIFY_QUEUE',
   'OAUTH_KV',
   'PVE',
+  'CALL_METRICS',
 ];
 
 /**

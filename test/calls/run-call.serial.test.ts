@@ -281,6 +281,34 @@ describe('runCall', () => {
     expect(record!.upstream_ms).toBeGreaterThan(0);
     expect(record!.upstream_ms).toBeLessThanOrEqual(record!.latency_ms);
     expect(JSON.stringify(record)).not.toContain('secret notes');
+    // And one Analytics Engine data point, of the same call, with no argument value.
+    expect(t.points).toEqual([
+      {
+        indexes: ['pve_create_qemu_vm'],
+        blobs: [
+          'pve_create_qemu_vm',
+          'allow',
+          '',
+          'ok',
+          'default',
+          'pve:provision',
+          '',
+          record!.trace_id,
+        ],
+        doubles: [record!.latency_ms, record!.upstream_ms, 1],
+      },
+    ]);
+    expect(JSON.stringify(t.points)).not.toContain('secret notes');
+  });
+
+  it('writes a data point for a refused call too', async () => {
+    const t = testHost({ policy: policy({ pve_delete_vm: { action: 'deny' } }) });
+    const r = result(await call(t, 'pve_delete_vm', { node: 'pve1', vmid: 100, confirm: true }));
+    expect(r.isError).toBe(true);
+    expect(t.points.map((p) => p.blobs!.slice(0, 4))).toEqual([
+      ['pve_delete_vm', 'deny', '/tools/pve_delete_vm/action', 'denied'],
+    ]);
+    expect(t.points[0]!.doubles).toEqual([t.audit[0]!.latency_ms, 0, 0]);
   });
 
   it('counts a record the audit store cannot take as lost, and the call still answers', async () => {

@@ -116,6 +116,23 @@ describe('wrangler dry-run output', () => {
     ]);
   });
 
+  it('lets a configuration leave out the Analytics Engine dataset, which the Worker runs without', () => {
+    const reference = {
+      bindings: new Map([
+        ['AUDIT', 'Durable Object'],
+        ['CALL_METRICS', 'Analytics Engine Dataset'],
+      ]),
+      migrations: [],
+      build: { minify: false, alias: new Map<string, string>() },
+    };
+    const without = (report: string) =>
+      checkConfig({ raw: {}, dir: root, exitCode: 0, report: parseDryRun(report) }, reference).map(
+        (f) => f.problem,
+      );
+    // Nothing bound: AUDIT is missing, CALL_METRICS may be.
+    expect(without('')).toEqual(['binding AUDIT (Durable Object) is missing; the Worker needs it']);
+  });
+
   it('reports a configuration that bundles the Worker otherwise than wrangler.toml: minify, [alias] entries missing, elsewhere or extra', () => {
     const reference = referenceOf({
       raw: {

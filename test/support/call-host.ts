@@ -107,6 +107,8 @@ export interface TestHost {
   approvals: MemoryApprovals;
   /** The audit records written, and how many could not be (the count /admin shows). */
   audit: AuditRecord[];
+  /** The Analytics Engine data points written (CALL_METRICS, kept here as the platform would). */
+  points: AnalyticsEngineDataPoint[];
   lost(): number;
   /** The counters of one scope key (`grant:<id>`, `user:...`), as the store holds them. */
   counters(name: string): Promise<WindowCounters>;
@@ -158,6 +160,7 @@ export function testHost(options: HostOptions): TestHost {
   const clock = new TestClock();
   const approvals = new MemoryApprovals();
   const audit: AuditRecord[] = [];
+  const points: AnalyticsEngineDataPoint[] = [];
   let lost = 0;
   const counterStores = new Map<string, Promise<WindowCounters>>();
   /** Versions activated after the first (the deployed POLICY), oldest first. */
@@ -223,6 +226,7 @@ export function testHost(options: HostOptions): TestHost {
       },
       recordDisagreement: async () => undefined,
     })),
+    CALL_METRICS: { writeDataPoint: (point: AnalyticsEngineDataPoint) => void points.push(point) },
     SERVER_KEYS: namespace(() => ({
       key: async (name: string) => (name === 'args_hmac' ? key : btoa(name.padEnd(32, '.'))),
     })),
@@ -244,6 +248,7 @@ export function testHost(options: HostOptions): TestHost {
     clock,
     approvals,
     audit,
+    points,
     lost: () => lost,
     counters,
     key,

@@ -28,6 +28,17 @@ export interface TraceInput {
   tracestate: readonly unknown[];
 }
 
+/** What a request says of its trace, its `_meta` before its HTTP headers (either era). */
+export function traceInput(
+  meta: Readonly<Record<string, unknown>> | undefined,
+  headers: { traceparent?: unknown; tracestate?: unknown } | undefined,
+): TraceInput {
+  return {
+    traceparent: [meta?.traceparent, headers?.traceparent],
+    tracestate: [meta?.tracestate, headers?.tracestate],
+  };
+}
+
 /** Random bytes as lowercase hex, never all zeros (an all-zero id is invalid). */
 function randomId(bytes: number): string {
   for (;;) {

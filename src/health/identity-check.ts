@@ -7,11 +7,12 @@
 // Proxmox probe; settled results only.
 
 import type { Clock } from '../clock';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ClusterConfig } from '../config/clusters';
 import { type Identities, type MappedToken, tokensOf } from '../config/identities';
 import { PveClient } from '../proxmox/client';
 import { PveError } from '../proxmox/errors';
+import { accessPermissions } from '../proxmox/schemas';
 import type { HealthProblem } from './config-checks';
 import { PROBE_TTL_MS } from './proxmox-probe';
 
@@ -29,8 +30,7 @@ export const BEYOND_THE_TOOLS = [
 ] as const;
 
 /** What a token holds: each path that matters with its privileges (from GET /access/permissions). */
-type Held = Record<string, Record<string, unknown>>;
-const heldSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
+type Held = z.output<typeof accessPermissions>;
 
 const cache = new Map<string, { at: number; held: Held | { error: string } }>();
 
@@ -150,7 +150,7 @@ async function heldBy(
   );
   let held: Held | { error: string };
   try {
-    held = await client.get('/access/permissions', heldSchema);
+    held = await client.get('/access/permissions', accessPermissions);
   } catch (err) {
     held = { error: err instanceof PveError ? err.message : 'the read failed' };
   }

@@ -9,7 +9,15 @@ import { z } from 'zod';
 import type { CallOptions, PveClient } from './client';
 import { PveError } from './errors';
 import { guestDisks } from './guest-disks';
-import { boolish, guestConfig, guestStatus, numeric, parseEach, snapshotItem } from './schemas';
+import {
+  accessPermissions,
+  boolish,
+  guestConfig,
+  guestStatus,
+  numeric,
+  parseEach,
+  snapshotItem,
+} from './schemas';
 
 /** All reads together may take this long; a read still running then is named unreadable. */
 export const BLAST_RADIUS_BUDGET_MS = 3_000;
@@ -282,8 +290,6 @@ interface Visibility {
   backups: boolean;
 }
 
-const permissionsMap = z.record(z.string(), z.record(z.string(), z.unknown()));
-
 /** Whether this server's API token holds `privilege` on `path` (GET /access/permissions). */
 export async function tokenHolds(
   pve: PveClient,
@@ -292,9 +298,9 @@ export async function tokenHolds(
   options: CallOptions,
   fresh = false,
 ): Promise<boolean> {
-  const held = (await pve.shared('/access/permissions', permissionsMap, { path }, options, fresh))[
-    path
-  ];
+  const held = (
+    await pve.shared('/access/permissions', accessPermissions, { path }, options, fresh)
+  )[path];
   // Each privilege held maps to its propagate flag (0 or 1): held is a key that is there.
   return Object.hasOwn(held ?? {}, privilege);
 }

@@ -9,6 +9,7 @@ import { scrubberFor, type Scrubber } from '../secrets/scrub';
 import { PveError, type PveFailure, type SettingNames } from './errors';
 import { type Held, keepHeld, keptHeld, refusalPaths } from './refusal';
 import { readData } from './response';
+import { accessPermissions } from './schemas';
 
 export interface PveClientConfig {
   /** Ends in /api2/json, without a trailing slash. */
@@ -240,7 +241,7 @@ export class PveClient {
         'GET',
         target,
         HELD_PATH,
-        PERMISSIONS,
+        accessPermissions,
         undefined,
         timeoutMs,
       );
@@ -284,8 +285,6 @@ export class PveClient {
   }
 }
 
-/** GET /access/permissions: each path's privileges, each mapped to its propagate flag. */
-const PERMISSIONS = z.record(z.string(), z.record(z.string(), z.unknown()));
 /** How long reading what a token holds may take, after a refusal. */
 const HELD_READ_MS = 2_000;
 const HELD_PATH = '/access/permissions';

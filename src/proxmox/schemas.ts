@@ -28,6 +28,12 @@ export const maybe = {
 /** The load figures nodes, guests and storages share (CPU as a fraction, bytes, seconds). */
 const usageFields = fieldsNamed('cpu maxcpu mem maxmem disk maxdisk uptime', maybe.number);
 
+/**
+ * `GET /access/permissions`: each path with the privileges the token (or user) holds there, each
+ * mapped to its propagate flag (0 or 1); a privilege held is a key that is there.
+ */
+export const accessPermissions = z.record(z.string(), z.record(z.string(), z.unknown()));
+
 /** One `GET /cluster/resources` entry, of any type. */
 export const resourceItem = z.object({
   type: z.string(),

@@ -18,7 +18,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { elicitsForms, type Conversation } from '../../calls/conversation';
 import type { CallHost } from '../../calls/host';
 import { runCall } from '../../calls/run-call';
-import type { TraceInput } from '../../calls/trace';
+import { traceInput } from '../../calls/trace';
 import type { ToolSet } from '../../calls/tool-list';
 
 /** How long a person has to answer in the conversation. */
@@ -47,25 +47,13 @@ export function installTools(
       request.params.arguments,
       host,
       canElicit(server) ? pushedQuestions(extra) : null,
-      traceOf(request.params._meta, extra),
+      traceInput(request.params._meta, extra.requestInfo?.headers),
     );
     // A pushed question is answered within the call: a 2025 call is never suspended.
     if (outcome.kind !== 'result')
       throw new McpError(ErrorCode.InternalError, 'The call could not wait for an answer.');
     return outcome.result as CallToolResult;
   });
-}
-
-/** What the request says of the call's trace: its `_meta`, then the HTTP request's headers. */
-function traceOf(
-  meta: Record<string, unknown> | undefined,
-  extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-): TraceInput {
-  const headers = extra.requestInfo?.headers;
-  return {
-    traceparent: [meta?.traceparent, headers?.traceparent],
-    tracestate: [meta?.tracestate, headers?.tracestate],
-  };
 }
 
 function canElicit(server: Server): boolean {

@@ -27,7 +27,7 @@ import type { CallHost } from '../../calls/host';
 import { scopeMessage } from '../../calls/messages';
 import { missingScope } from '../../calls/scope-gate';
 import { runCall } from '../../calls/run-call';
-import type { TraceInput } from '../../calls/trace';
+import { traceInput } from '../../calls/trace';
 import { composeHost } from '../../compose/call-host';
 import { INSTRUCTIONS, SERVER_INFO } from '../../compose/server-info';
 import type { Runtime } from '../../compose/runtime';
@@ -109,14 +109,6 @@ const toolsCall = z.object({
   }),
 });
 
-/** What the request says of the call's trace: its `_meta` (2026-07-28), then its HTTP headers. */
-function traceOf(meta: Record<string, unknown> | undefined, exchange: Exchange): TraceInput {
-  return {
-    traceparent: [meta?.traceparent, exchange.traceparent],
-    tracestate: [meta?.tracestate, exchange.tracestate],
-  };
-}
-
 /** The client's capabilities in a request's envelope, as far as elicitation goes. */
 const envelopeCapabilities = z.object({
   [CLIENT_CAPABILITIES_META_KEY]: z.object({ elicitation: z.unknown().optional() }).optional(),
@@ -140,7 +132,7 @@ async function outOfScope(
   if (!found) return null;
   const scope = missingScope(found.tool, exchange.identity);
   if (!scope) return null;
-  await runCall(found.tool, found.input, args, hostFor(exchange), null, traceOf(meta, exchange));
+  await runCall(found.tool, found.input, args, hostFor(exchange), null, traceInput(meta, exchange));
   return insufficientScope(
     auth,
     [scope],
@@ -192,7 +184,7 @@ function buildServer(exchange: Exchange): Server {
       request.params.arguments,
       host,
       conversation,
-      traceOf(request.params._meta as Record<string, unknown> | undefined, exchange),
+      traceInput(request.params._meta as Record<string, unknown> | undefined, exchange),
     );
     if (outcome.kind === 'result') return outcome.result;
     const { binding, question } = outcome;

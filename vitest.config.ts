@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { SIMULATOR_TOKENS } from './simulator/access/tokens.ts';
-import { NOTIFY_SECRET } from './test/support/notify-secret.ts';
+import { NOTIFY_SECRET, OTLP_KEY } from './test/support/notify-secret.ts';
 import { serversPerWorker } from './test/support/per-worker.ts';
 
 /**
@@ -130,6 +130,14 @@ function workersProject(
   };
 }
 
+/** Spans exported to the project's receiver (test/support/setup/receivers.ts), with a key. */
+function otlpExport(address: (of: 'receiverUrl') => string): Record<string, string> {
+  return {
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${address('receiverUrl')}/v1/traces`,
+    OTEL_EXPORTER_OTLP_HEADERS: `x-otlp-key=${OTLP_KEY}`,
+  };
+}
+
 /** Sign-in through the fake OpenID Connect provider; pve-admins are admitted. */
 function oidcSignIn(address: (of: 'fakeIdpUrl') => string): Record<string, string> {
   return {
@@ -155,11 +163,19 @@ export default defineConfig({
       // without POLICY does: a file that needs another policy puts it in force through the
       // policy API (test/support/worker/policy.ts). Proxmox behind Cloudflare Access, as with the
       // access-hostname topology: a service token is configured (its secret must never come back
-      // out, test/secrets/fail-closed.worker.test.ts).
-      workersProject('worker', null, () => ({
-        CF_ACCESS_CLIENT_ID: 'access-client.access',
-        CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
-      })),
+      // out, test/secrets/fail-closed.worker.test.ts). Spans go to the receiver's OTLP path, but
+      // only a client's sampled trace is recorded (none started here: the sampler's ratio is 0).
+      workersProject(
+        'worker',
+        null,
+        (address) => ({
+          CF_ACCESS_CLIENT_ID: 'access-client.access',
+          CF_ACCESS_CLIENT_SECRET: 'access-secret-0123456789abcdef',
+          ...otlpExport(address),
+          OTEL_TRACES_SAMPLER_ARG: '0',
+        }),
+        ['./test/support/setup/receivers.ts'],
+      ),
       // Signed in through the development identity provider (OAuth): the sign-in itself, approvals
       // (page, conversation, quorums), commands inside guests, both MCP eras, and the policy's
       // versions, editors, shadow and replay. A deployment with POLICY set, as the other projects
@@ -215,11 +231,13 @@ export default defineConfig({
         }),
         ['./test/support/setup/receivers.ts'],
       ),
-      // A sensitive value followed everywhere (the notify receivers' global setup).
+      // A sensitive value followed everywhere (the notify receivers' global setup), every call's
+      // spans included (each recorded: the sampler's default ratio is 1).
       workersProject(
         'redaction',
         null,
         (address) => ({
+          ...otlpExport(address),
           AUTH_MODE: 'oauth',
           IDP: 'dev',
           ALLOWED_GROUPS: 'ops',

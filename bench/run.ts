@@ -19,11 +19,18 @@
 //     what a call touches (target.tags) is for, beside the same call by two others: what reading
 //     the guest's facts before deciding costs, paired round by round with one more upstream GET
 //     from the bare route, and how far two series of one call differ;
-//   - in-process, after the rounds: the policy evaluation alone, and /admin/policy's page built
-//     from 10,000-line versions (bench/policy-console.ts).
+//   - pve_get_vm_status from a 2026-07-28 client on a server that exports spans to a local OTLP
+//     receiver, its sampler's ratio 0: under a client's unsampled traceparent (sampling off:
+//     nothing recorded) and under a sampled one (every span recorded and exported), beside the
+//     same call on the main server, which has no tracing configured;
+//   - in-process, after the rounds: the policy evaluation alone, a call's spans alone (not
+//     recorded, and recorded and encoded), and /admin/policy's page built from 10,000-line
+//     versions (bench/policy-console.ts).
 // Prints calls/s, p50, p99, each median's ratio to the direct call, and the added milliseconds.
 
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -38,6 +45,7 @@ import { loadPolicy } from '../src/policy/load.ts';
 import { TOOL_CATALOG } from '../src/tools/index.ts';
 import { devAccessToken, devSignedInClient } from '../test/support/oauth-node.ts';
 import { reportPolicyConsole } from './policy-console.ts';
+import { reportSpans } from './spans.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 30);
@@ -123,15 +131,22 @@ async function main(): Promise<void> {
   const baseline = process.env.BENCH_BASELINE
     ? path.resolve(process.env.BENCH_BASELINE)
     : undefined;
+  // A collector for the traced server's spans: takes each export, counts its spans.
+  const otlp = await otlpReceiver();
   const servers: Record<string, Record<string, string>> = {
     main: {},
     twin: {},
     noAudit: { AUDIT_ENABLED: 'false' },
+    traced: {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp.url}/v1/traces`,
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer bench',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    },
     ...(baseline ? { baseline: {} } : {}),
   };
   const stacks = new Map<string, Stack>();
   const clients: Client[] = [];
-  const closers: (() => Promise<void>)[] = [];
+  const closers: (() => Promise<void>)[] = [() => otlp.close()];
   try {
     await Promise.all(
       Object.keys(servers).map(async (name, i) => {
@@ -197,6 +212,13 @@ async function main(): Promise<void> {
     const TARGET = 'MCP 2026-07-28 pve_get_vm_status, a target rule';
     const OTHER_2026 = 'MCP 2026-07-28 pve_get_vm_status, no rules, another person';
     const statusArgs = { node: 'pve1', vmid: 100 };
+    const UNSAMPLED = 'MCP 2026-07-28 pve_get_vm_status, traced server, sampling off';
+    const TWIN_STATUS = 'MCP 2026-07-28 pve_get_vm_status, twin server';
+    const SAMPLED = 'MCP 2026-07-28 pve_get_vm_status, traced server, sampled (exported)';
+    const tracedToken = await devAccessToken(stacks.get('traced')!.url, 'grant@bench');
+    const traceparent = (flags: string) => ({
+      traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-${flags}`,
+    });
     const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
     const previewArgs = {
       node: 'pve1',
@@ -284,6 +306,39 @@ async function main(): Promise<void> {
         against: STATUS_2026,
       },
       {
+        // How far the same call differs on an identical server: the yardstick for the traced one.
+        ...rawModernSeries(
+          TWIN_STATUS,
+          stacks.get('twin')!.url,
+          await devAccessToken(stacks.get('twin')!.url, 'grant@bench'),
+          'pve_get_vm_status',
+          statusArgs,
+        ),
+        against: STATUS_2026,
+      },
+      {
+        ...rawModernSeries(
+          UNSAMPLED,
+          stacks.get('traced')!.url,
+          tracedToken,
+          'pve_get_vm_status',
+          statusArgs,
+          traceparent('00'),
+        ),
+        against: STATUS_2026,
+      },
+      {
+        ...rawModernSeries(
+          SAMPLED,
+          stacks.get('traced')!.url,
+          tracedToken,
+          'pve_get_vm_status',
+          statusArgs,
+          traceparent('01'),
+        ),
+        against: UNSAMPLED,
+      },
+      {
         ...mcpSeries(
           'MCP pve_list_vms, 3 rules + session limit',
           await as('main', 'session@bench'),
@@ -369,6 +424,11 @@ async function main(): Promise<void> {
       BARE_TWICE,
       BARE,
     );
+    reportTracing(
+      chosen,
+      { off: STATUS_2026, twin: TWIN_STATUS, unsampled: UNSAMPLED, sampled: SAMPLED },
+      otlp,
+    );
     if (ONLY) return;
     const p50 = (name: string) => median(series.find((x) => x.name === name)!.samples);
     const bareP50 = p50(BARE);
@@ -380,6 +440,7 @@ async function main(): Promise<void> {
     );
     await reportToolList(open);
     reportEvaluation();
+    await reportSpans();
     await reportPolicyConsole();
   } finally {
     await Promise.allSettled([
@@ -421,6 +482,7 @@ function rawModernSeries(
   token: string,
   tool: string,
   args: Record<string, unknown>,
+  meta: Record<string, unknown> = {},
 ): Series {
   let id = 0;
   const headers = {
@@ -435,6 +497,7 @@ function rawModernSeries(
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     'io.modelcontextprotocol/clientInfo': { name: 'bench-plain', version: '1' },
     'io.modelcontextprotocol/clientCapabilities': {},
+    ...meta,
   };
   return {
     name,
@@ -549,6 +612,85 @@ A target rule's cost, paired within each of ${rule.length} rounds (round medians
   console.log(
     `  the rule minus the GET: ${spread(beyond)}; rounds where the rule cost no more than the GET: ${beyond.filter((x) => x <= 0).length} of ${beyond.length}`,
   );
+}
+
+/**
+ * What tracing costs a call, paired round by round as the target rule's is: sampling off on the
+ * traced server minus the same call on the main server (no tracing configured), beside the twin
+ * server's minus the main one's (how far two identical servers differ), and sampled minus
+ * sampling off on the traced server (one server: no spread between servers in it).
+ */
+function reportTracing(
+  series: Series[],
+  names: { off: string; twin: string; unsampled: string; sampled: string },
+  otlp: { exports: () => number; spans: () => number },
+): void {
+  const rounds = (name: string) => series.find((s) => s.name === name)?.rounds;
+  const [off, twin, unsampled, sampled] = [
+    names.off,
+    names.twin,
+    names.unsampled,
+    names.sampled,
+  ].map(rounds);
+  if (!off || !twin || !unsampled || !sampled) return;
+  const spread = (xs: number[]) => {
+    const sorted = [...xs].sort((x, y) => x - y);
+    const f = (q: number) => quantile(sorted, q).toFixed(2);
+    return `${f(0.5)} ms (quartiles ${f(0.25)} to ${f(0.75)})`;
+  };
+  console.log(`
+Tracing's cost, paired within each of ${off.length} rounds (round medians):`);
+  console.log(
+    `  sampling off (traced server) minus no tracing (main server): ${spread(unsampled.map((x, i) => x - off[i]!))}`,
+  );
+  console.log(
+    `  an identical server minus the main one, the same call (no tracing either): ${spread(twin.map((x, i) => x - off[i]!))}`,
+  );
+  console.log(
+    `  sampled, spans exported, minus sampling off (same server): ${spread(sampled.map((x, i) => x - unsampled[i]!))}`,
+  );
+  const calls = series.find((s) => s.name === names.sampled)!.samples.length + WARMUP;
+  console.log(
+    `  the OTLP receiver took ${otlp.exports()} exports of ${otlp.spans()} spans for ${calls} sampled calls (warm-up included)`,
+  );
+}
+
+/** A local OTLP/HTTP receiver: answers each export as a collector does, and counts it. */
+async function otlpReceiver(): Promise<{
+  url: string;
+  exports: () => number;
+  spans: () => number;
+  close: () => Promise<void>;
+}> {
+  let exports = 0;
+  let spans = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      try {
+        const request = JSON.parse(body) as {
+          resourceSpans: { scopeSpans: { spans: unknown[] }[] }[];
+        };
+        spans += request.resourceSpans
+          .flatMap((r) => r.scopeSpans)
+          .reduce((n, s) => n + s.spans.length, 0);
+        exports++;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      } catch {
+        res.writeHead(400).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    exports: () => exports,
+    spans: () => spans,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** What tools/list costs each conversation's context: the answer's size, as a client receives it. */

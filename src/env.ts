@@ -110,4 +110,16 @@ export interface AppEnv {
   /** For GitHub Enterprise Server; defaults https://github.com and https://api.github.com. */
   GITHUB_URL?: string;
   GITHUB_API_URL?: string;
+  /** Where spans go (OTLP/HTTP, JSON): the full URL; none, nothing is recorded. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  /** The OTLP base URL, `/v1/traces` added (where OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is unset). */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** `key=value,...` sent with each export (a secret: an API key). */
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+  /** As OTEL_EXPORTER_OTLP_HEADERS, for traces; wins per key. */
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS?: string;
+  /** The share of traces started here that are recorded, 0 to 1 (default 1). */
+  OTEL_TRACES_SAMPLER_ARG?: string;
+  /** The spans' service.name (default proxmox-mcp). */
+  OTEL_SERVICE_NAME?: string;
 }

@@ -280,7 +280,8 @@ function deployVarFindings(raw: Record<string, unknown>): Finding[] {
     }
   }
   for (const [name, value] of Object.entries(vars)) {
-    if (/SECRET/.test(name) && String(value).trim() !== '') {
+    // The OTLP headers carry the collector's key.
+    if (/SECRET|^OTEL_EXPORTER_OTLP_(TRACES_)?HEADERS$/.test(name) && String(value).trim() !== '') {
       out.push({
         problem: `${name} is in [vars], in plain text`,
         fix: `Remove it from the file and run \`wrangler secret put ${name} -c <this file>\`.`,

@@ -6,7 +6,7 @@ import type { Identity } from '../core/identity';
 import type { PveClient } from '../proxmox/client';
 import type { CallScope } from './host';
 import { ToolFailure } from './tool-spec';
-import { type CallTrace, childTraceHeaders } from './trace';
+import type { CallSpans } from './spans';
 
 /**
  * A fresh Proxmox client for one call to a cluster (absent: the default) with the token `who` acts
@@ -36,7 +36,7 @@ export function makeScope(
   requestId: string,
   clusters: readonly string[] = [],
   personal = false,
-  trace?: CallTrace,
+  spans?: CallSpans,
 ): CallScope {
   const clients = new Map<string | undefined, PveClient>();
   let cluster: string | undefined;
@@ -53,7 +53,7 @@ export function makeScope(
         );
       }
       client = made;
-      if (trace) client.traceWith(() => childTraceHeaders(trace));
+      if (spans) client.traceWith((method, path) => spans.request(method, path));
       clients.set(name, client);
     }
     return client;

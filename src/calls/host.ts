@@ -12,6 +12,7 @@ import type { ShadowDisagreement } from '../policy/shadow';
 import type { UpstreamCall } from '../proxmox/client';
 import type { Scrubber } from '../secrets/scrub';
 import type { BaseToolContext } from './tool-spec';
+import type { CallSpanFacts, CallSpans } from './spans';
 import type { CallTrace } from './trace';
 
 /** One call's context, plus what the seam needs to log it. */
@@ -31,14 +32,24 @@ export interface CallScope {
   onCluster(name: string, given: boolean): void;
 }
 
+/** What a call's end tells beside its audit record. */
+export interface CallMeasures {
+  /** Its spans, ended but for the audit write's. */
+  spans: CallSpans;
+  /** How long it waited for an approval (ms); null where the policy wanted none. */
+  approvalWaitMs: number | null;
+}
+
 export interface CallHost {
   /** The time, for the call's timings, windows and deadlines. */
   clock: Clock;
   /**
-   * A fresh scope for one call, its requests to Proxmox child spans of `trace`; throws a
-   * ToolFailure when the caller has no identity.
+   * A fresh scope for one call, its requests to Proxmox spans of `spans`; throws a ToolFailure
+   * when the caller has no identity.
    */
-  scope(requestId: string, trace: CallTrace): CallScope;
+  scope(requestId: string, spans: CallSpans): CallScope;
+  /** The spans of one call of `trace` (recorded where tracing is configured and it is sampled). */
+  spans(trace: CallTrace, facts: CallSpanFacts): CallSpans;
   /** The clusters' names, the default first (`cluster` is an argument only with more than one). */
   clusters: readonly string[];
   /** The MCP session (or `stateless`), for logs and the audit trail. */
@@ -57,8 +68,11 @@ export interface CallHost {
     origin: () => string;
     ttlMs: number;
   };
-  /** Records the call in the audit trail, without waiting for it or failing the call. */
-  audit(record: AuditRecord): void;
+  /**
+   * Records the call in the audit trail and its data point, then exports its spans, without
+   * waiting for any of it or failing the call.
+   */
+  audit(record: AuditRecord, call: CallMeasures): void;
   /**
    * Removes configured secrets from results, log lines and audit records; with `hidden`, also
    * the values a call's redaction hid (its sensitive arguments), for that call's own output.

@@ -21,6 +21,7 @@ import { UNDECIDED_RULES } from '../policy/undecided';
 import { type ApprovalPort, ELICITED } from './approval-gate';
 import type { AskNext } from './conversation';
 import { type PendingApproval, REASONS, type Refusal } from './messages';
+import type { CallSpans } from './spans';
 
 export type GateResult =
   | {
@@ -62,6 +63,8 @@ export interface GateInput {
   guest?: GuestKey;
   /** The guest the call makes beside the one it acts on, for `new.` rules (CallView.made). */
   made?: Readonly<Record<string, unknown>>;
+  /** Runs a stage of the call as a span of its own (../calls/spans.ts): the limits' reservation. */
+  stage?: CallSpans['stage'];
 }
 
 /**
@@ -163,7 +166,8 @@ export async function passGate(
   if (input.dryRun || decision.limits.length === 0)
     return { ok: true, release: null, approvalId, approved };
   try {
-    const reservation = await reserveLimits(decision.limits, input.identity, counters, input.now);
+    const reserve = () => reserveLimits(decision.limits, input.identity, counters, input.now);
+    const reservation = await (input.stage ? input.stage('limits', reserve) : reserve());
     if (!reservation.ok) await giveBack();
     return reservation.ok
       ? { ok: true, release: reservation.release, approvalId, approved }

@@ -45,7 +45,8 @@ import { missingScope } from './scope-gate';
 import { type CallEnd, type CallFacts, decided, failureResult, settle } from './settle';
 import { shadowDisagreement } from './shadow-judge';
 import { PolicyRefusal, ToolFailure, type ToolContext, type ToolSpec } from './tool-spec';
-import { type CallTrace, callTrace, type TraceInput } from './trace';
+import { type CallSpans, SPAN_ATTRIBUTES, type Stage } from './spans';
+import { callTrace, type TraceInput } from './trace';
 
 /** One call as it goes: where it runs, what is known so far, and how its values are redacted. */
 interface Call {
@@ -54,8 +55,10 @@ interface Call {
   conversation: Conversation | null;
   requestId: string;
   started: number;
-  /** The call's trace (W3C Trace Context): continued from the client's, or started here. */
-  trace: CallTrace;
+  /** The call's spans, of its trace (W3C Trace Context): continued from the client's, or new. */
+  spans: CallSpans;
+  /** How long it waited for an approval (ms); null where the policy wanted none. */
+  approvalWaitMs: number | null;
   active: ActivePolicy;
   facts: CallFacts;
   /** The policy's `sensitive` list for the tool; null while the policy is invalid (hide all). */
@@ -111,7 +114,7 @@ export async function runCall(
   conversation: Conversation | null,
   trace?: TraceInput,
 ): Promise<CallOutcome> {
-  const call = await open(tool, rawArgs, host, conversation, callTrace(trace));
+  const call = await open(tool, rawArgs, host, conversation, trace);
   let end: CallEnd;
   try {
     end = await pipeline(call, input, rawArgs);
@@ -121,7 +124,7 @@ export async function runCall(
     // policy's own words, with the cluster in its arguments).
     end.result = onOneCluster(call, end.result);
   }
-  return settle(host, call.facts, call.scope, end, call.started, call.hidden);
+  return settle(host, call.facts, call.scope, end, call, call.hidden);
 }
 
 /**
@@ -142,14 +145,16 @@ function onOneCluster(call: Call, result: CallResult): CallResult {
 }
 
 async function pipeline(call: Call, input: z.ZodType, rawArgs: unknown): Promise<CallEnd> {
-  const identity = admit(call);
+  const stage = <T>(name: Stage, work: () => Promise<T> | T): Promise<T> =>
+    call.spans.stage(name, work);
+  const identity = await stage('admission', () => admit(call));
   if ('end' in identity) return identity.end;
-  const parsed = await parse(call, input, rawArgs);
+  const parsed = await stage('validation', () => parse(call, input, rawArgs));
   if ('end' in parsed) return parsed.end;
   const resolved = await resolve(call, identity.next, parsed.next);
   const allowed = await gate(call, resolved);
   if ('end' in allowed) return allowed.end;
-  return run(call, resolved, allowed.next);
+  return stage('run', () => run(call, resolved, allowed.next));
 }
 
 async function open(
@@ -157,9 +162,11 @@ async function open(
   rawArgs: unknown,
   host: CallHost,
   conversation: Conversation | null,
-  trace: CallTrace,
+  traceInput: TraceInput | undefined,
 ): Promise<Call> {
   const requestId = crypto.randomUUID();
+  const trace = callTrace(traceInput);
+  const spans = host.spans(trace, { tool: tool.name, session: host.sessionId(), requestId });
   const started = host.clock.now();
   const rawKeys =
     rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
@@ -196,7 +203,8 @@ async function open(
     facts,
     sensitive,
     hidden: [],
-    trace,
+    spans,
+    approvalWaitMs: null,
   };
 }
 
@@ -209,7 +217,7 @@ function redact(call: Call, args: Record<string, unknown>): Record<string, unkno
 
 /** Who calls; the token must hold the tool's scope, or nothing else happens. */
 function admit(call: Call): Step<Identity> {
-  call.scope = call.host.scope(call.requestId, call.trace);
+  call.scope = call.host.scope(call.requestId, call.spans);
   const identity = call.scope.ctx.identity;
   call.facts.log.user = identity.userId;
   const missing = missingScope(call.tool, identity);
@@ -248,6 +256,8 @@ async function parse(call: Call, input: z.ZodType, rawArgs: unknown): Promise<St
   // The tool never sees `cluster`: its client is that cluster's.
   call.cluster = cluster ?? call.host.clusters[0];
   call.facts.cluster = call.cluster;
+  if (call.cluster !== undefined && call.host.clusters.length > 1)
+    call.spans.onCluster(call.cluster);
   try {
     if (call.cluster !== undefined) call.scope!.onCluster(call.cluster, cluster !== undefined);
   } catch (err) {
@@ -273,7 +283,9 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
   const { tool, active, facts } = call;
   let resolved: Resolved = { identity, ...parsed, args: parsed.given, filled: [], inherited: {} };
   if (tool.resolve && active.ok && !refusedOutright(active.policy, tool.name)) {
-    const filled = await tool.resolve(parsed.given, call.scope!.ctx);
+    const filled = await call.spans.stage('resolve', () =>
+      tool.resolve!(parsed.given, call.scope!.ctx),
+    );
     resolved = {
       ...resolved,
       args: filled.args as Record<string, unknown>,
@@ -348,7 +360,7 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
   const approvals = host.approvals();
   const ctx = { ...call.scope!.ctx, filled: resolved.filled };
   const upstream = async () => shownRequests(call, args, await tool.describeCall?.(args, ctx));
-  return approvalPort(
+  const port = approvalPort(
     {
       tool: tool.name,
       approvalId: resolved.approvalId,
@@ -370,6 +382,20 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
       now: () => host.clock.now(),
     },
   );
+  return {
+    ...port,
+    // The wait for a person (or for the store, for an approval given already), timed for the
+    // call's data point.
+    resolve: (required) =>
+      call.spans.stage('approval wait', async () => {
+        const asked = host.clock.now();
+        try {
+          return await port.resolve(required);
+        } finally {
+          call.approvalWaitMs = (call.approvalWaitMs ?? 0) + host.clock.now() - asked;
+        }
+      }),
+  };
 }
 
 /** Requests as an approver is shown them: redacted as the call's arguments are. */
@@ -396,8 +422,22 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
     decidedBy: (deciding: ActivePolicy) => {
       facts.policyVersion = deciding.version;
     },
+    stage: call.spans.stage.bind(call.spans),
   };
-  const result = await passGate(active, host.counters(), gateInput, port);
+  const result = await call.spans.stage('policy', async (span) => {
+    const gated = await passGate(active, host.counters(), gateInput, port);
+    span.set(
+      gated.ok
+        ? { [SPAN_ATTRIBUTES.decision]: 'allow' }
+        : 'suspended' in gated
+          ? { [SPAN_ATTRIBUTES.decision]: 'approval_required' }
+          : {
+              [SPAN_ATTRIBUTES.decision]: gated.refusal.kind,
+              [SPAN_ATTRIBUTES.rule]: gated.refusal.rule,
+            },
+    );
+    return gated;
+  });
   judgeInShadow(call, gateInput);
   if (result.ok) {
     facts.decision = 'allow';
@@ -443,7 +483,9 @@ function targetReader(call: Call, args: Record<string, unknown>): TargetReader |
     if (!call.target || fresh || !toRead.every((fact) => read.has(fact))) {
       for (const fact of toRead) read.add(fact);
       call.target = read.size
-        ? await readTargetFacts(call.scope!.ctx.pve(), target, read, fresh)
+        ? await call.spans.stage('target reads', () =>
+            readTargetFacts(call.scope!.ctx.pve(), target, read, fresh),
+          )
         : {};
     }
     call.target = { ...call.target, ...cluster };

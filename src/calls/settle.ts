@@ -7,9 +7,10 @@ import type { AuditDecision, AuditRecord, ApprovalChannel } from '../audit/recor
 import { PveError } from '../proxmox/errors';
 import { ELICITED } from './approval-gate';
 import type { AskNext } from './conversation';
-import type { CallHost, CallScope } from './host';
+import type { CallHost, CallMeasures, CallScope } from './host';
 import { logToolCall, type ToolCallLog } from './call-log';
 import { FAILURES } from './messages';
+import { SPAN_ATTRIBUTES as A } from './spans';
 import type { CallOutcome, CallResult } from './result';
 import { ToolFailure } from './tool-spec';
 
@@ -55,9 +56,10 @@ export function settle(
   facts: CallFacts,
   scope: CallScope | undefined,
   end: CallEnd,
-  started: number,
+  call: CallMeasures & { started: number },
   hidden: readonly string[],
 ): CallOutcome {
+  const { started, spans, approvalWaitMs } = call;
   const calls = scope?.upstream() ?? [];
   facts.log.upstream_status = calls.at(-1)?.status ?? null;
   facts.log.upstream_calls = calls.length;
@@ -66,7 +68,18 @@ export function settle(
   facts.log.latency_ms = host.clock.now() - started;
   const out = host.scrubber(hidden.length ? hidden : undefined);
   logToolCall(out.deep(facts.log));
-  host.audit(out.deep(auditRecord(facts, scope, end.result, started)));
+  const { outcome, rule, error_kind: errorKind } = facts.log;
+  spans.end(
+    {
+      [A.decision]: facts.decision,
+      [A.outcome]: outcome,
+      ...(rule !== undefined ? { [A.rule]: out.text(rule) } : {}),
+    },
+    outcome === 'error' || outcome === 'failed' || outcome === 'invalid'
+      ? (errorKind ?? 'tool_error')
+      : undefined,
+  );
+  host.audit(out.deep(auditRecord(facts, scope, end.result, started)), { spans, approvalWaitMs });
   if (end.suspended)
     return {
       kind: 'input_required',

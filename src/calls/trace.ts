@@ -1,10 +1,10 @@
 // A call's trace context (W3C Trace Context): continued from the client's `traceparent` (the
 // request's `_meta.traceparent`, as MCP 2026-07-28 carries it and a 2025 client may; else the
-// HTTP header, either era), or started here. The call is one span of that trace; each request it
-// makes to Proxmox is a child span and carries its own `traceparent` (and the client's
-// `tracestate`, as W3C asks of a service that continues a trace). The trace id is in the call's
-// log line and its audit record. Parsing is OpenTelemetry's (@opentelemetry/core); ids come from
-// crypto.getRandomValues.
+// HTTP header, either era), or started here. The call is one span of that trace, and each request
+// it makes to Proxmox a child span that carries its own `traceparent` (and the client's
+// `tracestate`, as W3C asks of a service that continues a trace): ./spans.ts. The trace id is in
+// the call's log line and its audit record. Parsing is OpenTelemetry's (@opentelemetry/core); ids
+// come from crypto.getRandomValues.
 
 import { TraceFlags } from '@opentelemetry/api';
 import { parseTraceParent, TraceState } from '@opentelemetry/core';
@@ -12,11 +12,9 @@ import { parseTraceParent, TraceState } from '@opentelemetry/core';
 export interface CallTrace {
   /** 32 lowercase hex digits. */
   traceId: string;
-  /** The call's own span (16 hex digits). */
-  spanId: string;
   /** The client's span the call continues, if it sent one. */
   parentSpanId: string | null;
-  /** The client's sampled flag; a trace started here is not sampled (no span is recorded yet). */
+  /** The client's sampled flag (false for a trace started here: ./spans.ts samples those). */
   sampled: boolean;
   /** The client's `tracestate`, checked and passed on (only with its valid `traceparent`). */
   tracestate: string | null;
@@ -40,7 +38,7 @@ export function traceInput(
 }
 
 /** Random bytes as lowercase hex, never all zeros (an all-zero id is invalid). */
-function randomId(bytes: number): string {
+export function randomId(bytes: number): string {
   for (;;) {
     const id = [...crypto.getRandomValues(new Uint8Array(bytes))]
       .map((b) => b.toString(16).padStart(2, '0'))
@@ -64,7 +62,6 @@ export function callTrace(input: TraceInput = { traceparent: [], tracestate: [] 
       typeof state === 'string' && state.length <= 4096 ? new TraceState(state).serialize() : '';
     return {
       traceId: parent.traceId,
-      spanId: randomId(8),
       parentSpanId: parent.spanId,
       sampled: (parent.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED,
       tracestate: tracestate || null,
@@ -72,17 +69,8 @@ export function callTrace(input: TraceInput = { traceparent: [], tracestate: [] 
   }
   return {
     traceId: randomId(16),
-    spanId: randomId(8),
     parentSpanId: null,
     sampled: false,
     tracestate: null,
-  };
-}
-
-/** The headers of a new child span of the call (one per request to Proxmox). */
-export function childTraceHeaders(trace: CallTrace): Record<string, string> {
-  return {
-    traceparent: `00-${trace.traceId}-${randomId(8)}-${trace.sampled ? '01' : '00'}`,
-    ...(trace.tracestate ? { tracestate: trace.tracestate } : {}),
   };
 }

@@ -7,12 +7,14 @@ import { callPoint } from '../audit/call-point';
 import type { AuditRecord } from '../audit/record';
 import { makeScope } from '../calls/context';
 import type { CallHost } from '../calls/host';
+import { type CallSpans, callSpans } from '../calls/spans';
 import { ToolFailure } from '../calls/tool-spec';
 import { type CounterBackend, type CounterTarget, counterObjectName } from '../counters/reserve';
 import type { Identity } from '../core/identity';
 import { REDACTED } from '../audit/canonical';
 import { chainScrubbers, hiddenValuesScrubber } from '../secrets/scrub';
 import type { Runtime } from './runtime';
+import { exportSpans } from './span-export';
 
 /** Audit records are written after the answer: they may take longer than a call's stores. */
 export const AUDIT_DEADLINE_MS = 10_000;
@@ -35,7 +37,8 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
   const { config, stores } = runtime;
   return {
     clock: runtime.clock,
-    scope: (requestId, trace) => {
+    spans: (trace, facts) => callSpans(trace, config.tracing, runtime.clock, facts),
+    scope: (requestId, spans) => {
       const identity = era.identity();
       // No identity means the call did not come through our auth layer: fail closed.
       if (!identity)
@@ -47,7 +50,7 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
         requestId,
         runtime.clusters,
         runtime.config.identities !== null,
-        trace,
+        spans,
       );
     },
     clusters: runtime.clusters,
@@ -72,9 +75,18 @@ export function composeHost(runtime: Runtime, era: EraParts): CallHost {
       origin: () => era.publicOrigin(),
       ttlMs: config.approvals.ttlMs,
     }),
-    audit: (record) => {
-      recordAudit(runtime, record, era.waitUntil);
-      measureCall(runtime, record);
+    audit: (record, call) => {
+      const written = recordAudit(runtime, record, call.spans);
+      measureCall(runtime, record, call.approvalWaitMs);
+      const { tracing } = config;
+      // The spans go once the audit write's own has ended.
+      era.waitUntil(
+        tracing && call.spans.recording
+          ? written.then(() =>
+              exportSpans(tracing, call.spans.ended(), record.request_id, runtime.scrubber),
+            )
+          : written,
+      );
     },
     scrubber: (hidden) =>
       hidden?.length
@@ -108,11 +120,11 @@ function counterBackend(runtime: Runtime, era: EraParts): CounterBackend {
  * The call's data point, whatever AUDIT_ENABLED says (figures, never argument values). Written
  * without waiting: Analytics Engine takes it in the background, and a failure never fails a call.
  */
-function measureCall(runtime: Runtime, record: AuditRecord): void {
+function measureCall(runtime: Runtime, record: AuditRecord, approvalWaitMs: number | null): void {
   if (!runtime.callMetrics) return;
   try {
     const scope = runtime.tools.get(record.tool)?.tool.scope ?? '';
-    runtime.callMetrics.writeDataPoint(callPoint(record, scope));
+    runtime.callMetrics.writeDataPoint(callPoint(record, scope, approvalWaitMs));
   } catch (err) {
     logLine('error', 'call_metrics_lost', {
       request_id: record.request_id,
@@ -121,23 +133,19 @@ function measureCall(runtime: Runtime, record: AuditRecord): void {
   }
 }
 
-function recordAudit(
-  runtime: Runtime,
-  record: AuditRecord,
-  waitUntil: (work: Promise<unknown>) => void,
-): void {
+/** Writes the call's record (a span of the call's), in the background; never fails. */
+async function recordAudit(runtime: Runtime, record: AuditRecord, spans: CallSpans): Promise<void> {
   if (!runtime.config.audit.enabled) return;
-  const write = async (): Promise<void> => {
-    try {
-      await runtime.stores.audit('records', AUDIT_DEADLINE_MS).append(record);
-    } catch (err) {
-      // Never fail the call for its record; count the loss where the admin page shows it.
-      logLine('error', 'audit_lost', { request_id: record.request_id, error: errorText(err, 200) });
-      await runtime.stores
-        .audit('lost', AUDIT_DEADLINE_MS)
-        .recordLost(1)
-        .catch(() => undefined);
-    }
-  };
-  waitUntil(write());
+  try {
+    await spans.stage('audit write', () =>
+      runtime.stores.audit('records', AUDIT_DEADLINE_MS).append(record),
+    );
+  } catch (err) {
+    // Never fail the call for its record; count the loss where the admin page shows it.
+    logLine('error', 'audit_lost', { request_id: record.request_id, error: errorText(err, 200) });
+    await runtime.stores
+      .audit('lost', AUDIT_DEADLINE_MS)
+      .recordLost(1)
+      .catch(() => undefined);
+  }
 }

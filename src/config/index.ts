@@ -20,6 +20,7 @@ import {
 } from './parse';
 import { clusterSecrets, clustersConfig, DEFAULT_CLUSTER, type Clusters } from './clusters';
 import { type Identities, identitiesConfig, identitySecrets } from './identities';
+import { type TracingSettings, tracingSecrets, tracingSettings } from './tracing';
 
 export type { AuthMode };
 export type { GithubSettings, IdpKind, IdpSettings, OidcSettings, SignInSettings } from './sign-in';
@@ -40,6 +41,8 @@ export interface Config {
   editors: string[];
   /** APPROVAL_WEBHOOKS: who hears of approvals; APPROVAL_WEBHOOK_TIMEOUT_MS: one delivery's deadline. */
   notify: { targets: NotifyTarget[]; timeoutMs: number };
+  /** OTEL_EXPORTER_OTLP_*: where the server's spans go; null: none is recorded. */
+  tracing: TracingSettings | null;
   /** AUTH_MODE=none: browser origins allowed cross-origin. */
   corsOrigins: string[];
   /** What the scrubber removes wherever upstream text goes. */
@@ -54,7 +57,10 @@ export interface Config {
    * Settings with a value that cannot be used, each replaced by its default (or dropped): /health
    * lists them. (A missing or broken auth mode or Proxmox connection is fatal instead: see above.)
    */
-  problems: { setting: 'audit' | 'approvals' | 'cors' | 'notify'; message: string }[];
+  problems: {
+    setting: 'audit' | 'approvals' | 'cors' | 'notify' | 'tracing';
+    message: string;
+  }[];
 }
 
 const parsed = new WeakMap<object, Config>();
@@ -70,9 +76,14 @@ function parse(env: AppEnv): Config {
   const approvals: string[] = [];
   const cors: string[] = [];
   const notify: string[] = [];
+  const tracing: string[] = [];
   const mode = authMode(env);
   const signIn = signInSettings(env);
   const clusters = clustersConfig(env);
+  // Receivers (approval webhooks, an OTLP collector) on loopback only where the server answers
+  // loopback alone (the door in ../app/app.ts): it runs on a developer's machine, and the
+  // receiver is theirs.
+  const localDevelopment = mode === 'none' || (mode === 'oauth' && signIn.idpKind === 'dev');
   const config: Config = {
     authMode: mode,
     clusters,
@@ -86,11 +97,7 @@ function parse(env: AppEnv): Config {
     admins: { users: listSetting(env.ADMIN_USERS), groups: listSetting(env.ADMIN_GROUPS) },
     editors: listSetting(env.POLICY_EDITORS),
     notify: {
-      // Receivers on loopback only where the server answers loopback alone (the door in
-      // ../app/app.ts): it runs on a developer's machine, and the receiver is theirs.
-      targets: notifyTargets(env.APPROVAL_WEBHOOKS, notify, {
-        localDevelopment: mode === 'none' || (mode === 'oauth' && signIn.idpKind === 'dev'),
-      }),
+      targets: notifyTargets(env.APPROVAL_WEBHOOKS, notify, { localDevelopment }),
       timeoutMs: intSetting(
         env.APPROVAL_WEBHOOK_TIMEOUT_MS,
         'APPROVAL_WEBHOOK_TIMEOUT_MS',
@@ -100,6 +107,7 @@ function parse(env: AppEnv): Config {
         notify,
       ),
     },
+    tracing: tracingSettings(env, tracing, { localDevelopment }),
     corsOrigins: corsOrigins(listSetting(env.CORS_ORIGINS), cors),
     secrets: [...configuredSecrets(env), ...clusterSecrets(env), ...identitySecrets(env)],
     signIn,
@@ -114,12 +122,14 @@ function parse(env: AppEnv): Config {
   config.secrets = [
     ...config.secrets,
     ...config.notify.targets.flatMap((t) => [t.url, ...(t.secret ? [t.secret] : [])]),
+    ...tracingSecrets(config.tracing),
   ];
   config.problems = [
     ...audit.map((message) => ({ setting: 'audit' as const, message })),
     ...approvals.map((message) => ({ setting: 'approvals' as const, message })),
     ...cors.map((message) => ({ setting: 'cors' as const, message })),
     ...notify.map((message) => ({ setting: 'notify' as const, message })),
+    ...tracing.map((message) => ({ setting: 'tracing' as const, message })),
   ];
   return config;
 }

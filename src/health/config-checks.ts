@@ -17,7 +17,8 @@ export type HealthCheck =
   | 'audit'
   | 'approvals'
   | 'cors'
-  | 'notify';
+  | 'notify'
+  | 'tracing';
 
 export interface HealthProblem {
   check: HealthCheck;
@@ -86,7 +87,9 @@ export function configProblems(config: Config, request: Request): HealthProblem[
           ? 'List exact origins, e.g. CORS_ORIGINS = "https://app.example.com, http://localhost:5173".'
           : setting === 'notify'
             ? 'Correct APPROVAL_WEBHOOKS (see docs/approvals.md, "Telling approvers"): a JSON list of {url, format?, secret?, events?, private_network?}; https to public hosts, loopback only in local development.'
-            : 'Correct the value or remove it to use the default.',
+            : setting === 'tracing'
+              ? 'Correct the OTEL_ settings (docs/observability.md, "Spans"): an https OTLP/HTTP endpoint on a public host (http to loopback only in local development), headers as key=value pairs, a sampler ratio from 0 to 1.'
+              : 'Correct the value or remove it to use the default.',
     })),
   );
   return problems;

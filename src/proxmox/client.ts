@@ -44,6 +44,13 @@ type Query = Record<string, string | number | undefined>;
 /** Form parameters; a list is sent as the same key repeated (PVE's array parameters, e.g. an argv). */
 export type FormParams = Record<string, string | number | boolean | readonly string[] | undefined>;
 
+/** One request's trace: the headers that carry its span (W3C Trace Context), and its end. */
+export interface RequestTrace {
+  headers: Record<string, string>;
+  /** `status`: the answer's (null: none came); `error`: why it failed otherwise (error.type). */
+  end(status: number | null, error?: string): void;
+}
+
 /** Per-call options: a caller with a deadline of its own (e.g. `wait`) bounds the call by it. */
 export interface CallOptions {
   /** At most this long for the call, retry included (never more than the configured timeout). */
@@ -60,8 +67,8 @@ export class PveClient {
   private readonly kept = new Map<string, Promise<unknown>>();
   /** Removes the token secret and the Access secret from anything upstream sends back. */
   readonly scrub: Scrubber;
-  /** Each request's trace headers (a child span of the call's trace), once told. */
-  private traceHeaders: (() => Record<string, string>) | null = null;
+  /** Opens each request's span (a child of the call's trace), once told. */
+  private traceRequest: ((method: string, path: string) => RequestTrace) | null = null;
 
   constructor(
     private readonly config: PveClientConfig,
@@ -71,9 +78,9 @@ export class PveClient {
     this.scrub = scrubberFor([config.tokenSecret, config.accessClientSecret]);
   }
 
-  /** Sends each request with the trace headers `next` gives (W3C Trace Context). */
-  traceWith(next: () => Record<string, string>): void {
-    this.traceHeaders = next;
+  /** Opens a span for each request (`path`: without its query) and sends its headers. */
+  traceWith(open: (method: string, path: string) => RequestTrace): void {
+    this.traceRequest = open;
   }
 
   /** The id of the API token its requests go with (`user@realm!name`; never the secret). */
@@ -186,26 +193,40 @@ export class PveClient {
     const started = this.clock.now();
     const call: UpstreamCall = { method, path, status: null, ms: 0 };
     this.calls.push(call);
+    const span = this.traceRequest?.(method, path);
+    /** Why the request failed where its status does not say (error.type). */
+    let failed: string | undefined;
     // Every failure's text is scrubbed here, once, before any message is built from it.
     const fail = (failure: PveFailure): PveError =>
       new PveError(this.scrub.deep(failure), method, path, this.config.names);
     const budget = Math.max(1, Math.round(timeoutMs));
     let response: Response;
     try {
-      response = await this.send(method, target, body, budget);
+      response = await this.send(method, target, body, budget, span?.headers);
     } catch (err) {
       call.ms = this.clock.now() - started;
+      failed = isTimeout(err) ? 'timeout' : 'network';
+      span?.end(null, failed);
       if (isTimeout(err)) throw fail({ kind: 'timeout', timeoutMs: budget });
       throw fail({ kind: 'network', cause: networkCause(err) });
     }
     call.status = response.status;
     let measured = false;
+    let spanEnded = false;
+    const endSpan = (): void => {
+      if (spanEnded) return;
+      spanEnded = true;
+      span?.end(response.status, response.status < 400 ? failed : undefined);
+    };
     try {
       const { data, total } = await readData(response, path, fail, budget, this.scrub.text);
       const parsed = schema.safeParse(data);
       if (!parsed.success) throw fail(badAnswer(parsed.error, response.status));
       return { data: parsed.data, total };
     } catch (err) {
+      if (err instanceof PveError) failed = err.failure.kind;
+      // The refused request's span ends here: the reads explaining it are spans of their own.
+      endSpan();
       const explain = this.config.explainRefusals;
       if (!explain || !(err instanceof PveError) || !namesNoPrivilege(err.failure)) throw err;
       // Never for the reads below themselves: a refusal of one is not explained again.
@@ -223,6 +244,7 @@ export class PveClient {
       throw fail({ ...err.failure, held, ...(needs ? { needs } : {}) });
     } finally {
       if (!measured) call.ms = this.clock.now() - started;
+      endSpan();
     }
   }
 
@@ -258,6 +280,7 @@ export class PveClient {
     target: string,
     body: string | undefined,
     timeoutMs: number,
+    trace: Record<string, string> = {},
   ): Promise<Response> {
     const { config } = this;
     const headers = new Headers({
@@ -269,8 +292,7 @@ export class PveClient {
       headers.set('CF-Access-Client-Secret', config.accessClientSecret);
     }
     if (body !== undefined) headers.set('Content-Type', 'application/x-www-form-urlencoded');
-    for (const [name, value] of Object.entries(this.traceHeaders?.() ?? {}))
-      headers.set(name, value);
+    for (const [name, value] of Object.entries(trace)) headers.set(name, value);
     const init: RequestInit = {
       method,
       headers,

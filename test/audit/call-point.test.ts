@@ -50,7 +50,7 @@ describe('callPoint', () => {
         '',
         '4bf92f3577b34da6a3ce929d0e0e4736',
       ],
-      doubles: [7.5, 0, 0],
+      doubles: [7.5, 0, 0, 0, 0],
     });
     expect(JSON.stringify(point)).not.toContain('never in a point');
   });
@@ -60,8 +60,14 @@ describe('callPoint', () => {
       { ...RECORD, upstream_ms: 12, rule: 'r'.repeat(5000), tool: 't'.repeat(200) },
       'pve:read',
     );
-    expect(point.doubles).toEqual([7.5, 12, 1]);
+    expect(point.doubles).toEqual([7.5, 12, 1, 0, 0]);
     expect(point.indexes![0]).toHaveLength(96);
     expect((point.blobs![2] as string).length).toBe(1024);
+  });
+
+  it('counts the wait for an approval where the policy wanted one', () => {
+    expect(callPoint(RECORD, 'pve:power', 2_500).doubles).toEqual([7.5, 0, 0, 2_500, 1]);
+    // Consumed at once (an approval given on the page beforehand): wanted, no time waited.
+    expect(callPoint(RECORD, 'pve:power', 0).doubles).toEqual([7.5, 0, 0, 0, 1]);
   });
 });

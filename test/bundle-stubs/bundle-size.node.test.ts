@@ -20,9 +20,10 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 // agents 0.32; 546 KiB minified without [alias], 801 KiB before either). The issue asks for 560;
 // 480 left room for features until many clusters and per-person tokens came in (481 KiB; the
 // activity charts and a call's trace context, OpenTelemetry's parser and ids, made it 488); 500
-// leaves room again, and the checks below name what came back if a left-out package returns (MCP
-// client ≈ 60 KiB, ajv ≈ 48, e-mail ≈ 29).
-const BUDGET_KIB = 500;
+// left room again until a call's spans came in (OpenTelemetry's SDK tracer and OTLP JSON encoder,
+// 504 KiB); 520 leaves room again, and the checks below name what came back if a left-out package
+// returns (MCP client ≈ 60 KiB, ajv ≈ 48, e-mail ≈ 29).
+const BUDGET_KIB = 520;
 
 // A string each left-out package has and the bundle must not: error messages and data, which
 // minifying keeps. Each is first looked for in the package itself, so that a dependency update

@@ -172,6 +172,33 @@ describe('runCall', () => {
     });
   });
 
+  it('counts the wait for a person in the data point: 90 s to answer in the conversation', async () => {
+    const t = testHost({
+      policy: policy({
+        pve_stop_vm: { action: 'require_approval', reason: 'A person confirms each hard stop.' },
+      }),
+    });
+    const person: Conversation = {
+      ask: async () => {
+        // The person reads, thinks, and approves a minute and a half later.
+        t.clock.set(t.clock.now() + 90_000);
+        return { action: 'accept', content: { approve: true } };
+      },
+    };
+    const ran = result(
+      await call(t, 'pve_stop_vm', { node: 'pve1', vmid: 101, confirm: true }, person),
+    );
+    expect(ran.isError, JSON.stringify(ran.content)).toBeFalsy();
+    await t.settle();
+    expect(t.audit[0]).toMatchObject({ approval_channel: 'conversation', outcome: 'ok' });
+    const [, , , wait, asked] = t.points[0]!.doubles!;
+    expect(asked).toBe(1);
+    // The 90 s, and the few ticks of the test clock the asking itself read.
+    expect(wait).toBeGreaterThanOrEqual(90_000);
+    expect(wait).toBeLessThan(90_100);
+    expect(t.points[0]!.doubles![0]).toBeGreaterThan(wait!);
+  });
+
   it('reserves a limit slot, gives it back when a read fails, and keeps it once a write was sent', async () => {
     const t = testHost({
       policy: policy({
@@ -295,7 +322,7 @@ describe('runCall', () => {
           '',
           record!.trace_id,
         ],
-        doubles: [record!.latency_ms, record!.upstream_ms, 1],
+        doubles: [record!.latency_ms, record!.upstream_ms, 1, 0, 0],
       },
     ]);
     expect(JSON.stringify(t.points)).not.toContain('secret notes');
@@ -308,7 +335,7 @@ describe('runCall', () => {
     expect(t.points.map((p) => p.blobs!.slice(0, 4))).toEqual([
       ['pve_delete_vm', 'deny', '/tools/pve_delete_vm/action', 'denied'],
     ]);
-    expect(t.points[0]!.doubles).toEqual([t.audit[0]!.latency_ms, 0, 0]);
+    expect(t.points[0]!.doubles).toEqual([t.audit[0]!.latency_ms, 0, 0, 0, 0]);
   });
 
   it('counts a record the audit store cannot take as lost, and the call still answers', async () => {

@@ -101,7 +101,14 @@ describe('wrangler dry-run output', () => {
     };
     const findings = checkConfig(
       {
-        raw: { vars: { IDP: 'dev', PVE_TOKEN_SECRET: 'x' } },
+        raw: {
+          vars: {
+            IDP: 'dev',
+            PVE_TOKEN_SECRET: 'x',
+            OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer k',
+            OTEL_TRACES_SAMPLER_ARG: '0.05',
+          },
+        },
         dir: root,
         exitCode: 0,
         report: parseDryRun(''),
@@ -113,6 +120,7 @@ describe('wrangler dry-run output', () => {
       'migration v1 (new_sqlite_classes=["AuditLog"]) is missing',
       'IDP = "dev" serves loopback requests only',
       'PVE_TOKEN_SECRET is in [vars], in plain text',
+      'OTEL_EXPORTER_OTLP_HEADERS is in [vars], in plain text',
     ]);
   });
 

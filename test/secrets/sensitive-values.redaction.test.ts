@@ -3,11 +3,12 @@
 // found in the request sent to Proxmox once a person approved the call, and nowhere else: not in
 // the preview or any result, the audit trail or its export, the stored approval, its page, /admin,
 // the webhook bodies of any format (blast radius included), the question asked in the
-// conversation, or a log line. A call whose stdin the policy hides is refused before anyone is
-// asked, so its marker is nowhere at all.
+// conversation, a log line, or the spans exported to the OTLP receiver. A call whose stdin the
+// policy hides is refused before anyone is asked, so its marker is nowhere at all.
 //
-// Project redaction: IDP=dev, ADMIN_USERS=admin@example.com, json/slack/teams receivers
-// (test/support/setup/receivers.ts); its policy, test/support/policies/redaction.ts, put in force by an editor.
+// Project redaction: IDP=dev, ADMIN_USERS=admin@example.com, json/slack/teams receivers and an
+// OTLP one (test/support/setup/receivers.ts); its policy, test/support/policies/redaction.ts, put
+// in force by an editor.
 
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -24,6 +25,7 @@ import { auditStub } from '../support/worker/audit';
 import { ORIGIN } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
 import type { Received } from '../support/setup/receivers';
+import { OTLP_KEY } from '../support/notify-secret';
 import { REDACTION_POLICY } from '../support/policies/redaction';
 import { usePolicy } from '../support/worker/policy';
 
@@ -135,6 +137,7 @@ const spies: { mockRestore(): void }[] = [];
 /** The places holding `marker`, besides the requests to Proxmox. */
 async function placesOf(marker: string): Promise<string[]> {
   const receiver = (await (await fetch(`${inject('receiverUrl')}/_log`)).json()) as Received[];
+  const spans = (await (await fetch(`${inject('receiverUrl')}/_spans`)).json()) as Received[];
   const approvals = await approvalRows();
   const audit = (await auditStub().query({ limit: 1000 })).records;
   const exported = await (await admin.get(`${ORIGIN}/admin/audit?format=jsonl&limit=1000`)).text();
@@ -148,6 +151,8 @@ async function placesOf(marker: string): Promise<string[]> {
     'audit export': exported,
     'stored approvals': JSON.stringify(approvals),
     'webhook bodies': receiver.map((r) => r.body).join('\n'),
+    // Every call's spans (the project records them all), this file's and its neighbours'.
+    'exported spans': spans.map((r) => r.body).join('\n'),
     'log lines': logged.join('\n'),
   };
   return Object.entries(places)
@@ -369,6 +374,13 @@ describe('a marker in every sensitive field', () => {
   it('the log lines were read at all (the spies saw the calls)', () => {
     expect(logged.some((line) => line.includes('"msg":"tool_call"'))).toBe(true);
     logged = [];
+  });
+
+  it("the spans were read at all (this file's calls were exported), and the export's key is nowhere else", async () => {
+    const spans = (await (await fetch(`${inject('receiverUrl')}/_spans`)).json()) as Received[];
+    expect(spans.some((r) => r.body.includes('"pve_clone_vm"'))).toBe(true);
+    expect(spans.every((r) => r.headers['x-otlp-key'] === OTLP_KEY)).toBe(true);
+    expect(await placesOf(OTLP_KEY)).toEqual([]);
   });
 });
 

@@ -1,8 +1,10 @@
 // A local HTTP receiver for the approval notifications (the project's APPROVAL_WEBHOOKS point
-// here): it records every request (path, headers, raw body) and answers by path: /json, /slack,
-// /teams with 200; /flaky with 500 to the first attempt of each delivery, then 200; /hang never
-// answers. GET
-// /_log lists what it received; POST /_reset forgets it.
+// here) and for spans (OTLP/HTTP, JSON: the project's OTEL_EXPORTER_OTLP_TRACES_ENDPOINT points
+// at /v1/traces): it records every request (path, headers, raw body) and answers by path: /json,
+// /slack, /teams with 200; /flaky with 500 to the first attempt of each delivery, then 200; /hang
+// never answers; /v1/traces as an OTLP collector does (below). GET /_log lists the notifications
+// received, POST /_reset forgets them; GET /_spans lists the span exports, kept for the project's
+// whole run (its files, side by side, each find theirs by trace id).
 
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,11 +20,13 @@ export interface Received {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let log: Received[] = [];
+  const spans: Received[] = [];
   let flakyFailed = new Set<string>();
   const server: Server = createServer(async (req, res) => {
     const body = await read(req);
     const path = (req.url ?? '/').split('?')[0]!;
     if (path === '/_log') return void res.writeHead(200).end(JSON.stringify(log));
+    if (path === '/_spans') return void res.writeHead(200).end(JSON.stringify(spans));
     if (path === '/_reset') {
       log = [];
       flakyFailed = new Set();
@@ -40,6 +44,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
       at: Date.now(),
       answered: null,
     };
+    if (path === OTLP_TRACES) {
+      spans.push(entry);
+      const [status, answer] = otlpAnswer(req, body);
+      entry.answered = status;
+      return void res.writeHead(status, { 'content-type': 'application/json' }).end(answer);
+    }
     log.push(entry);
     if (path === '/hang') return; // never answers
     // A delivery is known by its id (a retry carries the same one, with a new sent_at).
@@ -55,6 +65,36 @@ export default async function setup(project: TestProject): Promise<() => Promise
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
+}
+
+/** Where spans are sent (OTLP/HTTP's path for traces). */
+const OTLP_TRACES = '/v1/traces';
+
+/**
+ * An OTLP/HTTP collector's answer to an export: JSON only (415 otherwise, as the specification
+ * lets a server answer an encoding it does not take); an ExportTraceServiceRequest whose spans
+ * each have a trace id, a span id and a name (400 otherwise); then 200 with an empty
+ * ExportTraceServiceResponse, full success.
+ */
+function otlpAnswer(req: IncomingMessage, body: string): [number, string] {
+  if (req.method !== 'POST') return [405, '{}'];
+  if (!String(req.headers['content-type']).startsWith('application/json')) return [415, '{}'];
+  let parsed: { resourceSpans?: { scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] };
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [400, JSON.stringify({ message: 'not JSON' })];
+  }
+  const spans = (parsed.resourceSpans ?? []).flatMap((r) =>
+    (r.scopeSpans ?? []).flatMap((s) => s.spans ?? []),
+  );
+  const whole = (span: Record<string, unknown>): boolean =>
+    /^[0-9a-f]{32}$/.test(String(span.traceId)) &&
+    /^[0-9a-f]{16}$/.test(String(span.spanId)) &&
+    typeof span.name === 'string';
+  if (!Array.isArray(parsed.resourceSpans) || !spans.length || !spans.every(whole))
+    return [400, JSON.stringify({ message: 'not an ExportTraceServiceRequest with whole spans' })];
+  return [200, '{}'];
 }
 
 function deliveryOf(body: string): string {

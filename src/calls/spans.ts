@@ -1,0 +1,329 @@
+// A call's spans (OpenTelemetry): the call itself (`tools/call <tool>`, a server span under the
+// client's, where it sent one), a span per stage it passes (admission, validation, resolve, target
+// reads, policy, approval wait, limits, run, audit write), and a client span per request to
+// Proxmox (`GET /nodes/{node}/qemu/{vmid}/status/current`) under the stage that made it, whose id
+// is the one its `traceparent` header gives Proxmox. Recorded only where tracing is configured
+// (../config/tracing.ts) and the trace is sampled: a client's sampled flag decides its own trace,
+// OTEL_TRACES_SAMPLER_ARG one started here (OpenTelemetry's parent-based ratio sampler). A call
+// that is not recorded makes no span object at all: its requests still carry a `traceparent`
+// (a span id of their own each, the client's sampled flag). Spans are made by OpenTelemetry's SDK,
+// per call, nothing shared between requests; they carry names, routes, statuses and the policy's
+// decision, never an argument value. Timed by the Runtime's clock.
+
+import {
+  type Attributes,
+  defaultTextMapSetter,
+  type Context,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace as traceApi,
+  type Tracer,
+} from '@opentelemetry/api';
+import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOnSampler,
+  ParentBasedSampler,
+  type ReadableSpan,
+  SamplingDecision,
+  type SpanProcessor,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import type { Clock } from '../clock';
+import type { TracingSettings } from '../core/tracing-settings';
+import { errorText, logLine } from '../log';
+import type { RequestTrace } from '../proxmox/client';
+import { pathTemplate } from '../proxmox/path-template';
+import { type CallTrace, randomId } from './trace';
+
+/** The stages of a call, each a span of its own where it is recorded. */
+export type Stage =
+  | 'admission'
+  | 'validation'
+  | 'resolve'
+  | 'target reads'
+  | 'policy'
+  | 'approval wait'
+  | 'limits'
+  | 'run'
+  | 'audit write';
+
+/** A stage's span, for what is learnt inside it (the policy's decision). */
+export interface StageSpan {
+  set(attributes: Attributes): void;
+}
+
+/** One request to Proxmox: the headers that carry its span, and its end. */
+export type RequestSpan = RequestTrace;
+
+export interface CallSpans {
+  /** Whether the call's spans are recorded (then exported). */
+  readonly recording: boolean;
+  /** Runs `work` as a stage: a child of the stage it runs in (or of the call). */
+  stage<T>(name: Stage, work: (span: StageSpan) => Promise<T> | T): Promise<T>;
+  /** A request to Proxmox, a child of the stage it is made in. */
+  request(method: string, path: string): RequestSpan;
+  /** The cluster the call is for: the call's span and every span after say which. */
+  onCluster(name: string): void;
+  /** Ends the call's span, with what the call came to. */
+  end(attributes: Attributes, error?: string): void;
+  /** The spans recorded and ended so far (none where not recording). */
+  ended(): readonly ReadableSpan[];
+}
+
+/** What a call's spans say of it from the start. */
+export interface CallSpanFacts {
+  tool: string;
+  session: string;
+  requestId: string;
+}
+
+/** Attribute names: OpenTelemetry's (MCP, GenAI, HTTP) where it has one, else ours. */
+export const SPAN_ATTRIBUTES = {
+  mcpMethod: 'mcp.method.name',
+  mcpSession: 'mcp.session.id',
+  operation: 'gen_ai.operation.name',
+  tool: 'gen_ai.tool.name',
+  errorType: 'error.type',
+  httpMethod: 'http.request.method',
+  httpStatus: 'http.response.status_code',
+  urlTemplate: 'url.template',
+  requestId: 'proxmox_mcp.request_id',
+  decision: 'proxmox_mcp.decision',
+  rule: 'proxmox_mcp.rule',
+  cluster: 'proxmox_mcp.cluster',
+  outcome: 'proxmox_mcp.outcome',
+} as const;
+const A = SPAN_ATTRIBUTES;
+
+const propagator = new W3CTraceContextPropagator();
+
+/** The spans of one call: recorded where `settings` say so and the trace is sampled. */
+export function callSpans(
+  trace: CallTrace,
+  settings: TracingSettings | null,
+  clock: Clock,
+  facts: CallSpanFacts,
+): CallSpans {
+  if (settings) {
+    try {
+      const parent = parentContext(trace);
+      if (sampled(settings, parent, trace.traceId))
+        return new RecordedCall(trace, settings, clock, facts, parent);
+    } catch (err) {
+      // Tracing never fails a call: one that cannot be recorded goes unrecorded.
+      logLine('error', 'spans_lost', { request_id: facts.requestId, error: errorText(err, 200) });
+    }
+  }
+  return new UnrecordedCall(trace);
+}
+
+/** The client's span as the context the call's span starts in (none: a root). */
+function parentContext(trace: CallTrace): Context {
+  if (!trace.parentSpanId) return ROOT_CONTEXT;
+  return traceApi.setSpanContext(ROOT_CONTEXT, {
+    traceId: trace.traceId,
+    spanId: trace.parentSpanId,
+    traceFlags: trace.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    isRemote: true,
+    ...(trace.tracestate ? { traceState: new TraceState(trace.tracestate) } : {}),
+  });
+}
+
+/** The samplers of each settings (a client's flag decides its trace; the ratio one started here). */
+const samplers = new WeakMap<TracingSettings, ParentBasedSampler>();
+
+function sampled(settings: TracingSettings, parent: Context, traceId: string): boolean {
+  let sampler = samplers.get(settings);
+  if (!sampler) {
+    sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.ratio) });
+    samplers.set(settings, sampler);
+  }
+  const { decision } = sampler.shouldSample(parent, traceId, 'tools/call', SpanKind.SERVER, {}, []);
+  return decision === SamplingDecision.RECORD_AND_SAMPLED;
+}
+
+/** The `traceparent` (and `tracestate`) of a span, as W3C Trace Context writes them. */
+function headersOf(context: SpanContext): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagator.inject(traceApi.setSpanContext(ROOT_CONTEXT, context), carrier, defaultTextMapSetter);
+  return carrier;
+}
+
+/** A call whose spans are not recorded: its requests carry the trace, nothing more. */
+class UnrecordedCall implements CallSpans {
+  readonly recording = false;
+  private static readonly NO_SPAN: StageSpan = { set: () => undefined };
+  private static readonly NO_END = (): void => undefined;
+  private readonly state: TraceState | undefined;
+
+  constructor(private readonly trace: CallTrace) {
+    this.state = trace.tracestate ? new TraceState(trace.tracestate) : undefined;
+  }
+
+  async stage<T>(_name: Stage, work: (span: StageSpan) => Promise<T> | T): Promise<T> {
+    return work(UnrecordedCall.NO_SPAN);
+  }
+
+  request(): RequestSpan {
+    const { traceId, sampled } = this.trace;
+    const headers = headersOf({
+      traceId,
+      spanId: randomId(8),
+      traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+      ...(this.state ? { traceState: this.state } : {}),
+    });
+    return { headers, end: UnrecordedCall.NO_END };
+  }
+
+  onCluster(): void {}
+
+  end(): void {}
+
+  ended(): readonly ReadableSpan[] {
+    return [];
+  }
+}
+
+/** Keeps a call's ended spans for its one export (an SDK span processor of its own). */
+class EndedSpans implements SpanProcessor {
+  readonly spans: ReadableSpan[] = [];
+  onStart(): void {}
+  onEnd(span: ReadableSpan): void {
+    this.spans.push(span);
+  }
+  async forceFlush(): Promise<void> {}
+  async shutdown(): Promise<void> {}
+}
+
+/** The resource of each settings: the service the spans are of. */
+const resources = new WeakMap<TracingSettings, Resource>();
+
+function resourceOf(settings: TracingSettings): Resource {
+  let resource = resources.get(settings);
+  if (!resource) {
+    resource = resourceFromAttributes({ 'service.name': settings.serviceName });
+    resources.set(settings, resource);
+  }
+  return resource;
+}
+
+/** A call whose spans are recorded, by a tracer of its own. */
+class RecordedCall implements CallSpans {
+  readonly recording = true;
+  private readonly processor = new EndedSpans();
+  private readonly tracer: Tracer;
+  private readonly call: Span;
+  /** The stage running now (the call's span between stages): new spans' parent. */
+  private current: Context;
+  /** What every span of the call carries: the tool, and the cluster once known. */
+  private common: Attributes;
+
+  constructor(
+    trace: CallTrace,
+    settings: TracingSettings,
+    private readonly clock: Clock,
+    facts: CallSpanFacts,
+    parent: Context,
+  ) {
+    const provider = new TracerProvider({
+      resource: resourceOf(settings),
+      // Sampled already (above): every span of the call is recorded.
+      sampler: new AlwaysOnSampler(),
+      // The trace's id is the one the call's log line and record carry; each span's, random.
+      idGenerator: { generateTraceId: () => trace.traceId, generateSpanId: () => randomId(8) },
+      spanProcessors: [this.processor],
+    });
+    this.tracer = provider.getTracer('proxmox-mcp');
+    this.common = { [A.tool]: facts.tool };
+    this.call = this.tracer.startSpan(
+      `tools/call ${facts.tool}`,
+      {
+        kind: SpanKind.SERVER,
+        startTime: clock.now(),
+        attributes: {
+          [A.mcpMethod]: 'tools/call',
+          [A.operation]: 'execute_tool',
+          [A.mcpSession]: facts.session,
+          [A.requestId]: facts.requestId,
+          ...this.common,
+        },
+      },
+      parent,
+    );
+    this.current = traceApi.setSpan(parent, this.call);
+  }
+
+  async stage<T>(name: Stage, work: (span: StageSpan) => Promise<T> | T): Promise<T> {
+    const outer = this.current;
+    const span = this.tracer.startSpan(
+      name,
+      { kind: SpanKind.INTERNAL, startTime: this.clock.now(), attributes: this.common },
+      outer,
+    );
+    this.current = traceApi.setSpan(outer, span);
+    try {
+      return await work({ set: (attributes) => span.setAttributes(attributes) });
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute(A.errorType, errorType(err));
+      throw err;
+    } finally {
+      this.current = outer;
+      span.end(this.clock.now());
+    }
+  }
+
+  request(method: string, path: string): RequestSpan {
+    const route = pathTemplate(path);
+    const span = this.tracer.startSpan(
+      `${method} ${route}`,
+      {
+        kind: SpanKind.CLIENT,
+        startTime: this.clock.now(),
+        attributes: { ...this.common, [A.httpMethod]: method, [A.urlTemplate]: route },
+      },
+      this.current,
+    );
+    return {
+      headers: headersOf(span.spanContext()),
+      end: (status, error) => {
+        if (status !== null) span.setAttribute(A.httpStatus, status);
+        const failed = error ?? (status !== null && status >= 400 ? String(status) : undefined);
+        if (failed) {
+          span.setAttribute(A.errorType, failed);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        span.end(this.clock.now());
+      },
+    };
+  }
+
+  onCluster(name: string): void {
+    this.common = { ...this.common, [A.cluster]: name };
+    this.call.setAttribute(A.cluster, name);
+  }
+
+  end(attributes: Attributes, error?: string): void {
+    this.call.setAttributes(attributes);
+    if (error) {
+      this.call.setAttribute(A.errorType, error);
+      this.call.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    this.call.end(this.clock.now());
+  }
+
+  ended(): readonly ReadableSpan[] {
+    return this.processor.spans;
+  }
+}
+
+/** A thrown error as error.type: its class's name, never its message (it may quote a value). */
+function errorType(err: unknown): string {
+  return err instanceof Error ? err.name : 'non-error';
+}

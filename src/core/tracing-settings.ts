@@ -1,0 +1,13 @@
+// Where a call's spans go and which are recorded: what ../config/tracing.ts reads from the
+// environment and ../calls/spans.ts records by. Types only.
+
+export interface TracingSettings {
+  /** Where spans are POSTed (OTLP/HTTP, JSON). */
+  endpoint: string;
+  /** Sent with each export (an API key, a tenant). */
+  headers: Readonly<Record<string, string>>;
+  /** The share of traces started here that are recorded, 0 to 1 (default 1, OpenTelemetry's). */
+  ratio: number;
+  /** The spans' `service.name` (default proxmox-mcp). */
+  serviceName: string;
+}

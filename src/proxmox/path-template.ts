@@ -1,0 +1,116 @@
+// A request path as its API route: /nodes/pve1/qemu/100/status/current becomes
+// /nodes/{node}/qemu/{vmid}/status/current, so that a span's name (`GET {route}`) has as few
+// values as the API has routes, whatever the guest or node. In PVE's API tree a value follows the
+// collection it is an item of, so the collection's name says what the next segment is; the names
+// here are PVE 9.1's own (test/proxmox/path-template.node.test.ts derives every route of the
+// schema back to itself). A segment no collection names that holds a digit is a value too (no
+// word of PVE 9.1's routes has one), so a path the API does not have still makes no name of a
+// vmid. Pure.
+
+/** The item of each collection, by the collection's name. */
+const ITEM_OF: Readonly<Record<string, string>> = {
+  account: 'name',
+  aliases: 'name',
+  backup: 'id',
+  content: 'volume',
+  controllers: 'controller',
+  directory: 'name',
+  dir: 'id',
+  dns: 'dns',
+  domains: 'realm',
+  fabric: 'id',
+  fabrics: 'fabric',
+  flags: 'flag',
+  fs: 'name',
+  gotify: 'name',
+  groups: 'group',
+  ipams: 'ipam',
+  ipset: 'name',
+  lvm: 'name',
+  lvmthin: 'name',
+  lxc: 'vmid',
+  matchers: 'name',
+  mds: 'name',
+  mgr: 'id',
+  mon: 'monid',
+  network: 'iface',
+  node: 'fabric_id',
+  nodes: 'node',
+  osd: 'osdid',
+  pci: 'id',
+  plugins: 'id',
+  pool: 'name',
+  pools: 'poolid',
+  qemu: 'vmid',
+  'realm-sync': 'id',
+  replication: 'id',
+  resources: 'sid',
+  roles: 'roleid',
+  rules: 'pos',
+  sendmail: 'name',
+  server: 'id',
+  services: 'service',
+  smtp: 'name',
+  snapshot: 'snapname',
+  storage: 'storage',
+  subnets: 'subnet',
+  targets: 'name',
+  tasks: 'upid',
+  tfa: 'userid',
+  token: 'tokenid',
+  usb: 'id',
+  users: 'userid',
+  vnets: 'vnet',
+  webhook: 'name',
+  zfs: 'name',
+  zones: 'zone',
+};
+
+/** Where the collection before names its item otherwise (`parent/collection`). */
+const ITEM_IN: Readonly<Record<string, string>> = {
+  'access/groups': 'groupid',
+  'ha/rules': 'rule',
+  'hardware/pci': 'pci-id-or-mapping',
+};
+
+/** The routes with a value after a value: by the collection and its item. */
+const ITEM_AFTER: Readonly<Record<string, string>> = {
+  'groups/{group}': 'pos',
+  'ipset/{name}': 'cidr',
+  'node/{fabric_id}': 'node_id',
+  'tfa/{userid}': 'id',
+};
+
+/** Collections with routes of their own beside their items (/nodes/{node}/capabilities/qemu/cpu). */
+const WORDS_IN: Readonly<Record<string, ReadonlySet<string>>> = {
+  qemu: new Set(['cpu', 'cpu-flags', 'machines', 'migration']),
+  fabrics: new Set(['all', 'fabric', 'node']),
+};
+
+/** The route of `path` (no query), its values as `{name}`. */
+export function pathTemplate(path: string): string {
+  const out: string[] = [];
+  const segments = path.split('/').slice(1);
+  for (const [i, segment] of segments.entries()) {
+    const before = out[i - 1];
+    const item = before === undefined ? undefined : itemAfter(out, i, segment);
+    out.push(
+      item !== undefined
+        ? `{${item}}`
+        : /\d/.test(segment) && before !== undefined
+          ? '{id}'
+          : segment,
+    );
+  }
+  return `/${out.join('/')}`;
+}
+
+function itemAfter(out: readonly string[], i: number, segment: string): string | undefined {
+  const before = out[i - 1]!;
+  if (before.startsWith('{')) return ITEM_AFTER[`${out[i - 2]}/${before}`];
+  if (WORDS_IN[before]?.has(segment)) return undefined;
+  return (
+    ITEM_IN[`${out[i - 2]}/${before}`] ??
+    (Object.hasOwn(ITEM_OF, before) ? ITEM_OF[before] : undefined)
+  );
+}

@@ -25,9 +25,15 @@ const SETTINGS: TracingSettings = {
   endpoint: 'http://127.0.0.1:4318/v1/traces',
   headers: {},
   ratio: 0,
+  parentBased: true,
   serviceName: 'proxmox-mcp',
 };
-const FACTS = { tool: 'pve_get_vm_status', session: 'stateless', requestId: 'r' };
+const FACTS = {
+  tool: 'pve_get_vm_status',
+  session: 'stateless',
+  requestId: 'r',
+  scrub: (text: string) => text,
+};
 const BATCHES = 30;
 const PER_BATCH = 2_000;
 

@@ -118,7 +118,9 @@ export interface AppEnv {
   OTEL_EXPORTER_OTLP_HEADERS?: string;
   /** As OTEL_EXPORTER_OTLP_HEADERS, for traces; wins per key. */
   OTEL_EXPORTER_OTLP_TRACES_HEADERS?: string;
-  /** The share of traces started here that are recorded, 0 to 1 (default 1). */
+  /** Which of OpenTelemetry's samplers (default parentbased_traceidratio). */
+  OTEL_TRACES_SAMPLER?: string;
+  /** The traceidratio samplers' ratio, 0 to 1 (default 1). */
   OTEL_TRACES_SAMPLER_ARG?: string;
   /** The spans' service.name (default proxmox-mcp). */
   OTEL_SERVICE_NAME?: string;

@@ -53,7 +53,9 @@ export function makeScope(
         );
       }
       client = made;
-      if (spans) client.traceWith((method, path) => spans.request(method, path));
+      // Where there are several clusters, each request's span says which one it went to.
+      const to = clusters.length > 1 ? (name ?? clusters[0]) : undefined;
+      if (spans) client.traceWith((method, path) => spans.request(method, path, to));
       clients.set(name, client);
     }
     return client;

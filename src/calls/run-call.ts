@@ -166,7 +166,14 @@ async function open(
 ): Promise<Call> {
   const requestId = crypto.randomUUID();
   const trace = callTrace(traceInput);
-  const spans = host.spans(trace, { tool: tool.name, session: host.sessionId(), requestId });
+  const hidden: string[] = [];
+  const spans = host.spans(trace, {
+    tool: tool.name,
+    session: host.sessionId(),
+    requestId,
+    // A raw request's path is the caller's: a value its redaction hid never names a span.
+    scrub: (text) => host.scrubber(hidden.length ? hidden : undefined).text(text),
+  });
   const started = host.clock.now();
   const rawKeys =
     rawArgs && typeof rawArgs === 'object' && !Array.isArray(rawArgs)
@@ -202,7 +209,7 @@ async function open(
     active,
     facts,
     sensitive,
-    hidden: [],
+    hidden,
     spans,
     approvalWaitMs: null,
   };
@@ -256,7 +263,10 @@ async function parse(call: Call, input: z.ZodType, rawArgs: unknown): Promise<St
   // The tool never sees `cluster`: its client is that cluster's.
   call.cluster = cluster ?? call.host.clusters[0];
   call.facts.cluster = call.cluster;
-  if (call.cluster !== undefined && call.host.clusters.length > 1)
+  // The spans say which cluster where there are several and the call is for one (a list across
+  // every cluster is for none: each request's span names its own).
+  const acrossAll = call.tool.acrossClusters && cluster === undefined;
+  if (call.cluster !== undefined && call.host.clusters.length > 1 && !acrossAll)
     call.spans.onCluster(call.cluster);
   try {
     if (call.cluster !== undefined) call.scope!.onCluster(call.cluster, cluster !== undefined);

@@ -3,12 +3,14 @@
 // reads, policy, approval wait, limits, run, audit write), and a client span per request to
 // Proxmox (`GET /nodes/{node}/qemu/{vmid}/status/current`) under the stage that made it, whose id
 // is the one its `traceparent` header gives Proxmox. Recorded only where tracing is configured
-// (../config/tracing.ts) and the trace is sampled: a client's sampled flag decides its own trace,
-// OTEL_TRACES_SAMPLER_ARG one started here (OpenTelemetry's parent-based ratio sampler). A call
-// that is not recorded makes no span object at all: its requests still carry a `traceparent`
-// (a span id of their own each, the client's sampled flag). Spans are made by OpenTelemetry's SDK,
-// per call, nothing shared between requests; they carry names, routes, statuses and the policy's
-// decision, never an argument value. Timed by the Runtime's clock.
+// (../config/tracing.ts) and the trace is sampled (OpenTelemetry's samplers: by default a
+// client's sampled flag decides its own trace, OTEL_TRACES_SAMPLER_ARG one started here). A call
+// that is not recorded records nothing: its requests still carry a `traceparent` (a span id of
+// their own each, the client's sampled flag). Spans are made by OpenTelemetry's SDK, a tracer and
+// span processor per call, no span shared between requests; they carry names, routes, statuses
+// and the policy's decision, never an argument value (a route is scrubbed of the call's hidden
+// values and the configured secrets besides). Timed by the Runtime's clock. Tracing never fails a
+// call: what cannot be recorded is left out.
 
 import {
   type Attributes,
@@ -29,6 +31,7 @@ import {
   AlwaysOnSampler,
   ParentBasedSampler,
   type ReadableSpan,
+  type Sampler,
   SamplingDecision,
   type SpanProcessor,
   TraceIdRatioBasedSampler,
@@ -66,8 +69,11 @@ export interface CallSpans {
   readonly recording: boolean;
   /** Runs `work` as a stage: a child of the stage it runs in (or of the call). */
   stage<T>(name: Stage, work: (span: StageSpan) => Promise<T> | T): Promise<T>;
-  /** A request to Proxmox, a child of the stage it is made in. */
-  request(method: string, path: string): RequestSpan;
+  /**
+   * A request to Proxmox, a child of the stage it is made in; `cluster`: the cluster it goes to,
+   * where the server reaches several.
+   */
+  request(method: string, path: string, cluster?: string): RequestSpan;
   /** The cluster the call is for: the call's span and every span after say which. */
   onCluster(name: string): void;
   /** Ends the call's span, with what the call came to. */
@@ -81,6 +87,8 @@ export interface CallSpanFacts {
   tool: string;
   session: string;
   requestId: string;
+  /** Removes the call's hidden values and the configured secrets from a request's route. */
+  scrub: (text: string) => string;
 }
 
 /** Attribute names: OpenTelemetry's (MCP, GenAI, HTTP) where it has one, else ours. */
@@ -120,7 +128,9 @@ export function callSpans(
       logLine('error', 'spans_lost', { request_id: facts.requestId, error: errorText(err, 200) });
     }
   }
-  return new UnrecordedCall(trace);
+  // Where a sampler decided, Proxmox is told the trace is not sampled; with none, what the
+  // client said goes on.
+  return new UnrecordedCall(trace, settings ? false : trace.sampled);
 }
 
 /** The client's span as the context the call's span starts in (none: a root). */
@@ -135,13 +145,17 @@ function parentContext(trace: CallTrace): Context {
   });
 }
 
-/** The samplers of each settings (a client's flag decides its trace; the ratio one started here). */
-const samplers = new WeakMap<TracingSettings, ParentBasedSampler>();
+/**
+ * The sampler of each settings (immutable, kept per isolate): the ratio for the traces started
+ * here, and for a client's too unless its flag decides (parent-based, the default).
+ */
+const samplers = new WeakMap<TracingSettings, Sampler>();
 
 function sampled(settings: TracingSettings, parent: Context, traceId: string): boolean {
   let sampler = samplers.get(settings);
   if (!sampler) {
-    sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.ratio) });
+    const ratio = new TraceIdRatioBasedSampler(settings.ratio);
+    sampler = settings.parentBased ? new ParentBasedSampler({ root: ratio }) : ratio;
     samplers.set(settings, sampler);
   }
   const { decision } = sampler.shouldSample(parent, traceId, 'tools/call', SpanKind.SERVER, {}, []);
@@ -162,7 +176,10 @@ class UnrecordedCall implements CallSpans {
   private static readonly NO_END = (): void => undefined;
   private readonly state: TraceState | undefined;
 
-  constructor(private readonly trace: CallTrace) {
+  constructor(
+    private readonly trace: CallTrace,
+    private readonly sampled: boolean,
+  ) {
     this.state = trace.tracestate ? new TraceState(trace.tracestate) : undefined;
   }
 
@@ -171,11 +188,10 @@ class UnrecordedCall implements CallSpans {
   }
 
   request(): RequestSpan {
-    const { traceId, sampled } = this.trace;
     const headers = headersOf({
-      traceId,
+      traceId: this.trace.traceId,
       spanId: randomId(8),
-      traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+      traceFlags: this.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
       ...(this.state ? { traceState: this.state } : {}),
     });
     return { headers, end: UnrecordedCall.NO_END };
@@ -223,6 +239,8 @@ class RecordedCall implements CallSpans {
   private current: Context;
   /** What every span of the call carries: the tool, and the cluster once known. */
   private common: Attributes;
+  private readonly scrub: (text: string) => string;
+  private readonly fallback: UnrecordedCall;
 
   constructor(
     trace: CallTrace,
@@ -241,6 +259,8 @@ class RecordedCall implements CallSpans {
     });
     this.tracer = provider.getTracer('proxmox-mcp');
     this.common = { [A.tool]: facts.tool };
+    this.scrub = facts.scrub;
+    this.fallback = new UnrecordedCall(trace, true);
     this.call = this.tracer.startSpan(
       `tools/call ${facts.tool}`,
       {
@@ -279,14 +299,29 @@ class RecordedCall implements CallSpans {
     }
   }
 
-  request(method: string, path: string): RequestSpan {
-    const route = pathTemplate(path);
+  request(method: string, path: string, cluster?: string): RequestSpan {
+    try {
+      return this.requestSpan(method, path, cluster);
+    } catch (err) {
+      // Never the call's failure: this request goes unrecorded, its trace still carried.
+      logLine('error', 'spans_lost', { error: errorText(err, 200) });
+      return this.fallback.request();
+    }
+  }
+
+  private requestSpan(method: string, path: string, cluster?: string): RequestSpan {
+    const route = this.scrub(pathTemplate(path));
     const span = this.tracer.startSpan(
       `${method} ${route}`,
       {
         kind: SpanKind.CLIENT,
         startTime: this.clock.now(),
-        attributes: { ...this.common, [A.httpMethod]: method, [A.urlTemplate]: route },
+        attributes: {
+          ...this.common,
+          ...(cluster !== undefined ? { [A.cluster]: cluster } : {}),
+          [A.httpMethod]: method,
+          [A.urlTemplate]: route,
+        },
       },
       this.current,
     );
@@ -294,7 +329,8 @@ class RecordedCall implements CallSpans {
       headers: headersOf(span.spanContext()),
       end: (status, error) => {
         if (status !== null) span.setAttribute(A.httpStatus, status);
-        const failed = error ?? (status !== null && status >= 400 ? String(status) : undefined);
+        // As OpenTelemetry's HTTP conventions say: the status code from 400, else why it failed.
+        const failed = status !== null && status >= 400 ? String(status) : error;
         if (failed) {
           span.setAttribute(A.errorType, failed);
           span.setStatus({ code: SpanStatusCode.ERROR });

@@ -26,9 +26,12 @@ export async function exportSpans(
   try {
     const body = JsonTraceSerializer.serializeRequest([...spans]);
     if (!body) return lost({ error: 'the spans could not be encoded' });
+    // The configured headers, then the body's type over any of theirs (whatever its case).
+    const headers = new Headers(settings.headers);
+    headers.set('content-type', 'application/json');
     const response = await fetch(settings.endpoint, {
       method: 'POST',
-      headers: { ...settings.headers, 'content-type': 'application/json' },
+      headers,
       body,
       redirect: 'manual',
       signal: AbortSignal.timeout(SPAN_EXPORT_DEADLINE_MS),

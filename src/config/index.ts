@@ -122,7 +122,7 @@ function parse(env: AppEnv): Config {
   config.secrets = [
     ...config.secrets,
     ...config.notify.targets.flatMap((t) => [t.url, ...(t.secret ? [t.secret] : [])]),
-    ...tracingSecrets(config.tracing),
+    ...tracingSecrets(env, config.tracing),
   ];
   config.problems = [
     ...audit.map((message) => ({ setting: 'audit' as const, message })),

@@ -6,8 +6,10 @@ export interface TracingSettings {
   endpoint: string;
   /** Sent with each export (an API key, a tenant). */
   headers: Readonly<Record<string, string>>;
-  /** The share of traces started here that are recorded, 0 to 1 (default 1, OpenTelemetry's). */
+  /** The share of traces recorded, 0 to 1 (default 1, OpenTelemetry's): those started here... */
   ratio: number;
+  /** ...and a client's too, unless its sampled flag decides (parent-based: the default). */
+  parentBased: boolean;
   /** The spans' `service.name` (default proxmox-mcp). */
   serviceName: string;
 }

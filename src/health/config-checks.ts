@@ -88,7 +88,7 @@ export function configProblems(config: Config, request: Request): HealthProblem[
           : setting === 'notify'
             ? 'Correct APPROVAL_WEBHOOKS (see docs/approvals.md, "Telling approvers"): a JSON list of {url, format?, secret?, events?, private_network?}; https to public hosts, loopback only in local development.'
             : setting === 'tracing'
-              ? 'Correct the OTEL_ settings (docs/observability.md, "Spans"): an https OTLP/HTTP endpoint on a public host (http to loopback only in local development), headers as key=value pairs, a sampler ratio from 0 to 1.'
+              ? 'Correct the OTEL_ settings (docs/observability.md, "A call\'s spans"): an https OTLP/HTTP endpoint on a public host (http to loopback only in local development), headers as key=value pairs, OTEL_TRACES_SAMPLER one of OpenTelemetry\'s sampler names, OTEL_TRACES_SAMPLER_ARG from 0 to 1.'
               : 'Correct the value or remove it to use the default.',
     })),
   );

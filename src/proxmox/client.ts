@@ -47,7 +47,7 @@ export type FormParams = Record<string, string | number | boolean | readonly str
 /** One request's trace: the headers that carry its span (W3C Trace Context), and its end. */
 export interface RequestTrace {
   headers: Record<string, string>;
-  /** `status`: the answer's (null: none came); `error`: why it failed otherwise (error.type). */
+  /** `status`: the answer's (null: none came); `error`: why it failed, if it did (its kind). */
   end(status: number | null, error?: string): void;
 }
 
@@ -216,7 +216,7 @@ export class PveClient {
     const endSpan = (): void => {
       if (spanEnded) return;
       spanEnded = true;
-      span?.end(response.status, response.status < 400 ? failed : undefined);
+      span?.end(response.status, failed);
     };
     try {
       const { data, total } = await readData(response, path, fail, budget, this.scrub.text);

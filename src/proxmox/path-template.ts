@@ -3,9 +3,10 @@
 // values as the API has routes, whatever the guest or node. In PVE's API tree a value follows the
 // collection it is an item of, so the collection's name says what the next segment is; the names
 // here are PVE 9.1's own (test/proxmox/path-template.node.test.ts derives every route of the
-// schema back to itself). A segment no collection names that holds a digit is a value too (no
-// word of PVE 9.1's routes has one), so a path the API does not have still makes no name of a
-// vmid. Pure.
+// schema back to itself). A segment no collection names is kept only if it is spelled as the
+// words of PVE 9.1's routes all are (lower-case letters, words joined by `-` or `_`); any other
+// (a digit, a capital, a dot: a vmid, a volume, a caller's text in a raw request's path) is a
+// value too. Pure.
 
 /** The item of each collection, by the collection's name. */
 const ITEM_OF: Readonly<Record<string, string>> = {
@@ -87,30 +88,28 @@ const WORDS_IN: Readonly<Record<string, ReadonlySet<string>>> = {
   fabrics: new Set(['all', 'fabric', 'node']),
 };
 
+/** How every word of PVE 9.1's routes is spelled. */
+const ROUTE_WORD = /^[a-z]{1,32}(?:[-_][a-z]{1,32}){0,3}$/;
+
 /** The route of `path` (no query), its values as `{name}`. */
 export function pathTemplate(path: string): string {
   const out: string[] = [];
   const segments = path.split('/').slice(1);
   for (const [i, segment] of segments.entries()) {
-    const before = out[i - 1];
-    const item = before === undefined ? undefined : itemAfter(out, i, segment);
-    out.push(
-      item !== undefined
-        ? `{${item}}`
-        : /\d/.test(segment) && before !== undefined
-          ? '{id}'
-          : segment,
-    );
+    const item = i === 0 ? undefined : itemAfter(out, i, segment);
+    out.push(item !== undefined ? `{${item}}` : ROUTE_WORD.test(segment) ? segment : '{id}');
   }
   return `/${out.join('/')}`;
 }
 
+/** A table's entry, never a member every object has (`constructor`, `__proto__`). */
+function own<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 function itemAfter(out: readonly string[], i: number, segment: string): string | undefined {
   const before = out[i - 1]!;
-  if (before.startsWith('{')) return ITEM_AFTER[`${out[i - 2]}/${before}`];
-  if (WORDS_IN[before]?.has(segment)) return undefined;
-  return (
-    ITEM_IN[`${out[i - 2]}/${before}`] ??
-    (Object.hasOwn(ITEM_OF, before) ? ITEM_OF[before] : undefined)
-  );
+  if (before.startsWith('{')) return own(ITEM_AFTER, `${out[i - 2]}/${before}`);
+  if (own(WORDS_IN, before)?.has(segment)) return undefined;
+  return own(ITEM_IN, `${out[i - 2]}/${before}`) ?? own(ITEM_OF, before);
 }

@@ -47,6 +47,41 @@ const hourLabel = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 const dayLabel = (ms: number) =>
   new Date(ms).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
 
+/** How wide a time label may be, in the chart's units ("18:00", "30 Nov" at a phone's 22px). */
+const TICK_WIDTH = 66;
+
+/**
+ * The time axis: a label every `every` hours, from its hour's slot on. One too near the right
+ * edge to fit ends where its slot ends instead, so that none is cut off there; one that would
+ * then run over the label before it is left out (the current day, an hour old, on the week's).
+ */
+function timeTicks(
+  hours: readonly { start: number }[],
+  slot: number,
+  base: number,
+  every: number,
+  label: (ms: number) => string,
+) {
+  const right = WIDTH - RIGHT;
+  let taken = 0;
+  return hours
+    .map((h, i) => ({ h, i }))
+    .filter(({ h }) => Math.floor(h.start / 3_600_000) % every === 0)
+    .flatMap(({ h, i }) => {
+      const at = LEFT + i * slot;
+      if (at + TICK_WIDTH <= right) {
+        taken = at + TICK_WIDTH;
+        return [html`<text x="${at}" y="${base + 16}" class="tick">${label(h.start)}</text>`];
+      }
+      const end = Math.min(at + slot, right);
+      if (end - TICK_WIDTH < taken) return [];
+      taken = end;
+      return [
+        html`<text x="${end}" y="${base + 16}" class="tick" text-anchor="end">${label(h.start)}</text>`,
+      ];
+    });
+}
+
 function yAxis(top: number, height: number, base: number) {
   // A half-way tick only where it is a whole number.
   return (Number.isInteger(top / 2) ? [0, top / 2, top] : [0, top]).map((v) => {
@@ -83,14 +118,7 @@ export function callsChart(id: string, title: string, hours: HourCounts[], perDa
         : '';
     return html`${parts}${total}`;
   });
-  const every = perDay ? 24 : 6;
-  const ticks = hours
-    .map((h, i) => ({ h, i }))
-    .filter(({ h }) => Math.floor(h.start / 3_600_000) % every === 0)
-    .map(
-      ({ h, i }) =>
-        html`<text x="${LEFT + i * slot}" y="${base + 16}" class="tick">${perDay ? dayLabel(h.start) : hourLabel(h.start)}</text>`,
-    );
+  const ticks = timeTicks(hours, slot, base, perDay ? 24 : 6, perDay ? dayLabel : hourLabel);
   const legend = sums.map(
     ([d, n]) =>
       html`<li><svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" fill="${LOOK[d].fill}" class="mark"/></svg> ${LOOK[d].label} <strong>${n}</strong></li>`,
@@ -156,13 +184,7 @@ export function latencyChart(id: string, title: string, hours: LatencyHour[]): S
     )}`;
   };
   const last = seen[seen.length - 1]!;
-  const ticks = hours
-    .map((h, i) => ({ h, i }))
-    .filter(({ h }) => Math.floor(h.start / 3_600_000) % 6 === 0)
-    .map(
-      ({ h, i }) =>
-        html`<text x="${LEFT + i * slot}" y="${base + 16}" class="tick">${hourLabel(h.start)}</text>`,
-    );
+  const ticks = timeTicks(hours, slot, base, 6, hourLabel);
   const latest = `${hourLabel(last.start)} UTC: median ${Math.round(last.upstream_p50_ms!)} ms, 95th percentile ${Math.round(last.upstream_p95_ms!)} ms over ${last.upstream_calls} calls`;
   return html`<figure>
 <svg id="${id}" viewBox="0 0 ${WIDTH} ${base + 24}" role="img" aria-labelledby="${id}-t" aria-describedby="${id}-d" class="chart">

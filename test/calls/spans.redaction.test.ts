@@ -75,9 +75,16 @@ function expectCallTree(
   for (const span of spans) if (span !== call) expect(ids).toContain(span.parentSpanId);
   const internal = spans.filter((s) => s.kind === 1);
   expect([...new Set(internal.map((s) => s.name))].sort()).toEqual([...stages].sort());
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
   for (const span of spans) {
     expect(span.attributes['gen_ai.tool.name']).toBe(tool);
-    expect(span.endNs).toBeGreaterThanOrEqual(span.startNs);
+    // Each span within the time of the call; a request's within its stage's.
+    expect(span.startNs).toBeGreaterThanOrEqual(call.startNs);
+    const parent = byId.get(span.parentSpanId);
+    if (span.kind === 3 && parent) {
+      expect(span.startNs).toBeGreaterThanOrEqual(parent.startNs);
+      expect(span.endNs).toBeLessThanOrEqual(parent.endNs);
+    }
   }
   // The stages between the call's start and its end run under it; the audit write after it.
   for (const name of ['admission', 'validation', 'policy', 'run', 'audit write'])

@@ -3,12 +3,12 @@
 // OTLP exporters read them, the sampler's ratio, and what the scrubber is told to remove.
 
 import { describe, expect, it } from 'vitest';
-import { tracingSecrets, tracingSettings } from '../../src/config/tracing';
+import { type TracingEnv, tracingSecrets, tracingSettings } from '../../src/config/tracing';
 
 const LOCAL = { localDevelopment: true };
 const DEPLOYED = { localDevelopment: false };
 
-function read(env: Record<string, string>, rules = DEPLOYED) {
+function read(env: TracingEnv, rules = DEPLOYED) {
   const problems: string[] = [];
   return { settings: tracingSettings(env, problems, rules), problems };
 }
@@ -31,8 +31,19 @@ describe('tracingSettings', () => {
       endpoint: 'https://traces.example.com/in',
       headers: {},
       ratio: 1,
+      parentBased: true,
       serviceName: 'proxmox-mcp',
     });
+  });
+
+  it("keeps a base endpoint's query (a collector's key) after the path it adds, and scrubs both", () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/?api-key=k3y0123456789' };
+    const { settings } = read(env);
+    expect(settings?.endpoint).toBe('https://otlp.example.com/v1/traces?api-key=k3y0123456789');
+    expect(tracingSecrets(env, settings)).toEqual([
+      'https://otlp.example.com/v1/traces?api-key=k3y0123456789',
+      'https://otlp.example.com/?api-key=k3y0123456789',
+    ]);
   });
 
   it.each([
@@ -59,24 +70,32 @@ describe('tracingSettings', () => {
   });
 
   it('reads headers as OTLP exporters do (percent-decoded; the traces ones win per key)', () => {
-    const { settings, problems } = read({
+    const env = {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otlp.example.com/v1/traces',
-      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20k1, x-tenant=lab',
-      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-tenant=traces',
-    });
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%200a1b2c3d4e5f6a7b8c9d, x-tenant=lab',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-tenant=platform',
+    };
+    const { settings, problems } = read(env);
     expect(problems).toEqual([]);
-    expect(settings?.headers).toEqual({ authorization: 'Bearer k1', 'x-tenant': 'traces' });
-    expect(tracingSecrets(settings)).toEqual([
+    expect(settings?.headers).toEqual({
+      authorization: 'Bearer 0a1b2c3d4e5f6a7b8c9d',
+      'x-tenant': 'platform',
+    });
+    // A key is scrubbed wherever it would come back out; a tenant's short name is not a secret.
+    expect(tracingSecrets(env, settings)).toEqual([
       'https://otlp.example.com/v1/traces',
-      'Bearer k1',
-      'traces',
+      'Bearer 0a1b2c3d4e5f6a7b8c9d',
     ]);
   });
 
-  it('leaves out a header HTTP does not allow, and says so', () => {
+  it.each([
+    ['a name with a space', 'bad name=1,ok=2'],
+    ['a NUL in a value', 'bad=a%00b,ok=2'],
+    ['a line feed in a value', 'bad=a%0Ab,ok=2'],
+  ])('leaves out a header HTTP does not allow (%s), and says so', (_what, text) => {
     const { settings, problems } = read({
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otlp.example.com/v1/traces',
-      OTEL_EXPORTER_OTLP_HEADERS: 'bad name=1,ok=2',
+      OTEL_EXPORTER_OTLP_HEADERS: text,
     });
     expect(settings?.headers).toEqual({ ok: '2' });
     expect(problems).toEqual([
@@ -91,6 +110,29 @@ describe('tracingSettings', () => {
   ])('samples %s of the traces started here', (arg, ratio) => {
     const env = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://o.example.com/v1/traces' };
     expect(read({ ...env, OTEL_TRACES_SAMPLER_ARG: arg }).settings?.ratio).toBe(ratio);
+  });
+
+  it.each([
+    ['parentbased_traceidratio', { parentBased: true, ratio: 0.25 }],
+    ['traceidratio', { parentBased: false, ratio: 0.25 }],
+    ['always_off', { parentBased: false, ratio: 0 }],
+    ['parentbased_always_on', { parentBased: true, ratio: 1 }],
+  ])('OTEL_TRACES_SAMPLER=%s is OpenTelemetry sampler of that name', (name, expected) => {
+    const { settings } = read({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://o.example.com/v1/traces',
+      OTEL_TRACES_SAMPLER: name,
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    });
+    expect(settings).toMatchObject(expected);
+  });
+
+  it('takes the default sampler for one it does not know, and says so', () => {
+    const { settings, problems } = read({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://o.example.com/v1/traces',
+      OTEL_TRACES_SAMPLER: 'jaeger_remote',
+    });
+    expect(settings).toMatchObject({ parentBased: true, ratio: 1 });
+    expect(problems[0]).toMatch(/^OTEL_TRACES_SAMPLER must be one of parentbased_traceidratio, /);
   });
 
   it('takes every trace for a ratio out of range, and says so', () => {

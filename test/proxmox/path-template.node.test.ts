@@ -1,6 +1,6 @@
 // A request path's route (src/proxmox/path-template.ts), the name of its span: every route of the
-// real PVE 9.1.3 schema, its values filled in, comes back as itself; and a path the API does not
-// have names no value.
+// real PVE 9.1.3 schema, its values filled in, comes back as itself, and each of its words is
+// spelled as the route words are; a path the API does not have names no value.
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -46,6 +46,13 @@ describe.runIf(schemaFile)('pathTemplate', () => {
     expect(wrong).toEqual([]);
   });
 
+  it("keeps every word of the schema's routes as it is, first or after another word", () => {
+    const words = new Set(all.flatMap((r) => r.split('/')).filter((w) => w && !w.startsWith('{')));
+    expect(words.size).toBeGreaterThan(200);
+    expect([...words].filter((w) => pathTemplate(`/${w}`) !== `/${w}`)).toEqual([]);
+    expect([...words].filter((w) => pathTemplate(`/version/${w}`) !== `/version/${w}`)).toEqual([]);
+  });
+
   it.each([
     ['/nodes/pve1/qemu/100/status/current', '/nodes/{node}/qemu/{vmid}/status/current'],
     ['/nodes/pve1/capabilities/qemu/cpu-flags', '/nodes/{node}/capabilities/qemu/cpu-flags'],
@@ -53,8 +60,17 @@ describe.runIf(schemaFile)('pathTemplate', () => {
       '/nodes/pve1/lxc/9000/snapshot/before-upgrade',
       '/nodes/{node}/lxc/{vmid}/snapshot/{snapname}',
     ],
-    // Not routes of PVE 9.1: a value with a digit is still a value.
+    // Not routes of PVE 9.1: what is not spelled as a route word is a value.
     ['/nodes/pve1/made-up/4242', '/nodes/{node}/made-up/{id}'],
+    ['/cluster/Zq7rawPasswordXw/x', '/cluster/{id}/x'],
+    [
+      '/nodes/pve1/storage/local/content/local:iso',
+      '/nodes/{node}/storage/{storage}/content/{volume}',
+    ],
+    ['/made.up', '/{id}'],
+    // Names every object has are words like others, never a table's entry.
+    ['/access/constructor/toString', '/access/constructor/{id}'],
+    ['/cluster/__proto__/valueOf', '/cluster/{id}/{id}'],
     ['/version', '/version'],
   ])('%s is %s', (given, route) => {
     expect(pathTemplate(given)).toBe(route);

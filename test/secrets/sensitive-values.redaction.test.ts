@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Approvals } from '../../src/approvals/approvals-store';
 import { BUILT_IN_SENSITIVE } from '../../src/audit/canonical';
+import { POLICY_EVENT_TOOL } from '../../src/audit/record';
 import type { AppEnv } from '../../src/env';
 import { TOOLS } from '../../src/tools';
 import { decide } from '../support/worker/decide';
@@ -137,9 +138,17 @@ const spies: { mockRestore(): void }[] = [];
 /** The places holding `marker`, besides the requests to Proxmox. */
 async function placesOf(marker: string): Promise<string[]> {
   const receiver = (await (await fetch(`${inject('receiverUrl')}/_log`)).json()) as Received[];
-  const spans = (await (await fetch(`${inject('receiverUrl')}/_spans`)).json()) as Received[];
   const approvals = await approvalRows();
   const audit = (await auditStub().query({ limit: 1000 })).records;
+  // Every call is recorded here, its spans sent once its record is written: wait for them all.
+  let spans: Received[] = [];
+  await until(async () => {
+    spans = (await (await fetch(`${inject('receiverUrl')}/_spans`)).json()) as Received[];
+    const sent = spans.map((r) => r.body).join('\n');
+    // (A policy change is audited too, by the policy store: no call, no span.)
+    const calls = audit.filter((r) => r.tool !== POLICY_EVENT_TOOL);
+    return calls.every((r) => sent.includes(`"${r.request_id}"`));
+  });
   const exported = await (await admin.get(`${ORIGIN}/admin/audit?format=jsonl&limit=1000`)).text();
   const adminPage = await (await admin.get(`${ORIGIN}/admin`)).text();
   const places: Record<string, string> = {
@@ -387,7 +396,7 @@ describe('a marker in every sensitive field', () => {
 async function until(test: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const started = Date.now();
   while (!(await test())) {
-    if (Date.now() - started > ms) throw new Error('webhooks did not arrive');
+    if (Date.now() - started > ms) throw new Error('what was awaited did not arrive in time');
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -33,6 +33,7 @@ const FACTS = {
   session: 'stateless',
   requestId: 'r',
   scrub: (text: string) => text,
+  callersPaths: false,
 };
 const BATCHES = 30;
 const PER_BATCH = 2_000;

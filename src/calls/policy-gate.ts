@@ -21,7 +21,7 @@ import { UNDECIDED_RULES } from '../policy/undecided';
 import { type ApprovalPort, ELICITED } from './approval-gate';
 import type { AskNext } from './conversation';
 import { type PendingApproval, REASONS, type Refusal } from './messages';
-import type { CallSpans } from './spans';
+import { type CallSpans, SPAN_ATTRIBUTES } from './spans';
 
 export type GateResult =
   | {
@@ -167,7 +167,16 @@ export async function passGate(
     return { ok: true, release: null, approvalId, approved };
   try {
     const reserve = () => reserveLimits(decision.limits, input.identity, counters, input.now);
-    const reservation = await (input.stage ? input.stage('limits', reserve) : reserve());
+    const reservation = await (input.stage
+      ? input.stage('limits', async (span) => {
+          const reserved = await reserve();
+          if (!reserved.ok) {
+            const { kind, rule } = reserved.decision as Refusal;
+            span.set({ [SPAN_ATTRIBUTES.decision]: kind, [SPAN_ATTRIBUTES.rule]: rule });
+          }
+          return reserved;
+        })
+      : reserve());
     if (!reservation.ok) await giveBack();
     return reservation.ok
       ? { ok: true, release: reservation.release, approvalId, approved }

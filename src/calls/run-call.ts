@@ -171,8 +171,10 @@ async function open(
     tool: tool.name,
     session: host.sessionId(),
     requestId,
-    // A raw request's path is the caller's: a value its redaction hid never names a span.
+    // A value the call's redaction hid never names a span...
     scrub: (text) => host.scrubber(hidden.length ? hidden : undefined).text(text),
+    // ...nor a word of a raw request's path, the caller's own text (the pve:raw tools').
+    callersPaths: tool.scope === 'pve:raw',
   });
   const started = host.clock.now();
   const rawKeys =
@@ -397,10 +399,14 @@ function approvalsFor(call: Call, resolved: Resolved): ApprovalPort {
     // The wait for a person (or for the store, for an approval given already), timed for the
     // call's data point.
     resolve: (required) =>
-      call.spans.stage('approval wait', async () => {
+      call.spans.stage('approval wait', async (span) => {
         const asked = host.clock.now();
+        span.set({ [SPAN_ATTRIBUTES.rule]: required.rule });
         try {
-          return await port.resolve(required);
+          const outcome = await port.resolve(required);
+          // approved, pending, refused, or ask_next_request (a 2026-07-28 client asked).
+          span.set({ [SPAN_ATTRIBUTES.approval]: outcome.kind });
+          return outcome;
         } finally {
           call.approvalWaitMs = (call.approvalWaitMs ?? 0) + host.clock.now() - asked;
         }

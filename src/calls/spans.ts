@@ -89,6 +89,8 @@ export interface CallSpanFacts {
   requestId: string;
   /** Removes the call's hidden values and the configured secrets from a request's route. */
   scrub: (text: string) => string;
+  /** Its requests' paths are the caller's own text (a raw request): only the API's words kept. */
+  callersPaths: boolean;
 }
 
 /** Attribute names: OpenTelemetry's (MCP, GenAI, HTTP) where it has one, else ours. */
@@ -106,6 +108,8 @@ export const SPAN_ATTRIBUTES = {
   rule: 'proxmox_mcp.rule',
   cluster: 'proxmox_mcp.cluster',
   outcome: 'proxmox_mcp.outcome',
+  approval: 'proxmox_mcp.approval',
+  dropped: 'proxmox_mcp.spans_dropped',
 } as const;
 const A = SPAN_ATTRIBUTES;
 
@@ -170,9 +174,21 @@ function headersOf(context: SpanContext): Record<string, string> {
 }
 
 /** A call whose spans are not recorded: its requests carry the trace, nothing more. */
+/** A stage span that records nothing. */
+const NO_SPAN: StageSpan = { set: () => undefined };
+
+/** Runs `work`; a throw is logged (spans_lost) and swallowed: tracing never fails a call. */
+function safely<T>(work: () => T): T | undefined {
+  try {
+    return work();
+  } catch (err) {
+    logLine('error', 'spans_lost', { error: errorText(err, 200) });
+    return undefined;
+  }
+}
+
 class UnrecordedCall implements CallSpans {
   readonly recording = false;
-  private static readonly NO_SPAN: StageSpan = { set: () => undefined };
   private static readonly NO_END = (): void => undefined;
   private readonly state: TraceState | undefined;
 
@@ -184,7 +200,7 @@ class UnrecordedCall implements CallSpans {
   }
 
   async stage<T>(_name: Stage, work: (span: StageSpan) => Promise<T> | T): Promise<T> {
-    return work(UnrecordedCall.NO_SPAN);
+    return work(NO_SPAN);
   }
 
   request(): RequestSpan {
@@ -206,12 +222,19 @@ class UnrecordedCall implements CallSpans {
   }
 }
 
+/** At most this many spans of one call are kept (a task polled for minutes makes many requests). */
+export const MAX_CALL_SPANS = 256;
+
 /** Keeps a call's ended spans for its one export (an SDK span processor of its own). */
 class EndedSpans implements SpanProcessor {
   readonly spans: ReadableSpan[] = [];
+  /** Those left out past MAX_CALL_SPANS (the call's own span is always kept). */
+  dropped = 0;
   onStart(): void {}
   onEnd(span: ReadableSpan): void {
-    this.spans.push(span);
+    if (this.spans.length < MAX_CALL_SPANS - 1 || span.kind === SpanKind.SERVER)
+      this.spans.push(span);
+    else this.dropped++;
   }
   async forceFlush(): Promise<void> {}
   async shutdown(): Promise<void> {}
@@ -240,6 +263,7 @@ class RecordedCall implements CallSpans {
   /** What every span of the call carries: the tool, and the cluster once known. */
   private common: Attributes;
   private readonly scrub: (text: string) => string;
+  private readonly callersPaths: boolean;
   private readonly fallback: UnrecordedCall;
 
   constructor(
@@ -260,6 +284,7 @@ class RecordedCall implements CallSpans {
     this.tracer = provider.getTracer('proxmox-mcp');
     this.common = { [A.tool]: facts.tool };
     this.scrub = facts.scrub;
+    this.callersPaths = facts.callersPaths;
     this.fallback = new UnrecordedCall(trace, true);
     this.call = this.tracer.startSpan(
       `tools/call ${facts.tool}`,
@@ -281,36 +306,37 @@ class RecordedCall implements CallSpans {
 
   async stage<T>(name: Stage, work: (span: StageSpan) => Promise<T> | T): Promise<T> {
     const outer = this.current;
-    const span = this.tracer.startSpan(
-      name,
-      { kind: SpanKind.INTERNAL, startTime: this.clock.now(), attributes: this.common },
-      outer,
+    const span = safely(() =>
+      this.tracer.startSpan(
+        name,
+        { kind: SpanKind.INTERNAL, startTime: this.clock.now(), attributes: this.common },
+        outer,
+      ),
     );
+    if (!span) return work(NO_SPAN);
     this.current = traceApi.setSpan(outer, span);
     try {
-      return await work({ set: (attributes) => span.setAttributes(attributes) });
+      return await work({ set: (attributes) => safely(() => span.setAttributes(attributes)) });
     } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute(A.errorType, errorType(err));
+      safely(() => {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute(A.errorType, errorType(err));
+      });
       throw err;
     } finally {
       this.current = outer;
-      span.end(this.clock.now());
+      safely(() => span.end(this.clock.now()));
     }
   }
 
   request(method: string, path: string, cluster?: string): RequestSpan {
-    try {
-      return this.requestSpan(method, path, cluster);
-    } catch (err) {
-      // Never the call's failure: this request goes unrecorded, its trace still carried.
-      logLine('error', 'spans_lost', { error: errorText(err, 200) });
-      return this.fallback.request();
-    }
+    // Never the call's failure: a request that cannot be recorded goes unrecorded, its trace
+    // still carried.
+    return safely(() => this.requestSpan(method, path, cluster)) ?? this.fallback.request();
   }
 
   private requestSpan(method: string, path: string, cluster?: string): RequestSpan {
-    const route = this.scrub(pathTemplate(path));
+    const route = this.scrub(pathTemplate(path, this.callersPaths));
     const span = this.tracer.startSpan(
       `${method} ${route}`,
       {
@@ -327,31 +353,35 @@ class RecordedCall implements CallSpans {
     );
     return {
       headers: headersOf(span.spanContext()),
-      end: (status, error) => {
-        if (status !== null) span.setAttribute(A.httpStatus, status);
-        // As OpenTelemetry's HTTP conventions say: the status code from 400, else why it failed.
-        const failed = status !== null && status >= 400 ? String(status) : error;
-        if (failed) {
-          span.setAttribute(A.errorType, failed);
-          span.setStatus({ code: SpanStatusCode.ERROR });
-        }
-        span.end(this.clock.now());
-      },
+      end: (status, error) =>
+        safely(() => {
+          if (status !== null) span.setAttribute(A.httpStatus, status);
+          // As OpenTelemetry's HTTP conventions say: the status code from 400, else why it failed.
+          const failed = status !== null && status >= 400 ? String(status) : error;
+          if (failed) {
+            span.setAttribute(A.errorType, failed);
+            span.setStatus({ code: SpanStatusCode.ERROR });
+          }
+          span.end(this.clock.now());
+        }),
     };
   }
 
   onCluster(name: string): void {
     this.common = { ...this.common, [A.cluster]: name };
-    this.call.setAttribute(A.cluster, name);
+    safely(() => this.call.setAttribute(A.cluster, name));
   }
 
   end(attributes: Attributes, error?: string): void {
-    this.call.setAttributes(attributes);
-    if (error) {
-      this.call.setAttribute(A.errorType, error);
-      this.call.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    this.call.end(this.clock.now());
+    safely(() => {
+      this.call.setAttributes(attributes);
+      if (error) {
+        this.call.setAttribute(A.errorType, error);
+        this.call.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      if (this.processor.dropped) this.call.setAttribute(A.dropped, this.processor.dropped);
+      this.call.end(this.clock.now());
+    });
   }
 
   ended(): readonly ReadableSpan[] {

@@ -39,6 +39,7 @@ export async function exportSpans(
     await response.body?.cancel();
     if (!response.ok) lost({ status: response.status });
   } catch (err) {
-    lost({ error: scrubber.text(errorText(err, 200, true)) });
+    // Scrubbed before it is cut: a cut through the endpoint would leave part of its key.
+    lost({ error: scrubber.text(errorText(err, 2_000, true)).slice(0, 200) });
   }
 }

@@ -5,8 +5,10 @@
 // here are PVE 9.1's own (test/proxmox/path-template.node.test.ts derives every route of the
 // schema back to itself). A segment no collection names is kept only if it is spelled as the
 // words of PVE 9.1's routes all are (lower-case letters, words joined by `-` or `_`); any other
-// (a digit, a capital, a dot: a vmid, a volume, a caller's text in a raw request's path) is a
-// value too. Pure.
+// (a digit, a capital, a dot: a vmid, a volume) is a value too. A path the caller wrote (a raw
+// request's) keeps less: its first segment if it is one of the API's roots, the collections and
+// their items; every other segment, whatever its spelling, is `{id}`, so that no text of the
+// caller's names a span. Pure.
 
 /** The item of each collection, by the collection's name. */
 const ITEM_OF: Readonly<Record<string, string>> = {
@@ -88,16 +90,34 @@ const WORDS_IN: Readonly<Record<string, ReadonlySet<string>>> = {
   fabrics: new Set(['all', 'fabric', 'node']),
 };
 
+/** The roots of PVE's API (GET /api2/json lists them). */
+const ROOTS: ReadonlySet<string> = new Set([
+  'access',
+  'cluster',
+  'nodes',
+  'pools',
+  'storage',
+  'version',
+]);
+
 /** How every word of PVE 9.1's routes is spelled. */
 const ROUTE_WORD = /^[a-z]{1,32}(?:[-_][a-z]{1,32}){0,3}$/;
 
-/** The route of `path` (no query), its values as `{name}`. */
-export function pathTemplate(path: string): string {
+/**
+ * The route of `path` (no query), its values as `{name}`; `callers`: the path is the caller's
+ * own text (keep only the API's roots and collections).
+ */
+export function pathTemplate(path: string, callers = false): string {
   const out: string[] = [];
   const segments = path.split('/').slice(1);
   for (const [i, segment] of segments.entries()) {
     const item = i === 0 ? undefined : itemAfter(out, i, segment);
-    out.push(item !== undefined ? `{${item}}` : ROUTE_WORD.test(segment) ? segment : '{id}');
+    const word = callers
+      ? i === 0
+        ? ROOTS.has(segment)
+        : Object.hasOwn(ITEM_OF, segment)
+      : ROUTE_WORD.test(segment);
+    out.push(item !== undefined ? `{${item}}` : word ? segment : '{id}');
   }
   return `/${out.join('/')}`;
 }

@@ -198,7 +198,13 @@ describe("a call's spans at an OTLP receiver", () => {
       'run',
       'audit write',
     ]);
-    expect(one(spans, 'approval wait').parentSpanId).toBe(one(spans, 'policy').spanId);
+    const wait = one(spans, 'approval wait');
+    expect(wait.parentSpanId).toBe(one(spans, 'policy').spanId);
+    // The rule that asked, and what came of it.
+    expect(wait.attributes).toMatchObject({
+      'proxmox_mcp.rule': '/tools/pve_stop_vm/action',
+      'proxmox_mcp.approval': 'approved',
+    });
     const clients = expectRequestSpans(spans, requests, trace);
     const stop = one(clients, 'POST /nodes/{node}/qemu/{vmid}/status/stop');
     expect(stop.parentSpanId).toBe(one(spans, 'run').spanId);

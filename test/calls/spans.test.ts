@@ -33,6 +33,7 @@ const FACTS: CallSpanFacts = {
   session: 's1',
   requestId: 'r1',
   scrub: (text) => text,
+  callersPaths: false,
 };
 
 const from = (flags: string | null) =>
@@ -76,7 +77,7 @@ describe('a recorded call', () => {
       policy.set({ 'proxmox_mcp.decision': 'allow' });
     });
     await spans.stage('run', async () => {
-      // Two requests at once (a list across clusters): both under the stage.
+      // Two requests open together (as a list across clusters has them): both under the stage.
       const requests = [
         spans.request('GET', '/nodes/pve1/qemu/100/status/current'),
         spans.request('POST', '/nodes/pve1/qemu/100/status/stop'),
@@ -150,6 +151,26 @@ describe('a recorded call', () => {
     });
     spans.request('GET', '/cluster/hushhush/status').end(200);
     expect(spans.ended()[0]!.name).toBe('GET /cluster/[redacted]/status');
+  });
+
+  it("names a raw request's span by the API's words only, none of the caller's", () => {
+    const spans = callSpans(from('01'), SETTINGS, clock, { ...FACTS, callersPaths: true });
+    spans.request('GET', '/cluster/my-secret-project').end(200);
+    spans.request('GET', '/nodes/pve1/qemu/100/agent/hunter-two').end(200);
+    expect(spans.ended().map((s) => s.name)).toEqual([
+      'GET /cluster/{id}',
+      'GET /nodes/{node}/qemu/{vmid}/{id}/{id}',
+    ]);
+  });
+
+  it('keeps at most 256 spans of a call, its own always, and says how many it left out', () => {
+    const spans = callSpans(from('01'), SETTINGS, clock, FACTS);
+    for (let i = 0; i < 300; i++) spans.request('GET', '/cluster/tasks').end(200);
+    spans.end({});
+    const ended = spans.ended();
+    expect(ended).toHaveLength(256);
+    const call = ended.find((s) => s.name === 'tools/call pve_stop_vm')!;
+    expect(call.attributes['proxmox_mcp.spans_dropped']).toBe(45);
   });
 
   it('leaves a request unrecorded, its trace still carried, when recording it fails', () => {

@@ -54,6 +54,16 @@ describe.runIf(schemaFile)('pathTemplate', () => {
   });
 
   it.each([
+    ['/cluster/my-secret-project', '/cluster/{id}'],
+    ['/nodes/pve1/qemu/100/agent/hunter-two', '/nodes/{node}/qemu/{vmid}/{id}/{id}'],
+    ['/nodes/pve1/storage/local/content', '/nodes/{node}/storage/{storage}/content'],
+    ['/secret/nodes', '/{id}/nodes'],
+    ['/cluster/resources', '/cluster/resources'],
+  ])("%s, the caller's own path, is %s (no word of theirs kept)", (given, route) => {
+    expect(pathTemplate(given, true)).toBe(route);
+  });
+
+  it.each([
     ['/nodes/pve1/qemu/100/status/current', '/nodes/{node}/qemu/{vmid}/status/current'],
     ['/nodes/pve1/capabilities/qemu/cpu-flags', '/nodes/{node}/capabilities/qemu/cpu-flags'],
     [

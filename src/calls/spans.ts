@@ -6,11 +6,11 @@
 // (../config/tracing.ts) and the trace is sampled (OpenTelemetry's samplers: by default a
 // client's sampled flag decides its own trace, OTEL_TRACES_SAMPLER_ARG one started here). A call
 // that is not recorded records nothing: its requests still carry a `traceparent` (a span id of
-// their own each, the client's sampled flag). Spans are made by OpenTelemetry's SDK, a tracer and
-// span processor per call, no span shared between requests; they carry names, routes, statuses
-// and the policy's decision, never an argument value (a route is scrubbed of the call's hidden
-// values and the configured secrets besides). Timed by the Runtime's clock. Tracing never fails a
-// call: what cannot be recorded is left out.
+// their own each; not sampled, or with no tracing configured the client's flag as it came). Spans
+// are made by OpenTelemetry's SDK, a tracer and span processor per call, no span shared between
+// requests; they carry names, routes, statuses and the policy's decision, never an argument value
+// (a route is scrubbed of the call's hidden values and the configured secrets besides). Timed by
+// the Runtime's clock. Tracing never fails a call: what cannot be recorded is left out.
 
 import {
   type Attributes,

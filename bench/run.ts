@@ -44,6 +44,7 @@ import { evaluatePolicy } from '../src/policy/evaluate.ts';
 import { loadPolicy } from '../src/policy/load.ts';
 import { TOOL_CATALOG } from '../src/tools/index.ts';
 import { devAccessToken, devSignedInClient } from '../test/support/oauth-node.ts';
+import { otlpSpans } from '../test/support/otlp.ts';
 import { reportPolicyConsole } from './policy-console.ts';
 import { reportSpans } from './spans.ts';
 
@@ -579,6 +580,21 @@ function report(series: Series[]): void {
   );
 }
 
+/** Each named series' round medians (undefined where the series was not run). */
+function roundsOf(series: Series[], names: readonly string[]): (number[] | undefined)[] {
+  return names.map((name) => series.find((s) => s.name === name)?.rounds);
+}
+
+/** Round by round, `a` minus `b`. */
+const minus = (a: number[], b: number[]): number[] => a.map((x, i) => x - b[i]!);
+
+/** A paired difference's median and quartiles, in ms. */
+function spread(xs: number[]): string {
+  const sorted = [...xs].sort((x, y) => x - y);
+  const f = (q: number) => quantile(sorted, q).toFixed(2);
+  return `${f(0.5)} ms (quartiles ${f(0.25)} to ${f(0.75)})`;
+}
+
 /**
  * The target rule's cost beside one more upstream GET's, paired round by round: in each round,
  * the rule's series minus the same call's without it, and the bare route's two GETs minus its
@@ -590,23 +606,17 @@ function reportTargetRule(
   twice: string,
   once: string,
 ): void {
-  const rounds = (name: string) => series.find((s) => s.name === name)?.rounds;
-  const [a, b, c, d, e] = [ruled, unruled, twice, once, other].map(rounds);
+  const [a, b, c, d, e] = roundsOf(series, [ruled, unruled, twice, once, other]);
   if (!a || !b || !c || !d) return;
-  const rule = a.map((x, i) => x - b[i]!);
-  const get = c.map((x, i) => x - d[i]!);
-  const beyond = rule.map((x, i) => x - get[i]!);
-  const spread = (xs: number[]) => {
-    const sorted = [...xs].sort((x, y) => x - y);
-    const f = (q: number) => quantile(sorted, q).toFixed(2);
-    return `${f(0.5)} ms (quartiles ${f(0.25)} to ${f(0.75)})`;
-  };
+  const rule = minus(a, b);
+  const get = minus(c, d);
+  const beyond = minus(rule, get);
   console.log(`
 A target rule's cost, paired within each of ${rule.length} rounds (round medians):`);
   console.log(`  the rule (its call minus the same call without it): +${spread(rule)}`);
   if (e)
     console.log(
-      `  no rule either way (a third person's call minus the same call): +${spread(e.map((x, i) => x - b[i]!))}`,
+      `  no rule either way (a third person's call minus the same call): +${spread(minus(e, b))}`,
     );
   console.log(`  one more upstream GET (the bare route twice minus once): +${spread(get)}`);
   console.log(
@@ -625,29 +635,23 @@ function reportTracing(
   names: { off: string; twin: string; unsampled: string; sampled: string },
   otlp: { exports: () => number; spans: () => number },
 ): void {
-  const rounds = (name: string) => series.find((s) => s.name === name)?.rounds;
-  const [off, twin, unsampled, sampled] = [
+  const [off, twin, unsampled, sampled] = roundsOf(series, [
     names.off,
     names.twin,
     names.unsampled,
     names.sampled,
-  ].map(rounds);
+  ]);
   if (!off || !twin || !unsampled || !sampled) return;
-  const spread = (xs: number[]) => {
-    const sorted = [...xs].sort((x, y) => x - y);
-    const f = (q: number) => quantile(sorted, q).toFixed(2);
-    return `${f(0.5)} ms (quartiles ${f(0.25)} to ${f(0.75)})`;
-  };
   console.log(`
 Tracing's cost, paired within each of ${off.length} rounds (round medians):`);
   console.log(
-    `  sampling off (traced server) minus no tracing (main server): ${spread(unsampled.map((x, i) => x - off[i]!))}`,
+    `  sampling off (traced server) minus no tracing (main server): ${spread(minus(unsampled, off))}`,
   );
   console.log(
-    `  an identical server minus the main one, the same call (no tracing either): ${spread(twin.map((x, i) => x - off[i]!))}`,
+    `  an identical server minus the main one, the same call (no tracing either): ${spread(minus(twin, off))}`,
   );
   console.log(
-    `  sampled, spans exported, minus sampling off (same server): ${spread(sampled.map((x, i) => x - unsampled[i]!))}`,
+    `  sampled, spans exported, minus sampling off (same server): ${spread(minus(sampled, unsampled))}`,
   );
   const calls = series.find((s) => s.name === names.sampled)!.samples.length + WARMUP;
   console.log(
@@ -655,7 +659,7 @@ Tracing's cost, paired within each of ${off.length} rounds (round medians):`);
   );
 }
 
-/** A local OTLP/HTTP receiver: answers each export as a collector does, and counts it. */
+/** A local OTLP/HTTP receiver: answers each export as a collector does, and counts its spans. */
 async function otlpReceiver(): Promise<{
   url: string;
   exports: () => number;
@@ -671,12 +675,7 @@ async function otlpReceiver(): Promise<{
     });
     req.on('end', () => {
       try {
-        const request = JSON.parse(body) as {
-          resourceSpans: { scopeSpans: { spans: unknown[] }[] }[];
-        };
-        spans += request.resourceSpans
-          .flatMap((r) => r.scopeSpans)
-          .reduce((n, s) => n + s.spans.length, 0);
+        spans += otlpSpans(body).length;
         exports++;
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       } catch {

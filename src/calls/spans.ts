@@ -44,17 +44,19 @@ import type { RequestTrace } from '../proxmox/client';
 import { pathTemplate } from '../proxmox/path-template';
 import { type CallTrace, randomId } from './trace';
 
-/** The stages of a call, each a span of its own where it is recorded. */
-export type Stage =
-  | 'admission'
-  | 'validation'
-  | 'resolve'
-  | 'target reads'
-  | 'policy'
-  | 'approval wait'
-  | 'limits'
-  | 'run'
-  | 'audit write';
+/** The stages of a call in the order a call passes them, each a span of its own where recorded. */
+export const STAGES = [
+  'admission',
+  'validation',
+  'resolve',
+  'target reads',
+  'policy',
+  'approval wait',
+  'limits',
+  'run',
+  'audit write',
+] as const;
+export type Stage = (typeof STAGES)[number];
 
 /** A stage's span, for what is learnt inside it (the policy's decision). */
 export interface StageSpan {

@@ -121,20 +121,26 @@ function expectRequestSpans(
   return clients;
 }
 
+/** `user` starts a guest from a 2026-07-28 client, under a sampled trace of its own. */
+async function startAs(user: string, guest: { node: string; vmid: number }) {
+  const trace = newTrace();
+  const client = await connect2026({ token: await signedInToken(user) });
+  try {
+    const result = await client.callTool({
+      name: 'pve_start_vm',
+      arguments: { ...guest, confirm: true },
+      _meta: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` },
+    });
+    return { trace, result };
+  } finally {
+    await client.close();
+  }
+}
+
 describe("a call's spans at an OTLP receiver", () => {
   it('a 2026-07-28 call with _meta.traceparent: one span per stage, its requests under them', async () => {
-    const trace = newTrace();
-    const client = await connect2026({ token: await signedInToken('spans-2026@example.com') });
-    try {
-      const result = await client.callTool({
-        name: 'pve_start_vm',
-        arguments: { node: 'pve2', vmid: 104, confirm: true },
-        _meta: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` },
-      });
-      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-    } finally {
-      await client.close();
-    }
+    const { trace, result } = await startAs('spans-2026@example.com', { node: 'pve2', vmid: 104 });
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
     const { record, log, spans, requests } = await traced(trace);
     expect([record.trace_id, log?.trace_id]).toEqual([trace, trace]);
     expectCallTree(spans, trace, 'pve_start_vm', [
@@ -211,18 +217,11 @@ describe("a call's spans at an OTLP receiver", () => {
   });
 
   it('a refused call: the policy span names the rule, nothing is sent, the spans still go', async () => {
-    const trace = newTrace();
-    const client = await connect2026({ token: await signedInToken('spans-refused@example.com') });
-    try {
-      const result = await client.callTool({
-        name: 'pve_start_vm',
-        arguments: { node: 'pve1', vmid: 101, confirm: true },
-        _meta: { traceparent: `00-${trace}-${CLIENT_SPAN}-01` },
-      });
-      expect(result.isError).toBe(true);
-    } finally {
-      await client.close();
-    }
+    const { trace, result } = await startAs('spans-refused@example.com', {
+      node: 'pve1',
+      vmid: 101,
+    });
+    expect(result.isError).toBe(true);
     const { spans, requests } = await traced(trace);
     expect(requests.filter((r) => r.method !== 'GET')).toEqual([]);
     const call = one(spans, 'tools/call pve_start_vm');

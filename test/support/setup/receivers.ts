@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
+import { otlpSpans } from '../otlp';
 
 export interface Received {
   path: string;
@@ -79,21 +80,11 @@ const OTLP_TRACES = '/v1/traces';
 function otlpAnswer(req: IncomingMessage, body: string): [number, string] {
   if (req.method !== 'POST') return [405, '{}'];
   if (!String(req.headers['content-type']).startsWith('application/json')) return [415, '{}'];
-  let parsed: { resourceSpans?: { scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] };
   try {
-    parsed = JSON.parse(body);
-  } catch {
-    return [400, JSON.stringify({ message: 'not JSON' })];
+    otlpSpans(body);
+  } catch (err) {
+    return [400, JSON.stringify({ message: (err as Error).message })];
   }
-  const spans = (parsed.resourceSpans ?? []).flatMap((r) =>
-    (r.scopeSpans ?? []).flatMap((s) => s.spans ?? []),
-  );
-  const whole = (span: Record<string, unknown>): boolean =>
-    /^[0-9a-f]{32}$/.test(String(span.traceId)) &&
-    /^[0-9a-f]{16}$/.test(String(span.spanId)) &&
-    typeof span.name === 'string';
-  if (!Array.isArray(parsed.resourceSpans) || !spans.length || !spans.every(whole))
-    return [400, JSON.stringify({ message: 'not an ExportTraceServiceRequest with whole spans' })];
   return [200, '{}'];
 }
 

@@ -4,6 +4,7 @@
 // the `tool_call` log lines each test's calls wrote.
 
 import { afterEach, beforeEach, expect, inject, vi } from 'vitest';
+import { attributeRecord, otlpSpans } from '../otlp';
 import type { Received } from '../setup/receivers';
 import { sim } from './sim';
 
@@ -51,69 +52,26 @@ export interface ExportedSpan {
   answered: number | null;
 }
 
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  doubleValue?: number;
-  boolValue?: boolean;
-}
-interface OtlpAttribute {
-  key: string;
-  value: OtlpValue;
-}
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: OtlpAttribute[];
-  status?: { code?: number };
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-}
-interface OtlpRequest {
-  resourceSpans: {
-    resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans: { spans: OtlpSpan[] }[];
-  }[];
-}
-
-function attributeValue(v: OtlpValue): string | number | boolean {
-  if (v.stringValue !== undefined) return v.stringValue;
-  if (v.intValue !== undefined) return Number(v.intValue);
-  if (v.doubleValue !== undefined) return v.doubleValue;
-  return v.boolValue ?? '';
-}
-
-const record = (list: OtlpAttribute[] = []) =>
-  Object.fromEntries(list.map((a) => [a.key, attributeValue(a.value)]));
-
 /** Every span every export carried, as received (the receiver keeps them for the project's run). */
 export async function exportedSpans(): Promise<ExportedSpan[]> {
   const received = (await (await fetch(`${inject('receiverUrl')}/_spans`)).json()) as Received[];
-  return received.flatMap((entry, n) => {
-    const request = JSON.parse(entry.body) as OtlpRequest;
-    return request.resourceSpans.flatMap((r) =>
-      r.scopeSpans.flatMap((s) =>
-        s.spans.map((span) => ({
-          traceId: span.traceId,
-          spanId: span.spanId,
-          parentSpanId: span.parentSpanId ?? '',
-          name: span.name,
-          kind: span.kind,
-          attributes: record(span.attributes),
-          status: span.status?.code ?? 0,
-          startNs: BigInt(span.startTimeUnixNano),
-          endNs: BigInt(span.endTimeUnixNano),
-          service: String(record(r.resource?.attributes)['service.name']),
-          export: n,
-          headers: entry.headers,
-          answered: entry.answered,
-        })),
-      ),
-    );
-  });
+  return received.flatMap((entry, n) =>
+    otlpSpans(entry.body).map(({ span, resource }) => ({
+      traceId: span.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.parentSpanId ?? '',
+      name: span.name,
+      kind: span.kind,
+      attributes: attributeRecord(span.attributes),
+      status: span.status?.code ?? 0,
+      startNs: BigInt(span.startTimeUnixNano),
+      endNs: BigInt(span.endTimeUnixNano),
+      service: String(attributeRecord(resource)['service.name']),
+      export: n,
+      headers: entry.headers,
+      answered: entry.answered,
+    })),
+  );
 }
 
 /**

@@ -16,9 +16,11 @@
 //     and the audit on, against a bare Worker route that only makes the same Proxmox GET
 //     (bench/bare-worker.ts): what MCP, OAuth and policy add;
 //   - pve_get_vm_status from a 2026-07-28 client, on the main server, by a person one rule over
-//     what a call touches (target.tags) is for, beside the same call by two others: what reading
-//     the guest's facts before deciding costs, paired round by round with one more upstream GET
-//     from the bare route, and how far two series of one call differ;
+//     what a call touches is for (target.tags: the guest's own status answers it, the read the
+//     call makes anyway), by one another such rule is for (target.pool: one more read, the
+//     cluster's list), and by two others: what reading the guest's facts before deciding costs,
+//     paired round by round with one more upstream GET from the bare route, and how far two
+//     series of one call differ;
 //   - pve_get_vm_status from a 2026-07-28 client on a server that exports spans to a local OTLP
 //     receiver, its sampler's ratio 0: under a client's unsampled traceparent (sampling off:
 //     nothing recorded) and under a sampled one (every span recorded and exported), beside the
@@ -87,7 +89,8 @@ const POLICY = {
         },
       ],
     },
-    // One rule over what a call touches, for one person: the guest's tags are read first.
+    // One rule over what a call touches, for one person: the guest's tags are read first (from
+    // its status, which the call shows); for another, its pool (from the cluster's list).
     pve_get_vm_status: {
       deny_if: [
         {
@@ -96,6 +99,7 @@ const POLICY = {
           value: 'no-guest-has-this-tag',
           principals: ['target@bench'],
         },
+        { path: 'target.pool', op: 'eq', value: 'no-such-pool', principals: ['pool@bench'] },
       ],
     },
   },
@@ -210,7 +214,8 @@ async function main(): Promise<void> {
     };
     const LIST = 'MCP pve_list_vms, no rules';
     const STATUS_2026 = 'MCP 2026-07-28 pve_get_vm_status, no rules';
-    const TARGET = 'MCP 2026-07-28 pve_get_vm_status, a target rule';
+    const TARGET = 'MCP 2026-07-28 pve_get_vm_status, a target rule (tags)';
+    const POOL_RULE = 'MCP 2026-07-28 pve_get_vm_status, a target rule (pool)';
     const OTHER_2026 = 'MCP 2026-07-28 pve_get_vm_status, no rules, another person';
     const statusArgs = { node: 'pve1', vmid: 100 };
     const UNSAMPLED = 'MCP 2026-07-28 pve_get_vm_status, traced server, sampling off';
@@ -229,6 +234,17 @@ async function main(): Promise<void> {
       net0: 'virtio,bridge=vmbr0,firewall=1',
       scsi0: 'local-lvm:32,iothread=1',
     };
+    // pve_get_vm_status on the main server by `user`, beside the same call by grant@bench.
+    const statusBy = async (name: string, user: string): Promise<Series> => ({
+      ...rawModernSeries(
+        name,
+        stacks.get('main')!.url,
+        await devAccessToken(stacks.get('main')!.url, user),
+        'pve_get_vm_status',
+        statusArgs,
+      ),
+      against: STATUS_2026,
+    });
     const base = baseline ? await as('baseline', 'open@bench') : undefined;
     const baseRawToken = baseline
       ? await devAccessToken(stacks.get('baseline')!.url, 'grant@bench')
@@ -285,27 +301,10 @@ async function main(): Promise<void> {
         'pve_get_vm_status',
         statusArgs,
       ),
-      {
-        ...rawModernSeries(
-          TARGET,
-          stacks.get('main')!.url,
-          await devAccessToken(stacks.get('main')!.url, 'target@bench'),
-          'pve_get_vm_status',
-          statusArgs,
-        ),
-        against: STATUS_2026,
-      },
-      {
-        // The same call by a third person no rule is for: how far two such series differ.
-        ...rawModernSeries(
-          OTHER_2026,
-          stacks.get('main')!.url,
-          await devAccessToken(stacks.get('main')!.url, 'other@bench'),
-          'pve_get_vm_status',
-          statusArgs,
-        ),
-        against: STATUS_2026,
-      },
+      await statusBy(TARGET, 'target@bench'),
+      await statusBy(POOL_RULE, 'pool@bench'),
+      // The same call by a third person no rule is for: how far two such series differ.
+      await statusBy(OTHER_2026, 'other@bench'),
       {
         // How far the same call differs on an identical server: the yardstick for the traced one.
         ...rawModernSeries(
@@ -421,7 +420,14 @@ async function main(): Promise<void> {
     report(chosen);
     reportTargetRule(
       chosen,
-      { ruled: TARGET, unruled: STATUS_2026, other: OTHER_2026 },
+      {
+        ruled: [
+          { name: TARGET, what: 'on its tags (its status, read once)' },
+          { name: POOL_RULE, what: "on its pool (the cluster's list)" },
+        ],
+        unruled: STATUS_2026,
+        other: OTHER_2026,
+      },
       BARE_TWICE,
       BARE,
     );
@@ -567,10 +573,10 @@ function report(series: Series[]): void {
     'on that same server (rules scoped to the signed-in person); the twin row is an identical second server',
   );
   console.log(
-    '(how much servers differ); audit off is a third server without the audit trail; the target rule row is',
+    '(how much servers differ); audit off is a third server without the audit trail; the target rule rows are',
   );
   console.log(
-    "the main server's pve_get_vm_status by a person whose rule reads the guest's tags first (+ms against the same call by another); BASELINE rows run",
+    "the main server's pve_get_vm_status by a person whose rule reads the guest's tags, or its pool, first (+ms against the same call by another); BASELINE rows run",
   );
   console.log(
     "the BENCH_BASELINE checkout's Worker (+ms against the same call on this one: negative means this is slower);",
@@ -588,40 +594,49 @@ function roundsOf(series: Series[], names: readonly string[]): (number[] | undef
 /** Round by round, `a` minus `b`. */
 const minus = (a: number[], b: number[]): number[] => a.map((x, i) => x - b[i]!);
 
-/** A paired difference's median and quartiles, in ms. */
+/** A paired difference's median (signed) and quartiles, in ms. */
 function spread(xs: number[]): string {
   const sorted = [...xs].sort((x, y) => x - y);
   const f = (q: number) => quantile(sorted, q).toFixed(2);
-  return `${f(0.5)} ms (quartiles ${f(0.25)} to ${f(0.75)})`;
+  const median = quantile(sorted, 0.5);
+  return `${median >= 0 ? '+' : ''}${f(0.5)} ms (quartiles ${f(0.25)} to ${f(0.75)})`;
 }
 
 /**
- * The target rule's cost beside one more upstream GET's, paired round by round: in each round,
+ * Each target rule's cost beside one more upstream GET's, paired round by round: in each round,
  * the rule's series minus the same call's without it, and the bare route's two GETs minus its
  * one, so that what slows a whole round (the machine, the other servers) cancels out.
  */
 function reportTargetRule(
   series: Series[],
-  { ruled, unruled, other }: { ruled: string; unruled: string; other: string },
+  {
+    ruled,
+    unruled,
+    other,
+  }: { ruled: { name: string; what: string }[]; unruled: string; other: string },
   twice: string,
   once: string,
 ): void {
-  const [a, b, c, d, e] = roundsOf(series, [ruled, unruled, twice, once, other]);
-  if (!a || !b || !c || !d) return;
-  const rule = minus(a, b);
+  const [b, c, d, e] = roundsOf(series, [unruled, twice, once, other]);
+  if (!b || !c || !d) return;
   const get = minus(c, d);
-  const beyond = minus(rule, get);
   console.log(`
-A target rule's cost, paired within each of ${rule.length} rounds (round medians):`);
-  console.log(`  the rule (its call minus the same call without it): +${spread(rule)}`);
+Target rules' cost, paired within each of ${get.length} rounds (round medians):`);
+  console.log(`  one more upstream GET (the bare route twice minus once): ${spread(get)}`);
   if (e)
     console.log(
-      `  no rule either way (a third person's call minus the same call): +${spread(minus(e, b))}`,
+      `  no rule either way (a third person's call minus the same call): ${spread(minus(e, b))}`,
     );
-  console.log(`  one more upstream GET (the bare route twice minus once): +${spread(get)}`);
-  console.log(
-    `  the rule minus the GET: ${spread(beyond)}; rounds where the rule cost no more than the GET: ${beyond.filter((x) => x <= 0).length} of ${beyond.length}`,
-  );
+  for (const { name, what } of ruled) {
+    const [a] = roundsOf(series, [name]);
+    if (!a) continue;
+    const rule = minus(a, b);
+    const beyond = minus(rule, get);
+    console.log(`  a rule ${what}: its call minus the same call without it: ${spread(rule)}`);
+    console.log(
+      `    minus the GET: ${spread(beyond)}; rounds where the rule cost no more than the GET: ${beyond.filter((x) => x <= 0).length} of ${beyond.length}`,
+    );
+  }
 }
 
 /**

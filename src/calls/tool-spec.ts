@@ -6,6 +6,7 @@ import type { Clock } from '../clock';
 import type { Identity } from '../core/identity';
 import type { BlastRadius } from '../proxmox/blast-radius';
 import type { PveClient } from '../proxmox/client';
+import type { VmType } from '../proxmox/guest-state';
 import type { Scope } from '../core/scopes';
 
 export interface ToolAnnotations {
@@ -77,7 +78,16 @@ export interface Resolved<A> {
  * are not known), or a guest the call makes.
  */
 export type CallTarget =
-  | { vmid: number; absent?: Readonly<Record<string, unknown>> }
+  | {
+      vmid: number;
+      absent?: Readonly<Record<string, unknown>>;
+      /**
+       * Where the call says the guest is, as the requests it sends name it, for a call that reads
+       * the guest's status to show it: its facts then come from that read (asked only when they
+       * are read; ../proxmox/target-facts.ts).
+       */
+      at?: () => { node: string; vm_type: VmType };
+    }
   | { made: Readonly<Record<string, unknown>>; vmid?: number };
 
 export interface ToolSuccess<S> {

@@ -100,9 +100,10 @@ export class PveClient {
 
   /**
    * A GET whose answer the readers of one moment of this call share (the guest's facts a policy
-   * reads, then what the person asked, or the preview, is shown of it): read once, unless `fresh`
-   * (read again, and that answer kept). A failed read is not kept. Never for what a write is
-   * decided on: that is read when it is decided.
+   * reads, then what the person asked, or the preview, or a read tool's answer, shows of it):
+   * read once, unless `fresh` (read again, and that answer kept). A failed read is not kept, nor
+   * anything read before forgetShared. Never for what a write is decided on: that is read when it
+   * is decided.
    */
   async shared<S extends z.ZodType>(
     path: string,
@@ -131,6 +132,14 @@ export class PveClient {
         this.config.names,
       );
     return parsed.data;
+  }
+
+  /**
+   * A person answered (the guest's facts are read again): what was read before is not shared
+   * after, whoever reads it next.
+   */
+  forgetShared(): void {
+    this.kept.clear();
   }
 
   /** GET, with the `total` PVE sends beside `data` for some lists (e.g. task logs). */

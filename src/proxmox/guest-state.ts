@@ -23,6 +23,18 @@ export function guestPath(g: GuestRef, ...rest: string[]): string {
   ].join('/');
 }
 
+/**
+ * What a call that shows guest `g`'s status acts on (ToolSpec.target): its facts may come from
+ * that same read (./target-facts.ts). `at` is read only then: a replay knows the guest by its
+ * vmid whatever else its record lost.
+ */
+export function guestAt(g: GuestRef): {
+  vmid: number;
+  at: () => { node: string; vm_type: VmType };
+} {
+  return { vmid: g.vmid, at: () => ({ node: g.node, vm_type: g.vm_type }) };
+}
+
 /** "VM 104" or "container 104", with the name when known. */
 export function guestLabel(g: GuestRef, name?: string): string {
   return guestName(g.vm_type, g.vmid, name);
@@ -40,9 +52,18 @@ export interface GuestState {
   raw: GuestStatus;
 }
 
-/** Reads `status/current`; a guest that is not on that node (or not of that type) is PVE's 500. */
-export async function readGuestState(pve: PveClient, g: GuestRef): Promise<GuestState> {
-  const raw = await pve.get(guestPath(g, 'status', 'current'), guestStatus);
+/**
+ * Reads `status/current`; a guest that is not on that node (or not of that type) is PVE's 500.
+ * `shown`: read to be shown, not to decide a write on: the answer this call read of it already,
+ * if any, serves (PveClient.shared): its policy's target facts, where they were read from it.
+ */
+export async function readGuestState(
+  pve: PveClient,
+  g: GuestRef,
+  shown = false,
+): Promise<GuestState> {
+  const path = guestPath(g, 'status', 'current');
+  const raw = shown ? await pve.shared(path, guestStatus) : await pve.get(path, guestStatus);
   return {
     status: raw.status,
     qmpstatus: raw.qmpstatus ?? null,

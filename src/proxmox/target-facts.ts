@@ -1,22 +1,27 @@
 // The facts of the guest a call acts on that the policy's `target.` rules reach, read from
 // Proxmox before the policy decides. One GET /cluster/resources answers most of them (pool, tags,
-// name, node, status, template, lock, HA state, kind) wherever the guest runs; qmpstatus (its
-// status/current) and protection (its config) cost one more request each, and only a rule that
-// reaches them pays it. Every read shares one deadline, and is kept for the rest of the call
+// name, node, status, template, lock, HA state, kind) wherever the guest runs, from what Proxmox
+// keeps in memory; qmpstatus (its status/current) and protection (its config) cost one more
+// request each, sent once the list has answered, and only a rule that reaches them pays it. A
+// call that reads the guest's status/current to show it (`at`: pve_get_vm_status) has its tags,
+// name, status, qmpstatus, template and lock from that read instead, which it then shows: the
+// guest read once. Every read shares one deadline, and is kept for the rest of the call
 // (PveClient.shared): what the person asked, or the preview, is shown of the guest (the blast
-// radius) reuses it. A fact that cannot be read in time, or at all, is an Unread with the reason:
-// the rules that reach it refuse the call (fail closed).
+// radius) reuses it; a fresh read, after a person's answer, keeps nothing read before it. A fact
+// that cannot be read in time, or at all, is an Unread with the reason: the rules that reach it
+// refuse the call (fail closed).
 
 import { z } from 'zod';
 import { Unread } from '../policy/conditions';
 import { tokenHolds, whyUnreadable } from './blast-radius';
 import type { PveClient } from './client';
-import { type GuestRef, guestPath } from './guest-state';
+import { type GuestRef, guestPath, type VmType } from './guest-state';
 import { tagList } from './formats';
 import {
   anyList,
   boolish,
   guestConfig,
+  type GuestStatus,
   guestStatus,
   numeric,
   parseEach,
@@ -39,13 +44,40 @@ const vmEntry = resourceItem.extend({
 type VmEntry = z.output<typeof vmEntry>;
 
 /**
- * The `wanted` facts of guest `vmid` (node-independent: found wherever it runs). A guest this
- * server's API token cannot see is read as no fact at all, never as a guest without tags, unless
- * the call makes a guest where there is none (`absent`: its facts then).
+ * The facts a guest's own status/current answers, and its config beside it (protection). Not its
+ * node: Proxmox answers for a guest on the node that serves the API under the name `localhost`
+ * too, so only the cluster's list says which node it is on.
+ */
+const OWN_FACTS: ReadonlySet<string> = new Set([
+  'tags',
+  'name',
+  'vm_type',
+  'status',
+  'qmpstatus',
+  'template',
+  'lock',
+  'protection',
+]);
+
+/**
+ * The `wanted` facts of guest `vmid`: from its own status where the call reads that to show it
+ * (`at`: where the call says the guest is) and it answers them all; else from the cluster's
+ * resources (node-independent: found wherever it runs). A guest this server's API token cannot
+ * see is read as no fact at all, never as a guest without tags, unless the call makes a guest
+ * where there is none (`absent`: its facts then). `fresh`: read again, after a person's answer;
+ * nothing the call read before is shared after it.
  */
 export async function readTargetFacts(
   pve: PveClient,
-  { vmid, absent }: { vmid: number; absent?: Readonly<Record<string, unknown>> },
+  {
+    vmid,
+    absent,
+    at,
+  }: {
+    vmid: number;
+    absent?: Readonly<Record<string, unknown>>;
+    at?: () => { node: string; vm_type: VmType };
+  },
   wanted: ReadonlySet<string>,
   fresh = false,
 ): Promise<TargetFacts> {
@@ -53,6 +85,9 @@ export async function readTargetFacts(
   const left = () => ({ timeoutMs: Math.max(1, deadline - pve.clock.now()) });
   const unread = (reason: string): TargetFacts =>
     Object.fromEntries([...wanted].map((fact) => [fact, new Unread(reason)]));
+  if (fresh) pve.forgetShared();
+  if (at && !absent && [...wanted].every((fact) => OWN_FACTS.has(fact)))
+    return ownFacts(pve, { ...at(), vmid }, wanted, left, fresh, unread);
   let entry: VmEntry | undefined;
   try {
     const items = await pve.shared('/cluster/resources', anyList, { type: 'vm' }, left(), fresh);
@@ -73,10 +108,7 @@ export async function readTargetFacts(
   ]);
   const facts: TargetFacts = {
     ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
-    // In one order, so that facts read twice compare equal (an approval is bound to them).
-    tags: tagList(entry.tags)
-      .map((t) => t.toLowerCase())
-      .sort(),
+    tags: judgedTags(entry.tags),
     node: entry.node,
     vm_type: entry.type,
     ...(entry.status !== undefined ? { status: entry.status } : {}),
@@ -86,6 +118,58 @@ export async function readTargetFacts(
     ...more,
   };
   return only(facts, wanted);
+}
+
+/**
+ * The facts of a guest from its own status/current (and its config, for protection, read beside
+ * it); its kind is the one the call names, which its answering confirms (Proxmox has no VM with
+ * a container's id, nor the reverse).
+ */
+async function ownFacts(
+  pve: PveClient,
+  guest: GuestRef,
+  wanted: ReadonlySet<string>,
+  left: () => { timeoutMs: number },
+  fresh: boolean,
+  unread: (reason: string) => TargetFacts,
+): Promise<TargetFacts> {
+  const path = guestPath(guest, 'status', 'current');
+  const besides = new Set([...wanted].filter((fact) => fact !== 'qmpstatus'));
+  const [status, more] = await Promise.all([
+    pve.shared(path, guestStatus, {}, left(), fresh).then(
+      (answer): GuestStatus | { failed: unknown } => answer,
+      (err: unknown) => ({ failed: err }),
+    ),
+    extraFacts(pve, guest, besides, left, fresh),
+  ]);
+  if ('failed' in status)
+    return unread(
+      `guest ${guest.vmid}'s status on node ${guest.node}: ${whyUnreadable(status.failed)}`,
+    );
+  const facts: TargetFacts = {
+    tags: judgedTags(status.tags),
+    vm_type: guest.vm_type,
+    status: status.status,
+    ...(guest.vm_type === 'qemu' && status.qmpstatus !== undefined
+      ? { qmpstatus: status.qmpstatus }
+      : {}),
+    ...(status.lock !== undefined ? { lock: status.lock } : {}),
+    // Proxmox sends the flag only for a template.
+    template: status.template ?? false,
+    ...(status.name !== undefined ? { name: status.name } : {}),
+    ...more,
+  };
+  return only(facts, wanted);
+}
+
+/**
+ * A guest's tags as rules judge them, lower-case and in one order, so that facts read twice
+ * compare equal (an approval is bound to them).
+ */
+function judgedTags(raw: string | undefined): string[] {
+  return tagList(raw)
+    .map((t) => t.toLowerCase())
+    .sort();
 }
 
 /** Whether a raw resources entry is guest `vmid`'s (PVE sends the vmid as a number). */

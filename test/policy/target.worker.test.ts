@@ -1,8 +1,9 @@
 // Rules over what a call touches (`target.*`), end to end over MCP against the simulator's seeded
 // cluster: 100 (pve1, pool prod, tags prod;web, running), 103 (pve2, no pool, tags ci, running),
 // 104 (pve2, pool lab, stopped), 102 (protection on), template 9000 (tags template). The facts are
-// read from Proxmox before the policy decides; what Proxmox was asked, and whether anything was
-// written, is read from the simulator's request log.
+// read from Proxmox before the policy decides (pve_get_vm_status: from the status it shows, where
+// that answers them); what Proxmox was asked, and whether anything was written, is read from the
+// simulator's request log.
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -45,6 +46,9 @@ usePolicy({
 });
 
 const RESOURCES = 'GET /api2/json/cluster/resources';
+/** A guest's own status, as pve_get_vm_status asks for it. */
+const statusOf = (node: string, vmid: number, kind = 'qemu') =>
+  `GET /api2/json/nodes/${node}/${kind}/${vmid}/status/current`;
 
 describe('a policy over what a call touches', () => {
   let client: Client;
@@ -344,6 +348,164 @@ describe('a policy over what a call touches', () => {
       "target.tags of the guest could not be read from Proxmox (guest 4242 is not among the cluster's resources this server's API token sees)",
     );
     expect(await sim.writes()).toEqual([]);
+  });
+
+  it("a guest's own status answers a read tool's rules and its answer: one request", async () => {
+    const fields = (r: Awaited<ReturnType<typeof call>>) => {
+      const { vmid, name, status, qmpstatus, template } = r.structuredContent!;
+      return { vmid, name, status, qmpstatus, template };
+    };
+    const before = fields(await call(client, 'pve_get_vm_status', { node: 'pve1', vmid: 100 }));
+    expect(before).toMatchObject({ vmid: 100, status: 'running' });
+    const judged = await setPolicy({
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_get_vm_status: {
+          deny_if: [{ ...notProd, value: 'nothing-has-this-tag' }],
+          require: [{ path: 'target.status', op: 'in', value: ['running', 'stopped'] }],
+        },
+      },
+    });
+    try {
+      await sim.clearLog();
+      const shown = await call(client, 'pve_get_vm_status', { node: 'pve1', vmid: 100 });
+      expect(fields(shown)).toEqual(before);
+      expect(await sim.requestLines()).toEqual([statusOf('pve1', 100)]);
+    } finally {
+      await judged.restore();
+    }
+    // Refused on what that one read said, and nothing else asked.
+    const denied = await setPolicy({
+      version: '1',
+      default: 'allow',
+      tools: { pve_get_vm_status: { deny_if: [notProd] } },
+    });
+    try {
+      await sim.clearLog();
+      const refused = await call(client, 'pve_get_vm_status', { node: 'pve1', vmid: 100 });
+      expect(refused.structuredContent!.policy).toMatchObject({
+        rule: '/tools/pve_get_vm_status/deny_if/0',
+      });
+      expect(await sim.requestLines()).toEqual([statusOf('pve1', 100)]);
+    } finally {
+      await denied.restore();
+    }
+  });
+
+  it("a container's facts from the status it shows; a rule on node or pool reads the list; a status Proxmox refuses is unread", async () => {
+    const judged = (rule: object) =>
+      setPolicy({
+        version: '1',
+        default: 'allow',
+        tools: { pve_get_vm_status: { deny_if: [rule] } },
+      });
+    const shown = async (args: Record<string, unknown>, reads: string[]) => {
+      await sim.clearLog();
+      const result = await call(client, 'pve_get_vm_status', args);
+      expect(await sim.requestLines()).toEqual(reads);
+      return result;
+    };
+    const container = { node: 'pve2', vmid: 201, vm_type: 'lxc' };
+    const tags = await judged(notProd);
+    try {
+      const ok = await shown(container, [statusOf('pve2', 201, 'lxc')]);
+      expect(ok.structuredContent).toMatchObject({ vmid: 201, status: 'running' });
+      const refused = await shown({ ...container, vmid: 200 }, [statusOf('pve2', 200, 'lxc')]);
+      expect(refused.structuredContent!.policy).toMatchObject({
+        rule: '/tools/pve_get_vm_status/deny_if/0',
+      });
+      // Container 200 asked for as a VM: Proxmox has no such VM, so its tags are not known.
+      const wrongKind = await shown({ node: 'pve2', vmid: 200 }, [statusOf('pve2', 200)]);
+      expect(text(wrongKind)).toMatch(
+        /target\.tags of the guest could not be read from Proxmox \(guest 200's status on node pve2: .+\)/,
+      );
+    } finally {
+      await tags.restore();
+    }
+    // Its node is the list's (Proxmox answers a node's own guests as `localhost` too), its pool
+    // only the list's: the list first, then the status the call shows (200 is in pool prod).
+    for (const rule of [
+      { path: 'target.node', op: 'eq', value: 'pve9' },
+      { path: 'target.pool', op: 'eq', value: 'no-such-pool' },
+    ]) {
+      const listed = await judged(rule);
+      try {
+        const ok = await shown({ ...container, vmid: 200 }, [
+          RESOURCES,
+          statusOf('pve2', 200, 'lxc'),
+        ]);
+        expect(ok.isError, text(ok)).toBeFalsy();
+      } finally {
+        await listed.restore();
+      }
+    }
+  });
+
+  it("the guest's own status and the cluster's list give the same facts (an approval is bound to them)", async () => {
+    const facts = ['tags', 'name', 'vm_type', 'status', 'qmpstatus', 'template', 'lock'];
+    const never = facts.map((fact) =>
+      fact === 'tags'
+        ? { path: 'target.tags', op: 'contains', value: 'never' }
+        : { path: `target.${fact}`, op: 'eq', value: 'never' },
+    );
+    const both = await setPolicy({
+      version: '1',
+      default: 'allow',
+      tools: { pve_get_vm_status: { deny_if: never }, pve_api_request: { deny_if: never } },
+    });
+    try {
+      const since = Date.now();
+      // A running VM, a template, a locked container, a stopped container.
+      const guests = [
+        { node: 'pve1', vmid: 100, vm_type: 'qemu' },
+        { node: 'pve1', vmid: 9000, vm_type: 'qemu' },
+        { node: 'pve2', vmid: 201, vm_type: 'lxc' },
+        { node: 'pve3', vmid: 301, vm_type: 'lxc' },
+      ];
+      const expected = {
+        100: { tags: ['prod', 'web'], status: 'running', qmpstatus: 'running', template: false },
+        9000: { status: 'stopped', template: true },
+        201: { tags: ['infra', 'monitoring'], status: 'running', lock: 'backup' },
+        301: { tags: ['legacy'], status: 'stopped', template: false },
+      };
+      expect((await sim.api('PUT', '/nodes/pve2/lxc/201/config', { lock: 'backup' })).status).toBe(
+        200,
+      );
+      for (const guest of guests) {
+        await sim.clearLog();
+        const shown = await call(client, 'pve_get_vm_status', guest);
+        expect(shown.isError, text(shown)).toBeFalsy();
+        expect(await sim.requestLines()).toEqual([
+          `GET /api2/json/nodes/${guest.node}/${guest.vm_type}/${guest.vmid}/status/current`,
+        ]);
+        const raw = await call(client, 'pve_api_request', {
+          method: 'GET',
+          path: `/nodes/${guest.node}/${guest.vm_type}/${guest.vmid}/status/current`,
+        });
+        expect(raw.isError, text(raw)).toBeFalsy();
+      }
+      const records = await auditRecords(
+        (r) => r.ts >= since && (r.tool === 'pve_get_vm_status' || r.tool === 'pve_api_request'),
+      );
+      expect(records).toHaveLength(2 * guests.length);
+      for (const guest of guests) {
+        const ofGuest = records.filter(
+          (r) => r.args.vmid === guest.vmid || String(r.args.path).includes(`/${guest.vmid}/`),
+        );
+        const [own, listed] = [
+          ofGuest.find((r) => r.tool === 'pve_get_vm_status')!.args['(target)'],
+          ofGuest.find((r) => r.tool === 'pve_api_request')!.args['(target)'],
+        ];
+        expect(own).toMatchObject({
+          vm_type: guest.vm_type,
+          ...expected[guest.vmid as keyof typeof expected],
+        });
+        expect(own).toEqual(listed);
+      }
+    } finally {
+      await both.restore();
+    }
   });
 
   it('a tool whose rules name no target fact reads nothing more; one that does reads one request more, which its preview reuses', async () => {

@@ -10,6 +10,7 @@ import { guestTarget, round2, toGib, toMib } from '../common';
 import { outputExtras } from '../../calls/result';
 import {
   describeState,
+  guestAt,
   guestLabel,
   guestPath,
   readGuestState,
@@ -54,10 +55,13 @@ export const getVmStatus = defineReadTool({
     ips_note: z.string().nullable().optional(),
     ...outputExtras,
   }),
-  // The guest it acts on, for target.* rules.
-  target: (args) => ({ vmid: args.vmid }),
+  // The guest it acts on, for target.* rules: those its status answers come from the status it
+  // shows (../../proxmox/target-facts.ts).
+  target: guestAt,
   async run(args, ctx) {
-    const s = await readGuestState(ctx.pve(), args);
+    // The guest as its policy read it a moment ago, where a target.* rule did: read once.
+    // Never past a person's answer: the facts are then read again, and nothing before kept.
+    const s = await readGuestState(ctx.pve(), args, true);
     const r = s.raw;
     const ips = args.guest_ips ? await readIps(ctx, args, s) : { interfaces: null, note: null };
     const structured = {

@@ -1,0 +1,61 @@
+// readTargetFacts against the simulator over HTTP, with the real Proxmox client: a call that shows
+// the guest's status has its facts from that one read, and a fresh read (after a person's answer)
+// keeps nothing the call read before it, whichever request answers the facts then.
+
+import { describe, expect, it } from 'vitest';
+import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
+import { PveClient } from '../../src/proxmox/client.ts';
+import { guestAt, readGuestState } from '../../src/proxmox/guest-state.ts';
+import { readTargetFacts } from '../../src/proxmox/target-facts.ts';
+import { useSimulator, type SimClient } from '../support/sim-harness.ts';
+
+const client = useSimulator('facts');
+
+function pveFor(sim: SimClient): PveClient {
+  const { id, secret } = SIMULATOR_TOKENS.admin;
+  return new PveClient({
+    baseUrl: `${sim.root}/api2/json`,
+    tokenId: id,
+    tokenSecret: secret,
+    timeoutMs: 10_000,
+  });
+}
+
+const VM100 = { node: 'pve1', vmid: 100, vm_type: 'qemu' as const };
+const sent = (pve: PveClient) => pve.calls.map((c) => `${c.method} ${c.path}`);
+
+describe("a guest's facts", () => {
+  it('come from the status the call shows, read once', async () => {
+    const pve = pveFor(client());
+    const facts = await readTargetFacts(pve, guestAt(VM100), new Set(['tags', 'template']));
+    expect(facts).toEqual({ tags: ['prod', 'web'], template: false });
+    const shown = await readGuestState(pve, VM100, true);
+    expect(shown.status).toBe('running');
+    expect(sent(pve)).toEqual(['GET /nodes/pve1/qemu/100/status/current']);
+    // A write's state is its own read, never the shared one.
+    await readGuestState(pve, VM100);
+    expect(sent(pve)).toHaveLength(2);
+  });
+
+  it('read fresh, keep nothing the call read before, also where the list answers them', async () => {
+    const sim = client();
+    const pve = pveFor(sim);
+    await readTargetFacts(pve, guestAt(VM100), new Set(['tags']));
+    expect((await readGuestState(pve, VM100, true)).name).toBe('web01');
+    // While the person reads the question, the guest is renamed; the policy now in force also
+    // reaches its pool, which only the cluster's list answers.
+    const renamed = await sim.api('PUT', '/nodes/pve1/qemu/100/config', {
+      form: { name: 'web01-new' },
+    });
+    expect(renamed.status).toBe(200);
+    const fresh = await readTargetFacts(pve, guestAt(VM100), new Set(['tags', 'pool']), true);
+    expect(fresh).toEqual({ tags: ['prod', 'web'], pool: 'prod' });
+    // What the call then shows is the guest as it is, not as it was before the answer.
+    expect((await readGuestState(pve, VM100, true)).name).toBe('web01-new');
+    expect(sent(pve)).toEqual([
+      'GET /nodes/pve1/qemu/100/status/current',
+      'GET /cluster/resources',
+      'GET /nodes/pve1/qemu/100/status/current',
+    ]);
+  });
+});

@@ -70,6 +70,11 @@ export function vmstatus(state: ClusterState, guest: Guest, now: number): Entry 
   };
 }
 
+/** A guest's status as /cluster/resources lists it (pvestatd's update_qemu_status). */
+function listedStatus(guest: Guest): string {
+  return guest.type === 'qemu' && guest.status === 'running' ? guest.qmpstatus : guest.status;
+}
+
 /** A qemu/lxc item of /cluster/resources; guests of an offline node have no stats. */
 export function vmResource(
   state: ClusterState,
@@ -88,7 +93,9 @@ export function vmResource(
   const stats: Entry = findNode(state, guest.node)?.online
     ? {
         name: facts.name,
-        status: guest.status,
+        // pvestatd's: QEMU's own state for a running VM (`paused`, `prelaunch`...), as
+        // update_qemu_status writes `qmpstatus || status`.
+        status: listedStatus(guest),
         uptime: uptimeSeconds(guest.bootedAt, now),
         template: facts.template ? 1 : 0,
         maxcpu: facts.cpus,

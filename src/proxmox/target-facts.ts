@@ -1,11 +1,13 @@
 // The facts of the guest a call acts on that the policy's `target.` rules reach, read from
 // Proxmox before the policy decides. One GET /cluster/resources answers most of them (pool, tags,
-// name, node, status, template, lock, HA state, kind) wherever the guest runs, from what Proxmox
-// keeps in memory; qmpstatus (its status/current) and protection (its config) cost one more
-// request each, sent once the list has answered, and only a rule that reaches them pays it. A
-// call that reads the guest's status/current to show it (`at`: pve_get_vm_status) has its tags,
-// name, status, qmpstatus, template and lock from that read instead, which it then shows: the
-// guest read once. Every read shares one deadline, and is kept for the rest of the call
+// name, node, status, template, lock, HA state, kind) wherever the guest runs, without asking
+// the guest's QEMU (name, status and template as the node last reported them, within seconds);
+// qmpstatus (its status/current) and protection (its config) cost one more request each, sent
+// once the list has answered, and only a rule that reaches them pays it. A call that reads the
+// guest's status/current to show it (`at`: pve_get_vm_status) has its tags, name, status,
+// qmpstatus, template, lock and kind from that read instead, where its rules reach no other fact
+// but protection (its config, read beside it): the status read once, with the time the call
+// gives it. Every other read shares one deadline. Each is kept for the rest of the call
 // (PveClient.shared): what the person asked, or the preview, is shown of the guest (the blast
 // radius) reuses it; a fresh read, after a person's answer, keeps nothing read before it. A fact
 // that cannot be read in time, or at all, is an Unread with the reason: the rules that reach it
@@ -111,7 +113,7 @@ export async function readTargetFacts(
     tags: judgedTags(entry.tags),
     node: entry.node,
     vm_type: entry.type,
-    ...(entry.status !== undefined ? { status: entry.status } : {}),
+    ...(entry.status !== undefined ? { status: processStatus(entry.type, entry.status) } : {}),
     ...(entry.lock !== undefined ? { lock: entry.lock } : {}),
     ...(entry.hastate !== undefined ? { ha: entry.hastate } : {}),
     ...statsFacts(entry),
@@ -136,7 +138,8 @@ async function ownFacts(
   const path = guestPath(guest, 'status', 'current');
   const besides = new Set([...wanted].filter((fact) => fact !== 'qmpstatus'));
   const [status, more] = await Promise.all([
-    pve.shared(path, guestStatus, {}, left(), fresh).then(
+    // The call's own read: given the time the call gives it, not the facts' budget.
+    pve.shared(path, guestStatus, {}, {}, fresh).then(
       (answer): GuestStatus | { failed: unknown } => answer,
       (err: unknown) => ({ failed: err }),
     ),
@@ -170,6 +173,15 @@ function judgedTags(raw: string | undefined): string[] {
   return tagList(raw)
     .map((t) => t.toLowerCase())
     .sort();
+}
+
+/**
+ * A guest's status as rules judge it (running, stopped, unknown), from the cluster's list: there,
+ * a running VM's is QEMU's own state (`paused`, `prelaunch`...: pvestatd lists `qmpstatus ||
+ * status`), which is target.qmpstatus; its QEMU process runs.
+ */
+function processStatus(type: VmType, listed: string): string {
+  return type === 'qemu' && listed !== 'stopped' && listed !== 'unknown' ? 'running' : listed;
 }
 
 /** Whether a raw resources entry is guest `vmid`'s (PVE sends the vmid as a number). */

@@ -456,15 +456,18 @@ describe('a policy over what a call touches', () => {
     });
     try {
       const since = Date.now();
-      // A running VM, a template, a locked container, a stopped container.
+      // A running VM, a paused one (the list carries QEMU's state as its status), a template, a
+      // locked container, a stopped container.
       const guests = [
         { node: 'pve1', vmid: 100, vm_type: 'qemu' },
+        { node: 'pve2', vmid: 103, vm_type: 'qemu' },
         { node: 'pve1', vmid: 9000, vm_type: 'qemu' },
         { node: 'pve2', vmid: 201, vm_type: 'lxc' },
         { node: 'pve3', vmid: 301, vm_type: 'lxc' },
       ];
       const expected = {
         100: { tags: ['prod', 'web'], status: 'running', qmpstatus: 'running', template: false },
+        103: { tags: ['ci'], status: 'running', qmpstatus: 'paused' },
         9000: { status: 'stopped', template: true },
         201: { tags: ['infra', 'monitoring'], status: 'running', lock: 'backup' },
         301: { tags: ['legacy'], status: 'stopped', template: false },
@@ -472,6 +475,7 @@ describe('a policy over what a call touches', () => {
       expect((await sim.api('PUT', '/nodes/pve2/lxc/201/config', { lock: 'backup' })).status).toBe(
         200,
       );
+      await sim.setQmpStatus(103, 'paused');
       for (const guest of guests) {
         await sim.clearLog();
         const shown = await call(client, 'pve_get_vm_status', guest);

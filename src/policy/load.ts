@@ -346,6 +346,24 @@ function checkTagRule(cond: JsonObject, at: string, errors: PolicyError[]): void
     });
 }
 
+/** The values target.status takes (../proxmox/guest-state.ts processStatus). */
+const GUEST_STATUSES = ['running', 'stopped', 'unknown'];
+
+/**
+ * A rule comparing target.status with a value it never takes would never fire: QEMU's own state
+ * (paused...) is target.qmpstatus; a paused VM's status is running.
+ */
+function checkStatusRule(cond: JsonObject, at: string, errors: PolicyError[]): void {
+  if (!['eq', 'neq', 'in', 'not_in'].includes(String(cond.op))) return;
+  const values = Array.isArray(cond.value) ? cond.value : [cond.value];
+  const never = values.filter((v) => typeof v === 'string' && !GUEST_STATUSES.includes(v));
+  if (never.length)
+    errors.push({
+      pointer: `${at}/value`,
+      message: `target.status is running, stopped or unknown (a paused VM is running), never ${never.map((v) => JSON.stringify(v)).join(', ')}: QEMU's own state (paused, prelaunch, suspended) is target.qmpstatus`,
+    });
+}
+
 function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Found): void {
   const { errors, regexes } = found;
   if (typeof cond.path === 'string') {
@@ -378,6 +396,7 @@ function checkCondition(cond: JsonObject, at: string, args: ArgFields, found: Fo
         });
       } else if (cond.path === 'target.tags' || cond.path === 'new.tags')
         checkTagRule(cond, at, errors);
+      else if (cond.path === 'target.status') checkStatusRule(cond, at, errors);
     } else {
       errors.push({
         pointer: `${at}/path`,

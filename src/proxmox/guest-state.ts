@@ -75,6 +75,15 @@ export async function readGuestState(
   };
 }
 
+/**
+ * A status as /cluster/resources lists it, said as the guest's process's: running, stopped or
+ * unknown (its node did not report it). The list carries a running VM's QEMU state instead
+ * (pvestatd lists `qmpstatus || status`: paused, prelaunch, suspended...), and its QEMU runs.
+ */
+export function processStatus(listed: string): string {
+  return listed === 'stopped' || listed === 'unknown' ? listed : 'running';
+}
+
 /** "running", or "running (paused)" when QEMU says more than PVE's status. */
 export function describeState(s: GuestState): string {
   return s.qmpstatus && s.qmpstatus !== s.status ? `${s.status} (${s.qmpstatus})` : s.status;

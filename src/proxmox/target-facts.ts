@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { Unread } from '../policy/conditions';
 import { tokenHolds, whyUnreadable } from './blast-radius';
 import type { PveClient } from './client';
-import { type GuestRef, guestPath, type VmType } from './guest-state';
+import { type GuestRef, guestPath, processStatus, type VmType } from './guest-state';
 import { tagList } from './formats';
 import {
   anyList,
@@ -113,7 +113,8 @@ export async function readTargetFacts(
     tags: judgedTags(entry.tags),
     node: entry.node,
     vm_type: entry.type,
-    ...(entry.status !== undefined ? { status: processStatus(entry.type, entry.status) } : {}),
+    // As rules judge it: a paused VM is running (its QEMU state is qmpstatus).
+    ...(entry.status !== undefined ? { status: processStatus(entry.status) } : {}),
     ...(entry.lock !== undefined ? { lock: entry.lock } : {}),
     ...(entry.hastate !== undefined ? { ha: entry.hastate } : {}),
     ...statsFacts(entry),
@@ -173,15 +174,6 @@ function judgedTags(raw: string | undefined): string[] {
   return tagList(raw)
     .map((t) => t.toLowerCase())
     .sort();
-}
-
-/**
- * A guest's status as rules judge it (running, stopped, unknown), from the cluster's list: there,
- * a running VM's is QEMU's own state (`paused`, `prelaunch`...: pvestatd lists `qmpstatus ||
- * status`), which is target.qmpstatus; its QEMU process runs.
- */
-function processStatus(type: VmType, listed: string): string {
-  return type === 'qemu' && listed !== 'stopped' && listed !== 'unknown' ? 'running' : listed;
 }
 
 /** Whether a raw resources entry is guest `vmid`'s (PVE sends the vmid as a number). */

@@ -13,6 +13,7 @@ import { SCRUBBED } from '../secrets/scrub';
 import { NEW_FIELDS, UNRECORDED_TARGET, Unread } from '../policy/conditions';
 import { UnknownReached, UnknownValue } from '../policy/unknown';
 import { policyView } from '../policy/view';
+import { processStatus } from '../proxmox/guest-state';
 
 export interface RecordedCall {
   /** The arguments as the policy saw them: policyView(seenBy(args, inherited)). */
@@ -121,6 +122,10 @@ function targetOfRecord(
     if (value === null) delete out[fact];
     else if (typeof value === 'string' && value.startsWith(UNREAD_PREFIX))
       out[fact] = new Unread(value.slice(UNREAD_PREFIX.length));
+    // A status as rules judge it now: one stored from the cluster's list before it was said as
+    // the process's may be a VM's QEMU state (paused), and that VM was running.
+    else if (fact === 'status' && typeof value === 'string' && !lossesIn(value, []).length)
+      out[fact] = processStatus(value);
     else if (!lossesIn(value, []).length) out[fact] = value;
     // A fact the trail redacted, scrubbed or cut stays unknown.
   }

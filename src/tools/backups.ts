@@ -18,7 +18,7 @@ import { outputExtras } from '../calls/result';
 import { defineWriteTool, type WritePlan } from '../writes/kernel';
 import { requestOutput, taskOutput } from '../writes/output';
 import { type PlanSent, stepRequest, type WriteStep } from '../writes/plan';
-import { guestLabel, guestPath } from '../proxmox/guest-state';
+import { guestLabel, guestPath, processStatus } from '../proxmox/guest-state';
 import type { WriteRequest } from '../writes/request';
 import { readContent, type Volume } from './read/storage';
 
@@ -203,7 +203,8 @@ export const createBackup = defineWriteTool({
       doing: `back up ${who}`,
       answer: 'task',
     };
-    const running = guest.status === 'running';
+    // A paused VM is listed `paused`: vzdump takes it as running (its QEMU runs).
+    const running = guest.status !== undefined && processStatus(guest.status) === 'running';
     const effect =
       args.mode === 'stop' && running
         ? 'it is shut down for the backup and started again afterwards'
@@ -318,7 +319,7 @@ export const restoreBackup = defineWriteTool({
           'conflict',
           `${into} is on ${existing.node ?? 'another node'}: restore over it there. Nothing was sent.`,
         );
-      if (existing.status === 'running')
+      if (existing.status !== undefined && processStatus(existing.status) === 'running')
         throw new ToolFailure(
           'conflict',
           `${into} is running: shut it down first; a running guest is never replaced. Nothing was sent.`,

@@ -69,6 +69,26 @@ describe('loading target paths', () => {
   });
 });
 
+describe('target.status: running, stopped or unknown', () => {
+  it('refuses a value it never takes, naming qmpstatus; loads the ones it takes', () => {
+    const load = (cond: object) =>
+      loadPolicy({ version: '1', tools: { [STOP]: { deny_if: [cond] } } }, TOOL_CATALOG);
+    expect(load({ path: 'target.status', op: 'in', value: ['paused', 'running'] })).toMatchObject({
+      ok: false,
+      errors: [
+        {
+          pointer: `/tools/${STOP}/deny_if/0/value`,
+          message:
+            'target.status is running, stopped or unknown (a paused VM is running), never "paused": QEMU\'s own state (paused, prelaunch, suspended) is target.qmpstatus',
+        },
+      ],
+    });
+    for (const value of ['running', 'stopped', 'unknown'])
+      expect(load({ path: 'target.status', op: 'eq', value }).ok).toBe(true);
+    expect(load({ path: 'target.qmpstatus', op: 'eq', value: 'paused' }).ok).toBe(true);
+  });
+});
+
 describe('target.tags, a list of lower-case tags', () => {
   it('refuses an operator that cannot compare a list, and a tag with a capital', () => {
     const load = (cond: object) =>
@@ -324,6 +344,21 @@ describe('what a record tells of its guest', () => {
         kept as Record<string, unknown>,
       ),
     ).toThrow(UnknownReached);
+  });
+
+  it("a status kept as the list said it before (a paused VM's QEMU state) is judged as it is said now", () => {
+    const kept = (status: string) =>
+      recordedTarget(stop.target, { node: 'pve1', vmid: 100 }, { status }) as Record<
+        string,
+        unknown
+      >;
+    expect(kept('paused').status).toBe('running');
+    expect(kept('stopped').status).toBe('stopped');
+    expect(kept('unknown').status).toBe('unknown');
+    const running = stopIf({ path: 'target.status', op: 'eq', value: 'running' });
+    expect(decide(running, kept('paused'))).toMatchObject({ kind: 'deny' });
+    // A status the trail scrubbed stays unknown.
+    expect(() => decide(running, kept('[redacted]'))).toThrow(UnknownReached);
   });
 
   it('a fact read as none is missing again; one the trail redacted is unknown', () => {

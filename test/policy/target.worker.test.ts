@@ -444,10 +444,13 @@ describe('a policy over what a call touches', () => {
 
   it("the guest's own status and the cluster's list give the same facts (an approval is bound to them)", async () => {
     const facts = ['tags', 'name', 'vm_type', 'status', 'qmpstatus', 'template', 'lock'];
+    // Rules that read every fact and fire for none of these guests (their nodes are online).
     const never = facts.map((fact) =>
       fact === 'tags'
         ? { path: 'target.tags', op: 'contains', value: 'never' }
-        : { path: `target.${fact}`, op: 'eq', value: 'never' },
+        : fact === 'status'
+          ? { path: 'target.status', op: 'eq', value: 'unknown' }
+          : { path: `target.${fact}`, op: 'eq', value: 'never' },
     );
     const both = await setPolicy({
       version: '1',

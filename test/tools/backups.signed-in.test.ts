@@ -161,6 +161,34 @@ describe('backups', () => {
     expect(restored.config.name).toBe('web01');
   });
 
+  it('takes a paused VM for the running one it is: its backup stops it, and nothing restores over it', async () => {
+    // The cluster's list shows a paused VM's QEMU state as its status, as pvestatd does.
+    await sim.setQmpStatus(101, 'paused');
+    await sim.clearLog();
+    try {
+      const preview = await call(agent, 'pve_create_backup', {
+        node: 'pve1',
+        vmid: 101,
+        storage: 'local',
+        mode: 'stop',
+      });
+      expect(text(preview)).toMatch(
+        /Backs up VM 101 \(web02\) \(paused\) on pve1 to local in stop mode: it is shut down for the backup and started again afterwards/,
+      );
+      const [pbs] = await backups('pve2', 'pbs-backup', 100);
+      const over = await call(agent, 'pve_restore_backup', {
+        node: 'pve1',
+        volume: pbs!.volid,
+        vmid: 101,
+        force: true,
+      });
+      expect(text(over)).toMatch(/VM 101 \(web02\) is running: shut it down first/);
+      expect(await sim.writes()).toEqual([]);
+    } finally {
+      await sim.setQmpStatus(101, 'running');
+    }
+  });
+
   it('refuses to restore over a running guest, and over a stopped one restores only with force and approval', async () => {
     const [pbs] = await backups('pve2', 'pbs-backup', 100);
     await sim.clearLog();

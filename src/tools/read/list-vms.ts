@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { defineReadTool } from '../../calls/tool-spec';
 import { clusterResources, resourceItem, type ResourceItem } from '../../proxmox/schemas';
 import { tagList } from '../../proxmox/formats';
+import { processStatus } from '../../proxmox/guest-state';
 import { nodeName, tagName, toGib, toMib } from '../common';
 import { notOurCursor } from './paging';
 import { orNull, outputExtras } from '../../calls/result';
@@ -138,7 +139,8 @@ function matches(args: z.output<typeof input>): (g: Guest) => boolean {
   return (g) =>
     (args.node === undefined || g.node === args.node) &&
     (args.type === undefined || g.type === args.type) &&
-    (args.status === undefined || g.status === args.status) &&
+    // A paused VM is listed `paused`, and is running (its QEMU runs).
+    (args.status === undefined || (g.status !== null && processStatus(g.status) === args.status)) &&
     (tag === undefined || g.tags.some((t) => t.toLowerCase() === tag)) &&
     (name === undefined || (g.name ?? '').toLowerCase().includes(name));
 }

@@ -60,6 +60,22 @@ describe.each(TRANSPORTS)('pve_list_vms over %s', (kind) => {
     expect(Array.isArray(g.tags)).toBe(true);
   });
 
+  it('lists a paused VM as Proxmox does, and among the running ones', async () => {
+    await sim.setQmpStatus(103, 'paused');
+    try {
+      const vmids = async (status: string) =>
+        (
+          (await call(client, 'pve_list_vms', { status })).structuredContent!.guests as RawItem[]
+        ).map((g) => g.vmid);
+      const running = await call(client, 'pve_list_vms', { status: 'running' });
+      const paused = (running.structuredContent!.guests as RawItem[]).find((g) => g.vmid === 103);
+      expect(paused?.status).toBe('paused');
+      expect(await vmids('stopped')).not.toContain(103);
+    } finally {
+      await sim.setQmpStatus(103, 'running');
+    }
+  });
+
   it('filters by node, type, status, tag and name substring', async () => {
     const all = await clusterGuests();
     const byNode = await call(client, 'pve_list_vms', { node: 'pve2' });

@@ -99,8 +99,9 @@ export const USER_FIELDS: readonly string[] = ['id', 'email', 'groups', 'scopes'
 /**
  * The facts of the guest a call acts on that a `target.` path reaches (the loader refuses any
  * other): its pool, tags (a list), name, node, status (running, stopped, unknown: a paused VM is
- * running) and qmpstatus (QEMU's own: paused), template, protection, lock, ha (the HA state; absent when HA does not manage it),
- * vm_type (qemu, lxc) and cluster (the one the call is for: known, never read).
+ * running) and qmpstatus (QEMU's own: paused), template, protection, lock, ha (the HA state;
+ * absent when HA does not manage it), vm_type (qemu, lxc) and cluster (the one the call is for:
+ * known, never read).
  */
 export const TARGET_FIELDS: readonly string[] = [
   'pool',

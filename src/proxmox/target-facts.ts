@@ -7,7 +7,7 @@
 // guest's status/current to show it (`at`: pve_get_vm_status) has its tags, name, status,
 // qmpstatus, template, lock and kind from that read instead, where its rules reach no other fact
 // but protection (its config, read beside it): the status read once, with the time the call
-// gives it. Every other read shares one deadline. Each is kept for the rest of the call
+// gives it (as its qmpstatus read after the list has). Every other read shares one deadline. Each is kept for the rest of the call
 // (PveClient.shared): what the person asked, or the preview, is shown of the guest (the blast
 // radius) reuses it; a fresh read, after a person's answer, keeps nothing read before it. A fact
 // that cannot be read in time, or at all, is an Unread with the reason: the rules that reach it
@@ -106,7 +106,7 @@ export async function readTargetFacts(
   const guest = { node: entry.node, vm_type: entry.type, vmid };
   const [pool, more] = await Promise.all([
     wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left, fresh) : null,
-    extraFacts(pve, guest, wanted, left, fresh),
+    extraFacts(pve, guest, wanted, left, fresh, shownThere(at, guest)),
   ]);
   const facts: TargetFacts = {
     ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
@@ -176,6 +176,16 @@ function judgedTags(raw: string | undefined): string[] {
     .sort();
 }
 
+/**
+ * Whether the call shows the status of the guest as the list found it (`at`: the same node and
+ * kind, so the same request): its status read is then the call's own.
+ */
+function shownThere(at: (() => { node: string; vm_type: VmType }) | undefined, guest: GuestRef) {
+  if (!at) return false;
+  const { node, vm_type } = at();
+  return node === guest.node && vm_type === guest.vm_type;
+}
+
 /** Whether a raw resources entry is guest `vmid`'s (PVE sends the vmid as a number). */
 const isEntryOf =
   (vmid: number) =>
@@ -223,6 +233,8 @@ async function extraFacts(
   wanted: ReadonlySet<string>,
   left: () => { timeoutMs: number },
   fresh: boolean,
+  /** The status read is the one the call shows: it has the call's time, not the budget. */
+  shown = false,
 ): Promise<TargetFacts> {
   const read = async <S extends z.ZodType>(
     fact: string,
@@ -233,7 +245,8 @@ async function extraFacts(
     if (!wanted.has(fact)) return {};
     try {
       const path = guestPath(guest, ...what.split('/'));
-      const value = pick(await pve.shared(path, schema, {}, left(), fresh));
+      const time = shown && what === 'status/current' ? {} : left();
+      const value = pick(await pve.shared(path, schema, {}, time, fresh));
       return value === undefined ? {} : { [fact]: value };
     } catch (err) {
       return { [fact]: new Unread(`${what.split('/').pop()}: ${whyUnreadable(err)}`) };

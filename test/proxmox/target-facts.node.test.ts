@@ -4,9 +4,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
+import { Unread } from '../../src/policy/conditions.ts';
 import { PveClient } from '../../src/proxmox/client.ts';
 import { guestAt, readGuestState } from '../../src/proxmox/guest-state.ts';
-import { readTargetFacts } from '../../src/proxmox/target-facts.ts';
+import { readTargetFacts, TARGET_FACTS_BUDGET_MS } from '../../src/proxmox/target-facts.ts';
 import { useSimulator, type SimClient } from '../support/sim-harness.ts';
 
 const client = useSimulator('facts');
@@ -36,6 +37,26 @@ describe("a guest's facts", () => {
     await readGuestState(pve, VM100);
     expect(sent(pve)).toHaveLength(2);
   });
+
+  it('read from the status the call shows wait for it as the call would, past their budget', async () => {
+    const sim = client();
+    const pve = pveFor(sim);
+    // Slower than the facts' budget, within the client's 10 s: the call without a rule waits.
+    await sim.fault({
+      path: '^/nodes/pve1/qemu/100/status/current$',
+      delayMs: TARGET_FACTS_BUDGET_MS + 500,
+      times: 3,
+    });
+    // From the status alone, and after the list (a pool rule beside a qmpstatus one).
+    const own = await readTargetFacts(pve, guestAt(VM100), new Set(['tags']));
+    expect(own).toEqual({ tags: ['prod', 'web'] });
+    const listed = await readTargetFacts(pve, guestAt(VM100), new Set(['qmpstatus', 'pool']), true);
+    expect(listed).toEqual({ qmpstatus: 'running', pool: 'prod' });
+    // A call that does not show the status gives it the budget only.
+    const write = await readTargetFacts(pve, { vmid: 100 }, new Set(['qmpstatus']), true);
+    expect(write.qmpstatus).toBeInstanceOf(Unread);
+    expect((write.qmpstatus as Unread).why).toMatch(/did not answer .* within 3 s/);
+  }, 20_000);
 
   it('read fresh, keep nothing the call read before, also where the list answers them', async () => {
     const sim = client();

@@ -4,22 +4,10 @@
 // "none" is said only when the token could have seen one.
 
 import { describe, expect, it } from 'vitest';
-import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
 import { readBlastRadius } from '../../src/proxmox/blast-radius.ts';
-import { PveClient } from '../../src/proxmox/client.ts';
-import { useSimulator, type SimClient } from '../support/sim-harness.ts';
+import { pveFor, useSimulator } from '../support/sim-harness.ts';
 
 const client = useSimulator('blast');
-
-function pveFor(sim: SimClient, token: keyof typeof SIMULATOR_TOKENS = 'admin'): PveClient {
-  const { id, secret } = SIMULATOR_TOKENS[token];
-  return new PveClient({
-    baseUrl: `${sim.root}/api2/json`,
-    tokenId: id,
-    tokenSecret: secret,
-    timeoutMs: 10_000,
-  });
-}
 
 const VM120 = { node: 'pve2', vmid: 120, vm_type: 'qemu' as const };
 const VM104 = { node: 'pve2', vmid: 104, vm_type: 'qemu' as const };

@@ -3,24 +3,13 @@
 // keeps nothing the call read before it, whichever request answers the facts then.
 
 import { describe, expect, it } from 'vitest';
-import { SIMULATOR_TOKENS } from '../../simulator/server.ts';
 import { Unread } from '../../src/policy/conditions.ts';
-import { PveClient } from '../../src/proxmox/client.ts';
+import type { PveClient } from '../../src/proxmox/client.ts';
 import { guestAt, readGuestState } from '../../src/proxmox/guest-state.ts';
 import { readTargetFacts, TARGET_FACTS_BUDGET_MS } from '../../src/proxmox/target-facts.ts';
-import { useSimulator, type SimClient } from '../support/sim-harness.ts';
+import { pveFor, useSimulator } from '../support/sim-harness.ts';
 
 const client = useSimulator('facts');
-
-function pveFor(sim: SimClient): PveClient {
-  const { id, secret } = SIMULATOR_TOKENS.admin;
-  return new PveClient({
-    baseUrl: `${sim.root}/api2/json`,
-    tokenId: id,
-    tokenSecret: secret,
-    timeoutMs: 10_000,
-  });
-}
 
 const VM100 = { node: 'pve1', vmid: 100, vm_type: 'qemu' as const };
 const sent = (pve: PveClient) => pve.calls.map((c) => `${c.method} ${c.path}`);

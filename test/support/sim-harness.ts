@@ -2,7 +2,8 @@
 // test, and waiting for a worker task to end (its status and log as the API reports them).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../simulator/server.ts';
+import { SIMULATOR_TOKENS, startSimulator, type RunningSimulator } from '../../simulator/server.ts';
+import { PveClient } from '../../src/proxmox/client.ts';
 import { createSimClient, type SimResponse } from '../../simulator/control/sim-client.ts';
 
 export type SimClient = ReturnType<typeof createSimClient>;
@@ -17,6 +18,17 @@ export function useSimulator(prefix: string): () => SimClient {
   });
   afterAll(() => sim.close());
   return () => createSimClient(sim.url, `${prefix}-${randomUUID().slice(0, 8)}`);
+}
+
+/** Our Proxmox client for a test's tenant, with one of the simulator's tokens (10 s a request). */
+export function pveFor(sim: SimClient, token: keyof typeof SIMULATOR_TOKENS = 'admin'): PveClient {
+  const { id, secret } = SIMULATOR_TOKENS[token];
+  return new PveClient({
+    baseUrl: `${sim.root}/api2/json`,
+    tokenId: id,
+    tokenSecret: secret,
+    timeoutMs: 10_000,
+  });
 }
 
 export interface TaskEnd {

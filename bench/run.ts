@@ -24,7 +24,10 @@
 //   - pve_get_vm_status from a 2026-07-28 client on a server that exports spans to a local OTLP
 //     receiver, its sampler's ratio 0: under a client's unsampled traceparent (sampling off:
 //     nothing recorded) and under a sampled one (every span recorded and exported), beside the
-//     same call on the main server, which has no tracing configured;
+//     same call on the main server, which has no tracing configured; and, sampled there, the same
+//     call by the target.pool rule's person: the receiver keeps both series' spans, to say where
+//     the rule's time goes inside the server (beside each of the bare route's GETs as that Worker
+//     timed it);
 //   - in-process, after the rounds: the policy evaluation alone, a call's spans alone (not
 //     recorded, and recorded and encoded), and /admin/policy's page built from 10,000-line
 //     versions (bench/policy-console.ts).
@@ -53,6 +56,10 @@ import { reportSpans } from './spans.ts';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_PER_ROUND ?? 30);
 const WARMUP = 20;
+// Trace id prefixes of the sampled calls whose spans the receiver keeps (see ownTrace).
+const SAMPLED_TAG = 'b0b0';
+const SAMPLED_POOL_TAG = 'b0b1';
+const TAGS = [SAMPLED_TAG, SAMPLED_POOL_TAG];
 const BASE_PORT = Number(process.env.BENCH_PORT ?? 8790);
 // BENCH_ONLY=<regex>: only the series whose names match it (with the direct GET and the series
 // they are measured against), e.g. for a longer run of a few:
@@ -105,18 +112,22 @@ const POLICY = {
   },
 };
 
-/** Calls of the bare Worker route at `url`. */
+/** Calls of the bare Worker route at `url`, with each GET's time as the Worker timed it. */
 function bareSeries(name: string, url: string): Series {
+  const inside: number[][] = [];
   return {
     name,
     run: async () => {
       const res = await fetch(url);
       if (!res.ok) throw new Error(`bare route ${res.status}`);
       await res.arrayBuffer();
+      const timing = res.headers.get('server-timing') ?? '';
+      inside.push([...timing.matchAll(/dur=(\d+(?:\.\d+)?)/g)].map((m) => Number(m[1])));
     },
     samples: [],
     rounds: [],
     elapsedMs: 0,
+    inside,
   };
 }
 
@@ -129,6 +140,8 @@ interface Series {
   rounds: number[];
   /** Which series' median this one's "+ ms" is measured against. */
   against?: string;
+  /** The bare route's: each call's GETs, in ms as the Worker timed them. */
+  inside?: number[][];
 }
 
 async function main(): Promise<void> {
@@ -221,10 +234,20 @@ async function main(): Promise<void> {
     const UNSAMPLED = 'MCP 2026-07-28 pve_get_vm_status, traced server, sampling off';
     const TWIN_STATUS = 'MCP 2026-07-28 pve_get_vm_status, twin server';
     const SAMPLED = 'MCP 2026-07-28 pve_get_vm_status, traced server, sampled (exported)';
+    const SAMPLED_POOL =
+      'MCP 2026-07-28 pve_get_vm_status, traced server, sampled, a target rule (pool)';
     const tracedToken = await devAccessToken(stacks.get('traced')!.url, 'grant@bench');
     const traceparent = (flags: string) => ({
       traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-${flags}`,
     });
+    // A sampled traceparent with a trace id of its own for each call, starting with `tag`: the
+    // receiver keeps those calls' spans apart (what each stage took, inside the server).
+    const ownTrace = (tag: string) => {
+      let n = 0;
+      return () => ({
+        traceparent: `00-${tag}${(++n).toString(16).padStart(32 - tag.length, '0')}-00f067aa0ba902b7-01`,
+      });
+    };
     const PREVIEW = 'MCP pve_create_qemu_vm preview, no rules';
     const previewArgs = {
       node: 'pve1',
@@ -334,9 +357,21 @@ async function main(): Promise<void> {
           tracedToken,
           'pve_get_vm_status',
           statusArgs,
-          traceparent('01'),
+          ownTrace(SAMPLED_TAG),
         ),
         against: UNSAMPLED,
+      },
+      {
+        // The pool rule's call on the traced server, sampled: its spans say where its time went.
+        ...rawModernSeries(
+          SAMPLED_POOL,
+          stacks.get('traced')!.url,
+          await devAccessToken(stacks.get('traced')!.url, 'pool@bench'),
+          'pve_get_vm_status',
+          statusArgs,
+          ownTrace(SAMPLED_POOL_TAG),
+        ),
+        against: SAMPLED,
       },
       {
         ...mcpSeries(
@@ -401,7 +436,10 @@ async function main(): Promise<void> {
             series.some((o) => ONLY.test(o.name) && o.against === s.name),
         )
       : series;
-    for (const s of chosen) for (let i = 0; i < WARMUP; i++) await s.run();
+    for (const s of chosen) {
+      for (let i = 0; i < WARMUP; i++) await s.run();
+      s.inside?.splice(0);
+    }
     for (let round = 0; round < ROUNDS; round++) {
       // A different order each round, so no series is always first (or last) after the others.
       for (const s of shuffled(chosen)) {
@@ -433,8 +471,19 @@ async function main(): Promise<void> {
     );
     reportTracing(
       chosen,
-      { off: STATUS_2026, twin: TWIN_STATUS, unsampled: UNSAMPLED, sampled: SAMPLED },
+      {
+        off: STATUS_2026,
+        twin: TWIN_STATUS,
+        unsampled: UNSAMPLED,
+        sampled: SAMPLED,
+        alsoSampled: SAMPLED_POOL,
+      },
       otlp,
+    );
+    reportInside(
+      otlp.stages(SAMPLED_POOL_TAG),
+      otlp.stages(SAMPLED_TAG),
+      chosen.find((s) => s.name === BARE_TWICE)?.inside,
     );
     if (ONLY) return;
     const p50 = (name: string) => median(series.find((x) => x.name === name)!.samples);
@@ -489,7 +538,7 @@ function rawModernSeries(
   token: string,
   tool: string,
   args: Record<string, unknown>,
-  meta: Record<string, unknown> = {},
+  meta: Record<string, unknown> | (() => Record<string, unknown>) = {},
 ): Series {
   let id = 0;
   const headers = {
@@ -504,16 +553,16 @@ function rawModernSeries(
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     'io.modelcontextprotocol/clientInfo': { name: 'bench-plain', version: '1' },
     'io.modelcontextprotocol/clientCapabilities': {},
-    ...meta,
   };
   return {
     name,
     run: async () => {
+      const _meta = { ...envelope, ...(typeof meta === 'function' ? meta() : meta) };
       const body = JSON.stringify({
         jsonrpc: '2.0',
         id: ++id,
         method: 'tools/call',
-        params: { name: tool, arguments: args, _meta: envelope },
+        params: { name: tool, arguments: args, _meta },
       });
       const res = await fetch(`${base}/mcp`, { method: 'POST', headers, body });
       const text = await res.text();
@@ -561,7 +610,9 @@ function report(series: Series[]): void {
     const sorted = [...s.samples].sort((a, b) => a - b);
     const p50 = quantile(sorted, 0.5);
     const rate = (s.samples.length / s.elapsedMs) * 1000;
-    const added = s.against ? (p50 - medians.get(s.against)!).toFixed(2) : '';
+    const against = s.against === undefined ? undefined : medians.get(s.against);
+    const added =
+      s.against === undefined ? '' : against === undefined ? 'n/a' : (p50 - against).toFixed(2);
     console.log(
       `${s.name.padEnd(44)} ${rate.toFixed(0).padStart(8)} ${p50.toFixed(2).padStart(8)} ${quantile(sorted, 0.99).toFixed(2).padStart(8)} ${(p50 / baseline).toFixed(1).padStart(10)}× ${added.padStart(7)}`,
     );
@@ -582,7 +633,10 @@ function report(series: Series[]): void {
     "the BENCH_BASELINE checkout's Worker (+ms against the same call on this one: negative means this is slower);",
   );
   console.log(
-    "the 2026-07-28 pve_list_vms rows' +ms and the bare route's twice row are against the bare Worker route (one GET).",
+    "the 2026-07-28 pve_list_vms rows' +ms and the bare route's twice row are against the bare Worker route (one GET);",
+  );
+  console.log(
+    "the traced server's target rule row is the pool rule's call there, sampled (+ms against the same sampled call by another); n/a: not run.",
   );
 }
 
@@ -647,7 +701,7 @@ Target rules' cost, paired within each of ${get.length} rounds (round medians):`
  */
 function reportTracing(
   series: Series[],
-  names: { off: string; twin: string; unsampled: string; sampled: string },
+  names: { off: string; twin: string; unsampled: string; sampled: string; alsoSampled: string },
   otlp: { exports: () => number; spans: () => number },
 ): void {
   const [off, twin, unsampled, sampled] = roundsOf(series, [
@@ -668,9 +722,54 @@ Tracing's cost, paired within each of ${off.length} rounds (round medians):`);
   console.log(
     `  sampled, spans exported, minus sampling off (same server): ${spread(minus(sampled, unsampled))}`,
   );
-  const calls = series.find((s) => s.name === names.sampled)!.samples.length + WARMUP;
+  // Every sampled call exports its spans: the pool rule's on the traced server too.
+  const calls = series
+    .filter((s) => s.name === names.sampled || s.name === names.alsoSampled)
+    .reduce((sum, s) => sum + s.samples.length + WARMUP, 0);
   console.log(
     `  the OTLP receiver took ${otlp.exports()} exports of ${otlp.spans()} spans for ${calls} sampled calls (warm-up included)`,
+  );
+}
+
+/**
+ * Where the pool rule's time goes inside the server, from the traced server's own spans of its
+ * sampled calls (each span's mean, the rule's calls beside the same call by a person with no
+ * rule): how much longer the call's span is, beside what its one more request (the cluster's
+ * list) took, as the server timed it; and the bare route's two GETs as that Worker timed them.
+ */
+function reportInside(
+  ruled: Map<string, number[]>,
+  unruled: Map<string, number[]>,
+  bareTwice: number[][] | undefined,
+): void {
+  if (!ruled.size || !unruled.size) return;
+  // Spans are timed with Date.now(), in whole milliseconds, so a median is one of a few values:
+  // the mean of many calls is what a span takes.
+  const mean = (samples: number[] | undefined) =>
+    samples?.length ? samples.reduce((sum, ms) => sum + ms, 0) / samples.length : undefined;
+  const shown = (ms: number | undefined) => (ms === undefined ? '-' : ms.toFixed(2));
+  console.log(`
+Inside the traced server, its spans of sampled pve_get_vm_status calls after the warm-up (mean ms, timed with Date.now()):`);
+  const cell = (spans: number[] | undefined) =>
+    `${shown(mean(spans))} (${spans?.length ?? 0})`.padStart(16);
+  console.log(
+    `  ${'span (its count)'.padEnd(50)} ${'pool rule'.padStart(16)} ${'no rule'.padStart(16)}`,
+  );
+  for (const name of new Set([...ruled.keys(), ...unruled.keys()]))
+    console.log(`  ${name.padEnd(50)} ${cell(ruled.get(name))} ${cell(unruled.get(name))}`);
+  const call = [...ruled.keys()].find((name) => name.startsWith('tools/call '));
+  const a = mean(ruled.get(call ?? '')),
+    b = mean(unruled.get(call ?? '')),
+    get = mean(ruled.get('GET /cluster/resources'));
+  if (a === undefined || b === undefined || get === undefined) return;
+  console.log(
+    `  the call's span, the rule's minus none: +${(a - b).toFixed(2)} ms; the list's GET in it: ${get.toFixed(2)} ms; the difference: ${a - b - get >= 0 ? '+' : ''}${(a - b - get).toFixed(2)} ms`,
+  );
+  if (!bareTwice?.length) return;
+  const first = mean(bareTwice.map((gets) => gets[0] ?? Number.NaN));
+  const second = mean(bareTwice.map((gets) => gets[1] ?? Number.NaN));
+  console.log(
+    `  the bare route's same GET twice, as that Worker timed each (mean ms): the first ${shown(first)}, the second ${shown(second)}`,
   );
 }
 
@@ -679,10 +778,13 @@ async function otlpReceiver(): Promise<{
   url: string;
   exports: () => number;
   spans: () => number;
+  stages: (tag: string) => Map<string, number[]>;
   close: () => Promise<void>;
 }> {
   let exports = 0;
   let spans = 0;
+  /** Of the calls whose trace id starts with a TAGS tag: each span's name and milliseconds. */
+  const tagged = new Map<string, { name: string; ms: number }[]>(TAGS.map((tag) => [tag, []]));
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => {
@@ -690,8 +792,16 @@ async function otlpReceiver(): Promise<{
     });
     req.on('end', () => {
       try {
-        spans += otlpSpans(body).length;
+        const received = otlpSpans(body);
+        spans += received.length;
         exports++;
+        for (const { span } of received) {
+          const tag = TAGS.find((t) => span.traceId.startsWith(t));
+          // Not the warm-up's calls (ownTrace numbers each series' calls from 1).
+          if (!tag || Number.parseInt(span.traceId.slice(tag.length), 16) <= WARMUP) continue;
+          const ns = BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano);
+          tagged.get(tag)!.push({ name: span.name, ms: Number(ns / 1000n) / 1000 });
+        }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       } catch {
         res.writeHead(400).end();
@@ -703,6 +813,15 @@ async function otlpReceiver(): Promise<{
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     exports: () => exports,
     spans: () => spans,
+    stages: (tag) => {
+      const by = new Map<string, number[]>();
+      for (const { name, ms } of tagged.get(tag) ?? []) {
+        const spans = by.get(name) ?? [];
+        spans.push(ms);
+        by.set(name, spans);
+      }
+      return by;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

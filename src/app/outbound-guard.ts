@@ -55,11 +55,17 @@ export function installOutboundGuard(target: { fetch: Fetch } = globalThis): voi
   target.fetch = guardedFetch(target.fetch.bind(target));
 }
 
-/** As fetch reads it: init's headers, if given, replace the Request's. Reads no body. */
+/**
+ * As fetch reads it: init's headers, if given, replace the Request's. Reads no body, and copies
+ * no `Headers` (our Proxmox client's requests come with one).
+ */
 function isLibraryRequest(input: FetchInput, init: FetchInit): boolean {
+  const given = init?.headers;
   const headers =
-    init?.headers !== undefined
-      ? new Headers(init.headers)
+    given !== undefined
+      ? given instanceof Headers
+        ? given
+        : new Headers(given)
       : input instanceof Request
         ? input.headers
         : null;

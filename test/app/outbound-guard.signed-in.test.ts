@@ -91,6 +91,18 @@ describe('guardedFetch', () => {
     expect(net.calls).toHaveLength(0);
   });
 
+  it('reads the User-Agent from a Headers object given as init.headers, and passes it on as it is', async () => {
+    const net = recordingFetch();
+    const library = { headers: new Headers({ 'User-Agent': LIBRARY_UA }) };
+    await expect(guardedFetch(net.fetch)('https://10.0.0.1/client.json', library)).rejects.toThrow(
+      'non_public_address',
+    );
+    const ours = { headers: new Headers({ Accept: 'application/json' }) };
+    await guardedFetch(net.fetch)('https://10.0.0.1/api2/json/version', ours);
+    expect(net.calls).toEqual([{ input: 'https://10.0.0.1/api2/json/version', init: ours }]);
+    expect(net.calls[0]!.init!.headers).toBe(ours.headers);
+  });
+
   it("goes by init's headers when given, as fetch does (they replace the Request's)", async () => {
     const net = recordingFetch();
     const request = new Request('https://10.0.0.1/client.json', {

@@ -480,10 +480,13 @@ async function main(): Promise<void> {
       },
       otlp,
     );
+    // The last calls' exports are sent after their answers: a moment for them to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     reportInside(
       otlp.stages(SAMPLED_POOL_TAG),
       otlp.stages(SAMPLED_TAG),
       chosen.find((s) => s.name === BARE_TWICE)?.inside,
+      ROUNDS * PER_ROUND,
     );
     if (ONLY) return;
     const p50 = (name: string) => median(series.find((x) => x.name === name)!.samples);
@@ -741,6 +744,7 @@ function reportInside(
   ruled: Map<string, number[]>,
   unruled: Map<string, number[]>,
   bareTwice: number[][] | undefined,
+  expected: number,
 ): void {
   if (!ruled.size || !unruled.size) return;
   // Spans are timed with Date.now(), in whole milliseconds, so a median is one of a few values:
@@ -762,14 +766,23 @@ Inside the traced server, its spans of sampled pve_get_vm_status calls after the
     b = mean(unruled.get(call ?? '')),
     get = mean(ruled.get('GET /cluster/resources'));
   if (a === undefined || b === undefined || get === undefined) return;
+  const signed = (ms: number) => `${ms >= 0 ? '+' : ''}${ms.toFixed(2)} ms`;
   console.log(
-    `  the call's span, the rule's minus none: +${(a - b).toFixed(2)} ms; the list's GET in it: ${get.toFixed(2)} ms; the difference: ${a - b - get >= 0 ? '+' : ''}${(a - b - get).toFixed(2)} ms`,
+    `  the call's span, the rule's minus none: ${signed(a - b)}; the list's GET in it: ${get.toFixed(2)} ms; the difference: ${signed(a - b - get)}`,
   );
+  // Each call exports its spans in the background after its answer: a short count says some
+  // had not arrived (or were lost), and the means are of fewer calls.
+  for (const [who, spans] of [
+    ['pool rule', ruled.get(call ?? '')],
+    ['no rule', unruled.get(call ?? '')],
+  ] as const)
+    if (spans?.length !== expected)
+      console.log(`  (${who}: ${spans?.length ?? 0} calls' spans, not ${expected})`);
   if (!bareTwice?.length) return;
   const first = mean(bareTwice.map((gets) => gets[0] ?? Number.NaN));
   const second = mean(bareTwice.map((gets) => gets[1] ?? Number.NaN));
   console.log(
-    `  the bare route's same GET twice, as that Worker timed each (mean ms): the first ${shown(first)}, the second ${shown(second)}`,
+    `  the bare route's "GET twice" series, each GET as that Worker timed it (mean ms): the first ${shown(first)}, the second ${shown(second)}`,
   );
 }
 

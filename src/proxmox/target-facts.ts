@@ -7,11 +7,11 @@
 // guest's status/current to show it (`at`: pve_get_vm_status) has its tags, name, status,
 // qmpstatus, template, lock and kind from that read instead, where its rules reach no other fact
 // but protection (its config, read beside it): the status read once, with the time the call
-// gives it (as its qmpstatus read after the list has). Every other read shares one deadline. Each is kept for the rest of the call
-// (PveClient.shared): what the person asked, or the preview, is shown of the guest (the blast
-// radius) reuses it; a fresh read, after a person's answer, keeps nothing read before it. A fact
-// that cannot be read in time, or at all, is an Unread with the reason: the rules that reach it
-// refuse the call (fail closed).
+// gives it (as its qmpstatus read after the list has). Every other read shares one deadline.
+// Each is kept for the rest of the call (PveClient.shared): what the person asked, or the
+// preview, is shown of the guest (the blast radius) reuses it; a fresh read, after a person's
+// answer, keeps nothing read before it. A fact that cannot be read in time, or at all, is an
+// Unread with the reason: the rules that reach it refuse the call (fail closed).
 
 import { z } from 'zod';
 import { Unread } from '../policy/conditions';

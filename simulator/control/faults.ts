@@ -6,7 +6,10 @@
 // (status defaults to 500; a string body is sent verbatim as text/plain unless contentType says
 // otherwise, an object body as JSON); with only delayMs it delays the normal answer.
 // `streamBytes` answers 200 with a JSON body of that many bytes written in pieces, chunked (no
-// Content-Length) unless `chunked: false`: what a runaway or hostile upstream would send.
+// Content-Length) unless `chunked: false`: what a runaway or hostile upstream would send. With it,
+// `gzip` compresses the body (Content-Encoding: gzip; a declared length is the compressed one's),
+// `hang` sends the first piece and then nothing, keeping the socket open, and `headers` are sent
+// too (a Content-Length beside chunked framing, say).
 import type { Reply } from '../http/http-reply.ts';
 
 export interface FaultSpec {
@@ -26,6 +29,8 @@ export interface FaultSpec {
   readonly streamBytes?: number;
   /** With streamBytes: no Content-Length (the default), or false to declare it. */
   readonly chunked?: boolean;
+  /** With streamBytes: the body gzip-compressed (at most MAX_GZIP_BYTES before it). */
+  readonly gzip?: boolean;
   /** Not an HTTP fault: the next matching create task ends with this exitstatus. */
   readonly taskExitStatus?: string;
 }
@@ -46,7 +51,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 export function parseFaultSpec(input: unknown): Parsed {
   if (!isRecord(input)) return { ok: false, error: 'fault must be a JSON object' };
   const { path, method, times = 1, body, contentType, headers, reason, delayMs } = input;
-  const { drop, hang, taskExitStatus, streamBytes, chunked } = input;
+  const { drop, hang, taskExitStatus, streamBytes, chunked, gzip } = input;
   // status 0 or null means "no status": e.g. { delayMs, status: 0 } only delays the real answer.
   const status = input.status === 0 || input.status === null ? undefined : input.status;
   if (typeof path !== 'string') return { ok: false, error: "'path' (a regex source) is required" };
@@ -85,6 +90,12 @@ export function parseFaultSpec(input: unknown): Parsed {
       `'streamBytes' must be an integer from 16 to ${MAX_STREAM_BYTES}`,
     ],
     [chunked === undefined || typeof chunked === 'boolean', "'chunked' must be true or false"],
+    [
+      gzip === undefined ||
+        gzip === false ||
+        (gzip === true && typeof streamBytes === 'number' && streamBytes <= MAX_GZIP_BYTES),
+      `'gzip' must be true or false, and true only with a streamBytes of at most ${MAX_GZIP_BYTES}`,
+    ],
   ];
   const failed = checks.find(([ok]) => !ok);
   if (failed) return { ok: false, error: failed[1] };
@@ -102,7 +113,11 @@ export function parseFaultSpec(input: unknown): Parsed {
     ...(hang === true ? { hang: true } : {}),
     ...(taskExitStatus !== undefined ? { taskExitStatus: taskExitStatus as string } : {}),
     ...(streamBytes !== undefined
-      ? { streamBytes: streamBytes as number, chunked: chunked !== false }
+      ? {
+          streamBytes: streamBytes as number,
+          chunked: chunked !== false,
+          ...(gzip === true ? { gzip: true } : {}),
+        }
       : {}),
   };
   return { ok: true, spec };
@@ -110,6 +125,8 @@ export function parseFaultSpec(input: unknown): Parsed {
 
 /** Streams are written lazily, a piece at a time: the cap only bounds how long one can run. */
 const MAX_STREAM_BYTES = 512 * 1024 * 1024;
+/** A compressed stream is compressed whole before it is sent, to declare its length. */
+const MAX_GZIP_BYTES = 64 * 1024 * 1024;
 
 function isStatus(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 999;
@@ -163,17 +180,20 @@ export class FaultQueue {
 
 /** The reply a fault produces, or 'pass' to continue normally (after its delay, if any). */
 export function faultReply(spec: FaultSpec): Reply | 'pass' {
-  if (spec.hang) return { kind: 'hang' };
-  if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
   if (spec.streamBytes !== undefined) {
     return {
       kind: 'stream',
       status: spec.status ?? 200,
       bytes: spec.streamBytes,
       chunked: spec.chunked !== false,
+      gzip: spec.gzip === true,
+      stall: spec.hang === true,
+      headers: spec.headers ?? {},
       delayMs: spec.delayMs ?? 0,
     };
   }
+  if (spec.hang) return { kind: 'hang' };
+  if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
   const responds =
     spec.status !== undefined || spec.body !== undefined || spec.reason !== undefined;
   if (!responds && spec.contentType === undefined && spec.headers === undefined) return 'pass';

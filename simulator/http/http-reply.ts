@@ -1,6 +1,7 @@
 // What the simulator answers, as data (so faults, logging and delays can wrap it), and the one
 // function that writes it to the socket. pveproxy-style replies get pveproxy's headers.
 import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { ApiError } from '../schema/pve-error.ts';
 
 export type Reply =
@@ -16,12 +17,18 @@ export type Reply =
       readonly delayMs?: number;
     }
   | { readonly kind: 'drop'; readonly delayMs?: number }
-  /** A JSON body of `bytes` bytes written piece by piece, without Content-Length when chunked. */
+  /**
+   * A JSON body of `bytes` bytes written piece by piece, without Content-Length when chunked;
+   * `gzip`: compressed whole first; `stall`: the first piece, then nothing (the socket open).
+   */
   | {
       readonly kind: 'stream';
       readonly status: number;
       readonly bytes: number;
       readonly chunked: boolean;
+      readonly gzip: boolean;
+      readonly stall: boolean;
+      readonly headers: Readonly<Record<string, string>>;
       readonly delayMs?: number;
     }
   | { readonly kind: 'hang' };
@@ -121,24 +128,26 @@ export function writeReply(res: ServerResponse, reply: Extract<Reply, { kind: 'h
 const PIECE = 64 * 1024;
 
 /**
- * Writes `{"data":"xxx…"}` of exactly `bytes` bytes, a piece at a time as the socket drains, and
- * stops when the client goes away (a capped reader cancels long before the end).
+ * Writes `{"data":"xxx…"}` of exactly `bytes` bytes (before any compression), a piece at a time
+ * as the socket drains, and stops when the client goes away (a capped reader cancels long before
+ * the end). `onEnd` gets the bytes handed to the socket (compressed ones, for gzip).
  */
 export function writeStream(
   res: ServerResponse,
   reply: Extract<Reply, { kind: 'stream' }>,
   onEnd: (bytes: number, complete: boolean) => void,
 ): void {
-  const head = '{"data":"';
-  const tail = '"}';
+  const compressed = reply.gzip ? gzipped(reply.bytes) : null;
   const headers: Record<string, string> = {
     'Content-Type': JSON_TYPE,
     Server: 'pve-api-daemon/3.0',
+    ...(compressed ? { 'Content-Encoding': 'gzip' } : {}),
+    ...(reply.chunked ? {} : { 'Content-Length': String(compressed?.length ?? reply.bytes) }),
+    ...reply.headers,
   };
-  if (!reply.chunked) headers['Content-Length'] = String(reply.bytes);
   res.writeHead(reply.status, defaultReason(reply.status), headers);
-  let left = reply.bytes - head.length - tail.length;
-  let written = head.length;
+  const pieces = compressed ? slices(compressed) : plainPieces(reply.bytes);
+  let written = 0;
   let ended = false;
   const end = (complete: boolean): void => {
     if (ended) return;
@@ -146,21 +155,45 @@ export function writeStream(
     onEnd(written, complete);
   };
   res.once('close', () => end(false));
-  const filler = Buffer.alloc(PIECE, 'x');
-  res.write(head);
   const pump = (): void => {
-    while (left > 0 && !res.destroyed) {
-      const n = Math.min(left, PIECE);
-      left -= n;
-      written += n;
-      if (!res.write(n === PIECE ? filler : filler.subarray(0, n))) {
+    while (!res.destroyed) {
+      const next = pieces.next();
+      if (next.done) {
+        res.end(() => end(true));
+        return;
+      }
+      written += next.value.length;
+      const more = res.write(next.value);
+      // A stalled stream keeps its socket open with nothing more on it.
+      if (reply.stall) return;
+      if (!more) {
         res.once('drain', pump);
         return;
       }
     }
-    if (res.destroyed) return;
-    written += tail.length;
-    res.end(tail, () => end(true));
   };
   pump();
+}
+
+/** The plain body's pieces, made as they are sent: 512 MiB never sits in memory. */
+function* plainPieces(bytes: number): Generator<Buffer> {
+  const head = Buffer.from('{"data":"');
+  const tail = Buffer.from('"}');
+  const filler = Buffer.alloc(PIECE, 'x');
+  yield head;
+  for (let left = bytes - head.length - tail.length; left > 0; left -= PIECE)
+    yield left >= PIECE ? filler : filler.subarray(0, left);
+  yield tail;
+}
+
+function* slices(body: Buffer): Generator<Buffer> {
+  for (let at = 0; at < body.length; at += PIECE) yield body.subarray(at, at + PIECE);
+}
+
+/** The plain body of `bytes` bytes, gzip-compressed (a run of x: about a thousandth its size). */
+function gzipped(bytes: number): Buffer {
+  const plain = Buffer.alloc(bytes, 'x');
+  plain.write('{"data":"', 0);
+  plain.write('"}', bytes - 2);
+  return gzipSync(plain);
 }

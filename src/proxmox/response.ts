@@ -72,7 +72,9 @@ export async function readData(
  * that never ends, or a huge one, stops at the cap instead of filling the isolate's memory.
  */
 async function readText(response: Response, fail: Fail, timeoutMs: number): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? '0');
+  const { headers } = response;
+  const length = headers.get('content-length');
+  const declared = Number(length ?? '0');
   if (declared > MAX_BODY_BYTES) {
     await response.body?.cancel();
     throw fail({
@@ -83,6 +85,21 @@ async function readText(response: Response, fail: Fail, timeoutMs: number): Prom
     });
   }
   if (!response.body) return '';
+  try {
+    // Framed by its length alone, and as sent: workerd reads exactly the declared bytes, so the
+    // runtime reads it whole, at once. Not when Transfer-Encoding is sent too (workerd then reads
+    // it chunked, whatever its length says), nor when compressed (workerd inflates it, and the
+    // length is the compressed one's): those are read piece by piece, counted.
+    if (
+      length !== null &&
+      DECIMAL.test(length) &&
+      !headers.has('transfer-encoding') &&
+      !headers.has('content-encoding')
+    )
+      return await response.text();
+  } catch (err) {
+    throw readFailure(err, fail, timeoutMs);
+  }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -101,11 +118,18 @@ async function readText(response: Response, fail: Fail, timeoutMs: number): Prom
     return text + decoder.decode();
   } catch (err) {
     if (err instanceof Error && err.name === 'PveError') throw err;
-    if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
-      throw fail({ kind: 'timeout', timeoutMs });
-    }
-    throw fail({ kind: 'network', cause: 'the connection broke while reading the response' });
+    throw readFailure(err, fail, timeoutMs);
   }
+}
+
+/** A Content-Length as HTTP writes it: digits only. */
+const DECIMAL = /^\d+$/;
+
+/** What stopped a body's read: the request's time running out, or the connection. */
+function readFailure(err: unknown, fail: Fail, timeoutMs: number): PveError {
+  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError'))
+    return fail({ kind: 'timeout', timeoutMs });
+  return fail({ kind: 'network', cause: 'the connection broke while reading the response' });
 }
 
 function parseJson(text: string): unknown {

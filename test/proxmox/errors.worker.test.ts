@@ -245,6 +245,14 @@ const ROWS: Row[] = [
     kind: 'upstream.timeout',
   },
   {
+    // Its length declared, so the runtime reads it whole: the request's time still bounds it.
+    label: 'a body that stops half way',
+    tool: 'list',
+    fault: { path: '^/cluster/resources$', streamBytes: 1000, chunked: false, hang: true },
+    message: /Proxmox did not answer GET \/cluster\/resources within 2 s\./,
+    kind: 'upstream.timeout',
+  },
+  {
     label: 'a dropped connection, twice',
     tool: 'list',
     fault: { path: '^/cluster/resources$', drop: true, times: 2 },

@@ -1,5 +1,7 @@
 // The control API: request log, faults, tenants, offline nodes, reset and config.
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SEED_SUMMARY,
@@ -18,6 +20,37 @@ afterAll(() => sim.close());
 
 const client = () => createSimClient(sim.url, `ctl-${randomUUID().slice(0, 8)}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A GET over a bare socket (`Connection: close`), its head and body as sent, framing and all:
+ * what fetch would undo (compression, chunks) or refuse. Read until the server closes, or for
+ * `forMs` at most.
+ */
+async function rawGet(
+  url: string,
+  forMs = 5_000,
+): Promise<{ head: string; body: Buffer; closed: boolean }> {
+  const { hostname, port, pathname } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  socket.write(`GET ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const closed = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), forMs);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  socket.destroy();
+  const raw = Buffer.concat(chunks);
+  const split = raw.indexOf('\r\n\r\n');
+  return {
+    head: raw.subarray(0, split + 2).toString(),
+    body: raw.subarray(split + 4),
+    closed,
+  };
+}
 
 describe('request log', () => {
   it('records method, path, query, redacted auth, body, params and framing', async () => {
@@ -174,6 +207,59 @@ describe('faults', () => {
       expect((await c.requests())[0]?.streamed).toEqual({ bytes: 200_000, complete: true });
     },
   );
+
+  it('streams a gzip-compressed body, its length the compressed one', async () => {
+    const c = client();
+    await c.fault({ path: '^/version$', streamBytes: 4 * 1024 * 1024, gzip: true, chunked: false });
+    const { head, body } = await rawGet(`${c.root}/api2/json/version`);
+    expect(head).toMatch(/\r\nContent-Encoding: gzip\r\n/);
+    const declared = Number(/\r\nContent-Length: (\d+)\r\n/.exec(head)?.[1]);
+    expect(declared).toBe(body.length);
+    expect(declared).toBeLessThan(64 * 1024);
+    const plain = gunzipSync(body).toString();
+    expect([plain.length, plain.slice(0, 12), plain.slice(-4)]).toEqual([
+      4 * 1024 * 1024,
+      '{"data":"xxx',
+      'xx"}',
+    ]);
+  });
+
+  it('stalls a stream after its first piece (hang), the socket left open', async () => {
+    const c = client();
+    await c.fault({ path: '^/version$', streamBytes: 1000, chunked: false, hang: true });
+    const { head, body, closed } = await rawGet(`${c.root}/api2/json/version`, 300);
+    expect(head).toMatch(/\r\nContent-Length: 1000\r\n/);
+    expect([body.toString(), closed]).toEqual(['{"data":"', false]);
+  });
+
+  it('sends a stream fault its headers: a Content-Length beside chunked framing', async () => {
+    const c = client();
+    const headers = { 'Content-Length': '10', 'Transfer-Encoding': 'chunked' };
+    await c.fault({ path: '^/version$', streamBytes: 100, headers });
+    const { head, body } = await rawGet(`${c.root}/api2/json/version`);
+    expect(head).toMatch(/\r\nContent-Length: 10\r\n/);
+    expect(head).toMatch(/\r\nTransfer-Encoding: chunked\r\n/);
+    // Framed in chunks (hex length lines), 100 bytes of JSON in all.
+    const unchunked = body.toString().replace(/(^|\r\n)[0-9a-f]+\r\n/g, '');
+    expect(unchunked.replace(/\r\n$/, '')).toHaveLength(100);
+  });
+
+  it('refuses gzip without a stream, or over its size', async () => {
+    const c = client();
+    for (const fault of [
+      { path: '.*', gzip: true },
+      { path: '.*', gzip: true, streamBytes: 65 * 1024 * 1024 },
+    ]) {
+      const res = await fetch(`${c.root}/_sim/faults`, {
+        method: 'POST',
+        body: JSON.stringify(fault),
+      });
+      expect([res.status, await res.text()]).toEqual([
+        400,
+        expect.stringContaining("'gzip' must be true or false, and true only with a streamBytes"),
+      ]);
+    }
+  });
 
   it('makes the next create task fail with taskExitStatus', async () => {
     const c = client();

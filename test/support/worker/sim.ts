@@ -31,9 +31,13 @@ export interface SimFault {
   drop?: boolean;
   hang?: boolean;
   taskExitStatus?: string;
-  /** Answer 200 with a JSON body of this many bytes, streamed (chunked unless `chunked: false`). */
+  /**
+   * Answer 200 with a JSON body of this many bytes, streamed (chunked unless `chunked: false`);
+   * with `gzip`, compressed; with `hang`, its first piece and then nothing.
+   */
   streamBytes?: number;
   chunked?: boolean;
+  gzip?: boolean;
 }
 
 /**

@@ -1,7 +1,10 @@
 // A raw API path as pve_api_request takes it: relative to /api2/json, syntactically clean, so
 // that what a policy rule matches (args.path) is exactly what pveproxy routes. pveproxy decodes
 // percent-escapes (%2F is a separator to it) and splits on repeated slashes, so anything that
-// could make the two differ is refused rather than normalised: no `%`, no `..`, no `//`, no query.
+// could make the two differ is refused rather than normalised: no `%`, no `..`, no `//`, no query,
+// and no node named `localhost`.
+
+import { isNodeAlias } from './formats';
 
 const SEGMENT_RE = /^[A-Za-z0-9._-]{1,128}$/;
 export const MAX_API_SEGMENTS = 12;
@@ -23,9 +26,13 @@ export function checkApiPath(path: string): string | null {
   if (segments.some((s) => s === '.' || s === '..')) return 'must not contain "." or ".." segments';
   if (segments.length > MAX_API_SEGMENTS) return `must have at most ${MAX_API_SEGMENTS} segments`;
   const bad = segments.find((s) => !SEGMENT_RE.test(s));
-  return bad === undefined
-    ? null
-    : `segment ${JSON.stringify(bad.slice(0, 40))} may only hold letters, digits, ".", "_" and "-"`;
+  if (bad !== undefined)
+    return `segment ${JSON.stringify(bad.slice(0, 40))} may only hold letters, digits, ".", "_" and "-"`;
+  // pveproxy serves /nodes/localhost/... on whichever node answers: a rule on the path, and the
+  // node its guest is judged on, would not see which.
+  return segments[0] === 'nodes' && segments[1] !== undefined && isNodeAlias(segments[1])
+    ? 'must name the node (e.g. /nodes/pve1/...), not localhost: the policy judges paths as written'
+    : null;
 }
 
 /** A parameter name as Proxmox defines them (every one in PVE 9.1 matches). */

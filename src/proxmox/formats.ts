@@ -6,6 +6,17 @@ export const NODE_RE = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$/;
 export const NODE_RULE =
   'a Proxmox node name: letters, digits and inner hyphens, at most 63 characters (e.g. pve1)';
 
+/**
+ * `localhost`, which Proxmox takes for a node: in a path, the node that serves the API; as a
+ * clone's target, the source's node. A rule on a node argument, and the node a create's guest is
+ * judged to be made on, would see `localhost` instead of the node: refused, for the node's name.
+ */
+export function isNodeAlias(node: string): boolean {
+  return node.toLowerCase() === 'localhost';
+}
+export const NODE_ALIAS_RULE =
+  'must name the node (e.g. pve1), not localhost: the policy judges nodes by name';
+
 /** `pve-vmid`: 100–999999999 (`^[1-9][0-9]{2,8}$`). */
 export const VMID_MIN = 100;
 export const VMID_MAX = 999_999_999;

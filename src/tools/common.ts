@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import {
   CONFIGID_RE,
+  isNodeAlias,
+  NODE_ALIAS_RULE,
   NODE_RE,
   NODE_RULE,
   STORAGE_ID_RE,
@@ -20,7 +22,8 @@ import {
 export const nodeName = z
   .string()
   .max(63)
-  .refine((v) => NODE_RE.test(v), { error: `must be ${NODE_RULE}` });
+  .refine((v) => NODE_RE.test(v), { error: `must be ${NODE_RULE}` })
+  .refine((v) => !isNodeAlias(v), { error: NODE_ALIAS_RULE });
 
 export const tagName = z
   .string()

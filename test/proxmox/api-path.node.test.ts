@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkApiParamName, isObjectMemberName } from '../../src/proxmox/api-path';
+import { checkApiParamName, checkApiPath, isObjectMemberName } from '../../src/proxmox/api-path';
 import { findSchemaFile, requireInCi } from '../support/pve-schema-load.ts';
 
 const schemaFile = findSchemaFile(path.resolve(import.meta.dirname, '../..'));
@@ -81,5 +81,17 @@ describe.skipIf(!schemaFile)('the PVE 9.1.3 API schema', () => {
   it('has no property-string key named like a member of every object', () => {
     expect(formatKeys.size).toBeGreaterThan(100);
     expect([...formatKeys].filter((name) => name in Object.prototype)).toEqual([]);
+  });
+});
+
+describe('a node named localhost in a raw path', () => {
+  // pveproxy serves it on whichever node answers the API: a rule on the path would not see which.
+  it('is refused, in any case, only where a node is named', () => {
+    const refusal = /^must name the node \(e\.g\. \/nodes\/pve1\/\.\.\.\), not localhost/;
+    expect(checkApiPath('/nodes/localhost/qemu/100/status/current')).toMatch(refusal);
+    expect(checkApiPath('/nodes/LocalHost/status')).toMatch(refusal);
+    expect(checkApiPath('/nodes/pve1/qemu/100/status/current')).toBeNull();
+    expect(checkApiPath('/nodes/localhost1/status')).toBeNull();
+    expect(checkApiPath('/access/users/localhost')).toBeNull();
   });
 });

@@ -38,6 +38,8 @@ const CREATE_CASES: [label: string, args: Record<string, unknown>, field: string
   ['node percent-encoded slash', { ...ok, node: 'pve1%2F..' }, 'node'],
   ['node with a query', { ...ok, node: 'pve1?x=1' }, 'node'],
   ['node with a newline', { ...ok, node: 'pve1\nX-Evil: 1' }, 'node'],
+  ['node named localhost', { ...ok, node: 'localhost' }, 'node'],
+  ['node named LOCALHOST', { ...ok, node: 'LOCALHOST' }, 'node'],
   ['node too long', { ...ok, node: 'n'.repeat(64) }, 'node'],
   ['vmid below range', { ...ok, vmid: 99 }, 'vmid'],
   ['vmid above range', { ...ok, vmid: 1_000_000_000 }, 'vmid'],
@@ -319,6 +321,20 @@ describe('hostile inputs to every other tool', () => {
       expect(await sim.requests()).toEqual([]);
     },
   );
+
+  it('refuses a node named localhost, saying to name the node (rules judge nodes by name)', async () => {
+    await sim.clearLog();
+    const result = await call(client, 'pve_stop_vm', {
+      node: 'localhost',
+      vmid: 100,
+      confirm: true,
+    });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /^- node: must name the node \(e\.g\. pve1\), not localhost: the policy judges nodes by name$/m,
+    );
+    expect(await sim.requests()).toEqual([]);
+  });
 });
 
 describe('hostile inputs to clone, containers, delete, resize, config, migrate and the raw API', () => {

@@ -107,13 +107,11 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
       if (reply.kind === 'drop') {
         req.socket.destroy();
         onSent(null);
-      } else if (reply.kind === 'stream') {
-        if (res.destroyed || res.headersSent) return;
-        writeStream(res, reply, (bytes, complete) => onStreamed?.({ bytes, complete }));
-        onSent(reply.status);
       } else if (!res.destroyed && !res.headersSent) {
         try {
-          writeReply(res, reply);
+          if (reply.kind === 'stream')
+            writeStream(res, reply, (bytes, complete) => onStreamed?.({ bytes, complete }));
+          else writeReply(res, reply);
           onSent(reply.status);
         } catch (err) {
           // e.g. a fault with a header Node refuses to send: report it instead of crashing.

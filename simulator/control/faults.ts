@@ -180,6 +180,9 @@ export class FaultQueue {
 
 /** The reply a fault produces, or 'pass' to continue normally (after its delay, if any). */
 export function faultReply(spec: FaultSpec): Reply | 'pass' {
+  // With a stream, `hang` stalls it after its first piece; without one, nothing is answered.
+  if (spec.hang && spec.streamBytes === undefined) return { kind: 'hang' };
+  if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
   if (spec.streamBytes !== undefined) {
     return {
       kind: 'stream',
@@ -192,8 +195,6 @@ export function faultReply(spec: FaultSpec): Reply | 'pass' {
       delayMs: spec.delayMs ?? 0,
     };
   }
-  if (spec.hang) return { kind: 'hang' };
-  if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
   const responds =
     spec.status !== undefined || spec.body !== undefined || spec.reason !== undefined;
   if (!responds && spec.contentType === undefined && spec.headers === undefined) return 'pass';

@@ -87,9 +87,10 @@ async function readText(response: Response, fail: Fail, timeoutMs: number): Prom
   if (!response.body) return '';
   try {
     // Framed by its length alone, and as sent: workerd reads exactly the declared bytes, so the
-    // runtime reads it whole, at once. Not when Transfer-Encoding is sent too (workerd then reads
-    // it chunked, whatever its length says), nor when compressed (workerd inflates it, and the
-    // length is the compressed one's): those are read piece by piece, counted.
+    // runtime reads it whole, at once (through the Workers VPC binding, the tunnel's HTTP client
+    // has framed it by that length already). Not when Transfer-Encoding is sent too (workerd then
+    // reads it chunked, whatever its length says), nor when compressed (workerd inflates it, and
+    // the length is the compressed one's): those are read piece by piece, counted.
     if (
       length !== null &&
       DECIMAL.test(length) &&

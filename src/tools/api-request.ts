@@ -5,6 +5,7 @@
 
 import { z } from 'zod';
 import { API_PARAM_RE, checkApiParamName, checkApiPath } from '../proxmox/api-path';
+import { isNodeAlias, NODE_ALIAS_RULE } from '../proxmox/formats';
 import { confirm } from './common';
 import { outputExtras } from '../calls/result';
 import { formParams, keysChecked } from './input-formats';
@@ -12,6 +13,12 @@ import type { PveClient } from '../proxmox/client';
 import { defineWriteTool } from '../writes/kernel';
 import { stepRequest } from '../writes/plan';
 import { requestLine, requestRows, requestView } from '../writes/request';
+
+/**
+ * The parameters by which Proxmox names a node (a clone's or a migration's target, a backup's or
+ * an HA move's node, a volume's target_node): `localhost` there is refused as in a path.
+ */
+const NODE_PARAMS: ReadonlySet<string> = new Set(['node', 'target', 'target_node']);
 
 /** Answers larger than this are not returned whole (they would flood the conversation). */
 const MAX_ANSWER = 64 * 1024;
@@ -32,7 +39,12 @@ const input = z.strictObject({
         z.string().regex(API_PARAM_RE, { error: 'must be a parameter name' }),
         z.union([z.string().max(65_536), z.number(), z.boolean()]),
       )
-      .refine((p) => Object.keys(p).length <= 100, { error: 'at most 100 parameters' }),
+      .refine((p) => Object.keys(p).length <= 100, { error: 'at most 100 parameters' })
+      .superRefine((p, ctx) => {
+        for (const [name, value] of Object.entries(p))
+          if (NODE_PARAMS.has(name) && typeof value === 'string' && isNodeAlias(value))
+            ctx.addIssue({ code: 'custom', path: [name], message: NODE_ALIAS_RULE });
+      }),
   )
     .optional()
     .describe('Flat: strings, numbers, booleans.'),

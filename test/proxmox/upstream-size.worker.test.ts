@@ -18,6 +18,21 @@ const MiB = 1024 * 1024;
 const DECLARED = 48 * MiB;
 const STREAMED = 256 * MiB;
 
+/**
+ * What the simulator sent of the list's streamed answer, once it knows: it finishes its
+ * bookkeeping when the socket closes (5 s at most).
+ */
+async function streamedList(): Promise<{ bytes: number; complete: boolean } | undefined> {
+  for (let i = 0; i < 100; i++) {
+    const streamed = (await sim.requests()).find((r) =>
+      r.path.endsWith('/cluster/resources'),
+    )?.streamed;
+    if (streamed) return streamed;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return undefined;
+}
+
 describe('upstream bodies over the cap', () => {
   let client: Client;
   beforeAll(async () => {
@@ -70,14 +85,7 @@ describe('upstream bodies over the cap', () => {
       expect(text(result)).toMatch(message);
       expect(text(result)).not.toMatch(/at \w+ \(|node_modules|\.ts:\d+/);
 
-      // The simulator finishes its bookkeeping when the socket closes.
-      let streamed: { bytes: number; complete: boolean } | undefined;
-      for (let i = 0; i < 100 && !streamed; i++) {
-        streamed = (await sim.requests()).find((r) =>
-          r.path.endsWith('/cluster/resources'),
-        )?.streamed;
-        if (!streamed) await new Promise((r) => setTimeout(r, 50));
-      }
+      const streamed = await streamedList();
       expect(streamed).toBeDefined();
       // Cut off near the cap, plus what buffers took in before the connection closed (kernel
       // and workerd buffers have held over 17 MiB when the simulator writes from a process of its
@@ -92,4 +100,24 @@ describe('upstream bodies over the cap', () => {
       expect(after.isError).toBeFalsy();
     },
   );
+
+  it('a body longer than its Content-Length: only the declared bytes are read, the next call unaffected', async () => {
+    // 48 MiB sent after a Content-Length of 100: read at once, as its length frames it, the
+    // answer is its first 100 bytes (not JSON), never the rest.
+    await sim.clearLog();
+    await sim.fault({
+      method: 'GET',
+      path: '^/cluster/resources$',
+      streamBytes: DECLARED,
+      chunked: false,
+      headers: { 'Content-Length': '100' },
+    });
+    const result = await call(client, 'pve_list_vms', { limit: 1 });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/^Expected JSON from the Proxmox API but got application\/json/);
+    // The connection closed with the rest unsent.
+    expect((await streamedList())?.complete).toBe(false);
+    const after = await call(client, 'pve_list_vms', { limit: 1 });
+    expect(after.isError).toBeFalsy();
+  });
 });

@@ -239,6 +239,20 @@ const API = rows('pve_api_request', { method: 'GET', path: '/version' }, [
   ['a params key smuggling another', { params: { 'vmid&delete': 1 } }, 'params.vmid&delete'],
   ['a params key with a dot', { params: { 'a.b': 1 } }, 'params.a.b'],
   [
+    "a clone's target param named localhost",
+    {
+      method: 'POST',
+      path: '/nodes/pve1/qemu/9000/clone',
+      params: { newid: 106, target: 'localhost' },
+    },
+    'params.target',
+  ],
+  [
+    "an HA move's node param named LocalHost",
+    { method: 'POST', path: '/cluster/ha/resources/vm:100/migrate', params: { node: 'LocalHost' } },
+    'params.node',
+  ],
+  [
     'confirm as a string',
     { method: 'POST', path: '/nodes/pve1/qemu/100/status/stop', confirm: 'yes' },
     'confirm',

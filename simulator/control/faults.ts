@@ -91,6 +91,10 @@ export function parseFaultSpec(input: unknown): Parsed {
     ],
     [chunked === undefined || typeof chunked === 'boolean', "'chunked' must be true or false"],
     [
+      drop !== true || (hang !== true && streamBytes === undefined),
+      "'drop' is a fault of its own: not with 'hang' or 'streamBytes'",
+    ],
+    [
       gzip === undefined ||
         gzip === false ||
         (gzip === true && typeof streamBytes === 'number' && streamBytes <= MAX_GZIP_BYTES),
@@ -180,9 +184,9 @@ export class FaultQueue {
 
 /** The reply a fault produces, or 'pass' to continue normally (after its delay, if any). */
 export function faultReply(spec: FaultSpec): Reply | 'pass' {
+  if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
   // With a stream, `hang` stalls it after its first piece; without one, nothing is answered.
   if (spec.hang && spec.streamBytes === undefined) return { kind: 'hang' };
-  if (spec.drop) return { kind: 'drop', delayMs: spec.delayMs ?? 0 };
   if (spec.streamBytes !== undefined) {
     return {
       kind: 'stream',

@@ -228,7 +228,14 @@ export class PveClient {
       span?.end(response.status, failed);
     };
     try {
-      const { data, total } = await readData(response, path, fail, budget, this.scrub.text);
+      const { data, total } = await readData(
+        response,
+        path,
+        fail,
+        budget,
+        this.scrub.text,
+        !this.config.binding,
+      );
       const parsed = schema.safeParse(data);
       if (!parsed.success) throw fail(badAnswer(parsed.error, response.status));
       return { data: parsed.data, total };

@@ -19,6 +19,8 @@ export interface Envelope {
 /**
  * `scrub` removes configured secrets from an error's text before any of it is cut to a first line
  * or a length: cut first, a secret split by the cut would leave its first part behind.
+ * `framed`: the answer came over HTTP from the runtime's own fetch, which reads a body framed by
+ * its length to that length and no further (see readText); not through a binding.
  */
 export async function readData(
   response: Response,
@@ -26,6 +28,7 @@ export async function readData(
   fail: Fail,
   timeoutMs: number,
   scrub: (text: string) => string = (text) => text,
+  framed = true,
 ): Promise<Envelope> {
   const { status } = response;
   const contentType = response.headers.get('content-type') ?? '';
@@ -40,7 +43,7 @@ export async function readData(
     throw fail({ kind: 'redirect', status, location });
   }
 
-  const read = await readText(response, fail, timeoutMs);
+  const read = await readText(response, fail, timeoutMs, framed);
   // A successful answer is scrubbed whole where the call's result is built.
   const text = status === 200 ? read : scrub(read);
   const json = /json/i.test(contentType) ? parseJson(text) : undefined;
@@ -71,7 +74,12 @@ export async function readData(
  * The body as text, read with a byte cap whether or not Content-Length is sent: a chunked body
  * that never ends, or a huge one, stops at the cap instead of filling the isolate's memory.
  */
-async function readText(response: Response, fail: Fail, timeoutMs: number): Promise<string> {
+async function readText(
+  response: Response,
+  fail: Fail,
+  timeoutMs: number,
+  framed: boolean,
+): Promise<string> {
   const { headers } = response;
   const length = headers.get('content-length');
   const declared = Number(length ?? '0');
@@ -87,11 +95,12 @@ async function readText(response: Response, fail: Fail, timeoutMs: number): Prom
   if (!response.body) return '';
   try {
     // Framed by its length alone, and as sent: workerd reads exactly the declared bytes, so the
-    // runtime reads it whole, at once (through the Workers VPC binding, the tunnel's HTTP client
-    // has framed it by that length already). Not when Transfer-Encoding is sent too (workerd then
-    // reads it chunked, whatever its length says), nor when compressed (workerd inflates it, and
-    // the length is the compressed one's): those are read piece by piece, counted.
+    // runtime reads it whole, at once. Not when Transfer-Encoding is sent too (workerd then reads
+    // it chunked, whatever its length says), nor when compressed (workerd inflates it, and the
+    // length is the compressed one's), nor through a binding (the Workers VPC service: how it
+    // frames a body has not been tried here): those are read piece by piece, counted.
     if (
+      framed &&
       length !== null &&
       DECIMAL.test(length) &&
       !headers.has('transfer-encoding') &&

@@ -15,41 +15,47 @@ import { stepRequest } from '../writes/plan';
 import { requestLine, requestRows, requestView } from '../writes/request';
 
 /**
- * The parameters by which Proxmox names a node (a clone's or a migration's target, a backup's or
- * an HA move's node, a volume's target_node): `localhost` there is refused as in a path.
+ * Whether parameter `name` of a request to `path` names a node: `node` (a backup's, an HA move's)
+ * and `target_node` (a volume's) always; `target` where it is a clone's or a migration's target
+ * or a storage list's node, not elsewhere (an iSCSI target, a notification target). `localhost`
+ * there is refused as in a path.
  */
-const NODE_PARAMS: ReadonlySet<string> = new Set(['node', 'target', 'target_node']);
+function namesNode(path: string, name: string): boolean {
+  if (name === 'node' || name === 'target_node') return true;
+  return name === 'target' && /\/(?:clone|migrate)$|^\/nodes\/[^/]+\/storage$/.test(path);
+}
 
 /** Answers larger than this are not returned whole (they would flood the conversation). */
 const MAX_ANSWER = 64 * 1024;
 
-const input = z.strictObject({
-  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']),
-  path: z
-    .string()
-    .superRefine((p, ctx) => {
-      const problem = checkApiPath(p);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .describe('Below /api2/json, e.g. /nodes/pve1/qemu/100/rrddata.'),
-  params: keysChecked(
-    checkApiParamName,
-    z
-      .record(
-        z.string().regex(API_PARAM_RE, { error: 'must be a parameter name' }),
-        z.union([z.string().max(65_536), z.number(), z.boolean()]),
-      )
-      .refine((p) => Object.keys(p).length <= 100, { error: 'at most 100 parameters' })
+const input = z
+  .strictObject({
+    method: z.enum(['GET', 'POST', 'PUT', 'DELETE']),
+    path: z
+      .string()
       .superRefine((p, ctx) => {
-        for (const [name, value] of Object.entries(p))
-          if (NODE_PARAMS.has(name) && typeof value === 'string' && isNodeAlias(value))
-            ctx.addIssue({ code: 'custom', path: [name], message: NODE_ALIAS_RULE });
-      }),
-  )
-    .optional()
-    .describe('Flat: strings, numbers, booleans.'),
-  confirm: confirm.describe('Writes (not GET): true to send; otherwise a preview.'),
-});
+        const problem = checkApiPath(p);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe('Below /api2/json, e.g. /nodes/pve1/qemu/100/rrddata.'),
+    params: keysChecked(
+      checkApiParamName,
+      z
+        .record(
+          z.string().regex(API_PARAM_RE, { error: 'must be a parameter name' }),
+          z.union([z.string().max(65_536), z.number(), z.boolean()]),
+        )
+        .refine((p) => Object.keys(p).length <= 100, { error: 'at most 100 parameters' }),
+    )
+      .optional()
+      .describe('Flat: strings, numbers, booleans.'),
+    confirm: confirm.describe('Writes (not GET): true to send; otherwise a preview.'),
+  })
+  .superRefine(({ path, params = {} }, ctx) => {
+    for (const [name, value] of Object.entries(params))
+      if (typeof value === 'string' && isNodeAlias(value) && namesNode(path, name))
+        ctx.addIssue({ code: 'custom', path: ['params', name], message: NODE_ALIAS_RULE });
+  });
 
 const output = z.object({
   mode: z.enum(['preview', 'sent']).optional(),

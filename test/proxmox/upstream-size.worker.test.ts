@@ -5,6 +5,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { z } from 'zod';
+import { PveClient } from '../../src/proxmox/client';
 import { MAX_BODY_BYTES } from '../../src/proxmox/response';
 import { call, connect, text } from '../support/worker/mcp';
 import { sim } from '../support/worker/sim';
@@ -119,5 +121,36 @@ describe('upstream bodies over the cap', () => {
     expect((await streamedList())?.complete).toBe(false);
     const after = await call(client, 'pve_list_vms', { limit: 1 });
     expect(after.isError).toBeFalsy();
+  });
+
+  it('through a binding, a body is counted whatever its Content-Length says', async () => {
+    // A binding's answer is not framed by the runtime's HTTP client: one that says 100 bytes and
+    // streams 20 MiB is stopped at the cap, never read whole.
+    let pulled = 0;
+    const piece = new TextEncoder().encode('x'.repeat(64 * 1024));
+    const endless = new ReadableStream<Uint8Array>({
+      start: (c) => c.enqueue(new TextEncoder().encode('{"data":"')),
+      pull: (c) => {
+        pulled += piece.byteLength;
+        if (pulled > 20 * MiB) c.close();
+        else c.enqueue(piece);
+      },
+    });
+    const pve = new PveClient({
+      baseUrl: 'https://pve.invalid:8006/api2/json',
+      tokenId: 'root@pam!t',
+      tokenSecret: '00000000-0000-0000-0000-000000000000',
+      timeoutMs: 10_000,
+      binding: {
+        fetch: async () =>
+          new Response(endless, {
+            headers: { 'Content-Type': 'application/json', 'Content-Length': '100' },
+          }),
+      },
+    });
+    await expect(pve.get('/cluster/resources', z.array(z.unknown()))).rejects.toThrow(
+      /is larger than 16777216 bytes, over the 16 MiB this server reads/,
+    );
+    expect(pulled).toBeLessThan(MAX_BODY_BYTES + 2 * MiB);
   });
 });

@@ -244,21 +244,19 @@ describe('faults', () => {
     expect(unchunked.replace(/\r\n$/, '')).toHaveLength(100);
   });
 
-  it('refuses gzip without a stream, or over its size', async () => {
-    const c = client();
-    for (const fault of [
-      { path: '.*', gzip: true },
-      { path: '.*', gzip: true, streamBytes: 65 * 1024 * 1024 },
-    ]) {
-      const res = await fetch(`${c.root}/_sim/faults`, {
-        method: 'POST',
-        body: JSON.stringify(fault),
-      });
-      expect([res.status, await res.text()]).toEqual([
-        400,
-        expect.stringContaining("'gzip' must be true or false, and true only with a streamBytes"),
-      ]);
-    }
+  const DROP_ALONE = "'drop' is a fault of its own: not with 'hang' or 'streamBytes'";
+  const GZIP_STREAM = "'gzip' must be true or false, and true only with a streamBytes";
+  it.each([
+    [{ path: '.*', drop: true, hang: true }, DROP_ALONE],
+    [{ path: '.*', drop: true, streamBytes: 100 }, DROP_ALONE],
+    [{ path: '.*', gzip: true }, GZIP_STREAM],
+    [{ path: '.*', gzip: true, streamBytes: 65 * 1024 * 1024 }, GZIP_STREAM],
+  ])('refuses the fault %j', async (fault, message) => {
+    const res = await fetch(`${client().root}/_sim/faults`, {
+      method: 'POST',
+      body: JSON.stringify(fault),
+    });
+    expect([res.status, await res.text()]).toEqual([400, expect.stringContaining(message)]);
   });
 
   it('makes the next create task fail with taskExitStatus', async () => {

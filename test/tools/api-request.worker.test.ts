@@ -52,6 +52,30 @@ describe('pve_api_request', () => {
     expect(await sim.writes()).toEqual([]);
   });
 
+  it('takes localhost as a target that names no node (a notification target), not as a clone target', async () => {
+    const matcher = {
+      method: 'POST',
+      path: '/cluster/notifications/matchers',
+      params: { name: 'ops', target: 'localhost' },
+    };
+    const r = await call(client(), 'pve_api_request', matcher);
+    expect(r.structuredContent).toMatchObject({
+      mode: 'preview',
+      request: { params: { name: 'ops', target: 'localhost' } },
+    });
+    const clone = {
+      ...matcher,
+      path: '/nodes/pve1/qemu/100/clone',
+      params: { newid: 106, target: 'localhost' },
+    };
+    const refused = await call(client(), 'pve_api_request', clone);
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(
+      /^- params\.target: must name the node \(e\.g\. pve1\), not localhost/m,
+    );
+    expect(await sim.writes()).toEqual([]);
+  });
+
   it('sends a confirmed write, booleans as 1/0, and points at the task it started', async () => {
     const r = await call(client(), 'pve_api_request', {
       method: 'POST',

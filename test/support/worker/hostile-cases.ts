@@ -249,7 +249,7 @@ const API = rows('pve_api_request', { method: 'GET', path: '/version' }, [
   ],
   [
     "an HA move's node param named LocalHost",
-    { method: 'POST', path: '/cluster/ha/resources/vm:100/migrate', params: { node: 'LocalHost' } },
+    { method: 'POST', path: '/cluster/ha/resources/100/migrate', params: { node: 'LocalHost' } },
     'params.node',
   ],
   [

@@ -20,7 +20,8 @@ export interface Envelope {
  * `scrub` removes configured secrets from an error's text before any of it is cut to a first line
  * or a length: cut first, a secret split by the cut would leave its first part behind.
  * `framed`: the answer came over HTTP from the runtime's own fetch, which reads a body framed by
- * its length to that length and no further (see readText); not through a binding.
+ * its length to that length and no further (see readText); not through a binding. Unless told,
+ * every body is read piece by piece, counted.
  */
 export async function readData(
   response: Response,
@@ -28,7 +29,7 @@ export async function readData(
   fail: Fail,
   timeoutMs: number,
   scrub: (text: string) => string = (text) => text,
-  framed = true,
+  framed = false,
 ): Promise<Envelope> {
   const { status } = response;
   const contentType = response.headers.get('content-type') ?? '';

@@ -1,8 +1,8 @@
 // The benchmark's bare Worker: one route, one Proxmox GET (the same one pve_list_vms makes, with
 // the same redirect and timeout settings as our client), nothing else: no MCP, no sign-in, no
 // policy. What any Worker in front of Proxmox pays. `?gets=2` makes the GET twice, one after the
-// other: the difference is what one more upstream GET costs a Worker. Each GET's time, as the Worker's
-// own clock (workerd's, in whole milliseconds) measures it, goes back in Server-Timing.
+// other: the difference is what one more upstream GET costs a Worker. Each GET's time, as the
+// Worker's own clock (workerd's, in whole milliseconds) measures it, goes back in Server-Timing.
 
 interface BareEnv {
   PVE_BASE_URL: string;

@@ -137,6 +137,22 @@ export class Unread {
 }
 
 /**
+ * Marks the facts of a guest that does not exist (Proxmox says its id is free): it has none of
+ * them, so every `target.` path is missing, and a refusal says why.
+ */
+export const NO_SUCH_GUEST: unique symbol = Symbol('no such guest');
+
+/** The facts of a guest that does not exist: none, and said so. */
+export function noSuchGuest(): Readonly<Record<string, unknown>> {
+  return { [NO_SUCH_GUEST]: true };
+}
+
+/** Whether `facts` are those of a guest that does not exist. */
+export function isNoSuchGuest(facts: Readonly<Record<string, unknown>> | undefined): boolean {
+  return facts !== undefined && NO_SUCH_GUEST in facts;
+}
+
+/**
  * A guest none of whose facts is known, and why: a rule that needs one of them throws
  * UnknownReached (the rules before it decide without them).
  */

@@ -11,6 +11,7 @@ import {
   judgeCondition,
   type CallView,
   type GuestKey,
+  isNoSuchGuest,
   type Refusal,
   type ToolArgs,
   unknownTarget,
@@ -472,7 +473,8 @@ function describe(cond: Condition, kind: RuleKind, refusal: Refusal, call: CallV
 /** What has no value at a path: the call's arguments, or the guest it acts on (or none). */
 function whoLacks(path: string, call: CallView): string {
   if (!path.startsWith('target.')) return 'this call leaves it out';
-  return call.target ? 'the guest has none' : 'this call acts on no guest';
+  if (!call.target) return 'this call acts on no guest';
+  return isNoSuchGuest(call.target) ? 'the guest does not exist' : 'the guest has none';
 }
 
 /** How an approve_if's reason begins (the call is asked about, not refused). */

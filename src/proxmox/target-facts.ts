@@ -10,13 +10,16 @@
 // gives it (as its qmpstatus read after the list has). Every other read shares one deadline.
 // Each is kept for the rest of the call (PveClient.shared): what the person asked, or the
 // preview, is shown of the guest (the blast radius) reuses it; a fresh read, after a person's
-// answer, keeps nothing read before it. A fact that cannot be read in time, or at all, is an
-// Unread with the reason: the rules that reach it refuse the call (fail closed).
+// answer, keeps nothing read before it. A guest missing from the list costs one more request
+// (nextid: does it exist?): one that does not has no facts, one the token may not see has them
+// unread. A fact that cannot be read in time, or at all, is an Unread with the reason: the rules
+// that reach it refuse the call (fail closed).
 
 import { z } from 'zod';
-import { Unread } from '../policy/conditions';
+import { noSuchGuest, Unread } from '../policy/conditions';
 import { tokenHolds, whyUnreadable } from './blast-radius';
 import type { PveClient } from './client';
+import { PveError } from './errors';
 import { type GuestRef, guestPath, processStatus, type VmType } from './guest-state';
 import { tagList } from './formats';
 import {
@@ -25,6 +28,7 @@ import {
   guestConfig,
   type GuestStatus,
   guestStatus,
+  nextId,
   numeric,
   parseEach,
   resourceItem,
@@ -65,9 +69,10 @@ const OWN_FACTS: ReadonlySet<string> = new Set([
  * The `wanted` facts of guest `vmid`: from its own status where the call reads that to show it
  * (`at`: where the call says the guest is) and it answers them all; else from the cluster's
  * resources (node-independent: found wherever it runs). A guest this server's API token cannot
- * see is read as no fact at all, never as a guest without tags, unless the call makes a guest
- * where there is none (`absent`: its facts then). `fresh`: read again, after a person's answer;
- * nothing the call read before is shared after it.
+ * see is read as no fact at all, never as a guest without tags. One that does not exist (its id
+ * is free) has none, or, where the call makes a guest there, the `absent` facts of the one it
+ * makes. `fresh`: read again, after a person's answer; nothing the call read before is shared
+ * after it.
  */
 export async function readTargetFacts(
   pve: PveClient,
@@ -98,11 +103,14 @@ export async function readTargetFacts(
   } catch (err) {
     return unread(`the cluster's resources: ${whyUnreadable(err)}`);
   }
-  if (!entry && absent) return only(absent, wanted);
-  if (!entry)
-    return unread(
-      `guest ${vmid} is not among the cluster's resources this server's API token sees`,
-    );
+  if (!entry) {
+    // Not listed: no such guest, or one this server's API token may not see (Proxmox lists only
+    // the guests a token may audit). Proxmox says which.
+    const inUse = await idInUse(pve, vmid, left);
+    if (inUse === false) return absent ? only(absent, wanted) : noSuchGuest();
+    const unseen = `guest ${vmid} is not among the cluster's resources this server's API token sees`;
+    return unread(inUse === true ? `${unseen}, but its id is in use` : `${unseen}; ${inUse.why}`);
+  }
   const guest = { node: entry.node, vm_type: entry.type, vmid };
   const [pool, more] = await Promise.all([
     wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left, fresh) : null,
@@ -174,6 +182,32 @@ function judgedTags(raw: string | undefined): string[] {
   return tagList(raw)
     .map((t) => t.toLowerCase())
     .sort();
+}
+
+/**
+ * Whether guest `vmid` exists, wherever it is and whoever may see it: Proxmox answers nextid for
+ * any token (`user: all`) from the cluster's own list of ids, and refuses an id in use ("VM 200
+ * already exists"). An Unread where it did not say.
+ */
+async function idInUse(
+  pve: PveClient,
+  vmid: number,
+  left: () => { timeoutMs: number },
+): Promise<boolean | Unread> {
+  try {
+    const free = await pve.get('/cluster/nextid', nextId, { vmid }, left());
+    return free === vmid
+      ? false
+      : new Unread(`whether guest ${vmid} exists: Proxmox offered id ${free} instead`);
+  } catch (err) {
+    if (
+      err instanceof PveError &&
+      err.failure.kind === 'invalid_parameters' &&
+      /already exists/.test(err.failure.params.vmid ?? '')
+    )
+      return true;
+    return new Unread(`whether guest ${vmid} exists: ${whyUnreadable(err)}`);
+  }
 }
 
 /**

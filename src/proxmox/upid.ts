@@ -28,11 +28,13 @@ export function parseUpid(text: string): Upid | null {
 
 /**
  * The guest a task is of, when its id names one: guest tasks (qmstart, vzdump, qmigrate...) carry
- * the vmid as their id; others a storage, a service or nothing.
+ * the vmid as their id; others a storage, a service or nothing, and Ceph's OSD tasks
+ * (cephcreateosd, cephdestroyosd) the OSD's number, which is no guest's.
  */
 export function guestOfUpid(text: string): { vmid: number } | null {
-  const id = parseUpid(text)?.id ?? '';
-  return /^[1-9]\d{2,8}$/.test(id) ? { vmid: Number(id) } : null;
+  const task = parseUpid(text);
+  if (!task || task.type.startsWith('ceph')) return null;
+  return /^[1-9]\d{2,8}$/.test(task.id) ? { vmid: Number(task.id) } : null;
 }
 
 /** A finished task succeeded iff its exit status is OK or only warnings. */

@@ -393,6 +393,9 @@ describe('what a record tells of its guest', () => {
     expect(task.target!({ node: 'pve1', upid: upid('vzdump', '201') })).toEqual({ vmid: 201 });
     expect(task.target!({ node: 'pve1', upid: upid('aptupdate', '') })).toBeNull();
     expect(task.target!({ node: 'pve1', upid: upid('imgcopy', 'local') })).toBeNull();
+    // Ceph's OSD tasks carry the OSD's number, which is no guest's.
+    expect(task.target!({ node: 'pve1', upid: upid('cephdestroyosd', '120') })).toBeNull();
+    expect(task.target!({ node: 'pve1', upid: upid('qmdestroy', '120') })).toEqual({ vmid: 120 });
   });
 
   it('an argument the record lost that names the guest: its facts are unknown', () => {

@@ -342,12 +342,51 @@ describe('a policy over what a call touches', () => {
     expect(await sim.writes()).toEqual([]);
   });
 
-  it('a guest the token cannot see is no guest without tags: its facts are unknown, the call refused', async () => {
-    const result = await call(client, 'pve_stop_vm', { node: 'pve2', vmid: 4242, confirm: true });
-    expect(text(result)).toContain(
-      "target.tags of the guest could not be read from Proxmox (guest 4242 is not among the cluster's resources this server's API token sees)",
+  it('a guest that does not exist has no facts: its backup is deleted, a rule on its pool says it does not exist', async () => {
+    // VM 104 (pool lab, stopped, untagged) is backed up, then destroyed.
+    const made = await call(client, 'pve_create_backup', {
+      node: 'pve2',
+      vmid: 104,
+      storage: 'local',
+      confirm: true,
+      wait: true,
+    });
+    expect(made.isError, text(made)).toBeFalsy();
+    const gone = await call(client, 'pve_delete_vm', {
+      node: 'pve2',
+      vmid: 104,
+      confirm: true,
+      wait: true,
+    });
+    expect(gone.isError, text(gone)).toBeFalsy();
+    const listed = await call(client, 'pve_list_backups', {
+      node: 'pve2',
+      storage: 'local',
+      vmid: 104,
+    });
+    const volume = (listed.structuredContent!.backups as { volid: string }[])[0]!.volid;
+    await sim.clearLog();
+    // Not among the cluster's resources, and its id is free: no guest, so no tag of its fires.
+    await wrote(
+      'pve_delete_backup',
+      { node: 'pve2', volume },
+      `DELETE /nodes/pve2/storage/local/content/${volume}`,
     );
-    expect(await sim.writes()).toEqual([]);
+    expect((await sim.requestLines()).slice(0, 2)).toEqual([
+      RESOURCES,
+      'GET /api2/json/cluster/nextid',
+    ]);
+    await sim.clearLog();
+    // A rule that requires a fact of it is not met, and the refusal says why.
+    const result = await call(client, 'pve_start_vm', { node: 'pve2', vmid: 104, confirm: true });
+    expect(result.structuredContent!.policy).toMatchObject({
+      decision: 'deny',
+      rule: '/tools/pve_start_vm/require/0',
+    });
+    expect(text(result)).toBe(
+      '[POLICY DENIED] Denied by policy: target.pool is required (it must satisfy eq "lab") and the guest does not exist.',
+    );
+    expect(await sim.requestLines()).toEqual([RESOURCES, 'GET /api2/json/cluster/nextid']);
   });
 
   it("a guest's own status answers a read tool's rules and its answer: one request", async () => {

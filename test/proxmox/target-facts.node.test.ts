@@ -3,7 +3,7 @@
 // keeps nothing the call read before it, whichever request answers the facts then.
 
 import { describe, expect, it } from 'vitest';
-import { Unread } from '../../src/policy/conditions.ts';
+import { isNoSuchGuest, Unread } from '../../src/policy/conditions.ts';
 import type { PveClient } from '../../src/proxmox/client.ts';
 import { guestAt, readGuestState } from '../../src/proxmox/guest-state.ts';
 import { readTargetFacts, TARGET_FACTS_BUDGET_MS } from '../../src/proxmox/target-facts.ts';
@@ -67,5 +67,56 @@ describe("a guest's facts", () => {
       'GET /cluster/resources',
       'GET /nodes/pve1/qemu/100/status/current',
     ]);
+  });
+
+  it('of a guest that does not exist are none, said so; Proxmox is asked whether its id is in use', async () => {
+    const pve = pveFor(client());
+    const facts = await readTargetFacts(pve, { vmid: 4242 }, new Set(['tags', 'pool']));
+    expect(Object.keys(facts)).toEqual([]);
+    expect(isNoSuchGuest(facts)).toBe(true);
+    expect(sent(pve)).toEqual(['GET /cluster/resources', 'GET /cluster/nextid']);
+    // Where the call makes the guest, the facts of the one it makes.
+    const made = await readTargetFacts(
+      pve,
+      { vmid: 4242, absent: { tags: [], template: false } },
+      new Set(['tags']),
+    );
+    expect(made).toEqual({ tags: [] });
+    expect(isNoSuchGuest(made)).toBe(false);
+  });
+
+  it("of a guest the server's token may not see are unread, never none: its id is in use", async () => {
+    // alice's token sees the lab pool's guests only: VM 100 (pool prod) is not listed for it.
+    const pve = pveFor(client(), 'alice');
+    const facts = await readTargetFacts(pve, { vmid: 100 }, new Set(['tags']));
+    expect(facts.tags).toBeInstanceOf(Unread);
+    expect((facts.tags as Unread).why).toBe(
+      "guest 100 is not among the cluster's resources this server's API token sees, but its id is in use",
+    );
+    expect(isNoSuchGuest(facts)).toBe(false);
+    // So too where the call would make a guest at that id: it is there, unseen.
+    const over = await readTargetFacts(
+      pve,
+      { vmid: 100, absent: { tags: [], template: false } },
+      new Set(['tags']),
+    );
+    expect(over.tags).toBeInstanceOf(Unread);
+  });
+
+  it('of a guest not listed, where Proxmox does not say whether its id is in use, are unread', async () => {
+    const sim = client();
+    const pve = pveFor(sim);
+    await sim.fault({
+      path: '^/cluster/nextid$',
+      status: 500,
+      contentType: 'application/json;charset=UTF-8',
+      body: { data: null, message: "cfs-lock 'file-vmids' error: got lock request timeout\n" },
+    });
+    const facts = await readTargetFacts(pve, { vmid: 4242 }, new Set(['tags']));
+    expect(facts.tags).toBeInstanceOf(Unread);
+    expect((facts.tags as Unread).why).toMatch(
+      /^guest 4242 is not among the cluster's resources this server's API token sees; whether guest 4242 exists: .*got lock request timeout/,
+    );
+    expect(isNoSuchGuest(facts)).toBe(false);
   });
 });

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { describeIssues } from '../../src/calls/issues.ts';
 import type { Identity } from '../../src/core/identity.ts';
 import type { CallTarget } from '../../src/calls/tool-spec.ts';
-import { type CallView, TARGET_FIELDS, Unread } from '../../src/policy/conditions.ts';
+import { type CallView, NEW_FIELDS, TARGET_FIELDS, Unread } from '../../src/policy/conditions.ts';
 import {
   decidesWithoutTarget,
   evaluatePolicy,
@@ -111,8 +111,9 @@ function run(argv: string[], out: CliOutput): number {
     tool: call.tool,
     args: args ? policyView(args) : {},
     ...(aimed?.vmid !== undefined ? { guest: aimed.vmid } : {}),
-    // A clone's new guest (new.*) is its own arguments, known here as on the server.
-    ...(args && tool?.makes ? { made: tool.makes(args) ?? undefined } : {}),
+    // A clone's new guest (new.*) as its arguments make it; what it takes from its source (its
+    // tags, a name) the server reads from Proxmox, which this offline check cannot (noted below).
+    ...(args && tool?.makes ? { made: tool.makes(args, {}) ?? undefined } : {}),
   };
   const dryRun = (args && tool?.dryRun?.(args)) ?? false;
   const asServer = { policy, identity, now, dryRun };
@@ -152,26 +153,37 @@ function run(argv: string[], out: CliOutput): number {
 }
 
 /**
- * A tool's own rules on target.* where the tool acts on no guest (a list, the version): they
- * could never judge a fact, so a deny_if would never fire, a require never be met and an
- * approve_if never ask. (An all_tools rule is for the tools that have a guest, and is not one of
- * these.)
+ * A tool's own rules on a guest's facts that no call of it can have: `target.` where the tool
+ * acts on no guest (a list, the version), `new.` where it makes none, and on a create's `target.`
+ * (the guest it makes) a fact no guest has before it exists (its status, lock, HA state...). A
+ * deny_if on one would never fire, a require never be met and an approve_if never ask. (An
+ * all_tools rule is for the tools that have such a guest, and is not one of these.)
  */
 function rulesOnNoGuest(policy: CompiledPolicy): string[] {
   return Object.entries(policy.doc.tools).flatMap(([name, rules]) => {
-    if (TOOLS.find((t) => t.name === name)?.target) return [];
+    const tool = TOOLS.find((t) => t.name === name);
+    const why = (path: string): string | null => {
+      const [root, fact] = path.split('.');
+      if (root === 'target' && !tool?.target)
+        return 'acts on no guest, so no target fact reaches it';
+      if (root === 'new' && !tool?.makes) return 'makes no guest, so no new fact reaches it';
+      if (root === 'target' && tool?.targetsWhatItMakes && !MADE_FACTS.has(fact ?? ''))
+        return `acts on the guest it makes, which has no ${fact} before it exists (only ${[...MADE_FACTS].join(', ')})`;
+      return null;
+    };
     return (['deny_if', 'require', 'approve_if'] as const).flatMap((kind) =>
       (rules[kind] ?? []).flatMap((cond, i) =>
-        [cond.path, cond.when?.path]
-          .filter((path): path is string => path?.startsWith('target.') === true)
-          .map(
-            (path) =>
-              `/tools/${name}/${kind}/${i}: ${path}: ${name} acts on no guest, so no target fact reaches it`,
-          ),
+        [cond.path, cond.when?.path].flatMap((path) => {
+          const wrong = path === undefined ? null : why(path);
+          return wrong ? [`/tools/${name}/${kind}/${i}: ${path}: ${name} ${wrong}`] : [];
+        }),
       ),
     );
   });
 }
+
+/** The facts a guest has before it exists, as a create's `target.` (and any `new.`) has them. */
+const MADE_FACTS: ReadonlySet<string> = new Set([...NEW_FIELDS, 'cluster']);
 
 /** What the server judges a call with, besides the call. */
 interface ServerView {

@@ -76,6 +76,8 @@ interface Call {
   factsRead?: ReadonlySet<string>;
   /** The facts its policy read before deciding, as stored (see TARGET_KEY). */
   judged?: Readonly<Record<string, unknown>>;
+  /** What the call takes from its source, as `resolve` read it (see Resolved). */
+  inherited?: Readonly<Record<string, unknown>>;
 }
 
 /** A step's answer: the call's end, or what the next step takes. */
@@ -319,6 +321,7 @@ async function resolve(call: Call, identity: Identity, parsed: Parsed): Promise<
   // Recorded before anything more is read: a read that fails leaves the arguments in the record.
   facts.args = redact(call, withInherited);
   facts.argKeys = Object.keys(shown);
+  call.inherited = resolved.inherited;
   call.readTarget = targetReader(call, resolved.args);
   let judged: Record<string, unknown> | undefined;
   try {
@@ -361,7 +364,7 @@ function factsInput(call: Call, { args, inherited, identity }: Resolved): FactsI
     now: host.clock.now(),
     target: call.readTarget,
     guest: guestKey(tool.target?.(args)?.vmid, host.clusters.length > 1 ? call.cluster : undefined),
-    made: tool.makes?.(args) ?? undefined,
+    made: tool.makes?.(args, inherited) ?? undefined,
   };
 }
 
@@ -621,7 +624,8 @@ function recheckPolicy(
       target = { ...Object.fromEntries(unread.map((fact) => [fact, why])), ...call.target };
     target = { ...target, ...own };
   }
-  const view = { tool: tool.name, args, target, made: tool.makes?.(next) ?? undefined };
+  const made = tool.makes?.(next, call.inherited ?? {}) ?? undefined;
+  const view = { tool: tool.name, args, target, made };
   const judge = (approved: boolean) =>
     evaluatePolicy(active.policy, { ...view, approved }, identity, null, host.clock.now());
   const elsewhere = cluster !== undefined && cluster !== call.cluster;

@@ -81,7 +81,8 @@ export function shadowDisagreement(
       recorded.facts,
       typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined,
     );
-    then = judge(shadow.policy, recorded.view, target, recordedMade(input.makesOf, recorded.args));
+    const made = recordedMade(input.makesOf, recorded.args, recorded.inherited);
+    then = judge(shadow.policy, recorded.view, target, made);
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
     then = { decision: 'unknown', rule: err.rule };

@@ -147,10 +147,19 @@ export interface ToolSpec<
    */
   target?(args: z.output<I>): CallTarget | null;
   /**
-   * The guest the call makes beside the one it acts on (a clone's new guest), as the call would
-   * make it, for the policy's `new.` rules. Absent, or null: it makes none.
+   * The guest the call acts on is always the one it makes (a create): its `target.` facts are
+   * only those a guest has before it exists (NEW_FIELDS), never its status, lock or HA state.
    */
-  makes?(args: z.output<I>): Readonly<Record<string, unknown>> | null;
+  targetsWhatItMakes?: boolean;
+  /**
+   * The guest the call makes beside the one it acts on (a clone's new guest), as the call would
+   * make it, for the policy's `new.` rules: from its arguments, and what `resolve` read it takes
+   * from its source (`inherited`: empty where nothing was read). Absent, or null: it makes none.
+   */
+  makes?(
+    args: z.output<I>,
+    inherited: Readonly<Record<string, unknown>>,
+  ): Readonly<Record<string, unknown>> | null;
   /**
    * The exact requests this call would send, one row per request and parameter, for the person
    * asked to approve it (null: not known before running). Write tools have it from their plan

@@ -84,6 +84,16 @@ export function tagList(tags: string | undefined): string[] {
   return tags ? tags.split(/[;, ]+/).filter(Boolean) : [];
 }
 
+/**
+ * A guest's tags as rules judge them (`target.tags`, `new.tags`), lower-case and in one order, so
+ * that tags read twice compare equal (an approval is bound to them).
+ */
+export function judgedTags(raw: string | undefined): string[] {
+  return tagList(raw)
+    .map((t) => t.toLowerCase())
+    .sort();
+}
+
 /** `pve-tag-list`: tags separated by `;` (or `,` or spaces), each a `pve-tag`; kept lower-case, once each. */
 export function parseTagList(
   value: string | readonly string[],

@@ -21,7 +21,7 @@ import { tokenHolds, whyUnreadable } from './blast-radius';
 import type { PveClient } from './client';
 import { PveError } from './errors';
 import { type GuestRef, guestPath, processStatus, type VmType } from './guest-state';
-import { tagList } from './formats';
+import { judgedTags } from './formats';
 import {
   anyList,
   boolish,
@@ -172,16 +172,6 @@ async function ownFacts(
     ...more,
   };
   return only(facts, wanted);
-}
-
-/**
- * A guest's tags as rules judge them, lower-case and in one order, so that facts read twice
- * compare equal (an approval is bound to them).
- */
-function judgedTags(raw: string | undefined): string[] {
-  return tagList(raw)
-    .map((t) => t.toLowerCase())
-    .sort();
 }
 
 /**

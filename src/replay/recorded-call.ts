@@ -25,6 +25,11 @@ export interface RecordedCall {
    * UnknownReached (inside an object argument, a lost key is simply not there).
    */
   args: Record<string, unknown>;
+  /**
+   * What the call took from its source (`(inherited)`), parsed; one the record lost, or a name
+   * the tool takes now that the record does not keep, an UnknownValue.
+   */
+  inherited: Record<string, unknown>;
 }
 
 /** How a tool names the guest a call acts on (ToolSpec.target, in calls/tool-spec.ts). */
@@ -33,18 +38,23 @@ export type TargetOf = (
 ) => { vmid: number } | { made: Readonly<Record<string, unknown>>; vmid?: number } | null;
 
 /** How a tool names the guest a call makes beside the one it acts on (ToolSpec.makes). */
-export type MakesOf = (args: Record<string, unknown>) => Readonly<Record<string, unknown>> | null;
+export type MakesOf = (
+  args: Record<string, unknown>,
+  inherited: Readonly<Record<string, unknown>>,
+) => Readonly<Record<string, unknown>> | null;
 
 /**
- * The guest a recorded call made, as its recorded arguments say (a lost one unknown: every fact
- * then); undefined when it made none.
+ * The guest a recorded call made, as its recorded arguments and what it inherited say (a lost
+ * argument unknown: every fact then; a lost inherited value, that fact); undefined when it made
+ * none.
  */
 export function recordedMade(
   makesOf: MakesOf | undefined,
   args: Record<string, unknown>,
+  inherited: Readonly<Record<string, unknown>> = {},
 ): Readonly<Record<string, unknown>> | undefined {
   try {
-    return makesOf?.(args) ?? undefined;
+    return makesOf?.(args, inherited) ?? undefined;
   } catch (err) {
     if (!(err instanceof UnknownReached)) throw err;
     return Object.fromEntries(
@@ -132,19 +142,36 @@ function targetOfRecord(
   return out;
 }
 
-/** `input` null: the server offers the tool no more, so none of its arguments can be read back. */
+/**
+ * `input` null: the server offers the tool no more, so none of its arguments can be read back.
+ * `inherits`: the names the tool takes from its source now (ToolSpec.inherits).
+ */
 export function recordedCall(
   stored: Readonly<Record<string, unknown>>,
   input: z.ZodObject | null,
+  inherits: readonly string[] = [],
 ): RecordedCall {
   const view: Record<string, unknown> = {};
   const args: Record<string, unknown> = {};
+  const took: Record<string, unknown> = {};
   // A whole `(inherited)` replaced by a marker comes only with a whole call's arguments replaced
   // (invalid policy, nested too deep): such records never reached a policy and are not replayed.
   const inherited = own(stored, INHERITED_KEY);
-  if (isRecord(inherited))
-    for (const [key, value] of Object.entries(inherited))
-      put(view, key, readBack(key, value, input).view);
+  const kept = isRecord(inherited) ? inherited : {};
+  for (const [key, value] of Object.entries(kept)) {
+    const back = readBack(key, value, input);
+    put(view, key, back.view);
+    put(took, key, back.view instanceof UnknownValue ? back.view : back.parsed);
+  }
+  // A name the tool takes now that the record does not keep (recorded before the server read it,
+  // or where it read nothing): unknown, not "the source has none". Its own argument, where the
+  // call gave one, stands in front of it below.
+  for (const key of inherits) {
+    if (key in kept) continue;
+    const lost = new UnknownValue(`args.${key}`, 'the record does not keep what it inherited');
+    put(view, key, lost);
+    put(took, key, lost);
+  }
   for (const [key, value] of Object.entries(stored)) {
     if (key === INHERITED_KEY || key === TARGET_KEY) continue;
     const back = readBack(key, value, input);
@@ -160,7 +187,7 @@ export function recordedCall(
     } else put(args, key, back.parsed);
   }
   const facts = keptFacts(stored);
-  return { view, args, ...(facts ? { facts } : {}) };
+  return { view, args, inherited: took, ...(facts ? { facts } : {}) };
 }
 
 /** The facts of its guest a record's arguments keep (TARGET_KEY), as stored; none: undefined. */

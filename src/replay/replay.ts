@@ -50,6 +50,8 @@ export interface ReplayTool {
   target?: TargetOf;
   /** The guest a call makes beside it (recordedMade). */
   makes?: MakesOf;
+  /** What it takes from its source (ToolSpec.inherits): unknown where a record lacks a name. */
+  inherits?: Readonly<Record<string, unknown>>;
 }
 
 export type ReplayRecord = Pick<
@@ -199,7 +201,11 @@ function replayCall(
 ): ReplayAfter {
   const identity = identityOf(record);
   const owner: SlotOwner = { identity, session: record.session };
-  const recorded = recordedCall(record.args, tool?.input ?? null);
+  const recorded = recordedCall(
+    record.args,
+    tool?.input ?? null,
+    Object.keys(tool?.inherits ?? {}),
+  );
   // A record keeps its cluster where the server reached several (its guests then counted per
   // cluster, see guestKey); a record without one was a call to the default, as args.cluster says.
   const cluster = typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined;
@@ -245,7 +251,7 @@ function replayCall(
       typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined,
     ),
     guest: guestKey(recordedGuest(tool?.target, recorded.args), cluster),
-    made: recordedMade(tool?.makes, recorded.args),
+    made: recordedMade(tool?.makes, recorded.args, recorded.inherited),
     ...(approved ? { approved: true } : {}),
   };
   const decide = (view: CallView): Decision =>

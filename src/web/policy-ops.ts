@@ -32,7 +32,13 @@ export const MAX_COMMENT = 500;
 export const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
   TOOLS.map((t) => [
     t.name,
-    { input: t.input, dryRun: t.dryRun, target: t.target, makes: t.makes },
+    {
+      input: t.input,
+      dryRun: t.dryRun,
+      target: t.target,
+      makes: t.makes,
+      inherits: t.inherits,
+    },
   ]),
 );
 

@@ -87,6 +87,7 @@ export function defineCreateTool<I extends z.ZodObject>(spec: CreateSpec<I>): To
     policyFields: spec.policyFields,
     ...(spec.judgedBy ? { judgedBy: spec.judgedBy } : {}),
     target: (args) => ({ made: madeGuest(spec, args as Args), vmid: (args as Args).vmid }),
+    targetsWhatItMakes: true,
     // The guest it makes is also what new.* judges, so one rule can cover creates and clones.
     makes: (args) => madeGuest(spec, args as Args),
     // The policy and the approver see the vmid that will be used, not "whatever is free".

@@ -250,7 +250,10 @@ describe('new.*: the guest a call makes', () => {
 
   it("judges a clone's new guest as the call makes it, beside its source", () => {
     const lab = clonePolicy({ path: 'new.pool', op: 'eq', value: 'lab' });
-    const made = (args: Record<string, unknown>) => clone.makes!(args) ?? undefined;
+    // What the server read of the source (resolve): Proxmox copies its tags, and names a clone
+    // without a name after it.
+    const fromSource = { tags: ['prod', 'web'], name: 'Copy-of-VM-web01' };
+    const made = (args: Record<string, unknown>) => clone.makes!(args, fromSource) ?? undefined;
     const decideClone = (args: Record<string, unknown>) =>
       evaluatePolicy(lab, { tool: CLONE, args, made: made(args) }, alice, null, NOW);
     expect(decideClone({ ...cloneArgs, pool: 'lab' }).kind).toBe('allow');
@@ -263,9 +266,22 @@ describe('new.*: the guest a call makes', () => {
       node: 'pve2',
       vm_type: 'qemu',
       template: false,
-      tags: [],
+      tags: ['prod', 'web'],
       name: 'web-9',
     });
+    expect(made(cloneArgs)).toMatchObject({ name: 'Copy-of-VM-web01', tags: ['prod', 'web'] });
+    const noProd = policy({
+      tools: { [CLONE]: { deny_if: [{ path: 'new.tags', op: 'contains', value: 'prod' }] } },
+    });
+    expect(
+      evaluatePolicy(
+        noProd,
+        { tool: CLONE, args: cloneArgs, made: made(cloneArgs) },
+        alice,
+        null,
+        NOW,
+      ),
+    ).toMatchObject({ kind: 'deny', rule: `/tools/${CLONE}/deny_if/0` });
   });
 
   it('loads new paths for the facts a made guest has, and nothing else', () => {
@@ -297,6 +313,30 @@ describe('new.*: the guest a call makes', () => {
 
   it('replays a recorded clone on its recorded arguments, a lost one unknown', () => {
     expect(recordedMade(clone.makes, { ...cloneArgs, pool: 'lab' })).toMatchObject({ pool: 'lab' });
+    // What it took from its source comes back from the record's (inherited); a record made
+    // before the server kept the tags has them unknown, not none.
+    const inherits = Object.keys(clone.inherits!);
+    const tagged = recordedCall(
+      { ...cloneArgs, '(inherited)': { sockets: 1, tags: ['prod'], name: 'Copy-of-VM-web01' } },
+      clone.input,
+      inherits,
+    );
+    expect(recordedMade(clone.makes, tagged.args, tagged.inherited)).toMatchObject({
+      tags: ['prod'],
+      name: 'Copy-of-VM-web01',
+    });
+    const older = recordedCall(
+      { ...cloneArgs, '(inherited)': { sockets: 1 } },
+      clone.input,
+      inherits,
+    );
+    const noProd = policy({
+      tools: { [CLONE]: { deny_if: [{ path: 'new.tags', op: 'contains', value: 'prod' }] } },
+    });
+    const madeThen = recordedMade(clone.makes, older.args, older.inherited);
+    expect(() =>
+      evaluatePolicy(noProd, { tool: CLONE, args: {}, made: madeThen }, alice, null, NOW),
+    ).toThrow(UnknownReached);
     // The record kept the pool redacted: read back, it is a lost argument.
     const lost = recordedCall({ ...cloneArgs, pool: REDACTED }, clone.input).args;
     const made = recordedMade(clone.makes, lost)!;

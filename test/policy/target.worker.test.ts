@@ -245,6 +245,59 @@ describe('a policy over what a call touches', () => {
     await wrote('pve_restore_backup', { node: 'pve1', volume, vmid: 600 }, 'POST /nodes/pve1/qemu');
   });
 
+  it("a clone's new guest is judged as Proxmox makes it: its source's tags, and the name Proxmox gives it", async () => {
+    const judged = await setPolicy({
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_clone_vm: {
+          deny_if: [{ path: 'new.tags', op: 'contains', value: 'template' }],
+          require: [{ path: 'new.name', op: 'regex', value: '^Copy-of-VM-ci-runner01$' }],
+        },
+      },
+    });
+    try {
+      // Template 9000 is tagged template: so would its clone be.
+      const refused = await call(client, 'pve_clone_vm', {
+        node: 'pve1',
+        source_vmid: 9000,
+        newid: 500,
+        confirm: true,
+      });
+      expect(refused.structuredContent!.policy).toMatchObject({
+        rule: '/tools/pve_clone_vm/deny_if/0',
+      });
+      expect(await sim.writes()).toEqual([]);
+      // VM 103 (ci-runner01, tagged ci), cloned without a name.
+      const made = await call(client, 'pve_clone_vm', {
+        node: 'pve2',
+        source_vmid: 103,
+        newid: 501,
+        full: true,
+        confirm: true,
+        wait: true,
+      });
+      expect(made.isError, text(made)).toBeFalsy();
+      expect(made.structuredContent?.policy).toBeUndefined();
+      // What the rules judged is what Proxmox made.
+      const config = (await sim.guest(501)).config;
+      expect({ name: config.name, tags: config.tags }).toEqual({
+        name: 'Copy-of-VM-ci-runner01',
+        tags: 'ci',
+      });
+      // The record keeps them beside what else the clone took from its source.
+      const [record] = await auditRecords(
+        (r) => r.tool === 'pve_clone_vm' && r.args.newid === 501 && r.decision === 'allow',
+      );
+      expect(record!.args['(inherited)']).toMatchObject({
+        tags: ['ci'],
+        name: 'Copy-of-VM-ci-runner01',
+      });
+    } finally {
+      await judged.restore();
+    }
+  });
+
   it('a guest whose node does not report it: its template flag is unknown, a delete refused, naming why', async () => {
     await sim.setNode('pve1', 'offline');
     try {

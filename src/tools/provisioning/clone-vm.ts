@@ -10,6 +10,7 @@ import { IPCONFIG_FORMAT } from '../../proxmox/cloud-init';
 import { RESIZE_FIELDS, describeBytes, resizedBytes } from '../../proxmox/disk-size';
 import { bootDisk, guestDisks, hasCloudInitDrive } from '../../proxmox/guest-disks';
 import { NET_FORMAT, fieldsOf, parseNet } from '../../proxmox/qemu-options';
+import { judgedTags } from '../../proxmox/formats';
 import { propertyValue } from '../../core/property-value';
 import { guestConfig, nextId } from '../../proxmox/schemas';
 import { cloneInput, cloneSteps, setsCloudInit, type CloneArgs } from './clone-input';
@@ -107,7 +108,8 @@ function judge(
  * What a clone takes from its source config (Proxmox's defaults where the config says nothing):
  * memory, cores and net0 where the call does not set them, sockets, and disk_gib, the size of
  * all its disks together after the resize ("unknown" when a disk's size is not in the config: a
- * cap then refuses rather than guess).
+ * cap then refuses rather than guess); its tags, which Proxmox copies (as rules judge tags), and
+ * where the call gives none, the name Proxmox gives it.
  */
 function inheritedFrom(
   config: Readonly<Record<string, string | number>>,
@@ -134,6 +136,8 @@ function inheritedFrom(
       : {}),
     sockets: Number(config.sockets ?? 1),
     disk_gib: bytes === null ? 'unknown' : Math.round((bytes / 1024 ** 3) * 1000) / 1000,
+    tags: judgedTags(config.tags === undefined ? undefined : String(config.tags)),
+    ...(args.name === undefined ? { name: `Copy-of-VM-${config.name ?? args.source_vmid}` } : {}),
   };
 }
 
@@ -150,14 +154,19 @@ export const cloneVm = defineWriteTool({
   title: 'Clone a VM',
   // The source: what a rule on target.* judges; new.* judges the clone as the call makes it.
   target: (args) => ({ vmid: args.source_vmid }),
-  makes: (args) => ({
-    node: args.target ?? args.node,
-    vm_type: 'qemu',
-    template: false,
-    tags: [],
-    ...(args.pool !== undefined ? { pool: args.pool } : {}),
-    ...(args.name !== undefined ? { name: args.name } : {}),
-  }),
+  // As Proxmox makes it: its source's tags, and without a name "Copy-of-VM-<source's name>", both
+  // read from the source before the policy decides (inherited, below).
+  makes: (args, inherited) => {
+    const name = args.name ?? inherited.name;
+    return {
+      node: args.target ?? args.node,
+      vm_type: 'qemu',
+      template: false,
+      ...(inherited.tags !== undefined ? { tags: inherited.tags } : {}),
+      ...(args.pool !== undefined ? { pool: args.pool } : {}),
+      ...(name !== undefined ? { name } : {}),
+    };
+  },
   destructive: false,
   idempotent: false,
   policyFields: {
@@ -175,6 +184,8 @@ export const cloneVm = defineWriteTool({
     net0: fieldsOf(NET_FORMAT),
     sockets: null,
     disk_gib: null,
+    tags: null,
+    name: null,
   },
   async resolve(args, ctx) {
     const filled: string[] = [];

@@ -418,6 +418,34 @@ describe('npm run policy -- explain', () => {
     expect(r.out).not.toContain('pve_stop_vm acts on no guest');
   });
 
+  it("check refuses new.* on a tool that makes no guest, and a create's target fact no new guest has", () => {
+    const r = run(
+      'check',
+      file('unmade.json', {
+        version: '1',
+        default: 'deny',
+        tools: {
+          pve_start_vm: { require: [{ path: 'new.pool', op: 'eq', value: 'lab' }] },
+          pve_create_qemu_vm: {
+            require: [
+              { path: 'target.status', op: 'eq', value: 'stopped' },
+              { path: 'target.pool', op: 'eq', value: 'lab' },
+            ],
+          },
+          pve_clone_vm: {
+            deny_if: [{ path: 'target.status', op: 'eq', value: 'running' }],
+            require: [{ path: 'new.pool', op: 'eq', value: 'lab' }],
+          },
+        },
+      }),
+    );
+    expect(r.status).toBe(1);
+    expect(r.out.split('\n').filter((line) => line.startsWith('- '))).toEqual([
+      '- /tools/pve_start_vm/require/0: new.pool: pve_start_vm makes no guest, so no new fact reaches it',
+      '- /tools/pve_create_qemu_vm/require/0: target.status: pve_create_qemu_vm acts on the guest it makes, which has no status before it exists (only pool, tags, name, node, template, vm_type, cluster)',
+    ]);
+  });
+
   it('explains a require on an argument the call leaves out as a denial, and notes what the server fills in', () => {
     const policy = file('require.json', {
       version: '1',

@@ -18,10 +18,13 @@ export interface BackupArchive {
   readonly path: string;
 }
 
-/** check_volume_access($rpcenv, $user, $cfg, $vmid, $archive, 'backup'). */
+/**
+ * check_volume_access($rpcenv, $user, $cfg, $vmid, $archive, 'backup'); `vmid` undefined where
+ * the caller names no guest (extractconfig).
+ */
 export function checkBackupAccess(
   ctx: HandlerContext,
-  vmid: number,
+  vmid: number | undefined,
   archive: string,
 ): BackupArchive {
   if (!parseVolumeId(archive)) {

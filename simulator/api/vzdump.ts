@@ -10,10 +10,11 @@ import { notesTemplateError } from '../cluster/backups.ts';
 import { splitList } from '../schema/formats.ts';
 import { parsePropertyString } from '../schema/schema-check.ts';
 import { BACKUP_FLEECING_FORMAT } from '../schema/backup-formats.ts';
-import { paramError } from '../schema/pve-error.ts';
+import { dieError, paramError } from '../schema/pve-error.ts';
 import type { KeySchema, PropSchema } from '../schema/schema-types.ts';
 import { asStrings, requestNode } from './guest-helpers.ts';
 import { NODE_PARAM, optional, type HandlerContext, type Route } from './handler-context.ts';
+import { archiveVolume, checkBackupAccess } from './restore-common.ts';
 import { spawnVzdumpTask } from './vzdump-task.ts';
 
 const perlTrue = (value: string | undefined) =>
@@ -137,6 +138,28 @@ const VZDUMP_SCHEMA: Readonly<Record<string, KeySchema>> = {
   zstd: opt('integer'),
 };
 
+/**
+ * GET /nodes/{node}/vzdump/extractconfig: the config a backup holds, as the archive keeps its
+ * file (qemu-server.conf, pct.conf): the description as `#` lines, then each key, sorted, as
+ * PVE writes a guest's config. check_volume_access with no vmid: Datastore.AllocateSpace on the
+ * storage and VM.Backup on the guest it is of, unless Datastore.Allocate.
+ */
+function extractConfig(ctx: HandlerContext): unknown {
+  const node = requestNode(ctx);
+  const volume = String(ctx.params.volume ?? '');
+  const archive = checkBackupAccess(ctx, undefined, volume);
+  const found = archiveVolume(ctx, archive, node.name);
+  if (!found) throw dieError(`unable to open file '${archive.path}' - No such file or directory`);
+  const { description, ...config } = found.backupConfig ?? {};
+  const comments = description === undefined ? [] : String(description).split('\n');
+  return [
+    ...comments.map((line) => `#${line}\n`),
+    ...Object.keys(config)
+      .sort()
+      .map((key) => `${key}: ${config[key]}\n`),
+  ].join('');
+}
+
 export const VZDUMP_ROUTES: readonly Route[] = [
   {
     method: 'POST',
@@ -144,5 +167,12 @@ export const VZDUMP_ROUTES: readonly Route[] = [
     permissions: ALL_USERS,
     schema: VZDUMP_SCHEMA,
     handle: vzdump,
+  },
+  {
+    method: 'GET',
+    path: '/nodes/{node}/vzdump/extractconfig',
+    permissions: ALL_USERS,
+    schema: { node: NODE_PARAM, volume: { type: 'string' } },
+    handle: extractConfig,
   },
 ];

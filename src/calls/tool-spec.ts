@@ -87,6 +87,11 @@ export type CallTarget =
        * are read; ../proxmox/target-facts.ts).
        */
       at?: () => { node: string; vm_type: VmType };
+      /**
+       * A restore's backup, where it makes the guest (`absent`): that guest's tags, name and
+       * template flag are those its config holds, read from it when a rule reaches them.
+       */
+      archive?: { node: string; volume: string };
     }
   | { made: Readonly<Record<string, unknown>>; vmid?: number };
 

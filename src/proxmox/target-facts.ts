@@ -80,10 +80,12 @@ export async function readTargetFacts(
     vmid,
     absent,
     at,
+    archive,
   }: {
     vmid: number;
     absent?: Readonly<Record<string, unknown>>;
     at?: () => { node: string; vm_type: VmType };
+    archive?: { node: string; volume: string };
   },
   wanted: ReadonlySet<string>,
   fresh = false,
@@ -107,7 +109,11 @@ export async function readTargetFacts(
     // Not listed: no such guest, or one this server's API token may not see (Proxmox lists only
     // the guests a token may audit). Proxmox says which.
     const inUse = await idInUse(pve, vmid, left);
-    if (inUse === false) return absent ? only(absent, wanted) : noSuchGuest();
+    if (inUse === false && !absent) return noSuchGuest();
+    if (inUse === false) {
+      const restored = archive ? await archivedFacts(pve, archive, wanted, left) : {};
+      return only({ ...absent, ...restored }, wanted);
+    }
     const unseen = `guest ${vmid} is not among the cluster's resources this server's API token sees`;
     return unread(inUse === true ? `${unseen}, but its id is in use` : `${unseen}; ${inUse.why}`);
   }
@@ -172,6 +178,52 @@ async function ownFacts(
     ...more,
   };
   return only(facts, wanted);
+}
+
+/** The facts of a guest a backup's config sets (where a rule reaches one of them). */
+const ARCHIVED: readonly string[] = ['tags', 'name', 'template'];
+
+/**
+ * The tags, name and template flag of the guest a restore makes: those its backup's config holds
+ * (Proxmox's extractconfig: the config file the archive keeps). Each an Unread where it could not
+ * be read; none read where no rule reaches them.
+ */
+async function archivedFacts(
+  pve: PveClient,
+  { node, volume }: { node: string; volume: string },
+  wanted: ReadonlySet<string>,
+  left: () => { timeoutMs: number },
+): Promise<TargetFacts> {
+  if (!ARCHIVED.some((fact) => wanted.has(fact))) return {};
+  let config: Record<string, string>;
+  try {
+    const path = `/nodes/${encodeURIComponent(node)}/vzdump/extractconfig`;
+    config = configFile(await pve.get(path, z.string(), { volume }, left()));
+  } catch (err) {
+    const why = new Unread(`the backup's config: ${whyUnreadable(err)}`);
+    return Object.fromEntries(ARCHIVED.map((fact) => [fact, why]));
+  }
+  // A container's name is its hostname.
+  const name = config.name ?? config.hostname;
+  return {
+    tags: judgedTags(config.tags),
+    template: config.template !== undefined && boolish.parse(config.template),
+    ...(name !== undefined ? { name } : {}),
+  };
+}
+
+/**
+ * A guest's config as Proxmox writes its file: `key: value` lines, the description as `#` lines,
+ * and each snapshot in a `[name]` section after the guest's own keys (left out).
+ */
+function configFile(text: string): Record<string, string> {
+  const config: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (line.startsWith('[')) break;
+    const m = /^([a-z][a-z0-9_-]*):\s*(.*)$/.exec(line);
+    if (m) config[m[1]!] = m[2]!;
+  }
+  return config;
 }
 
 /**

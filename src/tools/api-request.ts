@@ -69,10 +69,25 @@ const output = z.object({
   ...outputExtras,
 });
 
-/** The guest a path names (/nodes/{node}/qemu|lxc/{vmid}...), or null when it names none. */
+/**
+ * The paths that name one guest, its vmid captured: the guest's own (/nodes/{node}/qemu|lxc/
+ * {vmid}/...), its HA resource (/cluster/ha/resources/{vmid}, and /migrate, /relocate: Proxmox
+ * takes a bare vmid for vm:{vmid} or ct:{vmid}, and a path cannot hold the colon), and its
+ * replication jobs ({vmid}-{n}, under /cluster/replication and /nodes/{node}/replication).
+ */
+const GUEST_PATHS: readonly RegExp[] = [
+  /^\/nodes\/[^/]+\/(?:qemu|lxc)\/(\d{1,9})(?:\/|$)/,
+  /^\/cluster\/ha\/resources\/(\d{1,9})(?:\/|$)/,
+  /^\/(?:cluster|nodes\/[^/]+)\/replication\/(\d{1,9})-\d{1,9}(?:\/|$)/,
+];
+
+/** The guest a path names, or null when it names none. */
 function guestOfPath(path: string): { vmid: number } | null {
-  const m = /^\/nodes\/[^/]+\/(?:qemu|lxc)\/(\d{1,9})(?:\/|$)/.exec(path);
-  return m ? { vmid: Number(m[1]) } : null;
+  for (const re of GUEST_PATHS) {
+    const m = re.exec(path);
+    if (m) return { vmid: Number(m[1]) };
+  }
+  return null;
 }
 
 /** Writes are previewed unless confirmed and sent by the kernel; a GET is read at once. */

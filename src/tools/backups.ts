@@ -261,18 +261,15 @@ export const restoreBackup = defineWriteTool({
   destructive: true,
   idempotent: false,
   fills: ['vmid'],
-  // The guest restored over, or (no guest has the id) the one the restore makes.
+  // The guest restored over, or (no guest has the id) the one the restore makes: on its node, of
+  // the backup's kind, with the tags, name and template flag the backup's config holds.
   target: (args) =>
     args.vmid === undefined
       ? null
       : {
           vmid: args.vmid,
-          absent: {
-            node: args.node,
-            vm_type: backupOf(args.volume).kind,
-            template: false,
-            tags: [],
-          },
+          absent: { node: args.node, vm_type: backupOf(args.volume).kind },
+          archive: { node: args.node, volume: args.volume },
         },
   async resolve(args, ctx) {
     if (args.vmid !== undefined) return { args, filled: [] };

@@ -13,6 +13,16 @@ import readme from '../../README.md?raw';
 
 const RULE = '/tools/pve_create_qemu_vm/deny_if';
 
+/** Stands for container 110's backup on pve1's local storage, looked up when a test runs. */
+const CONTAINER_BACKUP = '(container 110 backup)';
+
+async function backupOf110(): Promise<string> {
+  const res = await sim.api('GET', '/nodes/pve1/storage/local/content?content=backup&vmid=110');
+  const [backup] = ((await res.json()) as { data: { volid: string }[] }).data;
+  if (!backup) throw new Error('no backup of 110 on pve1/local');
+  return backup.volid;
+}
+
 describe('the bundled policy.json', () => {
   let client: Client;
   beforeAll(async () => {
@@ -144,11 +154,9 @@ describe('the bundled policy.json', () => {
     [
       'a restore',
       'pve_restore_backup',
-      {
-        node: 'pve1',
-        volume: 'local:backup/vzdump-qemu-100-2026_11_30-02_00_07.vma.zst',
-        confirm: true,
-      },
+      // A backup that is there (container 110's, untagged prod): the guest a restore makes is
+      // judged with the tags its config holds, read from it.
+      { node: 'pve1', volume: CONTAINER_BACKUP, confirm: true },
       /A restore creates a guest, or with force replaces one/,
     ],
     [
@@ -163,7 +171,11 @@ describe('the bundled policy.json', () => {
     ],
   ])(
     'asks a person to approve %s, sending nothing meanwhile',
-    async (_label, tool, args, reason) => {
+    async (_label, tool, given, reason) => {
+      const args =
+        'volume' in given && given.volume === CONTAINER_BACKUP
+          ? { ...given, volume: await backupOf110() }
+          : given;
       await sim.clearLog();
       const result = await call(client, tool, args);
       expect(result.isError).toBe(true);

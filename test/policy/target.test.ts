@@ -438,6 +438,26 @@ describe('what a record tells of its guest', () => {
     expect(task.target!({ node: 'pve1', upid: upid('qmdestroy', '120') })).toEqual({ vmid: 120 });
   });
 
+  it('a raw request is of the guest its path names: its own, its HA resource, its replication jobs', () => {
+    const raw = TOOLS.find((t) => t.name === 'pve_api_request')!;
+    const of = (path: string) => raw.target!({ method: 'PUT', path });
+    expect(of('/nodes/pve1/qemu/100/config')).toEqual({ vmid: 100 });
+    expect(of('/nodes/pve2/lxc/200')).toEqual({ vmid: 200 });
+    expect(of('/cluster/ha/resources/120')).toEqual({ vmid: 120 });
+    expect(of('/cluster/ha/resources/120/migrate')).toEqual({ vmid: 120 });
+    expect(of('/cluster/replication/120-0')).toEqual({ vmid: 120 });
+    expect(of('/nodes/pve2/replication/120-0/schedule_now')).toEqual({ vmid: 120 });
+    for (const path of [
+      '/cluster/ha/resources',
+      '/cluster/ha/groups/g1',
+      '/cluster/replication',
+      '/nodes/pve1/replication',
+      '/nodes/pve1/storage/local/content',
+      '/version',
+    ])
+      expect(of(path), path).toBeNull();
+  });
+
   it('an argument the record lost that names the guest: its facts are unknown', () => {
     const { args } = recordedCall({ node: 'pve1', vmid: REDACTED }, stop.input);
     expect(recordedTarget(stop.target, args)).toBe(UNRECORDED_TARGET);

@@ -213,9 +213,24 @@ describe('a policy over what a call touches', () => {
       { method: 'POST', path: '/nodes/pve2/qemu/103/status/stop' },
       'POST /nodes/pve2/qemu/103/status/stop',
     );
+    // A guest's HA resource and its replication job name it too: VM 120, tagged prod now.
+    const tagged = await sim.api('PUT', '/nodes/pve2/qemu/120/config', { tags: 'prod' });
+    expect(tagged.status).toBe(200);
+    for (const [method, path] of [
+      ['PUT', '/cluster/ha/resources/120'],
+      ['POST', '/cluster/ha/resources/120/migrate'],
+      ['DELETE', '/cluster/replication/120-0'],
+    ] as const) {
+      await sim.clearLog();
+      await refusedAfterOneRead(
+        'pve_api_request',
+        { method, path, params: method === 'PUT' ? { state: 'stopped' } : {} },
+        '/tools/pve_api_request/deny_if/0',
+      );
+    }
   });
 
-  it('backups: a restore over a prod guest and the deletion of its backup are refused; a restore as a new guest goes through', async () => {
+  it("backups: a restore over a prod guest, the deletion of its backup and a restore of it as a new guest are refused; another's restore goes through", async () => {
     const listed = await call(client, 'pve_list_backups', {
       node: 'pve1',
       storage: 'local',
@@ -241,8 +256,36 @@ describe('a policy over what a call touches', () => {
       '/tools/pve_delete_backup/deny_if/0',
     );
     await sim.clearLog();
-    // No guest has 600: the restore is judged as the guest it makes, untagged.
-    await wrote('pve_restore_backup', { node: 'pve1', volume, vmid: 600 }, 'POST /nodes/pve1/qemu');
+    // No guest has 600: the restore is judged as the guest it makes, with the tags its backup's
+    // config holds: VM 100's backup makes a guest tagged prod.
+    const copy = await call(client, 'pve_restore_backup', {
+      node: 'pve1',
+      volume,
+      vmid: 600,
+      confirm: true,
+    });
+    expect(copy.structuredContent!.policy).toMatchObject({
+      rule: '/tools/pve_restore_backup/deny_if/0',
+    });
+    expect(await sim.requestLines()).toEqual([
+      RESOURCES,
+      'GET /api2/json/cluster/nextid',
+      'GET /api2/json/nodes/pve1/vzdump/extractconfig',
+    ]);
+    await sim.clearLog();
+    // Container 110's backup (tagged infra) makes a guest that is not.
+    const listedCt = await call(client, 'pve_list_backups', {
+      node: 'pve1',
+      storage: 'local',
+      vmid: 110,
+    });
+    const ct = (listedCt.structuredContent!.backups as { volid: string }[])[0]!.volid;
+    await sim.clearLog();
+    await wrote(
+      'pve_restore_backup',
+      { node: 'pve1', volume: ct, vmid: 600 },
+      'POST /nodes/pve1/lxc',
+    );
   });
 
   it("a clone's new guest is judged as Proxmox makes it: its source's tags, and the name Proxmox gives it", async () => {

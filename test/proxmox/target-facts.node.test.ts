@@ -103,6 +103,38 @@ describe("a guest's facts", () => {
     expect(over.tags).toBeInstanceOf(Unread);
   });
 
+  it("of the guest a restore makes are its backup's: its tags, name and template flag, read only for a rule", async () => {
+    const sim = client();
+    const pve = pveFor(sim);
+    const listed = await sim.api('GET', '/nodes/pve1/storage/local/content', {
+      query: { content: 'backup', vmid: 100 },
+    });
+    const volume = String((listed.body.data as { volid: string }[])[0]!.volid);
+    const restore = {
+      vmid: 4242,
+      absent: { node: 'pve1', vm_type: 'qemu' },
+      archive: { node: 'pve1', volume },
+    };
+    const made = await readTargetFacts(pve, restore, new Set(['tags', 'name', 'template', 'node']));
+    expect(made).toEqual({ tags: ['prod', 'web'], name: 'web01', template: false, node: 'pve1' });
+    expect(sent(pve)).toEqual([
+      'GET /cluster/resources',
+      'GET /cluster/nextid',
+      'GET /nodes/pve1/vzdump/extractconfig',
+    ]);
+    // A rule on its node alone reads no backup.
+    const onNode = pveFor(sim);
+    expect(await readTargetFacts(onNode, restore, new Set(['node']))).toEqual({ node: 'pve1' });
+    expect(sent(onNode)).not.toContain('GET /nodes/pve1/vzdump/extractconfig');
+    // A backup this server's token may not read: those facts are unread, never "none".
+    const refused = await readTargetFacts(pveFor(sim, 'audit'), restore, new Set(['tags', 'node']));
+    expect(refused.node).toBe('pve1');
+    expect(refused.tags).toBeInstanceOf(Unread);
+    expect((refused.tags as Unread).why).toMatch(
+      /^the backup's config: .*Datastore\.AllocateSpace/,
+    );
+  });
+
   it('of a guest not listed, where Proxmox does not say whether its id is in use, are unread', async () => {
     const sim = client();
     const pve = pveFor(sim);

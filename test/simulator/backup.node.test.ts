@@ -387,3 +387,52 @@ describe('backup volumes: GET and DELETE content/{volume}', () => {
     );
   });
 });
+
+describe('GET /nodes/{node}/vzdump/extractconfig', () => {
+  const extract = (c: SimClient, node: string, volume: string, options = {}) =>
+    c.api('GET', `/nodes/${node}/vzdump/extractconfig`, { query: { volume }, ...options });
+
+  it("answers the config a backup holds as its file's text: description as # lines, keys sorted", async () => {
+    const c = client();
+    // Tagged and described after the backup was taken: the backup keeps the config as it was.
+    const [item] = await backups(c, 'pve1', 'local', 100);
+    const volid = String(item?.volid);
+    const set = await c.api('PUT', '/nodes/pve1/qemu/100/config', {
+      form: { tags: 'changed', description: 'first\nsecond' },
+    });
+    expect(set.status).toBe(200);
+    const res = await extract(c, 'pve1', volid);
+    expect(res.status, res.text).toBe(200);
+    const text = res.body.data as string;
+    const lines = text.split('\n');
+    expect(lines.at(-1)).toBe('');
+    const keys = lines.filter((l) => l && !l.startsWith('#')).map((l) => l.split(':')[0]!);
+    expect(keys).toEqual([...keys].sort());
+    expect(lines).toContain('name: web01');
+    expect(lines).toContain('tags: prod;web');
+    expect(text).not.toContain('changed');
+    // A backup of a guest as it is now carries its description and new tags.
+    const made = await c.api('POST', '/nodes/pve1/vzdump', {
+      form: { vmid: 100, storage: 'local' },
+    });
+    expect((await waitTask(c, made.body.data as string)).exitstatus).toBe('OK');
+    const newest = (await backups(c, 'pve1', 'local', 100)).at(-1);
+    const now = (await extract(c, 'pve1', String(newest?.volid))).body.data as string;
+    expect(now.startsWith('#first\n#second\n')).toBe(true);
+    expect(now.split('\n')).toContain('tags: changed');
+  });
+
+  it('needs Datastore.AllocateSpace and VM.Backup; a volume not on the node is no file', async () => {
+    const c = client();
+    const [item] = await backups(c, 'pve1', 'local', 100);
+    expectError(
+      await extract(c, 'pve1', String(item?.volid), audit),
+      403,
+      'Permission check failed (/storage/local, Datastore.AllocateSpace)',
+    );
+    // local is each node's own: pve2 has no such file.
+    const res = await extract(c, 'pve2', String(item?.volid));
+    expect(res.status).toBe(500);
+    expect(res.body.message).toMatch(/^unable to open file '.*' - No such file or directory\n$/);
+  });
+});

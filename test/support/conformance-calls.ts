@@ -180,6 +180,12 @@ export const CALLS: readonly Call[] = [
     '/nodes/pve1/storage/local/content/iso/debian-13.1.0-amd64-netinst.iso',
   ],
   [
+    'GET /nodes/{node}/vzdump/extractconfig',
+    'GET',
+    '/nodes/pve1/vzdump/extractconfig',
+    { volume: '<backup:pve1:local:100>' },
+  ],
+  [
     'POST /nodes/{node}/qemu',
     'POST',
     '/nodes/pve1/qemu',

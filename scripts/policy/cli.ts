@@ -53,6 +53,8 @@ interface CallJson {
   now?: string;
   /** The facts of the guest the call acts on, for target.* rules (the server reads them). */
   target?: Record<string, unknown>;
+  /** What a clone takes from its source, for args.* and new.* rules (the server reads it). */
+  inherited?: Record<string, unknown>;
 }
 
 /** Runs `check` or `explain` with `argv` (the arguments after the script); answers the exit status. */
@@ -107,13 +109,14 @@ function run(argv: string[], out: CliOutput): number {
   const notes: string[] = [];
   const args = parsed?.success ? (parsed.data as Record<string, unknown>) : undefined;
   const aimed = args && tool?.target ? tool.target(args) : null;
+  const inherited = inheritedOf(tool?.inherits ?? {}, call, out);
   const judged = {
     tool: call.tool,
-    args: args ? policyView(args) : {},
+    // What it takes from its source under its own arguments, as the server's policy sees them.
+    args: args ? policyView({ ...(call.inherited ?? {}), ...args }) : {},
     ...(aimed?.vmid !== undefined ? { guest: aimed.vmid } : {}),
-    // A clone's new guest (new.*) as its arguments make it; what it takes from its source (its
-    // tags, a name) the server reads from Proxmox, which this offline check cannot (noted below).
-    ...(args && tool?.makes ? { made: tool.makes(args, {}) ?? undefined } : {}),
+    // A clone's new guest (new.*) as its arguments and what it takes from its source make it.
+    ...(args && tool?.makes ? { made: tool.makes(args, inherited) ?? undefined } : {}),
   };
   const dryRun = (args && tool?.dryRun?.(args)) ?? false;
   const asServer = { policy, identity, now, dryRun };
@@ -144,9 +147,9 @@ function run(argv: string[], out: CliOutput): number {
     }
   }
   const inherits = Object.keys(tool?.inherits ?? {});
-  if (inherits.length) {
+  if (inherits.length && call.inherited === undefined) {
     out.log(
-      `note: ${call.tool} takes ${inherits.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> see those values; here they saw them missing. Give them as arguments to explain particular values.`,
+      `note: ${call.tool} takes ${inherits.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> and new.* see those values; here rules on args.<name> saw them missing, and new.* facts made from them were unread. Give them under "inherited" (e.g. {"inherited":{"tags":["prod"],"memory":4096}}) to explain particular values.`,
     );
   }
   return decision.kind === 'allow' ? 0 : 3;
@@ -225,6 +228,32 @@ function explainTarget(
     `note: rules on ${wanted.map((f) => `target.${f}`).join(', ')} judge the guest's facts, which the server reads from Proxmox before it decides; here they were not known. Give them under "target" (e.g. {"target":{"tags":["prod"]}}) to explain particular facts.`,
   );
   return Object.fromEntries(wanted.map((fact) => [fact, new Unread('not given to explain')]));
+}
+
+/**
+ * What the call takes from its source, as given to explain (only names the tool takes), or, not
+ * given, each of them unread (the server reads them from Proxmox; this offline check cannot).
+ */
+function inheritedOf(
+  inherits: Readonly<Record<string, unknown>>,
+  call: CallJson,
+  out: CliOutput,
+): Record<string, unknown> {
+  const names = Object.keys(inherits);
+  const given = call.inherited;
+  if (given === undefined)
+    return Object.fromEntries(names.map((name) => [name, new Unread('not given to explain')]));
+  if (
+    typeof given !== 'object' ||
+    given === null ||
+    Object.keys(given).some((k) => !names.includes(k))
+  ) {
+    out.error(
+      `"inherited" is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,
+    );
+    throw new Exit(2);
+  }
+  return given;
 }
 
 /** The names PVE_CLUSTERS gives its clusters, or undefined without it (or when it cannot be read). */

@@ -88,8 +88,16 @@ export type CallTarget =
        */
       at?: () => { node: string; vm_type: VmType };
       /**
-       * A restore's backup, where it makes the guest (`absent`): that guest's tags, name and
-       * template flag are those its config holds, read from it when a rule reaches them.
+       * The call acts on what a guest leaves behind (its backup), so the guest need not exist:
+       * with no guest at the id, its facts are none, or those `archive` keeps. Without it, a call
+       * on a guest that does not exist has its facts unread (Proxmox would refuse it anyway).
+       */
+      gone?: boolean;
+      /**
+       * A backup of the guest: where there is no guest at the id, the guest a restore makes
+       * (`absent`), or the one a deleted backup was of (`gone`), has the tags, name and template
+       * flag its config holds, read from it when a rule reaches them; a restore over a guest adds
+       * its tags to the guest's.
        */
       archive?: { node: string; volume: string };
     }

@@ -142,9 +142,14 @@ export class Unread {
  */
 export const NO_SUCH_GUEST: unique symbol = Symbol('no such guest');
 
-/** The facts of a guest that does not exist: none, and said so. */
-export function noSuchGuest(): Readonly<Record<string, unknown>> {
-  return { [NO_SUCH_GUEST]: true };
+/**
+ * The facts of a guest that does not exist, said so: none, or those something it left behind
+ * keeps (its backup's config).
+ */
+export function noSuchGuest(
+  kept: Readonly<Record<string, unknown>> = {},
+): Readonly<Record<string, unknown>> {
+  return { ...kept, [NO_SUCH_GUEST]: true };
 }
 
 /** Whether `facts` are those of a guest that does not exist. */

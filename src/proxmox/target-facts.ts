@@ -81,11 +81,13 @@ export async function readTargetFacts(
     absent,
     at,
     archive,
+    gone,
   }: {
     vmid: number;
     absent?: Readonly<Record<string, unknown>>;
     at?: () => { node: string; vm_type: VmType };
     archive?: { node: string; volume: string };
+    gone?: boolean;
   },
   wanted: ReadonlySet<string>,
   fresh = false,
@@ -109,22 +111,30 @@ export async function readTargetFacts(
     // Not listed: no such guest, or one this server's API token may not see (Proxmox lists only
     // the guests a token may audit). Proxmox says which.
     const inUse = await idInUse(pve, vmid, left);
-    if (inUse === false && !absent) return noSuchGuest();
+    // No guest has the id. A call that acts on one that must exist is refused, as Proxmox would
+    // refuse it: a guest made at the id before the call is sent would not have been judged.
+    if (inUse === false && !absent && !gone) return unread(`guest ${vmid} does not exist`);
     if (inUse === false) {
-      const restored = archive ? await archivedFacts(pve, archive, wanted, left) : {};
-      return only({ ...absent, ...restored }, wanted);
+      // The guest a restore makes, or, for a call that needs none (a backup's deletion), the guest
+      // as its backup kept it: what the backup's config holds.
+      const kept = archive ? await archivedFacts(pve, archive, wanted, left) : {};
+      return absent ? only({ ...absent, ...kept }, wanted) : noSuchGuest(only(kept, wanted));
     }
     const unseen = `guest ${vmid} is not among the cluster's resources this server's API token sees`;
     return unread(inUse === true ? `${unseen}, but its id is in use` : `${unseen}; ${inUse.why}`);
   }
   const guest = { node: entry.node, vm_type: entry.type, vmid };
-  const [pool, more] = await Promise.all([
+  // A restore over the guest writes its backup's config into it: its tags are judged with the
+  // backup's added (a backup of a prod guest restored over a lab one makes a prod copy).
+  const restores = absent !== undefined && archive !== undefined && wanted.has('tags');
+  const [pool, more, restored] = await Promise.all([
     wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left, fresh) : null,
     extraFacts(pve, guest, wanted, left, fresh, shownThere(at, guest)),
+    restores ? archivedFacts(pve, archive, new Set(['tags']), left) : null,
   ]);
   const facts: TargetFacts = {
     ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
-    tags: judgedTags(entry.tags),
+    tags: withTags(judgedTags(entry.tags), restored?.tags),
     node: entry.node,
     vm_type: entry.type,
     // As rules judge it: a paused VM is running (its QEMU state is qmpstatus).
@@ -205,25 +215,43 @@ async function archivedFacts(
   }
   // A container's name is its hostname.
   const name = config.name ?? config.hostname;
+  const template = config.template === undefined ? false : pveBoolean(config.template);
   return {
     tags: judgedTags(config.tags),
-    template: config.template !== undefined && boolish.parse(config.template),
+    template:
+      template ??
+      new Unread(`the backup's config: template ${JSON.stringify(config.template)} is no boolean`),
     ...(name !== undefined ? { name } : {}),
   };
 }
 
 /**
- * A guest's config as Proxmox writes its file: `key: value` lines, the description as `#` lines,
- * and each snapshot in a `[name]` section after the guest's own keys (left out).
+ * A guest's config as Proxmox reads its file (parse_vm_config): `key: value` lines, the value
+ * without the spaces around it, the description as `#` lines, and a `[name]` section for each
+ * snapshot and the pending changes after the guest's own keys (left out).
  */
 function configFile(text: string): Record<string, string> {
   const config: Record<string, string> = {};
   for (const line of text.split('\n')) {
     if (line.startsWith('[')) break;
-    const m = /^([a-z][a-z0-9_-]*):\s*(.*)$/.exec(line);
+    const m = /^([a-z][a-z0-9_-]*):\s*(.*?)\s*$/.exec(line);
     if (m) config[m[1]!] = m[2]!;
   }
   return config;
+}
+
+/** A boolean as PVE's schema parses one (1, on, yes, true; 0, off, no, false); else undefined. */
+function pveBoolean(text: string): boolean | undefined {
+  if (/^(?:1|on|yes|true)$/i.test(text)) return true;
+  if (/^(?:0|off|no|false)$/i.test(text)) return false;
+  return undefined;
+}
+
+/** A guest's tags with those a restore writes into it added (why they are unknown, if they are). */
+function withTags(own: string[], restored: unknown): string[] | Unread {
+  if (restored === undefined) return own;
+  if (restored instanceof Unread) return restored;
+  return [...new Set([...own, ...(restored as string[])])].sort();
 }
 
 /**

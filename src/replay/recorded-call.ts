@@ -144,12 +144,15 @@ function targetOfRecord(
 
 /**
  * `input` null: the server offers the tool no more, so none of its arguments can be read back.
- * `inherits`: the names the tool takes from its source now (ToolSpec.inherits).
+ * `inherits`: what the tool takes from its source now (ToolSpec.inherits): a name with fields is
+ * a property string, read back with the argument's schema; any other value is read back as it
+ * was stored (the source's, never the caller's: a name Proxmox made need not be one a caller may
+ * give).
  */
 export function recordedCall(
   stored: Readonly<Record<string, unknown>>,
   input: z.ZodObject | null,
-  inherits: readonly string[] = [],
+  inherits: Readonly<Record<string, readonly string[] | null>> = {},
 ): RecordedCall {
   const view: Record<string, unknown> = {};
   const args: Record<string, unknown> = {};
@@ -159,14 +162,14 @@ export function recordedCall(
   const inherited = own(stored, INHERITED_KEY);
   const kept = isRecord(inherited) ? inherited : {};
   for (const [key, value] of Object.entries(kept)) {
-    const back = readBack(key, value, input);
+    const back = readBack(key, value, input, own(inherits, key) !== null);
     put(view, key, back.view);
     put(took, key, back.view instanceof UnknownValue ? back.view : back.parsed);
   }
   // A name the tool takes now that the record does not keep (recorded before the server read it,
   // or where it read nothing): unknown, not "the source has none". Its own argument, where the
   // call gave one, stands in front of it below.
-  for (const key of inherits) {
+  for (const key of Object.keys(inherits)) {
     if (key in kept) continue;
     const lost = new UnknownValue(`args.${key}`, 'the record does not keep what it inherited');
     put(view, key, lost);
@@ -201,6 +204,7 @@ function readBack(
   key: string,
   value: unknown,
   input: z.ZodObject | null,
+  parse = true,
 ): { view: unknown; parsed?: unknown } {
   const field = `args.${key}`;
   if (!input) return { view: new UnknownValue(field, 'the server offers this tool no more') };
@@ -208,7 +212,7 @@ function readBack(
   const whole = losses.find((loss) => loss.path.length === 0);
   if (whole) return { view: new UnknownValue(field, whole.why) };
   // Names the tool does not take (a clone's inherited sockets, disk_gib) were stored as seen.
-  const schema: z.ZodType | undefined = own(input.shape, key);
+  const schema: z.ZodType | undefined = parse ? own(input.shape, key) : undefined;
   let parsed = strip(value, losses);
   if (schema) {
     const result = schema.safeParse(parsed);

@@ -51,7 +51,7 @@ export interface ReplayTool {
   /** The guest a call makes beside it (recordedMade). */
   makes?: MakesOf;
   /** What it takes from its source (ToolSpec.inherits): unknown where a record lacks a name. */
-  inherits?: Readonly<Record<string, unknown>>;
+  inherits?: Readonly<Record<string, readonly string[] | null>>;
 }
 
 export type ReplayRecord = Pick<
@@ -201,11 +201,7 @@ function replayCall(
 ): ReplayAfter {
   const identity = identityOf(record);
   const owner: SlotOwner = { identity, session: record.session };
-  const recorded = recordedCall(
-    record.args,
-    tool?.input ?? null,
-    Object.keys(tool?.inherits ?? {}),
-  );
+  const recorded = recordedCall(record.args, tool?.input ?? null, tool?.inherits);
   // A record keeps its cluster where the server reached several (its guests then counted per
   // cluster, see guestKey); a record without one was a call to the default, as args.cluster says.
   const cluster = typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined;

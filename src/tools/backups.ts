@@ -397,8 +397,12 @@ export const deleteBackup = defineWriteTool({
   title: 'Delete a backup',
   destructive: true,
   idempotent: false,
-  // The guest the backup is of: while it exists, its facts; once gone, they are not known.
-  target: (args) => ({ vmid: backupOf(args.volume).vmid }),
+  // The guest the backup is of: while it exists, its facts; once gone, those its backup keeps.
+  target: (args) => ({
+    vmid: backupOf(args.volume).vmid,
+    gone: true,
+    archive: { node: args.node, volume: args.volume },
+  }),
   async plan(args, ctx) {
     const b = backupOf(args.volume);
     const { found, siblings } = await listedBackup(ctx, args.node, b);

@@ -315,7 +315,7 @@ describe('new.*: the guest a call makes', () => {
     expect(recordedMade(clone.makes, { ...cloneArgs, pool: 'lab' })).toMatchObject({ pool: 'lab' });
     // What it took from its source comes back from the record's (inherited); a record made
     // before the server kept the tags has them unknown, not none.
-    const inherits = Object.keys(clone.inherits!);
+    const inherits = clone.inherits!;
     const tagged = recordedCall(
       { ...cloneArgs, '(inherited)': { sockets: 1, tags: ['prod'], name: 'Copy-of-VM-web01' } },
       clone.input,
@@ -323,6 +323,19 @@ describe('new.*: the guest a call makes', () => {
     );
     expect(recordedMade(clone.makes, tagged.args, tagged.inherited)).toMatchObject({
       tags: ['prod'],
+      name: 'Copy-of-VM-web01',
+    });
+    // A name Proxmox made is read back as stored, even one no caller could give (a label of more
+    // than 63 characters).
+    const long = `Copy-of-VM-${'a'.repeat(60)}`;
+    const named = recordedCall(
+      { ...cloneArgs, '(inherited)': { sockets: 1, tags: [], name: long } },
+      clone.input,
+      inherits,
+    );
+    expect(recordedMade(clone.makes, named.args, named.inherited)).toMatchObject({ name: long });
+    // "0" is no name to Proxmox: the clone is named after its source.
+    expect(clone.makes!({ ...cloneArgs, name: '0' }, { name: 'Copy-of-VM-web01' })).toMatchObject({
       name: 'Copy-of-VM-web01',
     });
     const older = recordedCall(
@@ -429,13 +442,20 @@ describe('what a record tells of its guest', () => {
     const task = TOOLS.find((t) => t.name === 'pve_get_task_status')!;
     const upid = (type: string, id: string) =>
       `UPID:pve1:0000ABCD:00001234:65000000:${type}:${id}:root@pam!mcp:`;
-    expect(task.target!({ node: 'pve1', upid: upid('qmstart', '100') })).toEqual({ vmid: 100 });
-    expect(task.target!({ node: 'pve1', upid: upid('vzdump', '201') })).toEqual({ vmid: 201 });
+    expect(task.target!({ node: 'pve1', upid: upid('qmstart', '100') })).toEqual({
+      vmid: 100,
+      gone: true,
+    });
+    expect(task.target!({ node: 'pve1', upid: upid('vzdump', '201') })).toMatchObject({
+      vmid: 201,
+    });
     expect(task.target!({ node: 'pve1', upid: upid('aptupdate', '') })).toBeNull();
     expect(task.target!({ node: 'pve1', upid: upid('imgcopy', 'local') })).toBeNull();
     // Ceph's OSD tasks carry the OSD's number, which is no guest's.
     expect(task.target!({ node: 'pve1', upid: upid('cephdestroyosd', '120') })).toBeNull();
-    expect(task.target!({ node: 'pve1', upid: upid('qmdestroy', '120') })).toEqual({ vmid: 120 });
+    expect(task.target!({ node: 'pve1', upid: upid('qmdestroy', '120') })).toMatchObject({
+      vmid: 120,
+    });
   });
 
   it('a raw request is of the guest its path names: its own, its HA resource, its replication jobs', () => {

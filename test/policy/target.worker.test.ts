@@ -75,6 +75,29 @@ describe('a policy over what a call touches', () => {
     return text(result);
   }
 
+  /** Refused by `rule` after exactly the reads `lines` ("METHOD /api2/json/path"), nothing written. */
+  async function refusedAfterReads(
+    tool: string,
+    args: Record<string, unknown>,
+    rule: string,
+    lines: string[],
+  ): Promise<void> {
+    const result = await call(client, tool, { ...args, confirm: true });
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
+    expect(await sim.requestLines()).toEqual(lines);
+  }
+
+  /** A task of the simulator's, started past the server, to its end: its exit status. */
+  async function taskEnd(node: string, upid: string): Promise<string | undefined> {
+    for (let i = 0; i < 100; i++) {
+      const res = await sim.api('GET', `/nodes/${node}/tasks/${encodeURIComponent(upid)}/status`);
+      const { data } = (await res.json()) as { data: { status: string; exitstatus?: string } };
+      if (data.status === 'stopped') return data.exitstatus;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`task ${upid} did not end`);
+  }
+
   /** Let through: the call went on to write (`write`, "METHOD path" below /api2/json). */
   async function wrote(tool: string, args: Record<string, unknown>, write: string): Promise<void> {
     const result = await call(client, tool, { ...args, confirm: true });
@@ -248,7 +271,18 @@ describe('a policy over what a call touches', () => {
     expect(over.structuredContent!.policy).toMatchObject({
       rule: '/tools/pve_restore_backup/deny_if/0',
     });
-    expect(await sim.requestLines()).toEqual([RESOURCES]);
+    // The guest it replaces is judged with the tags the restore writes into it added.
+    const extract = 'GET /api2/json/nodes/pve1/vzdump/extractconfig';
+    expect((await sim.requestLines()).sort()).toEqual([RESOURCES, extract].sort());
+    await sim.clearLog();
+    // So a prod backup restored over a guest that is not prod (template 9000, tagged template)
+    // would make it a prod copy: refused.
+    await refusedAfterReads(
+      'pve_restore_backup',
+      { node: 'pve1', volume, vmid: 9000, force: true },
+      '/tools/pve_restore_backup/deny_if/0',
+      [RESOURCES, extract],
+    );
     await sim.clearLog();
     await refusedAfterOneRead(
       'pve_delete_backup',
@@ -438,16 +472,22 @@ describe('a policy over what a call touches', () => {
     expect(await sim.writes()).toEqual([]);
   });
 
-  it('a guest that does not exist has no facts: its backup is deleted, a rule on its pool says it does not exist', async () => {
-    // VM 104 (pool lab, stopped, untagged) is backed up, then destroyed.
-    const made = await call(client, 'pve_create_backup', {
+  it("a destroyed guest: its backups are judged as its backup's config keeps it, its last task as of no guest, a call on it refused", async () => {
+    // VM 104 (pool lab, stopped, untagged) is backed up, tagged prod and backed up again, then
+    // destroyed.
+    const untagged = await call(client, 'pve_create_backup', {
       node: 'pve2',
       vmid: 104,
       storage: 'local',
       confirm: true,
       wait: true,
     });
-    expect(made.isError, text(made)).toBeFalsy();
+    expect(untagged.isError, text(untagged)).toBeFalsy();
+    expect((await sim.api('PUT', '/nodes/pve2/qemu/104/config', { tags: 'prod' })).status).toBe(
+      200,
+    );
+    const dump = await sim.api('POST', '/nodes/pve2/vzdump', { vmid: '104', storage: 'local' });
+    expect(await taskEnd('pve2', ((await dump.json()) as { data: string }).data)).toBe('OK');
     const gone = await call(client, 'pve_delete_vm', {
       node: 'pve2',
       vmid: 104,
@@ -460,29 +500,54 @@ describe('a policy over what a call touches', () => {
       storage: 'local',
       vmid: 104,
     });
-    const volume = (listed.structuredContent!.backups as { volid: string }[])[0]!.volid;
+    const [first, second] = (listed.structuredContent!.backups as { volid: string }[])
+      .map((b) => b.volid)
+      .sort();
+    const extract = 'GET /api2/json/nodes/pve2/vzdump/extractconfig';
     await sim.clearLog();
-    // Not among the cluster's resources, and its id is free: no guest, so no tag of its fires.
+    // Not among the cluster's resources, and its id is free: the backup taken while it was
+    // prod is refused (nothing written), the one taken before is deleted.
+    await refusedAfterReads(
+      'pve_delete_backup',
+      { node: 'pve2', volume: second },
+      '/tools/pve_delete_backup/deny_if/0',
+      [RESOURCES, 'GET /api2/json/cluster/nextid', extract],
+    );
     await wrote(
       'pve_delete_backup',
-      { node: 'pve2', volume },
-      `DELETE /nodes/pve2/storage/local/content/${volume}`,
+      { node: 'pve2', volume: first },
+      `DELETE /nodes/pve2/storage/local/content/${first}`,
     );
-    expect((await sim.requestLines()).slice(0, 2)).toEqual([
-      RESOURCES,
-      'GET /api2/json/cluster/nextid',
-    ]);
     await sim.clearLog();
-    // A rule that requires a fact of it is not met, and the refusal says why.
-    const result = await call(client, 'pve_start_vm', { node: 'pve2', vmid: 104, confirm: true });
-    expect(result.structuredContent!.policy).toMatchObject({
+    // A call that needs the guest is refused, saying it does not exist.
+    const started = await call(client, 'pve_start_vm', { node: 'pve2', vmid: 104, confirm: true });
+    expect(started.structuredContent!.policy).toMatchObject({
       decision: 'deny',
       rule: '/tools/pve_start_vm/require/0',
     });
-    expect(text(result)).toBe(
-      '[POLICY DENIED] Denied by policy: target.pool is required (it must satisfy eq "lab") and the guest does not exist.',
+    expect(text(started)).toBe(
+      '[POLICY DENIED] Denied by policy: target.pool of the guest could not be read from Proxmox (guest 104 does not exist), so this rule cannot let the call through.',
     );
     expect(await sim.requestLines()).toEqual([RESOURCES, 'GET /api2/json/cluster/nextid']);
+    // The status of the task that destroyed it is of no guest: a rule needing its pool says so.
+    const judged = await setPolicy({
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_get_task_status: { require: [{ path: 'target.pool', op: 'eq', value: 'lab' }] },
+      },
+    });
+    try {
+      const status = await call(client, 'pve_get_task_status', {
+        node: 'pve2',
+        upid: gone.structuredContent!.upid as string,
+      });
+      expect(text(status)).toBe(
+        '[POLICY DENIED] Denied by policy: target.pool is required (it must satisfy eq "lab") and the guest does not exist.',
+      );
+    } finally {
+      await judged.restore();
+    }
   });
 
   it("a guest's own status answers a read tool's rules and its answer: one request", async () => {

@@ -69,12 +69,16 @@ describe("a guest's facts", () => {
     ]);
   });
 
-  it('of a guest that does not exist are none, said so; Proxmox is asked whether its id is in use', async () => {
+  it('of a guest that does not exist: unread, or, for a call that needs none, none, said so', async () => {
     const pve = pveFor(client());
-    const facts = await readTargetFacts(pve, { vmid: 4242 }, new Set(['tags', 'pool']));
-    expect(Object.keys(facts)).toEqual([]);
-    expect(isNoSuchGuest(facts)).toBe(true);
+    // Proxmox is asked whether its id is in use: it is not.
+    const refused = await readTargetFacts(pve, { vmid: 4242 }, new Set(['tags', 'pool']));
+    expect((refused.tags as Unread).why).toBe('guest 4242 does not exist');
     expect(sent(pve)).toEqual(['GET /cluster/resources', 'GET /cluster/nextid']);
+    // A backup's deletion, a task's status: of no guest.
+    const none = await readTargetFacts(pve, { vmid: 4242, gone: true }, new Set(['tags', 'pool']));
+    expect(Object.keys(none)).toEqual([]);
+    expect(isNoSuchGuest(none)).toBe(true);
     // Where the call makes the guest, the facts of the one it makes.
     const made = await readTargetFacts(
       pve,
@@ -83,6 +87,46 @@ describe("a guest's facts", () => {
     );
     expect(made).toEqual({ tags: [] });
     expect(isNoSuchGuest(made)).toBe(false);
+  });
+
+  it("of a guest a backup's config makes are read as Proxmox reads the file", async () => {
+    const sim = client();
+    const restore = (vmid: number) => ({
+      vmid,
+      absent: { node: 'pve1' },
+      archive: { node: 'pve1', volume: 'local:backup/vzdump-qemu-100-2026_12_01-02_00_00.vma.zst' },
+    });
+    const answer = (config: string) =>
+      sim.fault({
+        path: '^/nodes/pve1/vzdump/extractconfig$',
+        status: 200,
+        contentType: 'application/json;charset=UTF-8',
+        body: { data: config },
+      });
+    const wanted = new Set(['tags', 'name', 'template']);
+    // Spaces around a value, a boolean PVE spells "yes", a snapshot's section after the guest's.
+    await answer(
+      '#described\nname: web01  \ntags: Web;ci\ntemplate: yes\n\n[before]\ntags: prod\n',
+    );
+    expect(await readTargetFacts(pveFor(sim), restore(4242), wanted)).toEqual({
+      name: 'web01',
+      tags: ['ci', 'web'],
+      template: true,
+    });
+    await answer('hostname: ct01\ntemplate: maybe\n');
+    const odd = await readTargetFacts(pveFor(sim), restore(4242), wanted);
+    expect(odd).toMatchObject({ name: 'ct01', tags: [] });
+    expect((odd.template as Unread).why).toBe(
+      'the backup\'s config: template "maybe" is no boolean',
+    );
+    // Restored over a guest (VM 103, tagged ci): its tags with the backup's added.
+    await answer('tags: prod\n');
+    const over = pveFor(sim);
+    expect(await readTargetFacts(over, restore(103), new Set(['tags', 'node']))).toEqual({
+      tags: ['ci', 'prod'],
+      node: 'pve2',
+    });
+    expect(sent(over)).toEqual(['GET /cluster/resources', 'GET /nodes/pve1/vzdump/extractconfig']);
   });
 
   it("of a guest the server's token may not see are unread, never none: its id is in use", async () => {

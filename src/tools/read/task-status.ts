@@ -47,8 +47,12 @@ export const getTaskStatus = defineReadTool({
     log_total: z.number().nullable().optional(),
     ...outputExtras,
   }),
-  // The guest a task is of (its id, as qmstart:100 names it), for target.* rules.
-  target: (args) => guestOfUpid(args.upid),
+  // The guest a task is of (its id, as qmstart:100 names it), for target.* rules: one that may be
+  // gone since (a qmdestroy's), of no guest then.
+  target: (args) => {
+    const guest = guestOfUpid(args.upid);
+    return guest && { ...guest, gone: true };
+  },
   async run(args, ctx) {
     const upid = parseUpid(args.upid);
     if (!upid) {

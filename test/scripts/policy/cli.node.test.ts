@@ -418,6 +418,35 @@ describe('npm run policy -- explain', () => {
     expect(r.out).not.toContain('pve_stop_vm acts on no guest');
   });
 
+  it("explains a clone's new guest with what it takes from its source: given, or unread", () => {
+    const policy = file('clone-tags.json', {
+      version: '1',
+      tools: {
+        pve_clone_vm: { deny_if: [{ path: 'new.tags', op: 'contains', value: 'prod' }] },
+      },
+    });
+    const args = { node: 'pve1', source_vmid: 100, newid: 500, confirm: true };
+    const explain = (extra: object = {}) =>
+      run('explain', policy, JSON.stringify({ tool: 'pve_clone_vm', args, ...extra }));
+    // Not given: the server would read them; here they are unread, and the rule refuses.
+    const unknown = explain();
+    expect(unknown.status).toBe(3);
+    expect(unknown.out).toContain('"rule": "/tools/pve_clone_vm/deny_if/0"');
+    expect(unknown.out).toContain('Give them under "inherited"');
+    // Given: the source's tags decide.
+    const prod = explain({ inherited: { tags: ['prod', 'web'], name: 'Copy-of-VM-web01' } });
+    expect(prod.status).toBe(3);
+    expect(prod.out).toContain('Denied by policy: new.tags contains \\"prod\\".');
+    expect(prod.out).not.toContain('Give them under "inherited"');
+    expect(explain({ inherited: { tags: ['ci'] } }).status).toBe(0);
+    // Only what the tool takes from its source.
+    const wrong = explain({ inherited: { pool: 'lab' } });
+    expect(wrong.status).toBe(2);
+    expect(wrong.out).toContain(
+      '"inherited" is an object of what pve_clone_vm takes from its source:',
+    );
+  });
+
   it("check refuses new.* on a tool that makes no guest, and a create's target fact no new guest has", () => {
     const r = run(
       'check',

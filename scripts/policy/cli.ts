@@ -11,6 +11,9 @@
 // 2 a usage error, 3 a call the policy refuses.
 
 import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { own } from '../../src/core/own.ts';
+import { judgedTags } from '../../src/proxmox/formats.ts';
 import { describeIssues } from '../../src/calls/issues.ts';
 import type { Identity } from '../../src/core/identity.ts';
 import type { CallTarget } from '../../src/calls/tool-spec.ts';
@@ -109,11 +112,11 @@ function run(argv: string[], out: CliOutput): number {
   const notes: string[] = [];
   const args = parsed?.success ? (parsed.data as Record<string, unknown>) : undefined;
   const aimed = args && tool?.target ? tool.target(args) : null;
-  const inherited = inheritedOf(tool?.inherits ?? {}, call, out);
+  const { given: took, made: inherited } = inheritedOf(tool, call, out);
   const judged = {
     tool: call.tool,
     // What it takes from its source under its own arguments, as the server's policy sees them.
-    args: args ? policyView({ ...(call.inherited ?? {}), ...args }) : {},
+    args: args ? policyView({ ...took, ...args }) : {},
     ...(aimed?.vmid !== undefined ? { guest: aimed.vmid } : {}),
     // A clone's new guest (new.*) as its arguments and what it takes from its source make it.
     ...(args && tool?.makes ? { made: tool.makes(args, inherited) ?? undefined } : {}),
@@ -146,10 +149,10 @@ function run(argv: string[], out: CliOutput): number {
       );
     }
   }
-  const inherits = Object.keys(tool?.inherits ?? {});
-  if (inherits.length && call.inherited === undefined) {
+  const untold = Object.keys(tool?.inherits ?? {}).filter((name) => !(name in took));
+  if (untold.length) {
     out.log(
-      `note: ${call.tool} takes ${inherits.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> and new.* see those values; here rules on args.<name> saw them missing, and new.* facts made from them were unread. Give them under "inherited" (e.g. {"inherited":{"tags":["prod"],"memory":4096}}) to explain particular values.`,
+      `note: ${call.tool} takes ${untold.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> and new.* see those values; here rules on args.<name> saw them missing, and new.* facts made from them were unread. Give them under "inherited" (e.g. {"inherited":{"tags":["prod"],"memory":4096}}) to explain particular values.`,
     );
   }
   return decision.kind === 'allow' ? 0 : 3;
@@ -231,29 +234,49 @@ function explainTarget(
 }
 
 /**
- * What the call takes from its source, as given to explain (only names the tool takes), or, not
- * given, each of them unread (the server reads them from Proxmox; this offline check cannot).
+ * What the call takes from its source, as given to explain (only names the tool takes), read as
+ * the server keeps it: a property string (net0) parsed by the argument's schema, tags lower-case
+ * and sorted. `made`: for the guest it makes (new.*), each name not given unread (the server
+ * reads it from Proxmox; this offline check cannot).
  */
 function inheritedOf(
-  inherits: Readonly<Record<string, unknown>>,
+  tool: (typeof TOOLS)[number] | undefined,
   call: CallJson,
   out: CliOutput,
-): Record<string, unknown> {
+): { given: Record<string, unknown>; made: Record<string, unknown> } {
+  const inherits = tool?.inherits ?? {};
   const names = Object.keys(inherits);
-  const given = call.inherited;
-  if (given === undefined)
-    return Object.fromEntries(names.map((name) => [name, new Unread('not given to explain')]));
-  if (
-    typeof given !== 'object' ||
-    given === null ||
-    Object.keys(given).some((k) => !names.includes(k))
-  ) {
-    out.error(
-      `"inherited" is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,
-    );
+  const raw = call.inherited ?? {};
+  const refuse = (why: string): never => {
+    out.error(`"inherited" ${why}`);
     throw new Exit(2);
+  };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    refuse(
+      `is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,
+    );
+  const given: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (!names.includes(name))
+      refuse(
+        `is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,
+      );
+    const schema = own(inherits, name) && tool?.input.shape[name];
+    if (schema) {
+      const parsed = (schema as z.ZodType).safeParse(value);
+      if (!parsed.success) refuse(`.${name}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      given[name] = parsed.data;
+    } else if (name === 'tags') {
+      if (!Array.isArray(value) || value.some((t) => typeof t !== 'string'))
+        refuse('.tags is a list of tags, e.g. ["prod"]');
+      given[name] = judgedTags((value as string[]).join(';'));
+    } else given[name] = value;
   }
-  return given;
+  const unread = new Unread('not given to explain');
+  return {
+    given,
+    made: Object.fromEntries(names.map((name) => [name, name in given ? given[name] : unread])),
+  };
 }
 
 /** The names PVE_CLUSTERS gives its clusters, or undefined without it (or when it cannot be read). */

@@ -534,6 +534,7 @@ function judgeInShadow(call: Call, gateInput: GateInput): void {
     targetFacts: call.target,
     targetOf: call.tool.target,
     makesOf: call.tool.makes,
+    inherits: call.tool.inherits,
     stored,
     input: call.tool.input,
     requestId: call.requestId,

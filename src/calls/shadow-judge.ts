@@ -41,6 +41,8 @@ export interface ShadowInput {
   /** The guest the call makes beside it, as the active version saw it, and how the tool names it. */
   made?: Readonly<Record<string, unknown>>;
   makesOf?: MakesOf;
+  /** What the tool takes from its source (ToolSpec.inherits): read back as a replay does. */
+  inherits?: Readonly<Record<string, readonly string[] | null>>;
   dryRun: boolean;
   now: number;
   requestId: string;
@@ -72,7 +74,7 @@ export function shadowDisagreement(
   const now = judge(active.policy, input.args, input.targetFacts, input.made);
   let then: Judged;
   try {
-    const recorded = recordedCall(input.stored, input.input);
+    const recorded = recordedCall(input.stored, input.input, input.inherits);
     // A record names its cluster only where there are several; the call's is the default then.
     recorded.view.cluster ??= input.args.cluster;
     const target = recordedTarget(

@@ -94,10 +94,10 @@ export type CallTarget =
        */
       gone?: boolean;
       /**
-       * A backup of the guest: where there is no guest at the id, the guest a restore makes
-       * (`absent`), or the one a deleted backup was of (`gone`), has the tags, name and template
-       * flag its config holds, read from it when a rule reaches them; a restore over a guest adds
-       * its tags to the guest's.
+       * A backup of the guest the call acts on: where there is no guest at the id, the guest a
+       * restore makes (`absent`), or the one a deleted backup was of (`gone`), has the tags, name
+       * and template flag its config holds; where there is, the backup's tags are added to the
+       * guest's. Read from it only when a rule reaches those facts.
        */
       archive?: { node: string; volume: string };
     }

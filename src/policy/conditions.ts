@@ -137,8 +137,10 @@ export class Unread {
 }
 
 /**
- * Marks the facts of a guest that does not exist (Proxmox says its id is free): it has none of
- * them, so every `target.` path is missing, and a refusal says why.
+ * Marks the facts of a guest that does not exist (Proxmox says its id is free), for a call that
+ * needs none: it has none of the facts Proxmox gives of a guest (a `target.` path to one is
+ * missing, and a refusal says why), but those something it left behind keeps (its backup's
+ * config) and the cluster.
  */
 export const NO_SUCH_GUEST: unique symbol = Symbol('no such guest');
 

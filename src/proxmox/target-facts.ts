@@ -11,9 +11,11 @@
 // Each is kept for the rest of the call (PveClient.shared): what the person asked, or the
 // preview, is shown of the guest (the blast radius) reuses it; a fresh read, after a person's
 // answer, keeps nothing read before it. A guest missing from the list costs one more request
-// (nextid: does it exist?): one that does not has no facts, one the token may not see has them
-// unread. A fact that cannot be read in time, or at all, is an Unread with the reason: the rules
-// that reach it refuse the call (fail closed).
+// (nextid: does it exist?): one the token may not see has its facts unread; one that does not
+// exist too, unless the call needs none (a backup's deletion: then of no guest, or as its backup
+// keeps it) or makes it (a restore). A call on a backup reads the backup's config where a rule
+// reaches what it holds (extractconfig). A fact that cannot be read in time, or at all, is an
+// Unread with the reason: the rules that reach it refuse the call (fail closed).
 
 import { z } from 'zod';
 import { noSuchGuest, Unread } from '../policy/conditions';
@@ -70,9 +72,10 @@ const OWN_FACTS: ReadonlySet<string> = new Set([
  * (`at`: where the call says the guest is) and it answers them all; else from the cluster's
  * resources (node-independent: found wherever it runs). A guest this server's API token cannot
  * see is read as no fact at all, never as a guest without tags. One that does not exist (its id
- * is free) has none, or, where the call makes a guest there, the `absent` facts of the one it
- * makes. `fresh`: read again, after a person's answer; nothing the call read before is shared
- * after it.
+ * is free) has its facts unread too, unless the call needs none (`gone`: of no guest, or as its
+ * backup, `archive`, keeps it) or makes a guest there (`absent`: the facts of the one it makes,
+ * with its backup's). A backup beside an existing guest adds its tags to the guest's. `fresh`:
+ * read again, after a person's answer; nothing the call read before is shared after it.
  */
 export async function readTargetFacts(
   pve: PveClient,
@@ -124,17 +127,17 @@ export async function readTargetFacts(
     return unread(inUse === true ? `${unseen}, but its id is in use` : `${unseen}; ${inUse.why}`);
   }
   const guest = { node: entry.node, vm_type: entry.type, vmid };
-  // A restore over the guest writes its backup's config into it: its tags are judged with the
-  // backup's added (a backup of a prod guest restored over a lab one makes a prod copy).
-  const restores = absent !== undefined && archive !== undefined && wanted.has('tags');
-  const [pool, more, restored] = await Promise.all([
+  // A call on a backup of the guest touches both: its tags are judged with the backup's added. A
+  // restore over the guest writes them into it (a prod backup restored over a lab guest makes a
+  // prod copy); a backup of the guest from when it was prod is a prod backup still.
+  const [pool, more, backedUp] = await Promise.all([
     wanted.has('pool') && entry.pool === undefined ? poolUnseen(pve, left, fresh) : null,
     extraFacts(pve, guest, wanted, left, fresh, shownThere(at, guest)),
-    restores ? archivedFacts(pve, archive, new Set(['tags']), left) : null,
+    archive && wanted.has('tags') ? archivedFacts(pve, archive, new Set(['tags']), left) : null,
   ]);
   const facts: TargetFacts = {
     ...(entry.pool !== undefined ? { pool: entry.pool } : pool ? { pool } : {}),
-    tags: withTags(judgedTags(entry.tags), restored?.tags),
+    tags: withTags(judgedTags(entry.tags), backedUp?.tags),
     node: entry.node,
     vm_type: entry.type,
     // As rules judge it: a paused VM is running (its QEMU state is qmpstatus).
@@ -234,7 +237,7 @@ function configFile(text: string): Record<string, string> {
   const config: Record<string, string> = {};
   for (const line of text.split('\n')) {
     if (line.startsWith('[')) break;
-    const m = /^([a-z][a-z0-9_-]*):\s*(.*?)\s*$/.exec(line);
+    const m = /^([a-z][a-z0-9_-]*):\s*(.+?)\s*$/.exec(line);
     if (m) config[m[1]!] = m[2]!;
   }
   return config;
@@ -247,7 +250,7 @@ function pveBoolean(text: string): boolean | undefined {
   return undefined;
 }
 
-/** A guest's tags with those a restore writes into it added (why they are unknown, if they are). */
+/** A guest's tags with its backup's added (why they are unknown, if they are). */
 function withTags(own: string[], restored: unknown): string[] | Unread {
   if (restored === undefined) return own;
   if (restored instanceof Unread) return restored;

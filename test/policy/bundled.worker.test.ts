@@ -13,13 +13,18 @@ import readme from '../../README.md?raw';
 
 const RULE = '/tools/pve_create_qemu_vm/deny_if';
 
-/** Stands for container 110's backup on pve1's local storage, looked up when a test runs. */
+/**
+ * Stand for a backup on pve1's local storage (their names carry the seed's dates), looked up
+ * when a test runs: container 110's (untagged prod) and VM 100's (tagged prod).
+ */
 const CONTAINER_BACKUP = '(container 110 backup)';
+const VM_BACKUP = '(VM 100 backup)';
 
-async function backupOf110(): Promise<string> {
-  const res = await sim.api('GET', '/nodes/pve1/storage/local/content?content=backup&vmid=110');
+async function backupOn(volume: string): Promise<string> {
+  const vmid = volume === CONTAINER_BACKUP ? 110 : 100;
+  const res = await sim.api('GET', `/nodes/pve1/storage/local/content?content=backup&vmid=${vmid}`);
   const [backup] = ((await res.json()) as { data: { volid: string }[] }).data;
-  if (!backup) throw new Error('no backup of 110 on pve1/local');
+  if (!backup) throw new Error(`no backup of ${vmid} on pve1/local`);
   return backup.volid;
 }
 
@@ -162,19 +167,16 @@ describe('the bundled policy.json', () => {
     [
       'deleting a backup',
       'pve_delete_backup',
-      {
-        node: 'pve1',
-        volume: 'local:backup/vzdump-qemu-100-2026_11_30-02_00_07.vma.zst',
-        confirm: true,
-      },
+      // VM 100's (tagged prod): the all_tools rule asks too, the tool's own rule is said first.
+      { node: 'pve1', volume: VM_BACKUP, confirm: true },
       /A deleted backup is gone for good/,
     ],
   ])(
     'asks a person to approve %s, sending nothing meanwhile',
     async (_label, tool, given, reason) => {
       const args =
-        'volume' in given && given.volume === CONTAINER_BACKUP
-          ? { ...given, volume: await backupOf110() }
+        'volume' in given && (given.volume === CONTAINER_BACKUP || given.volume === VM_BACKUP)
+          ? { ...given, volume: await backupOn(given.volume) }
           : given;
       await sim.clearLog();
       const result = await call(client, tool, args);

@@ -10,6 +10,7 @@ import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
 import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
 import { UnknownReached } from '../../src/policy/unknown';
 import { recordedCall, recordedMade, recordedTarget } from '../../src/replay/recorded-call';
+import { shadowDisagreement } from '../../src/calls/shadow-judge';
 import { REDACTED } from '../../src/audit/canonical';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools';
 
@@ -334,10 +335,12 @@ describe('new.*: the guest a call makes', () => {
       inherits,
     );
     expect(recordedMade(clone.makes, named.args, named.inherited)).toMatchObject({ name: long });
-    // "0" is no name to Proxmox: the clone is named after its source.
-    expect(clone.makes!({ ...cloneArgs, name: '0' }, { name: 'Copy-of-VM-web01' })).toMatchObject({
-      name: 'Copy-of-VM-web01',
-    });
+    // "0" is no name to Proxmox (the clone would be named after its source): refused as input.
+    const zero = clone.input.safeParse({ ...cloneArgs, name: '0' });
+    expect(zero.success).toBe(false);
+    expect(zero.error?.issues[0]?.message).toBe(
+      'must not be "0": Proxmox takes it for no name (leave name out for Copy-of-VM-<source>)',
+    );
     const older = recordedCall(
       { ...cloneArgs, '(inherited)': { sockets: 1 } },
       clone.input,
@@ -357,6 +360,48 @@ describe('new.*: the guest a call makes', () => {
     expect(() => evaluatePolicy(lab, { tool: CLONE, args: {}, made }, alice, null, NOW)).toThrow(
       UnknownReached,
     );
+  });
+});
+
+describe("the shadow's reading of a recorded clone", () => {
+  it('reads what the clone took from its source back as stored, as a replay does', () => {
+    const CLONE = 'pve_clone_vm';
+    const clone = TOOLS.find((t) => t.name === CLONE)!;
+    const args = { node: 'pve1', source_vmid: 9000, newid: 500 };
+    // A name Proxmox made from a long source name: no caller could give it (a label of 71).
+    const long = `Copy-of-VM-${'a'.repeat(60)}`;
+    const inherited = { sockets: 1, tags: [], name: long };
+    const active = {
+      ok: true as const,
+      origin: 'policy.json' as const,
+      version: 1,
+      sha256: null,
+      text: '',
+      policy: policy({ tools: { [CLONE]: {} } }),
+      shadow: {
+        version: 2,
+        policy: policy({
+          tools: { [CLONE]: { deny_if: [{ path: 'new.name', op: 'eq', value: long }] } },
+        }),
+      },
+    };
+    const disagreement = shadowDisagreement(active, {
+      tool: CLONE,
+      args,
+      stored: { ...args, '(inherited)': inherited },
+      input: clone.input,
+      identity: alice,
+      made: clone.makes!(args, inherited) ?? undefined,
+      makesOf: clone.makes,
+      inherits: clone.inherits,
+      dryRun: false,
+      now: NOW,
+      requestId: 'r-1',
+    });
+    expect(disagreement).toMatchObject({
+      active: { decision: 'allow' },
+      shadow: { decision: 'deny', rule: `/tools/${CLONE}/deny_if/0` },
+    });
   });
 });
 
@@ -453,8 +498,10 @@ describe('what a record tells of its guest', () => {
     expect(task.target!({ node: 'pve1', upid: upid('imgcopy', 'local') })).toBeNull();
     // Ceph's OSD tasks carry the OSD's number, which is no guest's.
     expect(task.target!({ node: 'pve1', upid: upid('cephdestroyosd', '120') })).toBeNull();
-    expect(task.target!({ node: 'pve1', upid: upid('qmdestroy', '120') })).toMatchObject({
+    // A destroyed guest's last task: that guest may be gone.
+    expect(task.target!({ node: 'pve1', upid: upid('qmdestroy', '120') })).toEqual({
       vmid: 120,
+      gone: true,
     });
   });
 

@@ -284,10 +284,12 @@ describe('a policy over what a call touches', () => {
       [RESOURCES, extract],
     );
     await sim.clearLog();
-    await refusedAfterOneRead(
+    // The guest's tags and its backup's: both read.
+    await refusedAfterReads(
       'pve_delete_backup',
       { node: 'pve1', volume },
       '/tools/pve_delete_backup/deny_if/0',
+      [RESOURCES, extract],
     );
     await sim.clearLog();
     // No guest has 600: the restore is judged as the guest it makes, with the tags its backup's
@@ -488,6 +490,26 @@ describe('a policy over what a call touches', () => {
     );
     const dump = await sim.api('POST', '/nodes/pve2/vzdump', { vmid: '104', storage: 'local' });
     expect(await taskEnd('pve2', ((await dump.json()) as { data: string }).data)).toBe('OK');
+    const backups = async () =>
+      (
+        (await call(client, 'pve_list_backups', { node: 'pve2', storage: 'local', vmid: 104 }))
+          .structuredContent!.backups as { volid: string }[]
+      )
+        .map((b) => b.volid)
+        .sort();
+    const [first, second] = await backups();
+    const extract = 'GET /api2/json/nodes/pve2/vzdump/extractconfig';
+    // Its tags taken off again: the backup taken while it was prod is a prod backup still.
+    expect((await sim.api('PUT', '/nodes/pve2/qemu/104/config', { delete: 'tags' })).status).toBe(
+      200,
+    );
+    await sim.clearLog();
+    await refusedAfterReads(
+      'pve_delete_backup',
+      { node: 'pve2', volume: second },
+      '/tools/pve_delete_backup/deny_if/0',
+      [RESOURCES, extract],
+    );
     const gone = await call(client, 'pve_delete_vm', {
       node: 'pve2',
       vmid: 104,
@@ -495,15 +517,7 @@ describe('a policy over what a call touches', () => {
       wait: true,
     });
     expect(gone.isError, text(gone)).toBeFalsy();
-    const listed = await call(client, 'pve_list_backups', {
-      node: 'pve2',
-      storage: 'local',
-      vmid: 104,
-    });
-    const [first, second] = (listed.structuredContent!.backups as { volid: string }[])
-      .map((b) => b.volid)
-      .sort();
-    const extract = 'GET /api2/json/nodes/pve2/vzdump/extractconfig';
+    expect(await backups()).toEqual([first, second]);
     await sim.clearLog();
     // Not among the cluster's resources, and its id is free: the backup taken while it was
     // prod is refused (nothing written), the one taken before is deleted.

@@ -127,6 +127,17 @@ describe("a guest's facts", () => {
       node: 'pve2',
     });
     expect(sent(over)).toEqual(['GET /cluster/resources', 'GET /nodes/pve1/vzdump/extractconfig']);
+    // A backup that cannot be read leaves those tags unknown, never the guest's alone.
+    await sim.fault({
+      path: '^/nodes/pve1/vzdump/extractconfig$',
+      status: 403,
+      reason: 'Permission check failed (/vms/100, VM.Backup)',
+      contentType: 'application/json;charset=UTF-8',
+      body: { data: null },
+    });
+    const hidden = await readTargetFacts(pveFor(sim), restore(103), new Set(['tags', 'node']));
+    expect(hidden.node).toBe('pve2');
+    expect((hidden.tags as Unread).why).toMatch(/^the backup's config: .*VM\.Backup/);
   });
 
   it("of a guest the server's token may not see are unread, never none: its id is in use", async () => {

@@ -60,7 +60,13 @@ export const cloneInput = z.strictObject({
   node: nodeName,
   source_vmid: vmid.describe('VM or template to clone.'),
   newid: optionalVmid.describe('Omitted: the next free id.'),
-  name: dnsName.optional(),
+  // Perl takes "0" for false: Proxmox would name the clone after its source instead.
+  name: dnsName
+    .refine((name) => name !== '0', {
+      error:
+        'must not be "0": Proxmox takes it for no name (leave name out for Copy-of-VM-<source>)',
+    })
+    .optional(),
   full: z.boolean().optional().describe('false: linked clone (templates only, their default).'),
   target: nodeName.optional().describe('Node for the clone (shared storage).'),
   storage: storageId.optional().describe('For a full copy.'),

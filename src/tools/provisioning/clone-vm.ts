@@ -105,14 +105,6 @@ function judge(
 }
 
 /**
- * The name the call gives the clone, as Proxmox takes it: "0" (false to Perl) is none, and the
- * clone is named after its source then.
- */
-function namedBy(args: Pick<CloneArgs, 'name'>): string | undefined {
-  return args.name === undefined || args.name === '0' ? undefined : args.name;
-}
-
-/**
  * What a clone takes from its source config (Proxmox's defaults where the config says nothing):
  * memory, cores and net0 where the call does not set them, sockets, and disk_gib, the size of
  * all its disks together after the resize ("unknown" when a disk's size is not in the config: a
@@ -145,9 +137,7 @@ function inheritedFrom(
     sockets: Number(config.sockets ?? 1),
     disk_gib: bytes === null ? 'unknown' : Math.round((bytes / 1024 ** 3) * 1000) / 1000,
     tags: judgedTags(config.tags === undefined ? undefined : String(config.tags)),
-    ...(namedBy(args) === undefined
-      ? { name: `Copy-of-VM-${config.name ?? args.source_vmid}` }
-      : {}),
+    ...(args.name === undefined ? { name: `Copy-of-VM-${config.name ?? args.source_vmid}` } : {}),
   };
 }
 
@@ -167,7 +157,7 @@ export const cloneVm = defineWriteTool({
   // As Proxmox makes it: its source's tags, and without a name "Copy-of-VM-<source's name>", both
   // read from the source before the policy decides (inherited, below).
   makes: (args, inherited) => {
-    const name = namedBy(args) ?? inherited.name;
+    const name = args.name ?? inherited.name;
     return {
       node: args.target ?? args.node,
       vm_type: 'qemu',

@@ -433,18 +433,34 @@ describe('npm run policy -- explain', () => {
     expect(unknown.status).toBe(3);
     expect(unknown.out).toContain('"rule": "/tools/pve_clone_vm/deny_if/0"');
     expect(unknown.out).toContain('Give them under "inherited"');
-    // Given: the source's tags decide.
+    // Given: the source's tags decide; what was not given is still said.
     const prod = explain({ inherited: { tags: ['prod', 'web'], name: 'Copy-of-VM-web01' } });
     expect(prod.status).toBe(3);
     expect(prod.out).toContain('Denied by policy: new.tags contains \\"prod\\".');
-    expect(prod.out).not.toContain('Give them under "inherited"');
+    expect(prod.out).toContain(
+      'note: pve_clone_vm takes memory, cores, net0, sockets, disk_gib from',
+    );
     expect(explain({ inherited: { tags: ['ci'] } }).status).toBe(0);
-    // Only what the tool takes from its source.
+    // Read as the server keeps them: tags lower-case, a property string parsed.
+    expect(explain({ inherited: { tags: ['PROD'] } }).status).toBe(3);
+    const bridged = file('clone-bridge.json', {
+      version: '1',
+      tools: {
+        pve_clone_vm: { deny_if: [{ path: 'args.net0.bridge', op: 'eq', value: 'vmbr9' }] },
+      },
+    });
+    const onBridge = (net0: string) =>
+      run('explain', bridged, JSON.stringify({ tool: 'pve_clone_vm', args, inherited: { net0 } }))
+        .status;
+    expect(onBridge('virtio,bridge=vmbr9')).toBe(3);
+    expect(onBridge('virtio,bridge=vmbr0')).toBe(0);
+    // Only what the tool takes from its source, as the tool takes it.
     const wrong = explain({ inherited: { pool: 'lab' } });
     expect(wrong.status).toBe(2);
     expect(wrong.out).toContain(
       '"inherited" is an object of what pve_clone_vm takes from its source:',
     );
+    expect(explain({ inherited: { net0: 'virtio,bridge=bad bridge' } }).status).toBe(2);
   });
 
   it("check refuses new.* on a tool that makes no guest, and a create's target fact no new guest has", () => {

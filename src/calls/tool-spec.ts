@@ -141,6 +141,12 @@ export interface ToolSpec<
    * arguments of the tool, or names that are not (`sockets`), which rules may then use too.
    */
   inherits?: Readonly<Record<string, readonly string[] | null>>;
+  /**
+   * Names `inherits` gained after calls were first recorded: a record that keeps one neither
+   * there nor among its arguments was made before the server read it, and a replay has it
+   * unknown (not "the source has none").
+   */
+  newlyInherited?: readonly string[];
   /** For property-string arguments: the fields policy rules may reach into (args.net0.bridge). */
   policyFields?: Readonly<Record<string, readonly string[]>>;
   /**

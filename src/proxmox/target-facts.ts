@@ -197,9 +197,10 @@ async function ownFacts(
 const ARCHIVED: readonly string[] = ['tags', 'name', 'template'];
 
 /**
- * The tags, name and template flag of the guest a restore makes: those its backup's config holds
- * (Proxmox's extractconfig: the config file the archive keeps). Each an Unread where it could not
- * be read; none read where no rule reaches them.
+ * The tags, name and template flag a backup's config holds (Proxmox's extractconfig: the config
+ * file the archive keeps): the guest a restore makes, or the one a deleted backup was of, has
+ * them; an existing guest has the tags added to its own. Each an Unread where it could not be
+ * read; none read where no rule reaches them.
  */
 async function archivedFacts(
   pve: PveClient,

@@ -28,8 +28,8 @@ export function parseUpid(text: string): Upid | null {
 
 /**
  * The guest a task is of, when its id names one: guest tasks (qmstart, vzdump, qmigrate...) carry
- * the vmid as their id; others a storage, a service or nothing, and Ceph's OSD tasks
- * (cephcreateosd, cephdestroyosd) the OSD's number, which is no guest's.
+ * the vmid as their id; others a storage, a service or nothing, and Ceph's tasks an OSD's number
+ * (cephdestroyosd), a disk or a pool: no guest's, whatever its digits.
  */
 export function guestOfUpid(text: string): { vmid: number } | null {
   const task = parseUpid(text);

@@ -147,12 +147,13 @@ function targetOfRecord(
  * `inherits`: what the tool takes from its source now (ToolSpec.inherits): a name with fields is
  * a property string, read back with the argument's schema; any other value is read back as it
  * was stored (the source's, never the caller's: a name Proxmox made need not be one a caller may
- * give).
+ * give). `newlyInherited` (ToolSpec.newlyInherited): names a record may predate.
  */
 export function recordedCall(
   stored: Readonly<Record<string, unknown>>,
   input: z.ZodObject | null,
   inherits: Readonly<Record<string, readonly string[] | null>> = {},
+  newlyInherited: readonly string[] = [],
 ): RecordedCall {
   const view: Record<string, unknown> = {};
   const args: Record<string, unknown> = {};
@@ -166,11 +167,11 @@ export function recordedCall(
     put(view, key, back.view);
     put(took, key, back.view instanceof UnknownValue ? back.view : back.parsed);
   }
-  // A name the tool takes now that the record does not keep (recorded before the server read it,
-  // or where it read nothing): unknown, not "the source has none". Its own argument, where the
-  // call gave one, stands in front of it below.
-  for (const key of Object.keys(inherits)) {
-    if (key in kept) continue;
+  // A name the server began to keep later that the record keeps neither there nor among its
+  // arguments (recorded before the server read it, or where it read nothing): unknown, not "the
+  // source has none".
+  for (const key of newlyInherited) {
+    if (key in kept || own(stored, key) !== undefined) continue;
     const lost = new UnknownValue(`args.${key}`, 'the record does not keep what it inherited');
     put(view, key, lost);
     put(took, key, lost);

@@ -50,8 +50,9 @@ export interface ReplayTool {
   target?: TargetOf;
   /** The guest a call makes beside it (recordedMade). */
   makes?: MakesOf;
-  /** What it takes from its source (ToolSpec.inherits): unknown where a record lacks a name. */
+  /** What it takes from its source (ToolSpec.inherits), and what it began to take later. */
   inherits?: Readonly<Record<string, readonly string[] | null>>;
+  newlyInherited?: readonly string[];
 }
 
 export type ReplayRecord = Pick<
@@ -201,7 +202,12 @@ function replayCall(
 ): ReplayAfter {
   const identity = identityOf(record);
   const owner: SlotOwner = { identity, session: record.session };
-  const recorded = recordedCall(record.args, tool?.input ?? null, tool?.inherits);
+  const recorded = recordedCall(
+    record.args,
+    tool?.input ?? null,
+    tool?.inherits,
+    tool?.newlyInherited,
+  );
   // A record keeps its cluster where the server reached several (its guests then counted per
   // cluster, see guestKey); a record without one was a call to the default, as args.cluster says.
   const cluster = typeof recorded.view.cluster === 'string' ? recorded.view.cluster : undefined;

@@ -38,6 +38,7 @@ export const REPLAY_TOOLS: ReadonlyMap<string, ReplayTool> = new Map(
       target: t.target,
       makes: t.makes,
       inherits: t.inherits,
+      newlyInherited: t.newlyInherited,
     },
   ]),
 );

@@ -8,7 +8,7 @@ import { SCOPES } from '../../src/core/scopes';
 import { NEW_FIELDS, TARGET_FIELDS, UNRECORDED_TARGET, Unread } from '../../src/policy/conditions';
 import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
 import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
-import { UnknownReached } from '../../src/policy/unknown';
+import { UnknownReached, UnknownValue } from '../../src/policy/unknown';
 import { recordedCall, recordedMade, recordedTarget } from '../../src/replay/recorded-call';
 import { shadowDisagreement } from '../../src/calls/shadow-judge';
 import { REDACTED } from '../../src/audit/canonical';
@@ -345,7 +345,20 @@ describe('new.*: the guest a call makes', () => {
       { ...cloneArgs, '(inherited)': { sockets: 1 } },
       clone.input,
       inherits,
+      clone.newlyInherited,
     );
+    expect(older.view.tags).toBeInstanceOf(UnknownValue);
+    // What the server always kept is not taken for unknown: a source without a NIC left none.
+    expect('net0' in older.view).toBe(false);
+    const named0 = recordedCall(
+      { ...cloneArgs, name: 'web-9', '(inherited)': { sockets: 1 } },
+      clone.input,
+      inherits,
+      clone.newlyInherited,
+    );
+    expect(recordedMade(clone.makes, named0.args, named0.inherited)).toMatchObject({
+      name: 'web-9',
+    });
     const noProd = policy({
       tools: { [CLONE]: { deny_if: [{ path: 'new.tags', op: 'contains', value: 'prod' }] } },
     });

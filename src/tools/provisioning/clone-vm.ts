@@ -187,6 +187,7 @@ export const cloneVm = defineWriteTool({
     tags: null,
     name: null,
   },
+  newlyInherited: ['tags', 'name'],
   async resolve(args, ctx) {
     const filled: string[] = [];
     let out = args;

@@ -149,10 +149,13 @@ function run(argv: string[], out: CliOutput): number {
       );
     }
   }
-  const untold = Object.keys(tool?.inherits ?? {}).filter((name) => !(name in took));
+  // What the call takes from its source and neither sets itself nor was given here.
+  const untold = Object.keys(tool?.inherits ?? {}).filter(
+    (name) => !(name in took) && args?.[name] === undefined,
+  );
   if (untold.length) {
     out.log(
-      `note: ${call.tool} takes ${untold.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> and new.* see those values; here rules on args.<name> saw them missing, and new.* facts made from them were unread. Give them under "inherited" (e.g. {"inherited":{"tags":["prod"],"memory":4096}}) to explain particular values.`,
+      `note: ${call.tool} takes ${untold.join(', ')} from its source (where the call does not set them); the server reads them from Proxmox before the policy decides, and rules on args.<name> see those values, as new.* rules see the new guest's tags and name; here rules on args.<name> saw them missing, and new.tags or a new.name taken from them was unread. Give them under "inherited" (e.g. {"inherited":{"tags":["prod"],"memory":4096}}) to explain particular values.`,
     );
   }
   return decision.kind === 'allow' ? 0 : 3;
@@ -246,7 +249,7 @@ function inheritedOf(
 ): { given: Record<string, unknown>; made: Record<string, unknown> } {
   const inherits = tool?.inherits ?? {};
   const names = Object.keys(inherits);
-  const raw = call.inherited ?? {};
+  const raw: unknown = call.inherited === undefined ? {} : call.inherited;
   const refuse = (why: string): never => {
     out.error(`"inherited" ${why}`);
     throw new Exit(2);
@@ -256,7 +259,7 @@ function inheritedOf(
       `is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,
     );
   const given: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(raw)) {
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     if (!names.includes(name))
       refuse(
         `is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,

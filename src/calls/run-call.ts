@@ -535,6 +535,7 @@ function judgeInShadow(call: Call, gateInput: GateInput): void {
     targetOf: call.tool.target,
     makesOf: call.tool.makes,
     inherits: call.tool.inherits,
+    newlyInherited: call.tool.newlyInherited,
     stored,
     input: call.tool.input,
     requestId: call.requestId,

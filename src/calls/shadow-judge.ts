@@ -41,8 +41,9 @@ export interface ShadowInput {
   /** The guest the call makes beside it, as the active version saw it, and how the tool names it. */
   made?: Readonly<Record<string, unknown>>;
   makesOf?: MakesOf;
-  /** What the tool takes from its source (ToolSpec.inherits): read back as a replay does. */
+  /** What the tool takes from its source, and began to take later: read back as a replay does. */
   inherits?: Readonly<Record<string, readonly string[] | null>>;
+  newlyInherited?: readonly string[];
   dryRun: boolean;
   now: number;
   requestId: string;
@@ -74,7 +75,7 @@ export function shadowDisagreement(
   const now = judge(active.policy, input.args, input.targetFacts, input.made);
   let then: Judged;
   try {
-    const recorded = recordedCall(input.stored, input.input, input.inherits);
+    const recorded = recordedCall(input.stored, input.input, input.inherits, input.newlyInherited);
     // A record names its cluster only where there are several; the call's is the default then.
     recorded.view.cluster ??= input.args.cluster;
     const target = recordedTarget(

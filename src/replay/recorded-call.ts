@@ -167,10 +167,12 @@ export function recordedCall(
     put(view, key, back.view);
     put(took, key, back.view instanceof UnknownValue ? back.view : back.parsed);
   }
-  // A name the server began to keep later that the record keeps neither there nor among its
-  // arguments (recorded before the server read it, or where it read nothing): unknown, not "the
-  // source has none".
-  for (const key of newlyInherited) {
+  // What the record keeps neither there nor among its arguments: unknown, not "the source has
+  // none". Without `(inherited)`, the server read nothing (the call was refused first, or made
+  // before it read a source): every name. With it, the names the server began to keep later; the
+  // others it kept whenever it read them (a source without a NIC leaves none).
+  const unkept = isRecord(inherited) ? newlyInherited : Object.keys(inherits);
+  for (const key of unkept) {
     if (key in kept || own(stored, key) !== undefined) continue;
     const lost = new UnknownValue(`args.${key}`, 'the record does not keep what it inherited');
     put(view, key, lost);

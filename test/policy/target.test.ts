@@ -350,15 +350,27 @@ describe('new.*: the guest a call makes', () => {
     expect(older.view.tags).toBeInstanceOf(UnknownValue);
     // What the server always kept is not taken for unknown: a source without a NIC left none.
     expect('net0' in older.view).toBe(false);
-    const named0 = recordedCall(
-      { ...cloneArgs, name: 'web-9', '(inherited)': { sockets: 1 } },
-      clone.input,
-      inherits,
-      clone.newlyInherited,
-    );
-    expect(recordedMade(clone.makes, named0.args, named0.inherited)).toMatchObject({
-      name: 'web-9',
+    // Its name unknown too, unless the call gave one.
+    const byName = policy({
+      tools: { [CLONE]: { deny_if: [{ path: 'new.name', op: 'regex', value: '^web-' }] } },
     });
+    const judgeName = (stored: Record<string, unknown>) => {
+      const r = recordedCall(stored, clone.input, inherits, clone.newlyInherited);
+      const made = recordedMade(clone.makes, r.args, r.inherited);
+      return evaluatePolicy(byName, { tool: CLONE, args: r.view, made }, alice, null, NOW);
+    };
+    expect(() => judgeName({ ...cloneArgs, '(inherited)': { sockets: 1 } })).toThrow(
+      UnknownReached,
+    );
+    expect(judgeName({ ...cloneArgs, name: 'web-9', '(inherited)': { sockets: 1 } })).toMatchObject(
+      { kind: 'deny' },
+    );
+    // A record that keeps no (inherited) at all (the call refused before the source was read):
+    // all of it unknown, but what the call set itself.
+    const unread = recordedCall({ ...cloneArgs, cores: 2 }, clone.input, inherits, []);
+    expect(unread.view.memory).toBeInstanceOf(UnknownValue);
+    expect(unread.view.disk_gib).toBeInstanceOf(UnknownValue);
+    expect(unread.view.cores).toBe(2);
     const noProd = policy({
       tools: { [CLONE]: { deny_if: [{ path: 'new.tags', op: 'contains', value: 'prod' }] } },
     });
@@ -414,6 +426,33 @@ describe("the shadow's reading of a recorded clone", () => {
     expect(disagreement).toMatchObject({
       active: { decision: 'allow' },
       shadow: { decision: 'deny', rule: `/tools/${CLONE}/deny_if/0` },
+    });
+    // A call the active version refused before the source was read keeps no (inherited): to a
+    // shadow rule on the new guest's tags, unknown, as to a replay.
+    const refused = { ...active, policy: policy({ tools: { [CLONE]: { action: 'deny' } } }) };
+    const tagsRule = policy({
+      tools: { [CLONE]: { deny_if: [{ path: 'new.tags', op: 'contains', value: 'prod' }] } },
+    });
+    const unread = shadowDisagreement(
+      { ...refused, shadow: { version: 2, policy: tagsRule } },
+      {
+        tool: CLONE,
+        args,
+        stored: args,
+        input: clone.input,
+        identity: alice,
+        made: clone.makes!(args, {}) ?? undefined,
+        makesOf: clone.makes,
+        inherits: clone.inherits,
+        newlyInherited: clone.newlyInherited,
+        dryRun: false,
+        now: NOW,
+        requestId: 'r-2',
+      },
+    );
+    expect(unread).toMatchObject({
+      active: { decision: 'deny' },
+      shadow: { decision: 'unknown', rule: `/tools/${CLONE}/deny_if/0` },
     });
   });
 });

@@ -485,19 +485,21 @@ describe('a policy over what a call touches', () => {
       wait: true,
     });
     expect(untagged.isError, text(untagged)).toBeFalsy();
-    expect((await sim.api('PUT', '/nodes/pve2/qemu/104/config', { tags: 'prod' })).status).toBe(
-      200,
-    );
-    const dump = await sim.api('POST', '/nodes/pve2/vzdump', { vmid: '104', storage: 'local' });
-    expect(await taskEnd('pve2', ((await dump.json()) as { data: string }).data)).toBe('OK');
     const backups = async () =>
       (
         (await call(client, 'pve_list_backups', { node: 'pve2', storage: 'local', vmid: 104 }))
           .structuredContent!.backups as { volid: string }[]
-      )
-        .map((b) => b.volid)
-        .sort();
-    const [first, second] = await backups();
+      ).map((b) => b.volid);
+    const [first] = await backups();
+    expect((await sim.api('PUT', '/nodes/pve2/qemu/104/config', { tags: 'prod' })).status).toBe(
+      200,
+    );
+    // vzdump names a backup by the second it starts: the next one in another second.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const dump = await sim.api('POST', '/nodes/pve2/vzdump', { vmid: '104', storage: 'local' });
+    expect(await taskEnd('pve2', ((await dump.json()) as { data: string }).data)).toBe('OK');
+    const second = (await backups()).find((volid) => volid !== first)!;
+    expect([first, second].every(Boolean)).toBe(true);
     const extract = 'GET /api2/json/nodes/pve2/vzdump/extractconfig';
     // Its tags taken off again: the backup taken while it was prod is a prod backup still.
     expect((await sim.api('PUT', '/nodes/pve2/qemu/104/config', { delete: 'tags' })).status).toBe(
@@ -517,7 +519,7 @@ describe('a policy over what a call touches', () => {
       wait: true,
     });
     expect(gone.isError, text(gone)).toBeFalsy();
-    expect(await backups()).toEqual([first, second]);
+    expect((await backups()).sort()).toEqual([first, second].sort());
     await sim.clearLog();
     // Not among the cluster's resources, and its id is free: the backup taken while it was
     // prod is refused (nothing written), the one taken before is deleted.

@@ -461,6 +461,14 @@ describe('npm run policy -- explain', () => {
       '"inherited" is an object of what pve_clone_vm takes from its source:',
     );
     expect(explain({ inherited: { net0: 'virtio,bridge=bad bridge' } }).status).toBe(2);
+    expect(explain({ inherited: null }).status).toBe(2);
+    // Only what the call does not set itself is said to be missing.
+    const set = run(
+      'explain',
+      policy,
+      JSON.stringify({ tool: 'pve_clone_vm', args: { ...args, memory: 2048, name: 'web-9' } }),
+    );
+    expect(set.out).toContain('note: pve_clone_vm takes cores, net0, sockets, disk_gib, tags from');
   });
 
   it("check refuses new.* on a tool that makes no guest, and a create's target fact no new guest has", () => {

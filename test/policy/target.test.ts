@@ -389,68 +389,70 @@ describe('new.*: the guest a call makes', () => {
 });
 
 describe("the shadow's reading of a recorded clone", () => {
-  it('reads what the clone took from its source back as stored, as a replay does', () => {
-    const CLONE = 'pve_clone_vm';
-    const clone = TOOLS.find((t) => t.name === CLONE)!;
-    const args = { node: 'pve1', source_vmid: 9000, newid: 500 };
-    // A name Proxmox made from a long source name: no caller could give it (a label of 71).
-    const long = `Copy-of-VM-${'a'.repeat(60)}`;
-    const inherited = { sockets: 1, tags: [], name: long };
-    const active = {
-      ok: true as const,
-      origin: 'policy.json' as const,
-      version: 1,
-      sha256: null,
-      text: '',
-      policy: policy({ tools: { [CLONE]: {} } }),
-      shadow: {
-        version: 2,
-        policy: policy({
-          tools: { [CLONE]: { deny_if: [{ path: 'new.name', op: 'eq', value: long }] } },
-        }),
+  const CLONE = 'pve_clone_vm';
+  const clone = TOOLS.find((t) => t.name === CLONE)!;
+  const args = { node: 'pve1', source_vmid: 9000, newid: 500 };
+  /** The shadow's view of a clone the active `policy` judged, kept as `stored`, beside it. */
+  const judged = (
+    active: object,
+    shadow: object,
+    stored: Record<string, unknown>,
+    inherited: Record<string, unknown>,
+  ) =>
+    shadowDisagreement(
+      {
+        ok: true,
+        origin: 'policy.json',
+        version: 1,
+        sha256: null,
+        text: '',
+        policy: policy(active),
+        shadow: { version: 2, policy: policy(shadow) },
       },
-    };
-    const disagreement = shadowDisagreement(active, {
-      tool: CLONE,
-      args,
-      stored: { ...args, '(inherited)': inherited },
-      input: clone.input,
-      identity: alice,
-      made: clone.makes!(args, inherited) ?? undefined,
-      makesOf: clone.makes,
-      inherits: clone.inherits,
-      dryRun: false,
-      now: NOW,
-      requestId: 'r-1',
-    });
-    expect(disagreement).toMatchObject({
-      active: { decision: 'allow' },
-      shadow: { decision: 'deny', rule: `/tools/${CLONE}/deny_if/0` },
-    });
-    // A call the active version refused before the source was read keeps no (inherited): to a
-    // shadow rule on the new guest's tags, unknown, as to a replay.
-    const refused = { ...active, policy: policy({ tools: { [CLONE]: { action: 'deny' } } }) };
-    const tagsRule = policy({
-      tools: { [CLONE]: { deny_if: [{ path: 'new.tags', op: 'contains', value: 'prod' }] } },
-    });
-    const unread = shadowDisagreement(
-      { ...refused, shadow: { version: 2, policy: tagsRule } },
       {
         tool: CLONE,
         args,
-        stored: args,
+        stored,
         input: clone.input,
         identity: alice,
-        made: clone.makes!(args, {}) ?? undefined,
+        made: clone.makes!(args, inherited) ?? undefined,
         makesOf: clone.makes,
         inherits: clone.inherits,
         newlyInherited: clone.newlyInherited,
         dryRun: false,
         now: NOW,
-        requestId: 'r-2',
+        requestId: 'r-1',
       },
     );
-    expect(unread).toMatchObject({
+  const denyIf = (path: string, op: string, value: unknown) => ({
+    tools: { [CLONE]: { deny_if: [{ path, op, value }] } },
+  });
+
+  it('reads what the clone took from its source back as stored, as a replay does', () => {
+    // A name Proxmox made from a long source name: no caller could give it (a label of 71).
+    const long = `Copy-of-VM-${'a'.repeat(60)}`;
+    const inherited = { sockets: 1, tags: [], name: long };
+    expect(
+      judged(
+        { tools: { [CLONE]: {} } },
+        denyIf('new.name', 'eq', long),
+        { ...args, '(inherited)': inherited },
+        inherited,
+      ),
+    ).toMatchObject({
+      active: { decision: 'allow' },
+      shadow: { decision: 'deny', rule: `/tools/${CLONE}/deny_if/0` },
+    });
+    // A call the active version refused before the source was read keeps no (inherited): to a
+    // shadow rule on the new guest's tags, unknown, as to a replay.
+    expect(
+      judged(
+        { tools: { [CLONE]: { action: 'deny' } } },
+        denyIf('new.tags', 'contains', 'prod'),
+        args,
+        {},
+      ),
+    ).toMatchObject({
       active: { decision: 'deny' },
       shadow: { decision: 'unknown', rule: `/tools/${CLONE}/deny_if/0` },
     });

@@ -254,16 +254,11 @@ function inheritedOf(
     out.error(`"inherited" ${why}`);
     throw new Exit(2);
   };
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    refuse(
-      `is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,
-    );
+  const shape = `is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) refuse(shape);
   const given: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
-    if (!names.includes(name))
-      refuse(
-        `is an object of what ${call.tool} takes from its source: ${names.join(', ') || 'nothing'}`,
-      );
+    if (!names.includes(name)) refuse(shape);
     const schema = own(inherits, name) && tool?.input.shape[name];
     if (schema) {
       const parsed = (schema as z.ZodType).safeParse(value);

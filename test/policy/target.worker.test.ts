@@ -87,6 +87,23 @@ describe('a policy over what a call touches', () => {
     expect(await sim.requestLines()).toEqual(lines);
   }
 
+  /** Refused by `rule`, with nothing written (whatever it read first). */
+  async function refusedWritingNothing(
+    tool: string,
+    args: Record<string, unknown>,
+    rule: string,
+  ): Promise<void> {
+    const result = await call(client, tool, { ...args, confirm: true });
+    expect(result.structuredContent!.policy).toMatchObject({ decision: 'deny', rule });
+    expect(await sim.writes()).toEqual([]);
+  }
+
+  /** The volids of guest `vmid`'s backups on `node`'s local storage, as pve_list_backups lists them. */
+  async function backupsOf(node: string, vmid: number): Promise<string[]> {
+    const listed = await call(client, 'pve_list_backups', { node, storage: 'local', vmid });
+    return (listed.structuredContent!.backups as { volid: string }[]).map((b) => b.volid);
+  }
+
   /** A task of the simulator's, started past the server, to its end: its exit status. */
   async function taskEnd(node: string, upid: string): Promise<string | undefined> {
     for (let i = 0; i < 100; i++) {
@@ -194,16 +211,11 @@ describe('a policy over what a call touches', () => {
       RESOURCES,
     ]);
     await sim.clearLog();
-    const unpooled = await call(client, 'pve_clone_vm', {
-      node: 'pve1',
-      source_vmid: 9000,
-      newid: 500,
-      confirm: true,
-    });
-    expect(unpooled.structuredContent!.policy).toMatchObject({
-      rule: '/tools/pve_clone_vm/require/0',
-    });
-    expect(await sim.writes()).toEqual([]);
+    await refusedWritingNothing(
+      'pve_clone_vm',
+      { node: 'pve1', source_vmid: 9000, newid: 500 },
+      '/tools/pve_clone_vm/require/0',
+    );
     await wrote(
       'pve_clone_vm',
       { node: 'pve1', source_vmid: 9000, newid: 500, pool: 'lab' },
@@ -254,26 +266,16 @@ describe('a policy over what a call touches', () => {
   });
 
   it("backups: a restore over a prod guest, the deletion of its backup and a restore of it as a new guest are refused; another's restore goes through", async () => {
-    const listed = await call(client, 'pve_list_backups', {
-      node: 'pve1',
-      storage: 'local',
-      vmid: 100,
-    });
-    const volume = (listed.structuredContent!.backups as { volid: string }[])[0]!.volid;
+    const [volume] = await backupsOf('pve1', 100);
     await sim.clearLog();
-    const over = await call(client, 'pve_restore_backup', {
-      node: 'pve1',
-      volume,
-      vmid: 100,
-      force: true,
-      confirm: true,
-    });
-    expect(over.structuredContent!.policy).toMatchObject({
-      rule: '/tools/pve_restore_backup/deny_if/0',
-    });
     // The guest it replaces is judged with the tags the restore writes into it added.
     const extract = 'GET /api2/json/nodes/pve1/vzdump/extractconfig';
-    expect((await sim.requestLines()).sort()).toEqual([RESOURCES, extract].sort());
+    await refusedAfterReads(
+      'pve_restore_backup',
+      { node: 'pve1', volume, vmid: 100, force: true },
+      '/tools/pve_restore_backup/deny_if/0',
+      [RESOURCES, extract],
+    );
     await sim.clearLog();
     // So a prod backup restored over a guest that is not prod (template 9000, tagged template)
     // would make it a prod copy: refused.
@@ -294,28 +296,15 @@ describe('a policy over what a call touches', () => {
     await sim.clearLog();
     // No guest has 600: the restore is judged as the guest it makes, with the tags its backup's
     // config holds: VM 100's backup makes a guest tagged prod.
-    const copy = await call(client, 'pve_restore_backup', {
-      node: 'pve1',
-      volume,
-      vmid: 600,
-      confirm: true,
-    });
-    expect(copy.structuredContent!.policy).toMatchObject({
-      rule: '/tools/pve_restore_backup/deny_if/0',
-    });
-    expect(await sim.requestLines()).toEqual([
-      RESOURCES,
-      'GET /api2/json/cluster/nextid',
-      'GET /api2/json/nodes/pve1/vzdump/extractconfig',
-    ]);
+    await refusedAfterReads(
+      'pve_restore_backup',
+      { node: 'pve1', volume, vmid: 600 },
+      '/tools/pve_restore_backup/deny_if/0',
+      [RESOURCES, 'GET /api2/json/cluster/nextid', extract],
+    );
     await sim.clearLog();
     // Container 110's backup (tagged infra) makes a guest that is not.
-    const listedCt = await call(client, 'pve_list_backups', {
-      node: 'pve1',
-      storage: 'local',
-      vmid: 110,
-    });
-    const ct = (listedCt.structuredContent!.backups as { volid: string }[])[0]!.volid;
+    const [ct] = await backupsOf('pve1', 110);
     await sim.clearLog();
     await wrote(
       'pve_restore_backup',
@@ -337,16 +326,11 @@ describe('a policy over what a call touches', () => {
     });
     try {
       // Template 9000 is tagged template: so would its clone be.
-      const refused = await call(client, 'pve_clone_vm', {
-        node: 'pve1',
-        source_vmid: 9000,
-        newid: 500,
-        confirm: true,
-      });
-      expect(refused.structuredContent!.policy).toMatchObject({
-        rule: '/tools/pve_clone_vm/deny_if/0',
-      });
-      expect(await sim.writes()).toEqual([]);
+      await refusedWritingNothing(
+        'pve_clone_vm',
+        { node: 'pve1', source_vmid: 9000, newid: 500 },
+        '/tools/pve_clone_vm/deny_if/0',
+      );
       // VM 103 (ci-runner01, tagged ci), cloned without a name.
       const made = await call(client, 'pve_clone_vm', {
         node: 'pve2',
@@ -485,11 +469,7 @@ describe('a policy over what a call touches', () => {
       wait: true,
     });
     expect(untagged.isError, text(untagged)).toBeFalsy();
-    const backups = async () =>
-      (
-        (await call(client, 'pve_list_backups', { node: 'pve2', storage: 'local', vmid: 104 }))
-          .structuredContent!.backups as { volid: string }[]
-      ).map((b) => b.volid);
+    const backups = () => backupsOf('pve2', 104);
     const [first] = await backups();
     expect((await sim.api('PUT', '/nodes/pve2/qemu/104/config', { tags: 'prod' })).status).toBe(
       200,

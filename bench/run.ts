@@ -1,6 +1,6 @@
 // `npm run bench`: starts the simulator and the Worker (wrangler dev) with real sign-in (OAuth,
-// dev identity provider), then measures in one run, interleaved round by round in a random
-// order so machine noise hits every series alike:
+// dev identity provider), then measures in one run, one call of each series in turn, in a new
+// random order each turn, so machine noise hits every series alike:
 //   - a direct HTTP GET to the simulator (the floor any Proxmox client pays);
 //   - on one server, MCP tool calls through the MCP SDK client over /mcp by people whom the
 //     policy treats differently (its rules are scoped with `principals`): no rules; 3 argument
@@ -19,7 +19,8 @@
 //     what a call touches is for (target.tags: the guest's own status answers it, the read the
 //     call makes anyway), by one another such rule is for (target.pool: one more read, the
 //     cluster's list), and by two others: what reading the guest's facts before deciding costs,
-//     paired round by round with one more upstream GET from the bare route, and how far two
+//     paired round by round with one more upstream GET from the bare route (the list's GET twice
+//     minus once, and made before the guest's status GET minus that GET alone), and how far two
 //     series of one call differ;
 //   - pve_get_vm_status from a 2026-07-28 client on a server that exports spans to a local OTLP
 //     receiver, its sampler's ratio 0: under a client's unsampled traceparent (sampling off:
@@ -220,6 +221,10 @@ async function main(): Promise<void> {
     const BARE = 'bare Worker route: the same Proxmox GET';
     // Its +ms: one more upstream GET from a Worker, as a target rule's read is.
     const BARE_TWICE = 'bare Worker route: that GET twice';
+    // The GET pve_get_vm_status makes, alone and after the list's: that GET made first, before the
+    // call's own, where a target rule's read is.
+    const BARE_STATUS = 'bare Worker route: the guest status GET';
+    const BARE_FIRST = 'bare Worker route: the list GET first, then that GET';
     const MODERN_SDK = 'MCP 2026-07-28 pve_list_vms, 3 rules + grant limit';
     const MODERN_RAW = 'MCP 2026-07-28 over plain fetch, same call';
     const auth = {
@@ -311,7 +316,9 @@ async function main(): Promise<void> {
         against: LIST,
       },
       bareSeries(BARE, bare.url),
-      { ...bareSeries(BARE_TWICE, `${bare.url}?gets=2`), against: BARE },
+      { ...bareSeries(BARE_TWICE, `${bare.url}?gets=list,list`), against: BARE },
+      bareSeries(BARE_STATUS, `${bare.url}?gets=status`),
+      { ...bareSeries(BARE_FIRST, `${bare.url}?gets=list,status`), against: BARE_STATUS },
       { ...mcpSeries(MODERN_SDK, modern as unknown as Client, 'pve_list_vms', {}), against: BARE },
       {
         ...rawModernSeries(MODERN_RAW, stacks.get('main')!.url, rawToken, 'pve_list_vms', {}),
@@ -441,18 +448,20 @@ async function main(): Promise<void> {
       s.inside?.splice(0);
     }
     for (let round = 0; round < ROUNDS; round++) {
-      // A different order each round, so no series is always first (or last) after the others.
-      for (const s of shuffled(chosen)) {
-        const started = performance.now();
-        const taken: number[] = [];
-        for (let i = 0; i < PER_ROUND; i++) {
+      // Call by call: one call of each series in turn, in a new order each time, so that what
+      // slows a moment of the run (the machine, another server's background work) falls on every
+      // series alike, and no series always follows the same one.
+      const taken = new Map<Series, number[]>(chosen.map((s) => [s, []]));
+      for (let i = 0; i < PER_ROUND; i++)
+        for (const s of shuffled(chosen)) {
           const t = performance.now();
           await s.run();
-          taken.push(performance.now() - t);
+          taken.get(s)!.push(performance.now() - t);
         }
-        s.elapsedMs += performance.now() - started;
-        s.samples.push(...taken);
-        s.rounds.push(median(taken));
+      for (const [s, times] of taken) {
+        s.elapsedMs += times.reduce((sum, ms) => sum + ms, 0);
+        s.samples.push(...times);
+        s.rounds.push(median(times));
       }
     }
     report(chosen);
@@ -466,8 +475,7 @@ async function main(): Promise<void> {
         unruled: STATUS_2026,
         other: OTHER_2026,
       },
-      BARE_TWICE,
-      BARE,
+      { twice: BARE_TWICE, once: BARE, first: BARE_FIRST, alone: BARE_STATUS },
     );
     reportTracing(
       chosen,
@@ -604,7 +612,7 @@ function report(series: Series[]): void {
   const medians = new Map(series.map((s) => [s.name, median(s.samples)]));
   const mcpCalls = series.slice(1).reduce((n, s) => n + s.samples.length, 0);
   console.log(
-    `\n${ROUNDS} interleaved rounds × ${PER_ROUND} sequential calls per series; ${mcpCalls} MCP tool calls in all, signed in (OAuth).`,
+    `\n${ROUNDS} rounds × ${PER_ROUND} calls per series, one call of each series in turn (in a new order each turn); ${mcpCalls} MCP tool calls in all, signed in (OAuth).`,
   );
   console.log(
     `${'series'.padEnd(44)} ${'calls/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p50÷direct'.padStart(11)} ${'+ms'.padStart(7)}`,
@@ -636,7 +644,7 @@ function report(series: Series[]): void {
     "the BENCH_BASELINE checkout's Worker (+ms against the same call on this one: negative means this is slower);",
   );
   console.log(
-    "the 2026-07-28 pve_list_vms rows' +ms and the bare route's twice row are against the bare Worker route (one GET);",
+    "the 2026-07-28 pve_list_vms rows' +ms and the bare route's twice row are against the bare Worker route (one GET), its list-first row against its status GET alone;",
   );
   console.log(
     "the traced server's target rule row is the pool rule's call there, sampled (+ms against the same sampled call by another); n/a: not run.",
@@ -661,8 +669,10 @@ function spread(xs: number[]): string {
 
 /**
  * Each target rule's cost beside one more upstream GET's, paired round by round: in each round,
- * the rule's series minus the same call's without it, and the bare route's two GETs minus its
- * one, so that what slows a whole round (the machine, the other servers) cancels out.
+ * the rule's series minus the same call's without it, beside what one more GET costs the bare
+ * route, measured two ways: the list's GET twice minus once, and the list's GET made first, before
+ * the guest's status GET, minus that GET alone (where the rule's read is: before the call's own).
+ * What slows a whole round (the machine, the other servers) cancels out.
  */
 function reportTargetRule(
   series: Series[],
@@ -671,15 +681,30 @@ function reportTargetRule(
     unruled,
     other,
   }: { ruled: { name: string; what: string }[]; unruled: string; other: string },
-  twice: string,
-  once: string,
+  bare: { twice: string; once: string; first: string; alone: string },
 ): void {
-  const [b, c, d, e] = roundsOf(series, [unruled, twice, once, other]);
-  if (!b || !c || !d) return;
-  const get = minus(c, d);
+  const [b, e, twice, once, first, alone] = roundsOf(series, [
+    unruled,
+    other,
+    bare.twice,
+    bare.once,
+    bare.first,
+    bare.alone,
+  ]);
+  if (!b) return;
+  const gets = [
+    twice && once && { what: 'the list GET twice minus once', cost: minus(twice, once) },
+    first &&
+      alone && {
+        what: "the list GET first, then the guest's status GET, minus the status GET alone",
+        cost: minus(first, alone),
+      },
+  ].filter((get) => !!get);
+  if (!gets.length) return;
   console.log(`
-Target rules' cost, paired within each of ${get.length} rounds (round medians):`);
-  console.log(`  one more upstream GET (the bare route twice minus once): ${spread(get)}`);
+Target rules' cost, paired within each of ${b.length} rounds (round medians):`);
+  for (const { what, cost } of gets)
+    console.log(`  one more upstream GET from the bare route (${what}): ${spread(cost)}`);
   if (e)
     console.log(
       `  no rule either way (a third person's call minus the same call): ${spread(minus(e, b))}`,
@@ -688,11 +713,13 @@ Target rules' cost, paired within each of ${get.length} rounds (round medians):`
     const [a] = roundsOf(series, [name]);
     if (!a) continue;
     const rule = minus(a, b);
-    const beyond = minus(rule, get);
     console.log(`  a rule ${what}: its call minus the same call without it: ${spread(rule)}`);
-    console.log(
-      `    minus the GET: ${spread(beyond)}; rounds where the rule cost no more than the GET: ${beyond.filter((x) => x <= 0).length} of ${beyond.length}`,
-    );
+    for (const get of gets) {
+      const beyond = minus(rule, get.cost);
+      console.log(
+        `    minus the GET (${get.what}): ${spread(beyond)}; rounds where the rule cost no more: ${beyond.filter((x) => x <= 0).length} of ${beyond.length}`,
+      );
+    }
   }
 }
 

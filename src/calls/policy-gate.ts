@@ -59,6 +59,12 @@ export interface GateInput {
   decidedBy?: (active: ActivePolicy) => void;
   /** The facts of the call's guest as the person asked saw them (read before asking). */
   judgedTarget?: Readonly<Record<string, unknown>>;
+  /**
+   * What targetFor gave for this very input under `policy` (the facts, or none: the policy
+   * decides without them), found as the call's arguments were recorded: the gate, deciding under
+   * the same policy, takes it instead of judging again whether to read.
+   */
+  targetFound?: { policy: CompiledPolicy; facts: Readonly<Record<string, unknown>> | undefined };
   /** The id of the guest the call acts on (or makes), for `guest` limits. */
   guest?: GuestKey;
   /** The guest the call makes beside the one it acts on, for `new.` rules (CallView.made). */
@@ -194,7 +200,9 @@ async function decide(
   input: GateInput,
   approvals: ApprovalPort | null,
 ): Promise<Decided | Refused> {
-  const target = await targetFor(active.policy, input);
+  const found = input.targetFound;
+  const target =
+    found?.policy === active.policy ? found.facts : await targetFor(active.policy, input);
   const call = { tool: input.tool, args: input.args, target, guest: input.guest, made: input.made };
   let decision = evaluatePolicy(active.policy, call, input.identity, null, input.now);
   if (decision.kind === 'approval_required' && input.dryRun) {

@@ -76,6 +76,8 @@ interface Call {
   factsRead?: ReadonlySet<string>;
   /** The facts its policy read before deciding, as stored (see TARGET_KEY). */
   judged?: Readonly<Record<string, unknown>>;
+  /** What targetFor gave as the arguments were recorded (see GateInput.targetFound). */
+  targetFound?: GateInput['targetFound'];
   /** What the call takes from its source, as `resolve` read it (see Resolved). */
   inherited?: Readonly<Record<string, unknown>>;
 }
@@ -347,6 +349,7 @@ async function judgedFacts(
   const { active } = call;
   if (!active.ok) return undefined;
   const read = await targetFor(active.policy, input);
+  call.targetFound = { policy: active.policy, facts: read };
   if (!read) return undefined;
   const { tool, identity, args } = input;
   const wanted = [...targetFactsReached(active.policy, tool, identity, args)].sort();
@@ -437,6 +440,7 @@ async function gate(call: Call, resolved: Resolved): Promise<Step<Allowed>> {
   const gateInput: GateInput = {
     ...factsInput(call, resolved),
     judgedTarget: call.judged,
+    targetFound: call.targetFound,
     current: () => host.policy(),
     decidedBy: (deciding: ActivePolicy) => {
       facts.policyVersion = deciding.version;

@@ -18,6 +18,7 @@
 // Unread with the reason: the rules that reach it refuse the call (fail closed).
 
 import { z } from 'zod';
+import { fieldsNamed } from '../core/fields';
 import { noSuchGuest, Unread } from '../policy/conditions';
 import { tokenHolds, whyUnreadable } from './blast-radius';
 import type { PveClient } from './client';
@@ -30,10 +31,10 @@ import {
   guestConfig,
   type GuestStatus,
   guestStatus,
+  maybe,
   nextId,
   numeric,
   parseEach,
-  resourceItem,
 } from './schemas';
 
 /** All the reads together may take this long; a fact still unread then is Unread. */
@@ -42,12 +43,16 @@ export const TARGET_FACTS_BUDGET_MS = 3_000;
 /** Facts by TARGET_FIELDS name: a value, an Unread, or left out (the guest has none). */
 export type TargetFacts = Record<string, unknown>;
 
-/** A guest's entry of the cluster's resources, with what the facts need of it. */
-const vmEntry = resourceItem.extend({
+/**
+ * What the facts need of a guest's entry of the cluster's resources, and no more (not its load
+ * figures): each call whose rules need the list checks its guest's entry against it.
+ */
+const vmEntry = z.object({
   vmid: numeric,
   type: z.enum(['qemu', 'lxc']),
   node: z.string(),
-  hastate: z.string().optional(),
+  ...fieldsNamed('name status pool tags lock hastate', maybe.text),
+  template: maybe.flag(),
 });
 type VmEntry = z.output<typeof vmEntry>;
 

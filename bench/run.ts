@@ -64,7 +64,7 @@ const TAGS = [SAMPLED_TAG, SAMPLED_POOL_TAG];
 const BASE_PORT = Number(process.env.BENCH_PORT ?? 8790);
 // BENCH_ONLY=<regex>: only the series whose names match it (with the direct GET and the series
 // they are measured against), e.g. for a longer run of a few:
-// BENCH_ONLY='target rule|GET twice|another person' BENCH_ROUNDS=40.
+// BENCH_ONLY='target rule|GET twice|GET first|another person' BENCH_ROUNDS=40.
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
 
 const RULED = ['rules@bench', 'grant@bench', 'session@bench'];

@@ -10,7 +10,10 @@ import { evaluatePolicy, targetFactsReached } from '../../src/policy/evaluate';
 import { type CompiledPolicy, loadPolicy } from '../../src/policy/load';
 import { UnknownReached, UnknownValue } from '../../src/policy/unknown';
 import { recordedCall, recordedMade, recordedTarget } from '../../src/replay/recorded-call';
+import { type GateInput, passGate } from '../../src/calls/policy-gate';
 import { shadowDisagreement } from '../../src/calls/shadow-judge';
+import type { CounterBackend } from '../../src/counters/reserve';
+import type { ActivePolicy } from '../../src/policy/source';
 import { REDACTED } from '../../src/audit/canonical';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools';
 
@@ -582,5 +585,63 @@ describe('what a record tells of its guest', () => {
   it('an argument the record lost that names the guest: its facts are unknown', () => {
     const { args } = recordedCall({ node: 'pve1', vmid: REDACTED }, stop.input);
     expect(recordedTarget(stop.target, args)).toBe(UNRECORDED_TARGET);
+  });
+});
+
+describe('the gate and the facts found as the arguments were recorded', () => {
+  const ruled = stopIf({ path: 'target.tags', op: 'contains', value: 'prod' });
+  const active = (p: CompiledPolicy): ActivePolicy => ({
+    ok: true,
+    origin: 'POLICY',
+    version: 1,
+    sha256: null,
+    policy: p,
+    text: '{}',
+  });
+  const noLimits: CounterBackend = {
+    target: () => {
+      throw new Error('no limit applies');
+    },
+  };
+  // Proxmox's answer now: the guest is tagged prod.
+  const reads: string[][] = [];
+  const input = (found?: GateInput['targetFound']): GateInput => ({
+    tool: STOP,
+    args,
+    identity: alice,
+    dryRun: false,
+    now: NOW,
+    target: async (wanted) => {
+      reads.push([...wanted]);
+      return { tags: ['prod'] };
+    },
+    ...(found ? { targetFound: found } : {}),
+  });
+
+  it('takes what was found under the policy deciding, and reads again under any other', async () => {
+    reads.length = 0;
+    // Found under this very policy: decided on it, nothing asked again.
+    const same = await passGate(
+      active(ruled),
+      noLimits,
+      input({ policy: ruled, facts: { tags: [] } }),
+    );
+    expect(same).toMatchObject({ ok: true });
+    expect(reads).toEqual([]);
+    // Found under another policy (an equal one, compiled apart): the facts are read for this one.
+    const other = stopIf({ path: 'target.tags', op: 'contains', value: 'prod' });
+    const apart = await passGate(
+      active(ruled),
+      noLimits,
+      input({ policy: other, facts: { tags: [] } }),
+    );
+    expect(apart).toMatchObject({
+      ok: false,
+      refusal: { kind: 'deny', rule: `/tools/${STOP}/deny_if/0` },
+    });
+    expect(reads).toEqual([['tags']]);
+    // Nothing found: read, as before.
+    expect(await passGate(active(ruled), noLimits, input())).toMatchObject({ ok: false });
+    expect(reads).toEqual([['tags'], ['tags']]);
   });
 });

@@ -206,4 +206,35 @@ describe("a guest's facts", () => {
     );
     expect(isNoSuchGuest(facts)).toBe(false);
   });
+
+  it("come from the guest's entry whatever its load figures say, which are no fact", async () => {
+    const sim = client();
+    const pve = pveFor(sim);
+    // A load figure no schema of a number takes: the entry is the guest's all the same.
+    await sim.fault({
+      path: '^/cluster/resources$',
+      status: 200,
+      contentType: 'application/json;charset=UTF-8',
+      body: {
+        data: [
+          {
+            id: 'qemu/100',
+            type: 'qemu',
+            vmid: 100,
+            node: 'pve1',
+            name: 'web01',
+            pool: 'prod',
+            tags: 'web;prod',
+            status: 'running',
+            template: 0,
+            maxmem: 'lots',
+            cpu: 'busy',
+          },
+        ],
+      },
+    });
+    const facts = await readTargetFacts(pve, { vmid: 100 }, new Set(['pool', 'tags', 'template']));
+    expect(facts).toEqual({ pool: 'prod', tags: ['prod', 'web'], template: false });
+    expect(sent(pve)).toEqual(['GET /cluster/resources']);
+  });
 });

@@ -17,7 +17,7 @@ import { judgedTags } from '../../src/proxmox/formats.ts';
 import { describeIssues } from '../../src/calls/issues.ts';
 import type { Identity } from '../../src/core/identity.ts';
 import type { CallTarget } from '../../src/calls/tool-spec.ts';
-import { type CallView, NEW_FIELDS, TARGET_FIELDS, Unread } from '../../src/policy/conditions.ts';
+import { type CallView, TARGET_FIELDS, Unread } from '../../src/policy/conditions.ts';
 import {
   decidesWithoutTarget,
   evaluatePolicy,
@@ -29,6 +29,7 @@ import { checkPolicyText } from '../../src/policy/text.ts';
 import { policyView } from '../../src/policy/view.ts';
 import { SCOPES } from '../../src/core/scopes.ts';
 import { TOOL_CATALOG, TOOLS } from '../../src/tools/index.ts';
+import { rulesNoCallReaches } from '../../src/tools/policy-reach.ts';
 
 /** Where the checker writes: its report, and its errors and warnings. */
 export interface CliOutput {
@@ -75,10 +76,10 @@ function run(argv: string[], out: CliOutput): number {
   if (!file || (command !== 'check' && command !== 'explain')) return usage(out);
   const policy = load(file, out);
   if (command === 'check') {
-    const aimless = rulesOnNoGuest(policy);
+    const aimless = rulesNoCallReaches(policy);
     if (aimless.length) {
       out.log(`${file}: invalid`);
-      for (const line of aimless) out.log(`- ${line}`);
+      for (const { pointer, message } of aimless) out.log(`- ${pointer}: ${message}`);
       return 1;
     }
     const tools = Object.keys(policy.doc.tools);
@@ -160,39 +161,6 @@ function run(argv: string[], out: CliOutput): number {
   }
   return decision.kind === 'allow' ? 0 : 3;
 }
-
-/**
- * A tool's own rules on a guest's facts that no call of it can have: `target.` where the tool
- * acts on no guest (a list, the version), `new.` where it makes none, and on a create's `target.`
- * (the guest it makes) a fact no guest has before it exists (its status, lock, HA state...). A
- * deny_if on one would never fire, a require never be met and an approve_if never ask. (An
- * all_tools rule is for the tools that have such a guest, and is not one of these.)
- */
-function rulesOnNoGuest(policy: CompiledPolicy): string[] {
-  return Object.entries(policy.doc.tools).flatMap(([name, rules]) => {
-    const tool = TOOLS.find((t) => t.name === name);
-    const why = (path: string): string | null => {
-      const [root, fact] = path.split('.');
-      if (root === 'target' && !tool?.target)
-        return 'acts on no guest, so no target fact reaches it';
-      if (root === 'new' && !tool?.makes) return 'makes no guest, so no new fact reaches it';
-      if (root === 'target' && tool?.targetsWhatItMakes && !MADE_FACTS.has(fact ?? ''))
-        return `acts on the guest it makes, which has no ${fact} before it exists (only ${[...MADE_FACTS].join(', ')})`;
-      return null;
-    };
-    return (['deny_if', 'require', 'approve_if'] as const).flatMap((kind) =>
-      (rules[kind] ?? []).flatMap((cond, i) =>
-        [cond.path, cond.when?.path].flatMap((path) => {
-          const wrong = path === undefined ? null : why(path);
-          return wrong ? [`/tools/${name}/${kind}/${i}: ${path}: ${name} ${wrong}`] : [];
-        }),
-      ),
-    );
-  });
-}
-
-/** The facts a guest has before it exists, as a create's `target.` (and any `new.`) has them. */
-const MADE_FACTS: ReadonlySet<string> = new Set([...NEW_FIELDS, 'cluster']);
 
 /** What the server judges a call with, besides the call. */
 interface ServerView {

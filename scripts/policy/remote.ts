@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { formatErrors } from '../../src/policy/load.ts';
 import { checkPolicyText } from '../../src/policy/text.ts';
 import { TOOL_CATALOG } from '../../src/tools/index.ts';
+import { rulesNoCallReaches } from '../../src/tools/policy-reach.ts';
 import type { CliOutput } from './cli.ts';
 
 export const REMOTE_USAGE = [
@@ -105,8 +106,10 @@ export async function policyRemote(
     return 1;
   }
   const checked = checkPolicyText(text, TOOL_CATALOG);
-  if (!checked.ok) {
-    out.error(`${file}: invalid policy, nothing sent\n${formatErrors(checked.errors)}`);
+  // As `check` refuses them: rules no call of their tool can reach.
+  const problems = checked.ok ? rulesNoCallReaches(checked.policy) : checked.errors;
+  if (problems.length) {
+    out.error(`${file}: invalid policy, nothing sent\n${formatErrors(problems)}`);
     return 1;
   }
   const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -22,8 +22,8 @@ import { readSession } from '../auth/web-session';
 import { type AppBindings, oauthHelpers } from '../compose/runtime';
 import { ANONYMOUS, type Identity } from '../core/identity';
 import { formatErrors } from '../policy/load';
-import { type CheckedPolicy, checkPolicyText } from '../policy/text';
-import { TOOL_CATALOG } from '../tools';
+import type { CheckedPolicy } from '../policy/text';
+import { checkDraft } from '../tools/policy-reach';
 import { Refusal } from '../http/refusal';
 import {
   changePolicy,
@@ -298,7 +298,7 @@ async function draftOf(c: Ctx): Promise<{ body: Record<string, unknown>; checked
   const body = await jsonBody(c);
   const text = policyText(body.policy);
   if (text === null) throw Refusal.json(400, 'invalid_request', 'Send {"policy": {...}}.');
-  return { body, checked: checkPolicyText(text, TOOL_CATALOG, c.var.runtime.clusters) };
+  return { body, checked: checkDraft(text, c.var.runtime.clusters) };
 }
 
 function problems(list: readonly { pointer: string; message: string }[]): string[] {

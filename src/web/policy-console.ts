@@ -10,9 +10,8 @@ import { type Context, Hono } from 'hono';
 import { Refusal } from '../http/refusal';
 import type { AppBindings } from '../compose/runtime';
 import { locateProblems } from '../policy/locate';
-import { checkPolicyText } from '../policy/text';
 import type { PolicyVersion } from '../policy-store/types';
-import { TOOL_CATALOG } from '../tools';
+import { checkDraft } from '../tools/policy-reach';
 import { checkPost, html, page, viewer, type Viewer } from './common';
 import { consolePage, type DraftState, versionPage } from './policy-console-page';
 import {
@@ -110,7 +109,7 @@ policyConsole.post('/draft', async (c) => {
     since: form.since ?? '7d',
     limit: form.limit ?? String(DEFAULT_REPLAY_LIMIT),
   };
-  const checked = checkPolicyText(draft.text ?? '', TOOL_CATALOG, c.var.runtime.clusters);
+  const checked = checkDraft(draft.text ?? '', c.var.runtime.clusters);
   if (!checked.ok)
     return render(
       c,

@@ -163,6 +163,40 @@ describe('npm run policy -- replay and push', () => {
     );
     expect(bad.status).toBe(1);
     expect(bad.err).toMatch(/invalid policy, nothing sent\n\/default/);
+    // A rule no call of its tool reaches: refused as `check` refuses it; the server's own check
+    // takes it with a warning (the store takes what another release of the server accepted).
+    const aimless = {
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_list_vms: { deny_if: [{ path: 'target.tags', op: 'contains', value: 'prod' }] },
+      },
+    };
+    const unreached = await run(
+      editorToken,
+      'push',
+      file('aimless.json', aimless),
+      '--url',
+      stack.url,
+      '--comment',
+      'a rule on no guest',
+    );
+    expect(unreached.status).toBe(1);
+    expect(unreached.err).toBe(
+      `${path.join(dir, 'aimless.json')}: invalid policy, nothing sent\n/tools/pve_list_vms/deny_if/0: target.tags: pve_list_vms acts on no guest, so no target fact reaches it`,
+    );
+    const checked = await fetch(`${stack.url}/admin/api/policy/check`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${editorToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ policy: aimless }),
+    });
+    expect(await checked.json()).toEqual({
+      ok: true,
+      problems: [],
+      warnings: [
+        '/tools/pve_list_vms/deny_if/0: target.tags: pve_list_vms acts on no guest, so no target fact reaches it',
+      ],
+    });
     const notEditor = await run(
       adminToken,
       'push',

@@ -185,6 +185,15 @@ describe('npm run policy -- replay and push', () => {
     expect(unreached.err).toBe(
       `${path.join(dir, 'aimless.json')}: invalid policy, nothing sent\n/tools/pve_list_vms/deny_if/0: target.tags: pve_list_vms acts on no guest, so no target fact reaches it`,
     );
+    // A replay replays it, as the server's replay of a stored version would.
+    const replayed = await run(
+      editorToken,
+      'replay',
+      file('aimless.json', aimless),
+      '--url',
+      stack.url,
+    );
+    expect(replayed.status, replayed.err).toBe(0);
     const checked = await fetch(`${stack.url}/admin/api/policy/check`, {
       method: 'POST',
       headers: { authorization: `Bearer ${editorToken}`, 'content-type': 'application/json' },

@@ -280,6 +280,13 @@ async function startWrangler(
     // already running a server on this address or specify a different port with --port."
     const taken = /Address already in use \((?:\S+):(\d+)\)/.exec(plain(output));
     if (taken) throw new PortTaken(Number(taken[1]), `port ${taken[1]} is already in use`);
+    // For the devtools (inspector) port it names a socket instead: "Address already in use
+    // (socket "direct:1:default")" (wrangler 4.x, tried with that port held by another process).
+    if (ports.inspectorPort !== undefined && /Address already in use \(socket /.test(plain(output)))
+      throw new PortTaken(
+        ports.inspectorPort,
+        `the devtools port ${ports.inspectorPort} is already in use`,
+      );
     const detail = show ? '' : `: ${plain(output).trim().slice(-2000)}`;
     throw new Error(`${err instanceof Error ? err.message : err}${detail}`);
   }

@@ -96,6 +96,20 @@ describe.skipIf(!BROWSER)('the policy console in headless Chromium', () => {
       /active version 1 · deploy · .* · “first start”/,
     );
 
+    // A rule no call of its tool can reach is valid, with a warning that says why.
+    const aimless = {
+      version: '1',
+      default: 'allow',
+      tools: {
+        pve_list_vms: { deny_if: [{ path: 'target.tags', op: 'contains', value: 'prod' }] },
+      },
+    };
+    await page.getByLabel('Draft policy (JSON)').fill(JSON.stringify(aimless, null, 2));
+    await page.getByRole('button', { name: 'Check' }).click();
+    await expect(page.locator('#draft-valid').innerText()).resolves.toBe(
+      'The draft is valid. Warnings: /tools/pve_list_vms/deny_if/0: target.tags: pve_list_vms acts on no guest, so no target fact reaches it',
+    );
+
     // Edit: listing closed. Check, then replay over the calls the agent made.
     await page.getByLabel('Draft policy (JSON)').fill(JSON.stringify(CLOSED, null, 2));
     await page.getByRole('button', { name: 'Check' }).click();
